@@ -1,0 +1,18 @@
+# Third-party dependencies: Debian 12 packages plus the CUDA toolkit.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(LIBUNWIND REQUIRED IMPORTED_TARGET libunwind)
+pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
+pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
+pkg_check_modules(LIBPNG REQUIRED IMPORTED_TARGET libpng)
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+
+# The CUDA toolkit: headers are always required (every prototype is the
+# toolkit's own); nvcc, cuDNN and CUPTI enable the optional GPU parts.
+set(CUDAToolkit_ROOT /usr/local/cuda CACHE PATH "CUDA toolkit root")
+find_package(CUDAToolkit REQUIRED)
+find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+set(VRAMTRACE_NVTX_INCLUDE_DIR ${CUDAToolkit_INCLUDE_DIRS})

@@ -1,0 +1,15 @@
+# Compiler flags shared by every component.
+set(VRAMTRACE_SANITIZE "" CACHE STRING "Build with a sanitizer: address, undefined or thread")
+set_property(CACHE VRAMTRACE_SANITIZE PROPERTY STRINGS "" address undefined thread)
+
+add_compile_options(-Wall -Wextra -Werror)
+if(VRAMTRACE_SANITIZE)
+  if(NOT VRAMTRACE_SANITIZE MATCHES "^(address|undefined|thread)$")
+    message(FATAL_ERROR "VRAMTRACE_SANITIZE must be address, undefined or thread, not '${VRAMTRACE_SANITIZE}'")
+  endif()
+  add_compile_options(-fsanitize=${VRAMTRACE_SANITIZE} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${VRAMTRACE_SANITIZE})
+  if(VRAMTRACE_SANITIZE STREQUAL "undefined")
+    add_compile_options(-fno-sanitize-recover=undefined)
+  endif()
+endif()

@@ -1,0 +1,240 @@
+/* vtrace.h: the one definition of the .vtrace trace format, its writer and
+ * its streaming reader. Shared by interpose/ (writes) and report/ (reads);
+ * knows nothing about hooks or about the live process.
+ *
+ * File layout (all integers little-endian):
+ *
+ *   "VTRACE\0\n"            8-byte magic
+ *   u32 format_version      VT_FORMAT_VERSION
+ *   u32 header_len          bytes of the header block that follows
+ *   header block            vt_header fields, encoded as records (see trace.md)
+ *   zstd frame*             independent frames (checksummed), each one a batch
+ *
+ * A batch (the content of one zstd frame) is a sequence of chunks; a chunk is
+ * the records one thread produced since the last flush:
+ *
+ *   varint thread_id, varint base_ts_ns, varint payload_len, payload
+ *
+ * A payload is a sequence of records: a token byte (enum vt_rec) followed by
+ * LEB128 varints. Timestamps are deltas from the previous record of the same
+ * chunk (the first from base_ts_ns); addresses are zigzag deltas from the
+ * previous address of the same chunk. Anchors: memray's record_writer (token
+ * byte + varints + deltas) and heaptrack's trace tree (stack trie).
+ *
+ * Ordering: the writer swaps every thread's buffer at once at each flush, so
+ * a batch holds exactly the events between two flushes; the reader merges the
+ * chunks of a batch by timestamp (ties: frees before allocations), so events
+ * come out in one global time order. Definition records (module, stack node,
+ * string, thread, device, note) come out as soon as they are reached.
+ *
+ * A file cut at any byte reads back up to its last complete frame
+ * (vt_reader_truncated() then says so); a corrupt frame or record is an error
+ * (vt_reader_next() returns -1 with a message), never a crash.
+ */
+#ifndef VRAMTRACE_VTRACE_H
+#define VRAMTRACE_VTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VT_MAGIC "VTRACE\0\n"
+#define VT_MAGIC_LEN 8
+#define VT_FORMAT_VERSION 1u
+/* The writer flushes a batch at least this often (ns). */
+#define VT_FLUSH_INTERVAL_NS 100000000ull
+
+/* Record tokens. Values are part of the format: append only. */
+enum vt_rec {
+    VT_REC_MODULE = 1,       /* a loaded object: id, path, load bias, address range */
+    VT_REC_MODULE_RESET = 2, /* the module map is re-emitted after this (dlopen/dlclose) */
+    VT_REC_STACK_NODE = 3,   /* stack trie node: id, parent id, ip */
+    VT_REC_STRING = 4,       /* interned string: id, text */
+    VT_REC_THREAD = 5,       /* thread: id, name */
+    VT_REC_DEVICE = 6,       /* device: id, name, total bytes */
+    VT_REC_ALLOC = 7,        /* allocation: ts, address, size, stack, device, api */
+    VT_REC_FREE = 8,         /* free: ts, address, device, api */
+    VT_REC_ALLOC_FAILED = 9, /* failed allocation: ts, size, error, stack, device, api, meminfo */
+    VT_REC_MEMINFO = 10,     /* memory-info sample: ts, device, free, total */
+    VT_REC_RANGE_PUSH = 11,  /* NVTX range push: ts, domain string id, name string id */
+    VT_REC_RANGE_POP = 12,   /* NVTX range pop: ts, domain string id */
+    VT_REC_MARK = 13,        /* NVTX mark: ts, domain string id, name string id */
+    VT_REC_HEAP_REGISTER = 14,   /* NVTX Mem heap: ts, heap id, address, size, usage */
+    VT_REC_HEAP_UNREGISTER = 15, /* ts, heap id */
+    VT_REC_HEAP_RESET = 16,      /* ts, heap id: every region in it is gone */
+    VT_REC_REGION_REGISTER = 17, /* NVTX Mem region: ts, heap id, address, size, stack */
+    VT_REC_REGION_UNREGISTER = 18, /* ts, heap id, address */
+    VT_REC_REGION_RESIZE = 19,     /* ts, heap id, address, new size */
+    VT_REC_REGION_NAME = 20,       /* ts, heap id, address, name string id */
+    VT_REC_NOTE = 21,              /* free text from the recorder (e.g. "CUPTI unavailable: ...") */
+    VT_REC_END = 22,               /* end of process: ts, status, signal, reason */
+    VT_REC_RANGE_START = 23,       /* NVTX start/end range: ts, range id, domain, name */
+    VT_REC_RANGE_END = 24,         /* ts, range id */
+    VT_REC_MAX_
+};
+
+/* Which API made an allocation; part of the format: append only. */
+enum vt_api {
+    VT_API_UNKNOWN = 0,
+    VT_API_CUDA_MALLOC = 1,         /* cudaMalloc */
+    VT_API_CUDA_MALLOC_MANAGED = 2, /* cudaMallocManaged */
+    VT_API_CUDA_MALLOC_PITCH = 3,   /* cudaMallocPitch (size = pitch * height) */
+    VT_API_CUDA_MALLOC_3D = 4,      /* cudaMalloc3D (size = pitch * height * depth) */
+    VT_API_CUDA_MALLOC_HOST = 5,    /* cudaMallocHost / cudaHostAlloc: pinned host */
+    VT_API_CUDA_MALLOC_ASYNC = 6,   /* cudaMallocAsync / cudaMallocFromPoolAsync */
+    VT_API_CU_MEM_ALLOC = 7,        /* cuMemAlloc_v2 */
+    VT_API_CU_MEM_ALLOC_PITCH = 8,  /* cuMemAllocPitch_v2 */
+    VT_API_CU_MEM_ALLOC_MANAGED = 9, /* cuMemAllocManaged */
+    VT_API_CU_MEM_ALLOC_HOST = 10,   /* cuMemAllocHost_v2 / cuMemHostAlloc: pinned host */
+    VT_API_CU_MEM_ALLOC_ASYNC = 11,  /* cuMemAllocAsync / cuMemAllocFromPoolAsync */
+    VT_API_CU_MEM_CREATE = 12,       /* cuMemCreate (physical; address = handle) */
+    VT_API_CUPTI = 13,               /* seen only by CUPTI activity */
+    VT_API_MAX_
+};
+
+/* true when memory of this api lives on the host (pinned), not the device. */
+bool vt_api_is_host(enum vt_api api);
+/* Short stable name of an api ("cudaMalloc", ...); never NULL. */
+const char *vt_api_name(enum vt_api api);
+/* Name of a record token ("alloc", ...); "unknown" for others. */
+const char *vt_rec_name(enum vt_rec rec);
+
+/* ---- Header --------------------------------------------------------------- */
+
+#define VT_MAX_ARGV 64
+
+typedef struct vt_header {
+    uint32_t format_version;
+    uint32_t pid;
+    const char *host;             /* hostname */
+    const char *program;          /* executable path (/proc/self/exe) */
+    uint32_t argc;                /* at most VT_MAX_ARGV kept */
+    const char *const *argv;      /* argc strings */
+    uint64_t start_wall_ns;       /* CLOCK_REALTIME at start, ns since the epoch */
+    uint64_t start_mono_ns;       /* CLOCK_MONOTONIC at start: event timestamps use this clock */
+    const char *vramtrace_version; /* e.g. "0.1.0" */
+    uint32_t stack_depth;         /* VRAMTRACE_STACK_DEPTH in force */
+    uint32_t flags;               /* VT_HDR_* */
+} vt_header;
+
+#define VT_HDR_CHILD_AFTER_FORK 0x1u /* written by a forked child (own file) */
+
+/* ---- Events (what the reader yields, what the writer takes) -------------- */
+
+typedef struct vt_event {
+    enum vt_rec type;
+    uint32_t thread_id; /* the recording thread's id (gettid) */
+    uint64_t ts_ns;     /* CLOCK_MONOTONIC ns; 0 for definition records */
+    union {
+        struct { uint32_t id; const char *path; uint64_t bias, start, end; } module;
+        struct { uint32_t id, parent; uint64_t ip; } stack_node; /* ip: return address - 1 */
+        struct { uint32_t id; const char *text; } string;
+        struct { uint32_t id; const char *name; } thread;
+        struct { int32_t id; const char *name; uint64_t total_bytes; } device;
+        struct {
+            uint64_t addr, size; /* bytes */
+            uint32_t stack;      /* stack trie leaf id, 0 = no stack */
+            int32_t device;      /* -1 for pinned host memory */
+            enum vt_api api;
+            uint64_t stream;     /* stream handle for async allocations, else 0 */
+        } alloc;
+        struct { uint64_t addr; int32_t device; enum vt_api api; } free;
+        struct {
+            uint64_t size; /* bytes requested */
+            int32_t error; /* cudaError_t or CUresult as returned */
+            uint32_t stack;
+            int32_t device;
+            enum vt_api api;
+            uint64_t free_bytes, total_bytes; /* cudaMemGetInfo right after; 0/0 if unknown */
+        } failed;
+        struct { int32_t device; uint64_t free_bytes, total_bytes; } meminfo;
+        struct { uint32_t domain, name; } range; /* string ids; domain 0 = default domain */
+        struct { uint64_t id; uint32_t domain, name; } range_se; /* start/end ranges */
+        struct { uint64_t heap, addr, size; uint32_t usage; } heap;
+        struct { uint64_t heap, addr, size; uint32_t stack, name; } region;
+        struct { const char *text; } note;
+        struct { int32_t status; int32_t signal; const char *reason; } end;
+    } u;
+} vt_event;
+
+/* ---- Writer -------------------------------------------------------------- */
+
+typedef struct vt_writer vt_writer;
+/* One thread's buffer; owned by the writer, used only by its thread. */
+typedef struct vt_tbuf vt_tbuf;
+
+typedef struct vt_writer_opts {
+    size_t tbuf_bytes;      /* per-thread buffer size; 0 = default (64 KiB) */
+    uint64_t flush_ns;      /* flush interval; 0 = VT_FLUSH_INTERVAL_NS */
+    int zstd_level;         /* 0 = default (3) */
+    bool no_thread;         /* no writer thread: flush only in vt_writer_flush (tests) */
+} vt_writer_opts;
+
+/* Create path (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600; an existing file is an
+ * error, never overwritten or followed), write the header and start the
+ * writer thread. Returns NULL with a message in err (errlen bytes) on
+ * failure. opts may be NULL. */
+vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_writer_opts *opts,
+                          char *err, size_t errlen);
+/* Register the calling thread (thread_id = its gettid) and return its buffer.
+ * Thread-safe. NULL if the writer has failed. The caller keeps the pointer
+ * (e.g. in thread-local storage) and passes it to vt_write(). */
+vt_tbuf *vt_writer_attach(vt_writer *w, uint32_t thread_id);
+/* The calling thread is exiting: its buffer is flushed at the next batch and
+ * recycled. */
+void vt_writer_detach(vt_writer *w, vt_tbuf *tb);
+/* Append one record to tb. Thread-safe with respect to the writer thread;
+ * tb must belong to the calling thread. Strings are copied. Returns 0, or -1
+ * if the writer has failed (then every later call is a no-op returning -1).
+ * ev->thread_id is ignored (the buffer's thread is used). */
+int vt_write(vt_tbuf *tb, const vt_event *ev);
+/* Write one batch now with everything recorded so far, from every thread.
+ * Returns 0 or -1 (I/O error; the message is in vt_writer_error()). */
+int vt_writer_flush(vt_writer *w);
+/* Flush from a signal handler: best effort, async-signal-safe as far as
+ * zstd allows (no locks taken; skips buffers being written). */
+void vt_writer_flush_from_signal(vt_writer *w);
+/* Stop the writer thread, flush, close. Returns 0 or -1. Frees w. */
+int vt_writer_close(vt_writer *w);
+/* Last error message, or NULL. */
+const char *vt_writer_error(const vt_writer *w);
+/* Bytes written to the file so far (header + frames). */
+uint64_t vt_writer_bytes(const vt_writer *w);
+/* Give up the writer in a forked child without touching the parent's file:
+ * frees nothing shared, closes the descriptor. */
+void vt_writer_abandon_after_fork(vt_writer *w);
+
+/* ---- Reader -------------------------------------------------------------- */
+
+typedef struct vt_reader vt_reader;
+
+/* Open and read the header. NULL with a message in err on failure (not a
+ * .vtrace file, unsupported version, I/O error). */
+vt_reader *vt_reader_open(const char *path, char *err, size_t errlen);
+/* The header; strings live as long as the reader. */
+const vt_header *vt_reader_header(const vt_reader *r);
+/* Next event in global time order. Returns 1 with *ev filled (strings valid
+ * until the next call), 0 at the end (clean or truncated), -1 on corruption
+ * (message in vt_reader_error()). Never crashes on any input. */
+int vt_reader_next(vt_reader *r, vt_event *ev);
+/* true when the file ended inside a frame (cut): the events before it were
+ * all returned. */
+bool vt_reader_truncated(const vt_reader *r);
+const char *vt_reader_error(const vt_reader *r);
+/* Compressed bytes consumed so far and file size, for progress bars. */
+uint64_t vt_reader_offset(const vt_reader *r);
+uint64_t vt_reader_file_size(const vt_reader *r);
+void vt_reader_close(vt_reader *r);
+
+/* Open a reader on an in-memory image (fuzzing, tests). The buffer must
+ * outlive the reader. */
+vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
