@@ -1,0 +1,28 @@
+/* vti.h: internal interface of the preload library's session, shared by the
+ * hooks (hooks_*.c), the NVTX injection (nvtx_inject.c) and the CUPTI loader.
+ * Not installed; the public face of interpose/ is the CUDA API itself and the
+ * VRAMTRACE_* environment (see interpose/README.md). */
+#ifndef VRAMTRACE_VTI_H
+#define VRAMTRACE_VTI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../trace/vtrace.h"
+
+/* true while the session records (started, not stopped by an internal
+ * failure, not a child that gave up after fork). */
+bool vti_enabled(void);
+/* CLOCK_MONOTONIC in ns. */
+uint64_t vti_now_ns(void);
+/* Record ev from the calling thread (ts_ns 0 = now). Returns 0, or -1 when
+ * tracing is off. Never blocks on unwinding; never fails the caller. */
+int vti_emit(const vt_event *ev);
+/* Capture the calling thread's stack (skipping `skip` innermost frames of
+ * vramtrace itself) into the trie; returns the leaf node id, 0 if none. */
+uint32_t vti_capture_stack(int skip);
+/* Intern a UTF-8 string (emits VT_REC_STRING once per distinct string);
+ * returns its id (> 0), or 0 when tracing is off. */
+uint32_t vti_intern_string(const char *s);
+
+#endif
