@@ -347,6 +347,14 @@ void ga_reset_peak_stats(ga_allocator *a)
     a->st.peak_reserved_bytes = a->st.reserved_bytes;
 }
 
+void ga_pool_info(const ga_allocator *a, int is_small, size_t *count, size_t *largest)
+{
+    const ga_tree *t = is_small ? &a->small_pool : &a->large_pool;
+    const ga_block *m = ga_tree_max(t);
+    *count = t->count;
+    *largest = m ? m->size : 0;
+}
+
 const char *ga_last_error(const ga_allocator *a)
 {
     return a->err;

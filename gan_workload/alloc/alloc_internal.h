@@ -62,6 +62,8 @@ void ga_tree_remove(ga_tree *t, ga_block *b);
 /* The smallest block with size >= `size`, lowest address among equals
  * (PyTorch's pool.blocks.lower_bound(search_key)), or NULL. */
 ga_block *ga_tree_lower_bound(const ga_tree *t, size_t size);
+/* The largest block (highest address among equals), or NULL. */
+ga_block *ga_tree_max(const ga_tree *t);
 /* Height of the treap (0 when empty); for tests. */
 size_t ga_tree_height(const ga_tree *t);
 
@@ -99,6 +101,10 @@ void ga_annot_region_unregister(ga_annot *an, uintptr_t ptr);
 
 /* The CUDA runtime backend: cudaMalloc/cudaFree/cudaMemGetInfo. */
 const ga_backend *ga_cuda_backend(void);
+
+/* Free blocks of the small (is_small != 0) or large pool: their number and
+ * the largest one's size in bytes (like PyTorch's cacheInfo largestBlock). */
+void ga_pool_info(const ga_allocator *a, int is_small, size_t *count, size_t *largest);
 
 /* PyTorch's format_size: "N bytes" up to 1024, then KiB/MiB/GiB with two
  * decimals (boundaries inclusive: <= 1 MiB prints KiB). Returns buf. */

@@ -100,6 +100,14 @@ ga_block *ga_tree_lower_bound(const ga_tree *t, size_t size)
     return best;
 }
 
+ga_block *ga_tree_max(const ga_tree *t)
+{
+    ga_block *n = t->root;
+    while (n && n->right)
+        n = n->right;
+    return n;
+}
+
 static size_t height(const ga_block *n)
 {
     if (!n)
