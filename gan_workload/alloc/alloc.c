@@ -17,6 +17,7 @@ struct ga_allocator {
     ga_segment *segments;
     ga_stats st;
     ga_annot annot;
+    int backend_err; /* last backend malloc result */
     char err[512];
 };
 
@@ -112,10 +113,14 @@ static ga_segment *alloc_block(ga_allocator *a, size_t size, int is_small)
 {
     void *p = NULL;
     a->st.device_malloc_calls++;
-    if (a->be.malloc(a->be.ctx, &p, size) != 0 || !p)
+    a->backend_err = a->be.malloc(a->be.ctx, &p, size);
+    if (a->backend_err == 0 && !p)
+        a->backend_err = GA_BACKEND_ERROR_OOM;
+    if (a->backend_err != 0)
         return NULL;
     ga_segment *s = new_records((uintptr_t)p, size, is_small);
     if (!s) {
+        a->backend_err = -1; /* out of host memory */
         a->st.device_free_calls++;
         a->be.free(a->be.ctx, p);
         return NULL;
@@ -162,7 +167,7 @@ static void release_cached_blocks(ga_allocator *a)
 static ga_block *alloc_with_retry(ga_allocator *a, size_t alloc_size, int is_small)
 {
     ga_segment *s = alloc_block(a, alloc_size, is_small);
-    if (!s) {
+    if (!s && a->backend_err == GA_BACKEND_ERROR_OOM) {
         release_cached_blocks(a);
         a->st.num_alloc_retries++;
         s = alloc_block(a, alloc_size, is_small);
@@ -233,8 +238,14 @@ static void free_block(ga_allocator *a, ga_block *b)
 
 /* ---- OOM -------------------------------------------------------------- */
 
+/* The OOM message, or another backend error's. */
 static void report_oom(ga_allocator *a, size_t alloc_size)
 {
+    if (a->backend_err != GA_BACKEND_ERROR_OOM) {
+        snprintf(a->err, sizeof a->err, "device malloc of %zu bytes failed with error %d",
+                 alloc_size, a->backend_err);
+        return;
+    }
     size_t dev_free = 0, dev_total = 0;
     if (a->be.mem_get_info)
         (void)a->be.mem_get_info(a->be.ctx, &dev_free, &dev_total);
@@ -267,6 +278,7 @@ ga_allocator *ga_create(ga_kind kind, const ga_backend *backend, int device)
 static void *direct_malloc(ga_allocator *a, size_t bytes)
 {
     size_t n = bytes ? bytes : 1;
+    a->backend_err = GA_BACKEND_ERROR_OOM;
     ga_segment *s = n <= GA_MAX_REQUEST ? alloc_block(a, n, 0) : NULL;
     if (!s) {
         report_oom(a, n);
@@ -294,6 +306,7 @@ void *ga_malloc(ga_allocator *a, size_t bytes)
     if (a->kind == GA_DIRECT)
         return direct_malloc(a, bytes);
     if (bytes > GA_MAX_REQUEST) {
+        a->backend_err = GA_BACKEND_ERROR_OOM;
         report_oom(a, bytes);
         return NULL;
     }

@@ -43,6 +43,12 @@ typedef struct ga_stats {
     uint64_t segments;          /* segments currently held from the device */
 } ga_stats;
 
+/* What a backend's malloc returns when the device is out of memory
+ * (cudaErrorMemoryAllocation). Only this error triggers free-and-retry and
+ * the OOM message; any other nonzero value fails ga_malloc at once (PyTorch's
+ * alloc_block: other errors are thrown by C10_CUDA_CHECK). */
+#define GA_BACKEND_ERROR_OOM 2
+
 /* The device memory source. Each function returns 0 on success, nonzero on
  * failure (for the CUDA runtime: the cudaError_t). */
 typedef struct ga_backend {
@@ -61,7 +67,9 @@ ga_allocator *ga_create(ga_kind kind, const ga_backend *backend, int device);
 /* Returns device memory of at least `bytes` bytes (bytes == 0 is treated as
  * 1 byte, so the pointer is unique), 512-byte aligned. Returns NULL on OOM
  * after freeing the cache and retrying; ga_last_error() then holds a
- * PyTorch-style "CUDA out of memory. Tried to allocate ..." message. */
+ * PyTorch-style "CUDA out of memory. Tried to allocate ..." message and
+ * num_ooms counts it. Returns NULL with a "device malloc ... failed with
+ * error N" message when the backend fails otherwise (no device, ...). */
 void *ga_malloc(ga_allocator *a, size_t bytes);
 
 /* Returns p (from ga_malloc of this allocator) to the cache (GA_DIRECT: to

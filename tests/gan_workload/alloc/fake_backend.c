@@ -18,10 +18,13 @@ static int fake_malloc(void *ctx, void **p, size_t n)
     d->mallocs++;
     d->last_malloc_size = n;
     if (d->fail_next > 0 || n > d->capacity - d->used || d->nlive == FAKE_MAX_LIVE) {
-        if (d->fail_next > 0)
+        int code = FAKE_ERROR_MEMORY_ALLOCATION;
+        if (d->fail_next > 0) {
             d->fail_next--;
+            code = d->fail_code ? d->fail_code : code;
+        }
         d->failed_mallocs++;
-        return FAKE_ERROR_MEMORY_ALLOCATION;
+        return code;
     }
     *p = (void *)d->next_addr;
     d->live_ptr[d->nlive] = d->next_addr;

@@ -17,6 +17,7 @@ typedef struct fake_dev {
     size_t capacity, used; /* bytes */
     uintptr_t next_addr;
     int fail_next; /* the next N mallocs fail regardless of capacity */
+    int fail_code; /* ...with this error (0: FAKE_ERROR_MEMORY_ALLOCATION) */
     size_t mallocs, frees, failed_mallocs;
     size_t last_malloc_size; /* bytes asked by the last malloc, failed or not */
     uintptr_t live_ptr[FAKE_MAX_LIVE];

@@ -161,6 +161,22 @@ static void test_capacity_oom_message(void **state)
     ga_destroy(a);
 }
 
+/* Backend errors other than out-of-memory fail at once: no retry, no OOM. */
+static void test_other_backend_error(void **state)
+{
+    fixture *f = *state;
+    ga_free(f->a, ga_malloc(f->a, 30 * MIB)); /* a cached segment */
+    f->dev.fail_next = 1;
+    f->dev.fail_code = 100; /* cudaErrorNoDevice */
+    assert_null(ga_malloc(f->a, 4 * KIB));
+    assert_string_equal(ga_last_error(f->a),
+                        "device malloc of 2097152 bytes failed with error 100");
+    expect_stats(f->a, 0, 30 * MIB, 30 * MIB, 30 * MIB, 2, 0);
+    expect_counts(f->a, 0, 0, 0, 1);
+    assert_non_null(ga_malloc(f->a, 4 * KIB));
+    assert_string_equal(ga_last_error(f->a), "");
+}
+
 /* GA_DIRECT: one device malloc/free per request, exact sizes, no cache. */
 static void test_direct(void **state)
 {
@@ -194,6 +210,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fragmentation_oom, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_oom_message, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_backend_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_direct, setup_direct, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
