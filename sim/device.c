@@ -1,0 +1,307 @@
+/* The simulated devices' memory: one lazily backed address range per device,
+ * byte-exact accounting, the default stream-ordered pool. */
+#include "sim_internal.h"
+
+#include <cuda.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct sim_config sim_cfg;
+struct sim_device sim_devices[SIM_MAX_DEVICES];
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
+static int state_ok;
+
+size_t sim_round(size_t size)
+{
+    size_t a = size < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN;
+    if (size > SIZE_MAX - a)
+        return 0;
+    return (size + a - 1) / a * a;
+}
+
+/* Reserve twice the capacity of address space, never backed until touched
+ * (MAP_NORESERVE), 2 MiB aligned. Placement never limits what fits: the
+ * byte accounting alone decides out-of-memory, as physical pages do. */
+static int device_init(struct sim_device *d, int ordinal)
+{
+    size_t len = (2 * sim_cfg.capacity + SIM_LARGE_ALIGN - 1) / SIM_LARGE_ALIGN * SIM_LARGE_ALIGN;
+    void *p = mmap(NULL, len + SIM_LARGE_ALIGN, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    uintptr_t base = ((uintptr_t)p + SIM_LARGE_ALIGN - 1) & ~(uintptr_t)(SIM_LARGE_ALIGN - 1);
+    pthread_mutex_init(&d->lock, NULL);
+    d->ordinal = ordinal;
+    d->va_base = base;
+    d->va_len = len;
+    d->pool.dev = d;
+    d->ctx.ordinal = ordinal;
+    return ra_init(&d->ra, base, len);
+}
+
+static void state_init_once(void)
+{
+    sim_config_load(&sim_cfg);
+    for (int i = 0; i < sim_cfg.ndevices; i++)
+        if (device_init(&sim_devices[i], i) != 0)
+            return;
+    state_ok = 1;
+}
+
+int sim_state_init(void)
+{
+    pthread_once(&state_once, state_init_once);
+    return state_ok ? 0 : -1;
+}
+
+struct sim_device *sim_device_of(uintptr_t addr)
+{
+    for (int i = 0; i < sim_cfg.ndevices; i++) {
+        struct sim_device *d = &sim_devices[i];
+        if (addr >= d->va_base && addr < d->va_base + d->va_len)
+            return d;
+    }
+    return NULL;
+}
+
+static size_t bucket(uintptr_t p)
+{
+    return (p >> 9) % SIM_TABLE_SIZE;
+}
+
+static size_t device_taken(const struct sim_device *d)
+{
+    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pool.reserved;
+}
+
+void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes)
+{
+    pthread_mutex_lock(&d->lock);
+    *free_bytes = sim_cfg.capacity - device_taken(d);
+    *total_bytes = sim_cfg.capacity;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* Give pages back to the host: the range reads as zeros afterwards. */
+static void release_pages(uintptr_t start, size_t len)
+{
+    uintptr_t a = (start + 4095) & ~(uintptr_t)4095, e = (start + len) & ~(uintptr_t)4095;
+    if (e > a && e - a >= 65536)
+        madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+/* Take `len` bytes of the device's range if the accounting allows; locked. */
+static uintptr_t device_take(struct sim_device *d, size_t len, size_t align)
+{
+    if (len > sim_cfg.capacity - device_taken(d))
+        return 0;
+    return ra_take(&d->ra, len, align);
+}
+
+static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded,
+                  enum sim_kind kind, struct pool_seg *seg)
+{
+    struct sim_alloc *a = malloc(sizeof *a);
+    if (!a)
+        return -1;
+    *a = (struct sim_alloc){p, size, rounded, kind, seg, d->table[bucket(p)]};
+    d->table[bucket(p)] = a;
+    return 0;
+}
+
+int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out)
+{
+    size_t r = sim_round(size);
+    if (r == 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&d->lock);
+    if (!d->ctx.active)
+        sim_ctx_activate(d);
+    uintptr_t p = device_take(d, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
+    if (p && record(d, p, size, r, kind, NULL) != 0) {
+        ra_give(&d->ra, p, r);
+        p = 0;
+    }
+    if (p)
+        d->used += r;
+    pthread_mutex_unlock(&d->lock);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = p;
+    return CUDA_SUCCESS;
+}
+
+static struct sim_alloc *unlink_alloc(struct sim_device *d, uintptr_t p)
+{
+    for (struct sim_alloc **pp = &d->table[bucket(p)]; *pp; pp = &(*pp)->next)
+        if ((*pp)->ptr == p) {
+            struct sim_alloc *a = *pp;
+            *pp = a->next;
+            return a;
+        }
+    return NULL;
+}
+
+/* Return a pool allocation to its segment; locked. */
+static void pool_put(struct CUmemPoolHandle_st *pool, struct sim_alloc *a)
+{
+    ra_give(&a->seg->ra, a->ptr, a->rounded);
+    a->seg->used -= a->rounded;
+    pool->used -= a->rounded;
+}
+
+int sim_free(struct sim_device *d, uintptr_t p)
+{
+    pthread_mutex_lock(&d->lock);
+    struct sim_alloc *a = unlink_alloc(d, p);
+    if (a && a->kind == SIM_ASYNC_MEM) {
+        pool_put(&d->pool, a);
+    } else if (a) {
+        ra_give(&d->ra, a->ptr, a->rounded);
+        d->used -= a->rounded;
+        release_pages(a->ptr, a->rounded);
+    }
+    pthread_mutex_unlock(&d->lock);
+    free(a);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal)
+{
+    struct sim_device *d = sim_device_of(addr);
+    int found = 0;
+    if (!d)
+        return -1;
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < SIM_TABLE_SIZE && !found; i++)
+        for (struct sim_alloc *a = d->table[i]; a && !found; a = a->next)
+            if (addr >= a->ptr && addr < a->ptr + (a->size ? a->size : 1)) {
+                *out = *a;
+                found = 1;
+            }
+    pthread_mutex_unlock(&d->lock);
+    *ordinal = d->ordinal;
+    return found ? 0 : -1;
+}
+
+/* Try each segment; locked. */
+static uintptr_t pool_take(struct CUmemPoolHandle_st *pool, size_t r, struct pool_seg **seg)
+{
+    size_t align = r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN;
+    for (struct pool_seg *s = pool->segs; s; s = s->next) {
+        uintptr_t p = s->len - s->used >= r ? ra_take(&s->ra, r, align) : 0;
+        if (p) {
+            *seg = s;
+            return p;
+        }
+    }
+    return 0;
+}
+
+/* Grow the pool by one segment of `len` bytes (2 MiB multiple); locked. */
+static struct pool_seg *pool_grow(struct CUmemPoolHandle_st *pool, size_t len)
+{
+    struct sim_device *d = pool->dev;
+    struct pool_seg *s = calloc(1, sizeof *s);
+    uintptr_t p = s ? device_take(d, len, SIM_LARGE_ALIGN) : 0;
+    if (!p || ra_init(&s->ra, p, len) != 0) {
+        if (p)
+            ra_give(&d->ra, p, len);
+        free(s);
+        return NULL;
+    }
+    s->base = p;
+    s->len = len;
+    s->next = pool->segs;
+    pool->segs = s;
+    pool->reserved += len;
+    if (pool->reserved > pool->reserved_high)
+        pool->reserved_high = pool->reserved;
+    return s;
+}
+
+/* Release unused segments while more than `keep` bytes are reserved; locked. */
+static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep)
+{
+    for (struct pool_seg **pp = &pool->segs; *pp && pool->reserved > keep;) {
+        struct pool_seg *s = *pp;
+        if (s->used != 0) {
+            pp = &s->next;
+            continue;
+        }
+        *pp = s->next;
+        pool->reserved -= s->len;
+        ra_destroy(&s->ra);
+        ra_give(&pool->dev->ra, s->base, s->len);
+        release_pages(s->base, s->len);
+        free(s);
+    }
+}
+
+int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
+{
+    struct sim_device *d = pool->dev;
+    size_t r = sim_round(size), seglen = sim_round(r < SIM_LARGE_ALIGN ? SIM_LARGE_ALIGN : r);
+    struct pool_seg *seg = NULL;
+    if (r == 0 || seglen == 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&d->lock);
+    if (!d->ctx.active)
+        sim_ctx_activate(d);
+    uintptr_t p = pool_take(pool, r, &seg);
+    if (!p && !pool_grow(pool, seglen)) {
+        pool_trim_locked(pool, 0); /* the real pool frees its cache and retries */
+        pool_grow(pool, seglen);
+    }
+    if (!p)
+        p = pool_take(pool, r, &seg);
+    if (p && record(d, p, size, r, SIM_ASYNC_MEM, seg) != 0) {
+        ra_give(&seg->ra, p, r);
+        p = 0;
+    }
+    if (p) {
+        seg->used += r;
+        pool->used += r;
+        if (pool->used > pool->used_high)
+            pool->used_high = pool->used;
+    }
+    pthread_mutex_unlock(&d->lock);
+    *out = p;
+    return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep)
+{
+    pthread_mutex_lock(&pool->dev->lock);
+    pool_trim_locked(pool, keep);
+    pthread_mutex_unlock(&pool->dev->lock);
+}
+
+void sim_ctx_activate(struct sim_device *d)
+{
+    d->ctx.active = 1;
+}
+
+/* Free every allocation and the pool; locked. */
+void sim_ctx_destroy(struct sim_device *d)
+{
+    for (size_t i = 0; i < SIM_TABLE_SIZE; i++) {
+        while (d->table[i]) {
+            struct sim_alloc *a = d->table[i];
+            d->table[i] = a->next;
+            if (a->kind == SIM_ASYNC_MEM) {
+                pool_put(&d->pool, a);
+            } else {
+                ra_give(&d->ra, a->ptr, a->rounded);
+                release_pages(a->ptr, a->rounded);
+            }
+            free(a);
+        }
+    }
+    d->used = 0;
+    pool_trim_locked(&d->pool, 0);
+    d->pool.release_threshold = 0;
+    d->pool.reserved_high = d->pool.used_high = 0;
+    d->ctx.active = 0;
+}

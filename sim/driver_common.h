@@ -1,0 +1,23 @@
+/* Shared by the simulated driver's source files (internal). */
+#ifndef SIM_DRIVER_COMMON_H
+#define SIM_DRIVER_COMMON_H
+/* Declare the old and the _v2 entry points under their exported names. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include "sim_internal.h"
+
+extern int sim_drv_initialized;
+/* The device of the calling thread's current context, or NULL. */
+struct sim_device *sim_current_device(void);
+/* CUDA_ERROR_NOT_INITIALIZED before cuInit, else CUDA_SUCCESS. */
+CUresult sim_check_init(void);
+/* The current device, or a CUresult error in *err. */
+struct sim_device *sim_need_device(CUresult *err);
+/* At a synchronization point the default pool keeps at most its release
+ * threshold of unused memory (CUDA Programming Guide, stream-ordered
+ * allocator, "Physical page caching behavior"). */
+void sim_sync_device(struct sim_device *d);
+/* The device of a stream (NULL and the special handles: the current one). */
+struct sim_device *sim_stream_device(CUstream s, CUresult *err);
+#endif

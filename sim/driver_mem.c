@@ -1,0 +1,181 @@
+/* Memory entry points of the simulated driver (libcuda.so.1). */
+#include "driver_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct host_alloc {
+    void *p;
+    size_t size;
+    unsigned flags;
+    struct host_alloc *next;
+};
+static struct host_alloc *host_list;
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult dev_alloc(CUdeviceptr *dptr, size_t size, enum sim_kind kind)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    uintptr_t p = 0;
+    if (!d)
+        return err;
+    if (!dptr || size == 0) /* cuMemAlloc: "If bytesize is 0, ... CUDA_ERROR_INVALID_VALUE" */
+        return CUDA_ERROR_INVALID_VALUE;
+    err = (CUresult)sim_alloc(d, size, kind, &p);
+    if (err == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)p;
+    return err;
+}
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    return dev_alloc(dptr, bytesize, SIM_DEVICE_MEM);
+}
+
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return sim_check_init() ? sim_check_init() : CUDA_ERROR_INVALID_VALUE;
+    return dev_alloc(dptr, bytesize, SIM_MANAGED_MEM);
+}
+
+/* Pitch: the row size rounded up to 512 bytes, the pitch alignment of
+ * current GPUs (CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT is 32, but the
+ * allocator pads rows to 512; README.md). */
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                    size_t Height, unsigned int ElementSizeBytes)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pPitch || WidthInBytes == 0 || Height == 0 ||
+        (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t pitch = (WidthInBytes + 511) / 512 * 512;
+    if (Height > SIZE_MAX / pitch)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult err = dev_alloc(dptr, pitch * Height, SIM_DEVICE_MEM);
+    if (err == CUDA_SUCCESS)
+        *pPitch = pitch;
+    return err;
+}
+
+static CUresult dev_free(CUdeviceptr dptr)
+{
+    struct sim_device *d;
+    if (sim_check_init())
+        return sim_check_init();
+    if (dptr == 0)
+        return CUDA_SUCCESS;
+    d = sim_device_of((uintptr_t)dptr);
+    return d ? (CUresult)sim_free(d, (uintptr_t)dptr) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+    return dev_free(dptr);
+}
+
+CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    size_t f, t;
+    if (!d)
+        return err;
+    sim_mem_info(d, &f, &t);
+    if (free)
+        *free = f;
+    if (total)
+        *total = t;
+    return CUDA_SUCCESS;
+}
+
+/* Pinned host memory: host RAM, not device memory; page aligned. */
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    CUresult err;
+    struct host_alloc *h;
+    if (!sim_need_device(&err))
+        return err;
+    if (!pp || bytesize == 0 || Flags > 0x7)
+        return CUDA_ERROR_INVALID_VALUE;
+    h = malloc(sizeof *h);
+    if (!h || posix_memalign(&h->p, 4096, bytesize) != 0) {
+        free(h);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    h->size = bytesize;
+    h->flags = Flags;
+    pthread_mutex_lock(&host_lock);
+    h->next = host_list;
+    host_list = h;
+    pthread_mutex_unlock(&host_lock);
+    *pp = h->p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+/* The pinned block containing p (exact start when exact != 0); copies it. */
+static int host_find(const void *p, int exact, int unlink, struct host_alloc *out)
+{
+    uintptr_t a = (uintptr_t)p;
+    int found = 0;
+    pthread_mutex_lock(&host_lock);
+    for (struct host_alloc **pp = &host_list; *pp; pp = &(*pp)->next) {
+        struct host_alloc *h = *pp;
+        uintptr_t s = (uintptr_t)h->p;
+        if (exact ? a == s : (a >= s && a < s + h->size)) {
+            *out = *h;
+            found = 1;
+            if (unlink) {
+                *pp = h->next;
+                free(h);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&host_lock);
+    return found;
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    struct host_alloc h;
+    if (sim_check_init())
+        return sim_check_init();
+    if (!host_find(p, 1, 1, &h))
+        return CUDA_ERROR_INVALID_VALUE;
+    free(h.p);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    struct host_alloc h;
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pdptr || Flags != 0 || !host_find(p, 0, 0, &h))
+        return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    struct sim_alloc a;
+    int ord;
+    if (sim_check_init())
+        return sim_check_init();
+    if (sim_find((uintptr_t)dptr, &a, &ord) != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase)
+        *pbase = (CUdeviceptr)a.ptr;
+    if (psize)
+        *psize = a.size;
+    return CUDA_SUCCESS;
+}

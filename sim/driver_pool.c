@@ -1,0 +1,220 @@
+/* Stream-ordered allocation and the default memory pool of the simulated
+ * driver. No work is ever queued, so an allocation or free is complete when
+ * the call returns. */
+#include "driver_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STREAM_MAGIC 0x5354524du
+
+struct CUstream_st {
+    unsigned magic;
+    int ordinal;
+    unsigned flags;
+};
+
+/* The device a stream belongs to; NULL and the special handles mean the
+ * current context's device. Returns NULL for a handle that is not a stream. */
+struct sim_device *sim_stream_device(CUstream s, CUresult *err)
+{
+    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return sim_need_device(err);
+    if (s->magic != STREAM_MAGIC) {
+        *err = CUDA_ERROR_INVALID_HANDLE;
+        return NULL;
+    }
+    *err = CUDA_SUCCESS;
+    return &sim_devices[s->ordinal];
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    if (!d)
+        return err;
+    if (!phStream || Flags > CU_STREAM_NON_BLOCKING)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = malloc(sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *s = (struct CUstream_st){STREAM_MAGIC, d->ordinal, Flags};
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD ||
+        hStream->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    hStream->magic = 0;
+    free(hStream);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    CUresult err;
+    struct sim_device *d = sim_stream_device(hStream, &err);
+    if (d)
+        sim_sync_device(d);
+    return err;
+}
+
+CUresult CUDAAPI cuStreamQuery(CUstream hStream)
+{
+    CUresult err;
+    sim_stream_device(hStream, &err);
+    return err;
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                         CUstream hStream)
+{
+    CUresult err;
+    uintptr_t p;
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    if (!dptr || !pool || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    err = (CUresult)sim_pool_alloc(pool, bytesize, &p);
+    if (err == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)p;
+    return err;
+}
+
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    CUresult err;
+    struct sim_device *d = sim_stream_device(hStream, &err);
+    if (!d)
+        return err;
+    return cuMemAllocFromPoolAsync(dptr, bytesize, &d->pool, hStream);
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    CUresult err;
+    struct sim_device *d;
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    if (dptr == 0)
+        return CUDA_SUCCESS;
+    d = sim_device_of((uintptr_t)dptr);
+    return d ? (CUresult)sim_free(d, (uintptr_t)dptr) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult device_arg(CUdevice dev, struct sim_device **d)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (dev < 0 || dev >= sim_cfg.ndevices)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = &sim_devices[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{
+    struct sim_device *d = NULL;
+    CUresult err = device_arg(dev, &d);
+    if (err)
+        return err;
+    if (!pool_out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pool_out = &d->pool;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    return cuDeviceGetDefaultMemPool(pool, dev);
+}
+
+/* Attributes: release threshold (bytes, cuuint64_t), reserved/used current
+ * and high-water marks (cuuint64_t; setting a high mark to 0 resets it),
+ * the reuse policies (int, always enabled). */
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pool || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&pool->dev->lock);
+    CUresult err = CUDA_SUCCESS;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        pool->release_threshold = *(cuuint64_t *)value;
+        break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        pool->reserved_high = pool->reserved;
+        break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        pool->used_high = pool->used;
+        break;
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        break;
+    default:
+        err = CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_unlock(&pool->dev->lock);
+    return err;
+}
+
+static cuuint64_t pool_value(CUmemoryPool pool, CUmemPool_attribute attr, int *ok)
+{
+    *ok = 1;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        return pool->release_threshold;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+        return pool->reserved;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        return pool->reserved_high;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+        return pool->used;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        return pool->used_high;
+    default:
+        *ok = 0;
+        return 0;
+    }
+}
+
+CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    int ok;
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pool || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
+        attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
+        attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
+        *(int *)value = 1;
+        return CUDA_SUCCESS;
+    }
+    pthread_mutex_lock(&pool->dev->lock);
+    cuuint64_t v = pool_value(pool, attr, &ok);
+    pthread_mutex_unlock(&pool->dev->lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    *(cuuint64_t *)value = v;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_pool_trim(pool, minBytesToKeep);
+    return CUDA_SUCCESS;
+}

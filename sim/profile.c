@@ -1,0 +1,126 @@
+/* Device profiles and the environment that picks them (see README.md for the
+ * sources of each figure). */
+#include "sim_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct sim_profile profiles[] = {
+    {"t4", "Tesla T4", 15360, 304, 40, 7, 5, 4 << 20, 256, 5001000, 1590000, 1024, 65536},
+    {"a100-40gb", "NVIDIA A100-SXM4-40GB", 40960, 420, 108, 8, 0, 40 << 20, 5120, 1215000, 1410000,
+     2048, 167936},
+    {"a100-80gb", "NVIDIA A100-SXM4-80GB", 81920, 420, 108, 8, 0, 40 << 20, 5120, 1593000, 1410000,
+     2048, 167936},
+    {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 512, 132, 9, 0, 50 << 20, 5120, 2619000, 1980000,
+     2048, 233472},
+};
+
+static const struct {
+    const char *suffix;
+    double mult;
+} units[] = {
+    {"", 1},
+    {"b", 1},
+    {"kib", 1024.0},
+    {"mib", 1048576.0},
+    {"gib", 1073741824.0},
+    {"tib", 1099511627776.0},
+    {"kb", 1e3},
+    {"mb", 1e6},
+    {"gb", 1e9},
+    {"tb", 1e12},
+    {"k", 1024.0},
+    {"m", 1048576.0},
+    {"g", 1073741824.0},
+};
+
+int sim_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || !isfinite(v) || v < 0)
+        return -1;
+    while (*end == ' ')
+        end++;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (strcasecmp(end, units[i].suffix) != 0)
+            continue;
+        double bytes = v * units[i].mult;
+        if (bytes >= 18446744073709551615.0 || bytes != floor(bytes))
+            return -1;
+        *out = (size_t)bytes;
+        return 0;
+    }
+    return -1;
+}
+
+static void bad_env(const char *var, const char *val, const char *want)
+{
+    fprintf(stderr, "vramtrace-sim: ignoring %s='%s': %s\n", var, val, want);
+}
+
+static void load_profile(struct sim_config *cfg)
+{
+    const char *v = getenv("VRAMTRACE_SIM_DEVICE");
+    cfg->profile = &profiles[0];
+    if (!v || !*v)
+        return;
+    for (size_t i = 0; i < sizeof profiles / sizeof *profiles; i++)
+        if (strcasecmp(v, profiles[i].key) == 0) {
+            cfg->profile = &profiles[i];
+            return;
+        }
+    bad_env("VRAMTRACE_SIM_DEVICE", v, "expected t4, a100-40gb, a100-80gb or h100-80gb; using t4");
+}
+
+static void load_sizes(struct sim_config *cfg)
+{
+    const char *v = getenv("VRAMTRACE_SIM_CONTEXT_RESERVE");
+    size_t n;
+    cfg->reserve = cfg->profile->reserve_mib * SIM_MiB;
+    if (v && *v && sim_parse_size(v, &n) == 0)
+        cfg->reserve = (n + SIM_LARGE_ALIGN - 1) / SIM_LARGE_ALIGN * SIM_LARGE_ALIGN;
+    else if (v && *v)
+        bad_env("VRAMTRACE_SIM_CONTEXT_RESERVE", v,
+                "expected a size such as 300MiB or 0; using the profile's");
+    cfg->capacity = cfg->profile->total_mib * SIM_MiB;
+    v = getenv("VRAMTRACE_SIM_MEMORY");
+    if (!v || !*v)
+        return;
+    if (sim_parse_size(v, &n) == 0 && n > cfg->reserve && n <= ((size_t)1 << 44))
+        cfg->capacity = n;
+    else
+        bad_env("VRAMTRACE_SIM_MEMORY", v,
+                "expected a size above the context reserve and at most 16TiB, such as 2GiB, "
+                "512MiB, 4GB or 1073741824; using the profile's");
+}
+
+static void load_count(struct sim_config *cfg)
+{
+    const char *v = getenv("VRAMTRACE_SIM_DEVICES");
+    cfg->ndevices = 1;
+    if (!v || !*v)
+        return;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || *end || end == v || n < 1 || n > SIM_MAX_DEVICES)
+        bad_env("VRAMTRACE_SIM_DEVICES", v, "expected a count from 1 to 16; using 1");
+    else
+        cfg->ndevices = (int)n;
+}
+
+void sim_config_load(struct sim_config *cfg)
+{
+    load_profile(cfg);
+    load_sizes(cfg);
+    load_count(cfg);
+}

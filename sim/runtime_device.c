@@ -1,0 +1,214 @@
+/* The simulated runtime's state: driver loading, per-thread device and last
+ * error, errors and version queries. */
+#include "runtime_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+struct rt_driver rt_drv;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static cudaError_t load_err;
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext contexts[64];
+static __thread int cur_dev;
+static __thread CUcontext cur_ctx;
+static __thread cudaError_t last_err;
+
+struct rt_err_entry {
+    int code;
+    const char *name, *str;
+};
+static const struct rt_err_entry rt_errors[] = {
+#include "errors_runtime.inc"
+};
+
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+                           CUdriverProcAddressQueryResult *);
+
+static int fetch(gpa_fn gpa, const char *name, void **slot)
+{
+    CUdriverProcAddressQueryResult st;
+    return gpa(name, slot, CUDART_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS ? 0
+                                                                                             : -1;
+}
+
+#define RT_FETCH(n) bad |= fetch(gpa, #n, (void **)&rt_drv.n);
+
+static void load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    gpa_fn gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+    int bad = 0;
+    if (!gpa) {
+        load_err = cudaErrorInsufficientDriver;
+        return;
+    }
+    RT_DRIVER_FUNCS(RT_FETCH)
+    if (bad)
+        load_err = cudaErrorInsufficientDriver;
+    else if (rt_drv.cuInit(0) != CUDA_SUCCESS)
+        load_err = cudaErrorInitializationError;
+}
+
+cudaError_t rt_load(void)
+{
+    pthread_once(&load_once, load);
+    return load_err;
+}
+
+cudaError_t rt_err(CUresult r)
+{
+    return (cudaError_t)r; /* the runtime and driver codes share their numbers */
+}
+
+cudaError_t rt_ret(cudaError_t e)
+{
+    if (e != cudaSuccess)
+        last_err = e;
+    return e;
+}
+
+int rt_device(void)
+{
+    return cur_dev;
+}
+
+void rt_forget_context(int dev)
+{
+    pthread_mutex_lock(&ctx_lock);
+    contexts[dev] = NULL;
+    pthread_mutex_unlock(&ctx_lock);
+}
+
+/* The primary context of dev, retained once per process. */
+static CUresult context_of(int dev, CUcontext *ctx)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&ctx_lock);
+    if (!contexts[dev])
+        r = rt_drv.cuDevicePrimaryCtxRetain(&contexts[dev], dev);
+    *ctx = contexts[dev];
+    pthread_mutex_unlock(&ctx_lock);
+    return r;
+}
+
+cudaError_t rt_ready(void)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_load();
+    if (e)
+        return e;
+    CUresult r = context_of(cur_dev, &ctx);
+    if (r == CUDA_SUCCESS && ctx != cur_ctx && (r = rt_drv.cuCtxSetCurrent(ctx)) == CUDA_SUCCESS)
+        cur_ctx = ctx;
+    return rt_err(r);
+}
+
+/* Per thread, as in the real runtime. An invalid ordinal:
+ * cudaErrorInvalidDevice. The context is created at once (CUDA 12+). */
+cudaError_t CUDARTAPI cudaSetDevice(int device)
+{
+    int n = 0;
+    cudaError_t e = rt_load();
+    if (e)
+        return rt_ret(e);
+    rt_drv.cuDeviceGetCount(&n);
+    if (device < 0 || device >= n || device >= 64)
+        return rt_ret(cudaErrorInvalidDevice);
+    cur_dev = device;
+    return rt_ret(rt_ready());
+}
+
+cudaError_t CUDARTAPI cudaGetDevice(int *device)
+{
+    cudaError_t e = rt_load();
+    if (e)
+        return rt_ret(e);
+    if (!device)
+        return rt_ret(cudaErrorInvalidValue);
+    *device = cur_dev;
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGetDeviceCount(int *count)
+{
+    cudaError_t e = rt_load();
+    if (e == cudaErrorInsufficientDriver && count)
+        *count = 0;
+    if (e)
+        return rt_ret(e);
+    if (!count)
+        return rt_ret(cudaErrorInvalidValue);
+    return rt_ret(rt_err(rt_drv.cuDeviceGetCount(count)));
+}
+
+cudaError_t CUDARTAPI cudaGetLastError(void)
+{
+    cudaError_t e = last_err;
+    last_err = cudaSuccess;
+    return e;
+}
+
+cudaError_t CUDARTAPI cudaPeekAtLastError(void)
+{
+    return last_err;
+}
+
+static const struct rt_err_entry *find_rt_error(cudaError_t e)
+{
+    for (size_t i = 0; i < sizeof rt_errors / sizeof *rt_errors; i++)
+        if (rt_errors[i].code == (int)e)
+            return &rt_errors[i];
+    return NULL;
+}
+
+/* The real libcudart's strings (errors_runtime.inc); unknown codes give
+ * "unrecognized error code" as the real one does. */
+const char *CUDARTAPI cudaGetErrorString(cudaError_t error)
+{
+    const struct rt_err_entry *e = find_rt_error(error);
+    return e ? e->str : "unrecognized error code";
+}
+
+const char *CUDARTAPI cudaGetErrorName(cudaError_t error)
+{
+    const struct rt_err_entry *e = find_rt_error(error);
+    return e ? e->name : "unrecognized error code";
+}
+
+cudaError_t CUDARTAPI cudaRuntimeGetVersion(int *runtimeVersion)
+{
+    if (!runtimeVersion)
+        return rt_ret(cudaErrorInvalidValue);
+    *runtimeVersion = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+/* 0 when no driver can be loaded, as the real runtime reports. */
+cudaError_t CUDARTAPI cudaDriverGetVersion(int *driverVersion)
+{
+    if (!driverVersion)
+        return rt_ret(cudaErrorInvalidValue);
+    *driverVersion = 0;
+    if (rt_load() == cudaSuccess)
+        rt_drv.cuDriverGetVersion(driverVersion);
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceReset(void)
+{
+    cudaError_t e = rt_load();
+    if (e)
+        return rt_ret(e);
+    rt_forget_context(cur_dev);
+    cur_ctx = NULL;
+    return rt_ret(rt_err(rt_drv.cuDevicePrimaryCtxReset(cur_dev)));
+}
+
+cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
+{
+    cudaError_t e = rt_ready();
+    return rt_ret(e ? e : rt_err(rt_drv.cuCtxSynchronize()));
+}

@@ -1,0 +1,114 @@
+/* Internal interface of the simulated driver (libcuda.so.1). Not installed.
+ * sim/ has no public header: its interface is the CUDA API itself. */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "range_alloc.h"
+
+#define SIM_MiB ((size_t)1 << 20)
+#define SIM_SMALL_ALIGN ((size_t)512)     /* rounding of allocations under 2 MiB */
+#define SIM_LARGE_ALIGN ((size_t)2 << 20) /* rounding of allocations of 2 MiB and more */
+#define SIM_MAX_DEVICES 16
+
+/* A named device profile: what cudaGetDeviceProperties reports, plus the
+ * memory taken by a context (README.md gives the sources). */
+struct sim_profile {
+    const char *key;  /* VRAMTRACE_SIM_DEVICE value, e.g. "t4" */
+    const char *name; /* cudaDeviceProp.name, e.g. "Tesla T4" */
+    size_t total_mib; /* device memory in MiB */
+    size_t reserve_mib;
+    int sm_count, major, minor;
+    int l2_bytes, bus_width_bits, mem_clock_khz, clock_khz;
+    int max_threads_per_sm, smem_per_sm;
+};
+
+/* The process-wide configuration read from the environment once. */
+struct sim_config {
+    const struct sim_profile *profile;
+    size_t capacity; /* bytes per device */
+    size_t reserve;  /* bytes taken by a context */
+    int ndevices;
+};
+
+/* Read VRAMTRACE_SIM_DEVICE / _MEMORY / _DEVICES / _CONTEXT_RESERVE; a bad value
+ * prints one line on stderr and keeps the default. */
+void sim_config_load(struct sim_config *cfg);
+/* Parse "2GiB", "512MiB", "1.5GB", "4096" (bytes). Returns 0 or -1. */
+int sim_parse_size(const char *s, size_t *out);
+
+enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM };
+
+struct pool_seg {
+    uintptr_t base;
+    size_t len, used;
+    struct range_alloc ra;
+    struct pool_seg *next;
+};
+
+struct sim_alloc {
+    uintptr_t ptr;
+    size_t size, rounded;
+    enum sim_kind kind;
+    struct pool_seg *seg; /* for SIM_ASYNC_MEM */
+    struct sim_alloc *next;
+};
+
+struct sim_device;
+
+/* The default memory pool of a device (CUmemoryPool / cudaMemPool_t). */
+struct CUmemPoolHandle_st {
+    struct sim_device *dev;
+    size_t reserved, used, reserved_high, used_high;
+    uint64_t release_threshold;
+    struct pool_seg *segs;
+};
+
+/* A primary context (CUcontext). */
+struct CUctx_st {
+    int ordinal;
+    int refcount;
+    int active; /* the context reserve is taken */
+};
+
+#define SIM_TABLE_SIZE 4096
+struct sim_device {
+    pthread_mutex_t lock;
+    int ordinal;
+    uintptr_t va_base;
+    size_t va_len;
+    struct range_alloc ra;
+    size_t used; /* rounded bytes of live non-pool allocations */
+    struct sim_alloc *table[SIM_TABLE_SIZE];
+    struct CUmemPoolHandle_st pool;
+    struct CUctx_st ctx;
+};
+
+extern struct sim_config sim_cfg;
+extern struct sim_device sim_devices[SIM_MAX_DEVICES];
+
+/* Once per process: read the configuration and reserve each device's range.
+ * Returns 0, or -1 when the address space could not be reserved. */
+int sim_state_init(void);
+/* The device whose range holds addr, or NULL. */
+struct sim_device *sim_device_of(uintptr_t addr);
+/* Bytes an allocation of `size` bytes takes: 512-byte granules under 2 MiB,
+ * 2 MiB granules from 2 MiB up. */
+size_t sim_round(size_t size);
+
+/* Device memory; all lock the device. Return a CUresult. */
+int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out);
+int sim_free(struct sim_device *d, uintptr_t ptr);
+int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out);
+void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep);
+/* Look up the live allocation containing addr; copies it to *out. 0 or -1. */
+int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal);
+/* Free and unused bytes of the device as cuMemGetInfo reports them. */
+void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes);
+/* Take the context reserve (first use) / destroy the context: every
+ * allocation, the pool and the reserve are released. */
+void sim_ctx_activate(struct sim_device *d);
+void sim_ctx_destroy(struct sim_device *d);
+#endif
