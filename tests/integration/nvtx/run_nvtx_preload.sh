@@ -1,0 +1,15 @@
+#!/bin/sh
+# run_nvtx_preload.sh PRELOAD SIMDIR PROGRAM CHECKER WORKDIR
+# Runs PROGRAM under the preload on the simulated device, in a fresh WORKDIR
+# (where the trace is written), with NVTX_INJECTION64_PATH unset by us: the
+# preload must set it. Then CHECKER verifies the one trace in WORKDIR.
+set -eu
+preload=$1 simdir=$2 prog=$3 check=$4 work=$5
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+if ! env -u NVTX_INJECTION64_PATH LD_PRELOAD="$preload" LD_LIBRARY_PATH="$simdir" "$prog"; then
+    echo "run_nvtx_preload: $prog failed under the preload" >&2
+    exit 1
+fi
+exec "$check" "$work"
