@@ -75,6 +75,7 @@ int ops_ctx_set_stream(ops_ctx *ctx, void *cuda_stream)
     if (ctx->backend == OPS_CUDA)
         return opscu_set_stream(ctx, cuda_stream);
 #endif
+    (void)ctx;
     (void)cuda_stream;
     return 0;
 }
