@@ -1,6 +1,6 @@
 /* ops_cpu.c — the host backend: im2col/col2im + OpenBLAS sgemm for convolutions, loops over the
- * shared element-wise functions (elementwise.h) for everything else. One sample at a time, so
- * the scratch is one sample's column buffer. */
+ * shared element-wise functions (elementwise.h) for everything else. Samples are lowered a few
+ * at a time (enough for ~1024 GEMM columns); the scratch is that chunk's column buffer. */
 #include "ops_internal.h"
 #include "elementwise.h"
 
@@ -15,21 +15,6 @@ typedef struct {
     int stride, pad;  /* geometry */
     int out_h, out_w; /* column positions */
 } lowering;
-
-static lowering conv_lowering(const ops_conv_desc *d)
-{
-    lowering l = {d->c_in,   d->h_in, d->w_in,         d->k_h,         d->k_w,
-                  d->stride, d->pad,  ops_out_h(d, 0), ops_out_w(d, 0)};
-    return l;
-}
-
-/* The transposed convolution is the adjoint of the conv whose image is its output. */
-static lowering convt_lowering(const ops_conv_desc *d)
-{
-    lowering l = {d->c_out,  ops_out_h(d, 1), ops_out_w(d, 1), d->k_h, d->k_w,
-                  d->stride, d->pad,          d->h_in,         d->w_in};
-    return l;
-}
 
 static size_t lowering_rows(const lowering *l)
 {
@@ -59,13 +44,14 @@ static void im2col_row(const lowering *l, const float *im_c, int ki, int kj, flo
     }
 }
 
-static void im2col(const lowering *l, const float *im, float *col)
+/* col rows are ld floats apart (several samples side by side). */
+static void im2col(const lowering *l, const float *im, float *col, size_t ld)
 {
     size_t plane = (size_t)l->h * l->w, row = 0;
     for (int ch = 0; ch < l->c; ch++)
         for (int ki = 0; ki < l->k_h; ki++)
             for (int kj = 0; kj < l->k_w; kj++, row++)
-                im2col_row(l, im + ch * plane, ki, kj, col + row * lowering_cols(l));
+                im2col_row(l, im + ch * plane, ki, kj, col + row * ld);
 }
 
 /* Adds one column row back into the image channel im_c. */
@@ -86,17 +72,17 @@ static void col2im_row(const lowering *l, const float *row, int ki, int kj, floa
 }
 
 /* im = sum of the column entries that map to each pixel (im overwritten). */
-static void col2im(const lowering *l, const float *col, float *im)
+static void col2im(const lowering *l, const float *col, size_t ld, float *im)
 {
     size_t plane = (size_t)l->h * l->w, row = 0;
     memset(im, 0, sizeof(float) * plane * (size_t)l->c);
     for (int ch = 0; ch < l->c; ch++)
         for (int ki = 0; ki < l->k_h; ki++)
             for (int kj = 0; kj < l->k_w; kj++, row++)
-                col2im_row(l, col + row * lowering_cols(l), ki, kj, im + ch * plane);
+                col2im_row(l, col + row * ld, ki, kj, im + ch * plane);
 }
 
-/* Row-major C(m,n) = alpha op(A) op(B) + beta C. */
+/* Row-major C(m,n) = op(A) op(B) + beta C. */
 static void gemm(int ta, int tb, size_t m, size_t n, size_t k, const float *a, const float *b,
                  float beta, float *c)
 {
@@ -105,14 +91,123 @@ static void gemm(int ta, int tb, size_t m, size_t n, size_t k, const float *a, c
                 tb ? (blasint)k : (blasint)n, beta, c, (blasint)n);
 }
 
+/* ---- one convolution as GEMMs over chunks of samples ---------------------------------------- */
+
+/* Both convolutions pair a large "image" tensor (conv2d: its input; conv_transpose2d: its output)
+ * with a small one (conv2d: output; conv_transpose2d: input) of c_small channels at the
+ * lowering's column positions, through a weight that is (c_small, rows) row-major in both cases.
+ * Samples are lowered `chunk` at a time so each sgemm has at least ~OPS_CPU_GEMM_COLS columns. */
+enum { OPS_CPU_GEMM_COLS = 1024 };
+
+typedef struct {
+    lowering l;
+    int n, c_small, chunk;
+    size_t image_block, small_block; /* floats per sample */
+} conv_job;
+
+static conv_job make_job(const ops_conv_desc *d, int transposed)
+{
+    conv_job j;
+    int oh = ops_out_h(d, transposed), ow = ops_out_w(d, transposed);
+    lowering conv = {d->c_in, d->h_in, d->w_in, d->k_h, d->k_w, d->stride, d->pad, oh, ow};
+    lowering convt = {d->c_out, oh, ow, d->k_h, d->k_w, d->stride, d->pad, d->h_in, d->w_in};
+    j.l = transposed ? convt : conv;
+    j.n = d->n;
+    j.c_small = transposed ? d->c_in : d->c_out;
+    j.image_block = (size_t)j.l.c * j.l.h * j.l.w;
+    j.small_block = (size_t)j.c_small * lowering_cols(&j.l);
+    size_t p = lowering_cols(&j.l), chunk = (OPS_CPU_GEMM_COLS + p - 1) / p;
+    j.chunk = chunk < (size_t)d->n ? (int)chunk : d->n;
+    return j;
+}
+
+/* Scratch: the chunk's columns, plus the chunk's small tensor regrouped as (c_small, chunk*P). */
+static size_t job_ws_floats(const conv_job *j)
+{
+    size_t cols = (size_t)j->chunk * lowering_cols(&j->l);
+    return cols * lowering_rows(&j->l) + (j->chunk > 1 ? cols * (size_t)j->c_small : 0);
+}
+
+/* Between (chunk, c_small, P) in the tensor and (c_small, chunk*P) in tmp. */
+static void regroup(const conv_job *j, int samples, float *tensor, float *tmp, int to_tmp)
+{
+    size_t p = lowering_cols(&j->l), ld = (size_t)samples * p;
+    for (int s = 0; s < samples; s++)
+        for (int c = 0; c < j->c_small; c++) {
+            float *t = tensor + s * j->small_block + c * p, *g = tmp + c * ld + s * p;
+            memcpy(to_tmp ? g : t, to_tmp ? t : g, p * sizeof(float));
+        }
+}
+
+/* The small tensor of samples [n0, n0+samples) as (c_small, samples*P): in place if one sample. */
+static float *small_view(const conv_job *j, int samples, const float *small, float *tmp)
+{
+    if (samples == 1)
+        return (float *)small;
+    regroup(j, samples, (float *)small, tmp, 1);
+    return tmp;
+}
+
+static void lower_chunk(const conv_job *j, int samples, const float *image, float *cols)
+{
+    size_t p = lowering_cols(&j->l), ld = (size_t)samples * p;
+    for (int s = 0; s < samples; s++)
+        im2col(&j->l, image + s * j->image_block, cols + s * p, ld);
+}
+
+/* small = W (c_small, rows) x cols(image): conv2d forward, conv_transpose2d backward data. */
+static void job_lower_gemm(const conv_job *j, const float *w, const float *image, float *small,
+                           float *ws)
+{
+    size_t p = lowering_cols(&j->l);
+    for (int n0 = 0; n0 < j->n; n0 += j->chunk) {
+        int b = j->n - n0 < j->chunk ? j->n - n0 : j->chunk;
+        float *cols = ws, *tmp = ws + lowering_rows(&j->l) * b * p;
+        float *out = b == 1 ? small + n0 * j->small_block : tmp;
+        lower_chunk(j, b, image + n0 * j->image_block, cols);
+        gemm(0, 0, j->c_small, b * p, lowering_rows(&j->l), w, cols, 0.0f, out);
+        if (b > 1)
+            regroup(j, b, small + n0 * j->small_block, tmp, 0);
+    }
+}
+
+/* image = col2im(W^T small): conv2d backward data, conv_transpose2d forward. */
+static void job_gemm_raise(const conv_job *j, const float *w, const float *small, float *image,
+                           float *ws)
+{
+    size_t p = lowering_cols(&j->l);
+    for (int n0 = 0; n0 < j->n; n0 += j->chunk) {
+        int b = j->n - n0 < j->chunk ? j->n - n0 : j->chunk;
+        float *cols = ws, *tmp = ws + lowering_rows(&j->l) * b * p;
+        const float *in = small_view(j, b, small + n0 * j->small_block, tmp);
+        gemm(1, 0, lowering_rows(&j->l), b * p, j->c_small, w, in, 0.0f, cols);
+        for (int s = 0; s < b; s++)
+            col2im(&j->l, cols + s * p, b * p, image + (n0 + s) * j->image_block);
+    }
+}
+
+/* dW (c_small, rows) += small x cols(image)^T: both backward-filter passes. */
+static void job_weight_grad(const conv_job *j, const float *small, const float *image, float *dw,
+                            float *ws)
+{
+    size_t p = lowering_cols(&j->l);
+    for (int n0 = 0; n0 < j->n; n0 += j->chunk) {
+        int b = j->n - n0 < j->chunk ? j->n - n0 : j->chunk;
+        float *cols = ws, *tmp = ws + lowering_rows(&j->l) * b * p;
+        lower_chunk(j, b, image + n0 * j->image_block, cols);
+        const float *g = small_view(j, b, small + n0 * j->small_block, tmp);
+        gemm(0, 1, j->c_small, lowering_rows(&j->l), b * p, g, cols, 1.0f, dw);
+    }
+}
+
 /* ---- convolutions --------------------------------------------------------------------------- */
 
 size_t opscpu_conv2d_workspace_bytes(ops_ctx *ctx, const ops_conv_desc *d, ops_conv_pass pass)
 {
     (void)ctx;
     (void)pass;
-    lowering l = conv_lowering(d);
-    return sizeof(float) * lowering_rows(&l) * lowering_cols(&l);
+    conv_job j = make_job(d, 0);
+    return sizeof(float) * job_ws_floats(&j);
 }
 
 size_t opscpu_conv_transpose2d_workspace_bytes(ops_ctx *ctx, const ops_conv_desc *d,
@@ -120,19 +215,8 @@ size_t opscpu_conv_transpose2d_workspace_bytes(ops_ctx *ctx, const ops_conv_desc
 {
     (void)ctx;
     (void)pass;
-    lowering l = convt_lowering(d);
-    return sizeof(float) * lowering_rows(&l) * lowering_cols(&l);
-}
-
-/* Per-sample sizes: input plane block, output plane block. */
-static size_t in_block(const ops_conv_desc *d)
-{
-    return (size_t)d->c_in * d->h_in * d->w_in;
-}
-
-static size_t out_block(const ops_conv_desc *d, int transposed)
-{
-    return (size_t)d->c_out * ops_out_h(d, transposed) * ops_out_w(d, transposed);
+    conv_job j = make_job(d, 1);
+    return sizeof(float) * job_ws_floats(&j);
 }
 
 int opscpu_conv2d_forward(ops_ctx *ctx, const ops_conv_desc *d, const float *x, const float *w,
@@ -140,13 +224,8 @@ int opscpu_conv2d_forward(ops_ctx *ctx, const ops_conv_desc *d, const float *x, 
 {
     (void)ctx;
     (void)ws_bytes;
-    lowering l = conv_lowering(d);
-    float *col = ws;
-    for (int i = 0; i < d->n; i++) {
-        im2col(&l, x + i * in_block(d), col);
-        gemm(0, 0, d->c_out, lowering_cols(&l), lowering_rows(&l), w, col, 0.0f,
-             y + i * out_block(d, 0));
-    }
+    conv_job j = make_job(d, 0);
+    job_lower_gemm(&j, w, x, y, ws);
     return 0;
 }
 
@@ -155,13 +234,8 @@ int opscpu_conv2d_backward_data(ops_ctx *ctx, const ops_conv_desc *d, const floa
 {
     (void)ctx;
     (void)ws_bytes;
-    lowering l = conv_lowering(d);
-    float *col = ws;
-    for (int i = 0; i < d->n; i++) {
-        gemm(1, 0, lowering_rows(&l), lowering_cols(&l), d->c_out, w, dy + i * out_block(d, 0),
-             0.0f, col);
-        col2im(&l, col, dx + i * in_block(d));
-    }
+    conv_job j = make_job(d, 0);
+    job_gemm_raise(&j, w, dy, dx, ws);
     return 0;
 }
 
@@ -170,13 +244,8 @@ int opscpu_conv2d_backward_filter(ops_ctx *ctx, const ops_conv_desc *d, const fl
 {
     (void)ctx;
     (void)ws_bytes;
-    lowering l = conv_lowering(d);
-    float *col = ws;
-    for (int i = 0; i < d->n; i++) {
-        im2col(&l, x + i * in_block(d), col);
-        gemm(0, 1, d->c_out, lowering_rows(&l), lowering_cols(&l), dy + i * out_block(d, 0), col,
-             1.0f, dw);
-    }
+    conv_job j = make_job(d, 0);
+    job_weight_grad(&j, dy, x, dw, ws);
     return 0;
 }
 
@@ -185,13 +254,8 @@ int opscpu_conv_transpose2d_forward(ops_ctx *ctx, const ops_conv_desc *d, const 
 {
     (void)ctx;
     (void)ws_bytes;
-    lowering l = convt_lowering(d);
-    float *col = ws;
-    for (int i = 0; i < d->n; i++) {
-        gemm(1, 0, lowering_rows(&l), lowering_cols(&l), d->c_in, w, x + i * in_block(d), 0.0f,
-             col);
-        col2im(&l, col, y + i * out_block(d, 1));
-    }
+    conv_job j = make_job(d, 1);
+    job_gemm_raise(&j, w, x, y, ws);
     return 0;
 }
 
@@ -200,13 +264,8 @@ int opscpu_conv_transpose2d_backward_data(ops_ctx *ctx, const ops_conv_desc *d, 
 {
     (void)ctx;
     (void)ws_bytes;
-    lowering l = convt_lowering(d);
-    float *col = ws;
-    for (int i = 0; i < d->n; i++) {
-        im2col(&l, dy + i * out_block(d, 1), col);
-        gemm(0, 0, d->c_in, lowering_cols(&l), lowering_rows(&l), w, col, 0.0f,
-             dx + i * in_block(d));
-    }
+    conv_job j = make_job(d, 1);
+    job_lower_gemm(&j, w, dy, dx, ws);
     return 0;
 }
 
@@ -215,13 +274,8 @@ int opscpu_conv_transpose2d_backward_filter(ops_ctx *ctx, const ops_conv_desc *d
 {
     (void)ctx;
     (void)ws_bytes;
-    lowering l = convt_lowering(d);
-    float *col = ws;
-    for (int i = 0; i < d->n; i++) {
-        im2col(&l, dy + i * out_block(d, 1), col);
-        gemm(0, 1, d->c_in, lowering_rows(&l), lowering_cols(&l), x + i * in_block(d), col, 1.0f,
-             dw);
-    }
+    conv_job j = make_job(d, 1);
+    job_weight_grad(&j, x, dy, dw, ws);
     return 0;
 }
 

@@ -261,6 +261,22 @@ static void convt_odd_shapes(void **state)
     check_conv(&d, 1, 7);
 }
 
+/* Large maps: the CPU backend lowers ceil(1024 / positions) samples per GEMM, so these shapes
+ * exercise several chunks, a last partial chunk and a single-sample chunk. */
+static void conv2d_batched_chunks(void **state)
+{
+    (void)state;
+    ops_conv_desc d = {4, 2, 20, 20, 3, 3, 3, 1, 1}; /* 400 positions: chunks of 3, then 1 */
+    check_conv(&d, 0, 8);
+}
+
+static void convt_batched_chunks(void **state)
+{
+    (void)state;
+    ops_conv_desc d = {13, 2, 10, 10, 2, 4, 4, 2, 1}; /* 100 positions: chunks of 11, then 2 */
+    check_conv(&d, 1, 9);
+}
+
 /* The op refuses a workspace smaller than it asked for, and bad shapes, with a message. */
 static void conv_rejects_bad_arguments(void **state)
 {
@@ -285,10 +301,11 @@ static void conv_rejects_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(conv2d_same_padding), cmocka_unit_test(conv2d_dcgan_downsample),
-        cmocka_unit_test(conv2d_dcgan_final),  cmocka_unit_test(conv2d_odd_shapes),
-        cmocka_unit_test(convt_dcgan_project), cmocka_unit_test(convt_dcgan_upsample),
-        cmocka_unit_test(convt_odd_shapes),    cmocka_unit_test(conv_rejects_bad_arguments),
+        cmocka_unit_test(conv2d_same_padding),   cmocka_unit_test(conv2d_dcgan_downsample),
+        cmocka_unit_test(conv2d_dcgan_final),    cmocka_unit_test(conv2d_odd_shapes),
+        cmocka_unit_test(convt_dcgan_project),   cmocka_unit_test(convt_dcgan_upsample),
+        cmocka_unit_test(convt_odd_shapes),      cmocka_unit_test(conv_rejects_bad_arguments),
+        cmocka_unit_test(conv2d_batched_chunks), cmocka_unit_test(convt_batched_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
