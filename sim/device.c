@@ -174,6 +174,11 @@ int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal)
     if (!d)
         return -1;
     pthread_mutex_lock(&d->lock);
+    for (struct sim_alloc *a = d->table[bucket(addr)]; a && !found; a = a->next)
+        if (a->ptr == addr) { /* the common case: the start of an allocation */
+            *out = *a;
+            found = 1;
+        }
     for (size_t i = 0; i < SIM_TABLE_SIZE && !found; i++)
         for (struct sim_alloc *a = d->table[i]; a && !found; a = a->next)
             if (addr >= a->ptr && addr < a->ptr + (a->size ? a->size : 1)) {

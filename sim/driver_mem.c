@@ -35,8 +35,10 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
+    if (sim_check_init())
+        return sim_check_init();
     if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
-        return sim_check_init() ? sim_check_init() : CUDA_ERROR_INVALID_VALUE;
+        return CUDA_ERROR_INVALID_VALUE;
     return dev_alloc(dptr, bytesize, SIM_MANAGED_MEM);
 }
 

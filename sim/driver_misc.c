@@ -181,7 +181,6 @@ static void ptr_info(CUdeviceptr p, struct ptr_info *pi)
 {
     struct sim_alloc a;
     CUdeviceptr base;
-    size_t size;
     memset(pi, 0, sizeof *pi);
     pi->ordinal = -2;
     if (sim_find((uintptr_t)p, &a, &pi->ordinal) == 0) {
@@ -192,7 +191,6 @@ static void ptr_info(CUdeviceptr p, struct ptr_info *pi)
     } else if (cuMemHostGetDevicePointer_v2(&base, (void *)(uintptr_t)p, 0) == CUDA_SUCCESS) {
         pi->type = CU_MEMORYTYPE_HOST;
         pi->ordinal = 0;
-        (void)size;
     }
 }
 
