@@ -1,0 +1,774 @@
+/* test_format.c: the .vtrace bytes. Round trip of every record with every
+ * field (extreme values included), the header, the merge order of a batch,
+ * and the reader's behaviour on truncated, bit-flipped and crafted corrupt
+ * input (error or clean prefix, never a crash). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "records.h"
+#include "vt_test_util.h"
+
+#include <limits.h>
+#include <zstd.h>
+
+#define DESC_LEN (3 * VT_MAX_STRING_LEN)
+
+/* ---- A canonical text form of an event, written without trace/'s tables -- */
+
+static const char *str_of(const vt_event *e)
+{
+    switch (e->type) {
+    case VT_REC_MODULE:
+        return e->u.module.path;
+    case VT_REC_STRING:
+        return e->u.string.text;
+    case VT_REC_THREAD:
+        return e->u.thread.name;
+    case VT_REC_DEVICE:
+        return e->u.device.name;
+    case VT_REC_NOTE:
+        return e->u.note.text;
+    case VT_REC_END:
+        return e->u.end.reason;
+    default:
+        return NULL;
+    }
+}
+
+#define U64(x) ((unsigned long long)(x))
+
+static int describe_fields(const vt_event *e, char *o, size_t n)
+{
+    const __typeof__(e->u) *u = &e->u;
+    switch (e->type) {
+    case VT_REC_MODULE:
+        return snprintf(o, n, "id=%u bias=%llx start=%llx end=%llx", u->module.id,
+                        U64(u->module.bias), U64(u->module.start), U64(u->module.end));
+    case VT_REC_STACK_NODE:
+        return snprintf(o, n, "id=%u parent=%u ip=%llx", u->stack_node.id, u->stack_node.parent,
+                        U64(u->stack_node.ip));
+    case VT_REC_STRING:
+        return snprintf(o, n, "id=%u", u->string.id);
+    case VT_REC_THREAD:
+        return snprintf(o, n, "id=%u", u->thread.id);
+    case VT_REC_DEVICE:
+        return snprintf(o, n, "id=%d total=%llu", u->device.id, U64(u->device.total_bytes));
+    case VT_REC_ALLOC:
+        return snprintf(o, n, "addr=%llx size=%llu stack=%u dev=%d api=%d stream=%llx",
+                        U64(u->alloc.addr), U64(u->alloc.size), u->alloc.stack, u->alloc.device,
+                        u->alloc.api, U64(u->alloc.stream));
+    case VT_REC_FREE:
+        return snprintf(o, n, "addr=%llx dev=%d api=%d", U64(u->free.addr), u->free.device,
+                        u->free.api);
+    case VT_REC_ALLOC_FAILED:
+        return snprintf(o, n, "size=%llu err=%d stack=%u dev=%d api=%d free=%llu total=%llu",
+                        U64(u->failed.size), u->failed.error, u->failed.stack, u->failed.device,
+                        u->failed.api, U64(u->failed.free_bytes), U64(u->failed.total_bytes));
+    case VT_REC_MEMINFO:
+        return snprintf(o, n, "dev=%d free=%llu total=%llu", u->meminfo.device,
+                        U64(u->meminfo.free_bytes), U64(u->meminfo.total_bytes));
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_MARK:
+        return snprintf(o, n, "domain=%u name=%u", u->range.domain, u->range.name);
+    case VT_REC_HEAP_REGISTER:
+    case VT_REC_HEAP_UNREGISTER:
+    case VT_REC_HEAP_RESET:
+        return snprintf(o, n, "heap=%llx addr=%llx size=%llu usage=%u", U64(u->heap.heap),
+                        U64(u->heap.addr), U64(u->heap.size), u->heap.usage);
+    case VT_REC_REGION_REGISTER:
+    case VT_REC_REGION_UNREGISTER:
+    case VT_REC_REGION_RESIZE:
+    case VT_REC_REGION_NAME:
+        return snprintf(o, n, "heap=%llx addr=%llx size=%llu stack=%u name=%u", U64(u->region.heap),
+                        U64(u->region.addr), U64(u->region.size), u->region.stack, u->region.name);
+    case VT_REC_END:
+        return snprintf(o, n, "status=%d signal=%d", u->end.status, u->end.signal);
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+        return snprintf(o, n, "id=%llx domain=%u name=%u", U64(u->range_se.id), u->range_se.domain,
+                        u->range_se.name);
+    default:
+        return snprintf(o, n, "-");
+    }
+}
+
+/* Strings are shown clamped to VT_MAX_STRING_LEN, as the writer keeps them. */
+static void describe(const vt_event *e, char *o, size_t n)
+{
+    int k = snprintf(o, n, "%s tid=%u ts=%llu ", vt_rec_name(e->type), e->thread_id, U64(e->ts_ns));
+    k += describe_fields(e, o + k, n - (size_t)k);
+    const char *s = str_of(e);
+    if (s)
+        snprintf(o + k, n - (size_t)k, " str[%zu]=%.*s", strnlen(s, VT_MAX_STRING_LEN),
+                 (int)VT_MAX_STRING_LEN, s);
+}
+
+/* ---- Events covering every record type and field ---------------------------- */
+
+enum { V_ZERO, V_MAX, V_MIXED, NVARIANTS };
+
+static void set_string(vt_event *e, const char *s)
+{
+    switch (e->type) {
+    case VT_REC_MODULE:
+        e->u.module.path = s;
+        break;
+    case VT_REC_STRING:
+        e->u.string.text = s;
+        break;
+    case VT_REC_THREAD:
+        e->u.thread.name = s;
+        break;
+    case VT_REC_DEVICE:
+        e->u.device.name = s;
+        break;
+    case VT_REC_NOTE:
+        e->u.note.text = s;
+        break;
+    case VT_REC_END:
+        e->u.end.reason = s;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Every field of every union member set from (u64, u32, i32): fields that a
+ * record does not carry are cleared again by clear_unused(). */
+static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i, enum vt_api api)
+{
+    e->u.alloc = (__typeof__(e->u.alloc)){a, b, u, i, api, b};
+    switch (e->type) {
+    case VT_REC_MODULE:
+        e->u.module = (__typeof__(e->u.module)){u, NULL, a, b, a};
+        break;
+    case VT_REC_STACK_NODE:
+        e->u.stack_node = (__typeof__(e->u.stack_node)){u, u / 2, a};
+        break;
+    case VT_REC_STRING:
+    case VT_REC_THREAD:
+        e->u.string.id = u;
+        break;
+    case VT_REC_DEVICE:
+        e->u.device = (__typeof__(e->u.device)){i, NULL, b};
+        break;
+    case VT_REC_FREE:
+        e->u.free = (__typeof__(e->u.free)){a, i, api};
+        break;
+    case VT_REC_ALLOC_FAILED:
+        e->u.failed = (__typeof__(e->u.failed)){b, i, u, i, api, a, b};
+        break;
+    case VT_REC_MEMINFO:
+        e->u.meminfo = (__typeof__(e->u.meminfo)){i, a, b};
+        break;
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_MARK:
+        e->u.range = (__typeof__(e->u.range)){u, u - 1};
+        break;
+    case VT_REC_RANGE_POP:
+        e->u.range = (__typeof__(e->u.range)){u, 0};
+        break;
+    default:
+        break;
+    }
+}
+
+static void fill_nvtx(vt_event *e, uint64_t a, uint64_t b, uint32_t u)
+{
+    switch (e->type) {
+    case VT_REC_HEAP_REGISTER:
+        e->u.heap = (__typeof__(e->u.heap)){b, a, b, u};
+        break;
+    case VT_REC_HEAP_UNREGISTER:
+    case VT_REC_HEAP_RESET:
+        e->u.heap = (__typeof__(e->u.heap)){b, 0, 0, 0};
+        break;
+    case VT_REC_REGION_REGISTER:
+        e->u.region = (__typeof__(e->u.region)){b, a, b, u, 0};
+        break;
+    case VT_REC_REGION_UNREGISTER:
+        e->u.region = (__typeof__(e->u.region)){b, a, 0, 0, 0};
+        break;
+    case VT_REC_REGION_RESIZE:
+        e->u.region = (__typeof__(e->u.region)){b, a, b, 0, 0};
+        break;
+    case VT_REC_REGION_NAME:
+        e->u.region = (__typeof__(e->u.region)){b, a, 0, 0, u};
+        break;
+    case VT_REC_END:
+        e->u.end = (__typeof__(e->u.end)){(int32_t)u, (int32_t)(u % 65), NULL};
+        break;
+    case VT_REC_RANGE_START:
+        e->u.range_se = (__typeof__(e->u.range_se)){a, u, u ^ 1};
+        break;
+    case VT_REC_RANGE_END:
+        e->u.range_se = (__typeof__(e->u.range_se)){a, 0, 0};
+        break;
+    case VT_REC_NOTE:
+    case VT_REC_MODULE_RESET:
+        memset(&e->u, 0, sizeof e->u);
+        break;
+    default:
+        break;
+    }
+}
+
+static bool is_def(enum vt_rec t)
+{
+    return t == VT_REC_MODULE || t == VT_REC_MODULE_RESET || t == VT_REC_STACK_NODE ||
+           t == VT_REC_STRING || t == VT_REC_THREAD || t == VT_REC_DEVICE || t == VT_REC_NOTE;
+}
+
+static bool plain_event(enum vt_rec t)
+{
+    return t == VT_REC_ALLOC;
+}
+
+typedef struct corpus {
+    vt_event ev[VT_REC_MAX_ * NVARIANTS];
+    size_t n;
+    char *longstr, *overlong;
+} corpus;
+
+static void make_event(corpus *c, enum vt_rec t, int v, uint64_t ts)
+{
+    static const uint64_t A[] = {0, UINT64_MAX, 0x7f12340000ull};
+    static const uint64_t B[] = {0, UINT64_MAX, 1ull << 33};
+    static const uint32_t U[] = {0, UINT32_MAX, 77};
+    static const int32_t I[] = {0, INT32_MIN, -1};
+    static const enum vt_api API[] = {VT_API_UNKNOWN, VT_API_MAX_ - 1, VT_API_CU_MEM_CREATE};
+    vt_event *e = &c->ev[c->n++];
+    memset(e, 0, sizeof *e);
+    e->type = t;
+    e->thread_id = 7;
+    e->ts_ns = is_def(t) ? 0 : ts;
+    if (!plain_event(t) || v != V_MAX)
+        fill_all(e, A[v], B[v], U[v], I[v], API[v]);
+    else /* the other extreme for alloc: INT32_MAX device, max everything */
+        e->u.alloc = (__typeof__(e->u.alloc)){UINT64_MAX, UINT64_MAX,      UINT32_MAX,
+                                              INT32_MAX,  VT_API_MAX_ - 1, UINT64_MAX};
+    fill_nvtx(e, A[v], B[v], U[v]);
+    const char *strs[] = {"", c->longstr, c->overlong};
+    set_string(e, strs[v]);
+}
+
+static void make_corpus(corpus *c)
+{
+    c->n = 0;
+    c->longstr = malloc(VT_MAX_STRING_LEN + 1);
+    c->overlong = malloc(VT_MAX_STRING_LEN + 101);
+    for (size_t i = 0; i < VT_MAX_STRING_LEN + 100; i++)
+        c->overlong[i] = (char)('a' + i % 26);
+    c->overlong[VT_MAX_STRING_LEN + 100] = '\0';
+    memcpy(c->longstr, c->overlong, VT_MAX_STRING_LEN);
+    c->longstr[VT_MAX_STRING_LEN] = '\0';
+    c->longstr[0] = 'L';
+    uint64_t ts[] = {0, 1000, UINT64_MAX};
+    for (int v = 0; v < NVARIANTS; v++)
+        for (int t = 1; t < VT_REC_MAX_; t++)
+            make_event(c, (enum vt_rec)t, v, v == 1 ? ts[1] + (uint64_t)t * 3 : ts[v]);
+}
+
+static void free_corpus(corpus *c)
+{
+    free(c->longstr);
+    free(c->overlong);
+}
+
+/* Write events to a new trace at path with one thread (id 7). */
+static void write_trace(const char *path, const vt_event *ev, size_t n, size_t flush_every)
+{
+    char err[256];
+    vt_header h = vtt_header();
+    vt_writer_opts o = {.no_thread = true, .tbuf_bytes = 1 << 20}; /* no forced flush */
+    vt_writer *w = vt_writer_open(path, &h, &o, err, sizeof err);
+    assert_non_null(w);
+    vt_tbuf *tb = vt_writer_attach(w, 7);
+    assert_non_null(tb);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(vt_write(tb, &ev[i]), 0);
+        if (flush_every && (i + 1) % flush_every == 0)
+            assert_int_equal(vt_writer_flush(w), 0);
+    }
+    vt_writer_detach(w, tb);
+    assert_int_equal(vt_writer_close(w), 0);
+}
+
+static void test_roundtrip_every_record(void **state)
+{
+    (void)state;
+    static corpus c;
+    make_corpus(&c);
+    char *dir = vtt_tmpdir(), path[1024];
+    vtt_path(path, sizeof path, dir, "rt.vtrace");
+    write_trace(path, c.ev, c.n, 0);
+
+    char err[256], *want = malloc(DESC_LEN), *got = malloc(DESC_LEN);
+    vt_reader *r = vt_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    vt_event ev;
+    for (size_t i = 0; i < c.n; i++) {
+        assert_int_equal(vt_reader_next(r, &ev), 1);
+        describe(&c.ev[i], want, DESC_LEN);
+        describe(&ev, got, DESC_LEN);
+        assert_string_equal(got, want);
+    }
+    assert_int_equal(vt_reader_next(r, &ev), 0);
+    assert_null(vt_reader_error(r));
+    assert_false(vt_reader_truncated(r));
+    assert_int_equal(vt_reader_offset(r), vt_reader_file_size(r));
+    vt_reader_close(r);
+    free(want);
+    free(got);
+    free_corpus(&c);
+    const char *names[] = {"rt.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+static void test_header_roundtrip(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], err[256];
+    vtt_path(path, sizeof path, dir, "h.vtrace");
+    const char *argv[VT_MAX_ARGV + 6];
+    char buf[VT_MAX_ARGV + 6][16];
+    for (int i = 0; i < VT_MAX_ARGV + 6; i++) {
+        snprintf(buf[i], sizeof buf[i], "arg%d", i);
+        argv[i] = i == 1 ? "" : buf[i];
+    }
+    vt_header h = vtt_header();
+    h.argc = VT_MAX_ARGV + 6;
+    h.argv = argv;
+    h.pid = UINT32_MAX;
+    h.start_wall_ns = UINT64_MAX;
+    h.flags = VT_HDR_CHILD_AFTER_FORK;
+    h.host = "";
+    vt_writer *w = vt_writer_open(path, &h, NULL, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(vt_writer_close(w), 0);
+    vt_reader *r = vt_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    const vt_header *g = vt_reader_header(r);
+    assert_int_equal(g->format_version, VT_FORMAT_VERSION);
+    assert_int_equal(g->pid, UINT32_MAX);
+    assert_string_equal(g->host, "");
+    assert_string_equal(g->program, h.program);
+    assert_int_equal(g->argc, VT_MAX_ARGV);
+    for (uint32_t i = 0; i < VT_MAX_ARGV; i++)
+        assert_string_equal(g->argv[i], argv[i]);
+    assert_true(g->start_wall_ns == UINT64_MAX);
+    assert_int_equal(g->start_mono_ns, h.start_mono_ns);
+    assert_string_equal(g->vramtrace_version, h.vramtrace_version);
+    assert_int_equal(g->stack_depth, h.stack_depth);
+    assert_int_equal(g->flags, VT_HDR_CHILD_AFTER_FORK);
+    vt_event ev;
+    assert_int_equal(vt_reader_next(r, &ev), 0);
+    vt_reader_close(r);
+    const char *names[] = {"h.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_string_equal(vt_api_name(VT_API_CUDA_MALLOC), "cudaMalloc");
+    assert_string_equal(vt_rec_name(VT_REC_ALLOC), "alloc");
+    assert_string_equal(vt_rec_name((enum vt_rec)0), "unknown");
+    assert_string_equal(vt_rec_name(VT_REC_MAX_), "unknown");
+    assert_string_equal(vt_api_name(VT_API_MAX_), "unknown");
+    for (int a = 0; a < VT_API_MAX_; a++) {
+        assert_non_null(vt_api_name((enum vt_api)a));
+        bool host = a == VT_API_CUDA_MALLOC_HOST || a == VT_API_CU_MEM_ALLOC_HOST;
+        assert_int_equal(vt_api_is_host((enum vt_api)a), host);
+    }
+    for (int t = 1; t < VT_REC_MAX_; t++) /* every token has its own name */
+        for (int u = t + 1; u < VT_REC_MAX_; u++)
+            assert_string_not_equal(vt_rec_name((enum vt_rec)t), vt_rec_name((enum vt_rec)u));
+}
+
+/* ---- Crafted batches --------------------------------------------------------- */
+
+/* A file image: a valid header followed by one checksummed frame of batch. */
+static uint8_t *craft(const uint8_t *batch, size_t n, size_t *len)
+{
+    vt_header h = vtt_header();
+    size_t hl;
+    uint8_t *hdr = vt_header_encode(&h, &hl);
+    size_t cap = hl + ZSTD_compressBound(n);
+    uint8_t *img = malloc(cap);
+    memcpy(img, hdr, hl);
+    free(hdr);
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+    size_t z = ZSTD_compress2(cc, img + hl, cap - hl, batch, n);
+    assert_false(ZSTD_isError(z));
+    ZSTD_freeCCtx(cc);
+    *len = hl + z;
+    return img;
+}
+
+/* Read image to the end; returns the last vt_reader_next result and copies
+ * the error (or "") to err. *count gets the number of events. */
+static int drain(const uint8_t *img, size_t len, char *err, size_t errlen, size_t *count)
+{
+    vt_reader *r = vt_reader_open_mem(img, len, err, errlen);
+    if (!r)
+        return -2;
+    vt_event ev;
+    int rc;
+    *count = 0;
+    while ((rc = vt_reader_next(r, &ev)) == 1)
+        ++*count;
+    snprintf(err, errlen, "%s", rc < 0 ? vt_reader_error(r) : "");
+    vt_reader_close(r);
+    return rc;
+}
+
+static size_t chunk(uint8_t *o, uint32_t tid, uint64_t base, const uint8_t *payload, size_t n)
+{
+    size_t k = vt_chunk_hdr_encode(o, tid, base, n);
+    memcpy(o + k, payload, n);
+    return k + n;
+}
+
+static void expect_corrupt(const uint8_t *batch, size_t n, const char *needle)
+{
+    size_t len, count;
+    char err[512];
+    uint8_t *img = craft(batch, n, &len);
+    int rc = drain(img, len, err, sizeof err, &count);
+    free(img);
+    assert_int_equal(rc, -1);
+    if (!strstr(err, needle))
+        fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
+}
+
+static void test_corrupt_records(void **state)
+{
+    (void)state;
+    uint8_t b[64], p[32];
+    size_t n;
+    memset(p, 0xff, sizeof p);
+    p[0] = VT_REC_ALLOC; /* ts varint never ends */
+    n = chunk(b, 1, 0, p, 12);
+    expect_corrupt(b, n, "malformed varint");
+    p[0] = 0x7f;
+    expect_corrupt(b, chunk(b, 1, 0, p, 1), "bad record token");
+    p[0] = 0;
+    expect_corrupt(b, chunk(b, 1, 0, p, 1), "bad record token");
+    p[0] = VT_REC_STRING; /* id 2^33 */
+    n = 1 + vt_put_varint(p + 1, 1ull << 33);
+    p[n++] = 0;
+    expect_corrupt(b, chunk(b, 1, 0, p, n), "out of range");
+    p[0] = VT_REC_DEVICE; /* id 2^40 (zigzag) */
+    n = 1 + vt_put_varint(p + 1, vt_zigzag(1ll << 40));
+    expect_corrupt(b, chunk(b, 1, 0, p, n), "out of range");
+    uint8_t f[] = {VT_REC_FREE, 0, 0, 0, 99}; /* api 99 */
+    expect_corrupt(b, chunk(b, 1, 0, f, sizeof f), "api");
+    p[0] = VT_REC_NOTE;
+    n = 1 + vt_put_varint(p + 1, VT_MAX_STRING_LEN + 1);
+    expect_corrupt(b, chunk(b, 1, 0, p, n), "string");
+    n = 1 + vt_put_varint(p + 1, 20);
+    expect_corrupt(b, chunk(b, 1, 0, p, n), "string");
+    n = vt_chunk_hdr_encode(b, 1, 0, 100);
+    b[n++] = VT_REC_MODULE_RESET;
+    expect_corrupt(b, n, "past the batch end");
+    uint8_t bad_tid[] = {0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0};
+    expect_corrupt(bad_tid, sizeof bad_tid, "thread id");
+}
+
+static void test_corrupt_limits(void **state)
+{
+    (void)state;
+    size_t n = (VT_MAX_CHUNKS + 1) * 3;
+    uint8_t *b = calloc(n, 1); /* empty chunks of thread 0 */
+    expect_corrupt(b, n, "chunks");
+    free(b);
+    /* A frame header that declares 257 MiB (single segment, 8-byte size). */
+    size_t len, count;
+    char err[512];
+    uint8_t one = VT_REC_MODULE_RESET, c[8];
+    uint8_t *img = craft(c, chunk(c, 1, 0, &one, 1), &len);
+    vt_header h = vtt_header();
+    size_t hl;
+    free(vt_header_encode(&h, &hl));
+    /* magic, descriptor (8-byte content size, single segment), 257 MiB */
+    uint8_t fake[] = {0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x10, 1, 0, 0, 0, 1, 0, 0};
+    uint8_t *img2 = malloc(hl + sizeof fake);
+    memcpy(img2, img, hl);
+    memcpy(img2 + hl, fake, sizeof fake);
+    assert_int_equal(drain(img2, hl + sizeof fake, err, sizeof err, &count), -1);
+    assert_non_null(strstr(err, "MiB"));
+    free(img2);
+    free(img);
+}
+
+static void test_corrupt_file(void **state)
+{
+    (void)state;
+    size_t len, count;
+    char err[512];
+    uint8_t one = VT_REC_MODULE_RESET, c[8];
+    uint8_t *img = craft(c, chunk(c, 1, 0, &one, 1), &len);
+    assert_int_equal(drain(img, len, err, sizeof err, &count), 0);
+    assert_int_equal(count, 1);
+    img[len - 1] ^= 0x40; /* the frame checksum */
+    assert_int_equal(drain(img, len, err, sizeof err, &count), -1);
+    assert_non_null(strstr(err, "checksum"));
+    img[len - 1] ^= 0x40;
+    uint8_t *garbage = malloc(len + 8);
+    memcpy(garbage, img, len);
+    memcpy(garbage + len, "garbage!", 8);
+    assert_int_equal(drain(garbage, len + 8, err, sizeof err, &count), -1);
+    assert_non_null(strstr(err, "bad frame"));
+    free(garbage);
+    uint32_t v = VT_FORMAT_VERSION + 1;
+    memcpy(img + VT_MAGIC_LEN, &v, 4);
+    assert_int_equal(drain(img, len, err, sizeof err, &count), -2);
+    assert_non_null(strstr(err, "version"));
+    v = 0xffffffffu;
+    memcpy(img + VT_MAGIC_LEN, &(uint32_t){VT_FORMAT_VERSION}, 4);
+    memcpy(img + VT_MAGIC_LEN + 4, &v, 4);
+    assert_int_equal(drain(img, len, err, sizeof err, &count), -2);
+    assert_non_null(strstr(err, "header length"));
+    img[2] = 'X';
+    assert_int_equal(drain(img, len, err, sizeof err, &count), -2);
+    assert_non_null(strstr(err, "magic"));
+    free(img);
+}
+
+/* ---- Merge order within a batch -------------------------------------------------- */
+
+static size_t rec(uint8_t *o, enum vt_rec t, int64_t ts_delta, uint64_t addr)
+{
+    size_t k = 0;
+    o[k++] = (uint8_t)t;
+    if (t == VT_REC_STRING || t == VT_REC_STACK_NODE) {
+        o[k++] = 5; /* id */
+        o[k++] = 0; /* empty text / parent 0 */
+        if (t == VT_REC_STACK_NODE)
+            o[k++] = 9; /* ip */
+        return k;
+    }
+    k += vt_put_varint(o + k, vt_zigzag(ts_delta));
+    k += vt_put_varint(o + k, vt_zigzag((int64_t)addr));
+    if (t == VT_REC_ALLOC) {
+        o[k++] = 16; /* size */
+        o[k++] = 0;  /* stack */
+    }
+    o[k++] = 0; /* device */
+    o[k++] = 1; /* api */
+    if (t == VT_REC_ALLOC)
+        o[k++] = 0; /* stream */
+    return k;
+}
+
+static void test_merge_order(void **state)
+{
+    (void)state;
+    uint8_t b[256], p[64];
+    size_t n = 0, k;
+    /* thread 1: alloc@10, string, alloc@60 */
+    k = rec(p, VT_REC_ALLOC, 0, 1);
+    k += rec(p + k, VT_REC_STRING, 0, 0);
+    k += rec(p + k, VT_REC_ALLOC, 50, 1);
+    n += chunk(b + n, 1, 10, p, k);
+    /* thread 2: stack node, alloc@50, then free@100 */
+    k = rec(p, VT_REC_STACK_NODE, 0, 0);
+    k += rec(p + k, VT_REC_ALLOC, 0, 2);
+    n += chunk(b + n, 2, 50, p, k);
+    /* thread 1, a later chunk: free@100 (after its own alloc@100 below) */
+    k = rec(p, VT_REC_ALLOC, 0, 3);
+    k += rec(p + k, VT_REC_FREE, 0, 0);
+    n += chunk(b + n, 1, 100, p, k);
+    /* thread 3: free@100 must come before thread 1's alloc@100 */
+    k = rec(p, VT_REC_FREE, 0, 2);
+    n += chunk(b + n, 3, 100, p, k);
+
+    size_t len;
+    uint8_t *img = craft(b, n, &len);
+    char err[256];
+    vt_reader *r = vt_reader_open_mem(img, len, err, sizeof err);
+    assert_non_null(r);
+    static const struct {
+        enum vt_rec t;
+        uint32_t tid;
+        uint64_t ts;
+    } want[] = {
+        {VT_REC_STACK_NODE, 2, 0}, {VT_REC_ALLOC, 1, 10}, {VT_REC_STRING, 1, 0},
+        {VT_REC_ALLOC, 2, 50},     {VT_REC_ALLOC, 1, 60}, {VT_REC_FREE, 3, 100},
+        {VT_REC_ALLOC, 1, 100},    {VT_REC_FREE, 1, 100},
+    };
+    vt_event ev;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        assert_int_equal(vt_reader_next(r, &ev), 1);
+        assert_string_equal(vt_rec_name(ev.type), vt_rec_name(want[i].t));
+        assert_int_equal(ev.thread_id, want[i].tid);
+        assert_int_equal(ev.ts_ns, want[i].ts);
+    }
+    assert_int_equal(vt_reader_next(r, &ev), 0);
+    vt_reader_close(r);
+    free(img);
+}
+
+/* ---- Truncation and bit flips on a small multi-frame trace ----------------------- */
+
+typedef struct small_trace {
+    uint8_t *img;
+    size_t len, hdr_len;
+    uint64_t bounds[16]; /* file offsets where a frame ends */
+    size_t nbounds;
+    char (*desc)[160];
+    size_t nev;
+} small_trace;
+
+static void make_small_trace(small_trace *t)
+{
+    char *dir = vtt_tmpdir(), path[1024], err[256];
+    vtt_path(path, sizeof path, dir, "small.vtrace");
+    vt_header h = vtt_header();
+    vt_writer_opts o = {.no_thread = true};
+    vt_writer *w = vt_writer_open(path, &h, &o, err, sizeof err);
+    assert_non_null(w);
+    t->hdr_len = vt_writer_bytes(w);
+    vt_tbuf *tb = vt_writer_attach(w, 3);
+    uint64_t ts = vtt_mono_ns();
+    t->nbounds = 0;
+    for (int f = 0; f < 5; f++) {
+        for (int i = 0; i < 6; i++) {
+            vt_event e = {.type = i % 3 == 2 ? VT_REC_FREE : VT_REC_ALLOC, .ts_ns = ts + 10 * i};
+            e.u.alloc.addr = 0x1000u * (uint64_t)(f * 6 + i);
+            e.u.alloc.size = 256;
+            if (i == 0) {
+                vt_event s = {.type = VT_REC_STRING, .u.string = {(uint32_t)f + 1, "phase"}};
+                assert_int_equal(vt_write(tb, &s), 0);
+            }
+            assert_int_equal(vt_write(tb, &e), 0);
+        }
+        ts = vtt_mono_ns() + 1000000;
+        assert_int_equal(vt_writer_flush(w), 0);
+        t->bounds[t->nbounds++] = vt_writer_bytes(w);
+    }
+    vt_writer_detach(w, tb);
+    assert_int_equal(vt_writer_close(w), 0);
+    t->img = vtt_slurp(path, &t->len);
+    assert_non_null(t->img);
+    assert_int_equal(t->len, t->bounds[t->nbounds - 1]);
+    const char *names[] = {"small.vtrace"};
+    vtt_rmdir(dir, names, 1);
+    /* The reference reading. */
+    t->desc = malloc(64 * sizeof *t->desc);
+    vt_reader *r = vt_reader_open_mem(t->img, t->len, err, sizeof err);
+    assert_non_null(r);
+    vt_event ev;
+    for (t->nev = 0; vt_reader_next(r, &ev) == 1; t->nev++)
+        describe(&ev, t->desc[t->nev], sizeof t->desc[0]);
+    assert_int_equal(t->nev, 35);
+    vt_reader_close(r);
+}
+
+/* Read img[0, len) and check it yields a prefix of the reference. Returns the
+ * final vt_reader_next result (or -2 when open failed). */
+static int check_prefix(const small_trace *t, const uint8_t *img, size_t len, bool *truncated,
+                        size_t *nread)
+{
+    char err[256], d[160];
+    vt_reader *r = vt_reader_open_mem(img, len, err, sizeof err);
+    if (!r)
+        return -2;
+    vt_event ev;
+    int rc;
+    size_t i = 0;
+    while ((rc = vt_reader_next(r, &ev)) == 1) {
+        assert_true(i < t->nev);
+        describe(&ev, d, sizeof d);
+        assert_string_equal(d, t->desc[i]);
+        i++;
+    }
+    *truncated = vt_reader_truncated(r);
+    *nread = i;
+    vt_reader_close(r);
+    return rc;
+}
+
+static bool is_bound(const small_trace *t, size_t cut)
+{
+    for (size_t i = 0; i < t->nbounds; i++)
+        if (t->bounds[i] == cut)
+            return true;
+    return cut == t->hdr_len;
+}
+
+static void test_truncated_at_every_byte(void **state)
+{
+    (void)state;
+    small_trace t;
+    make_small_trace(&t);
+    size_t last_n = 0;
+    for (size_t cut = 0; cut <= t.len; cut++) {
+        bool trunc;
+        size_t n;
+        int rc = check_prefix(&t, t.img, cut, &trunc, &n);
+        if (cut < t.hdr_len) {
+            assert_int_equal(rc, -2); /* no header: open fails (says "truncated") */
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(trunc, !is_bound(&t, cut));
+        assert_true(n >= last_n); /* a longer prefix never yields fewer events */
+        last_n = n;
+    }
+    assert_int_equal(last_n, t.nev);
+    char err[256];
+    assert_null(vt_reader_open_mem(t.img, t.hdr_len - 1, err, sizeof err));
+    assert_non_null(strstr(err, "truncated"));
+    free(t.img);
+    free(t.desc);
+}
+
+static void test_bit_flips(void **state)
+{
+    (void)state;
+    small_trace t;
+    make_small_trace(&t);
+    size_t errors = 0, clean = 0;
+    for (size_t pos = 0; pos < t.len; pos++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            t.img[pos] ^= (uint8_t)(1u << bit);
+            bool trunc;
+            size_t n;
+            int rc = check_prefix(&t, t.img, t.len, &trunc, &n); /* never a crash */
+            t.img[pos] ^= (uint8_t)(1u << bit);
+            assert_true(rc == -2 || rc == -1 || rc == 0);
+            if (rc == 0)
+                clean++;
+            else
+                errors++;
+        }
+    }
+    /* Flips inside the checksummed frames must be caught. */
+    assert_true(errors >= (t.len - t.hdr_len) * 3 * 9 / 10);
+    (void)clean;
+    free(t.img);
+    free(t.desc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_every_record),
+        cmocka_unit_test(test_header_roundtrip),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_corrupt_records),
+        cmocka_unit_test(test_corrupt_limits),
+        cmocka_unit_test(test_corrupt_file),
+        cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_truncated_at_every_byte),
+        cmocka_unit_test(test_bit_flips),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

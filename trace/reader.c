@@ -1,0 +1,531 @@
+/* reader.c: streaming reader. Reads the file through a fixed input window,
+ * decompresses one frame (batch) at a time with the zstd streaming API into a
+ * buffer capped at VT_MAX_BATCH_BYTES, splits it into chunks (cursors) and
+ * merges them: definitions as soon as a cursor reaches them, events by
+ * (timestamp, release-before-allocation, chunk order), chunks of one thread
+ * strictly in order. Memory: one batch plus its cursors, never the file. */
+#define _GNU_SOURCE
+#include "records.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* Largest zstd window accepted: the writer's levels (<= 19) need <= 2^23. */
+#define WINDOW_LOG_MAX 24
+#define FIRST_BATCH_CAP (64u << 10)
+
+typedef struct cursor {
+    const uint8_t *p, *end;
+    uint32_t tid;
+    int next_same; /* next chunk of the same thread in this batch, -1 if none */
+    bool head;     /* first chunk of its thread in this batch */
+    vt_delta d;
+    vt_event ev; /* the record at the front, once decoded */
+    vt_span str;
+} cursor;
+
+typedef struct tid_idx {
+    uint32_t tid;
+    int idx;
+} tid_idx;
+
+struct vt_reader {
+    int fd; /* -1 for an in-memory image */
+    const uint8_t *in;
+    size_t in_len, in_pos;
+    uint8_t *inbuf;
+    size_t inbuf_cap;
+    uint64_t in_base; /* file offset of in[0] */
+    uint64_t file_size;
+    bool eof;
+
+    ZSTD_DCtx *dctx;
+    uint8_t *batch;
+    size_t batch_len, batch_cap;
+    uint64_t frame_off;
+
+    cursor *cur;
+    int *heap, *todo;
+    tid_idx *order;
+    size_t ncur, cur_cap, nheap, ntodo;
+
+    vt_header_store hs;
+    bool truncated, failed, done;
+    char err[512];
+    char strbuf[VT_MAX_STRING_LEN + 1];
+};
+
+static int fail(vt_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    r->failed = true;
+    return -1;
+}
+
+static uint64_t offset_now(const vt_reader *r)
+{
+    return r->in_base + r->in_pos;
+}
+
+/* ---- Input window ------------------------------------------------------------ */
+
+/* Refill an exhausted window from the file; sets eof at the end. */
+static int fill(vt_reader *r)
+{
+    if (r->eof || r->in_pos < r->in_len)
+        return 0;
+    ssize_t n;
+    do
+        n = read(r->fd, r->inbuf, r->inbuf_cap);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return fail(r, "read error: %s", strerror(errno));
+    r->in_base += r->in_len;
+    r->in = r->inbuf;
+    r->in_len = (size_t)n;
+    r->in_pos = 0;
+    r->eof = n == 0;
+    return 0;
+}
+
+/* Copy up to n bytes to dst; returns how many (fewer at the end), -1 on error. */
+static ssize_t read_bytes(vt_reader *r, uint8_t *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        if (fill(r) < 0)
+            return -1;
+        size_t k = r->in_len - r->in_pos;
+        if (k == 0)
+            break;
+        k = k < n - got ? k : n - got;
+        memcpy(dst + got, r->in + r->in_pos, k);
+        r->in_pos += k;
+        got += k;
+    }
+    return (ssize_t)got;
+}
+
+/* ---- Open -------------------------------------------------------------------- */
+
+static int read_prefix(vt_reader *r, uint32_t *version, uint32_t *hlen)
+{
+    uint8_t pre[VT_FILE_PREFIX_LEN];
+    ssize_t n = read_bytes(r, pre, sizeof pre);
+    if (n < 0)
+        return -1;
+    size_t m = (size_t)n < VT_MAGIC_LEN ? (size_t)n : VT_MAGIC_LEN;
+    if (memcmp(pre, VT_MAGIC, m) != 0)
+        return fail(r, "not a .vtrace file (bad magic)");
+    if ((size_t)n < sizeof pre)
+        return fail(r, "truncated: the file ends inside its header (%zd bytes)", n);
+    char why[256];
+    if (vt_prefix_decode(pre, version, hlen, why, sizeof why) < 0)
+        return fail(r, "%s", why);
+    return 0;
+}
+
+static int read_header(vt_reader *r)
+{
+    uint32_t version, hlen;
+    if (read_prefix(r, &version, &hlen) < 0)
+        return -1;
+    uint8_t *buf = malloc(hlen ? hlen : 1);
+    if (!buf)
+        return fail(r, "out of memory");
+    ssize_t n = read_bytes(r, buf, hlen);
+    char why[256];
+    int rc = n < 0 ? -1 : 0;
+    if (n >= 0 && (size_t)n < hlen)
+        rc = fail(r, "truncated: the file ends inside its header");
+    else if (n >= 0 && vt_header_decode(buf, hlen, &r->hs, why, sizeof why) < 0)
+        rc = fail(r, "%s", why);
+    free(buf);
+    r->hs.h.format_version = version;
+    return rc;
+}
+
+static vt_reader *reader_new(void)
+{
+    vt_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->fd = -1;
+    r->dctx = ZSTD_createDCtx();
+    if (!r->dctx) {
+        free(r);
+        return NULL;
+    }
+    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
+    return r;
+}
+
+/* Read the header; on failure copy the message to err and free r. */
+static vt_reader *finish_open(vt_reader *r, char *err, size_t errlen)
+{
+    if (read_header(r) == 0)
+        return r;
+    snprintf(err, errlen, "%s", r->err);
+    vt_reader_close(r);
+    return NULL;
+}
+
+vt_reader *vt_reader_open(const char *path, char *err, size_t errlen)
+{
+    vt_reader *r = reader_new();
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (r->fd < 0 || fstat(r->fd, &st) < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        vt_reader_close(r);
+        return NULL;
+    }
+    r->file_size = (uint64_t)st.st_size;
+    r->inbuf_cap = ZSTD_DStreamInSize();
+    r->inbuf = malloc(r->inbuf_cap);
+    if (!r->inbuf) {
+        snprintf(err, errlen, "out of memory");
+        vt_reader_close(r);
+        return NULL;
+    }
+    return finish_open(r, err, errlen);
+}
+
+vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t errlen)
+{
+    vt_reader *r = reader_new();
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->in = data;
+    r->in_len = len;
+    r->eof = true;
+    r->file_size = len;
+    return finish_open(r, err, errlen);
+}
+
+void vt_reader_close(vt_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    ZSTD_freeDCtx(r->dctx);
+    vt_header_store_free(&r->hs);
+    free(r->inbuf);
+    free(r->batch);
+    free(r->cur);
+    free(r->heap);
+    free(r->todo);
+    free(r->order);
+    free(r);
+}
+
+/* ---- Frames ------------------------------------------------------------------ */
+
+static int grow_batch(vt_reader *r)
+{
+    if (r->batch_cap >= VT_MAX_BATCH_BYTES)
+        return fail(r, "corrupt trace: the batch at byte %llu decompresses to more than %u MiB",
+                    (unsigned long long)r->frame_off, VT_MAX_BATCH_BYTES >> 20);
+    size_t cap = r->batch_cap ? 2 * r->batch_cap : FIRST_BATCH_CAP;
+    cap = cap > VT_MAX_BATCH_BYTES ? VT_MAX_BATCH_BYTES : cap;
+    uint8_t *b = realloc(r->batch, cap);
+    if (!b)
+        return fail(r, "out of memory for a %zu-byte batch", cap);
+    r->batch = b;
+    r->batch_cap = cap;
+    return 0;
+}
+
+/* Decompress the next frame into r->batch. 1: done; 0: end of file (clean,
+ * or truncated inside the frame); -1: corruption. */
+static int decompress_frame(vt_reader *r)
+{
+    bool started = false;
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+    r->batch_len = 0;
+    r->frame_off = offset_now(r);
+    if (fill(r) < 0)
+        return -1;
+    /* A declared content size over the cap is rejected before allocating. */
+    unsigned long long declared =
+        ZSTD_getFrameContentSize(r->in + r->in_pos, r->in_len - r->in_pos);
+    if (declared != ZSTD_CONTENTSIZE_ERROR && declared != ZSTD_CONTENTSIZE_UNKNOWN &&
+        declared > VT_MAX_BATCH_BYTES)
+        return fail(r, "corrupt trace: the batch at byte %llu declares %llu bytes (limit %u MiB)",
+                    (unsigned long long)r->frame_off, declared, VT_MAX_BATCH_BYTES >> 20);
+    for (;;) {
+        if (r->batch_len == r->batch_cap && grow_batch(r) < 0)
+            return -1;
+        if (fill(r) < 0)
+            return -1;
+        ZSTD_inBuffer in = {r->in, r->in_len, r->in_pos};
+        ZSTD_outBuffer out = {r->batch, r->batch_cap, r->batch_len};
+        size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
+        if (ZSTD_isError(ret))
+            return fail(r, "corrupt trace: bad frame at byte %llu: %s",
+                        (unsigned long long)r->frame_off, ZSTD_getErrorName(ret));
+        bool progress = in.pos != r->in_pos || out.pos != r->batch_len;
+        r->in_pos = in.pos;
+        r->batch_len = out.pos;
+        if (ret == 0)
+            return 1;
+        started |= progress;
+        if (!progress && r->eof && r->in_pos == r->in_len) {
+            r->truncated = started;
+            return 0;
+        }
+    }
+}
+
+/* ---- Chunks and cursors ------------------------------------------------------ */
+
+static int grow_cursors(vt_reader *r)
+{
+    size_t cap = r->cur_cap ? 2 * r->cur_cap : 16;
+    cursor *c = realloc(r->cur, cap * sizeof *c);
+    if (c)
+        r->cur = c;
+    int *h = c ? realloc(r->heap, cap * sizeof *h) : NULL;
+    if (h)
+        r->heap = h;
+    int *t = h ? realloc(r->todo, cap * sizeof *t) : NULL;
+    if (t)
+        r->todo = t;
+    tid_idx *o = t ? realloc(r->order, cap * sizeof *o) : NULL;
+    if (!o)
+        return fail(r, "out of memory for %zu chunks", cap);
+    r->order = o;
+    r->cur_cap = cap;
+    return 0;
+}
+
+static int cmp_tid_idx(const void *a, const void *b)
+{
+    const tid_idx *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Chain the chunks of each thread in batch order and queue the heads (first
+ * chunk first) for their first record. */
+static void link_threads(vt_reader *r)
+{
+    for (size_t i = 0; i < r->ncur; i++)
+        r->order[i] = (tid_idx){r->cur[i].tid, (int)i};
+    qsort(r->order, r->ncur, sizeof *r->order, cmp_tid_idx);
+    for (size_t i = 0; i < r->ncur; i++) {
+        cursor *c = &r->cur[r->order[i].idx];
+        c->head = i == 0 || r->order[i - 1].tid != c->tid;
+        bool more = i + 1 < r->ncur && r->order[i + 1].tid == c->tid;
+        c->next_same = more ? r->order[i + 1].idx : -1;
+    }
+    r->ntodo = r->nheap = 0;
+    for (size_t i = r->ncur; i-- > 0;)
+        if (r->cur[i].head)
+            r->todo[r->ntodo++] = (int)i;
+}
+
+static int parse_batch(vt_reader *r)
+{
+    const uint8_t *p = r->batch, *end = r->batch + r->batch_len;
+    char why[256];
+    r->ncur = 0;
+    while (p < end) {
+        if (r->ncur == VT_MAX_CHUNKS)
+            return fail(r, "corrupt trace: more than %u chunks in the batch at byte %llu",
+                        VT_MAX_CHUNKS, (unsigned long long)r->frame_off);
+        if (r->ncur == r->cur_cap && grow_cursors(r) < 0)
+            return -1;
+        cursor *c = &r->cur[r->ncur];
+        uint64_t base;
+        size_t len;
+        if (vt_chunk_hdr_decode(&p, end, &c->tid, &base, &len, why, sizeof why) < 0)
+            return fail(r, "corrupt trace: batch at byte %llu, chunk %zu: %s",
+                        (unsigned long long)r->frame_off, r->ncur, why);
+        memset(&c->d, 0, sizeof c->d);
+        c->d.prev_ts = base;
+        c->p = p;
+        c->end = p + len;
+        p += len;
+        r->ncur++;
+    }
+    link_threads(r);
+    return 0;
+}
+
+/* Decompress and parse the next batch: 1, 0 at the end, -1 on corruption. */
+static int load_batch(vt_reader *r)
+{
+    for (;;) {
+        int rc = decompress_frame(r);
+        if (rc <= 0)
+            return rc;
+        if (parse_batch(r) < 0)
+            return -1;
+        if (r->ntodo)
+            return 1;
+    }
+}
+
+/* Decode the record at cursor i's front; *exhausted when it has none. */
+static int cursor_advance(vt_reader *r, int i, bool *exhausted)
+{
+    cursor *c = &r->cur[i];
+    char why[256];
+    *exhausted = c->p == c->end;
+    if (*exhausted)
+        return 0;
+    size_t at = (size_t)(c->p - r->batch);
+    if (vt_rec_decode(&c->p, c->end, &c->d, &c->ev, &c->str, why, sizeof why) < 0)
+        return fail(r, "corrupt trace: batch at byte %llu, offset %zu (thread %u): %s",
+                    (unsigned long long)r->frame_off, at, c->tid, why);
+    c->ev.thread_id = c->tid;
+    return 0;
+}
+
+/* ---- Merge -------------------------------------------------------------------- */
+
+static bool before(const vt_reader *r, int a, int b)
+{
+    const vt_event *x = &r->cur[a].ev, *y = &r->cur[b].ev;
+    if (x->ts_ns != y->ts_ns)
+        return x->ts_ns < y->ts_ns;
+    int rx = vt_rec_rank(x->type), ry = vt_rec_rank(y->type);
+    if (rx != ry)
+        return rx < ry;
+    return a < b;
+}
+
+static void heap_push(vt_reader *r, int c)
+{
+    size_t i = r->nheap++;
+    while (i > 0 && before(r, c, r->heap[(i - 1) / 2])) {
+        r->heap[i] = r->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    r->heap[i] = c;
+}
+
+static int heap_pop(vt_reader *r)
+{
+    int top = r->heap[0], last = r->heap[--r->nheap];
+    size_t i = 0, n = r->nheap;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= n)
+            break;
+        if (k + 1 < n && before(r, r->heap[k + 1], r->heap[k]))
+            k++;
+        if (!before(r, r->heap[k], last))
+            break;
+        r->heap[i] = r->heap[k];
+        i = k;
+    }
+    if (n)
+        r->heap[i] = last;
+    return top;
+}
+
+static void emit(vt_reader *r, int i, vt_event *ev)
+{
+    const cursor *c = &r->cur[i];
+    *ev = c->ev;
+    memcpy(r->strbuf, c->str.p ? (const char *)c->str.p : "", c->str.len);
+    r->strbuf[c->str.len] = '\0';
+    vt_rec_set_string(ev, r->strbuf);
+}
+
+/* Advance the cursor on top of todo: 1 when it reached a definition (emitted),
+ * 0 when it moved on (into the heap, or to its thread's next chunk), -1 on
+ * corruption. */
+static int step_todo(vt_reader *r, vt_event *ev)
+{
+    int i = r->todo[r->ntodo - 1];
+    bool exhausted;
+    if (cursor_advance(r, i, &exhausted) < 0)
+        return -1;
+    if (exhausted) {
+        r->ntodo--;
+        if (r->cur[i].next_same >= 0)
+            r->todo[r->ntodo++] = r->cur[i].next_same;
+        return 0;
+    }
+    if (vt_rec_is_definition(r->cur[i].ev.type)) {
+        emit(r, i, ev); /* stays on todo: advanced again next call */
+        return 1;
+    }
+    r->ntodo--;
+    heap_push(r, i);
+    return 0;
+}
+
+int vt_reader_next(vt_reader *r, vt_event *ev)
+{
+    if (r->failed)
+        return -1;
+    for (;;) {
+        if (r->ntodo) {
+            int rc = step_todo(r, ev);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        if (r->nheap) {
+            int i = heap_pop(r);
+            emit(r, i, ev);
+            r->todo[r->ntodo++] = i;
+            return 1;
+        }
+        if (r->done)
+            return 0;
+        int rc = load_batch(r);
+        if (rc < 0)
+            return -1;
+        r->done = rc == 0;
+    }
+}
+
+/* ---- Accessors ------------------------------------------------------------------ */
+
+const vt_header *vt_reader_header(const vt_reader *r)
+{
+    return &r->hs.h;
+}
+
+bool vt_reader_truncated(const vt_reader *r)
+{
+    return r->truncated;
+}
+
+const char *vt_reader_error(const vt_reader *r)
+{
+    return r->failed ? r->err : NULL;
+}
+
+uint64_t vt_reader_offset(const vt_reader *r)
+{
+    return offset_now(r);
+}
+
+uint64_t vt_reader_file_size(const vt_reader *r)
+{
+    return r->file_size;
+}

@@ -1,0 +1,573 @@
+/* records.c: the one definition of the .vtrace bytes. Every record's fields
+ * are listed once, in FIELDS below, and the encoder and the decoder both walk
+ * that table, so they cannot disagree. docs/trace.md is the prose version. */
+#include "records.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Names ----------------------------------------------------------------- */
+
+static const char *const API_NAMES[VT_API_MAX_] = {
+    [VT_API_UNKNOWN] = "unknown",
+    [VT_API_CUDA_MALLOC] = "cudaMalloc",
+    [VT_API_CUDA_MALLOC_MANAGED] = "cudaMallocManaged",
+    [VT_API_CUDA_MALLOC_PITCH] = "cudaMallocPitch",
+    [VT_API_CUDA_MALLOC_3D] = "cudaMalloc3D",
+    [VT_API_CUDA_MALLOC_HOST] = "cudaMallocHost",
+    [VT_API_CUDA_MALLOC_ASYNC] = "cudaMallocAsync",
+    [VT_API_CU_MEM_ALLOC] = "cuMemAlloc",
+    [VT_API_CU_MEM_ALLOC_PITCH] = "cuMemAllocPitch",
+    [VT_API_CU_MEM_ALLOC_MANAGED] = "cuMemAllocManaged",
+    [VT_API_CU_MEM_ALLOC_HOST] = "cuMemAllocHost",
+    [VT_API_CU_MEM_ALLOC_ASYNC] = "cuMemAllocAsync",
+    [VT_API_CU_MEM_CREATE] = "cuMemCreate",
+    [VT_API_CUPTI] = "cupti",
+};
+
+static const char *const REC_NAMES[VT_REC_MAX_] = {
+    [VT_REC_MODULE] = "module",
+    [VT_REC_MODULE_RESET] = "module_reset",
+    [VT_REC_STACK_NODE] = "stack_node",
+    [VT_REC_STRING] = "string",
+    [VT_REC_THREAD] = "thread",
+    [VT_REC_DEVICE] = "device",
+    [VT_REC_ALLOC] = "alloc",
+    [VT_REC_FREE] = "free",
+    [VT_REC_ALLOC_FAILED] = "alloc_failed",
+    [VT_REC_MEMINFO] = "meminfo",
+    [VT_REC_RANGE_PUSH] = "range_push",
+    [VT_REC_RANGE_POP] = "range_pop",
+    [VT_REC_MARK] = "mark",
+    [VT_REC_HEAP_REGISTER] = "heap_register",
+    [VT_REC_HEAP_UNREGISTER] = "heap_unregister",
+    [VT_REC_HEAP_RESET] = "heap_reset",
+    [VT_REC_REGION_REGISTER] = "region_register",
+    [VT_REC_REGION_UNREGISTER] = "region_unregister",
+    [VT_REC_REGION_RESIZE] = "region_resize",
+    [VT_REC_REGION_NAME] = "region_name",
+    [VT_REC_NOTE] = "note",
+    [VT_REC_END] = "end",
+    [VT_REC_RANGE_START] = "range_start",
+    [VT_REC_RANGE_END] = "range_end",
+};
+
+bool vt_api_is_host(enum vt_api api)
+{
+    return api == VT_API_CUDA_MALLOC_HOST || api == VT_API_CU_MEM_ALLOC_HOST;
+}
+
+const char *vt_api_name(enum vt_api api)
+{
+    if ((unsigned)api >= VT_API_MAX_ || !API_NAMES[api])
+        return "unknown";
+    return API_NAMES[api];
+}
+
+const char *vt_rec_name(enum vt_rec rec)
+{
+    if ((unsigned)rec >= VT_REC_MAX_ || !REC_NAMES[rec])
+        return "unknown";
+    return REC_NAMES[rec];
+}
+
+static bool valid_token(unsigned t)
+{
+    return t > 0 && t < VT_REC_MAX_;
+}
+
+bool vt_rec_is_definition(enum vt_rec rec)
+{
+    switch (rec) {
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_RESET:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_THREAD:
+    case VT_REC_DEVICE:
+    case VT_REC_NOTE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int vt_rec_rank(enum vt_rec rec)
+{
+    switch (rec) {
+    case VT_REC_FREE:
+    case VT_REC_HEAP_UNREGISTER:
+    case VT_REC_HEAP_RESET:
+    case VT_REC_REGION_UNREGISTER:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* ---- The record table ------------------------------------------------------ */
+
+/* Field encodings: TS = zigzag delta from the chunk's previous timestamp
+ * (ev->ts_ns); ADDR = zigzag delta from the chunk's previous address; U64,
+ * U32 = varint; I32 = zigzag varint; API = varint < VT_API_MAX_; STR = varint
+ * length (<= VT_MAX_STRING_LEN) + bytes. */
+enum fkind { F_END = 0, F_TS, F_ADDR, F_U64, F_U32, F_I32, F_API, F_STR };
+
+typedef struct field {
+    unsigned char kind;
+    unsigned short off; /* offset in vt_event */
+    const char *name;
+} field;
+
+#define FLD(k, m)                                                                                  \
+    {                                                                                              \
+        k, offsetof(vt_event, u.m), #m                                                             \
+    }
+#define TS                                                                                         \
+    {                                                                                              \
+        F_TS, 0, "ts"                                                                              \
+    }
+#define MAX_FIELDS 9
+
+static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
+    [VT_REC_MODULE] = {FLD(F_U32, module.id), FLD(F_STR, module.path), FLD(F_U64, module.bias),
+                       FLD(F_U64, module.start), FLD(F_U64, module.end)},
+    [VT_REC_MODULE_RESET] = {{F_END, 0, NULL}},
+    [VT_REC_STACK_NODE] = {FLD(F_U32, stack_node.id), FLD(F_U32, stack_node.parent),
+                           FLD(F_U64, stack_node.ip)},
+    [VT_REC_STRING] = {FLD(F_U32, string.id), FLD(F_STR, string.text)},
+    [VT_REC_THREAD] = {FLD(F_U32, thread.id), FLD(F_STR, thread.name)},
+    [VT_REC_DEVICE] = {FLD(F_I32, device.id), FLD(F_STR, device.name),
+                       FLD(F_U64, device.total_bytes)},
+    [VT_REC_ALLOC] = {TS, FLD(F_ADDR, alloc.addr), FLD(F_U64, alloc.size), FLD(F_U32, alloc.stack),
+                      FLD(F_I32, alloc.device), FLD(F_API, alloc.api), FLD(F_U64, alloc.stream)},
+    [VT_REC_FREE] = {TS, FLD(F_ADDR, free.addr), FLD(F_I32, free.device), FLD(F_API, free.api)},
+    [VT_REC_ALLOC_FAILED] = {TS, FLD(F_U64, failed.size), FLD(F_I32, failed.error),
+                             FLD(F_U32, failed.stack), FLD(F_I32, failed.device),
+                             FLD(F_API, failed.api), FLD(F_U64, failed.free_bytes),
+                             FLD(F_U64, failed.total_bytes)},
+    [VT_REC_MEMINFO] = {TS, FLD(F_I32, meminfo.device), FLD(F_U64, meminfo.free_bytes),
+                        FLD(F_U64, meminfo.total_bytes)},
+    [VT_REC_RANGE_PUSH] = {TS, FLD(F_U32, range.domain), FLD(F_U32, range.name)},
+    [VT_REC_RANGE_POP] = {TS, FLD(F_U32, range.domain)},
+    [VT_REC_MARK] = {TS, FLD(F_U32, range.domain), FLD(F_U32, range.name)},
+    [VT_REC_HEAP_REGISTER] = {TS, FLD(F_U64, heap.heap), FLD(F_ADDR, heap.addr),
+                              FLD(F_U64, heap.size), FLD(F_U32, heap.usage)},
+    [VT_REC_HEAP_UNREGISTER] = {TS, FLD(F_U64, heap.heap)},
+    [VT_REC_HEAP_RESET] = {TS, FLD(F_U64, heap.heap)},
+    [VT_REC_REGION_REGISTER] = {TS, FLD(F_U64, region.heap), FLD(F_ADDR, region.addr),
+                                FLD(F_U64, region.size), FLD(F_U32, region.stack)},
+    [VT_REC_REGION_UNREGISTER] = {TS, FLD(F_U64, region.heap), FLD(F_ADDR, region.addr)},
+    [VT_REC_REGION_RESIZE] = {TS, FLD(F_U64, region.heap), FLD(F_ADDR, region.addr),
+                              FLD(F_U64, region.size)},
+    [VT_REC_REGION_NAME] = {TS, FLD(F_U64, region.heap), FLD(F_ADDR, region.addr),
+                            FLD(F_U32, region.name)},
+    [VT_REC_NOTE] = {FLD(F_STR, note.text)},
+    [VT_REC_END] = {TS, FLD(F_I32, end.status), FLD(F_I32, end.signal), FLD(F_STR, end.reason)},
+    [VT_REC_RANGE_START] = {TS, FLD(F_U64, range_se.id), FLD(F_U32, range_se.domain),
+                            FLD(F_U32, range_se.name)},
+    [VT_REC_RANGE_END] = {TS, FLD(F_U64, range_se.id)},
+};
+
+static const field *string_field(unsigned type)
+{
+    if (!valid_token(type))
+        return NULL;
+    for (const field *f = FIELDS[type]; f->kind != F_END; f++)
+        if (f->kind == F_STR)
+            return f;
+    return NULL;
+}
+
+static const char *get_str(const vt_event *ev, const field *f)
+{
+    const char *s;
+    memcpy(&s, (const char *)ev + f->off, sizeof s);
+    return s;
+}
+
+size_t vt_rec_string_len(const vt_event *ev)
+{
+    const field *f = string_field(ev->type);
+    const char *s = f ? get_str(ev, f) : NULL;
+    return s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
+}
+
+void vt_rec_set_string(vt_event *ev, const char *s)
+{
+    const field *f = string_field(ev->type);
+    if (f)
+        memcpy((char *)ev + f->off, &s, sizeof s);
+}
+
+/* ---- Encoder ---------------------------------------------------------------- */
+
+static uint8_t *enc_field(uint8_t *o, vt_delta *d, const vt_event *ev, const field *f)
+{
+    const char *src = (const char *)ev + f->off;
+    uint64_t u64;
+    uint32_t u32;
+    int32_t i32;
+    enum vt_api api;
+    switch (f->kind) {
+    case F_TS:
+        if (!d->has_ts) {
+            d->base_ts = d->prev_ts = ev->ts_ns;
+            d->has_ts = 1;
+        }
+        o += vt_put_varint(o, vt_zigzag((int64_t)(ev->ts_ns - d->prev_ts)));
+        d->prev_ts = ev->ts_ns;
+        return o;
+    case F_ADDR:
+        memcpy(&u64, src, sizeof u64);
+        o += vt_put_varint(o, vt_zigzag((int64_t)(u64 - d->prev_addr)));
+        d->prev_addr = u64;
+        return o;
+    case F_U64:
+        memcpy(&u64, src, sizeof u64);
+        return o + vt_put_varint(o, u64);
+    case F_U32:
+        memcpy(&u32, src, sizeof u32);
+        return o + vt_put_varint(o, u32);
+    case F_I32:
+        memcpy(&i32, src, sizeof i32);
+        return o + vt_put_varint(o, vt_zigzag(i32));
+    case F_API:
+        memcpy(&api, src, sizeof api);
+        return o + vt_put_varint(o, (unsigned)api < VT_API_MAX_ ? (unsigned)api : VT_API_UNKNOWN);
+    default: { /* F_STR */
+        const char *s = get_str(ev, f);
+        size_t n = s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
+        o += vt_put_varint(o, n);
+        if (n)
+            memcpy(o, s, n);
+        return o + n;
+    }
+    }
+}
+
+size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
+{
+    if (!valid_token(ev->type))
+        return 0;
+    uint8_t *o = out;
+    *o++ = (uint8_t)ev->type;
+    for (const field *f = FIELDS[ev->type]; f->kind != F_END; f++)
+        o = enc_field(o, d, ev, f);
+    return (size_t)(o - out);
+}
+
+/* ---- Decoder ---------------------------------------------------------------- */
+
+/* Decode one field; NULL on success, else what went wrong. */
+static const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev,
+                             const field *f, vt_span *str)
+{
+    char *dst = (char *)ev + f->off;
+    uint64_t v;
+    if (vt_get_varint(p, end, &v) < 0)
+        return "malformed varint";
+    switch (f->kind) {
+    case F_TS:
+        ev->ts_ns = d->prev_ts += (uint64_t)vt_unzigzag(v);
+        return NULL;
+    case F_ADDR:
+        d->prev_addr += (uint64_t)vt_unzigzag(v);
+        memcpy(dst, &d->prev_addr, sizeof d->prev_addr);
+        return NULL;
+    case F_U64:
+        memcpy(dst, &v, sizeof v);
+        return NULL;
+    case F_U32: {
+        if (v > UINT32_MAX)
+            return "value out of range";
+        uint32_t u32 = (uint32_t)v;
+        memcpy(dst, &u32, sizeof u32);
+        return NULL;
+    }
+    case F_I32: {
+        int64_t s = vt_unzigzag(v);
+        if (s < INT32_MIN || s > INT32_MAX)
+            return "value out of range";
+        int32_t i32 = (int32_t)s;
+        memcpy(dst, &i32, sizeof i32);
+        return NULL;
+    }
+    case F_API: {
+        if (v >= VT_API_MAX_)
+            return "unknown api";
+        enum vt_api api = (enum vt_api)v;
+        memcpy(dst, &api, sizeof api);
+        return NULL;
+    }
+    default: /* F_STR */
+        if (v > VT_MAX_STRING_LEN)
+            return "string longer than VT_MAX_STRING_LEN";
+        if (v > (uint64_t)(end - *p))
+            return "string runs past the end of the chunk";
+        str->p = *p;
+        str->len = (size_t)v;
+        *p += v;
+        return NULL;
+    }
+}
+
+int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
+                  char *err, size_t errlen)
+{
+    const uint8_t *q = *p;
+    memset(ev, 0, sizeof *ev);
+    str->p = NULL;
+    str->len = 0;
+    if (q >= end) {
+        snprintf(err, errlen, "record expected past the end of the chunk");
+        return -1;
+    }
+    unsigned tok = *q++;
+    if (!valid_token(tok)) {
+        snprintf(err, errlen, "bad record token %u", tok);
+        return -1;
+    }
+    ev->type = (enum vt_rec)tok;
+    for (const field *f = FIELDS[tok]; f->kind != F_END; f++) {
+        const char *why = dec_field(&q, end, d, ev, f, str);
+        if (why) {
+            snprintf(err, errlen, "%s record, field %s: %s", REC_NAMES[tok], f->name, why);
+            return -1;
+        }
+    }
+    *p = q;
+    return 0;
+}
+
+/* ---- Chunk header ------------------------------------------------------------ */
+
+size_t vt_chunk_hdr_encode(uint8_t *out, uint32_t thread_id, uint64_t base_ts, size_t len)
+{
+    size_t n = vt_put_varint(out, thread_id);
+    n += vt_put_varint(out + n, base_ts);
+    return n + vt_put_varint(out + n, len);
+}
+
+int vt_chunk_hdr_decode(const uint8_t **p, const uint8_t *end, uint32_t *thread_id,
+                        uint64_t *base_ts, size_t *len, char *err, size_t errlen)
+{
+    uint64_t tid, n;
+    if (vt_get_varint(p, end, &tid) < 0 || vt_get_varint(p, end, base_ts) < 0 ||
+        vt_get_varint(p, end, &n) < 0) {
+        snprintf(err, errlen, "malformed varint in chunk header");
+        return -1;
+    }
+    if (tid > UINT32_MAX) {
+        snprintf(err, errlen, "chunk thread id %llu out of range", (unsigned long long)tid);
+        return -1;
+    }
+    if (n > (uint64_t)(end - *p)) {
+        snprintf(err, errlen, "chunk length %llu past the batch end (%zu bytes left)",
+                 (unsigned long long)n, (size_t)(end - *p));
+        return -1;
+    }
+    *thread_id = (uint32_t)tid;
+    *len = (size_t)n;
+    return 0;
+}
+
+/* ---- File header ------------------------------------------------------------- */
+
+/* Header block fields: varint key = tag << 1 | kind (kind 0: varint value,
+ * kind 1: varint length + bytes). Unknown tags are skipped, so fields can be
+ * added without a version change. */
+enum htag {
+    H_PID = 1,
+    H_HOST = 2,
+    H_PROGRAM = 3,
+    H_ARG = 4, /* repeated, in order */
+    H_START_WALL = 5,
+    H_START_MONO = 6,
+    H_VERSION = 7,
+    H_STACK_DEPTH = 8,
+    H_FLAGS = 9,
+};
+
+static void put_u32le(uint8_t *o, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        o[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint8_t *hput_u(uint8_t *o, unsigned tag, uint64_t v)
+{
+    o += vt_put_varint(o, (uint64_t)tag << 1);
+    return o + vt_put_varint(o, v);
+}
+
+static uint8_t *hput_s(uint8_t *o, unsigned tag, const char *s)
+{
+    size_t n = s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
+    o += vt_put_varint(o, (uint64_t)tag << 1 | 1);
+    o += vt_put_varint(o, n);
+    if (n)
+        memcpy(o, s, n);
+    return o + n;
+}
+
+static uint32_t header_argc(const vt_header *h)
+{
+    uint32_t argc = h->argv ? h->argc : 0;
+    return argc > VT_MAX_ARGV ? VT_MAX_ARGV : argc;
+}
+
+uint8_t *vt_header_encode(const vt_header *h, size_t *len)
+{
+    uint32_t argc = header_argc(h);
+    size_t cap = VT_FILE_PREFIX_LEN + (9 + (size_t)argc) * (2 * VT_VARINT_MAX) +
+                 (3 + (size_t)argc) * VT_MAX_STRING_LEN;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    memcpy(buf, VT_MAGIC, VT_MAGIC_LEN);
+    put_u32le(buf + VT_MAGIC_LEN, VT_FORMAT_VERSION);
+    uint8_t *o = buf + VT_FILE_PREFIX_LEN;
+    o = hput_u(o, H_PID, h->pid);
+    o = hput_s(o, H_HOST, h->host);
+    o = hput_s(o, H_PROGRAM, h->program);
+    for (uint32_t i = 0; i < argc; i++)
+        o = hput_s(o, H_ARG, h->argv[i]);
+    o = hput_u(o, H_START_WALL, h->start_wall_ns);
+    o = hput_u(o, H_START_MONO, h->start_mono_ns);
+    o = hput_s(o, H_VERSION, h->vramtrace_version);
+    o = hput_u(o, H_STACK_DEPTH, h->stack_depth);
+    o = hput_u(o, H_FLAGS, h->flags);
+    put_u32le(buf + VT_MAGIC_LEN + 4, (uint32_t)(o - buf - VT_FILE_PREFIX_LEN));
+    *len = (size_t)(o - buf);
+    return buf;
+}
+
+int vt_prefix_decode(const uint8_t *p, uint32_t *version, uint32_t *header_len, char *err,
+                     size_t errlen)
+{
+    if (memcmp(p, VT_MAGIC, VT_MAGIC_LEN) != 0) {
+        snprintf(err, errlen, "not a .vtrace file (bad magic)");
+        return -1;
+    }
+    *version = get_u32le(p + VT_MAGIC_LEN);
+    *header_len = get_u32le(p + VT_MAGIC_LEN + 4);
+    if (*version == 0 || *version > VT_FORMAT_VERSION) {
+        snprintf(err, errlen, "unsupported .vtrace format version %u (this reader knows 1..%u)",
+                 *version, VT_FORMAT_VERSION);
+        return -1;
+    }
+    if (*header_len > VT_MAX_HEADER_LEN) {
+        snprintf(err, errlen, "absurd header length %u", *header_len);
+        return -1;
+    }
+    return 0;
+}
+
+/* Store a header string (terminated copy) in slot; -1 on out of memory. */
+static int store_string(vt_header_store *hs, unsigned slot, const uint8_t *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (!s)
+        return -1;
+    memcpy(s, p, n);
+    s[n] = '\0';
+    free(hs->strings[slot]);
+    hs->strings[slot] = s;
+    return 0;
+}
+
+static void header_set_u(vt_header *h, unsigned tag, uint64_t v)
+{
+    switch (tag) {
+    case H_PID:
+        h->pid = (uint32_t)v;
+        break;
+    case H_START_WALL:
+        h->start_wall_ns = v;
+        break;
+    case H_START_MONO:
+        h->start_mono_ns = v;
+        break;
+    case H_STACK_DEPTH:
+        h->stack_depth = (uint32_t)v;
+        break;
+    case H_FLAGS:
+        h->flags = (uint32_t)v;
+        break;
+    default: /* unknown: skipped */
+        break;
+    }
+}
+
+/* Slot in hs->strings for a string tag, or -1 to skip it. */
+static int string_slot(vt_header_store *hs, unsigned tag)
+{
+    switch (tag) {
+    case H_HOST:
+        return 0;
+    case H_PROGRAM:
+        return 1;
+    case H_VERSION:
+        return 2;
+    case H_ARG:
+        return hs->h.argc < VT_MAX_ARGV ? (int)(3 + hs->h.argc++) : -1;
+    default:
+        return -1;
+    }
+}
+
+static const char *header_field(const uint8_t **p, const uint8_t *end, vt_header_store *hs)
+{
+    uint64_t key, v;
+    if (vt_get_varint(p, end, &key) < 0 || vt_get_varint(p, end, &v) < 0)
+        return "malformed varint in header";
+    if (key > UINT32_MAX)
+        return "header field tag out of range";
+    if (!(key & 1)) {
+        header_set_u(&hs->h, (unsigned)(key >> 1), v);
+        return NULL;
+    }
+    if (v > VT_MAX_STRING_LEN || v > (uint64_t)(end - *p))
+        return "header string too long or past the end of the header";
+    int slot = string_slot(hs, (unsigned)(key >> 1));
+    if (slot >= 0 && store_string(hs, (unsigned)slot, *p, (size_t)v) < 0)
+        return "out of memory";
+    *p += v;
+    return NULL;
+}
+
+int vt_header_decode(const uint8_t *p, size_t len, vt_header_store *hs, char *err, size_t errlen)
+{
+    const uint8_t *end = p + len;
+    memset(hs, 0, sizeof *hs);
+    while (p < end) {
+        const char *why = header_field(&p, end, hs);
+        if (why) {
+            snprintf(err, errlen, "corrupt header: %s", why);
+            vt_header_store_free(hs);
+            return -1;
+        }
+    }
+    hs->h.host = hs->strings[0] ? hs->strings[0] : "";
+    hs->h.program = hs->strings[1] ? hs->strings[1] : "";
+    hs->h.vramtrace_version = hs->strings[2] ? hs->strings[2] : "";
+    for (uint32_t i = 0; i < hs->h.argc; i++)
+        hs->argv[i] = hs->strings[3 + i];
+    hs->h.argv = hs->argv;
+    return 0;
+}
+
+void vt_header_store_free(vt_header_store *hs)
+{
+    for (size_t i = 0; i < sizeof hs->strings / sizeof hs->strings[0]; i++) {
+        free(hs->strings[i]);
+        hs->strings[i] = NULL;
+    }
+}

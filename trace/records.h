@@ -1,0 +1,143 @@
+/* records.h: internal to trace/. The byte-level encoding of the .vtrace
+ * format (varints, header block, chunk headers, records), shared by the
+ * writer (writer.c) and the reader (reader.c). docs/trace.md describes the
+ * same bytes in prose; records.c is the one definition. */
+#ifndef VRAMTRACE_TRACE_RECORDS_H
+#define VRAMTRACE_TRACE_RECORDS_H
+
+#include "vtrace.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest LEB128 encoding of a 64-bit value (bytes). */
+#define VT_VARINT_MAX 10
+/* Upper bound of a record's encoding without its string (bytes). */
+#define VT_REC_FIXED_MAX 96
+/* Upper bound of one record (bytes): what a thread buffer must always hold. */
+#define VT_REC_MAX (VT_REC_FIXED_MAX + VT_VARINT_MAX + VT_MAX_STRING_LEN)
+/* Upper bound of a chunk header (thread id, base ts, payload length). */
+#define VT_CHUNK_HDR_MAX (3 * VT_VARINT_MAX)
+/* Fixed file prefix: magic, u32 version, u32 header_len. */
+#define VT_FILE_PREFIX_LEN (VT_MAGIC_LEN + 8)
+/* Largest header block a reader accepts (bytes). */
+#define VT_MAX_HEADER_LEN (2u << 20)
+/* Largest decompressed batch a reader accepts; larger is corruption. */
+#define VT_MAX_BATCH_BYTES (256u << 20)
+/* Most chunks in one batch a reader accepts. */
+#define VT_MAX_CHUNKS 65536u
+
+/* Delta state of one chunk: timestamps and addresses are zigzag deltas from
+ * the previous record of the same chunk. */
+typedef struct vt_delta {
+    uint64_t prev_ts;   /* starts at the chunk's base_ts */
+    uint64_t prev_addr; /* starts at 0 */
+    uint64_t base_ts;   /* writer: ts of the chunk's first timestamped record */
+    int has_ts;         /* writer: base_ts is set */
+} vt_delta;
+
+/* A string inside a decoded record: points into the batch, not terminated. */
+typedef struct vt_span {
+    const uint8_t *p;
+    size_t len;
+} vt_span;
+
+/* ---- LEB128 varints and zigzag (protobuf's encodings) -------------------- */
+
+static inline size_t vt_put_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Decode one varint from [*p, end). 0 on success, -1 if it runs past end or
+ * is longer than 10 bytes or overflows 64 bits. */
+static inline int vt_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    const uint8_t *q = *p;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (q >= end)
+            return -1;
+        uint8_t b = *q++;
+        if (shift == 63 && b > 1)
+            return -1;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *p = q;
+            *v = r;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static inline uint64_t vt_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t vt_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* ---- Records -------------------------------------------------------------- */
+
+/* true for definition records (no timestamp; yielded as soon as reached). */
+bool vt_rec_is_definition(enum vt_rec rec);
+/* Merge rank at equal timestamps: 0 for releases (free, unregister, reset),
+ * 1 for everything else. */
+int vt_rec_rank(enum vt_rec rec);
+/* Length a string field of ev will be written with (clamped to
+ * VT_MAX_STRING_LEN); 0 when the record has no string. */
+size_t vt_rec_string_len(const vt_event *ev);
+/* Encode ev at out (room for VT_REC_FIXED_MAX + VT_VARINT_MAX +
+ * vt_rec_string_len(ev) bytes), updating the chunk's delta state. Returns the
+ * bytes written, 0 if ev->type is not a valid token. */
+size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev);
+/* Decode one record from [*p, end) into ev (zeroed first; the string field,
+ * if any, is left NULL and returned in *str). Advances *p. 0 on success, -1
+ * with a message in err on a bad token, malformed varint, field out of range
+ * or string past the end. */
+int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
+                  char *err, size_t errlen);
+/* Point the string field of ev (if its type has one) at s. */
+void vt_rec_set_string(vt_event *ev, const char *s);
+
+/* ---- Chunk header ---------------------------------------------------------- */
+
+/* varint thread_id, varint base_ts_ns, varint payload_len. Returns bytes
+ * written at out (at most VT_CHUNK_HDR_MAX). */
+size_t vt_chunk_hdr_encode(uint8_t *out, uint32_t thread_id, uint64_t base_ts, size_t len);
+/* Decode a chunk header; -1 with a message if malformed or the payload runs
+ * past end. */
+int vt_chunk_hdr_decode(const uint8_t **p, const uint8_t *end, uint32_t *thread_id,
+                        uint64_t *base_ts, size_t *len, char *err, size_t errlen);
+
+/* ---- File header ----------------------------------------------------------- */
+
+/* Encode the file prefix and header block into a malloc'd buffer; returns
+ * its length in *len, NULL on out of memory. */
+uint8_t *vt_header_encode(const vt_header *h, size_t *len);
+/* Parse the 16-byte file prefix: magic, version (must be 1..VT_FORMAT_VERSION)
+ * and header_len (at most VT_MAX_HEADER_LEN). -1 with a message otherwise. */
+int vt_prefix_decode(const uint8_t *p, uint32_t *version, uint32_t *header_len, char *err,
+                     size_t errlen);
+/* Decoded header: owns its strings. */
+typedef struct vt_header_store {
+    vt_header h;
+    char *strings[3 + VT_MAX_ARGV];
+    const char *argv[VT_MAX_ARGV];
+} vt_header_store;
+/* Decode a header block of len bytes into hs (strings malloc'd and
+ * terminated). -1 with a message on malformed input. */
+int vt_header_decode(const uint8_t *p, size_t len, vt_header_store *hs, char *err, size_t errlen);
+void vt_header_store_free(vt_header_store *hs);
+
+#endif

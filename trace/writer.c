@@ -1,0 +1,736 @@
+/* writer.c: per-thread buffers, the writer thread and zstd frames.
+ *
+ * Each attached thread encodes records straight into its current chunk under
+ * the chunk owner's (tbuf's) lock, which is contended only during a flush.
+ * A full chunk goes to the full queue and the thread takes a fresh one from a
+ * bounded pool (2 per attached thread + POOL_SPARE); when the pool is
+ * exhausted the thread flushes itself (back-pressure, never unbounded memory).
+ *
+ * Epoch rule: a flush takes every tbuf lock, swaps every current chunk out
+ * (and takes the full queue, which holds older chunks), releases the locks,
+ * then compresses the whole epoch as one batch = one zstd frame.
+ *
+ * Lock order: flush_lock -> list_lock -> tbuf locks -> q_lock. */
+#define _GNU_SOURCE
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx: no malloc in a signal handler */
+#include "records.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define DEFAULT_TBUF_BYTES (64u << 10)
+#define MIN_TBUF_BYTES (2u * VT_REC_MAX)
+#define MAX_TBUF_BYTES (16u << 20)
+#define POOL_SPARE 8u
+/* A batch larger than this is split into several frames (reader cap / 2). */
+#define FRAME_CONTENT_MAX (VT_MAX_BATCH_BYTES / 2)
+
+typedef struct vt_chunk {
+    struct vt_chunk *next;
+    uint32_t thread_id;
+    vt_delta d;
+    size_t len, cap;
+    uint8_t data[];
+} vt_chunk;
+
+struct vt_tbuf {
+    pthread_mutex_t lock;
+    vt_writer *w;
+    vt_tbuf *next;      /* in w->tbufs, under list_lock */
+    vt_chunk *cur;      /* under lock; NULL until the next write */
+    atomic_bool dead;   /* the writer was closed: vt_write returns -1 */
+    bool signal_locked; /* vt_writer_flush_from_signal holds lock */
+    uint32_t thread_id;
+};
+
+struct vt_writer {
+    int fd;
+    size_t tbuf_bytes;
+    uint64_t flush_ns;
+    bool has_thread;
+    pthread_t thread;
+
+    pthread_mutex_t flush_lock; /* one flush at a time; owns cctx and out */
+    ZSTD_CCtx *cctx;            /* static: never allocates after open */
+    void *cctx_mem;
+    uint8_t *out;
+    size_t out_cap;
+
+    pthread_mutex_t list_lock; /* tbufs */
+    vt_tbuf *tbufs;
+    atomic_uint nattached;
+
+    pthread_mutex_t q_lock; /* full queue, pool, nchunks, stop, flush_req */
+    pthread_cond_t q_cond;
+    vt_chunk *full_head, **full_tail;
+    vt_chunk *pool;
+    unsigned nchunks;
+    bool stop;
+
+    uint64_t ts_floor; /* CLOCK_MONOTONIC at the last swap; under all tbuf locks */
+    atomic_bool failed;
+    atomic_flag err_claimed;
+    atomic_uint_least64_t bytes;
+    char err[256];
+};
+
+/* ---- Small helpers -------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Record the first error and stop the writer. */
+static void set_error(vt_writer *w, const char *fmt, ...)
+{
+    if (!atomic_flag_test_and_set(&w->err_claimed)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w->err, sizeof w->err, fmt, ap);
+        va_end(ap);
+    }
+    atomic_store(&w->failed, true);
+}
+
+static bool failed(const vt_writer *w)
+{
+    return atomic_load_explicit(&w->failed, memory_order_acquire);
+}
+
+/* write() all of [p, p+n); 0 or an errno value. Async-signal-safe. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return errno;
+        if (k == 0)
+            return EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static void chunk_init(vt_chunk *c, uint32_t thread_id)
+{
+    c->next = NULL;
+    c->thread_id = thread_id;
+    c->len = 0;
+    memset(&c->d, 0, sizeof c->d);
+}
+
+/* ---- Pool and full queue (q_lock held) -------------------------------------- */
+
+static unsigned chunk_limit(vt_writer *w)
+{
+    return 2 * atomic_load(&w->nattached) + POOL_SPARE;
+}
+
+static vt_chunk *pool_get_locked(vt_writer *w)
+{
+    vt_chunk *c = w->pool;
+    if (c) {
+        w->pool = c->next;
+        return c;
+    }
+    if (w->nchunks >= chunk_limit(w))
+        return NULL;
+    c = malloc(sizeof *c + w->tbuf_bytes);
+    if (!c) {
+        set_error(w, "out of memory for a %zu-byte trace buffer", w->tbuf_bytes);
+        return NULL;
+    }
+    w->nchunks++;
+    c->cap = w->tbuf_bytes;
+    return c;
+}
+
+static void pool_put_locked(vt_writer *w, vt_chunk *c)
+{
+    if (w->nchunks > chunk_limit(w)) {
+        w->nchunks--;
+        free(c);
+        return;
+    }
+    c->next = w->pool;
+    w->pool = c;
+}
+
+static void queue_push_locked(vt_writer *w, vt_chunk *c)
+{
+    c->next = NULL;
+    *w->full_tail = c;
+    w->full_tail = &c->next;
+}
+
+/* Take the whole full queue (oldest first). */
+static vt_chunk *queue_take_locked(vt_writer *w, vt_chunk ***tail)
+{
+    vt_chunk *head = w->full_head;
+    *tail = head ? w->full_tail : NULL;
+    w->full_head = NULL;
+    w->full_tail = &w->full_head;
+    return head;
+}
+
+/* Give a thread's chunk back: to the queue if it holds data, else the pool. */
+static void retire_chunk(vt_writer *w, vt_chunk *c)
+{
+    pthread_mutex_lock(&w->q_lock);
+    if (c->len)
+        queue_push_locked(w, c);
+    else
+        pool_put_locked(w, c);
+    pthread_mutex_unlock(&w->q_lock);
+}
+
+/* ---- Compression ---------------------------------------------------------- */
+
+/* Feed [p, p+n) to the frame being built (mode continue or end), writing
+ * compressed output as it fills. 0, or -1 with *errnum set (0 = zstd). */
+static int compress_piece(vt_writer *w, const void *p, size_t n, ZSTD_EndDirective mode,
+                          int *errnum)
+{
+    ZSTD_inBuffer in = {p, n, 0};
+    for (;;) {
+        ZSTD_outBuffer out = {w->out, w->out_cap, 0};
+        size_t left = ZSTD_compressStream2(w->cctx, &out, &in, mode);
+        if (ZSTD_isError(left)) {
+            *errnum = 0;
+            return -1;
+        }
+        if (out.pos && (*errnum = write_all(w->fd, w->out, out.pos)) != 0)
+            return -1;
+        atomic_fetch_add(&w->bytes, out.pos);
+        bool done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
+        if (done)
+            return 0;
+    }
+}
+
+static size_t chunk_frame_bytes(const vt_chunk *c, uint8_t *hdr)
+{
+    return vt_chunk_hdr_encode(hdr, c->thread_id, c->d.base_ts, c->len) + c->len;
+}
+
+/* Write the chunks from *cp on as one frame, stopping at the frame caps;
+ * advances *cp. 0 or -1 (*errnum as compress_piece). */
+static int write_frame(vt_writer *w, vt_chunk **cp, int *errnum)
+{
+    uint8_t hdr[VT_CHUNK_HDR_MAX];
+    size_t total = 0, nchunks = 0;
+    vt_chunk *first = *cp, *last = *cp;
+    for (vt_chunk *c = *cp; c; c = c->next) {
+        size_t n = c->len ? chunk_frame_bytes(c, hdr) : 0;
+        if (nchunks && (total + n > FRAME_CONTENT_MAX || nchunks == VT_MAX_CHUNKS))
+            break;
+        total += n;
+        nchunks += n > 0;
+        last = c->next;
+    }
+    *cp = last;
+    if (!nchunks)
+        return 0;
+    ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+    ZSTD_CCtx_setPledgedSrcSize(w->cctx, total);
+    for (vt_chunk *c = first; c != last; c = c->next) {
+        if (!c->len)
+            continue;
+        size_t hn = vt_chunk_hdr_encode(hdr, c->thread_id, c->d.base_ts, c->len);
+        if (compress_piece(w, hdr, hn, ZSTD_e_continue, errnum) < 0 ||
+            compress_piece(w, c->data, c->len, ZSTD_e_continue, errnum) < 0)
+            return -1;
+    }
+    return compress_piece(w, NULL, 0, ZSTD_e_end, errnum);
+}
+
+/* Write a batch (usually one frame). 0, or -1 with *errnum as above. */
+static int write_batch(vt_writer *w, vt_chunk *batch, int *errnum)
+{
+    while (batch)
+        if (write_frame(w, &batch, errnum) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- Flush ------------------------------------------------------------------ */
+
+/* The epoch swap: lock every tbuf, take the full queue and every current
+ * chunk holding data, raise the timestamp floor, unlock. With kill, also
+ * mark every tbuf dead (vt_writer_close). Returns the batch, oldest first. */
+static vt_chunk *swap_all(vt_writer *w, bool kill)
+{
+    vt_chunk *head, **tail;
+    pthread_mutex_lock(&w->list_lock);
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
+        pthread_mutex_lock(&tb->lock);
+    uint64_t now = mono_ns();
+    if (now > w->ts_floor)
+        w->ts_floor = now;
+    pthread_mutex_lock(&w->q_lock);
+    head = queue_take_locked(w, &tail);
+    pthread_mutex_unlock(&w->q_lock);
+    if (!head)
+        tail = &head;
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
+        if (tb->cur && tb->cur->len) {
+            *tail = tb->cur;
+            tail = &tb->cur->next;
+            tb->cur->next = NULL;
+            tb->cur = NULL;
+        }
+        if (kill && tb->cur) { /* empty: back to the pool */
+            tb->cur->next = NULL;
+            *tail = tb->cur;
+            tail = &tb->cur->next;
+            tb->cur = NULL;
+        }
+        if (kill)
+            atomic_store(&tb->dead, true);
+    }
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
+        pthread_mutex_unlock(&tb->lock);
+    pthread_mutex_unlock(&w->list_lock);
+    return head;
+}
+
+static void recycle(vt_writer *w, vt_chunk *batch)
+{
+    pthread_mutex_lock(&w->q_lock);
+    while (batch) {
+        vt_chunk *next = batch->next;
+        pool_put_locked(w, batch);
+        batch = next;
+    }
+    pthread_cond_broadcast(&w->q_cond);
+    pthread_mutex_unlock(&w->q_lock);
+}
+
+/* flush_lock held. */
+static int flush_locked(vt_writer *w, bool kill)
+{
+    if (failed(w) && !kill)
+        return -1;
+    vt_chunk *batch = swap_all(w, kill);
+    int errnum = 0, rc = failed(w) ? -1 : write_batch(w, batch, &errnum);
+    if (rc < 0 && !failed(w)) {
+        if (errnum)
+            set_error(w, "writing the trace failed: %s", strerror(errnum));
+        else
+            set_error(w, "zstd compression failed");
+    }
+    recycle(w, batch);
+    return rc;
+}
+
+static int flush_now(vt_writer *w, bool kill)
+{
+    pthread_mutex_lock(&w->flush_lock);
+    int rc = flush_locked(w, kill);
+    pthread_mutex_unlock(&w->flush_lock);
+    return rc;
+}
+
+int vt_writer_flush(vt_writer *w)
+{
+    return flush_now(w, false);
+}
+
+/* ---- Hot path --------------------------------------------------------------- */
+
+/* tb->lock held: retire the current chunk and install a fresh one. When the
+ * pool is exhausted, flush from this thread (lock released meanwhile). */
+static int refill(vt_tbuf *tb)
+{
+    vt_writer *w = tb->w;
+    vt_chunk *c = NULL;
+    if (tb->cur)
+        retire_chunk(w, tb->cur);
+    tb->cur = NULL;
+    for (;;) {
+        pthread_mutex_lock(&w->q_lock);
+        c = pool_get_locked(w);
+        pthread_mutex_unlock(&w->q_lock);
+        if (c || failed(w))
+            break;
+        pthread_mutex_unlock(&tb->lock);
+        int rc = flush_now(w, false);
+        pthread_mutex_lock(&tb->lock);
+        if (rc < 0 || atomic_load(&tb->dead))
+            break;
+    }
+    if (!c)
+        return -1;
+    if (atomic_load(&tb->dead)) {
+        retire_chunk(w, c);
+        return -1;
+    }
+    chunk_init(c, tb->thread_id);
+    tb->cur = c;
+    return 0;
+}
+
+static int write_locked(vt_tbuf *tb, const vt_event *ev, size_t need)
+{
+    vt_writer *w = tb->w;
+    if (atomic_load(&tb->dead) || failed(w))
+        return -1;
+    if ((!tb->cur || tb->cur->cap - tb->cur->len < need) && refill(tb) < 0)
+        return -1;
+    vt_event clamped;
+    if (!vt_rec_is_definition(ev->type) && ev->ts_ns < w->ts_floor) {
+        clamped = *ev;
+        clamped.ts_ns = w->ts_floor;
+        ev = &clamped;
+    }
+    size_t n = vt_rec_encode(tb->cur->data + tb->cur->len, &tb->cur->d, ev);
+    tb->cur->len += n;
+    return n ? 0 : -1;
+}
+
+int vt_write(vt_tbuf *tb, const vt_event *ev)
+{
+    if (!tb || atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
+        return -1;
+    size_t need = VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
+    pthread_mutex_lock(&tb->lock);
+    int rc = write_locked(tb, ev, need);
+    pthread_mutex_unlock(&tb->lock);
+    return rc;
+}
+
+/* ---- Threads ---------------------------------------------------------------- */
+
+vt_tbuf *vt_writer_attach(vt_writer *w, uint32_t thread_id)
+{
+    if (!w || failed(w))
+        return NULL;
+    vt_tbuf *tb = calloc(1, sizeof *tb);
+    if (!tb)
+        return NULL;
+    pthread_mutex_init(&tb->lock, NULL);
+    tb->w = w;
+    tb->thread_id = thread_id;
+    atomic_init(&tb->dead, false);
+    pthread_mutex_lock(&w->list_lock);
+    tb->next = w->tbufs;
+    w->tbufs = tb;
+    atomic_fetch_add(&w->nattached, 1);
+    pthread_mutex_unlock(&w->list_lock);
+    return tb;
+}
+
+void vt_writer_detach(vt_writer *w, vt_tbuf *tb)
+{
+    if (!w || !tb)
+        return;
+    pthread_mutex_lock(&w->list_lock);
+    for (vt_tbuf **pp = &w->tbufs; *pp; pp = &(*pp)->next) {
+        if (*pp == tb) {
+            *pp = tb->next;
+            break;
+        }
+    }
+    pthread_mutex_lock(&tb->lock);
+    if (tb->cur)
+        retire_chunk(w, tb->cur);
+    tb->cur = NULL;
+    pthread_mutex_unlock(&tb->lock);
+    atomic_fetch_sub(&w->nattached, 1);
+    pthread_mutex_unlock(&w->list_lock);
+    pthread_mutex_destroy(&tb->lock);
+    free(tb);
+}
+
+static void *writer_main(void *arg)
+{
+    vt_writer *w = arg;
+    uint64_t next = mono_ns() + w->flush_ns;
+    pthread_mutex_lock(&w->q_lock);
+    while (!w->stop) {
+        uint64_t now = mono_ns();
+        if (now < next) {
+            struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+            pthread_cond_timedwait(&w->q_cond, &w->q_lock, &ts);
+            continue;
+        }
+        pthread_mutex_unlock(&w->q_lock);
+        int rc = flush_now(w, false);
+        pthread_mutex_lock(&w->q_lock);
+        next = now + w->flush_ns;
+        if (rc < 0)
+            break;
+    }
+    pthread_mutex_unlock(&w->q_lock);
+    return NULL;
+}
+
+/* Start the writer thread with every signal blocked, so the application's
+ * signal handling is unchanged (signals go to its own threads). */
+static int start_thread(vt_writer *w)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    w->has_thread = rc == 0;
+    return rc;
+}
+
+/* ---- Open and close ----------------------------------------------------------- */
+
+static void writer_free(vt_writer *w)
+{
+    vt_chunk *lists[2] = {w->pool, w->full_head};
+    for (int i = 0; i < 2; i++) {
+        while (lists[i]) {
+            vt_chunk *next = lists[i]->next;
+            free(lists[i]);
+            lists[i] = next;
+        }
+    }
+    pthread_mutex_destroy(&w->flush_lock);
+    pthread_mutex_destroy(&w->list_lock);
+    pthread_mutex_destroy(&w->q_lock);
+    pthread_cond_destroy(&w->q_cond);
+    free(w->cctx_mem);
+    free(w->out);
+    free(w);
+}
+
+static size_t clamp_size(size_t v, size_t lo, size_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Allocate w and its compressor for opts; NULL on out of memory. */
+static vt_writer *writer_alloc(const vt_writer_opts *o)
+{
+    vt_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->fd = -1;
+    w->tbuf_bytes = clamp_size(o->tbuf_bytes ? o->tbuf_bytes : DEFAULT_TBUF_BYTES, MIN_TBUF_BYTES,
+                               MAX_TBUF_BYTES);
+    w->flush_ns = o->flush_ns ? o->flush_ns : VT_FLUSH_INTERVAL_NS;
+    int level = o->zstd_level ? o->zstd_level : 3;
+    level = level < -7 ? -7 : level > 19 ? 19 : level; /* windows the reader accepts */
+    pthread_mutex_init(&w->flush_lock, NULL);
+    pthread_mutex_init(&w->list_lock, NULL);
+    pthread_mutex_init(&w->q_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->q_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    w->full_tail = &w->full_head;
+    atomic_flag_clear(&w->err_claimed);
+    size_t cmem = ZSTD_estimateCStreamSize(level);
+    w->cctx_mem = malloc(cmem);
+    w->out_cap = ZSTD_CStreamOutSize();
+    w->out = malloc(w->out_cap);
+    w->cctx = w->cctx_mem ? ZSTD_initStaticCCtx(w->cctx_mem, cmem) : NULL;
+    if (!w->cctx || !w->out) {
+        writer_free(w);
+        return NULL;
+    }
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+    return w;
+}
+
+/* Create the file and write the header; -1 with a message in err. */
+static int create_file(vt_writer *w, const char *path, const vt_header *hdr, char *err,
+                       size_t errlen)
+{
+    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (w->fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t len;
+    uint8_t *buf = vt_header_encode(hdr, &len);
+    int e = buf ? write_all(w->fd, buf, len) : ENOMEM;
+    free(buf);
+    if (e) {
+        snprintf(err, errlen, "cannot write the header of %s: %s", path, strerror(e));
+        return -1;
+    }
+    atomic_store(&w->bytes, len);
+    return 0;
+}
+
+vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_writer_opts *opts,
+                          char *err, size_t errlen)
+{
+    vt_writer_opts o = opts ? *opts : (vt_writer_opts){0};
+    vt_writer *w = writer_alloc(&o);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (create_file(w, path, hdr, err, errlen) < 0)
+        goto fail;
+    if (!o.no_thread) {
+        int rc = start_thread(w);
+        if (rc) {
+            snprintf(err, errlen, "cannot start the trace writer thread: %s", strerror(rc));
+            goto fail;
+        }
+    }
+    return w;
+fail:
+    if (w->fd >= 0)
+        close(w->fd);
+    writer_free(w);
+    return NULL;
+}
+
+static void stop_thread(vt_writer *w)
+{
+    if (!w->has_thread)
+        return;
+    pthread_mutex_lock(&w->q_lock);
+    w->stop = true;
+    pthread_cond_broadcast(&w->q_cond);
+    pthread_mutex_unlock(&w->q_lock);
+    pthread_join(w->thread, NULL);
+    w->has_thread = false;
+}
+
+int vt_writer_close(vt_writer *w)
+{
+    if (!w)
+        return -1;
+    stop_thread(w);
+    int rc = flush_now(w, true);
+    if (close(w->fd) < 0 && rc == 0) {
+        set_error(w, "closing the trace failed: %s", strerror(errno));
+        rc = -1;
+    }
+    writer_free(w);
+    return rc;
+}
+
+const char *vt_writer_error(const vt_writer *w)
+{
+    return w && failed(w) ? w->err : NULL;
+}
+
+uint64_t vt_writer_bytes(const vt_writer *w)
+{
+    return w ? atomic_load(&((vt_writer *)w)->bytes) : 0;
+}
+
+void vt_writer_abandon_after_fork(vt_writer *w)
+{
+    if (!w)
+        return;
+    /* Locks may be held by threads that do not exist here: touch none. The
+     * memory is left allocated so stale tbuf pointers keep returning -1. */
+    set_error(w, "trace writer abandoned in a forked child");
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+}
+
+/* ---- Fatal-signal flush ------------------------------------------------------ */
+
+/* Lock what can be locked without blocking and chain the chunks found: the
+ * full queue (if q_lock is free) then every current chunk whose tbuf lock is
+ * free. Returns the batch; *have_q tells whether q_lock is held. */
+static vt_chunk *signal_collect(vt_writer *w, bool *have_q)
+{
+    vt_chunk *head = NULL, **tail = &head;
+    *have_q = pthread_mutex_trylock(&w->q_lock) == 0;
+    if (*have_q && w->full_head) {
+        head = w->full_head;
+        tail = w->full_tail;
+        w->full_head = NULL; /* the queue is rebuilt empty by signal_release */
+    }
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
+        tb->signal_locked = pthread_mutex_trylock(&tb->lock) == 0;
+        if (tb->signal_locked && tb->cur && tb->cur->len) {
+            *tail = tb->cur;
+            tail = &tb->cur->next;
+            tb->cur->next = NULL;
+        }
+    }
+    return head;
+}
+
+static bool chunk_is_current(const vt_writer *w, const vt_chunk *c)
+{
+    for (const vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
+        if (tb->cur == c)
+            return true;
+    return false;
+}
+
+/* Mark everything written as consumed and release the locks taken. The
+ * batch's chunks that came from the queue go back to the pool (walked before
+ * the current chunks are reset, which clears their links); the current
+ * chunks restart empty with a fresh delta state. */
+static void signal_release(vt_writer *w, vt_chunk *batch, bool have_q)
+{
+    while (have_q && batch) {
+        vt_chunk *next = batch->next;
+        if (!chunk_is_current(w, batch))
+            pool_put_locked(w, batch);
+        batch = next;
+    }
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
+        if (!tb->signal_locked)
+            continue;
+        if (tb->cur && tb->cur->len)
+            chunk_init(tb->cur, tb->thread_id);
+        tb->signal_locked = false;
+        pthread_mutex_unlock(&tb->lock);
+    }
+    if (have_q) {
+        w->full_tail = &w->full_head;
+        pthread_mutex_unlock(&w->q_lock);
+    }
+}
+
+void vt_writer_flush_from_signal(vt_writer *w)
+{
+    if (!w || failed(w) || w->fd < 0)
+        return;
+    if (pthread_mutex_trylock(&w->flush_lock) != 0)
+        return; /* a flush is running (possibly in the interrupted thread) */
+    if (pthread_mutex_trylock(&w->list_lock) != 0) {
+        pthread_mutex_unlock(&w->flush_lock);
+        return;
+    }
+    bool have_q;
+    vt_chunk *batch = signal_collect(w, &have_q);
+    int errnum = 0;
+    if (batch && write_batch(w, batch, &errnum) < 0) {
+        static const char msg[] = "writing the trace from a signal handler failed";
+        if (!atomic_flag_test_and_set(&w->err_claimed))
+            memcpy(w->err, msg, sizeof msg); /* no formatting in a signal handler */
+        atomic_store(&w->failed, true);
+    }
+    signal_release(w, batch, have_q);
+    pthread_mutex_unlock(&w->list_lock);
+    pthread_mutex_unlock(&w->flush_lock);
+}
