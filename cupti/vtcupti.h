@@ -31,6 +31,13 @@ typedef struct vtc_host {
     /* true when the hooks already recorded a live allocation at addr
      * (so an activity record for it must not be counted twice). */
     bool (*hooks_have)(uint64_t addr);
+    /* Optional (may be NULL; a host built against an older header leaves it
+     * NULL): true while the calling thread is inside a hooked CUDA call that
+     * the hooks will record (their thread-local depth counter > 0). CUPTI's
+     * API callbacks run inside the real call, so the correlation ids seen
+     * while this is true belong to calls the hooks record: their activity
+     * records are dropped (see cupti/README.md). */
+    bool (*in_hook)(void);
 } vtc_host;
 
 #define VTC_ABI_VERSION 1u
@@ -47,6 +54,51 @@ int vtc_start(const vtc_host *host, char *why, size_t whylen);
  * unsubscribe. Safe to call when vtc_start() failed. */
 typedef void (*vtc_stop_fn)(void);
 void vtc_stop(void);
+
+/* ---- Double-counting filter (pure, no CUPTI needed) ----------------------
+ * Decides which translated activity events reach the trace: an allocation
+ * whose correlation id was marked hooked, or whose address the hooks hold
+ * live, is dropped; any other allocation is kept and its address remembered,
+ * so that its release is kept too; other releases are dropped. Thread-safe.
+ * Memory: a fixed 64 K-entry correlation table plus one entry per live
+ * CUPTI-only allocation. */
+typedef struct vtc_filter vtc_filter;
+/* NULL when out of memory. */
+vtc_filter *vtc_filter_new(void);
+void vtc_filter_free(vtc_filter *f);
+/* A memory API call with this correlation id ran inside a hook. */
+void vtc_filter_mark_hooked(vtc_filter *f, uint32_t correlation_id);
+/* ev: a VT_REC_ALLOC or VT_REC_FREE from vtc_translate_memory(); hooks_have:
+ * the host's answer for ev's address. Returns true when ev is to be emitted. */
+bool vtc_filter_keep(vtc_filter *f, const vt_event *ev, uint32_t correlation_id, bool hooks_have);
+/* Live CUPTI-only allocations remembered (tests, diagnostics). */
+size_t vtc_filter_live(const vtc_filter *f);
+
+/* ---- Record translation (pure) ---------------------------------------------
+ * Declared only where the CUPTI activity header was included first: the
+ * record structs are anonymous typedefs and cannot be forward-declared. */
+#if defined(_CUPTI_ACTIVITY_H_)
+/* CUPTI_ACTIVITY_KIND_MEMORY2 record -> VT_REC_ALLOC (ALLOCATION) or
+ * VT_REC_FREE (RELEASE), api VT_API_CUPTI, stack 0, ts_ns = rec->timestamp
+ * (ns; CLOCK_MONOTONIC once vtc_start registered its timestamp callback).
+ * device: rec->deviceId, or -1 for pinned/pageable host memory. alloc.stream:
+ * CUPTI's stream id (not a handle) for async operations, else 0. The context
+ * id has no field in the trace format and is dropped. Returns 1 when out is
+ * filled, 0 when the record is not one to count (invalid operation, null
+ * address, zero-byte allocation), -1 for NULL arguments. Source:
+ * cupti_activity.h (CUDA 13), CUpti_ActivityMemory4. */
+int vtc_translate_memory(const CUpti_ActivityMemory4 *rec, vt_event *out);
+/* CUPTI_ACTIVITY_KIND_MEMORY_POOL record -> VT_REC_NOTE whose text (written
+ * into buf, buflen bytes, truncated) is one line:
+ *   "CUPTI memory pool <created|destroyed|trimmed>: device D address 0x.. size N
+ *    release_threshold N utilized N type <local|imported> [min_bytes_to_keep N]"
+ * Pools are notes, not heap events: a pool's allocations already appear as
+ * allocations (hooked cudaMallocAsync or CUPTI), so a heap would count them
+ * twice in "reserved". Returns 1, 0 for an invalid operation, -1 for NULL
+ * arguments. Source: cupti_activity.h, CUpti_ActivityMemoryPool3. */
+int vtc_translate_pool(const CUpti_ActivityMemoryPool3 *rec, vt_event *out, char *buf,
+                       size_t buflen);
+#endif
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@ preload=$1 simdir=$2 prog=$3 check=$4 work=$5
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
-if ! env -u NVTX_INJECTION64_PATH LD_PRELOAD="$preload" LD_LIBRARY_PATH="$simdir" "$prog"; then
+if ! env -u NVTX_INJECTION64_PATH -u VRAMTRACE_OUTPUT LD_PRELOAD="$preload" LD_LIBRARY_PATH="$simdir" "$prog"; then
     echo "run_nvtx_preload: $prog failed under the preload" >&2
     exit 1
 fi
