@@ -75,7 +75,7 @@ int ops_conv_transpose2d_out_w(const ops_conv_desc *d);
 
 typedef enum { OPS_PASS_FORWARD, OPS_PASS_BACKWARD_DATA, OPS_PASS_BACKWARD_FILTER } ops_conv_pass;
 
-/* Scratch bytes the given pass needs for shape d on this context's backend (CPU: one sample's
+/* Scratch bytes the given pass needs for shape d on this context's backend (CPU: a few samples'
  * im2col columns; CUDA: the cuDNN workspace of the algorithm the op will pick). May be 0, in which
  * case workspace may be NULL. Returns 0 for an invalid shape too (the op then fails). */
 size_t ops_conv2d_workspace_bytes(ops_ctx *ctx, const ops_conv_desc *d, ops_conv_pass pass);
