@@ -16,8 +16,12 @@
 #define MAX_STRINGS 4096
 #define SEGMENT_BYTES (1u << 20)
 
+#define MAX_NODES 100000
+
 static vt_event events[MAX_EVENTS];
 static size_t nevents;
+static uint64_t node_ip[MAX_NODES];   /* stack trie: id -> ip */
+static uint64_t prog_start, prog_end; /* nvtx_prog's mapped range */
 static char *strings[MAX_STRINGS];
 static int failures;
 
@@ -58,6 +62,12 @@ static void keep(const vt_event *ev)
     if (ev->type == VT_REC_STRING && ev->u.string.id < MAX_STRINGS) {
         free(strings[ev->u.string.id]);
         strings[ev->u.string.id] = strdup(ev->u.string.text);
+    }
+    if (ev->type == VT_REC_STACK_NODE && ev->u.stack_node.id < MAX_NODES)
+        node_ip[ev->u.stack_node.id] = ev->u.stack_node.ip;
+    if (ev->type == VT_REC_MODULE && ev->u.module.path && strstr(ev->u.module.path, "/nvtx_prog")) {
+        prog_start = ev->u.module.start;
+        prog_end = ev->u.module.end;
     }
     if (nevents < MAX_EVENTS)
         events[nevents++] = *ev; /* pointers inside are not used later */
@@ -194,6 +204,18 @@ static const struct want_mem mem_want[] = {
     {VT_REC_HEAP_UNREGISTER, 0, 0, NULL},
 };
 
+/* A region's stack starts (innermost frame) in the program, not in vramtrace. */
+static void check_stack(size_t i, uint32_t leaf)
+{
+    EXPECT(leaf != 0, "mem #%zu: region registered without a stack", i);
+    if (leaf == 0 || leaf >= MAX_NODES)
+        return;
+    uint64_t ip = node_ip[leaf];
+    EXPECT(ip >= prog_start && ip < prog_end,
+           "mem #%zu: innermost frame 0x%llx is not in nvtx_prog [0x%llx, 0x%llx)", i,
+           (unsigned long long)ip, (unsigned long long)prog_start, (unsigned long long)prog_end);
+}
+
 static void check_mem_one(size_t i, const vt_event *e, uint64_t base, uint64_t heap)
 {
     const struct want_mem *w = &mem_want[i];
@@ -217,7 +239,7 @@ static void check_mem_one(size_t i, const vt_event *e, uint64_t base, uint64_t h
         EXPECT(e->u.region.size == w->size, "mem #%zu: size %llu, want %llu", i,
                (unsigned long long)e->u.region.size, (unsigned long long)w->size);
     if (e->type == VT_REC_REGION_REGISTER)
-        EXPECT(e->u.region.stack != 0, "mem #%zu: region registered without a stack", i);
+        check_stack(i, e->u.region.stack);
     if (w->name)
         EXPECT(strcmp(str(e->u.region.name), w->name) == 0, "mem #%zu: name '%s'", i,
                str(e->u.region.name));

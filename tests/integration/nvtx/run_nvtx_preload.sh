@@ -4,7 +4,8 @@
 # (where the trace is written), with NVTX_INJECTION64_PATH unset by us: the
 # preload must set it. Then CHECKER verifies the one trace in WORKDIR.
 set -eu
-preload=$1 simdir=$2 prog=$3 check=$4 work=$5
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+preload=$(abs "$1") simdir=$(abs "$2") prog=$(abs "$3") check=$(abs "$4") work=$(abs "$5")
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
