@@ -654,18 +654,12 @@ void vt_writer_abandon_after_fork(vt_writer *w)
 
 /* ---- Fatal-signal flush ------------------------------------------------------ */
 
-/* Lock what can be locked without blocking and chain the chunks found: the
- * full queue (if q_lock is free) then every current chunk whose tbuf lock is
- * free. Returns the batch; *have_q tells whether q_lock is held. */
-static vt_chunk *signal_collect(vt_writer *w, bool *have_q)
+/* flush_lock, list_lock and q_lock held. Chain the full queue (oldest first)
+ * then every current chunk whose tbuf lock can be taken without blocking. */
+static vt_chunk *signal_collect(vt_writer *w)
 {
-    vt_chunk *head = NULL, **tail = &head;
-    *have_q = pthread_mutex_trylock(&w->q_lock) == 0;
-    if (*have_q && w->full_head) {
-        head = w->full_head;
-        tail = w->full_tail;
-        w->full_head = NULL; /* the queue is rebuilt empty by signal_release */
-    }
+    vt_chunk *head = w->full_head, **tail = head ? w->full_tail : &head;
+    w->full_head = NULL; /* rebuilt empty by signal_release */
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
         tb->signal_locked = pthread_mutex_trylock(&tb->lock) == 0;
         if (tb->signal_locked && tb->cur && tb->cur->len) {
@@ -685,18 +679,19 @@ static bool chunk_is_current(const vt_writer *w, const vt_chunk *c)
     return false;
 }
 
-/* Mark everything written as consumed and release the locks taken. The
+/* Mark everything written as consumed and release the tbuf locks taken. The
  * batch's chunks that came from the queue go back to the pool (walked before
  * the current chunks are reset, which clears their links); the current
  * chunks restart empty with a fresh delta state. */
-static void signal_release(vt_writer *w, vt_chunk *batch, bool have_q)
+static void signal_release(vt_writer *w, vt_chunk *batch)
 {
-    while (have_q && batch) {
+    while (batch) {
         vt_chunk *next = batch->next;
         if (!chunk_is_current(w, batch))
             pool_put_locked(w, batch);
         batch = next;
     }
+    w->full_tail = &w->full_head;
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
         if (!tb->signal_locked)
             continue;
@@ -705,24 +700,28 @@ static void signal_release(vt_writer *w, vt_chunk *batch, bool have_q)
         tb->signal_locked = false;
         pthread_mutex_unlock(&tb->lock);
     }
-    if (have_q) {
-        w->full_tail = &w->full_head;
-        pthread_mutex_unlock(&w->q_lock);
+}
+
+/* Take flush_lock, list_lock and q_lock without blocking; false (nothing
+ * held) if any is busy. */
+static bool signal_trylock_all(vt_writer *w)
+{
+    if (pthread_mutex_trylock(&w->flush_lock) != 0)
+        return false;
+    if (pthread_mutex_trylock(&w->list_lock) == 0) {
+        if (pthread_mutex_trylock(&w->q_lock) == 0)
+            return true;
+        pthread_mutex_unlock(&w->list_lock);
     }
+    pthread_mutex_unlock(&w->flush_lock);
+    return false;
 }
 
 void vt_writer_flush_from_signal(vt_writer *w)
 {
-    if (!w || failed(w) || w->fd < 0)
+    if (!w || failed(w) || w->fd < 0 || !signal_trylock_all(w))
         return;
-    if (pthread_mutex_trylock(&w->flush_lock) != 0)
-        return; /* a flush is running (possibly in the interrupted thread) */
-    if (pthread_mutex_trylock(&w->list_lock) != 0) {
-        pthread_mutex_unlock(&w->flush_lock);
-        return;
-    }
-    bool have_q;
-    vt_chunk *batch = signal_collect(w, &have_q);
+    vt_chunk *batch = signal_collect(w);
     int errnum = 0;
     if (batch && write_batch(w, batch, &errnum) < 0) {
         static const char msg[] = "writing the trace from a signal handler failed";
@@ -730,7 +729,8 @@ void vt_writer_flush_from_signal(vt_writer *w)
             memcpy(w->err, msg, sizeof msg); /* no formatting in a signal handler */
         atomic_store(&w->failed, true);
     }
-    signal_release(w, batch, have_q);
+    signal_release(w, batch);
+    pthread_mutex_unlock(&w->q_lock);
     pthread_mutex_unlock(&w->list_lock);
     pthread_mutex_unlock(&w->flush_lock);
 }

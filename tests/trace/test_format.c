@@ -572,18 +572,19 @@ static void test_merge_order(void **state)
     (void)state;
     uint8_t b[256], p[64];
     size_t n = 0, k;
-    /* thread 1: alloc@10, string, alloc@60 */
+    /* thread 1: alloc@10, string, alloc@60, alloc@100 */
     k = rec(p, VT_REC_ALLOC, 0, 1);
     k += rec(p + k, VT_REC_STRING, 0, 0);
     k += rec(p + k, VT_REC_ALLOC, 50, 1);
+    k += rec(p + k, VT_REC_ALLOC, 40, 2);
     n += chunk(b + n, 1, 10, p, k);
     /* thread 2: stack node, alloc@50, then free@100 */
     k = rec(p, VT_REC_STACK_NODE, 0, 0);
     k += rec(p + k, VT_REC_ALLOC, 0, 2);
     n += chunk(b + n, 2, 50, p, k);
-    /* thread 1, a later chunk: free@100 (after its own alloc@100 below) */
-    k = rec(p, VT_REC_ALLOC, 0, 3);
-    k += rec(p + k, VT_REC_FREE, 0, 0);
+    /* thread 1, a later chunk: free@100 stays after its own alloc@100
+     * (chunks of one thread are never reordered, whatever the tie rule) */
+    k = rec(p, VT_REC_FREE, 0, 3);
     n += chunk(b + n, 1, 100, p, k);
     /* thread 3: free@100 must come before thread 1's alloc@100 */
     k = rec(p, VT_REC_FREE, 0, 2);
