@@ -1,0 +1,105 @@
+/* cupti_loader.c: start the optional CUPTI side (cupti/vtcupti.h) from
+ * libvramtrace_cupti.so next to this library, never linked. Where it cannot
+ * start, one VT_REC_NOTE says why and the hooks carry on alone. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../cupti/vtcupti.h"
+#include "vti_internal.h"
+
+enum { C_NONE, C_PENDING, C_LOADING, C_DONE };
+static _Atomic int cupti_state = C_NONE;
+static vtc_stop_fn stop_fn;
+
+static bool hooks_have(uint64_t addr)
+{
+    return vti_live_has(addr);
+}
+
+/* Inside a hooked call (the depth counter of the hooks). */
+static bool in_hook(void)
+{
+    return vti_tl_depth > 0;
+}
+
+static const vtc_host host = {
+    .abi_version = VTC_ABI_VERSION, .emit = vti_emit, .hooks_have = hooks_have, .in_hook = in_hook};
+
+static void note(const char *why)
+{
+    char text[600];
+    vt_event ev = {.type = VT_REC_NOTE};
+    if (strncmp(why, "CUPTI unavailable", 17) == 0)
+        snprintf(text, sizeof text, "%s", why);
+    else
+        snprintf(text, sizeof text, "CUPTI unavailable: %s", why);
+    ev.u.note.text = text;
+    vti_emit(&ev);
+}
+
+static bool cuda_loaded(void)
+{
+    static const char *const libs[] = {"libcudart.so.13", "libcuda.so.1"};
+    for (size_t i = 0; i < 2; i++) {
+        void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            dlclose(h);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void cupti_start(void)
+{
+    char path[4200], why[4600] = "vtc_start failed";
+    const char *self = vti_self_path();
+    const char *slash = self ? strrchr(self, '/') : NULL;
+    void *h;
+    vtc_start_fn start;
+    snprintf(path, sizeof path, "%.*s/libvramtrace_cupti.so", slash ? (int)(slash - self) : 1,
+             slash ? self : ".");
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why, sizeof why, "cannot load %s: %s", path, e ? e : "unknown error");
+        note(why);
+        return;
+    }
+    start = (vtc_start_fn)vti_real_dlsym(h, "vtc_start");
+    stop_fn = (vtc_stop_fn)vti_real_dlsym(h, "vtc_stop");
+    if (!start) {
+        note("libvramtrace_cupti.so has no vtc_start");
+        stop_fn = NULL;
+        return;
+    }
+    if (start(&host, why, sizeof why) != 0) {
+        why[sizeof why - 1] = '\0';
+        note(why);
+    }
+}
+
+void vti_cupti_load(void)
+{
+    int s = atomic_load(&cupti_state);
+    if (s >= C_LOADING)
+        return;
+    if (s == C_NONE && !cuda_loaded()) {
+        atomic_store(&cupti_state, C_PENDING); /* started at the first hook */
+        return;
+    }
+    if (!atomic_compare_exchange_strong(&cupti_state, &s, C_LOADING))
+        return;
+    vti_tl_depth++;
+    cupti_start();
+    vti_tl_depth--;
+    atomic_store(&cupti_state, C_DONE);
+}
+
+void vti_cupti_unload(void)
+{
+    if (atomic_load(&cupti_state) == C_DONE && stop_fn)
+        stop_fn();
+}

@@ -1,0 +1,233 @@
+/* hooks_driver.c: CUDA driver API hooks, exported under the real symbol
+ * names of libcuda.so.1 (cuda.h maps cuMemAlloc to cuMemAlloc_v2 etc.), and
+ * the cuGetProcAddress hooks that hand out these hooks for the hooked names
+ * (real pointers for the rest). Results are returned untouched. */
+#include <cuda.h>
+#include <stdint.h>
+
+#include "vti_internal.h"
+
+#undef cuGetProcAddress
+VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                             cuuint64_t flags);
+/* Per-thread-default-stream variants, handed out by cuGetProcAddress with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
+VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                 CUstream hStream);
+VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                         CUmemoryPool pool, CUstream hStream);
+
+void vti_redirect_proc(const char *symbol, int version, uint64_t flags, void **pfn);
+
+#define NO_DRIVER CUDA_ERROR_NOT_INITIALIZED
+
+static void alloc_done(CUresult rc, uint64_t p, uint64_t size, enum vt_api api, const void *stream)
+{
+    int dev = vt_api_is_host(api) ? -1 : vti_driver_device();
+    if (rc == CUDA_SUCCESS && p)
+        vti_rec_alloc(p, size, dev, api, (uintptr_t)stream, 0);
+    else if (rc != CUDA_SUCCESS)
+        vti_rec_failed(size, rc, dev, api, VTI_DRIVER);
+}
+
+#define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_enter();                                                                      \
+    CUresult rc = real ? CALL : NO_DRIVER;                                                         \
+    if (outer && real)                                                                             \
+        alloc_done(rc, rc == CUDA_SUCCESS ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE), (API),         \
+                   (STREAM));                                                                      \
+    vti_leave();                                                                                   \
+    return rc
+
+#define FREE_HOOK(F, PTYPE, CALL, PTR, API, SPACE)                                                 \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    CUresult rc;                                                                                   \
+    if (vti_enter() && real)                                                                       \
+        vti_rec_free((uint64_t)(uintptr_t)(PTR), 0, (API), (SPACE));                               \
+    rc = real ? CALL : NO_DRIVER;                                                                  \
+    vti_leave();                                                                                   \
+    return rc
+
+typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*free_fn)(CUdeviceptr);
+typedef CUresult (*alloc_flags_fn)(CUdeviceptr *, size_t, unsigned int);
+typedef CUresult (*host_alloc_fn)(void **, size_t);
+typedef CUresult (*host_alloc_flags_fn)(void **, size_t, unsigned int);
+typedef CUresult (*host_free_fn)(void *);
+typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+typedef CUresult (*pitch_fn)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
+
+VTI_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    ALLOC_HOOK(F_cuMemAlloc_v2, alloc_fn, real(dptr, bytesize), *dptr, bytesize,
+               VT_API_CU_MEM_ALLOC, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, VT_API_CU_MEM_ALLOC, 0);
+}
+
+/* Size recorded: pitch * Height bytes (WidthInBytes * Height on failure). */
+VTI_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+                                               size_t WidthInBytes, size_t Height,
+                                               unsigned int ElementSizeBytes)
+{
+    ALLOC_HOOK(F_cuMemAllocPitch_v2, pitch_fn,
+               real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes), *dptr,
+               rc == CUDA_SUCCESS ? (uint64_t)*pPitch * Height : (uint64_t)WidthInBytes * Height,
+               VT_API_CU_MEM_ALLOC_PITCH, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+                                              unsigned int flags)
+{
+    ALLOC_HOOK(F_cuMemAllocManaged, alloc_flags_fn, real(dptr, bytesize, flags), *dptr, bytesize,
+               VT_API_CU_MEM_ALLOC_MANAGED, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    ALLOC_HOOK(F_cuMemAllocHost_v2, host_alloc_fn, real(pp, bytesize), *pp, bytesize,
+               VT_API_CU_MEM_ALLOC_HOST, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    ALLOC_HOOK(F_cuMemHostAlloc, host_alloc_flags_fn, real(pp, bytesize, Flags), *pp, bytesize,
+               VT_API_CU_MEM_ALLOC_HOST, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, VT_API_CU_MEM_ALLOC_HOST, 0);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    ALLOC_HOOK(F_cuMemAllocAsync, alloc_async_fn, real(dptr, bytesize, hStream), *dptr, bytesize,
+               VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                 CUstream hStream)
+{
+    ALLOC_HOOK(F_cuMemAllocAsync_ptsz, alloc_async_fn, real(dptr, bytesize, hStream), *dptr,
+               bytesize, VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, VT_API_CU_MEM_ALLOC_ASYNC,
+              0);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr,
+              VT_API_CU_MEM_ALLOC_ASYNC, 0);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+                                                    CUmemoryPool pool, CUstream hStream)
+{
+    ALLOC_HOOK(F_cuMemAllocFromPoolAsync, alloc_pool_fn, real(dptr, bytesize, pool, hStream), *dptr,
+               bytesize, VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                         CUmemoryPool pool, CUstream hStream)
+{
+    ALLOC_HOOK(F_cuMemAllocFromPoolAsync_ptsz, alloc_pool_fn, real(dptr, bytesize, pool, hStream),
+               *dptr, bytesize, VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+}
+
+typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                              unsigned long long);
+
+/* Physical memory of the virtual memory management API: recorded with the
+ * handle as its address (VT_API_CU_MEM_CREATE), on prop's device. */
+VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                                        const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    create_fn real = (create_fn)vti_real(F_cuMemCreate);
+    bool outer = vti_enter();
+    CUresult rc = real ? real(handle, size, prop, flags) : NO_DRIVER;
+    int dev = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1;
+    if (outer && real && rc == CUDA_SUCCESS)
+        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0, 1);
+    else if (outer && real)
+        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, VTI_DRIVER);
+    vti_leave();
+    return rc;
+}
+
+typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
+
+VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_API_CU_MEM_CREATE, 1);
+}
+
+/* Mapping does not change physical usage: pass-through (kept hooked so a
+ * runtime call passing through is not mistaken for an application call). */
+VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                                     CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                     unsigned long long) = vti_real(F_cuMemMap);
+    CUresult rc;
+    vti_enter();
+    rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
+    vti_leave();
+    return rc;
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    CUresult (*real)(CUdeviceptr, size_t) = vti_real(F_cuMemUnmap);
+    CUresult rc;
+    vti_enter();
+    rc = real ? real(ptr, size) : NO_DRIVER;
+    vti_leave();
+    return rc;
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+    CUresult (*real)(size_t *, size_t *) = vti_real(F_cuMemGetInfo_v2);
+    bool outer = vti_enter();
+    CUresult rc = real ? real(free, total) : NO_DRIVER;
+    if (outer && real && rc == CUDA_SUCCESS && free && total)
+        vti_rec_meminfo(vti_driver_device(), *free, *total);
+    vti_leave();
+    return rc;
+}
+
+/* The driver's own entry-point table: hooked names come back as the hooks
+ * (the real pointer is remembered for forwarding), others untouched. */
+VTI_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                                cuuint64_t flags,
+                                                CUdriverProcAddressQueryResult *symbolStatus)
+{
+    CUresult (*real)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) =
+        vti_real(F_cuGetProcAddress_v2);
+    CUresult rc = real ? real(symbol, pfn, cudaVersion, flags, symbolStatus) : NO_DRIVER;
+    if (rc == CUDA_SUCCESS)
+        vti_redirect_proc(symbol, cudaVersion, flags, pfn);
+    return rc;
+}
+
+VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                             cuuint64_t flags)
+{
+    CUresult (*real)(const char *, void **, int, cuuint64_t) = vti_real(F_cuGetProcAddress);
+    CUresult rc = real ? real(symbol, pfn, cudaVersion, flags) : NO_DRIVER;
+    if (rc == CUDA_SUCCESS)
+        vti_redirect_proc(symbol, cudaVersion, flags, pfn);
+    return rc;
+}

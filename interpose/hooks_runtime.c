@@ -1,0 +1,188 @@
+/* hooks_runtime.c: CUDA runtime API hooks, exported with the prototypes of
+ * cuda_runtime_api.h. Each forwards to the real function and returns its
+ * result untouched; only the outermost hooked call of a thread records
+ * (vti_enter). Frees are recorded before the real free. */
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "vti_internal.h"
+
+/* Per-thread-default-stream variants (compiled with
+ * --default-stream per-thread); not declared by the header unless
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM is defined. */
+VTI_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
+VTI_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+                                                    cudaStream_t stream);
+
+#define NO_RUNTIME cudaErrorInitializationError
+
+/* Record the outcome of a runtime allocation made at the outermost level. */
+static void alloc_done(cudaError_t rc, const void *p, uint64_t size, enum vt_api api,
+                       const void *stream)
+{
+    int dev = vt_api_is_host(api) ? -1 : vti_tl_device;
+    if (rc == cudaSuccess && p)
+        vti_rec_alloc((uintptr_t)p, size, dev, api, (uintptr_t)stream, 0);
+    else if (rc != cudaSuccess)
+        vti_rec_failed(size, rc, dev, api, VTI_RUNTIME);
+}
+
+/* Common shape of an allocation hook: resolve, enter, call, record, leave. */
+#define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_enter();                                                                      \
+    cudaError_t rc = real ? CALL : NO_RUNTIME;                                                     \
+    if (outer && real)                                                                             \
+        alloc_done(rc, rc == cudaSuccess ? (PTR) : NULL, (SIZE), (API), (STREAM));                 \
+    vti_leave();                                                                                   \
+    return rc
+
+#define FREE_HOOK(F, PTYPE, CALL, PTR, API)                                                        \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    cudaError_t rc;                                                                                \
+    if (vti_enter() && real)                                                                       \
+        vti_rec_free((uintptr_t)(PTR), vti_tl_device, (API), 0);                                   \
+    rc = real ? CALL : NO_RUNTIME;                                                                 \
+    vti_leave();                                                                                   \
+    return rc
+
+typedef cudaError_t (*malloc_fn)(void **, size_t);
+typedef cudaError_t (*free_fn)(void *);
+typedef cudaError_t (*malloc_flags_fn)(void **, size_t, unsigned int);
+typedef cudaError_t (*malloc_async_fn)(void **, size_t, cudaStream_t);
+typedef cudaError_t (*free_async_fn)(void *, cudaStream_t);
+typedef cudaError_t (*malloc_pool_fn)(void **, size_t, cudaMemPool_t, cudaStream_t);
+
+VTI_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    ALLOC_HOOK(F_cudaMalloc, malloc_fn, real(devPtr, size), *devPtr, size, VT_API_CUDA_MALLOC,
+               NULL);
+}
+
+VTI_EXPORT cudaError_t cudaFree(void *devPtr)
+{
+    FREE_HOOK(F_cudaFree, free_fn, real(devPtr), devPtr, VT_API_CUDA_MALLOC);
+}
+
+VTI_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
+    ALLOC_HOOK(F_cudaMallocManaged, malloc_flags_fn, real(devPtr, size, flags), *devPtr, size,
+               VT_API_CUDA_MALLOC_MANAGED, NULL);
+}
+
+typedef cudaError_t (*pitch_fn)(void **, size_t *, size_t, size_t);
+
+/* Size recorded: pitch * height bytes (width * height for a failure). */
+VTI_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+{
+    ALLOC_HOOK(F_cudaMallocPitch, pitch_fn, real(devPtr, pitch, width, height), *devPtr,
+               rc == cudaSuccess ? (uint64_t)*pitch * height : (uint64_t)width * height,
+               VT_API_CUDA_MALLOC_PITCH, NULL);
+}
+
+typedef cudaError_t (*malloc3d_fn)(struct cudaPitchedPtr *, struct cudaExtent);
+
+/* Size recorded: pitch * height * depth bytes. */
+VTI_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+{
+    ALLOC_HOOK(F_cudaMalloc3D, malloc3d_fn, real(pitchedDevPtr, extent), pitchedDevPtr->ptr,
+               (rc == cudaSuccess ? (uint64_t)pitchedDevPtr->pitch : (uint64_t)extent.width) *
+                   extent.height * extent.depth,
+               VT_API_CUDA_MALLOC_3D, NULL);
+}
+
+VTI_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    ALLOC_HOOK(F_cudaMallocHost, malloc_fn, real(ptr, size), *ptr, size, VT_API_CUDA_MALLOC_HOST,
+               NULL);
+}
+
+VTI_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    ALLOC_HOOK(F_cudaHostAlloc, malloc_flags_fn, real(pHost, size, flags), *pHost, size,
+               VT_API_CUDA_MALLOC_HOST, NULL);
+}
+
+VTI_EXPORT cudaError_t cudaFreeHost(void *ptr)
+{
+    FREE_HOOK(F_cudaFreeHost, free_fn, real(ptr), ptr, VT_API_CUDA_MALLOC_HOST);
+}
+
+VTI_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+    ALLOC_HOOK(F_cudaMallocAsync, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
+               VT_API_CUDA_MALLOC_ASYNC, hStream);
+}
+
+VTI_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+{
+    ALLOC_HOOK(F_cudaMallocAsync_ptsz, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
+               VT_API_CUDA_MALLOC_ASYNC, hStream);
+}
+
+VTI_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+    FREE_HOOK(F_cudaFreeAsync, free_async_fn, real(devPtr, hStream), devPtr,
+              VT_API_CUDA_MALLOC_ASYNC);
+}
+
+VTI_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
+    FREE_HOOK(F_cudaFreeAsync_ptsz, free_async_fn, real(devPtr, hStream), devPtr,
+              VT_API_CUDA_MALLOC_ASYNC);
+}
+
+VTI_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+                                               cudaStream_t stream)
+{
+    ALLOC_HOOK(F_cudaMallocFromPoolAsync, malloc_pool_fn, real(ptr, size, memPool, stream), *ptr,
+               size, VT_API_CUDA_MALLOC_ASYNC, stream);
+}
+
+VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+                                                    cudaStream_t stream)
+{
+    ALLOC_HOOK(F_cudaMallocFromPoolAsync_ptsz, malloc_pool_fn, real(ptr, size, memPool, stream),
+               *ptr, size, VT_API_CUDA_MALLOC_ASYNC, stream);
+}
+
+/* An application's memory query becomes a VT_REC_MEMINFO sample. */
+VTI_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
+    cudaError_t (*real)(size_t *, size_t *) = vti_real(F_cudaMemGetInfo);
+    bool outer = vti_enter();
+    cudaError_t rc = real ? real(free, total) : NO_RUNTIME;
+    if (outer && real && rc == cudaSuccess && free && total)
+        vti_rec_meminfo(vti_tl_device, *free, *total);
+    vti_leave();
+    return rc;
+}
+
+/* Tracks the thread's current device, used to attribute runtime
+ * allocations. */
+VTI_EXPORT cudaError_t cudaSetDevice(int device)
+{
+    cudaError_t (*real)(int) = vti_real(F_cudaSetDevice);
+    cudaError_t rc;
+    vti_enter();
+    rc = real ? real(device) : NO_RUNTIME;
+    if (rc == cudaSuccess)
+        vti_tl_device = device;
+    vti_leave();
+    return rc;
+}
+
+/* Every live allocation of the current device is freed by a reset, except
+ * stream-ordered ones (CUDA docs, cudaDeviceReset): recorded as frees before
+ * the real reset. */
+VTI_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    cudaError_t (*real)(void) = vti_real(F_cudaDeviceReset);
+    cudaError_t rc;
+    if (vti_enter() && real)
+        vti_rec_device_reset(vti_tl_device);
+    rc = real ? real() : NO_RUNTIME;
+    vti_leave();
+    return rc;
+}

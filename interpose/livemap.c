@@ -1,0 +1,290 @@
+/* livemap.c: the in-process map of live allocations (address -> size,
+ * stack, device, api) and per-device counters, for the OOM diagnosis and
+ * the exit summary. Open addressing with linear probing and backward-shift
+ * deletion, striped over STRIPES mutexes by address hash. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vti_internal.h"
+
+#define STRIPES 64
+/* Bounded memory: live allocations tracked at most (then tracing stops). */
+#define MAX_LIVE_PER_STRIPE (1u << 16)
+
+typedef struct slot {
+    vti_live e;
+    bool used;
+} slot;
+
+typedef struct stripe {
+    pthread_mutex_t lock;
+    slot *slots;
+    size_t mask, count;
+} stripe;
+
+static stripe stripes[STRIPES];
+static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
+
+typedef struct dev_counters {
+    _Atomic uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
+} dev_counters;
+
+static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
+
+static void stripes_init(void)
+{
+    for (int i = 0; i < STRIPES; i++)
+        pthread_mutex_init(&stripes[i].lock, NULL);
+}
+
+static uint64_t key_hash(uint64_t addr, uint8_t space)
+{
+    uint64_t h = (addr ^ ((uint64_t)space << 62)) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+static stripe *stripe_of(uint64_t h)
+{
+    pthread_once(&stripes_once, stripes_init);
+    return &stripes[(h >> 58) % STRIPES];
+}
+
+static dev_counters *dev(int device)
+{
+    int i = device + 1;
+    if (i < 0)
+        i = 0;
+    if (i > VTI_MAX_DEVICES)
+        i = VTI_MAX_DEVICES;
+    return &counters[i];
+}
+
+static void place(slot *slots, size_t mask, const vti_live *e)
+{
+    size_t i = key_hash(e->addr, e->space) & mask;
+    while (slots[i].used)
+        i = (i + 1) & mask;
+    slots[i].e = *e;
+    slots[i].used = true;
+}
+
+static int stripe_grow(stripe *s)
+{
+    size_t cap = s->slots ? (s->mask + 1) * 2 : 256;
+    slot *n = calloc(cap, sizeof *n);
+    if (!n)
+        return -1;
+    for (size_t i = 0; s->slots && i <= s->mask; i++)
+        if (s->slots[i].used)
+            place(n, cap - 1, &s->slots[i].e);
+    free(s->slots);
+    s->slots = n;
+    s->mask = cap - 1;
+    return 0;
+}
+
+static void count_alloc(const vti_live *e)
+{
+    dev_counters *c = dev(e->device);
+    uint64_t live = atomic_fetch_add(&c->live_bytes, e->size) + e->size;
+    uint64_t peak = atomic_load(&c->peak_bytes);
+    while (live > peak && !atomic_compare_exchange_weak(&c->peak_bytes, &peak, live))
+        ;
+    atomic_fetch_add(&c->live_count, 1);
+    atomic_fetch_add(&c->allocs, 1);
+}
+
+int vti_live_insert(const vti_live *e)
+{
+    stripe *s = stripe_of(key_hash(e->addr, e->space));
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    if (s->count >= MAX_LIVE_PER_STRIPE)
+        rc = -1;
+    else if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && stripe_grow(s) != 0)
+        rc = -1;
+    if (rc == 0) {
+        place(s->slots, s->mask, e);
+        s->count++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == 0)
+        count_alloc(e);
+    return rc;
+}
+
+/* Backward-shift deletion of slot i (Knuth 6.4, algorithm R). */
+static void erase(stripe *s, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        size_t home;
+        j = (j + 1) & s->mask;
+        if (!s->slots[j].used)
+            break;
+        home = key_hash(s->slots[j].e.addr, s->slots[j].e.space) & s->mask;
+        if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
+            s->slots[i] = s->slots[j];
+            i = j;
+        }
+    }
+    s->slots[i].used = false;
+    s->count--;
+}
+
+static void count_free(const vti_live *e)
+{
+    dev_counters *c = dev(e->device);
+    atomic_fetch_sub(&c->live_bytes, e->size);
+    atomic_fetch_sub(&c->live_count, 1);
+    atomic_fetch_add(&c->frees, 1);
+}
+
+bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
+{
+    uint64_t h = key_hash(addr, space);
+    stripe *s = stripe_of(h);
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask) {
+        if (s->slots[i].e.addr == addr && s->slots[i].e.space == space) {
+            *out = s->slots[i].e;
+            erase(s, i);
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (found)
+        count_free(out);
+    return found;
+}
+
+bool vti_live_has(uint64_t addr)
+{
+    uint64_t h = key_hash(addr, 0);
+    stripe *s = stripe_of(h);
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask)
+        if (s->slots[i].e.addr == addr && s->slots[i].e.space == 0) {
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+/* Pop one live entry of device from stripe s into *out; false when none. */
+static bool pop_device(stripe *s, int device, vti_live *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; s->slots && i <= s->mask; i++) {
+        if (s->slots[i].used && s->slots[i].e.device == device && s->slots[i].e.space == 0 &&
+            !vt_api_is_host((enum vt_api)s->slots[i].e.api) &&
+            s->slots[i].e.api != VT_API_CUDA_MALLOC_ASYNC &&
+            s->slots[i].e.api != VT_API_CU_MEM_ALLOC_ASYNC) {
+            *out = s->slots[i].e;
+            erase(s, i);
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg), void *arg)
+{
+    vti_live e;
+    pthread_once(&stripes_once, stripes_init);
+    for (int k = 0; k < STRIPES; k++)
+        while (pop_device(&stripes[k], device, &e)) {
+            count_free(&e);
+            fn(&e, arg);
+        }
+}
+
+void vti_counters_get(int device, vti_counters *out)
+{
+    dev_counters *c = dev(device);
+    out->live_bytes = atomic_load(&c->live_bytes);
+    out->peak_bytes = atomic_load(&c->peak_bytes);
+    out->live_count = atomic_load(&c->live_count);
+    out->allocs = atomic_load(&c->allocs);
+    out->frees = atomic_load(&c->frees);
+    out->failures = atomic_load(&c->failures);
+}
+
+void vti_count_failure(int device)
+{
+    atomic_fetch_add(&dev(device)->failures, 1);
+}
+
+/* Add (stack, bytes) into the site list (linear; n small relative to the
+ * number of distinct stacks in practice, bounded by cap). */
+static void site_add(vti_site *sites, int *n, int cap, uint32_t stack, uint64_t bytes)
+{
+    for (int i = 0; i < *n; i++)
+        if (sites[i].stack == stack) {
+            sites[i].bytes += bytes;
+            sites[i].count++;
+            return;
+        }
+    if (*n < cap)
+        sites[(*n)++] = (vti_site){stack, bytes, 1};
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+    const vti_site *x = a, *y = b;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+int vti_live_top_sites(int device, vti_site *out, int n)
+{
+    enum { CAP = 4096 };
+    vti_site *sites = malloc(CAP * sizeof *sites);
+    int count = 0;
+    if (!sites)
+        return 0;
+    pthread_once(&stripes_once, stripes_init);
+    for (int k = 0; k < STRIPES; k++) {
+        stripe *s = &stripes[k];
+        pthread_mutex_lock(&s->lock);
+        for (size_t i = 0; s->slots && i <= s->mask; i++)
+            if (s->slots[i].used && s->slots[i].e.device == device)
+                site_add(sites, &count, CAP, s->slots[i].e.stack, s->slots[i].e.size);
+        pthread_mutex_unlock(&s->lock);
+    }
+    qsort(sites, (size_t)count, sizeof *sites, site_cmp);
+    if (count > n)
+        count = n;
+    memcpy(out, sites, (size_t)count * sizeof *sites);
+    free(sites);
+    return count;
+}
+
+void vti_live_totals(uint64_t *count, uint64_t *bytes)
+{
+    *count = *bytes = 0;
+    for (int i = 0; i <= VTI_MAX_DEVICES; i++) {
+        *count += atomic_load(&counters[i].live_count);
+        *bytes += atomic_load(&counters[i].live_bytes);
+    }
+}
+
+void vti_live_reset(void)
+{
+    pthread_once(&stripes_once, stripes_init);
+    for (int k = 0; k < STRIPES; k++) {
+        pthread_mutex_lock(&stripes[k].lock);
+        free(stripes[k].slots);
+        stripes[k].slots = NULL;
+        stripes[k].mask = stripes[k].count = 0;
+        pthread_mutex_unlock(&stripes[k].lock);
+    }
+}

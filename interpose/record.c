@@ -1,0 +1,402 @@
+/* record.c: turning hooked calls into trace records (allocation, free,
+ * failed allocation, memory-info samples, devices), the OOM diagnosis on
+ * stderr and the exit summary. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vti_internal.h"
+
+#define MAX_DIAGNOSES 10
+
+static _Atomic uint64_t devices_seen; /* bit d+1 for device d (bit 0 = host) */
+static _Atomic int first_call_done;
+static _Atomic int diagnoses;
+
+bool vti_enter(void)
+{
+    if (vti_tl_depth++ != 0)
+        return false;
+    if (!vti_session_ensure())
+        return false;
+    vti_cupti_load();
+    return true;
+}
+
+void vti_leave(void)
+{
+    vti_tl_depth--;
+}
+
+static void write_ev(vti_thread *t, const vt_event *ev)
+{
+    if (vt_write(t->tb, ev) != 0)
+        vti_stop("the trace writer failed");
+}
+
+/* ---- real queries (never recorded as application calls) ---------------- */
+
+int vti_driver_device(void)
+{
+    static _Atomic(void *) fn;
+    void *f = atomic_load(&fn);
+    CUdevice d = 0;
+    if (!f) {
+        f = vti_real_driver("cuCtxGetDevice", "cuCtxGetDevice");
+        atomic_store(&fn, f);
+    }
+    vti_tl_depth++;
+    if (!f || ((CUresult(*)(CUdevice *))f)(&d) != CUDA_SUCCESS)
+        d = 0;
+    vti_tl_depth--;
+    return d;
+}
+
+static bool driver_meminfo(uint64_t *free_b, uint64_t *total_b)
+{
+    CUresult (*f)(size_t *, size_t *) = vti_real(F_cuMemGetInfo_v2);
+    size_t fr = 0, to = 0;
+    if (!f || f(&fr, &to) != CUDA_SUCCESS)
+        return false;
+    *free_b = fr;
+    *total_b = to;
+    return true;
+}
+
+/* The runtime's sticky last error must look untouched to the application:
+ * when our query fails where nothing had failed before, clear it again. */
+static bool runtime_meminfo(uint64_t *free_b, uint64_t *total_b)
+{
+    cudaError_t (*get)(size_t *, size_t *) = vti_real(F_cudaMemGetInfo);
+    cudaError_t (*peek)(void) = vti_real_runtime("cudaPeekAtLastError");
+    cudaError_t (*clear)(void) = vti_real_runtime("cudaGetLastError");
+    size_t fr = 0, to = 0;
+    cudaError_t before, rc;
+    if (!get || !peek || !clear)
+        return false;
+    before = peek();
+    rc = get(&fr, &to);
+    if (rc != cudaSuccess && before == cudaSuccess)
+        clear();
+    if (rc != cudaSuccess)
+        return false;
+    *free_b = fr;
+    *total_b = to;
+    return true;
+}
+
+bool vti_sample_meminfo(enum vti_level level, uint64_t *free_b, uint64_t *total_b)
+{
+    bool ok;
+    vti_tl_depth++;
+    ok = driver_meminfo(free_b, total_b);
+    if (!ok && level == VTI_RUNTIME)
+        ok = runtime_meminfo(free_b, total_b);
+    vti_tl_depth--;
+    if (!ok)
+        *free_b = *total_b = 0;
+    return ok;
+}
+
+static bool device_info(int device, char *name, int len, uint64_t *total)
+{
+    CUresult (*get)(CUdevice *, int) = vti_real_driver("cuDeviceGet", "cuDeviceGet");
+    CUresult (*gname)(char *, int, CUdevice) =
+        vti_real_driver("cuDeviceGetName", "cuDeviceGetName");
+    CUresult (*gmem)(size_t *, CUdevice) =
+        vti_real_driver("cuDeviceTotalMem", "cuDeviceTotalMem_v2");
+    CUdevice d;
+    size_t bytes = 0;
+    bool ok;
+    vti_tl_depth++;
+    ok = get && gname && gmem && get(&d, device) == CUDA_SUCCESS &&
+         gname(name, len, d) == CUDA_SUCCESS && gmem(&bytes, d) == CUDA_SUCCESS;
+    vti_tl_depth--;
+    *total = bytes;
+    return ok;
+}
+
+/* Emit VT_REC_DEVICE the first time device is seen. */
+static void note_device(vti_thread *t, int device)
+{
+    uint64_t bit = 1ull << ((device + 1) & 63);
+    char name[256] = "";
+    uint64_t total = 0;
+    vt_event ev = {.type = VT_REC_DEVICE};
+    if (device < 0 || (atomic_fetch_or(&devices_seen, bit) & bit))
+        return;
+    if (!device_info(device, name, sizeof name, &total))
+        return;
+    ev.u.device.id = device;
+    ev.u.device.name = name;
+    ev.u.device.total_bytes = total;
+    write_ev(t, &ev);
+}
+
+static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)
+{
+    vt_event ev = {.type = VT_REC_MEMINFO};
+    ev.ts_ns = vti_now_ns();
+    ev.u.meminfo.device = device;
+    ev.u.meminfo.free_bytes = free_b;
+    ev.u.meminfo.total_bytes = total_b;
+    write_ev(t, &ev);
+}
+
+static void first_call(vti_thread *t, int device, enum vti_level level)
+{
+    uint64_t fr, to;
+    if (atomic_load_explicit(&first_call_done, memory_order_relaxed) ||
+        atomic_exchange(&first_call_done, 1))
+        return;
+    if (vti_sample_meminfo(level, &fr, &to))
+        emit_meminfo(t, device, fr, to);
+}
+
+void vti_rec_first_call(enum vti_level level)
+{
+    vti_thread *t = vti_thread_get();
+    if (!t)
+        return;
+    first_call(t, level == VTI_DRIVER ? vti_driver_device() : vti_tl_device, level);
+    vti_thread_put(t);
+}
+
+/* ---- allocation and free ------------------------------------------------- */
+
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
+                   uint8_t space)
+{
+    vti_thread *t = vti_thread_get();
+    vt_event ev = {.type = VT_REC_ALLOC};
+    vti_live e;
+    if (!t)
+        return;
+    e = (vti_live){addr, size, vti_stack_capture(t, 0), device, (uint8_t)api, space};
+    note_device(t, device);
+    ev.ts_ns = vti_now_ns();
+    if (vti_live_insert(&e) != 0) {
+        vti_thread_put(t);
+        vti_stop("too many live allocations");
+        return;
+    }
+    ev.u.alloc.addr = addr;
+    ev.u.alloc.size = size;
+    ev.u.alloc.stack = e.stack;
+    ev.u.alloc.device = device;
+    ev.u.alloc.api = api;
+    ev.u.alloc.stream = stream;
+    write_ev(t, &ev);
+    first_call(t, device < 0 ? 0 : device,
+               api <= VT_API_CUDA_MALLOC_ASYNC ? VTI_RUNTIME : VTI_DRIVER);
+    vti_thread_put(t);
+}
+
+void vti_rec_free(uint64_t addr, int device, enum vt_api api, uint8_t space)
+{
+    vti_thread *t;
+    vt_event ev = {.type = VT_REC_FREE};
+    vti_live e;
+    (void)device;
+    (void)api;
+    if (!addr && space == 0)
+        return;
+    if (!(t = vti_thread_get()))
+        return;
+    if (vti_live_remove(addr, space, &e)) {
+        ev.ts_ns = vti_now_ns();
+        ev.u.free.addr = addr;
+        ev.u.free.device = e.device;
+        ev.u.free.api = (enum vt_api)e.api;
+        write_ev(t, &ev);
+    }
+    vti_thread_put(t);
+}
+
+static void reset_one(const vti_live *e, void *arg)
+{
+    vt_event ev = {.type = VT_REC_FREE};
+    ev.ts_ns = vti_now_ns();
+    ev.u.free.addr = e->addr;
+    ev.u.free.device = e->device;
+    ev.u.free.api = (enum vt_api)e->api;
+    write_ev(arg, &ev);
+}
+
+void vti_rec_device_reset(int device)
+{
+    vti_thread *t = vti_thread_get();
+    if (!t)
+        return;
+    vti_live_drain_device(device, reset_one, t);
+    vti_thread_put(t);
+}
+
+void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)
+{
+    vti_thread *t = vti_thread_get();
+    if (!t)
+        return;
+    note_device(t, device);
+    emit_meminfo(t, device, free_b, total_b);
+    vti_thread_put(t);
+}
+
+/* ---- failures and the OOM diagnosis ------------------------------------- */
+
+static void fmt_bytes(uint64_t b, char *out, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, len, "%" PRIu64 " B", b);
+    else
+        snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+static bool is_cuda_or_self(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    return !base || strncmp(base, "libcuda", 7) == 0 || strncmp(base, "libvramtrace", 12) == 0 ||
+           strncmp(base, "libcupti", 8) == 0;
+}
+
+/* "function+0xoff (module)" for the first frame of stack outside
+ * vramtrace and the CUDA libraries, named with dladdr. */
+static void site_name(uint32_t stack, char *out, size_t len)
+{
+    uint64_t ips[VTI_MAX_STACK_DEPTH];
+    int n = vti_stack_ips(stack, ips, VTI_MAX_STACK_DEPTH);
+    snprintf(out, len, "<no stack>");
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        const char *mod;
+        if (!dladdr((void *)(uintptr_t)ips[i], &info) || is_cuda_or_self(info.dli_fname))
+            continue;
+        mod = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+        mod = mod ? mod + 1 : (info.dli_fname ? info.dli_fname : "?");
+        if (info.dli_sname)
+            snprintf(out, len, "%s+0x%" PRIxPTR " (%s)", info.dli_sname,
+                     (uintptr_t)ips[i] + 1 - (uintptr_t)info.dli_saddr, mod);
+        else
+            snprintf(out, len, "%s+0x%" PRIxPTR, mod,
+                     (uintptr_t)ips[i] + 1 - (uintptr_t)info.dli_fbase);
+        return;
+    }
+}
+
+static void print_top_sites(int device)
+{
+    vti_site sites[5];
+    int n = vti_live_top_sites(device, sites, 5);
+    for (int i = 0; i < n; i++) {
+        char b[32], where[512];
+        fmt_bytes(sites[i].bytes, b, sizeof b);
+        site_name(sites[i].stack, where, sizeof where);
+        fprintf(stderr, "vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b,
+                sites[i].count, sites[i].count == 1 ? "" : "s", where);
+    }
+}
+
+static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
+                     uint64_t to, bool have_info)
+{
+    char req[32], fb[32], tb[32], lb[32];
+    vti_counters c;
+    int k = atomic_fetch_add(&diagnoses, 1);
+    if (vti_settings_get()->quiet || k > MAX_DIAGNOSES)
+        return;
+    if (k == MAX_DIAGNOSES) {
+        fprintf(stderr, "vramtrace: further failed allocations are only in the trace\n");
+        return;
+    }
+    vti_counters_get(device, &c);
+    fmt_bytes(size, req, sizeof req);
+    fmt_bytes(fr, fb, sizeof fb);
+    fmt_bytes(to, tb, sizeof tb);
+    fmt_bytes(c.live_bytes, lb, sizeof lb);
+    fprintf(stderr, "vramtrace: %s of %s failed with error %d on device %d\n", vt_api_name(api),
+            req, error, device);
+    if (have_info)
+        fprintf(stderr, "vramtrace:   device free %s of %s total\n", fb, tb);
+    else
+        fprintf(stderr, "vramtrace:   device free/total unknown (the query failed too)\n");
+    fprintf(stderr, "vramtrace:   live bytes counted by vramtrace: %s in %" PRIu64 " allocations\n",
+            lb, c.live_count);
+    if (c.live_count)
+        fprintf(stderr, "vramtrace:   top call sites by live bytes:\n");
+    print_top_sites(device);
+}
+
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, enum vti_level level)
+{
+    vti_thread *t = vti_thread_get();
+    vt_event ev = {.type = VT_REC_ALLOC_FAILED};
+    uint64_t fr = 0, to = 0;
+    bool have;
+    if (!t)
+        return;
+    ev.ts_ns = vti_now_ns();
+    ev.u.failed.stack = vti_stack_capture(t, 0);
+    note_device(t, device);
+    have = vti_sample_meminfo(level, &fr, &to);
+    ev.u.failed.size = size;
+    ev.u.failed.error = error;
+    ev.u.failed.device = device;
+    ev.u.failed.api = api;
+    ev.u.failed.free_bytes = fr;
+    ev.u.failed.total_bytes = to;
+    write_ev(t, &ev);
+    if (have)
+        emit_meminfo(t, device, fr, to);
+    vti_count_failure(device);
+    vti_thread_put(t);
+    diagnose(size, error, device, api, fr, to, have);
+}
+
+/* ---- end ------------------------------------------------------------------ */
+
+static void summary_device(int device)
+{
+    vti_counters c;
+    char peak[32], leak[32];
+    vti_counters_get(device, &c);
+    if (!c.allocs && !c.failures)
+        return;
+    fmt_bytes(c.peak_bytes, peak, sizeof peak);
+    fmt_bytes(c.live_bytes, leak, sizeof leak);
+    if (device < 0)
+        fprintf(stderr, "vramtrace: pinned host: ");
+    else
+        fprintf(stderr, "vramtrace: device %d: ", device);
+    fprintf(stderr,
+            "peak %s, %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
+            " failed allocations\n",
+            peak, c.allocs, leak, c.live_count, c.failures);
+}
+
+void vti_rec_end_summary(const char *trace_path)
+{
+    vti_thread *t = vti_thread_get();
+    uint64_t seen = atomic_load(&devices_seen);
+    uint64_t fr, to;
+    (void)trace_path;
+    if (t && atomic_load(&first_call_done) && vti_sample_meminfo(VTI_DRIVER, &fr, &to))
+        emit_meminfo(t, vti_driver_device(), fr, to);
+    vti_thread_put(t);
+    if (vti_settings_get()->quiet)
+        return;
+    for (int d = -1; d < VTI_MAX_DEVICES - 1; d++)
+        if (seen & (1ull << (d + 1)) || d == -1 || d == 0)
+            summary_device(d);
+}

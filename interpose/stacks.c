@@ -1,0 +1,284 @@
+/* stacks.c: call stacks (libunwind's unw_backtrace fast path) deduplicated
+ * in a trie of (ip, parent) nodes, and the module map from dl_iterate_phdr.
+ * Anchor: heaptrack's trace tree (each new node written once). */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vti_internal.h"
+
+/* Bounded memory: at most this many distinct nodes (16 bytes each plus the
+ * hash table), then tracing stops. */
+#define MAX_NODES (16u << 20)
+
+typedef struct node {
+    uint64_t ip;
+    uint32_t parent;
+} node;
+
+static pthread_mutex_t trie_lock = PTHREAD_MUTEX_INITIALIZER;
+static node *nodes;      /* id = index + 1 */
+static uint32_t n_nodes; /* guarded by trie_lock */
+static uint32_t cap_nodes;
+static uint32_t *table; /* open addressing: node ids, 0 = empty */
+static size_t table_mask;
+
+static size_t node_hash(uint64_t ip, uint32_t parent)
+{
+    uint64_t h = (ip ^ ((uint64_t)parent << 29)) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 31));
+}
+
+static int table_grow(void)
+{
+    size_t cap = table ? (table_mask + 1) * 2 : 4096;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (uint32_t id = 1; id <= n_nodes; id++) {
+        size_t i = node_hash(nodes[id - 1].ip, nodes[id - 1].parent) & (cap - 1);
+        while (t[i])
+            i = (i + 1) & (cap - 1);
+        t[i] = id;
+    }
+    free(table);
+    table = t;
+    table_mask = cap - 1;
+    return 0;
+}
+
+static int nodes_grow(void)
+{
+    uint32_t cap = cap_nodes ? cap_nodes * 2 : 4096;
+    node *n;
+    if (cap > MAX_NODES)
+        return -1;
+    n = realloc(nodes, cap * sizeof *n);
+    if (!n)
+        return -1;
+    nodes = n;
+    cap_nodes = cap;
+    return 0;
+}
+
+/* The id of (ip, parent), inserting it (*is_new) if absent; 0 when full. */
+static uint32_t node_get(uint64_t ip, uint32_t parent, bool *is_new)
+{
+    size_t i;
+    *is_new = false;
+    if ((!table || (size_t)n_nodes * 2 >= table_mask + 1) && table_grow() != 0)
+        return 0;
+    for (i = node_hash(ip, parent) & table_mask; table[i]; i = (i + 1) & table_mask) {
+        const node *n = &nodes[table[i] - 1];
+        if (n->ip == ip && n->parent == parent)
+            return table[i];
+    }
+    if (n_nodes == cap_nodes && nodes_grow() != 0)
+        return 0;
+    nodes[n_nodes] = (node){ip, parent};
+    table[i] = ++n_nodes;
+    *is_new = true;
+    return n_nodes;
+}
+
+static void emit_node(vti_thread *t, uint32_t id, uint32_t parent, uint64_t ip)
+{
+    vt_event ev = {.type = VT_REC_STACK_NODE};
+    ev.u.stack_node.id = id;
+    ev.u.stack_node.parent = parent;
+    ev.u.stack_node.ip = ip;
+    if (vt_write(t->tb, &ev) != 0)
+        vti_stop("the trace writer failed");
+}
+
+/* Resolve frames cache_ips[from..n) of t into node ids under the lock.
+ * Returns the number of new nodes, -1 when the trie is full. */
+static int trie_extend(vti_thread *t, int from, int n)
+{
+    int created = 0;
+    pthread_mutex_lock(&trie_lock);
+    for (int i = from; i < n; i++) {
+        bool is_new;
+        uint32_t parent = i ? t->cache_ids[i - 1] : 0;
+        uint32_t id = node_get(t->cache_ips[i], parent, &is_new);
+        if (!id) {
+            created = -1;
+            break;
+        }
+        t->cache_ids[i] = id;
+        if (is_new) {
+            emit_node(t, id, parent, t->cache_ips[i]);
+            created++;
+        }
+    }
+    pthread_mutex_unlock(&trie_lock);
+    return created;
+}
+
+static uintptr_t self_start, self_end;
+
+static int self_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t pc = (uintptr_t)arg;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && pc >= lo && pc < lo + ph->p_memsz) {
+            self_start = lo;
+            self_end = lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static bool in_self(uintptr_t pc)
+{
+    if (!self_end)
+        dl_iterate_phdr(self_range_cb, (void *)(uintptr_t)in_self);
+    return pc >= self_start && pc < self_end;
+}
+
+uint32_t vti_stack_capture(vti_thread *t, int skip)
+{
+    int depth = vti_settings_get()->stack_depth;
+    int n, first = skip, kept, common = 0, created = 0;
+    if (depth <= 0)
+        return 0;
+    n = unw_backtrace(t->frames, depth + 8 < VTI_MAX_STACK_DEPTH + 8 ? depth + 8 : depth);
+    while (first < n && in_self((uintptr_t)t->frames[first]))
+        first++;
+    kept = n - first < depth ? n - first : depth;
+    if (kept <= 0)
+        return 0;
+    /* outermost first; return addresses minus one */
+    for (int i = 0; i < kept; i++) {
+        uint64_t ip = (uint64_t)(uintptr_t)t->frames[first + kept - 1 - i] - 1;
+        if (common == i && i < t->cache_n && t->cache_ips[i] == ip)
+            common++;
+        t->cache_ips[i] = ip;
+    }
+    t->cache_n = kept;
+    if (common < kept)
+        created = trie_extend(t, common, kept);
+    if (created < 0) {
+        t->cache_n = 0;
+        vti_stop("too many distinct call stacks");
+        return 0;
+    }
+    if (created > 0)
+        vti_modules_sync(t, false);
+    return t->cache_ids[kept - 1];
+}
+
+int vti_stack_ips(uint32_t id, uint64_t *ips, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&trie_lock);
+    while (id && id <= n_nodes && n < max) {
+        ips[n++] = nodes[id - 1].ip;
+        id = nodes[id - 1].parent;
+    }
+    pthread_mutex_unlock(&trie_lock);
+    return n;
+}
+
+void vti_stacks_reset(void)
+{
+    pthread_mutex_lock(&trie_lock);
+    free(nodes);
+    free(table);
+    nodes = NULL;
+    table = NULL;
+    n_nodes = cap_nodes = 0;
+    table_mask = 0;
+    pthread_mutex_unlock(&trie_lock);
+}
+
+/* ---- module map --------------------------------------------------------- */
+
+static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long seen_adds, seen_subs; /* guarded by module_lock */
+static bool modules_emitted;
+
+typedef struct counts {
+    unsigned long long adds, subs;
+} counts;
+
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    counts *c = arg;
+    (void)size;
+    c->adds = info->dlpi_adds;
+    c->subs = info->dlpi_subs;
+    return 1;
+}
+
+typedef struct emit_ctx {
+    vti_thread *t;
+    uint32_t next_id;
+} emit_ctx;
+
+static const char *module_path(const char *name, char *buf, size_t len)
+{
+    ssize_t n;
+    if (name && *name)
+        return name;
+    n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0)
+        return "";
+    buf[n] = '\0';
+    return buf;
+}
+
+static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    emit_ctx *c = arg;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    char buf[4096];
+    vt_event ev = {.type = VT_REC_MODULE};
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < lo)
+            lo = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > hi)
+            hi = ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi == 0)
+        return 0;
+    ev.u.module.id = ++c->next_id;
+    ev.u.module.path = module_path(info->dlpi_name, buf, sizeof buf);
+    ev.u.module.bias = info->dlpi_addr;
+    ev.u.module.start = info->dlpi_addr + lo;
+    ev.u.module.end = info->dlpi_addr + hi;
+    return vt_write(c->t->tb, &ev) == 0 ? 0 : 1;
+}
+
+void vti_modules_sync(vti_thread *t, bool force)
+{
+    counts c = {0, 0};
+    emit_ctx ctx = {t, 0};
+    dl_iterate_phdr(counts_cb, &c);
+    pthread_mutex_lock(&module_lock);
+    if (force || !modules_emitted || c.adds != seen_adds || c.subs != seen_subs) {
+        if (modules_emitted) {
+            vt_event ev = {.type = VT_REC_MODULE_RESET};
+            vt_write(t->tb, &ev);
+        }
+        seen_adds = c.adds;
+        seen_subs = c.subs;
+        modules_emitted = true;
+        dl_iterate_phdr(module_cb, &ctx);
+    }
+    pthread_mutex_unlock(&module_lock);
+}

@@ -1,0 +1,218 @@
+/* vti_internal.h: private plumbing of the preload library (interpose/).
+ * vti.h is the interface other parts of interpose/ (NVTX injection) use;
+ * this header is shared only by session.c, real.c, stacks.c, livemap.c,
+ * record.c and the hooks_*.c files. */
+#ifndef VRAMTRACE_VTI_INTERNAL_H
+#define VRAMTRACE_VTI_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vti.h"
+
+#define VTI_EXPORT __attribute__((visibility("default")))
+#define VTI_HIDDEN __attribute__((visibility("hidden")))
+#define VTI_MAX_STACK_DEPTH 256
+#define VTI_DEFAULT_STACK_DEPTH 64
+
+/* ---- settings (settings.c) ---------------------------------------------- */
+
+typedef struct vti_settings {
+    char output[4096]; /* the trace path, %p and %h expanded */
+    bool output_is_default;
+    int stack_depth; /* frames kept, 1..VTI_MAX_STACK_DEPTH */
+    bool quiet;
+} vti_settings;
+
+/* Read VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and VRAMTRACE_QUIET into s.
+ * A bad value prints one line on stderr and keeps the default. program is
+ * the executable's base name, pid the process id. */
+void vti_settings_read(vti_settings *s, const char *program, int pid);
+/* Expand %p (pid), %h (host name) and %% in pattern into out (outlen
+ * bytes). Returns 0, or -1 when the result does not fit or has an unknown
+ * %-sequence. */
+int vti_expand_path(const char *pattern, int pid, const char *host, char *out, size_t outlen);
+
+/* ---- per-thread state (session.c) --------------------------------------- */
+
+typedef struct vti_thread {
+    vt_tbuf *tb;
+    uint32_t tid;
+    unsigned gen; /* session generation this state belongs to */
+    void *frames[VTI_MAX_STACK_DEPTH + 8];
+    uint64_t cache_ips[VTI_MAX_STACK_DEPTH]; /* last stack, outermost first */
+    uint32_t cache_ids[VTI_MAX_STACK_DEPTH];
+    int cache_n;
+} vti_thread;
+
+/* Depth of hooked calls on this thread (outermost = 1) and the in-hook flag
+ * for vramtrace's own calls into CUDA. */
+extern __thread int vti_tl_depth;
+/* Current device of this thread as set through cudaSetDevice (runtime). */
+extern __thread int vti_tl_device;
+
+/* Start the session if not started (thread-safe, idempotent, reentrant calls
+ * return false). true when recording. */
+bool vti_session_ensure(void);
+/* The calling thread's state, attaching it to the writer on first use, and
+ * marked busy until vti_thread_put (the writer is not closed meanwhile);
+ * NULL when tracing is off. */
+vti_thread *vti_thread_get(void);
+void vti_thread_put(vti_thread *t);
+/* CUPTI (cupti_loader.c): load libvramtrace_cupti.so next to this library
+ * and start it, or record why not (once); deferred until CUDA is loaded. */
+void vti_cupti_load(void);
+void vti_cupti_unload(void);
+/* Stop tracing for good: print "vramtrace: tracing stopped: <why>" once. */
+void vti_stop(const char *why);
+/* The settings in force. */
+const vti_settings *vti_settings_get(void);
+
+/* ---- real functions (real.c) -------------------------------------------- */
+
+/* Every hooked entry point. Order matches the tables in real.c. */
+enum vti_fn {
+    F_cudaMalloc,
+    F_cudaFree,
+    F_cudaMallocManaged,
+    F_cudaMallocPitch,
+    F_cudaMalloc3D,
+    F_cudaMallocHost,
+    F_cudaHostAlloc,
+    F_cudaFreeHost,
+    F_cudaMallocAsync,
+    F_cudaMallocAsync_ptsz,
+    F_cudaFreeAsync,
+    F_cudaFreeAsync_ptsz,
+    F_cudaMallocFromPoolAsync,
+    F_cudaMallocFromPoolAsync_ptsz,
+    F_cudaMemGetInfo,
+    F_cudaSetDevice,
+    F_cudaDeviceReset,
+    F_RUNTIME_END_,
+    F_cuMemAlloc_v2 = F_RUNTIME_END_,
+    F_cuMemFree_v2,
+    F_cuMemAllocPitch_v2,
+    F_cuMemAllocManaged,
+    F_cuMemAllocHost_v2,
+    F_cuMemHostAlloc,
+    F_cuMemFreeHost,
+    F_cuMemAllocAsync,
+    F_cuMemAllocAsync_ptsz,
+    F_cuMemFreeAsync,
+    F_cuMemFreeAsync_ptsz,
+    F_cuMemAllocFromPoolAsync,
+    F_cuMemAllocFromPoolAsync_ptsz,
+    F_cuMemCreate,
+    F_cuMemRelease,
+    F_cuMemMap,
+    F_cuMemUnmap,
+    F_cuMemGetInfo_v2,
+    F_cuGetProcAddress,
+    F_cuGetProcAddress_v2,
+    F_COUNT_
+};
+
+/* The real (next) definition of a hooked function, or NULL when no CUDA
+ * library provides it (yet). Never returns vramtrace's own hook. */
+void *vti_real(enum vti_fn f);
+/* A driver function that vramtrace does not hook (cuCtxGetDevice, ...),
+ * fetched by base name through the real cuGetProcAddress, else by its
+ * exported name from the loaded libcuda.so.1; NULL if none. */
+void *vti_real_driver(const char *base, const char *exported);
+/* A runtime function that vramtrace does not hook; NULL if none. */
+void *vti_real_runtime(const char *name);
+/* The real dlsym of glibc (never the hook). */
+void *vti_real_dlsym(void *handle, const char *name);
+/* true when addr lies inside libvramtrace.so itself. */
+bool vti_addr_is_self(uintptr_t addr);
+/* Base address range of libvramtrace.so (filled at first use). */
+const char *vti_self_path(void);
+
+/* ---- stacks and modules (stacks.c) -------------------------------------- */
+
+/* Capture the stack of the calling thread into the trie (skip innermost
+ * frames), writing new nodes through t. Returns the leaf id (0 = none). */
+uint32_t vti_stack_capture(vti_thread *t, int skip);
+/* Walk stack id towards the root: fills ips (innermost first), returns the
+ * count (at most max). */
+int vti_stack_ips(uint32_t id, uint64_t *ips, int max);
+/* Emit VT_REC_MODULE_RESET (unless first) and the module map when the set
+ * of loaded objects changed since the last emission (or force). */
+void vti_modules_sync(vti_thread *t, bool force);
+/* Free the trie (at close). */
+void vti_stacks_reset(void);
+
+/* ---- live map and counters (livemap.c) ---------------------------------- */
+
+#define VTI_MAX_DEVICES 64
+
+typedef struct vti_live {
+    uint64_t addr, size;
+    uint32_t stack;
+    int32_t device;
+    uint8_t api;
+    uint8_t space; /* 0 = address, 1 = cuMemCreate handle */
+} vti_live;
+
+/* Insert a live allocation; updates per-device live and peak bytes.
+ * Returns 0, -1 when the map is full (bounded memory). */
+int vti_live_insert(const vti_live *e);
+/* Remove addr (space); fills *out. Returns true when it was live. */
+bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out);
+/* true when addr is a live allocation (address space). */
+bool vti_live_has(uint64_t addr);
+/* Remove every live allocation of device (for cudaDeviceReset), calling fn
+ * for each before it goes. */
+void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg), void *arg);
+/* Per-device counters; device -1 is pinned host memory. */
+typedef struct vti_counters {
+    uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
+} vti_counters;
+void vti_counters_get(int device, vti_counters *out);
+void vti_count_failure(int device);
+/* Top call sites by live bytes on device: up to n (stack, bytes, count). */
+typedef struct vti_site {
+    uint32_t stack;
+    uint64_t bytes, count;
+} vti_site;
+int vti_live_top_sites(int device, vti_site *out, int n);
+/* Total live allocations / bytes over all devices and host. */
+void vti_live_totals(uint64_t *count, uint64_t *bytes);
+void vti_live_reset(void);
+
+/* ---- recording (record.c) ----------------------------------------------- */
+
+enum vti_level { VTI_RUNTIME, VTI_DRIVER };
+
+/* Hook prologue/epilogue: returns true when this call is the outermost
+ * hooked call of the thread and tracing is on. */
+bool vti_enter(void);
+void vti_leave(void);
+
+/* Record a successful allocation. */
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
+                   uint8_t space);
+/* Record a free (before the real free). No-op when addr is not live. */
+void vti_rec_free(uint64_t addr, int device, enum vt_api api, uint8_t space);
+/* Record a failed allocation with a memory-info sample and print the OOM
+ * diagnosis on stderr. */
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, enum vti_level level);
+/* Record a memory-info sample taken by the application (cudaMemGetInfo,
+ * cuMemGetInfo). */
+void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
+/* After the first successful hooked call: a start meminfo sample. */
+void vti_rec_first_call(enum vti_level level);
+/* Free every live allocation of device (cudaDeviceReset). */
+void vti_rec_device_reset(int device);
+/* The current device for a driver-level call (cuCtxGetDevice), else 0. */
+int vti_driver_device(void);
+/* Sample free/total of the current device through the real functions;
+ * returns false when no sample could be taken. */
+bool vti_sample_meminfo(enum vti_level level, uint64_t *free_b, uint64_t *total_b);
+/* End of session: final meminfo, summary on stderr. */
+void vti_rec_end_summary(const char *trace_path);
+
+#endif

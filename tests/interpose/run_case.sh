@@ -1,0 +1,84 @@
+#!/bin/sh
+# run_case.sh: run one test program under LD_PRELOAD=libvramtrace.so and
+# check its trace with vt_check against the program's own bookkeeping (the
+# line "expect: KEY=VALUE ..." it prints on stdout).
+#
+# usage: run_case.sh MODE CHECKER PRELOAD LIBPATH OUTDIR [CHECK-ARGS...] -- PROGRAM ARGS...
+# MODE:
+#   normal      exit status 0 expected
+#   compare     also run without the preload: stdout and exit status must match
+#   signal:N    the program must die from signal N; the trace must read back
+#   kill        SIGKILL once the program printed "ready"; the trace must read back
+#   fork        normal, and OUTDIR must hold exactly one trace (the parent's)
+set -u
+mode=$1 checker=$2 preload=$3 libpath=$4 outdir=$5
+shift 5
+check_args=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    check_args="$check_args $1"
+    shift
+done
+shift
+rm -rf "$outdir" && mkdir -p "$outdir" || exit 1
+trace="$outdir/trace.vtrace"
+fail() { echo "run_case: FAIL: $*" >&2; exit 1; }
+
+run_traced() {
+    env VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" "$@"
+}
+
+case "$mode" in
+normal | fork)
+    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr"
+    st=$?
+    cat "$outdir/stderr" >&2
+    [ $st -eq 0 ] || fail "exit status $st"
+    ;;
+compare)
+    env LD_LIBRARY_PATH="$libpath" "$@" >"$outdir/stdout.plain" 2>"$outdir/stderr.plain"
+    st_plain=$?
+    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr"
+    st=$?
+    cat "$outdir/stderr" >&2
+    [ $st -eq $st_plain ] || fail "exit status $st with vramtrace, $st_plain without"
+    cmp -s "$outdir/stdout" "$outdir/stdout.plain" || {
+        diff "$outdir/stdout.plain" "$outdir/stdout" >&2
+        fail "stdout differs with vramtrace"
+    }
+    ;;
+signal:*)
+    sig=${mode#signal:}
+    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr"
+    st=$?
+    cat "$outdir/stderr" >&2
+    [ $st -eq $((128 + sig)) ] || fail "exit status $st, expected death by signal $sig"
+    ;;
+kill)
+    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr" &
+    pid=$!
+    i=0
+    until grep -q ready "$outdir/stdout" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -lt 600 ] || { kill -9 $pid; fail "no 'ready' within 60 s"; }
+        sleep 0.1
+    done
+    kill -9 $pid
+    wait $pid
+    st=$?
+    [ $st -eq 137 ] || fail "exit status $st after SIGKILL"
+    ;;
+*) fail "unknown mode $mode" ;;
+esac
+
+[ -f "$trace" ] || fail "no trace at $trace"
+if [ "$mode" = fork ]; then
+    n=$(ls "$outdir" | grep -c '\.vtrace$')
+    [ "$n" -eq 1 ] || fail "$n traces in $outdir, expected only the parent's"
+fi
+expects=$(sed -n 's/^expect: //p' "$outdir/stdout" | tail -n 1)
+[ -n "$expects" ] || fail "the program printed no 'expect:' line"
+args=""
+for kv in $expects; do args="$args --expect $kv"; done
+# shellcheck disable=SC2086
+"$checker" "$trace" $check_args $args || fail "trace check failed"
+echo "run_case: ok ($mode)"

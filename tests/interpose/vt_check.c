@@ -1,0 +1,340 @@
+/* vt_check: read a .vtrace with the vtrace reader, replay it and print
+ * what the interpose tests compare, one key=value per line:
+ *
+ *   allocs frees failed alloc_bytes peak host_peak leaked leaked_bytes
+ *   unmatched_frees failed_errors (comma list) meminfo devices threads
+ *   stack_nodes modules notes end (0/1) end_signal truncated
+ *   allocs_with_frame (with --frame FUNC: allocations whose stack, symbolized
+ *   offline from the trace's module map with libdw, contains FUNC)
+ *   stackless_allocs
+ *
+ * peak is the maximum of live device bytes (device >= 0) over time;
+ * host_peak the same for pinned host memory.
+ *
+ * usage: vt_check TRACE [--frame FUNC] [--stacks] [--expect KEY=VALUE]...
+ * Exit status: 0, 1 when an --expect does not hold, 2 when the trace does
+ * not read back. */
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vtrace.h"
+
+typedef struct live {
+    uint64_t addr, size;
+    int32_t device;
+    int used;
+} live;
+
+typedef struct state {
+    live *map;
+    size_t cap, n;
+    uint64_t allocs, frees, failed, alloc_bytes, unmatched, meminfo, devices, threads;
+    uint64_t nodes, modules, notes, end, end_signal, stackless;
+    uint64_t dev_live, dev_peak, host_live, host_peak;
+    char errors[4096];
+    uint64_t (*node)[2]; /* id -> {parent, ip} */
+    size_t node_cap;
+    uint32_t *alloc_stacks;
+    size_t n_alloc_stacks, alloc_stacks_cap;
+    Dwfl *dwfl;
+} state;
+
+static size_t slot_of(const state *s, uint64_t addr)
+{
+    size_t i = (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 20) & (s->cap - 1);
+    while (s->map[i].used && s->map[i].addr != addr)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+static void map_grow(state *s)
+{
+    live *old = s->map;
+    size_t oldcap = s->cap;
+    s->cap = s->cap ? s->cap * 2 : 1024;
+    s->map = calloc(s->cap, sizeof *s->map);
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].used)
+            s->map[slot_of(s, old[i].addr)] = old[i];
+    free(old);
+}
+
+/* Remove by re-inserting the rest of the cluster (linear probing). */
+static void map_erase(state *s, size_t i)
+{
+    s->map[i].used = 0;
+    for (size_t j = (i + 1) & (s->cap - 1); s->map[j].used; j = (j + 1) & (s->cap - 1)) {
+        live e = s->map[j];
+        s->map[j].used = 0;
+        s->map[slot_of(s, e.addr)] = e;
+    }
+}
+
+static void account(state *s, int32_t device, uint64_t size, int sign)
+{
+    uint64_t *cur = device >= 0 ? &s->dev_live : &s->host_live;
+    uint64_t *peak = device >= 0 ? &s->dev_peak : &s->host_peak;
+    *cur = sign > 0 ? *cur + size : *cur - size;
+    if (*cur > *peak)
+        *peak = *cur;
+}
+
+static void on_alloc(state *s, const vt_event *ev)
+{
+    size_t i;
+    if ((s->n + 1) * 2 > s->cap)
+        map_grow(s);
+    i = slot_of(s, ev->u.alloc.addr);
+    if (s->map[i].used) /* a lost free: the old one is gone */
+        account(s, s->map[i].device, s->map[i].size, -1);
+    else
+        s->n++;
+    s->map[i] = (live){ev->u.alloc.addr, ev->u.alloc.size, ev->u.alloc.device, 1};
+    s->allocs++;
+    s->alloc_bytes += ev->u.alloc.size;
+    account(s, ev->u.alloc.device, ev->u.alloc.size, +1);
+    if (!ev->u.alloc.stack)
+        s->stackless++;
+    if (s->n_alloc_stacks == s->alloc_stacks_cap) {
+        s->alloc_stacks_cap = s->alloc_stacks_cap ? s->alloc_stacks_cap * 2 : 1024;
+        s->alloc_stacks = realloc(s->alloc_stacks, s->alloc_stacks_cap * sizeof *s->alloc_stacks);
+    }
+    s->alloc_stacks[s->n_alloc_stacks++] = ev->u.alloc.stack;
+}
+
+static void on_free(state *s, const vt_event *ev)
+{
+    size_t i = s->cap ? slot_of(s, ev->u.free.addr) : 0;
+    s->frees++;
+    if (!s->cap || !s->map[i].used) {
+        s->unmatched++;
+        return;
+    }
+    account(s, s->map[i].device, s->map[i].size, -1);
+    map_erase(s, i);
+    s->n--;
+}
+
+static void on_node(state *s, const vt_event *ev)
+{
+    uint32_t id = ev->u.stack_node.id;
+    if (id >= s->node_cap) {
+        size_t cap = s->node_cap ? s->node_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        s->node = realloc(s->node, cap * sizeof *s->node);
+        memset(s->node + s->node_cap, 0, (cap - s->node_cap) * sizeof *s->node);
+        s->node_cap = cap;
+    }
+    s->node[id][0] = ev->u.stack_node.parent;
+    s->node[id][1] = ev->u.stack_node.ip;
+    s->nodes++;
+}
+
+/* Report each (start address) once: a module map re-emitted after dlopen
+ * repeats the modules already reported. */
+static bool seen_module(uint64_t start)
+{
+    static uint64_t seen[4096];
+    static size_t n;
+    for (size_t i = 0; i < n; i++)
+        if (seen[i] == start)
+            return true;
+    if (n < 4096)
+        seen[n++] = start;
+    return false;
+}
+
+static void on_module(state *s, const vt_event *ev)
+{
+    s->modules++;
+    if (ev->u.module.path && ev->u.module.path[0] == '/' && !seen_module(ev->u.module.start) &&
+        !dwfl_report_elf(s->dwfl, ev->u.module.path, ev->u.module.path, -1, ev->u.module.bias,
+                         false) &&
+        getenv("VT_CHECK_DEBUG"))
+        fprintf(stderr, "vt_check: %s: %s\n", ev->u.module.path, dwfl_errmsg(-1));
+}
+
+static void on_failed(state *s, const vt_event *ev)
+{
+    size_t len = strlen(s->errors);
+    s->failed++;
+    snprintf(s->errors + len, sizeof s->errors - len, "%s%d", len ? "," : "", ev->u.failed.error);
+}
+
+static void on_event(state *s, const vt_event *ev)
+{
+    switch (ev->type) {
+    case VT_REC_ALLOC:
+        on_alloc(s, ev);
+        break;
+    case VT_REC_FREE:
+        on_free(s, ev);
+        break;
+    case VT_REC_ALLOC_FAILED:
+        on_failed(s, ev);
+        break;
+    case VT_REC_STACK_NODE:
+        on_node(s, ev);
+        break;
+    case VT_REC_MODULE:
+        on_module(s, ev);
+        break;
+    case VT_REC_MEMINFO:
+        s->meminfo++;
+        break;
+    case VT_REC_DEVICE:
+        s->devices++;
+        break;
+    case VT_REC_THREAD:
+        s->threads++;
+        break;
+    case VT_REC_NOTE:
+        s->notes++;
+        break;
+    case VT_REC_END:
+        s->end = 1;
+        s->end_signal = (uint64_t)ev->u.end.signal;
+        break;
+    default:
+        break;
+    }
+}
+
+static bool stack_has(state *s, uint32_t id, const char *func)
+{
+    for (int depth = 0; id && id < s->node_cap && depth < 1024; depth++) {
+        uint64_t ip = s->node[id][1];
+        Dwfl_Module *m = dwfl_addrmodule(s->dwfl, ip);
+        const char *name = m ? dwfl_module_addrname(m, ip) : NULL;
+        if (name && strcmp(name, func) == 0)
+            return true;
+        id = (uint32_t)s->node[id][0];
+    }
+    return false;
+}
+
+/* --stacks: each allocation's stack, symbolized, on stderr. */
+static void dump_stacks(state *s)
+{
+    for (size_t i = 0; i < s->n_alloc_stacks; i++) {
+        uint32_t id = s->alloc_stacks[i];
+        fprintf(stderr, "alloc %zu:", i);
+        for (int depth = 0; id && id < s->node_cap && depth < 1024; depth++) {
+            uint64_t ip = s->node[id][1];
+            Dwfl_Module *m = dwfl_addrmodule(s->dwfl, ip);
+            const char *name = m ? dwfl_module_addrname(m, ip) : NULL;
+            fprintf(stderr, " %s@%" PRIx64, name ? name : "?", ip);
+            id = (uint32_t)s->node[id][0];
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
+static char report[8192];
+
+static void put(const char *key, uint64_t v)
+{
+    size_t len = strlen(report);
+    snprintf(report + len, sizeof report - len, "%s=%" PRIu64 "\n", key, v);
+}
+
+static void summarize(state *s, const char *frame, bool truncated)
+{
+    uint64_t leaked_bytes = 0;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->map[i].used)
+            leaked_bytes += s->map[i].size;
+    put("allocs", s->allocs);
+    put("frees", s->frees - s->unmatched);
+    put("unmatched_frees", s->unmatched);
+    put("failed", s->failed);
+    put("alloc_bytes", s->alloc_bytes);
+    put("peak", s->dev_peak);
+    put("host_peak", s->host_peak);
+    put("leaked", s->n);
+    put("leaked_bytes", leaked_bytes);
+    put("meminfo", s->meminfo);
+    put("devices", s->devices);
+    put("threads", s->threads);
+    put("stack_nodes", s->nodes);
+    put("modules", s->modules);
+    put("notes", s->notes);
+    put("end", s->end);
+    put("end_signal", s->end_signal);
+    put("stackless_allocs", s->stackless);
+    put("truncated", truncated);
+    if (frame) {
+        uint64_t n = 0;
+        for (size_t i = 0; i < s->n_alloc_stacks; i++)
+            n += stack_has(s, s->alloc_stacks[i], frame);
+        put("allocs_with_frame", n);
+    }
+    snprintf(report + strlen(report), sizeof report - strlen(report), "failed_errors=%s\n",
+             s->errors);
+}
+
+/* Does report contain the line "key=value"? Prints a diagnosis if not. */
+static bool expect(const char *kv)
+{
+    char line[512];
+    const char *eq = strchr(kv, '=');
+    const char *p;
+    size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
+    snprintf(line, sizeof line, "\n%s\n", kv);
+    if (strstr(report, line + 1) == report || strstr(report, line))
+        return true;
+    for (p = report; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, kv, klen + 1) == 0) {
+            fprintf(stderr, "vt_check: expected %s, got %.*s\n", kv, (int)strcspn(p, "\n"), p);
+            return false;
+        }
+    fprintf(stderr, "vt_check: expected %s: no such key\n", kv);
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
+                                      .find_debuginfo = dwfl_standard_find_debuginfo};
+    state s = {0};
+    char err[256];
+    const char *frame = NULL;
+    vt_event ev;
+    vt_reader *r;
+    int rc, ok = 1;
+    if (argc < 2) {
+        fprintf(stderr, "usage: vt_check TRACE [--frame FUNC] [--expect KEY=VALUE]...\n");
+        return 2;
+    }
+    for (int i = 2; i + 1 < argc; i += 2)
+        if (strcmp(argv[i], "--frame") == 0)
+            frame = argv[i + 1];
+    if (!(r = vt_reader_open(argv[1], err, sizeof err))) {
+        fprintf(stderr, "vt_check: %s: %s\n", argv[1], err);
+        return 2;
+    }
+    s.dwfl = dwfl_begin(&cb);
+    dwfl_report_begin(s.dwfl);
+    while ((rc = vt_reader_next(r, &ev)) == 1)
+        on_event(&s, &ev);
+    dwfl_report_end(s.dwfl, NULL, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "vt_check: %s: %s\n", argv[1], vt_reader_error(r));
+        return 2;
+    }
+    summarize(&s, frame, vt_reader_truncated(r));
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--stacks") == 0)
+            dump_stacks(&s);
+    fputs(report, stdout);
+    for (int i = 2; i + 1 < argc; i += 2)
+        if (strcmp(argv[i], "--expect") == 0)
+            ok &= expect(argv[i + 1]);
+    vt_reader_close(r);
+    dwfl_end(s.dwfl);
+    return ok ? 0 : 1;
+}
