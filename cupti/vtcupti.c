@@ -222,7 +222,8 @@ VTC_EXPORT int vtc_start(const vtc_host *h, char *why, size_t whylen)
     if (!started) {
         host = *h;
         if (!filter && !(filter = vtc_filter_new())) {
-            snprintf(why, whylen, "CUPTI unavailable: out of memory");
+            if (why && whylen)
+                snprintf(why, whylen, "CUPTI unavailable: out of memory");
             rc = -1;
         } else {
             const char *what = "";
