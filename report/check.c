@@ -1,0 +1,35 @@
+/* check.c: CI limits on a report (vramtrace check), in the spirit of
+ * pytest-memray's limit_memory / limit_leaks. */
+#include "internal.h"
+
+static int broken(FILE *out, const char *what, uint64_t got, int64_t limit)
+{
+    char a[32], b[32];
+    fprintf(out, "%s %s exceeds the limit %s\n", what, vr_format_size(got, a, sizeof a),
+            vr_format_size((uint64_t)limit, b, sizeof b));
+    return 1;
+}
+
+int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
+{
+    int n = 0;
+    if (lim->max_peak >= 0 && r->peak_allocated > (uint64_t)lim->max_peak)
+        n += broken(out, "peak allocated", r->peak_allocated, lim->max_peak);
+    if (lim->max_leaked >= 0 && r->leaked_bytes > (uint64_t)lim->max_leaked)
+        n += broken(out, "leaked", r->leaked_bytes, lim->max_leaked);
+    if (lim->max_growth >= 0 && r->total_growth.bytes_per_iteration > (double)lim->max_growth) {
+        char a[32], b[32];
+        fprintf(out,
+                "growth %s per iteration (R^2 %.3f over %llu iterations) exceeds the limit %s\n",
+                vr_format_size((uint64_t)r->total_growth.bytes_per_iteration, a, sizeof a),
+                r->total_growth.r2, (unsigned long long)r->iterations,
+                vr_format_size((uint64_t)lim->max_growth, b, sizeof b));
+        n++;
+    }
+    if (lim->no_oom && r->failed_allocations) {
+        fprintf(out, "%llu failed allocations (--no-oom)\n",
+                (unsigned long long)r->failed_allocations);
+        n++;
+    }
+    return n;
+}

@@ -1,0 +1,504 @@
+/* cli.c: the vramtrace command: run, report, check. */
+#include "report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef VRAMTRACE_VERSION
+#define VRAMTRACE_VERSION "0.0.0"
+#endif
+#ifndef VRAMTRACE_INSTALL_LIBDIR
+#define VRAMTRACE_INSTALL_LIBDIR "lib"
+#endif
+#ifndef VRAMTRACE_INSTALL_SIMDIR
+#define VRAMTRACE_INSTALL_SIMDIR "lib/vramtrace/sim"
+#endif
+
+enum { EXIT_LIMIT = 1, EXIT_INPUT = 2 };
+
+static const char usage_main[] =
+    "usage: vramtrace COMMAND [ARGS]\n"
+    "\n"
+    "  run [--sim[=DEVICE]] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's device memory\n"
+    "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
+    "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--no-oom] [--max-growth SIZE]\n"
+    "\n"
+    "  vramtrace COMMAND --help   help for one command\n"
+    "  vramtrace --version\n";
+
+static const char usage_run[] =
+    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print where its\n"
+    "trace was written. The exit status is PROGRAM's (128+N if killed by signal N).\n"
+    "\n"
+    "  --sim[=DEVICE]  run on the simulated CUDA device (LD_LIBRARY_PATH gets its\n"
+    "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
+    "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
+    "  -h, --help\n";
+
+static const char usage_report[] =
+    "usage: vramtrace report FILE... [options]\n"
+    "\n"
+    "Replay traces and explain peak, out-of-memory failures, leaks, growth and\n"
+    "fragmentation. Text goes to stdout; several files are shown side by side.\n"
+    "\n"
+    "  --json FILE     JSON report (format \"vramtrace-report\")\n"
+    "  --html FILE     self-contained HTML report (no network needed)\n"
+    "  --folded FILE   bytes at the peak per stack, for flamegraph.pl / speedscope\n"
+    "  --chrome FILE   Chrome trace JSON (Perfetto): memory counters, NVTX ranges, OOMs\n"
+    "  --top N         entries per table (default 10)\n"
+    "  -q, --quiet     no text report on stdout\n"
+    "  --no-symbols    do not read debug information (addresses only)\n"
+    "  --allow-truncated  exit 0 for a cut trace (the report covers what came before)\n"
+    "  -h, --help\n"
+    "\n"
+    "Exit: 0 ok, 1 a trace is truncated, 2 unusable input or output error.\n";
+
+static const char usage_check[] =
+    "usage: vramtrace check FILE [limits]\n"
+    "\n"
+    "Exit 0 when every limit holds, 1 with one line per broken limit, 2 when FILE\n"
+    "cannot be used (not a trace, corrupt, truncated unless --allow-truncated).\n"
+    "SIZE: a number with B, KiB, MiB, GiB, TiB (1024-based) or KB, MB, GB, TB (1000-based).\n"
+    "\n"
+    "  --max-peak SIZE     peak allocated bytes (all devices)\n"
+    "  --max-leaked SIZE   bytes live at exit\n"
+    "  --no-oom            no failed allocation\n"
+    "  --max-growth SIZE   growth of live bytes per iteration (least-squares fit)\n"
+    "  --allow-truncated   check a cut trace on what it holds\n"
+    "  -h, --help\n";
+
+/* ---- run ------------------------------------------------------------------ */
+
+/* Directory of the running executable, into buf. */
+static int exe_dir(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+/* First of dir/../rel for rels that exists, into out. */
+static int find_rel(const char *dir, const char *const *rels, char *out, size_t len)
+{
+    for (; *rels; rels++) {
+        snprintf(out, len, "%s/../%s", dir, *rels);
+        char real[PATH_MAX];
+        if (realpath(out, real)) {
+            snprintf(out, len, "%s", real);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void prepend_env(const char *name, const char *value, char sep)
+{
+    const char *old = getenv(name);
+    if (!old || !*old) {
+        setenv(name, value, 1);
+        return;
+    }
+    size_t n = strlen(value) + strlen(old) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return;
+    snprintf(v, n, "%s%c%s", value, sep, old);
+    setenv(name, v, 1);
+    free(v);
+}
+
+typedef struct run_opts {
+    bool sim;
+    const char *sim_device, *output;
+} run_opts;
+
+static int run_setenv(const run_opts *o)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    if (exe_dir(dir, sizeof dir) < 0) {
+        fprintf(stderr, "vramtrace run: cannot find the vramtrace executable's directory\n");
+        return -1;
+    }
+    const char *pre[] = {"lib/libvramtrace.so", VRAMTRACE_INSTALL_LIBDIR "/libvramtrace.so", NULL};
+    if (find_rel(dir, pre, path, sizeof path) < 0) {
+        fprintf(stderr, "vramtrace run: libvramtrace.so not found in %s/../lib or %s/../%s\n", dir,
+                dir, VRAMTRACE_INSTALL_LIBDIR);
+        return -1;
+    }
+    prepend_env("LD_PRELOAD", path, ':');
+    if (o->sim) {
+        const char *sim[] = {"lib/sim", VRAMTRACE_INSTALL_SIMDIR, NULL};
+        if (find_rel(dir, sim, path, sizeof path) < 0) {
+            fprintf(stderr,
+                    "vramtrace run: simulated device not found in %s/../lib/sim or %s/../%s\n", dir,
+                    dir, VRAMTRACE_INSTALL_SIMDIR);
+            return -1;
+        }
+        prepend_env("LD_LIBRARY_PATH", path, ':');
+        if (o->sim_device)
+            setenv("VRAMTRACE_SIM_DEVICE", o->sim_device, 1);
+    }
+    if (o->output)
+        setenv("VRAMTRACE_OUTPUT", o->output, 1);
+    return 0;
+}
+
+/* Expand %p and %h of VRAMTRACE_OUTPUT (see interpose/settings.c). */
+static void expand_output(const char *pat, pid_t pid, char *out, size_t len)
+{
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    size_t n = 0;
+    for (const char *p = pat; *p && n + 1 < len; p++) {
+        if (p[0] == '%' && (p[1] == 'p' || p[1] == 'h' || p[1] == '%')) {
+            p++;
+            int w = *p == 'p'   ? snprintf(out + n, len - n, "%d", (int)pid)
+                    : *p == 'h' ? snprintf(out + n, len - n, "%s", host)
+                                : snprintf(out + n, len - n, "%%");
+            n += w > 0 ? (size_t)w : 0;
+            if (n >= len)
+                n = len - 1;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+static void print_trace_path(const run_opts *o, pid_t pid)
+{
+    char path[PATH_MAX];
+    if (o->output) {
+        expand_output(o->output, pid, path, sizeof path);
+        if (access(path, F_OK) == 0)
+            fprintf(stderr, "vramtrace: trace written to %s\n", path);
+        else
+            fprintf(stderr, "vramtrace: no trace at %s (did the program use CUDA?)\n", path);
+        return;
+    }
+    glob_t g;
+    char pat[128];
+    snprintf(pat, sizeof pat, "vramtrace.*.%d.vtrace", (int)pid);
+    int rc = glob(pat, 0, NULL, &g);
+    snprintf(pat, sizeof pat, "vramtrace.*.%d.*.vtrace", (int)pid);
+    if (rc == 0 || rc == GLOB_NOMATCH)
+        rc = glob(pat, rc == 0 ? GLOB_APPEND : 0, NULL, &g);
+    if (g.gl_pathc == 0)
+        fprintf(stderr, "vramtrace: no trace written (did the program use CUDA?)\n");
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        fprintf(stderr, "vramtrace: trace written to %s\n", g.gl_pathv[i]);
+    globfree(&g);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {{"sim", optional_argument, NULL, 's'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    run_opts o = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o.sim = true;
+            o.sim_device = optarg;
+            break;
+        case 'o':
+            o.output = optarg;
+            break;
+        case 'h':
+            fputs(usage_run, stdout);
+            return 0;
+        default:
+            fputs(usage_run, stderr);
+            return EXIT_INPUT;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "vramtrace run: no program given\n%s", usage_run);
+        return EXIT_INPUT;
+    }
+    if (run_setenv(&o) < 0)
+        return EXIT_INPUT;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "vramtrace run: fork: %s\n", strerror(errno));
+        return EXIT_INPUT;
+    }
+    if (pid == 0) {
+        execvp(argv[optind], &argv[optind]);
+        fprintf(stderr, "vramtrace run: cannot run %s: %s\n", argv[optind], strerror(errno));
+        _exit(127);
+    }
+    signal(SIGINT, SIG_IGN); /* the child gets ^C and decides; we report after */
+    signal(SIGQUIT, SIG_IGN);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return EXIT_INPUT;
+    print_trace_path(&o, pid);
+    if (WIFSIGNALED(st)) {
+        fprintf(stderr, "vramtrace: %s killed by signal %d\n", argv[optind], WTERMSIG(st));
+        return 128 + WTERMSIG(st);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_INPUT;
+}
+
+/* ---- report ---------------------------------------------------------------- */
+
+typedef struct out_file {
+    const char *path;
+    int (*render)(FILE *, vr_report *const *, size_t, const vr_options *);
+} out_file;
+
+static int write_output(const out_file *o, vr_report *const *r, size_t n, const vr_options *opt)
+{
+    if (!o->path)
+        return 0;
+    bool dash = !strcmp(o->path, "-");
+    FILE *f = dash ? stdout : fopen(o->path, "w");
+    if (!f) {
+        fprintf(stderr, "vramtrace report: cannot write %s: %s\n", o->path, strerror(errno));
+        return -1;
+    }
+    int rc = o->render(f, r, n, opt);
+    if (!dash && fclose(f) != 0)
+        rc = -1;
+    if (rc < 0)
+        fprintf(stderr, "vramtrace report: error writing %s\n", o->path);
+    return rc;
+}
+
+static int parse_top(const char *s, size_t *top)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0 || v > 1000000)
+        return -1;
+    *top = (size_t)v;
+    return 0;
+}
+
+/* Load every file; returns 0, 1 if one is truncated, 2 if one is unusable. */
+static int load_all(char **files, size_t n, const vr_options *opt, vr_report **r, const char *cmd)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        r[i] = vr_analyze(files[i], opt, err, sizeof err);
+        if (!r[i]) {
+            fprintf(stderr, "vramtrace %s: %s: %s\n", cmd, files[i], err);
+            return EXIT_INPUT;
+        }
+        if (r[i]->truncated) {
+            fprintf(stderr,
+                    "vramtrace %s: %s: the trace is truncated (cut inside a frame); "
+                    "using the events before the cut\n",
+                    cmd, files[i]);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+static void free_all(vr_report **r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        vr_report_free(r[i]);
+    free(r);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC };
+    static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
+                                         {"html", required_argument, NULL, O_HTML},
+                                         {"folded", required_argument, NULL, O_FOLDED},
+                                         {"chrome", required_argument, NULL, O_CHROME},
+                                         {"top", required_argument, NULL, O_TOP},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"no-symbols", no_argument, NULL, O_NOSYM},
+                                         {"allow-truncated", no_argument, NULL, O_TRUNC},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    out_file outs[] = {{NULL, vr_render_json},
+                       {NULL, vr_render_html},
+                       {NULL, vr_render_folded},
+                       {NULL, vr_render_chrome}};
+    vr_options opt = {.progress = true};
+    bool quiet = false, allow_trunc = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_JSON:
+        case O_HTML:
+        case O_FOLDED:
+        case O_CHROME:
+            outs[c - O_JSON].path = optarg;
+            break;
+        case O_TOP:
+            if (parse_top(optarg, &opt.top) < 0) {
+                fprintf(stderr, "vramtrace report: --top wants a positive number, not '%s'\n",
+                        optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case O_NOSYM:
+            opt.no_symbols = true;
+            break;
+        case O_TRUNC:
+            allow_trunc = true;
+            break;
+        case 'h':
+            fputs(usage_report, stdout);
+            return 0;
+        default:
+            fputs(usage_report, stderr);
+            return EXIT_INPUT;
+        }
+    }
+    size_t n = (size_t)(argc - optind);
+    if (!n) {
+        fprintf(stderr, "vramtrace report: no trace file given\n%s", usage_report);
+        return EXIT_INPUT;
+    }
+    vr_report **r = calloc(n, sizeof(*r));
+    if (!r)
+        return EXIT_INPUT;
+    int rc = load_all(argv + optind, n, &opt, r, "report");
+    if (rc == EXIT_INPUT) {
+        free_all(r, n);
+        return rc;
+    }
+    if (allow_trunc)
+        rc = 0;
+    if (!quiet && vr_render_text(stdout, r, n, &opt) < 0)
+        rc = EXIT_INPUT;
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (write_output(&outs[i], r, n, &opt) < 0)
+            rc = EXIT_INPUT;
+    free_all(r, n);
+    return rc;
+}
+
+/* ---- check ------------------------------------------------------------------- */
+
+static int size_arg(const char *opt, const char *s, int64_t *out)
+{
+    uint64_t v;
+    if (vr_parse_size(s, &v) < 0 || v > INT64_MAX) {
+        fprintf(stderr, "vramtrace check: %s: bad size '%s' (e.g. 512MiB, 2GiB, 100MB, 4096)\n",
+                opt, s);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    enum { O_PEAK = 256, O_LEAK, O_GROWTH, O_NOOOM, O_TRUNC };
+    static const struct option opts[] = {{"max-peak", required_argument, NULL, O_PEAK},
+                                         {"max-leaked", required_argument, NULL, O_LEAK},
+                                         {"max-growth", required_argument, NULL, O_GROWTH},
+                                         {"no-oom", no_argument, NULL, O_NOOOM},
+                                         {"allow-truncated", no_argument, NULL, O_TRUNC},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1};
+    bool allow_trunc = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case O_PEAK:
+            bad = size_arg("--max-peak", optarg, &lim.max_peak);
+            break;
+        case O_LEAK:
+            bad = size_arg("--max-leaked", optarg, &lim.max_leaked);
+            break;
+        case O_GROWTH:
+            bad = size_arg("--max-growth", optarg, &lim.max_growth);
+            break;
+        case O_NOOOM:
+            lim.no_oom = true;
+            break;
+        case O_TRUNC:
+            allow_trunc = true;
+            break;
+        case 'h':
+            fputs(usage_check, stdout);
+            return 0;
+        default:
+            fputs(usage_check, stderr);
+            return EXIT_INPUT;
+        }
+        if (bad)
+            return EXIT_INPUT;
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "vramtrace check: exactly one trace file wanted\n%s", usage_check);
+        return EXIT_INPUT;
+    }
+    vr_options opt = {.progress = true, .no_symbols = false};
+    vr_report **r = calloc(1, sizeof(*r));
+    if (!r)
+        return EXIT_INPUT;
+    int rc = load_all(argv + optind, 1, &opt, r, "check");
+    if (rc == EXIT_INPUT || (rc == 1 && !allow_trunc)) {
+        free_all(r, 1);
+        return EXIT_INPUT;
+    }
+    int broken = vr_check(stdout, r[0], &lim);
+    free_all(r, 1);
+    return broken ? EXIT_LIMIT : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("vramtrace %s\n", VRAMTRACE_VERSION);
+        return 0;
+    }
+    int (*fn)(int, char **) = !strcmp(cmd, "run")      ? cmd_run
+                              : !strcmp(cmd, "report") ? cmd_report
+                              : !strcmp(cmd, "check")  ? cmd_check
+                                                       : NULL;
+    if (!fn) {
+        fprintf(stderr, "vramtrace: unknown command '%s'\n%s", cmd, usage_main);
+        return EXIT_INPUT;
+    }
+    return fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,235 @@
+/* frag.c: heaps and regions announced by a sub-allocator with the NVTX Mem
+ * API (heap = a segment such as PyTorch's cudaMalloc'ed block pool, region =
+ * a tensor inside it). reserved = heaps + direct allocations outside heaps;
+ * allocated = regions + direct allocations outside heaps. Fragmentation of a
+ * device's heaps: 1 - largest_free / total_free. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vr_heap *heap_get(vr_state *s, uint64_t id)
+{
+    return vr_map_get(&s->heaps, id);
+}
+
+/* Cover the live direct allocation at addr by heap h: its bytes now count as
+ * reserved (through the heap), no longer as allocated. */
+static void cover(vr_state *s, vr_heap *h, vr_live *l)
+{
+    vr_devstate *d = vr_state_device(s, l->device);
+    d->direct -= l->size;
+    vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
+    vr_account_reserved(s, l->device, -(int64_t)l->size);
+    l->in_heap = 1;
+    h->covered_alloc = l->key;
+    h->device = l->device;
+    s->uncovered_heaps--;
+}
+
+void vr_heap_register(vr_state *s, const vt_event *ev)
+{
+    if (heap_get(s, ev->u.heap.heap))
+        vr_heap_unregister(s, ev->u.heap.heap, false);
+    vr_heap *h = vr_map_put(&s->heaps, ev->u.heap.heap, NULL);
+    h->addr = ev->u.heap.addr;
+    h->size = ev->u.heap.size;
+    h->device = 0;
+    s->uncovered_heaps++;
+    vr_live *l = vr_map_get(&s->live, h->addr);
+    if (l && l->device >= 0 && !l->in_heap)
+        cover(s, h, l);
+    vr_devstate *d = vr_state_device(s, h->device);
+    d->heap_bytes += h->size;
+    vr_account_reserved(s, h->device, (int64_t)h->size);
+}
+
+void vr_heap_check_alloc(vr_state *s, vr_live *l)
+{
+    if (!s->uncovered_heaps || l->device < 0)
+        return;
+    size_t i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
+        if (!h->covered_alloc && h->addr == l->key) {
+            /* the heap was counted on device 0 until now */
+            vr_state_device(s, h->device)->heap_bytes -= h->size;
+            vr_account_reserved(s, h->device, -(int64_t)h->size);
+            cover(s, h, l);
+            vr_state_device(s, h->device)->heap_bytes += h->size;
+            vr_account_reserved(s, h->device, (int64_t)h->size);
+            return;
+        }
+    }
+}
+
+void vr_heap_alloc_gone(vr_state *s, uint64_t addr)
+{
+    size_t i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
+        if (h->covered_alloc == addr) {
+            vr_heap_unregister(s, h->key, false); /* its memory is gone */
+            return;
+        }
+    }
+}
+
+static void drop_regions(vr_state *s, vr_heap *h)
+{
+    vr_devstate *d = vr_state_device(s, h->device);
+    for (size_t i = 0; i < h->nregions; i++) {
+        vr_region *r = &h->regions[i];
+        d->region_bytes -= r->size;
+        h->region_bytes -= r->size;
+        vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
+    }
+    h->nregions = 0;
+}
+
+void vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
+{
+    vr_heap *h = heap_get(s, id);
+    if (!h)
+        return;
+    drop_regions(s, h);
+    if (reset_only)
+        return;
+    int32_t dev = h->device;
+    vr_devstate *d = vr_state_device(s, dev);
+    d->heap_bytes -= h->size;
+    vr_account_reserved(s, dev, -(int64_t)h->size);
+    vr_live *l = h->covered_alloc ? vr_map_get(&s->live, h->covered_alloc) : NULL;
+    if (l && l->in_heap) {
+        l->in_heap = 0;
+        d->direct += l->size;
+        vr_account(s, dev, l->stack, l->range, (int64_t)l->size, 1);
+        vr_account_reserved(s, dev, (int64_t)l->size);
+    } else if (!h->covered_alloc) {
+        s->uncovered_heaps--;
+    }
+    free(h->regions);
+    vr_map_del(&s->heaps, id);
+}
+
+/* Index of the first region with addr >= a. */
+static size_t region_lower(const vr_heap *h, uint64_t a)
+{
+    size_t lo = 0, hi = h->nregions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->regions[mid].addr < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static vr_region *region_find(vr_heap *h, uint64_t addr)
+{
+    size_t i = region_lower(h, addr);
+    return i < h->nregions && h->regions[i].addr == addr ? &h->regions[i] : NULL;
+}
+
+void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
+{
+    vr_heap *h = heap_get(s, ev->u.region.heap);
+    if (!h)
+        return; /* region of an unknown heap: nothing to attribute it to */
+    if (region_find(h, ev->u.region.addr)) {
+        vr_region_unregister(s, ev->u.region.heap, ev->u.region.addr);
+        h = heap_get(s, ev->u.region.heap);
+    }
+    if (h->nregions == h->capregions) {
+        h->capregions = h->capregions ? h->capregions * 2 : 8;
+        h->regions = vr_xrealloc(h->regions, h->capregions * sizeof(vr_region));
+    }
+    size_t i = region_lower(h, ev->u.region.addr);
+    memmove(&h->regions[i + 1], &h->regions[i], (h->nregions - i) * sizeof(vr_region));
+    h->nregions++;
+    vr_region *r = &h->regions[i];
+    r->addr = ev->u.region.addr;
+    r->size = ev->u.region.size;
+    r->stack = ev->u.region.stack;
+    r->range = range;
+    r->ts = s->t_last;
+    h->region_bytes += r->size;
+    vr_state_device(s, h->device)->region_bytes += r->size;
+    vr_account(s, h->device, r->stack, r->range, (int64_t)r->size, 1);
+}
+
+void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr)
+{
+    vr_heap *h = heap_get(s, heap);
+    vr_region *r = h ? region_find(h, addr) : NULL;
+    if (!r)
+        return;
+    vr_state_device(s, h->device)->region_bytes -= r->size;
+    h->region_bytes -= r->size;
+    vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
+    size_t i = (size_t)(r - h->regions);
+    memmove(r, r + 1, (h->nregions - i - 1) * sizeof(vr_region));
+    h->nregions--;
+}
+
+void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size)
+{
+    vr_heap *h = heap_get(s, heap);
+    vr_region *r = h ? region_find(h, addr) : NULL;
+    if (!r)
+        return;
+    int64_t delta = (int64_t)size - (int64_t)r->size;
+    uint32_t stack = r->stack, range = r->range;
+    vr_state_device(s, h->device)->region_bytes += (uint64_t)delta;
+    h->region_bytes += (uint64_t)delta;
+    r->size = size;
+    vr_account(s, h->device, stack, range, delta, 0);
+}
+
+/* Largest gap between regions (clamped to the heap), bytes. */
+static uint64_t heap_largest_free(const vr_heap *h)
+{
+    uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
+    for (size_t i = 0; i < h->nregions; i++) {
+        const vr_region *r = &h->regions[i];
+        if (r->addr > cur && r->addr <= end && r->addr - cur > best)
+            best = r->addr - cur;
+        if (r->addr + r->size > cur)
+            cur = r->addr + r->size;
+    }
+    if (end > cur && end - cur > best)
+        best = end - cur;
+    return best;
+}
+
+vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
+{
+    vr_frag f = {.t_ns = vr_rel_ns(s, s->t_last), .device = device, .when = when};
+    size_t i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
+        if (h->device != device)
+            continue;
+        f.reserved += h->size;
+        f.allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
+        uint64_t lf = heap_largest_free(h);
+        if (lf > f.largest_free)
+            f.largest_free = lf;
+    }
+    uint64_t total_free = f.reserved - f.allocated;
+    f.fragmentation = total_free ? 1.0 - (double)f.largest_free / (double)total_free : 0.0;
+    if (f.fragmentation < 0)
+        f.fragmentation = 0;
+    return f;
+}
+
+#define VR_MAX_FRAGS 1000
+
+void vr_frag_push(vr_state *s, const vr_frag *f)
+{
+    if (s->nfrags == VR_MAX_FRAGS)
+        return;
+    if (s->nfrags == s->capfrags) {
+        s->capfrags = s->capfrags ? s->capfrags * 2 : 16;
+        s->frags = vr_xrealloc(s->frags, s->capfrags * sizeof(vr_frag));
+    }
+    s->frags[s->nfrags++] = *f;
+}

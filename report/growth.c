@@ -1,0 +1,125 @@
+/* growth.c: NVTX range stacks per thread, iterations (the most frequent
+ * top-level range, e.g. "train_step"), and least-squares growth fits of the
+ * live bytes per call site sampled at iteration ends (or, without NVTX, at
+ * evenly spaced time windows; see peak.c). */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static uint64_t *topname_count(vr_state *s, uint32_t name)
+{
+    for (size_t i = 0; i < s->ntopnames; i++)
+        if (s->topnames[i].name == name)
+            return &s->topnames[i].count;
+    if (s->ntopnames == VR_MAX_TOPNAMES)
+        return NULL;
+    s->topnames[s->ntopnames].name = name;
+    s->topnames[s->ntopnames].count = 0;
+    return &s->topnames[s->ntopnames++].count;
+}
+
+static uint64_t candidate_count(const vr_state *s)
+{
+    for (size_t i = 0; i < s->ntopnames; i++)
+        if (s->topnames[i].name == s->iter_name)
+            return s->topnames[i].count;
+    return 0;
+}
+
+void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts)
+{
+    if (t->depth == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 8;
+        if (t->cap > (1u << 20)) { /* runaway pushes without pops: stop nesting */
+            t->cap /= 2;
+            return;
+        }
+        t->stack = vr_xrealloc(t->stack, t->cap * sizeof(*t->stack));
+        t->stack_ts = vr_xrealloc(t->stack_ts, t->cap * sizeof(*t->stack_ts));
+    }
+    t->stack[t->depth] = entry;
+    t->stack_ts[t->depth] = ts;
+    t->depth++;
+    if (t->depth == 1 && (uint32_t)entry == s->iter_name)
+        s->iter_start_ts = ts;
+}
+
+static void top_level_ended(vr_state *s, uint32_t name, uint64_t start, uint64_t end)
+{
+    uint64_t *cnt = topname_count(s, name);
+    if (!cnt)
+        return;
+    (*cnt)++;
+    if (s->nspans < VR_MAX_SPANS) {
+        vr_range_span *sp = &s->spans[s->nspans++];
+        sp->start_ns = vr_rel_ns(s, start);
+        sp->end_ns = vr_rel_ns(s, end);
+        sp->name = (const char *)(uintptr_t)name; /* resolved in model.c */
+    }
+    if (name != s->iter_name && *cnt > candidate_count(s)) {
+        s->iter_name = name; /* a more frequent top-level range: restart */
+        memset(&s->iter, 0, sizeof(s->iter));
+        s->iter.stride = 1;
+        s->iter.ticks = *cnt - 1;
+        s->iter.slot = 0;
+    }
+    if (name == s->iter_name)
+        vr_sampler_tick(s, &s->iter);
+}
+
+void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts)
+{
+    size_t i = t->depth;
+    while (i > 0 && (t->stack[i - 1] >> 32) != domain)
+        i--;
+    if (i == 0)
+        return; /* pop without push: ignore */
+    uint32_t name = (uint32_t)t->stack[i - 1];
+    uint64_t start = t->stack_ts[i - 1];
+    t->depth = i - 1;
+    if (t->depth == 0)
+        top_level_ended(s, name, start, ts);
+}
+
+uint32_t vr_thread_range(const vr_thread *t)
+{
+    return t && t->depth ? (uint32_t)t->stack[t->depth - 1] : 0;
+}
+
+void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2)
+{
+    *slope = 0;
+    *r2 = 0;
+    if (n < 2)
+        return;
+    double mx = 0, my = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        mx += (double)(i + 1) * (double)stride;
+        my += (double)y[i];
+    }
+    mx /= n;
+    my /= n;
+    double sxx = 0, sxy = 0, syy = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double dx = (double)(i + 1) * (double)stride - mx, dy = (double)y[i] - my;
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
+    }
+    if (sxx <= 0)
+        return;
+    *slope = sxy / sxx;
+    *r2 = syy > 0 ? (sxy * sxy) / (sxx * syy) : 0;
+    if (*r2 > 1)
+        *r2 = 1;
+    if (!isfinite(*slope))
+        *slope = 0;
+}
+
+const vr_sampler *vr_growth_sampler(const vr_state *s)
+{
+    if (s->iter_name && candidate_count(s) >= 3 && s->iter.n >= 3)
+        return &s->iter;
+    return &s->win;
+}

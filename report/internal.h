@@ -1,0 +1,285 @@
+/* internal.h: report/ internals shared by replay, analyses, symbolizer and
+ * renderers. Not installed; the public interface is report.h. */
+#ifndef VRAMTRACE_REPORT_INTERNAL_H
+#define VRAMTRACE_REPORT_INTERNAL_H
+
+#include "report.h"
+#include "vtrace.h"
+
+#include <stdarg.h>
+
+/* ---- arena: bump allocator owning a report's memory --------------------- */
+
+typedef struct vr_arena vr_arena;
+vr_arena *vr_arena_new(void);
+void vr_arena_free(vr_arena *a);
+/* Zeroed memory; aborts on OOM (the report cannot go on without it). */
+void *vr_alloc(vr_arena *a, size_t bytes);
+char *vr_strdup(vr_arena *a, const char *s);
+char *vr_sprintf(vr_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Checked heap allocation for replay state: aborts with a message on OOM. */
+void *vr_xmalloc(size_t bytes);
+void *vr_xcalloc(size_t n, size_t size);
+void *vr_xrealloc(void *p, size_t bytes);
+
+/* ---- map: open-addressing hash table, u64 key -> fixed-size entry ------- */
+
+/* Entries start with a uint64_t key. Linear probing, backward-shift delete:
+ * entry pointers are valid until the next put or del. */
+typedef struct vr_map {
+    uint8_t *slots; /* cap * esize */
+    uint8_t *used;  /* cap */
+    size_t cap, len, esize;
+} vr_map;
+
+void vr_map_init(vr_map *m, size_t esize);
+void vr_map_destroy(vr_map *m);
+void *vr_map_get(const vr_map *m, uint64_t key);
+/* Returns the entry for key, inserting a zeroed one (key set) if absent;
+ * *created tells which (may be NULL). */
+void *vr_map_put(vr_map *m, uint64_t key, bool *created);
+bool vr_map_del(vr_map *m, uint64_t key);
+/* Iterate: start with *i = 0; returns NULL at the end. */
+void *vr_map_next(const vr_map *m, size_t *i);
+
+/* ---- replay state ------------------------------------------------------- */
+
+#define VR_SAMPLES 64 /* growth samples kept per site (decimated by 2) */
+#define VR_TIMELINE_BUCKETS 1000
+
+typedef struct vr_sampler {
+    uint64_t ticks;  /* iterations (or time windows) seen */
+    uint64_t stride; /* ticks per kept sample */
+    uint32_t n;      /* samples kept */
+    int slot;        /* which samples[] array in a site this sampler fills */
+} vr_sampler;
+
+/* A call site (stack leaf) or an NVTX range: live bytes now and at the
+ * peak (lazy snapshot: see peak.c), plus growth samples. */
+typedef struct vr_counter {
+    uint64_t key;
+    uint64_t live, live_count;
+    uint64_t snap, snap_count;
+    uint64_t snap_epoch;
+    uint64_t samples[2][VR_SAMPLES];
+} vr_counter;
+
+typedef struct vr_live {
+    uint64_t key; /* address */
+    uint64_t size;
+    uint64_t ts;
+    uint32_t stack, range;
+    int32_t device;
+    uint16_t api;
+    uint8_t in_heap; /* covered by a registered heap: counts as reserved only */
+} vr_live;
+
+typedef struct vr_region {
+    uint64_t addr, size;
+    uint32_t stack, range;
+    uint64_t ts;
+} vr_region;
+
+typedef struct vr_heap {
+    uint64_t key; /* heap id */
+    uint64_t addr, size;
+    int32_t device;
+    uint64_t covered_alloc; /* address of the live allocation it covers, 0 = none */
+    vr_region *regions;     /* sorted by addr */
+    size_t nregions, capregions;
+    uint64_t region_bytes;
+} vr_heap;
+
+typedef struct vr_bucket {
+    uint64_t index; /* time bucket number */
+    uint64_t max_alloc, t_max, max_res;
+    uint64_t last_alloc, last_res, t_last;
+} vr_bucket;
+
+typedef struct vr_devstate {
+    uint64_t key; /* device id + 1 (0 is a valid device) */
+    int32_t id;
+    char *name;
+    uint64_t total;
+    uint64_t direct;     /* live direct allocations outside heaps */
+    uint64_t heap_bytes; /* registered heaps */
+    uint64_t region_bytes;
+    uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
+    bool have_baseline;
+    uint64_t baseline_used; /* device use outside the recording at the first meminfo */
+    vr_bucket *buckets;
+    size_t nbuckets;
+    uint64_t bucket_ns;
+} vr_devstate;
+
+typedef struct vr_thread {
+    uint64_t key;    /* thread id */
+    uint64_t *stack; /* NVTX ranges: domain << 32 | name string id */
+    uint64_t *stack_ts;
+    size_t depth, cap;
+} vr_thread;
+
+typedef struct vr_module {
+    uint32_t id;
+    char *path;
+    uint64_t bias, start, end;
+    uint32_t generation;
+} vr_module;
+
+typedef struct vr_stacknode {
+    uint64_t key; /* node id */
+    uint32_t parent;
+    uint64_t ip;
+} vr_stacknode;
+
+typedef struct vr_string {
+    uint64_t key; /* string id */
+    char *text;
+} vr_string;
+
+/* An OOM before symbolization. */
+typedef struct vr_oom_raw {
+    vr_oom o;
+    uint32_t stack, range;
+    uint64_t top_keys[5], top_bytes[5], top_counts[5];
+    size_t ntop;
+    double leak_slope, leak_r2; /* growth of top_keys[0] when the verdict is leak */
+    uint64_t baseline;          /* device use outside the recording (bytes) */
+} vr_oom_raw;
+
+typedef struct vr_frag_raw {
+    vr_frag f;
+} vr_frag_raw;
+
+#define VR_MAX_TOPNAMES 16
+#define VR_MAX_SPANS 2000
+
+typedef struct vr_state {
+    vr_arena *arena;
+    const vt_header *hdr;
+    uint64_t t0, t_last;
+
+    vr_map strings, stacknodes, threads, devices, live, heaps, sites, phases;
+    vr_module *modules;
+    size_t nmodules, capmodules;
+    uint32_t module_generation;
+
+    uint64_t allocated, reserved; /* all devices */
+    uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
+    uint64_t epoch;        /* snapshot epoch of the counters */
+    bool peak_pending;     /* a new peak was reached and not yet snapshotted */
+    uint64_t frag_peak_at; /* peak value at the last fragmentation sample */
+    vr_frag peak_frag;
+    size_t uncovered_heaps; /* heaps without a covering allocation */
+    bool have_peak_frag;
+
+    uint64_t host_pinned, host_pinned_peak;
+    uint64_t allocations, frees, failed, unknown_frees, events;
+
+    /* growth: iterations (top-level NVTX ranges) and time windows */
+    struct {
+        uint32_t name;
+        uint64_t count;
+    } topnames[VR_MAX_TOPNAMES];
+    size_t ntopnames;
+    uint32_t iter_name; /* current candidate, 0 = none */
+    uint64_t iter_start_ts;
+    vr_sampler iter, win;
+    uint64_t total_samples[2][VR_SAMPLES];
+    uint64_t win_ns, win_next;
+
+    vr_range_span *spans;
+    size_t nspans;
+
+    vr_oom_raw *ooms;
+    size_t nooms, capooms;
+    vr_frag *frags;
+    size_t nfrags, capfrags;
+
+    char **notes;
+    size_t nnotes, capnotes;
+    bool has_end;
+    int32_t exit_status, exit_signal;
+    char *exit_reason;
+} vr_state;
+
+void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr);
+void vr_state_destroy(vr_state *s);
+void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *vr_state_string(const vr_state *s, uint32_t id);
+vr_devstate *vr_state_device(vr_state *s, int32_t id);
+vr_thread *vr_state_thread(vr_state *s, uint32_t tid);
+/* The innermost NVTX range of a thread, 0 if none. */
+uint32_t vr_thread_range(const vr_thread *t);
+
+/* peak.c: every change of allocated/reserved bytes goes through here. */
+vr_counter *vr_counter_get(vr_map *m, uint64_t key);
+/* Add delta (signed, bytes; count +1/-1/0) to the site and phase counters
+ * and to the device's allocated bytes; tracks peaks and lazy snapshots. */
+void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
+                int count);
+void vr_account_reserved(vr_state *s, int32_t device, int64_t delta);
+/* Timeline downsampling: record the current state of dev at time ts. */
+void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts);
+/* A new peak is complete: take the (lazy) snapshot of the counters. */
+void vr_snapshot_peak(vr_state *s);
+/* Materialized snapshot value of a counter (bytes/count at the peak). */
+uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count);
+/* Called before every event: time windows, growth sampling. */
+void vr_tick_time(vr_state *s, uint64_t ts);
+
+/* frag.c: heaps and regions */
+void vr_heap_register(vr_state *s, const vt_event *ev);
+void vr_heap_unregister(vr_state *s, uint64_t heap, bool reset_only);
+void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range);
+void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
+void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
+/* A direct allocation appeared: mark it in_heap when a heap covers it. */
+void vr_heap_check_alloc(vr_state *s, vr_live *l);
+/* A direct allocation is freed while a heap covers it: the heap goes too. */
+void vr_heap_alloc_gone(vr_state *s, uint64_t addr);
+/* Fragmentation of the device's heaps now. */
+vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
+void vr_frag_push(vr_state *s, const vr_frag *f);
+
+/* growth.c */
+void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts);
+void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts);
+void vr_sampler_tick(vr_state *s, vr_sampler *sp);
+/* Least-squares fit of samples (x = (i+1) * stride). */
+void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2);
+/* The sampler to use for growth: iterations if an NVTX iteration was seen
+ * at least 3 times, else time windows. */
+const vr_sampler *vr_growth_sampler(const vr_state *s);
+
+/* oom.c */
+void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range);
+void vr_oom_meminfo(vr_state *s, const vt_event *ev);
+
+/* leaks.c: live allocations grouped by stack (counters keyed by stack id). */
+void vr_leaks_group(vr_state *s, vr_map *groups, uint64_t *bytes, uint64_t *count);
+
+/* model.c */
+void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt);
+
+/* symbolize.c */
+typedef struct vr_symbolizer vr_symbolizer;
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols);
+void vr_symbolizer_free(vr_symbolizer *sy);
+/* Symbolize and fold the stack of leaf id (cached per stack). */
+vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
+/* A stable key string for merging stacks that symbolize alike. */
+const char *vr_stack_key(vr_arena *a, const vr_stack *st);
+
+/* util */
+uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
+const char *vr_basename(const char *path);
+
+/* escaping helpers for renderers */
+void vr_json_str(FILE *f, const char *s);
+void vr_html_str(FILE *f, const char *s);
+const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
+size_t vr_top(const vr_options *opt);
+
+#endif

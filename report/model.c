@@ -1,0 +1,405 @@
+/* model.c: from the replay state to the vr_report model: peak composition,
+ * leaks (live at exit, grouped by stack), growth fits, OOM explanations;
+ * symbolizes only the stacks that appear in these results. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct raw_site {
+    uint32_t stack, range;
+    uint64_t bytes, count;
+    const char *key;
+    vr_stack st;
+} raw_site;
+
+typedef struct raw_vec {
+    raw_site *v;
+    size_t n, cap;
+} raw_vec;
+
+static void raw_push(raw_vec *rv, uint32_t stack, uint32_t range, uint64_t bytes, uint64_t count)
+{
+    if (rv->n == rv->cap) {
+        rv->cap = rv->cap ? rv->cap * 2 : 64;
+        rv->v = vr_xrealloc(rv->v, rv->cap * sizeof(raw_site));
+    }
+    rv->v[rv->n++] = (raw_site){.stack = stack, .range = range, .bytes = bytes, .count = count};
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(((const raw_site *)a)->key, ((const raw_site *)b)->key);
+}
+
+static int cmp_bytes_desc(const void *a, const void *b)
+{
+    const raw_site *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+/* Symbolize, merge entries whose stacks symbolize alike, sort by bytes. */
+static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by_range,
+                            size_t *out_n)
+{
+    for (size_t i = 0; i < rv->n; i++) {
+        raw_site *r = &rv->v[i];
+        if (by_range) {
+            r->key = vr_state_string(s, r->range);
+        } else {
+            r->st = vr_symbolize(sy, r->stack);
+            r->key = vr_stack_key(s->arena, &r->st);
+        }
+    }
+    if (rv->n)
+        qsort(rv->v, rv->n, sizeof(raw_site), cmp_key);
+    size_t m = 0;
+    for (size_t i = 0; i < rv->n; i++) {
+        if (m && !strcmp(rv->v[m - 1].key, rv->v[i].key)) {
+            rv->v[m - 1].bytes += rv->v[i].bytes;
+            rv->v[m - 1].count += rv->v[i].count;
+        } else {
+            rv->v[m++] = rv->v[i];
+        }
+    }
+    if (m)
+        qsort(rv->v, m, sizeof(raw_site), cmp_bytes_desc);
+    vr_site *out = vr_alloc(s->arena, (m ? m : 1) * sizeof(vr_site));
+    for (size_t i = 0; i < m; i++) {
+        out[i].stack = rv->v[i].st;
+        out[i].range = by_range ? (rv->v[i].key[0] ? rv->v[i].key : "(no range)")
+                                : vr_state_string(s, rv->v[i].range);
+        out[i].range = vr_strdup(s->arena, out[i].range);
+        out[i].bytes = rv->v[i].bytes;
+        out[i].count = rv->v[i].count;
+    }
+    *out_n = m;
+    return out;
+}
+
+static vr_site *peak_counters(vr_state *s, vr_symbolizer *sy, vr_map *m, bool by_range, size_t *n)
+{
+    raw_vec rv = {0};
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(m, &i));) {
+        uint64_t cnt, b = vr_counter_peak(s, c, &cnt);
+        if (b)
+            raw_push(&rv, by_range ? 0 : (uint32_t)c->key, by_range ? (uint32_t)c->key : 0, b, cnt);
+    }
+    vr_site *out = merge_sites(s, sy, &rv, by_range, n);
+    free(rv.v);
+    return out;
+}
+
+static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_map groups;
+    vr_leaks_group(s, &groups, &r->leaked_bytes, &r->leaked_count);
+    raw_vec rv = {0};
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&groups, &i));)
+        raw_push(&rv, (uint32_t)c->key, 0, c->live, c->live_count);
+    vr_map_destroy(&groups);
+    size_t n;
+    vr_site *sites = merge_sites(s, sy, &rv, false, &n);
+    free(rv.v);
+    vr_leak *leaks = vr_alloc(s->arena, (n ? n : 1) * sizeof(vr_leak));
+    for (size_t k = 0; k < n; k++)
+        leaks[k] =
+            (vr_leak){.stack = sites[k].stack, .bytes = sites[k].bytes, .count = sites[k].count};
+    r->leaks = leaks;
+    r->nleaks = n;
+}
+
+/* ---- growth --------------------------------------------------------------- */
+
+static uint64_t device_headroom(vr_state *s)
+{
+    uint64_t best = 0;
+    size_t i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
+        uint64_t room = d->total > d->baseline_used ? d->total - d->baseline_used : 0;
+        if (room > best)
+            best = room;
+    }
+    return best;
+}
+
+static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t iterations,
+                            uint64_t room, uint64_t total_live)
+{
+    vr_growth g = {.iterations = iterations, .projected_oom_iteration = -1};
+    vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
+    g.live_bytes = sp->n ? y[sp->n - 1] : 0;
+    if (g.bytes_per_iteration > 0 && room > total_live)
+        g.projected_oom_iteration =
+            (int64_t)iterations +
+            (int64_t)ceil((double)(room - total_live) / g.bytes_per_iteration);
+    return g;
+}
+
+static int cmp_growth(const void *a, const void *b)
+{
+    const vr_growth *x = a, *y = b;
+    if (x->bytes_per_iteration != y->bytes_per_iteration)
+        return x->bytes_per_iteration < y->bytes_per_iteration ? 1 : -1;
+    return x->stack.id < y->stack.id ? -1 : x->stack.id > y->stack.id;
+}
+
+static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    const vr_sampler *sp = vr_growth_sampler(s);
+    bool iters = sp == &s->iter;
+    r->iteration_name = iters ? vr_strdup(s->arena, vr_state_string(s, s->iter_name)) : "";
+    r->iterations = iters ? sp->ticks : sp->n;
+    uint64_t room = device_headroom(s);
+    uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
+    r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
+    if (sp->n < 3)
+        return;
+    size_t cap = 16, n = 0, i = 0;
+    vr_growth *g = vr_xmalloc(cap * sizeof(vr_growth));
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        vr_growth x = fit_growth(c->samples[sp->slot], sp, r->iterations, room, total_live);
+        if (x.bytes_per_iteration < 1.0 || x.r2 < 0.5)
+            continue;
+        x.stack.id = (uint32_t)c->key;
+        if (n == cap)
+            g = vr_xrealloc(g, (cap *= 2) * sizeof(vr_growth));
+        g[n++] = x;
+    }
+    if (n)
+        qsort(g, n, sizeof(vr_growth), cmp_growth);
+    vr_growth *out = vr_alloc(s->arena, (n ? n : 1) * sizeof(vr_growth));
+    for (size_t k = 0; k < n; k++) {
+        out[k] = g[k];
+        out[k].stack = vr_symbolize(sy, g[k].stack.id);
+    }
+    free(g);
+    r->growth = out;
+    r->ngrowth = n;
+}
+
+/* ---- devices and timeline -------------------------------------------------- */
+
+static int cmp_device(const void *a, const void *b)
+{
+    const vr_device *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
+{
+    o->id = d->id;
+    o->name = vr_strdup(s->arena, d->name ? d->name : "");
+    o->total_bytes = d->total;
+    o->peak_allocated = d->peak_alloc;
+    o->peak_allocated_t_ns = vr_rel_ns(s, d->peak_alloc_t);
+    o->peak_reserved = d->peak_res;
+    o->peak_reserved_t_ns = vr_rel_ns(s, d->peak_res_t);
+    vr_point *p = vr_alloc(s->arena, (2 * d->nbuckets + 1) * sizeof(vr_point));
+    size_t n = 0;
+    for (size_t i = 0; i < d->nbuckets; i++) {
+        const vr_bucket *b = &d->buckets[i];
+        p[n++] = (vr_point){b->t_max, b->max_alloc, b->max_res};
+        if (b->t_last != b->t_max)
+            p[n++] = (vr_point){b->t_last, b->last_alloc, b->last_res};
+    }
+    o->timeline = p;
+    o->ntimeline = n;
+}
+
+static void build_devices(vr_state *s, vr_report *r)
+{
+    vr_device *out = vr_alloc(s->arena, (s->devices.len + 1) * sizeof(vr_device));
+    size_t n = 0, i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));)
+        if (d->id >= 0)
+            build_device(s, d, &out[n++]);
+    if (n)
+        qsort(out, n, sizeof(vr_device), cmp_device);
+    r->devices = out;
+    r->ndevices = n;
+}
+
+/* ---- OOMs -------------------------------------------------------------------- */
+
+static const char *site_name(const vr_stack *st)
+{
+    return st->n ? st->frames[0].function : "(no stack)";
+}
+
+static char *dominant(vr_arena *a, const vr_oom *o)
+{
+    char *out = "";
+    char b1[32];
+    uint64_t live = o->live_allocated ? o->live_allocated : 1;
+    for (size_t i = 0; i < o->ntop_sites && i < 3; i++) {
+        const vr_site *t = &o->top_sites[i];
+        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "", site_name(&t->stack),
+                         vr_format_size(t->bytes, b1, sizeof b1),
+                         100.0 * (double)t->bytes / (double)live);
+    }
+    return out;
+}
+
+static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    const char *dom = dominant(a, o);
+    switch (o->verdict) {
+    case VR_VERDICT_EXTERNAL:
+        return vr_sprintf(a,
+                          "the device reported %s free where the recording leaves %s: %s are "
+                          "used outside what was recorded (other processes, the CUDA context, "
+                          "untracked libraries); recorded live data: %s",
+                          vr_format_size(o->device_free_bytes, b1, sizeof b1),
+                          vr_format_size(o->device_free_bytes + o->external_bytes, b2, sizeof b2),
+                          vr_format_size(o->external_bytes, b3, sizeof b3), dom);
+    case VR_VERDICT_FRAGMENTATION:
+        return vr_sprintf(a,
+                          "the registered heaps hold %s free but the largest free block is %s, "
+                          "smaller than the %s requested: the cache is fragmented; live data: %s",
+                          vr_format_size(o->heap_free, b1, sizeof b1),
+                          vr_format_size(o->heap_largest_free, b2, sizeof b2),
+                          vr_format_size(o->requested_bytes, b3, sizeof b3), dom);
+    case VR_VERDICT_LEAK:
+        return vr_sprintf(a,
+                          "%s grows by %s per iteration (R^2 = %.3f) and holds %.0f%% of the %s "
+                          "live: memory is retained across iterations; live data: %s",
+                          o->ntop_sites ? site_name(&o->top_sites[0].stack) : "a call site",
+                          vr_format_size((uint64_t)raw->leak_slope, b1, sizeof b1), raw->leak_r2,
+                          o->ntop_sites && o->live_allocated
+                              ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated
+                              : 0.0,
+                          vr_format_size(o->live_allocated, b2, sizeof b2), dom);
+    case VR_VERDICT_CAPACITY:
+    default: {
+        const char *e = vr_sprintf(
+            a,
+            "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "
+            "the recording); dominated by %s",
+            vr_format_size(o->live_allocated, b1, sizeof b1),
+            vr_format_size(o->requested_bytes, b2, sizeof b2),
+            o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
+                                  : "size unknown",
+            vr_format_size(raw->baseline, b4, sizeof b4), dom[0] ? dom : "nothing recorded");
+        if (o->max_batch >= 0)
+            e = vr_sprintf(a, "%s; at --batch %lld the largest batch that fits is about %lld", e,
+                           (long long)o->batch, (long long)o->max_batch);
+        return e;
+    }
+    }
+}
+
+static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_oom *out = vr_alloc(s->arena, (s->nooms ? s->nooms : 1) * sizeof(vr_oom));
+    for (size_t i = 0; i < s->nooms; i++) {
+        const vr_oom_raw *raw = &s->ooms[i];
+        vr_oom *o = &out[i];
+        *o = raw->o;
+        o->stack = vr_symbolize(sy, raw->stack);
+        o->range = vr_strdup(s->arena, vr_state_string(s, raw->range));
+        vr_site *t = vr_alloc(s->arena, (raw->ntop ? raw->ntop : 1) * sizeof(vr_site));
+        for (size_t k = 0; k < raw->ntop; k++) {
+            t[k].stack = vr_symbolize(sy, (uint32_t)raw->top_keys[k]);
+            t[k].range = "";
+            t[k].bytes = raw->top_bytes[k];
+            t[k].count = raw->top_counts[k];
+        }
+        o->top_sites = t;
+        o->ntop_sites = raw->ntop;
+        o->explanation = explain(s->arena, raw, o);
+    }
+    r->ooms = out;
+    r->nooms = s->nooms;
+}
+
+/* ---- the rest ------------------------------------------------------------------ */
+
+static void build_header(vr_state *s, vr_report *r)
+{
+    const vt_header *h = s->hdr;
+    r->pid = h->pid;
+    r->host = vr_strdup(s->arena, h->host);
+    r->program = vr_strdup(s->arena, h->program);
+    r->vramtrace_version = vr_strdup(s->arena, h->vramtrace_version);
+    r->start_wall_ns = h->start_wall_ns;
+    size_t argc = h->argv ? h->argc : 0;
+    const char **argv = vr_alloc(s->arena, (argc + 1) * sizeof(char *));
+    for (size_t i = 0; i < argc; i++)
+        argv[i] = vr_strdup(s->arena, h->argv[i]);
+    r->argv = argv;
+    r->argc = argc;
+    r->duration_ns = vr_rel_ns(s, s->t_last);
+}
+
+static void build_misc(vr_state *s, vr_report *r)
+{
+    r->has_end = s->has_end;
+    r->exit_status = s->exit_status;
+    r->exit_signal = s->exit_signal;
+    r->exit_reason = vr_strdup(s->arena, s->exit_reason);
+    r->allocations = s->allocations;
+    r->frees = s->frees;
+    r->failed_allocations = s->failed;
+    r->unknown_frees = s->unknown_frees;
+    r->events = s->events;
+    r->peak_allocated = s->peak_alloc;
+    r->peak_allocated_t_ns = vr_rel_ns(s, s->peak_alloc_t);
+    r->peak_reserved = s->peak_res;
+    r->peak_reserved_t_ns = vr_rel_ns(s, s->peak_res_t);
+    r->host_pinned_peak = s->host_pinned_peak;
+    size_t nf = s->nfrags + (s->have_peak_frag ? 1 : 0);
+    vr_frag *f = vr_alloc(s->arena, (nf ? nf : 1) * sizeof(vr_frag));
+    size_t k = 0;
+    if (s->have_peak_frag)
+        f[k++] = s->peak_frag;
+    for (size_t i = 0; i < s->nfrags; i++)
+        f[k++] = s->frags[i];
+    r->frag = f;
+    r->nfrag = k;
+    vr_range_span *sp = vr_alloc(s->arena, (s->nspans ? s->nspans : 1) * sizeof(vr_range_span));
+    for (size_t i = 0; i < s->nspans; i++) {
+        sp[i] = s->spans[i];
+        sp[i].name = vr_strdup(s->arena, vr_state_string(s, (uint32_t)(uintptr_t)s->spans[i].name));
+    }
+    r->spans = sp;
+    r->nspans = s->nspans;
+}
+
+static void build_notes(vr_state *s, vr_report *r)
+{
+    if (!s->has_end && !r->truncated)
+        vr_state_note(s, "no end-of-process record: the program was killed or the recorder "
+                         "stopped early; leaks are the allocations live at the end of the trace");
+    if (s->unknown_frees)
+        vr_state_note(s, "%llu frees of addresses with no recorded allocation",
+                      (unsigned long long)s->unknown_frees);
+    const char **n = vr_alloc(s->arena, (s->nnotes + 1) * sizeof(char *));
+    for (size_t i = 0; i < s->nnotes; i++)
+        n[i] = vr_strdup(s->arena, s->notes[i]);
+    r->notes = n;
+    r->nnotes = s->nnotes;
+}
+
+void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
+{
+    if (s->peak_pending)
+        vr_snapshot_peak(s); /* the trace ended at its peak */
+    vr_symbolizer *sy = vr_symbolizer_new(s, opt && opt->no_symbols);
+    build_header(s, r);
+    build_misc(s, r);
+    build_devices(s, r);
+    r->sites = peak_counters(s, sy, &s->sites, false, &r->nsites);
+    r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
+    build_leaks(s, sy, r);
+    build_growth(s, sy, r);
+    build_ooms(s, sy, r);
+    build_notes(s, r);
+    vr_symbolizer_free(sy);
+}

@@ -1,0 +1,210 @@
+/* oom.c: a verdict for every failed allocation, from the replay state at the
+ * moment it failed.
+ *
+ *   external       device free (the failure's meminfo sample) is much less
+ *                  than total - recorded reserved - baseline (device use
+ *                  outside the recording at the first meminfo sample), and
+ *                  the request would have fit without that difference;
+ *   fragmentation  inside registered heaps, free bytes >= request but the
+ *                  largest free block < request;
+ *   leak           a call site whose live bytes grow (least-squares slope > 0,
+ *                  R^2 > 0.9) holds >= 25% of live bytes;
+ *   capacity       otherwise: live data + request exceed the device.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void vr_oom_meminfo(vr_state *s, const vt_event *ev)
+{
+    vr_devstate *d = vr_state_device(s, ev->u.meminfo.device);
+    if (!d->total && ev->u.meminfo.total_bytes)
+        d->total = ev->u.meminfo.total_bytes;
+    if (d->have_baseline || !ev->u.meminfo.total_bytes)
+        return;
+    uint64_t used =
+        ev->u.meminfo.total_bytes - (ev->u.meminfo.free_bytes < ev->u.meminfo.total_bytes
+                                         ? ev->u.meminfo.free_bytes
+                                         : ev->u.meminfo.total_bytes);
+    uint64_t rec = d->direct + d->heap_bytes;
+    d->baseline_used = used > rec ? used - rec : 0;
+    d->have_baseline = true;
+}
+
+static void top_sites(vr_state *s, vr_oom_raw *o)
+{
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        if (!c->live)
+            continue;
+        size_t k = o->ntop;
+        if (k == 5 && c->live <= o->top_bytes[4])
+            continue;
+        if (k == 5)
+            k = 4;
+        else
+            o->ntop++;
+        while (k > 0 && o->top_bytes[k - 1] < c->live) {
+            o->top_keys[k] = o->top_keys[k - 1];
+            o->top_bytes[k] = o->top_bytes[k - 1];
+            o->top_counts[k] = o->top_counts[k - 1];
+            k--;
+        }
+        o->top_keys[k] = c->key;
+        o->top_bytes[k] = c->live;
+        o->top_counts[k] = c->live_count;
+    }
+}
+
+/* The growing site that holds the most live bytes, or NULL. */
+static vr_counter *leaking_site(vr_state *s, uint64_t live, double *slope, double *r2)
+{
+    const vr_sampler *sp = vr_growth_sampler(s);
+    if (sp->n < 3 || !live)
+        return NULL;
+    vr_counter *best = NULL;
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        if (c->live * 4 < live || (best && c->live <= best->live))
+            continue;
+        double sl, r;
+        vr_fit(c->samples[sp->slot], sp->n, sp->stride, &sl, &r);
+        if (sl > 0 && r > 0.9) {
+            best = c;
+            *slope = sl;
+            *r2 = r;
+        }
+    }
+    return best;
+}
+
+static int64_t argv_batch(const vt_header *h)
+{
+    for (uint32_t i = 0; h && h->argv && i < h->argc; i++) {
+        const char *a = h->argv[i];
+        if (!a)
+            continue;
+        const char *v = NULL;
+        if ((!strcmp(a, "--batch") || !strcmp(a, "--batch-size")) && i + 1 < h->argc)
+            v = h->argv[i + 1];
+        else if (!strncmp(a, "--batch=", 8))
+            v = a + 8;
+        else if (!strncmp(a, "--batch-size=", 13))
+            v = a + 13;
+        if (v) {
+            char *end;
+            long long b = strtoll(v, &end, 10);
+            if (end != v && *end == '\0' && b > 0)
+                return b;
+        }
+    }
+    return -1;
+}
+
+/* Live bytes allocated since `since` (this iteration's activations). */
+static uint64_t live_since(vr_state *s, int32_t device, uint64_t since)
+{
+    uint64_t sum = 0;
+    size_t i = 0;
+    for (vr_live *l; (l = vr_map_next(&s->live, &i));)
+        if (l->device == device && !l->in_heap && l->ts >= since)
+            sum += l->size;
+    i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
+        for (size_t k = 0; h->device == device && k < h->nregions; k++)
+            if (h->regions[k].ts >= since)
+                sum += h->regions[k].size;
+    return sum;
+}
+
+static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t baseline)
+{
+    o->o.batch = argv_batch(s->hdr);
+    o->o.max_batch = -1;
+    if (o->o.batch <= 0 || !t || !t->depth || !o->o.device_total_bytes)
+        return;
+    uint64_t act = live_since(s, o->o.device, t->stack_ts[0]);
+    uint64_t persistent = o->o.live_allocated - act;
+    uint64_t room = o->o.device_total_bytes;
+    if (room <= baseline + persistent || !act)
+        return;
+    room -= baseline + persistent;
+    double per_sample = (double)(act + o->o.requested_bytes) / (double)o->o.batch;
+    o->o.max_batch = (int64_t)((double)room / per_sample);
+}
+
+static vr_oom_raw *oom_new(vr_state *s)
+{
+    if (s->nooms == s->capooms) {
+        s->capooms = s->capooms ? s->capooms * 2 : 8;
+        s->ooms = vr_xrealloc(s->ooms, s->capooms * sizeof(vr_oom_raw));
+    }
+    vr_oom_raw *o = &s->ooms[s->nooms++];
+    memset(o, 0, sizeof(*o));
+    return o;
+}
+
+#define VR_MAX_OOMS 1000
+
+void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
+{
+    if (s->nooms == VR_MAX_OOMS)
+        return;
+    vr_oom_raw *o = oom_new(s);
+    vr_devstate *d = vr_state_device(s, ev->u.failed.device);
+    o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
+    o->o.device = ev->u.failed.device;
+    o->o.requested_bytes = ev->u.failed.size;
+    o->o.error = ev->u.failed.error;
+    o->o.api = vt_api_name(ev->u.failed.api);
+    o->o.device_free_bytes = ev->u.failed.free_bytes;
+    o->o.device_total_bytes = ev->u.failed.total_bytes ? ev->u.failed.total_bytes : d->total;
+    o->o.live_allocated = d->direct + d->region_bytes;
+    o->o.live_reserved = d->direct + d->heap_bytes;
+    o->stack = ev->u.failed.stack;
+    o->range = range;
+    top_sites(s, o);
+
+    uint64_t total = o->o.device_total_bytes, base = d->have_baseline ? d->baseline_used : 0;
+    uint64_t expected_free =
+        total > o->o.live_reserved + base ? total - o->o.live_reserved - base : 0;
+    if (ev->u.failed.total_bytes && expected_free > o->o.device_free_bytes)
+        o->o.external_bytes = expected_free - o->o.device_free_bytes;
+
+    vr_frag f = vr_frag_now(s, o->o.device, "oom");
+    o->o.heap_free = f.reserved - f.allocated;
+    o->o.heap_largest_free = f.largest_free;
+    if (f.reserved)
+        vr_frag_push(s, &f);
+
+    double slope = 0, r2 = 0;
+    vr_counter *leak = NULL;
+    if (ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
+        o->o.external_bytes > total / 20) {
+        o->o.verdict = VR_VERDICT_EXTERNAL;
+    } else if (f.reserved && o->o.heap_free >= o->o.requested_bytes &&
+               o->o.heap_largest_free < o->o.requested_bytes) {
+        o->o.verdict = VR_VERDICT_FRAGMENTATION;
+    } else if ((leak = leaking_site(s, o->o.live_allocated, &slope, &r2))) {
+        o->o.verdict = VR_VERDICT_LEAK;
+        /* keep the leaking site first in the list */
+        for (size_t k = 0; k < o->ntop; k++) {
+            if (o->top_keys[k] != leak->key)
+                continue;
+            uint64_t kk = o->top_keys[k], kb = o->top_bytes[k], kc = o->top_counts[k];
+            memmove(&o->top_keys[1], &o->top_keys[0], k * sizeof(uint64_t));
+            memmove(&o->top_bytes[1], &o->top_bytes[0], k * sizeof(uint64_t));
+            memmove(&o->top_counts[1], &o->top_counts[0], k * sizeof(uint64_t));
+            o->top_keys[0] = kk;
+            o->top_bytes[0] = kb;
+            o->top_counts[0] = kc;
+        }
+        o->leak_slope = slope;
+        o->leak_r2 = r2;
+    } else {
+        o->o.verdict = VR_VERDICT_CAPACITY;
+    }
+    batch_estimate(s, o, vr_map_get(&s->threads, ev->thread_id), base);
+    o->baseline = base;
+}

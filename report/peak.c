@@ -1,0 +1,230 @@
+/* peak.c: allocated/reserved accounting, the exact peak, the composition of
+ * the peak by call site and NVTX range, and the downsampled timeline.
+ *
+ * Peak composition without O(sites) work per new peak: counters carry a lazy
+ * snapshot. When allocated bytes are about to decrease after a new peak was
+ * reached, the state equals the peak state, so the snapshot epoch is bumped
+ * (O(1)). A counter modified later first copies its live value into its
+ * snapshot (it cannot have changed since the epoch began); at the end,
+ * counters not touched since the last epoch still hold the peak value. */
+#include "internal.h"
+
+#include <string.h>
+
+vr_counter *vr_counter_get(vr_map *m, uint64_t key)
+{
+    return vr_map_put(m, key, NULL);
+}
+
+static void counter_touch(const vr_state *s, vr_counter *c)
+{
+    if (c->snap_epoch != s->epoch) {
+        c->snap = c->live;
+        c->snap_count = c->live_count;
+        c->snap_epoch = s->epoch;
+    }
+}
+
+uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count)
+{
+    if (s->epoch == 0) {
+        *count = 0;
+        return 0;
+    }
+    if (c->snap_epoch == s->epoch) {
+        *count = c->snap_count;
+        return c->snap;
+    }
+    *count = c->live_count;
+    return c->live;
+}
+
+static void counter_add(const vr_state *s, vr_counter *c, int64_t delta, int count)
+{
+    counter_touch(s, c);
+    c->live += (uint64_t)delta;
+    c->live_count += (uint64_t)(int64_t)count;
+}
+
+void vr_snapshot_peak(vr_state *s)
+{
+    s->epoch++;
+    s->peak_pending = false;
+    /* fragmentation at the peak, refreshed when the peak grew by > 1% */
+    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at + s->frag_peak_at / 100) {
+        s->frag_peak_at = s->peak_alloc;
+        vr_devstate *best = NULL;
+        size_t i = 0;
+        for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));)
+            if (d->heap_bytes && (!best || d->peak_alloc > best->peak_alloc))
+                best = d;
+        if (best) {
+            s->peak_frag = vr_frag_now(s, best->id, "peak");
+            s->peak_frag.t_ns = vr_rel_ns(s, s->peak_alloc_t);
+            s->have_peak_frag = true;
+        }
+    }
+}
+
+void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
+                int count)
+{
+    if (delta < 0 && s->peak_pending)
+        vr_snapshot_peak(s);
+    counter_add(s, vr_counter_get(&s->sites, stack), delta, count);
+    counter_add(s, vr_counter_get(&s->phases, range), delta, count);
+    s->allocated += (uint64_t)delta;
+    if (s->allocated > s->peak_alloc) {
+        s->peak_alloc = s->allocated;
+        s->peak_alloc_t = s->t_last;
+        s->peak_pending = true;
+    }
+    vr_devstate *d = vr_state_device(s, device);
+    uint64_t a = d->direct + d->region_bytes;
+    if (a > d->peak_alloc) {
+        d->peak_alloc = a;
+        d->peak_alloc_t = s->t_last;
+    }
+    vr_timeline_touch(s, d, s->t_last);
+}
+
+void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
+{
+    s->reserved += (uint64_t)delta;
+    if (s->reserved > s->peak_res) {
+        s->peak_res = s->reserved;
+        s->peak_res_t = s->t_last;
+    }
+    vr_devstate *d = vr_state_device(s, device);
+    uint64_t r = d->direct + d->heap_bytes;
+    if (r > d->peak_res) {
+        d->peak_res = r;
+        d->peak_res_t = s->t_last;
+    }
+    vr_timeline_touch(s, d, s->t_last);
+}
+
+/* ---- timeline ------------------------------------------------------------ */
+
+static void timeline_compact(vr_devstate *d)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < d->nbuckets; i++) {
+        vr_bucket b = d->buckets[i];
+        b.index /= 2;
+        if (out && d->buckets[out - 1].index == b.index) {
+            vr_bucket *p = &d->buckets[out - 1];
+            if (b.max_alloc > p->max_alloc) {
+                p->max_alloc = b.max_alloc;
+                p->t_max = b.t_max;
+            }
+            if (b.max_res > p->max_res)
+                p->max_res = b.max_res;
+            p->last_alloc = b.last_alloc;
+            p->last_res = b.last_res;
+            p->t_last = b.t_last;
+        } else {
+            d->buckets[out++] = b;
+        }
+    }
+    d->nbuckets = out;
+    d->bucket_ns *= 2;
+}
+
+void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
+{
+    uint64_t rel = vr_rel_ns(s, ts);
+    if (!d->buckets) {
+        d->buckets = vr_xcalloc(VR_TIMELINE_BUCKETS, sizeof(vr_bucket));
+        d->bucket_ns = 1000;
+    }
+    uint64_t idx = rel / d->bucket_ns;
+    if (!d->nbuckets || d->buckets[d->nbuckets - 1].index < idx) {
+        while (d->nbuckets == VR_TIMELINE_BUCKETS) {
+            timeline_compact(d);
+            idx = rel / d->bucket_ns;
+            if (d->buckets[d->nbuckets - 1].index >= idx)
+                break;
+        }
+    }
+    uint64_t a = d->direct + d->region_bytes, r = d->direct + d->heap_bytes;
+    vr_bucket *b = d->nbuckets ? &d->buckets[d->nbuckets - 1] : NULL;
+    if (!b || b->index < idx) {
+        b = &d->buckets[d->nbuckets++];
+        memset(b, 0, sizeof(*b));
+        b->index = idx;
+        b->max_alloc = a;
+        b->t_max = rel;
+    }
+    if (a > b->max_alloc) {
+        b->max_alloc = a;
+        b->t_max = rel;
+    }
+    if (r > b->max_res)
+        b->max_res = r;
+    b->last_alloc = a;
+    b->last_res = r;
+    b->t_last = rel;
+}
+
+/* ---- growth samplers ----------------------------------------------------- */
+
+static void sampler_record(vr_state *s, vr_sampler *sp)
+{
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
+        c->samples[sp->slot][sp->n] = c->live;
+    s->total_samples[sp->slot][sp->n] = s->allocated;
+    sp->n++;
+    if (sp->n < VR_SAMPLES)
+        return;
+    /* decimate: keep the odd-indexed samples (ticks 2k * stride) */
+    i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
+        for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
+            c->samples[sp->slot][k] = c->samples[sp->slot][2 * k + 1];
+    for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
+        s->total_samples[sp->slot][k] = s->total_samples[sp->slot][2 * k + 1];
+    sp->n = VR_SAMPLES / 2;
+    sp->stride *= 2;
+}
+
+/* One tick of a sampler (an iteration ended, or a time window passed). */
+void vr_sampler_tick(vr_state *s, vr_sampler *sp)
+{
+    sp->ticks++;
+    if (sp->ticks % sp->stride == 0)
+        sampler_record(s, sp);
+}
+
+/* Fragmentation over time: one sample per device with heaps. */
+static void frag_sample(vr_state *s, uint64_t ts)
+{
+    size_t i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
+        if (!d->heap_bytes)
+            continue;
+        vr_frag f = vr_frag_now(s, d->id, "sample");
+        f.t_ns = vr_rel_ns(s, ts);
+        vr_frag_push(s, &f);
+    }
+}
+
+void vr_tick_time(vr_state *s, uint64_t ts)
+{
+    if (ts <= s->t0)
+        return;
+    uint64_t rel = ts - s->t0;
+    while (rel >= s->win_next) {
+        uint64_t stride_before = s->win.stride;
+        vr_sampler_tick(s, &s->win);
+        if (s->win.stride != stride_before) { /* decimated: windows twice as long */
+            s->win_ns *= 2;
+            s->win.stride = 1;
+            s->win.ticks = s->win.n;
+        }
+        if (s->heaps.len)
+            frag_sample(s, s->t0 + s->win_next);
+        s->win_next = (uint64_t)(s->win.n + 1) * s->win_ns;
+    }
+}

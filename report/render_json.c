@@ -1,0 +1,271 @@
+/* render_json.c: --json FILE. One trace: one object with format
+ * "vramtrace-report"; several: {"format", "version", "files": [...]}. Keys
+ * are listed in DESIGN.md ("The report"). Times are ns since the trace's
+ * start, sizes are bytes. */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+static void key(FILE *f, const char *k)
+{
+    vr_json_str(f, k);
+    fputc(':', f);
+}
+
+static void num(FILE *f, double v)
+{
+    if (!isfinite(v))
+        v = 0;
+    fprintf(f, "%.6g", v);
+}
+
+static void stack(FILE *f, const vr_stack *st)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < st->n; i++) {
+        const vr_frame *fr = &st->frames[i];
+        char buf[64];
+        fprintf(f, "%s{", i ? "," : "");
+        key(f, "function");
+        vr_json_str(f, vr_frame_label(fr, buf, sizeof buf));
+        fputc(',', f);
+        key(f, "file");
+        vr_json_str(f, fr->file);
+        fprintf(f, ",\"line\":%" PRIu32 ",", fr->line);
+        key(f, "module");
+        vr_json_str(f, fr->module);
+        fprintf(f, ",\"address\":\"0x%" PRIx64 "\",\"inlined\":%s}", fr->ip,
+                fr->inlined ? "true" : "false");
+    }
+    fputc(']', f);
+}
+
+static void sites(FILE *f, const char *name, const vr_site *s, size_t n, bool ranges)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",", i ? "," : "", s[i].bytes,
+                s[i].count);
+        if (ranges) {
+            key(f, "range");
+            vr_json_str(f, s[i].range);
+        } else {
+            key(f, "stack");
+            stack(f, &s[i].stack);
+        }
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void program(FILE *f, const vr_report *r)
+{
+    fputs(",\"program\":{\"argv\":[", f);
+    for (size_t i = 0; i < r->argc; i++) {
+        if (i)
+            fputc(',', f);
+        vr_json_str(f, r->argv[i]);
+    }
+    fprintf(f, "],\"pid\":%" PRIu32 ",", r->pid);
+    key(f, "path");
+    vr_json_str(f, r->program);
+    fputc(',', f);
+    key(f, "host");
+    vr_json_str(f, r->host);
+    fputs(",\"exit\":", f);
+    if (!r->has_end) {
+        fputs("null", f);
+    } else {
+        fprintf(f, "{\"status\":%d,\"signal\":%d,", r->exit_status, r->exit_signal);
+        key(f, "reason");
+        vr_json_str(f, r->exit_reason);
+        fputc('}', f);
+    }
+    fprintf(f, ",\"start_wall_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",", r->start_wall_ns,
+            r->duration_ns);
+    key(f, "recorder_version");
+    vr_json_str(f, r->vramtrace_version);
+    fputc('}', f);
+}
+
+static void devices(FILE *f, const vr_report *r)
+{
+    fputs(",\"devices\":[", f);
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const vr_device *d = &r->devices[i];
+        fprintf(f, "%s{\"id\":%d,", i ? "," : "", d->id);
+        key(f, "name");
+        vr_json_str(f, d->name);
+        fprintf(f,
+                ",\"total_bytes\":%" PRIu64 ",\"peak_allocated_bytes\":%" PRIu64
+                ",\"peak_allocated_time_ns\":%" PRIu64 ",\"peak_reserved_bytes\":%" PRIu64
+                ",\"peak_reserved_time_ns\":%" PRIu64 ",\"timeline\":[",
+                d->total_bytes, d->peak_allocated, d->peak_allocated_t_ns, d->peak_reserved,
+                d->peak_reserved_t_ns);
+        for (size_t k = 0; k < d->ntimeline; k++)
+            fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", k ? "," : "", d->timeline[k].t_ns,
+                    d->timeline[k].allocated, d->timeline[k].reserved);
+        fputs("]}", f);
+    }
+    fputc(']', f);
+}
+
+static void totals(FILE *f, const vr_report *r)
+{
+    fprintf(f,
+            ",\"totals\":{\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
+            ",\"failed_allocations\":%" PRIu64 ",\"peak_allocated_bytes\":%" PRIu64
+            ",\"peak_time_ns\":%" PRIu64 ",\"peak_reserved_bytes\":%" PRIu64
+            ",\"peak_reserved_time_ns\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64
+            ",\"leaked_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"host_pinned_peak_bytes\":%" PRIu64 "}",
+            r->allocations, r->frees, r->failed_allocations, r->peak_allocated,
+            r->peak_allocated_t_ns, r->peak_reserved, r->peak_reserved_t_ns, r->leaked_bytes,
+            r->leaked_count, r->unknown_frees, r->events, r->host_pinned_peak);
+}
+
+static void leaks(FILE *f, const vr_report *r)
+{
+    fputs(",\"leaks\":[", f);
+    for (size_t i = 0; i < r->nleaks; i++) {
+        fprintf(f, "%s{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"stack\":", i ? "," : "",
+                r->leaks[i].bytes, r->leaks[i].count);
+        stack(f, &r->leaks[i].stack);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void growth_obj(FILE *f, const vr_growth *g, bool with_stack)
+{
+    fputs("{\"bytes_per_iteration\":", f);
+    num(f, g->bytes_per_iteration);
+    fputs(",\"r2\":", f);
+    num(f, g->r2);
+    fprintf(f, ",\"iterations\":%" PRIu64 ",\"live_bytes\":%" PRIu64, g->iterations, g->live_bytes);
+    if (g->projected_oom_iteration >= 0)
+        fprintf(f, ",\"projected_oom_iteration\":%" PRId64, g->projected_oom_iteration);
+    else
+        fputs(",\"projected_oom_iteration\":null", f);
+    if (with_stack) {
+        fputs(",\"stack\":", f);
+        stack(f, &g->stack);
+    }
+    fputc('}', f);
+}
+
+static void growth(FILE *f, const vr_report *r)
+{
+    fputs(",\"iteration\":{", f);
+    key(f, "range");
+    vr_json_str(f, r->iteration_name);
+    fprintf(f, ",\"kind\":\"%s\",\"count\":%" PRIu64 "},\"total_growth\":",
+            r->iteration_name[0] ? "nvtx_range" : "time_window", r->iterations);
+    growth_obj(f, &r->total_growth, false);
+    fputs(",\"growth\":[", f);
+    for (size_t i = 0; i < r->ngrowth; i++) {
+        if (i)
+            fputc(',', f);
+        growth_obj(f, &r->growth[i], true);
+    }
+    fputc(']', f);
+}
+
+static void ooms(FILE *f, const vr_report *r)
+{
+    fputs(",\"ooms\":[", f);
+    for (size_t i = 0; i < r->nooms; i++) {
+        const vr_oom *o = &r->ooms[i];
+        fprintf(f,
+                "%s{\"time_ns\":%" PRIu64 ",\"device\":%d,\"requested_bytes\":%" PRIu64
+                ",\"error\":%d,\"device_free_bytes\":%" PRIu64 ",\"device_total_bytes\":%" PRIu64
+                ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
+                ",\"external_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
+                ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
+                ",\"max_batch\":%" PRId64 ",",
+                i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
+                o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
+                o->external_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch);
+        key(f, "api");
+        vr_json_str(f, o->api);
+        fputc(',', f);
+        key(f, "verdict");
+        vr_json_str(f, vr_verdict_name(o->verdict));
+        fputc(',', f);
+        key(f, "explanation");
+        vr_json_str(f, o->explanation);
+        fputc(',', f);
+        key(f, "range");
+        vr_json_str(f, o->range);
+        fputs(",\"stack\":", f);
+        stack(f, &o->stack);
+        sites(f, "top_sites", o->top_sites, o->ntop_sites, false);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void frag(FILE *f, const vr_report *r)
+{
+    fputs(",\"fragmentation\":[", f);
+    for (size_t i = 0; i < r->nfrag; i++) {
+        const vr_frag *x = &r->frag[i];
+        fprintf(f,
+                "%s{\"when\":\"%s\",\"time_ns\":%" PRIu64
+                ",\"device\":%d,\"reserved_bytes\":%" PRIu64 ",\"allocated_bytes\":%" PRIu64
+                ",\"largest_free_bytes\":%" PRIu64 ",\"fragmentation\":",
+                i ? "," : "", x->when, x->t_ns, x->device, x->reserved, x->allocated,
+                x->largest_free);
+        num(f, x->fragmentation);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void notes(FILE *f, const vr_report *r)
+{
+    fprintf(f, ",\"truncated\":%s,\"notes\":[", r->truncated ? "true" : "false");
+    for (size_t i = 0; i < r->nnotes; i++) {
+        if (i)
+            fputc(',', f);
+        vr_json_str(f, r->notes[i]);
+    }
+    fputc(']', f);
+}
+
+static void one(FILE *f, const vr_report *r, size_t top)
+{
+    fputs("{\"format\":\"" VR_REPORT_FORMAT "\",\"version\":1,", f);
+    key(f, "file");
+    vr_json_str(f, r->path);
+    program(f, r);
+    devices(f, r);
+    totals(f, r);
+    leaks(f, r);
+    growth(f, r);
+    ooms(f, r);
+    sites(f, "sites", r->sites, r->nsites < top ? r->nsites : top, false);
+    sites(f, "phases", r->phases, r->nphases, true);
+    frag(f, r);
+    notes(f, r);
+    fputs("}", f);
+}
+
+int vr_render_json(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
+{
+    size_t top = vr_top(opt) * 10; /* JSON is for machines: more sites */
+    if (n == 1) {
+        one(out, r[0], top);
+    } else {
+        fputs("{\"format\":\"" VR_REPORT_FORMAT "\",\"version\":1,\"files\":[", out);
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                fputc(',', out);
+            one(out, r[i], top);
+        }
+        fputs("]}", out);
+    }
+    fputc('\n', out);
+    return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}

@@ -1,0 +1,235 @@
+/* render_text.c: the default report on stdout. Sections: summary, peak,
+ * out of memory, leaks, growth, fragmentation, top sites. Several files:
+ * a combined summary table, then one section per file. */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define SZ(v, b) vr_format_size((v), (b), sizeof(b))
+
+static double sec(uint64_t ns)
+{
+    return (double)ns / 1e9;
+}
+
+static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max)
+{
+    if (!st->n) {
+        fprintf(f, "%s(no stack recorded)\n", indent);
+        return;
+    }
+    for (size_t i = 0; i < st->n && i < max; i++) {
+        const vr_frame *fr = &st->frames[i];
+        char buf[64];
+        fprintf(f, "%s%s %s", indent, i ? "by" : "at", vr_frame_label(fr, buf, sizeof buf));
+        if (fr->file[0])
+            fprintf(f, " (%s:%" PRIu32 ")", fr->file, fr->line);
+        else if (fr->module[0])
+            fprintf(f, " (in %s)", vr_basename(fr->module));
+        fputs(fr->inlined ? " [inlined]\n" : "\n", f);
+    }
+    if (st->n > max)
+        fprintf(f, "%s... %zu more frames\n", indent, st->n - max);
+}
+
+static void summary(FILE *f, const vr_report *r)
+{
+    char b1[32], b2[32], b3[32];
+    fprintf(f, "== vramtrace report: %s ==\n", r->path);
+    fputs("program:", f);
+    for (size_t i = 0; i < r->argc; i++)
+        fprintf(f, " %s", r->argv[i]);
+    fprintf(f, "\n  pid %" PRIu32 " on %s, recorded by vramtrace %s, %.3f s, %" PRIu64 " events\n",
+            r->pid, r->host, r->vramtrace_version, sec(r->duration_ns), r->events);
+    if (!r->has_end)
+        fputs("  exit: unknown (no end-of-process record)\n", f);
+    else if (r->exit_signal)
+        fprintf(f, "  exit: killed by signal %d %s\n", r->exit_signal, r->exit_reason);
+    else
+        fprintf(f, "  exit: status %d %s\n", r->exit_status, r->exit_reason);
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const vr_device *d = &r->devices[i];
+        fprintf(f, "  device %d %s (%s): peak allocated %s at %.3f s, peak reserved %s\n", d->id,
+                d->name[0] ? d->name : "?", d->total_bytes ? SZ(d->total_bytes, b1) : "size ?",
+                SZ(d->peak_allocated, b2), sec(d->peak_allocated_t_ns), SZ(d->peak_reserved, b3));
+    }
+    fprintf(f, "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations\n",
+            r->allocations, r->frees, r->failed_allocations);
+    if (r->host_pinned_peak)
+        fprintf(f, "  pinned host memory peak: %s\n", SZ(r->host_pinned_peak, b1));
+    for (size_t i = 0; i < r->nnotes; i++)
+        fprintf(f, "  note: %s\n", r->notes[i]);
+}
+
+static void peak(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32], b2[32];
+    fprintf(f, "\n-- Peak --\npeak allocated %s at %.3f s; peak reserved %s at %.3f s\n",
+            SZ(r->peak_allocated, b1), sec(r->peak_allocated_t_ns), SZ(r->peak_reserved, b2),
+            sec(r->peak_reserved_t_ns));
+    if (!r->nphases)
+        return;
+    fputs("by NVTX range (innermost range at allocation):\n", f);
+    for (size_t i = 0; i < r->nphases && i < top; i++)
+        fprintf(f, "  %12s %5.1f%% %8" PRIu64 " allocs  %s\n", SZ(r->phases[i].bytes, b1),
+                r->peak_allocated ? 100.0 * (double)r->phases[i].bytes / (double)r->peak_allocated
+                                  : 0.0,
+                r->phases[i].count, r->phases[i].range);
+}
+
+static void ooms(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32], b2[32], b3[32];
+    fprintf(f, "\n-- Out of memory (%zu) --\n", r->nooms);
+    if (!r->nooms)
+        fputs("no failed allocations\n", f);
+    for (size_t i = 0; i < r->nooms && i < top; i++) {
+        const vr_oom *o = &r->ooms[i];
+        fprintf(f,
+                "#%zu at %.3f s: %s of %s on device %d failed (error %d); device free %s of %s\n",
+                i + 1, sec(o->t_ns), o->api, SZ(o->requested_bytes, b1), o->device, o->error,
+                SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
+        fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
+        if (o->range[0])
+            fprintf(f, "  in NVTX range %s\n", o->range);
+        print_stack(f, &o->stack, "    ", 8);
+    }
+    if (r->nooms > top)
+        fprintf(f, "... %zu more\n", r->nooms - top);
+}
+
+static void leaks(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32];
+    fprintf(f, "\n-- Leaks --\n");
+    if (!r->nleaks) {
+        fputs("no allocation is live at exit\n", f);
+        return;
+    }
+    fprintf(f, "%s in %" PRIu64 " allocations %s live at %s\n", SZ(r->leaked_bytes, b1),
+            r->leaked_count, r->leaked_count == 1 ? "is" : "are",
+            r->has_end ? "exit" : "the end of the trace");
+    for (size_t i = 0; i < r->nleaks && i < top; i++) {
+        const vr_leak *l = &r->leaks[i];
+        fprintf(f,
+                "%" PRIu64 " bytes in %" PRIu64 " allocation%s %s definitely lost, allocated at:\n",
+                l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are");
+        print_stack(f, &l->stack, "    ", 12);
+    }
+    if (r->nleaks > top)
+        fprintf(f, "... %zu more stacks\n", r->nleaks - top);
+}
+
+static void growth(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32], b2[32];
+    fputs("\n-- Growth --\n", f);
+    if (r->iteration_name[0])
+        fprintf(f, "iteration: NVTX range \"%s\", %" PRIu64 " iterations\n", r->iteration_name,
+                r->iterations);
+    else
+        fprintf(f, "iteration: %" PRIu64 " evenly spaced time windows (no repeating NVTX range)\n",
+                r->iterations);
+    const vr_growth *t = &r->total_growth;
+    fprintf(f, "total: %+.0f bytes/iteration (R^2 %.3f)", t->bytes_per_iteration, t->r2);
+    if (t->projected_oom_iteration >= 0)
+        fprintf(f, ", projected out of memory at iteration %" PRId64, t->projected_oom_iteration);
+    fputc('\n', f);
+    for (size_t i = 0; i < r->ngrowth && i < top; i++) {
+        const vr_growth *g = &r->growth[i];
+        fprintf(f, "  %s/iteration (R^2 %.3f), live %s", SZ((uint64_t)g->bytes_per_iteration, b1),
+                g->r2, SZ(g->live_bytes, b2));
+        if (g->projected_oom_iteration >= 0)
+            fprintf(f, ", out of memory at iteration %" PRId64, g->projected_oom_iteration);
+        fputc('\n', f);
+        print_stack(f, &g->stack, "    ", 6);
+    }
+}
+
+static void frag(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32], b2[32], b3[32];
+    fputs("\n-- Fragmentation (registered heaps) --\n", f);
+    if (!r->nfrag) {
+        fputs("no heaps registered (no NVTX Mem annotations)\n", f);
+        return;
+    }
+    size_t shown = 0, nsamples = 0;
+    const vr_frag *worst = NULL;
+    for (size_t i = 0; i < r->nfrag; i++) {
+        const vr_frag *x = &r->frag[i];
+        if (!strcmp(x->when, "sample")) {
+            nsamples++;
+            if (!worst || x->fragmentation > worst->fragmentation)
+                worst = x;
+            continue;
+        }
+        if (shown++ >= top)
+            continue;
+        fprintf(f,
+                "  at %-4s %.3f s dev %d: reserved %s, allocated %s, largest free %s, "
+                "fragmentation %.1f%%\n",
+                x->when, sec(x->t_ns), x->device, SZ(x->reserved, b1), SZ(x->allocated, b2),
+                SZ(x->largest_free, b3), 100.0 * x->fragmentation);
+    }
+    if (worst)
+        fprintf(f,
+                "  over time: %zu samples, worst %.1f%% at %.3f s (reserved %s, largest free %s)\n",
+                nsamples, 100.0 * worst->fragmentation, sec(worst->t_ns), SZ(worst->reserved, b1),
+                SZ(worst->largest_free, b2));
+}
+
+static void sites(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32];
+    fputs("\n-- Top sites at peak --\n", f);
+    for (size_t i = 0; i < r->nsites && i < top; i++) {
+        const vr_site *s = &r->sites[i];
+        fprintf(f, "%s (%.1f%%) in %" PRIu64 " allocations\n", SZ(s->bytes, b1),
+                r->peak_allocated ? 100.0 * (double)s->bytes / (double)r->peak_allocated : 0.0,
+                s->count);
+        print_stack(f, &s->stack, "    ", 8);
+    }
+    if (r->nsites > top)
+        fprintf(f, "... %zu more sites\n", r->nsites - top);
+}
+
+static void combined(FILE *f, vr_report *const *r, size_t n)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    fprintf(f, "== vramtrace: %zu traces ==\n", n);
+    fprintf(f, "%-32s %12s %12s %12s %5s %14s %s\n", "file", "peak alloc", "peak reserv", "leaked",
+            "OOMs", "growth/iter", "verdicts");
+    for (size_t i = 0; i < n; i++) {
+        char verdicts[64] = "";
+        for (size_t k = 0; k < r[i]->nooms && strlen(verdicts) < 40; k++)
+            snprintf(verdicts + strlen(verdicts), sizeof verdicts - strlen(verdicts), "%s%s",
+                     k ? "," : "", vr_verdict_name(r[i]->ooms[k].verdict));
+        double g = r[i]->total_growth.bytes_per_iteration;
+        fprintf(f, "%-32s %12s %12s %12s %5zu %14s %s\n", vr_basename(r[i]->path),
+                SZ(r[i]->peak_allocated, b1), SZ(r[i]->peak_reserved, b2),
+                SZ(r[i]->leaked_bytes, b3), r[i]->nooms, g > 0 ? SZ((uint64_t)g, b4) : "0",
+                verdicts);
+    }
+    fputc('\n', f);
+}
+
+int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
+{
+    size_t top = vr_top(opt);
+    if (n > 1)
+        combined(out, r, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc('\n', out);
+        summary(out, r[i]);
+        peak(out, r[i], top);
+        ooms(out, r[i], top);
+        leaks(out, r[i], top);
+        growth(out, r[i], top);
+        frag(out, r[i], top);
+        sites(out, r[i], top);
+    }
+    return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}

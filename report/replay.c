@@ -1,0 +1,397 @@
+/* replay.c: the single streaming pass over a trace. State is proportional to
+ * live allocations, live regions, distinct stacks and strings; never to the
+ * number of events. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
+{
+    return ts > s->t0 ? ts - s->t0 : 0;
+}
+
+void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
+{
+    memset(s, 0, sizeof(*s));
+    s->arena = arena;
+    s->hdr = hdr;
+    s->t0 = hdr ? hdr->start_mono_ns : 0;
+    s->t_last = s->t0;
+    vr_map_init(&s->strings, sizeof(vr_string));
+    vr_map_init(&s->stacknodes, sizeof(vr_stacknode));
+    vr_map_init(&s->threads, sizeof(vr_thread));
+    vr_map_init(&s->devices, sizeof(vr_devstate));
+    vr_map_init(&s->live, sizeof(vr_live));
+    vr_map_init(&s->heaps, sizeof(vr_heap));
+    vr_map_init(&s->sites, sizeof(vr_counter));
+    vr_map_init(&s->phases, sizeof(vr_counter));
+    s->iter.stride = 1;
+    s->iter.slot = 0;
+    s->win.stride = 1;
+    s->win.slot = 1;
+    s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
+    s->win_next = s->win_ns;
+    s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
+}
+
+void vr_state_destroy(vr_state *s)
+{
+    size_t i = 0;
+    for (vr_string *e; (e = vr_map_next(&s->strings, &i));)
+        free(e->text);
+    i = 0;
+    for (vr_thread *t; (t = vr_map_next(&s->threads, &i));) {
+        free(t->stack);
+        free(t->stack_ts);
+    }
+    i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
+        free(d->name);
+        free(d->buckets);
+    }
+    i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
+        free(h->regions);
+    for (size_t k = 0; k < s->nmodules; k++)
+        free(s->modules[k].path);
+    for (size_t k = 0; k < s->nnotes; k++)
+        free(s->notes[k]);
+    free(s->modules);
+    free(s->notes);
+    free(s->ooms);
+    free(s->frags);
+    free(s->spans);
+    free(s->exit_reason);
+    vr_map_destroy(&s->strings);
+    vr_map_destroy(&s->stacknodes);
+    vr_map_destroy(&s->threads);
+    vr_map_destroy(&s->devices);
+    vr_map_destroy(&s->live);
+    vr_map_destroy(&s->heaps);
+    vr_map_destroy(&s->sites);
+    vr_map_destroy(&s->phases);
+}
+
+#define VR_MAX_NOTES 200
+
+void vr_state_note(vr_state *s, const char *fmt, ...)
+{
+    if (s->nnotes == VR_MAX_NOTES)
+        return;
+    if (s->nnotes == s->capnotes) {
+        s->capnotes = s->capnotes ? s->capnotes * 2 : 8;
+        s->notes = vr_xrealloc(s->notes, s->capnotes * sizeof(char *));
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *t = NULL;
+    if (vasprintf(&t, fmt, ap) < 0)
+        t = NULL;
+    va_end(ap);
+    if (t)
+        s->notes[s->nnotes++] = t;
+}
+
+const char *vr_state_string(const vr_state *s, uint32_t id)
+{
+    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
+    return e ? e->text : "";
+}
+
+vr_devstate *vr_state_device(vr_state *s, int32_t id)
+{
+    bool created;
+    vr_devstate *d = vr_map_put(&s->devices, (uint64_t)(int64_t)id + 1, &created);
+    if (created)
+        d->id = id;
+    return d;
+}
+
+vr_thread *vr_state_thread(vr_state *s, uint32_t tid)
+{
+    return vr_map_put(&s->threads, tid, NULL);
+}
+
+/* ---- event handlers ------------------------------------------------------ */
+
+static void on_module(vr_state *s, const vt_event *ev)
+{
+    if (s->nmodules == s->capmodules) {
+        s->capmodules = s->capmodules ? s->capmodules * 2 : 32;
+        s->modules = vr_xrealloc(s->modules, s->capmodules * sizeof(vr_module));
+    }
+    vr_module *m = &s->modules[s->nmodules++];
+    m->id = ev->u.module.id;
+    m->path = strdup(ev->u.module.path ? ev->u.module.path : "");
+    m->bias = ev->u.module.bias;
+    m->start = ev->u.module.start;
+    m->end = ev->u.module.end;
+    m->generation = s->module_generation;
+}
+
+static void on_string(vr_state *s, const vt_event *ev)
+{
+    vr_string *e = vr_map_put(&s->strings, ev->u.string.id, NULL);
+    free(e->text);
+    e->text = strdup(ev->u.string.text ? ev->u.string.text : "");
+}
+
+static void on_device(vr_state *s, const vt_event *ev)
+{
+    vr_devstate *d = vr_state_device(s, ev->u.device.id);
+    free(d->name);
+    d->name = strdup(ev->u.device.name ? ev->u.device.name : "");
+    if (ev->u.device.total_bytes)
+        d->total = ev->u.device.total_bytes;
+}
+
+static void free_live(vr_state *s, vr_live *l)
+{
+    if (l->device < 0) {
+        s->host_pinned -= l->size;
+    } else {
+        if (l->in_heap)
+            vr_heap_alloc_gone(s, l->key); /* unregisters it: l counts as direct again */
+        vr_state_device(s, l->device)->direct -= l->size;
+        vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
+        vr_account_reserved(s, l->device, -(int64_t)l->size);
+    }
+    vr_map_del(&s->live, l->key);
+}
+
+static void on_alloc(vr_state *s, const vt_event *ev)
+{
+    vr_live *old = vr_map_get(&s->live, ev->u.alloc.addr);
+    if (old) { /* the free was not recorded: the address was reused */
+        free_live(s, old);
+        s->unknown_frees++;
+    }
+    s->allocations++;
+    vr_live *l = vr_map_put(&s->live, ev->u.alloc.addr, NULL);
+    l->size = ev->u.alloc.size;
+    l->ts = ev->ts_ns;
+    l->stack = ev->u.alloc.stack;
+    l->range = vr_thread_range(vr_map_get(&s->threads, ev->thread_id));
+    l->api = (uint16_t)ev->u.alloc.api;
+    l->device = vt_api_is_host(ev->u.alloc.api) ? -1 : ev->u.alloc.device;
+    if (l->device < 0) {
+        s->host_pinned += l->size;
+        if (s->host_pinned > s->host_pinned_peak)
+            s->host_pinned_peak = s->host_pinned;
+        return;
+    }
+    vr_state_device(s, l->device)->direct += l->size;
+    vr_account(s, l->device, l->stack, l->range, (int64_t)l->size, 1);
+    vr_account_reserved(s, l->device, (int64_t)l->size);
+    vr_heap_check_alloc(s, l);
+}
+
+static void on_free(vr_state *s, const vt_event *ev)
+{
+    vr_live *l = vr_map_get(&s->live, ev->u.free.addr);
+    if (!l) {
+        if (ev->u.free.addr)
+            s->unknown_frees++;
+        return;
+    }
+    s->frees++;
+    free_live(s, l);
+}
+
+static void on_end(vr_state *s, const vt_event *ev)
+{
+    s->has_end = true;
+    s->exit_status = ev->u.end.status;
+    s->exit_signal = ev->u.end.signal;
+    free(s->exit_reason);
+    s->exit_reason = strdup(ev->u.end.reason ? ev->u.end.reason : "");
+}
+
+static uint32_t thread_range(vr_state *s, uint32_t tid)
+{
+    return vr_thread_range(vr_map_get(&s->threads, tid));
+}
+
+static void on_timed(vr_state *s, const vt_event *ev)
+{
+    switch (ev->type) {
+    case VT_REC_ALLOC:
+        on_alloc(s, ev);
+        break;
+    case VT_REC_FREE:
+        on_free(s, ev);
+        break;
+    case VT_REC_ALLOC_FAILED:
+        s->failed++;
+        vr_oom_failed(s, ev, thread_range(s, ev->thread_id));
+        break;
+    case VT_REC_MEMINFO:
+        vr_oom_meminfo(s, ev);
+        break;
+    case VT_REC_RANGE_PUSH:
+        vr_growth_range_push(s, vr_state_thread(s, ev->thread_id),
+                             (uint64_t)ev->u.range.domain << 32 | ev->u.range.name, ev->ts_ns);
+        break;
+    case VT_REC_RANGE_POP:
+        vr_growth_range_pop(s, vr_state_thread(s, ev->thread_id), ev->u.range.domain, ev->ts_ns);
+        break;
+    case VT_REC_HEAP_REGISTER:
+        vr_heap_register(s, ev);
+        break;
+    case VT_REC_HEAP_UNREGISTER:
+        vr_heap_unregister(s, ev->u.heap.heap, false);
+        break;
+    case VT_REC_HEAP_RESET:
+        vr_heap_unregister(s, ev->u.heap.heap, true);
+        break;
+    case VT_REC_REGION_REGISTER:
+        vr_region_register(s, ev, thread_range(s, ev->thread_id));
+        break;
+    case VT_REC_REGION_UNREGISTER:
+        vr_region_unregister(s, ev->u.region.heap, ev->u.region.addr);
+        break;
+    case VT_REC_REGION_RESIZE:
+        vr_region_resize(s, ev->u.region.heap, ev->u.region.addr, ev->u.region.size);
+        break;
+    case VT_REC_END:
+        on_end(s, ev);
+        break;
+    default: /* marks, start/end ranges, region names: not needed here */
+        break;
+    }
+}
+
+/* Feed one event to the state. */
+static void replay_event(vr_state *s, const vt_event *ev)
+{
+    s->events++;
+    switch (ev->type) {
+    case VT_REC_MODULE:
+        on_module(s, ev);
+        return;
+    case VT_REC_MODULE_RESET:
+        s->module_generation++;
+        return;
+    case VT_REC_STACK_NODE: {
+        vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.stack_node.id, NULL);
+        n->parent = ev->u.stack_node.parent;
+        n->ip = ev->u.stack_node.ip;
+        return;
+    }
+    case VT_REC_STRING:
+        on_string(s, ev);
+        return;
+    case VT_REC_DEVICE:
+        on_device(s, ev);
+        return;
+    case VT_REC_NOTE:
+        vr_state_note(s, "%s", ev->u.note.text ? ev->u.note.text : "");
+        return;
+    case VT_REC_THREAD:
+        return;
+    default:
+        break;
+    }
+    if (ev->ts_ns > s->t_last)
+        s->t_last = ev->ts_ns;
+    vr_tick_time(s, ev->ts_ns);
+    on_timed(s, ev);
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void progress(vt_reader *rd, uint64_t started, bool *shown)
+{
+    if (mono_ns() - started < 2000000000ull)
+        return;
+    uint64_t size = vt_reader_file_size(rd), off = vt_reader_offset(rd);
+    int pct = size ? (int)(off * 100 / size) : 0;
+    if (pct > 100)
+        pct = 100;
+    char bar[41];
+    memset(bar, ' ', 40);
+    memset(bar, '=', (size_t)pct * 40 / 100);
+    bar[40] = 0;
+    fprintf(stderr, "\rreplaying [%s] %3d%%", bar, pct);
+    *shown = true;
+}
+
+static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
+{
+    bool show = opt && opt->progress && isatty(2), shown = false;
+    uint64_t started = show ? mono_ns() : 0;
+    vt_event ev;
+    int rc;
+    while ((rc = vt_reader_next(rd, &ev)) == 1) {
+        replay_event(s, &ev);
+        if (show && (s->events & 0xffff) == 0)
+            progress(rd, started, &shown);
+    }
+    if (shown)
+        fputs("\r\033[K", stderr);
+    if (rc < 0) {
+        const char *m = vt_reader_error(rd);
+        snprintf(err, errlen, "corrupt trace after %llu events (at byte %llu of %llu): %s",
+                 (unsigned long long)s->events, (unsigned long long)vt_reader_offset(rd),
+                 (unsigned long long)vt_reader_file_size(rd), m ? m : "unknown error");
+        return -1;
+    }
+    return 0;
+}
+
+static vr_report *analyze(vt_reader *rd, const char *path, const vr_options *opt, char *err,
+                          size_t errlen)
+{
+    vr_report *r = vr_xcalloc(1, sizeof(*r));
+    r->arena = vr_arena_new();
+    r->path = vr_strdup(r->arena, path);
+    vr_state s;
+    vr_state_init(&s, r->arena, vt_reader_header(rd));
+    if (replay_all(&s, rd, opt, err, errlen) < 0) {
+        vr_state_destroy(&s);
+        vt_reader_close(rd);
+        vr_report_free(r);
+        return NULL;
+    }
+    r->truncated = vt_reader_truncated(rd);
+    if (r->truncated)
+        vr_state_note(&s,
+                      "the trace file is truncated at byte %llu: the report covers the events "
+                      "before the cut",
+                      (unsigned long long)vt_reader_offset(rd));
+    vr_build_model(&s, r, opt);
+    vr_state_destroy(&s);
+    vt_reader_close(rd);
+    return r;
+}
+
+vr_report *vr_analyze(const char *path, const vr_options *opt, char *err, size_t errlen)
+{
+    vt_reader *rd = vt_reader_open(path, err, errlen);
+    return rd ? analyze(rd, path, opt, err, errlen) : NULL;
+}
+
+vr_report *vr_analyze_mem(const void *data, size_t len, const vr_options *opt, char *err,
+                          size_t errlen)
+{
+    vt_reader *rd = vt_reader_open_mem(data, len, err, errlen);
+    return rd ? analyze(rd, "(memory)", opt, err, errlen) : NULL;
+}
+
+void vr_report_free(vr_report *r)
+{
+    if (!r)
+        return;
+    vr_arena_free(r->arena);
+    free(r);
+}

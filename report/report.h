@@ -1,0 +1,224 @@
+/* report.h: the vramtrace report model and its producers/consumers.
+ *
+ * vr_analyze() replays one .vtrace file in a single streaming pass (memory
+ * proportional to live allocations and distinct stacks, never to the number
+ * of events), runs the analyses (peak, leaks, growth, fragmentation, OOM
+ * verdicts), symbolizes the stacks that appear in the results (elfutils libdw
+ * from the recorded module map) and returns a vr_report. Renderers turn one
+ * or several vr_reports into text, JSON, HTML, folded stacks or Chrome trace
+ * JSON.
+ *
+ * Units: sizes in bytes, times in ns since the trace's start (the header's
+ * start_mono_ns), unless a field says otherwise.
+ */
+#ifndef VRAMTRACE_REPORT_H
+#define VRAMTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VR_REPORT_FORMAT "vramtrace-report"
+
+/* One symbolized frame. Strings are never NULL ("??" or "" when unknown). */
+typedef struct vr_frame {
+    const char *function; /* demangled where possible; "??" if unknown */
+    const char *file;     /* source file, "" if unknown */
+    uint32_t line;        /* 0 if unknown */
+    const char *module;   /* path of the loaded object, "" if unknown */
+    uint64_t ip;          /* recorded ip (return address - 1) */
+    bool inlined;         /* an inlined frame (no ip of its own) */
+} vr_frame;
+
+/* A symbolized call stack, innermost first, with the frames inside
+ * vramtrace and the CUDA libraries folded away (the first user frame
+ * leads). n == 0 for allocations without a stack. */
+typedef struct vr_stack {
+    const vr_frame *frames;
+    size_t n;
+    uint32_t id; /* recorded trie leaf id (0 = none) */
+} vr_stack;
+
+/* Bytes attributed to one call site (or one NVTX range). */
+typedef struct vr_site {
+    vr_stack stack;
+    const char *range; /* innermost NVTX range, "" if none (phases: the range) */
+    uint64_t bytes;
+    uint64_t count;
+} vr_site;
+
+typedef struct vr_point {
+    uint64_t t_ns;
+    uint64_t allocated; /* bytes */
+    uint64_t reserved;  /* bytes */
+} vr_point;
+
+/* Fragmentation inside registered heaps at one moment. */
+typedef struct vr_frag {
+    uint64_t t_ns;
+    int32_t device;
+    uint64_t reserved;     /* bytes in registered heaps */
+    uint64_t allocated;    /* bytes of regions inside heaps */
+    uint64_t largest_free; /* largest contiguous free block in any heap */
+    double fragmentation;  /* 1 - largest_free / total_free; 0 when nothing free */
+    const char *when;      /* "peak", "oom", "sample" */
+} vr_frag;
+
+typedef struct vr_device {
+    int32_t id;
+    const char *name;
+    uint64_t total_bytes; /* 0 if unknown */
+    uint64_t peak_allocated, peak_allocated_t_ns;
+    uint64_t peak_reserved, peak_reserved_t_ns;
+    const vr_point *timeline; /* downsampled (<= VR_MAX_POINTS), exact peak kept */
+    size_t ntimeline;
+} vr_device;
+
+#define VR_MAX_POINTS 2000
+
+typedef struct vr_leak {
+    vr_stack stack;
+    uint64_t bytes, count;
+} vr_leak;
+
+typedef struct vr_growth {
+    vr_stack stack;                  /* n == 0 and id == 0 for the total */
+    double bytes_per_iteration;      /* least-squares slope of live bytes at iteration ends */
+    double r2;                       /* coefficient of determination of the fit */
+    uint64_t iterations;             /* iterations observed */
+    uint64_t live_bytes;             /* live at the last iteration end */
+    int64_t projected_oom_iteration; /* -1 if not growing or device size unknown */
+} vr_growth;
+
+enum vr_verdict {
+    VR_VERDICT_CAPACITY = 0,
+    VR_VERDICT_LEAK,
+    VR_VERDICT_FRAGMENTATION,
+    VR_VERDICT_EXTERNAL,
+};
+const char *vr_verdict_name(enum vr_verdict v);
+
+typedef struct vr_oom {
+    uint64_t t_ns;
+    int32_t device;
+    uint64_t requested_bytes;
+    int32_t error;
+    const char *api;
+    uint64_t device_free_bytes, device_total_bytes; /* meminfo at the failure; 0 if unknown */
+    uint64_t live_allocated, live_reserved;         /* recorded, at the failure */
+    uint64_t external_bytes; /* device use not explained by recorded memory + baseline */
+    uint64_t heap_free, heap_largest_free; /* inside registered heaps */
+    enum vr_verdict verdict;
+    const char *explanation;
+    vr_stack stack; /* the failing call */
+    const char *range;
+    const vr_site *top_sites; /* live bytes by site at the failure, largest first */
+    size_t ntop_sites;
+    int64_t batch, max_batch; /* from argv --batch; -1 if unknown */
+} vr_oom;
+
+typedef struct vr_range_span {
+    uint64_t start_ns, end_ns;
+    const char *name;
+} vr_range_span;
+
+/* Everything one trace says; owns all its memory (free with vr_report_free). */
+typedef struct vr_report {
+    const char *path;
+    /* header */
+    uint32_t pid;
+    const char *host, *program, *vramtrace_version;
+    const char *const *argv;
+    size_t argc;
+    uint64_t start_wall_ns, duration_ns;
+    /* end of process */
+    bool has_end;
+    int32_t exit_status, exit_signal;
+    const char *exit_reason;
+    bool truncated; /* the file was cut: the report covers what came before */
+
+    const vr_device *devices;
+    size_t ndevices;
+
+    uint64_t allocations, frees, failed_allocations, unknown_frees, events;
+    uint64_t peak_allocated, peak_allocated_t_ns; /* all devices together */
+    uint64_t peak_reserved, peak_reserved_t_ns;
+    uint64_t leaked_bytes, leaked_count;
+    uint64_t host_pinned_peak; /* pinned host memory (not counted on devices) */
+
+    const vr_site *sites; /* call sites live at the peak, largest first */
+    size_t nsites;
+    const vr_site *phases; /* NVTX ranges live at the peak, largest first */
+    size_t nphases;
+    const vr_leak *leaks; /* largest first */
+    size_t nleaks;
+
+    const char *iteration_name; /* NVTX range used as an iteration, "" = time windows */
+    uint64_t iterations;
+    vr_growth total_growth;
+    const vr_growth *growth; /* growing sites, fastest first */
+    size_t ngrowth;
+
+    const vr_frag *frag; /* at the peak, at each OOM, and over time */
+    size_t nfrag;
+    const vr_oom *ooms;
+    size_t nooms;
+    const vr_range_span *spans; /* top-level iteration spans (shading), capped */
+    size_t nspans;
+    const char *const *notes;
+    size_t nnotes;
+
+    struct vr_arena *arena; /* private */
+} vr_report;
+
+typedef struct vr_options {
+    size_t top;      /* entries per table; 0 = 10 */
+    bool no_symbols; /* skip libdw (addresses only) */
+    bool progress;   /* progress bar on stderr if it is a TTY and takes > 2 s */
+} vr_options;
+
+/* Replay path and analyze it. Returns NULL with a message in err (errlen
+ * bytes) when the file cannot be used (not a trace, unreadable, corrupt).
+ * A truncated file yields a report with truncated = true. */
+vr_report *vr_analyze(const char *path, const vr_options *opt, char *err, size_t errlen);
+/* Same from an in-memory image (tests). */
+vr_report *vr_analyze_mem(const void *data, size_t len, const vr_options *opt, char *err,
+                          size_t errlen);
+void vr_report_free(vr_report *r);
+
+/* Renderers. Each returns 0 or -1 (I/O error). n >= 1 reports side by side. */
+int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+int vr_render_json(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+int vr_render_html(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+/* Folded stacks of the bytes live at the peak: "root;...;leaf bytes". */
+int vr_render_folded(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+/* Chrome trace JSON: counters from the timelines, NVTX ranges as B/E slices
+ * (re-read from each report's file in a second streaming pass), OOMs as
+ * instant events. */
+int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+
+/* ---- CI limits (vramtrace check) ---------------------------------------- */
+
+typedef struct vr_limits {
+    int64_t max_peak, max_leaked, max_growth; /* bytes; -1 = no limit */
+    bool no_oom;
+} vr_limits;
+
+/* Write one line per broken limit to out; returns the number broken. */
+int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
+
+/* Parse "512", "1.5GiB", "100 MB": B, KiB, MiB, GiB, TiB (binary), KB, MB,
+ * GB, TB (decimal), case-insensitive. Returns 0 and *bytes, or -1. */
+int vr_parse_size(const char *s, uint64_t *bytes);
+/* Human size "1.50 GiB" into buf; returns buf. */
+const char *vr_format_size(uint64_t bytes, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

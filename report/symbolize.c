@@ -1,0 +1,312 @@
+/* symbolize.c: stack trie leaf -> frames, with elfutils libdw on the
+ * recorded module map (one Dwfl per module, reported lazily with
+ * dwfl_report_elf at the recorded load bias). Function names come from the
+ * DWARF scopes (dwarf_getscopes gives inlined frames, as eu-addr2line -i
+ * does) or the ELF symbol table; C++ names are demangled with libstdc++'s
+ * __cxa_demangle when it can be loaded. Frames inside vramtrace and the CUDA
+ * libraries lead the raw stack and are folded away. Only stacks asked for
+ * are symbolized; results are cached per ip and per stack. */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VR_MAX_DEPTH 256
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+typedef struct modcache {
+    uint64_t key; /* module index + 1 */
+    Dwfl *dwfl;
+    Dwfl_Module *mod; /* NULL when the file could not be read */
+    const char *path; /* arena copy of the module's path */
+} modcache;
+
+typedef struct ipcache {
+    uint64_t key; /* ip */
+    vr_frame *frames;
+    size_t n;
+} ipcache;
+
+typedef struct stackcache {
+    uint64_t key; /* leaf id */
+    vr_stack st;
+} stackcache;
+
+struct vr_symbolizer {
+    vr_state *s;
+    bool no_symbols;
+    vr_map mods, ips, stacks;
+    void *libstdcxx;
+    demangle_fn demangle;
+    Dwfl_Callbacks cb;
+    char *debuginfo_path; /* NULL: the default search path */
+};
+
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols)
+{
+    vr_symbolizer *sy = vr_xcalloc(1, sizeof(*sy));
+    sy->s = s;
+    sy->no_symbols = no_symbols;
+    vr_map_init(&sy->mods, sizeof(modcache));
+    vr_map_init(&sy->ips, sizeof(ipcache));
+    vr_map_init(&sy->stacks, sizeof(stackcache));
+    sy->cb.find_elf = dwfl_build_id_find_elf;
+    sy->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+    sy->cb.section_address = dwfl_offline_section_address;
+    sy->cb.debuginfo_path = &sy->debuginfo_path;
+    sy->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (sy->libstdcxx)
+        sy->demangle = (demangle_fn)dlsym(sy->libstdcxx, "__cxa_demangle");
+    return sy;
+}
+
+void vr_symbolizer_free(vr_symbolizer *sy)
+{
+    if (!sy)
+        return;
+    size_t i = 0;
+    for (modcache *m; (m = vr_map_next(&sy->mods, &i));)
+        if (m->dwfl)
+            dwfl_end(m->dwfl);
+    vr_map_destroy(&sy->mods);
+    vr_map_destroy(&sy->ips);
+    vr_map_destroy(&sy->stacks);
+    if (sy->libstdcxx)
+        dlclose(sy->libstdcxx);
+    free(sy);
+}
+
+static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm);
+
+/* The newest module containing ip, or -1. */
+static long find_module(const vr_state *s, uint64_t ip)
+{
+    for (size_t i = s->nmodules; i-- > 0;)
+        if (ip >= s->modules[i].start && ip < s->modules[i].end)
+            return (long)i;
+    return -1;
+}
+
+static modcache *module_get(vr_symbolizer *sy, long idx)
+{
+    bool created;
+    modcache *m = vr_map_put(&sy->mods, (uint64_t)idx + 1, &created);
+    if (!created)
+        return m;
+    const vr_module *vm = &sy->s->modules[idx];
+    m->path = vr_strdup(sy->s->arena, vm->path);
+    if (!sy->no_symbols)
+        m->mod = module_dwfl(sy, m, vm);
+    return m;
+}
+
+static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+{
+    if (!vm->path[0] || vm->path[0] == '[')
+        return NULL;
+    m->dwfl = dwfl_begin(&sy->cb);
+    if (!m->dwfl)
+        return NULL;
+    dwfl_report_begin(m->dwfl);
+    Dwfl_Module *mod =
+        dwfl_report_elf(m->dwfl, vr_basename(vm->path), vm->path, -1, vm->bias, false);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    return mod;
+}
+
+static const char *demangled(vr_symbolizer *sy, const char *name)
+{
+    if (!name)
+        return NULL;
+    if (sy->demangle && name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = sy->demangle(name, NULL, NULL, &status);
+        if (d && status == 0) {
+            char *r = vr_strdup(sy->s->arena, d);
+            free(d);
+            return r;
+        }
+        free(d);
+    }
+    return vr_strdup(sy->s->arena, name);
+}
+
+static const char *die_name(vr_symbolizer *sy, Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *n = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+        n = dwarf_formstring(&a);
+    if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
+        n = dwarf_formstring(&a);
+    return n ? demangled(sy, n) : NULL;
+}
+
+static bool is_function_scope(Dwarf_Die *d)
+{
+    int tag = dwarf_tag(d);
+    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+           tag == DW_TAG_entry_point;
+}
+
+/* Frames for the scopes at pc (inlined first). Returns the count. */
+static size_t inline_frames(vr_symbolizer *sy, Dwfl_Module *mod, uint64_t ip, vr_frame *out,
+                            size_t max, const vr_frame *base)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
+    Dwarf_Die *scopes = NULL;
+    int ns = cu ? dwarf_getscopes(cu, ip - bias, &scopes) : 0;
+    size_t n = 0;
+    const char *file = base->file;
+    uint32_t line = base->line;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+        files = NULL;
+    for (int i = 0; i < ns && n < max; i++) {
+        if (!is_function_scope(&scopes[i]))
+            continue;
+        vr_frame *f = &out[n++];
+        *f = *base;
+        const char *name = die_name(sy, &scopes[i]);
+        if (name)
+            f->function = name;
+        f->file = file;
+        f->line = line;
+        f->inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+        if (!f->inlined)
+            break;
+        /* the caller's position is the inlined subroutine's call site */
+        Dwarf_Attribute a;
+        Dwarf_Word cf = 0, cl = 0;
+        if (dwarf_attr(&scopes[i], DW_AT_call_file, &a))
+            dwarf_formudata(&a, &cf);
+        if (dwarf_attr(&scopes[i], DW_AT_call_line, &a))
+            dwarf_formudata(&a, &cl);
+        const char *fn = files && cf < nfiles ? dwarf_filesrc(files, cf, NULL, NULL) : NULL;
+        file = fn ? vr_strdup(sy->s->arena, fn) : "";
+        line = (uint32_t)cl;
+    }
+    free(scopes);
+    return n;
+}
+
+static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
+{
+    bool created;
+    ipcache *c = vr_map_put(&sy->ips, ip, &created);
+    if (!created)
+        return c;
+    vr_frame base = {.function = "??", .file = "", .module = "", .ip = ip};
+    long idx = find_module(sy->s, ip);
+    Dwfl_Module *mod = NULL;
+    if (idx >= 0) {
+        modcache *mc = module_get(sy, idx);
+        base.module = mc->path;
+        base.ip = ip - sy->s->modules[idx].bias;
+        mod = mc->mod;
+    }
+    vr_frame tmp[16];
+    size_t n = 0;
+    if (mod) {
+        const char *sym = dwfl_module_addrname(mod, ip);
+        if (sym)
+            base.function = demangled(sy, sym);
+        Dwfl_Line *ln = dwfl_module_getsrc(mod, ip);
+        int lineno = 0;
+        const char *src = ln ? dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL) : NULL;
+        if (src) {
+            base.file = vr_strdup(sy->s->arena, src);
+            base.line = (uint32_t)(lineno > 0 ? lineno : 0);
+        }
+        n = inline_frames(sy, mod, ip, tmp, 16, &base);
+    }
+    if (!n)
+        tmp[n++] = base;
+    c = vr_map_get(&sy->ips, ip); /* unchanged: no insertion since */
+    c->frames = vr_alloc(sy->s->arena, n * sizeof(vr_frame));
+    memcpy(c->frames, tmp, n * sizeof(vr_frame));
+    c->n = n;
+    return c;
+}
+
+/* vramtrace itself, the CUDA runtime/driver and the simulated device. */
+static bool internal_module(const char *path)
+{
+    const char *b = vr_basename(path);
+    return !strncmp(b, "libvramtrace", 12) || !strncmp(b, "libcuda", 7) ||
+           strstr(path, "/lib/sim/") || strstr(path, "/vramtrace/sim/");
+}
+
+static size_t collect_ips(const vr_state *s, uint32_t leaf, uint64_t *ips)
+{
+    size_t n = 0;
+    for (uint32_t id = leaf; id && n < VR_MAX_DEPTH;) {
+        const vr_stacknode *node = vr_map_get(&s->stacknodes, id);
+        if (!node)
+            break;
+        ips[n++] = node->ip;
+        if (node->parent == id)
+            break;
+        id = node->parent;
+    }
+    return n;
+}
+
+vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
+{
+    vr_stack st = {.id = leaf};
+    if (!leaf)
+        return st;
+    stackcache *sc = vr_map_get(&sy->stacks, leaf);
+    if (sc)
+        return sc->st;
+    uint64_t ips[VR_MAX_DEPTH];
+    size_t nips = collect_ips(sy->s, leaf, ips), nf = 0, cap = nips * 2 + 4;
+    vr_frame *frames = vr_alloc(sy->s->arena, cap * sizeof(vr_frame));
+    for (size_t i = 0; i < nips; i++) {
+        ipcache *c = symbolize_ip(sy, ips[i]);
+        for (size_t k = 0; k < c->n; k++) {
+            if (nf == cap) {
+                vr_frame *bigger = vr_alloc(sy->s->arena, cap * 2 * sizeof(vr_frame));
+                memcpy(bigger, frames, nf * sizeof(vr_frame));
+                frames = bigger;
+                cap *= 2;
+            }
+            frames[nf++] = c->frames[k];
+        }
+    }
+    size_t skip = 0;
+    while (skip < nf && internal_module(frames[skip].module))
+        skip++;
+    if (skip == nf)
+        skip = 0; /* nothing but internal frames: show them */
+    st.frames = frames + skip;
+    st.n = nf - skip;
+    sc = vr_map_put(&sy->stacks, leaf, NULL);
+    sc->st = st;
+    return st;
+}
+
+const char *vr_stack_key(vr_arena *a, const vr_stack *st)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < st->n; i++)
+        len += strlen(st->frames[i].function) + strlen(st->frames[i].file) +
+               strlen(st->frames[i].module) + 40;
+    char *k = vr_alloc(a, len), *p = k;
+    for (size_t i = 0; i < st->n; i++) {
+        const vr_frame *f = &st->frames[i];
+        p += sprintf(p, "%s\x1f%s\x1f%u\x1f%s\x1f%llx\x1e", f->function, f->file, f->line,
+                     f->module, strcmp(f->function, "??") ? 0ull : (unsigned long long)f->ip);
+    }
+    *p = 0;
+    return k;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# cli_test.sh VRAMTRACE VT_GEN: the vramtrace command line on synthetic
+# traces: exit codes of report/check/run, outputs written, damaged files.
+set -u
+VT=$1
+GEN=$2
+T=$(mktemp -d /tmp/vtcli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect CODE CMD...: run with a time limit, check the exit status
+expect() {
+    local want=$1; shift
+    timeout 60 "$@" >"$T/out" 2>"$T/err"
+    local got=$?
+    [ "$got" -eq "$want" ] || fail "exit $got, wanted $want: $* ($(head -c 300 "$T/err"))"
+}
+contains() { grep -q -- "$2" "$1" || fail "$1 lacks '$2'"; }
+
+for s in basic growth capacity leakoom frag external xss; do
+    "$GEN" "$s" "$T/$s.vtrace" || fail "generate $s"
+done
+
+# help, version, usage errors
+expect 0 "$VT" --version; contains "$T/out" "vramtrace "
+expect 0 "$VT" --help
+for c in run report check; do expect 0 "$VT" $c --help; contains "$T/out" "usage: vramtrace $c"; done
+expect 2 "$VT"
+expect 2 "$VT" frobnicate
+expect 2 "$VT" report
+expect 2 "$VT" report --top zero "$T/basic.vtrace"
+expect 2 "$VT" check
+expect 2 "$VT" run
+
+# report: text and every output file
+expect 0 "$VT" report "$T/basic.vtrace" --json "$T/b.json" --folded "$T/b.folded" \
+    --chrome "$T/b.chrome.json" --html "$T/b.html" --top 5
+for s in "-- Peak --" "-- Out of memory" "-- Leaks --" "-- Growth --" "-- Fragmentation" \
+    "-- Top sites at peak --" "definitely lost"; do contains "$T/out" "$s"; done
+contains "$T/b.json" '"format":"vramtrace-report"'
+contains "$T/b.folded" " 104857600$"
+contains "$T/b.chrome.json" '"traceEvents"'
+contains "$T/b.html" "<svg"
+expect 0 "$VT" report --quiet "$T/basic.vtrace" --json "$T/q.json"
+[ -s "$T/out" ] && fail "--quiet printed text"
+expect 2 "$VT" report "$T/basic.vtrace" --json "$T/no/such/dir/x.json"
+
+# several files side by side
+expect 0 "$VT" report "$T/basic.vtrace" "$T/capacity.vtrace" "$T/frag.vtrace"
+contains "$T/out" "3 traces"
+contains "$T/out" "capacity.vtrace"
+contains "$T/out" "fragmentation"
+
+# check: limits, sizes, exit codes
+expect 0 "$VT" check "$T/basic.vtrace" --max-peak 180MiB --max-leaked 102MiB --no-oom
+expect 1 "$VT" check "$T/basic.vtrace" --max-peak 179MiB
+[ "$(wc -l <"$T/out")" -eq 1 ] || fail "one line per broken limit"
+expect 1 "$VT" check "$T/basic.vtrace" --max-peak 100MB --max-leaked 1KiB
+[ "$(wc -l <"$T/out")" -eq 2 ] || fail "two broken limits, two lines"
+expect 0 "$VT" check "$T/basic.vtrace" --max-peak 0.2GB
+expect 1 "$VT" check "$T/capacity.vtrace" --no-oom
+expect 1 "$VT" check "$T/growth.vtrace" --max-growth 1000KB
+expect 0 "$VT" check "$T/growth.vtrace" --max-growth 1MiB
+expect 2 "$VT" check "$T/basic.vtrace" --max-peak 12XB
+expect 2 "$VT" check "$T/nonexistent.vtrace"
+echo "not a trace" >"$T/text.vtrace"
+expect 2 "$VT" check "$T/text.vtrace"
+expect 2 "$VT" report "$T/text.vtrace"
+contains "$T/err" "text.vtrace"
+
+# damaged files: an error message and a non-zero exit, never a crash or hang
+size=$(stat -c %s "$T/frag.vtrace")
+for cut in 3 12 30 $((size / 2)) $((size - 5)); do
+    head -c "$cut" "$T/frag.vtrace" >"$T/cut.vtrace"
+    timeout 60 "$VT" report "$T/cut.vtrace" >/dev/null 2>"$T/err"
+    rc=$?
+    { [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ -s "$T/err" ]; } || fail "cut at $cut: exit $rc"
+    timeout 60 "$VT" check "$T/cut.vtrace" >/dev/null 2>&1
+    [ $? -eq 2 ] || fail "check of a file cut at $cut should exit 2"
+done
+# the frames start after magic (8), version (4), header length (4), header
+hlen=$(od -An -tu4 -j 12 -N4 "$T/frag.vtrace" | tr -d ' ')
+start=$((16 + hlen))
+flip() { # flip bit 4 of byte $1 of frag.vtrace into flip.vtrace
+    cp "$T/frag.vtrace" "$T/flip.vtrace"
+    local orig
+    orig=$(od -An -tu1 -j "$1" -N1 "$T/flip.vtrace" | tr -d ' ')
+    printf "$(printf '\\%03o' $(((orig ^ 0x10) & 255)))" |
+        dd of="$T/flip.vtrace" bs=1 seek="$1" conv=notrunc status=none
+}
+for pos in 0 9 13 20 $((start - 1)); do # header: an error or a report, no crash
+    flip "$pos"
+    timeout 60 "$VT" report "$T/flip.vtrace" >/dev/null 2>&1
+    [ $? -lt 124 ] || fail "header bit flip at $pos: crash or hang"
+done
+for pos in $((start + 1)) $((start + 7)) $(((start + size) / 2)) $((size - 10)) $((size - 1)); do
+    flip "$pos"
+    timeout 60 "$VT" report "$T/flip.vtrace" >/dev/null 2>"$T/err"
+    rc=$?
+    { [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ -s "$T/err" ]; } || fail "bit flip at $pos: exit $rc"
+done
+
+# run: environment and exit status (only where the preload library was built)
+lib="$(dirname "$VT")/../lib/libvramtrace.so"
+if [ -e "$lib" ]; then
+    expect 3 "$VT" run -o "$T/run.vtrace" -- sh -c 'echo "$LD_PRELOAD $VRAMTRACE_OUTPUT"; exit 3'
+    contains "$T/out" "libvramtrace.so $T/run.vtrace"
+    expect 137 "$VT" run -o "$T/run2.vtrace" -- sh -c 'kill -9 $$'
+    if [ -d "$(dirname "$VT")/../lib/sim" ]; then
+        expect 0 "$VT" run --sim=t4 -o "$T/run3.vtrace" -- sh -c 'echo "$LD_LIBRARY_PATH $VRAMTRACE_SIM_DEVICE"'
+        contains "$T/out" "lib/sim"
+        contains "$T/out" " t4"
+    fi
+    expect 127 "$VT" run -- /nonexistent/program
+else
+    echo "note: $lib not built; run tests skipped"
+fi
+
+[ $fails -eq 0 ] && echo "all CLI checks passed"
+exit $((fails > 0))

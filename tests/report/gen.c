@@ -1,0 +1,349 @@
+/* gen.c: synthetic traces with known behaviour (see gen.h). */
+#include "gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
+{
+    vt_header h = {.format_version = VT_FORMAT_VERSION,
+                   .pid = 4242,
+                   .host = "testhost",
+                   .program = argc ? argv[0] : "synthetic",
+                   .argc = (uint32_t)argc,
+                   .argv = argv,
+                   .start_wall_ns = 1700000000000000000ull,
+                   .start_mono_ns = VTG_T0,
+                   .vramtrace_version = "test",
+                   .stack_depth = 64};
+    vt_writer_opts o = {.no_thread = true};
+    char err[256];
+    g->w = vt_writer_open(path, &h, &o, err, sizeof err);
+    if (!g->w) {
+        fprintf(stderr, "vtg_open %s: %s\n", path, err);
+        return -1;
+    }
+    g->tb = vt_writer_attach(g->w, 100);
+    return g->tb ? 0 : -1;
+}
+
+int vtg_close(vtg *g)
+{
+    return vt_writer_close(g->w);
+}
+
+static void put(vtg *g, vt_event ev)
+{
+    vt_write(g->tb, &ev);
+}
+
+void vtg_string(vtg *g, uint32_t id, const char *text)
+{
+    put(g, (vt_event){.type = VT_REC_STRING, .u.string = {id, text}});
+}
+
+void vtg_module(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end)
+{
+    put(g, (vt_event){.type = VT_REC_MODULE, .u.module = {id, path, bias, start, end}});
+}
+
+void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip)
+{
+    put(g, (vt_event){.type = VT_REC_STACK_NODE, .u.stack_node = {id, parent, ip}});
+}
+
+void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total)
+{
+    put(g, (vt_event){.type = VT_REC_DEVICE, .u.device = {id, name, total}});
+}
+
+void vtg_note(vtg *g, const char *text)
+{
+    put(g, (vt_event){.type = VT_REC_NOTE, .u.note = {text}});
+}
+
+void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    put(g, (vt_event){.type = VT_REC_ALLOC,
+                      .ts_ns = VTG_T0 + t,
+                      .u.alloc = {addr, size, stack, 0, VT_API_CUDA_MALLOC, 0}});
+}
+
+void vtg_free(vtg *g, uint64_t t, uint64_t addr)
+{
+    put(g, (vt_event){
+               .type = VT_REC_FREE, .ts_ns = VTG_T0 + t, .u.free = {addr, 0, VT_API_CUDA_MALLOC}});
+}
+
+void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total)
+{
+    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
+                      .ts_ns = VTG_T0 + t,
+                      .u.failed = {size, 2, stack, 0, VT_API_CUDA_MALLOC, free_b, total}});
+}
+
+void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total)
+{
+    put(g,
+        (vt_event){.type = VT_REC_MEMINFO, .ts_ns = VTG_T0 + t, .u.meminfo = {0, free_b, total}});
+}
+
+void vtg_push(vtg *g, uint64_t t, uint32_t name)
+{
+    put(g, (vt_event){.type = VT_REC_RANGE_PUSH, .ts_ns = VTG_T0 + t, .u.range = {0, name}});
+}
+
+void vtg_pop(vtg *g, uint64_t t)
+{
+    put(g, (vt_event){.type = VT_REC_RANGE_POP, .ts_ns = VTG_T0 + t, .u.range = {0, 0}});
+}
+
+void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size)
+{
+    put(g, (vt_event){
+               .type = VT_REC_HEAP_REGISTER, .ts_ns = VTG_T0 + t, .u.heap = {id, addr, size, 0}});
+}
+
+void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    put(g, (vt_event){.type = VT_REC_REGION_REGISTER,
+                      .ts_ns = VTG_T0 + t,
+                      .u.region = {heap, addr, size, stack, 0}});
+}
+
+void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr)
+{
+    put(g, (vt_event){.type = VT_REC_REGION_UNREGISTER,
+                      .ts_ns = VTG_T0 + t,
+                      .u.region = {heap, addr, 0, 0, 0}});
+}
+
+void vtg_end(vtg *g, uint64_t t, int status)
+{
+    put(g, (vt_event){.type = VT_REC_END, .ts_ns = VTG_T0 + t, .u.end = {status, 0, "exit"}});
+}
+
+/* ---- scenarios ------------------------------------------------------------- */
+
+/* Stacks shared by the scenarios: leaves 2..5 under root 1, all in a user
+ * library; leaf 6 is a vramtrace-internal frame on top of leaf 2 (folded
+ * away by the report, so it merges with leaf 2). */
+static void prelude(vtg *g, uint64_t total)
+{
+    vtg_module(g, 1, "/opt/fake/libuser.so", 0, 0x1000, 0x100000);
+    vtg_module(g, 2, "/opt/fake/lib/libvramtrace.so", 0, 0x200000, 0x300000);
+    vtg_stack(g, 1, 0, 0x1100);
+    vtg_stack(g, 2, 1, 0x2200);
+    vtg_stack(g, 3, 1, 0x3300);
+    vtg_stack(g, 4, 1, 0x4400);
+    vtg_stack(g, 5, 1, 0x5500);
+    vtg_stack(g, 6, 2, 0x200100);
+    vtg_string(g, 1, "train_step");
+    vtg_string(g, 2, "init");
+    vtg_string(g, 3, "forward");
+    vtg_device(g, 0, "SimGPU", total);
+}
+
+/* peak 180 MiB at t=6000 (100 MiB site 2 in "init", 80 MiB site 3 in
+ * "forward"); leaks: 101 MiB in 2 allocations at site 2, 4096 bytes in 1 at
+ * site 3. */
+static void sc_basic(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_meminfo(g, 500, GiB - 64 * MiB, GiB);
+    vtg_push(g, 1000, 2);
+    vtg_alloc(g, 2000, 0x10000000, 100 * MiB, 2);
+    vtg_pop(g, 3000);
+    vtg_push(g, 4000, 3);
+    vtg_alloc(g, 5000, 0x20000000, 50 * MiB, 3);
+    vtg_alloc(g, 6000, 0x30000000, 30 * MiB, 3);
+    vtg_free(g, 7000, 0x20000000);
+    vtg_alloc(g, 8000, 0x40000000, 40 * MiB, 3);
+    vtg_pop(g, 9000);
+    vtg_free(g, 10000, 0x30000000);
+    vtg_free(g, 11000, 0x40000000);
+    vtg_alloc(g, 12000, 0x50000000, 1 * MiB, 6);
+    vtg_alloc(g, 13000, 0x60000000, 4096, 3);
+    vtg_end(g, 14000, 0);
+}
+
+/* 10 iterations of train_step: site 2 keeps 1 MiB per iteration, site 3
+ * allocates and frees 8 MiB. Growth: 1 MiB/iteration, R^2 = 1. */
+static void sc_growth(vtg *g)
+{
+    prelude(g, GiB);
+    uint64_t t = 1000;
+    for (int i = 0; i < 10; i++) {
+        vtg_push(g, t++, 1);
+        vtg_alloc(g, t++, 0x10000000 + (uint64_t)i * MiB, MiB, 2);
+        vtg_alloc(g, t++, 0x80000000, 8 * MiB, 3);
+        vtg_free(g, t++, 0x80000000);
+        vtg_pop(g, t++);
+    }
+    vtg_end(g, t, 0);
+}
+
+/* argv --batch 64; baseline 100 MiB; weights 200 MiB; 8 x 64 MiB of
+ * activations; a 256 MiB request fails: capacity, largest batch 60. */
+static void sc_capacity(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_meminfo(g, 100, GiB - 100 * MiB, GiB);
+    vtg_alloc(g, 200, 0x10000000, 200 * MiB, 4);
+    vtg_push(g, 300, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        vtg_alloc(g, 400 + i, 0x100000000 + i * 64 * MiB, 64 * MiB, 3);
+    vtg_failed(g, 500, 256 * MiB, 3, 212 * MiB, GiB);
+    vtg_pop(g, 600);
+    vtg_end(g, 700, 1);
+}
+
+/* 20 iterations each keeping 40 MiB at site 2 (plus 10 MiB temporary at
+ * site 3) over 100 MiB of weights; iteration 21 fails: leak. */
+static void sc_leakoom(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_meminfo(g, 100, GiB, GiB);
+    vtg_alloc(g, 200, 0x10000000, 100 * MiB, 4);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 20; i++) {
+        vtg_push(g, t++, 1);
+        vtg_alloc(g, t++, 0x100000000 + i * 64 * MiB, 40 * MiB, 2);
+        vtg_alloc(g, t++, 0x80000000, 10 * MiB, 3);
+        vtg_free(g, t++, 0x80000000);
+        vtg_pop(g, t++);
+    }
+    vtg_push(g, t++, 1);
+    vtg_failed(g, t++, 200 * MiB, 3, 124 * MiB, GiB);
+    vtg_pop(g, t++);
+    vtg_end(g, t, 1);
+}
+
+/* A 100 MiB heap (segment) with ten 10 MiB regions, every other one freed:
+ * 50 MiB free in the heap, largest block 10 MiB; 900 MiB elsewhere; a
+ * 30 MiB request fails: fragmentation. */
+static void sc_frag(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_meminfo(g, 100, GiB, GiB);
+    vtg_alloc(g, 200, 0x200000000, 900 * MiB, 4);
+    vtg_alloc(g, 300, 0x10000000, 100 * MiB, 5);
+    vtg_heap(g, 301, 1, 0x10000000, 100 * MiB);
+    for (uint64_t i = 0; i < 10; i++)
+        vtg_region(g, 400 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 2);
+    for (uint64_t i = 1; i < 10; i += 2)
+        vtg_region_free(g, 500 + i, 1, 0x10000000 + i * 10 * MiB);
+    vtg_failed(g, 600, 30 * MiB, 3, 24 * MiB, GiB);
+    vtg_end(g, 700, 1);
+}
+
+/* 50 MiB used outside the recording at start; 300 MiB recorded; the device
+ * reports only 100 MiB free when a 200 MiB request fails: external. */
+static void sc_external(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_meminfo(g, 100, GiB - 50 * MiB, GiB);
+    vtg_alloc(g, 200, 0x10000000, 300 * MiB, 2);
+    vtg_failed(g, 300, 200 * MiB, 3, 100 * MiB, GiB);
+    vtg_end(g, 400, 1);
+}
+
+/* Strings from the trace that must come out escaped. */
+static void sc_xss(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_module(g, 3, "/tmp/<script>alert(3)</script>/lib.so", 0, 0x400000, 0x500000);
+    vtg_stack(g, 7, 1, 0x400100);
+    vtg_string(g, 9, "<script>alert(1)</script>");
+    vtg_note(g, "<script>alert(2)</script> & \"quotes\"");
+    vtg_push(g, 100, 9);
+    vtg_alloc(g, 200, 0x10000000, 10 * MiB, 7);
+    vtg_alloc(g, 300, 0x20000000, 5 * MiB, 2);
+    vtg_pop(g, 400);
+    vtg_free(g, 500, 0x20000000);
+    vtg_end(g, 600, 0);
+}
+
+int vtg_scenario(const char *name, const char *path)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(vtg *);
+        int argc;
+        const char *argv[4];
+    } sc[] = {
+        {"basic", sc_basic, 1, {"basic"}},
+        {"growth", sc_growth, 1, {"growth"}},
+        {"capacity", sc_capacity, 3, {"train", "--batch", "64"}},
+        {"leakoom", sc_leakoom, 1, {"leakoom"}},
+        {"frag", sc_frag, 1, {"frag"}},
+        {"external", sc_external, 1, {"external"}},
+        {"xss", sc_xss, 2, {"xss", "<b>bold</b>"}},
+    };
+    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+        if (strcmp(sc[i].name, name) != 0)
+            continue;
+        vtg g;
+        if (vtg_open(&g, path, sc[i].argc, sc[i].argv) < 0)
+            return -1;
+        sc[i].fn(&g);
+        return vtg_close(&g);
+    }
+    return -1;
+}
+
+/* ---- big trace -------------------------------------------------------------- */
+
+#define BIG_SITES 200
+#define BIG_LIVE 10000
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+static void big_stacks(vtg *g)
+{
+    vtg_module(g, 1, "/opt/fake/libuser.so", 0, 0x1000, 0x10000000);
+    vtg_string(g, 1, "train_step");
+    vtg_device(g, 0, "SimGPU", 80 * GiB);
+    uint32_t id = 1;
+    for (uint32_t s = 0; s < BIG_SITES; s++) { /* 8 frames per site, shared root */
+        uint32_t parent = 0;
+        for (uint32_t d = 0; d < 8; d++, id++) {
+            vtg_stack(g, id, parent, 0x1000 + (d < 3 ? d : (uint64_t)s * 64 + d) * 16);
+            parent = id;
+        }
+    }
+}
+
+int vtg_big(const char *path, uint64_t events)
+{
+    const char *argv[] = {"big"};
+    vtg g;
+    if (vtg_open(&g, path, 1, argv) < 0)
+        return -1;
+    big_stacks(&g);
+    uint64_t *live = calloc(BIG_LIVE, sizeof(uint64_t)), seed = 42, t = 1000, n = 0, next = 1;
+    if (!live)
+        return -1;
+    while (n < events) {
+        vtg_push(&g, t++, 1);
+        for (int k = 0; k < 1000 && n < events; k++, n += 2) {
+            uint64_t slot = lcg(&seed) % BIG_LIVE;
+            if (live[slot])
+                vtg_free(&g, t++, live[slot]);
+            live[slot] = (next++) << 12;
+            uint32_t site = (uint32_t)(lcg(&seed) % BIG_SITES);
+            vtg_alloc(&g, t++, live[slot], 512 + lcg(&seed) % (4 * MiB), site * 8 + 8);
+        }
+        vtg_alloc(&g, t++, (next++) << 12, 1024, 8); /* a slow leak */
+        vtg_pop(&g, t++);
+        n += 3;
+    }
+    free(live);
+    vtg_end(&g, t, 0);
+    return vtg_close(&g);
+}

@@ -1,0 +1,44 @@
+/* gen.h: synthetic .vtrace files with exactly known behaviour, written with
+ * the trace writer API (tests and the report benchmark). Times are ns since
+ * the trace's start (VTG_T0). */
+#ifndef VRAMTRACE_TESTS_REPORT_GEN_H
+#define VRAMTRACE_TESTS_REPORT_GEN_H
+
+#include "vtrace.h"
+
+#define VTG_T0 1000000000000ull /* start_mono_ns of generated traces */
+#define MiB (1024ull * 1024ull)
+#define GiB (1024ull * MiB)
+
+typedef struct vtg {
+    vt_writer *w;
+    vt_tbuf *tb;
+} vtg;
+
+/* Create path (must not exist) with argv in the header. Returns 0 or -1. */
+int vtg_open(vtg *g, const char *path, int argc, const char *const *argv);
+int vtg_close(vtg *g);
+
+void vtg_string(vtg *g, uint32_t id, const char *text);
+void vtg_module(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end);
+void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip);
+void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total);
+void vtg_note(vtg *g, const char *text);
+void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);
+void vtg_free(vtg *g, uint64_t t, uint64_t addr);
+void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total);
+void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
+void vtg_push(vtg *g, uint64_t t, uint32_t name);
+void vtg_pop(vtg *g, uint64_t t);
+void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size);
+void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size, uint32_t stack);
+void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr);
+void vtg_end(vtg *g, uint64_t t, int status);
+
+/* Write one of the named scenarios to path: basic, growth, capacity,
+ * leakoom, frag, external, xss. Returns 0, or -1 (unknown name, I/O). */
+int vtg_scenario(const char *name, const char *path);
+/* A large trace for the benchmark: about `events` events. */
+int vtg_big(const char *path, uint64_t events);
+
+#endif

@@ -1,0 +1,633 @@
+/* test_report.c: golden tests of the report on synthetic traces with known
+ * behaviour (gen.c), the JSON keys, check limits, size parsing,
+ * symbolization and robustness against cut and bit-flipped files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "gen.h"
+#include "internal.h"
+#include "report.h"
+
+#include <ctype.h>
+#include <link.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/vtreport-test-XXXXXX";
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s/%s.vtrace", tmpdir, name);
+    return buf;
+}
+
+static vr_report *scenario(const char *name)
+{
+    const char *path = tmp_path(name);
+    if (access(path, F_OK) != 0)
+        assert_int_equal(vtg_scenario(name, path), 0);
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    if (!r)
+        fail_msg("analyze %s: %s", name, err);
+    return r;
+}
+
+static char *render(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(fn(f, &r, 1, NULL), 0);
+    fclose(f);
+    return buf;
+}
+
+/* ---- golden: peak, sites, phases, leaks ------------------------------------ */
+
+static void test_peak(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("basic");
+    assert_int_equal(r->peak_allocated, 180 * MiB);
+    assert_int_equal(r->peak_allocated_t_ns, 6000);
+    assert_int_equal(r->allocations, 6);
+    assert_int_equal(r->frees, 3);
+    assert_int_equal(r->ndevices, 1);
+    assert_int_equal(r->devices[0].peak_allocated, 180 * MiB);
+    assert_int_equal(r->devices[0].total_bytes, GiB);
+    /* sites at the peak: leaf 2 (100 MiB, 1) then leaf 3 (80 MiB, 2) */
+    assert_int_equal(r->nsites, 2);
+    assert_int_equal(r->sites[0].stack.id, 2);
+    assert_int_equal(r->sites[0].bytes, 100 * MiB);
+    assert_int_equal(r->sites[1].stack.id, 3);
+    assert_int_equal(r->sites[1].bytes, 80 * MiB);
+    assert_int_equal(r->sites[1].count, 2);
+    /* phases: innermost NVTX range at allocation */
+    assert_int_equal(r->nphases, 2);
+    assert_string_equal(r->phases[0].range, "init");
+    assert_int_equal(r->phases[0].bytes, 100 * MiB);
+    assert_string_equal(r->phases[1].range, "forward");
+    assert_int_equal(r->phases[1].bytes, 80 * MiB);
+    /* the timeline keeps the exact peak */
+    bool found = false;
+    for (size_t i = 0; i < r->devices[0].ntimeline; i++)
+        found |= r->devices[0].timeline[i].allocated == 180 * MiB &&
+                 r->devices[0].timeline[i].t_ns == 6000;
+    assert_true(found);
+    assert_true(r->has_end);
+    vr_report_free(r);
+}
+
+static void test_leaks(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("basic");
+    /* leaf 6 is a vramtrace frame over leaf 2: folded, so both merge */
+    assert_int_equal(r->nleaks, 2);
+    assert_int_equal(r->leaks[0].bytes, 101 * MiB);
+    assert_int_equal(r->leaks[0].count, 2);
+    assert_int_equal(r->leaks[1].bytes, 4096);
+    assert_int_equal(r->leaks[1].count, 1);
+    assert_int_equal(r->leaked_bytes, 101 * MiB + 4096);
+    /* no frame of the leak's stack is inside libvramtrace.so */
+    for (size_t i = 0; i < r->leaks[0].stack.n; i++)
+        assert_null(strstr(r->leaks[0].stack.frames[i].module, "libvramtrace"));
+    assert_int_equal(r->leaks[0].stack.n, 2);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "105906176 bytes in 2 allocations are definitely lost"));
+    free(text);
+    vr_report_free(r);
+}
+
+static void test_growth(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("growth");
+    assert_string_equal(r->iteration_name, "train_step");
+    assert_int_equal(r->iterations, 10);
+    assert_true(r->ngrowth >= 1);
+    assert_int_equal(r->growth[0].stack.id, 2);
+    assert_true(fabs(r->growth[0].bytes_per_iteration - (double)MiB) < 1.0);
+    assert_true(r->growth[0].r2 > 0.999999);
+    /* 10 MiB live after 10 iterations, 1 GiB device: out at iteration 1024 */
+    assert_int_equal(r->growth[0].projected_oom_iteration, 1024);
+    for (size_t i = 0; i < r->ngrowth; i++)
+        assert_int_not_equal(r->growth[i].stack.id, 3); /* freed every iteration */
+    assert_true(fabs(r->total_growth.bytes_per_iteration - (double)MiB) < 1.0);
+    vr_report_free(r);
+}
+
+/* ---- golden: OOM verdicts --------------------------------------------------------- */
+
+static void test_verdict_capacity(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("capacity");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_int_equal(o->requested_bytes, 256 * MiB);
+    assert_int_equal(o->live_allocated, 712 * MiB);
+    assert_int_equal(o->batch, 64);
+    assert_int_equal(o->max_batch, 60);
+    assert_int_equal(o->t_ns, 500);
+    assert_true(o->ntop_sites >= 2);
+    assert_int_equal(o->top_sites[0].stack.id, 3);
+    assert_non_null(strstr(o->explanation, "largest batch that fits is about 60"));
+    assert_int_equal(r->failed_allocations, 1);
+    vr_report_free(r);
+}
+
+static void test_verdict_leak(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("leakoom");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_LEAK);
+    assert_int_equal(r->ooms[0].top_sites[0].stack.id, 2);
+    assert_non_null(strstr(r->ooms[0].explanation, "40.00 MiB per iteration"));
+    vr_report_free(r);
+}
+
+static void test_verdict_frag(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("frag");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_FRAGMENTATION);
+    assert_int_equal(o->heap_free, 50 * MiB);
+    assert_int_equal(o->heap_largest_free, 10 * MiB);
+    /* reserved = heap + direct outside heaps; allocated = regions + direct */
+    assert_int_equal(o->live_reserved, 1000 * MiB);
+    assert_int_equal(o->live_allocated, 950 * MiB);
+    assert_int_equal(r->peak_reserved, 1000 * MiB);
+    assert_int_equal(r->peak_allocated, 1000 * MiB); /* 900 + 10 regions of 10 */
+    bool oom_frag = false;
+    for (size_t i = 0; i < r->nfrag; i++)
+        if (!strcmp(r->frag[i].when, "oom")) {
+            oom_frag = true;
+            assert_true(fabs(r->frag[i].fragmentation - 0.8) < 1e-9);
+        }
+    assert_true(oom_frag);
+    vr_report_free(r);
+}
+
+static void test_verdict_external(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("external");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_EXTERNAL);
+    assert_int_equal(r->ooms[0].external_bytes, 574 * MiB);
+    assert_int_equal(r->ooms[0].device_free_bytes, 100 * MiB);
+    vr_report_free(r);
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+/* Minimal JSON syntax check (RFC 8259 grammar, no semantics). */
+static const char *jvalue(const char *p);
+
+static const char *jws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    return p;
+}
+
+static const char *jstring(const char *p)
+{
+    if (*p++ != '"')
+        return NULL;
+    for (; *p != '"'; p++) {
+        if ((unsigned char)*p < 0x20)
+            return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)p[i]))
+                        return NULL;
+                p += 4;
+            } else if (!strchr("\"\\/bfnrt", *p) || !*p) {
+                return NULL;
+            }
+        }
+    }
+    return p + 1;
+}
+
+static const char *jcontainer(const char *p, char close, bool object)
+{
+    p = jws(p + 1);
+    if (*p == close)
+        return p + 1;
+    for (;;) {
+        if (object) {
+            p = jstring(jws(p));
+            if (!p || *(p = jws(p)) != ':')
+                return NULL;
+            p++;
+        }
+        p = jvalue(p);
+        if (!p)
+            return NULL;
+        p = jws(p);
+        if (*p == close)
+            return p + 1;
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+static const char *jvalue(const char *p)
+{
+    p = jws(p);
+    if (*p == '{')
+        return jcontainer(p, '}', true);
+    if (*p == '[')
+        return jcontainer(p, ']', false);
+    if (*p == '"')
+        return jstring(p);
+    static const char *lit[] = {"true", "false", "null"};
+    for (size_t i = 0; i < 3; i++)
+        if (!strncmp(p, lit[i], strlen(lit[i])))
+            return p + strlen(lit[i]);
+    char *end;
+    strtod(p, &end);
+    return end != p && (*p == '-' || isdigit((unsigned char)*p)) ? end : NULL;
+}
+
+static void assert_json(const char *text)
+{
+    const char *end = jvalue(text);
+    if (!end)
+        fail_msg("invalid JSON: %.200s", text);
+    assert_int_equal(*jws(end), '\0');
+}
+
+static void test_json_keys(void **state)
+{
+    (void)state;
+    static const char *names[] = {"basic", "capacity", "frag", "xss"};
+    static const char *keys[] = {"\"format\":\"vramtrace-report\"",
+                                 "\"version\":",
+                                 "\"program\":{\"argv\":[",
+                                 "\"pid\":4242",
+                                 "\"exit\":",
+                                 "\"devices\":[{\"id\":0",
+                                 "\"name\":",
+                                 "\"total_bytes\":",
+                                 "\"totals\":{",
+                                 "\"allocations\":",
+                                 "\"frees\":",
+                                 "\"failed_allocations\":",
+                                 "\"peak_allocated_bytes\":",
+                                 "\"peak_time_ns\":",
+                                 "\"peak_reserved_bytes\":",
+                                 "\"leaks\":[",
+                                 "\"growth\":[",
+                                 "\"ooms\":[",
+                                 "\"sites\":[",
+                                 "\"phases\":[",
+                                 "\"fragmentation\":[",
+                                 "\"notes\":["};
+    for (size_t n = 0; n < 4; n++) {
+        vr_report *r = scenario(names[n]);
+        char *json = render(vr_render_json, r);
+        assert_json(json);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (!strstr(json, keys[k]))
+                fail_msg("%s: key %s missing", names[n], keys[k]);
+        if (!strcmp(names[n], "basic")) {
+            assert_non_null(strstr(json, "\"peak_allocated_bytes\":188743680"));
+            assert_non_null(strstr(json, "\"peak_time_ns\":6000"));
+            assert_non_null(
+                strstr(json, "{\"bytes\":105906176,\"count\":2,\"stack\":[{\"function\":"));
+            assert_non_null(strstr(json, "\"module\":\"/opt/fake/libuser.so\""));
+        }
+        if (!strcmp(names[n], "capacity"))
+            assert_non_null(strstr(json, "\"verdict\":\"capacity\""));
+        if (!strcmp(names[n], "xss"))
+            assert_null(strstr(json, "<script>")); /* escaped as \u003c */
+        free(json);
+        vr_report_free(r);
+    }
+}
+
+static void test_json_several(void **state)
+{
+    (void)state;
+    vr_report *r[2] = {scenario("basic"), scenario("growth")};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(vr_render_json(f, r, 2, NULL), 0);
+    assert_int_equal(vr_render_chrome(f, r, 0, NULL), 0);
+    fclose(f);
+    /* the first document ends at its first newline */
+    char *nl = strchr(buf, '\n');
+    assert_non_null(nl);
+    *nl = 0;
+    assert_json(buf);
+    assert_non_null(strstr(buf, "\"files\":["));
+    assert_json(nl + 1);
+    free(buf);
+    vr_report_free(r[0]);
+    vr_report_free(r[1]);
+}
+
+static void test_chrome_folded(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("basic");
+    char *chrome = render(vr_render_chrome, r);
+    assert_json(chrome);
+    assert_non_null(strstr(chrome, "\"ph\":\"C\""));
+    assert_non_null(strstr(chrome, "\"ph\":\"B\""));
+    assert_non_null(strstr(chrome, "\"name\":\"forward\""));
+    free(chrome);
+    char *folded = render(vr_render_folded, r);
+    /* root first, bytes last: two stacks at the peak */
+    assert_non_null(strstr(folded, "libuser.so+0x1100;libuser.so+0x2200 104857600\n"));
+    assert_non_null(strstr(folded, "libuser.so+0x1100;libuser.so+0x3300 83886080\n"));
+    free(folded);
+    vr_report_free(r);
+}
+
+static void test_text_sections(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("frag");
+    char *text = render(vr_render_text, r);
+    static const char *sections[] = {"== vramtrace report",
+                                     "-- Peak --",
+                                     "-- Out of memory",
+                                     "-- Leaks --",
+                                     "-- Growth --",
+                                     "-- Fragmentation",
+                                     "-- Top sites at peak --",
+                                     "verdict: fragmentation"};
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        if (!strstr(text, sections[i]))
+            fail_msg("section %s missing", sections[i]);
+    free(text);
+    vr_report_free(r);
+}
+
+/* ---- check and sizes ---------------------------------------------------------------- */
+
+static void test_check(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("growth");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    vr_limits ok = {
+        .max_peak = 100 * MiB, .max_leaked = 10 * MiB, .max_growth = 2 * MiB, .no_oom = true};
+    assert_int_equal(vr_check(f, r, &ok), 0);
+    vr_limits bad = {.max_peak = 10 * MiB, .max_leaked = MiB, .max_growth = 1000, .no_oom = true};
+    assert_int_equal(vr_check(f, r, &bad), 3);
+    fclose(f);
+    assert_non_null(strstr(buf, "peak allocated"));
+    assert_non_null(strstr(buf, "leaked"));
+    assert_non_null(strstr(buf, "growth"));
+    free(buf);
+    vr_report_free(r);
+    r = scenario("capacity");
+    vr_limits oom = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .no_oom = true};
+    f = fopen("/dev/null", "w");
+    assert_int_equal(vr_check(f, r, &oom), 1);
+    fclose(f);
+    vr_report_free(r);
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        uint64_t v;
+    } ok[] = {{"0", 0},       {"512", 512},         {"512B", 512},
+              {"1KiB", 1024}, {"1.5 MiB", 1572864}, {"2GiB", 2 * GiB},
+              {"1KB", 1000},  {"3MB", 3000000},     {"1GB", 1000000000},
+              {"1gib", GiB},  {"1TiB", 1024 * GiB}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        uint64_t v = 1;
+        if (vr_parse_size(ok[i].s, &v) != 0)
+            fail_msg("'%s' rejected", ok[i].s);
+        assert_int_equal(v, ok[i].v);
+    }
+    static const char *bad[] = {"", "MiB", "-1", "1XB", "1 MiB x", "abc", "1e400", NULL};
+    uint64_t v;
+    for (size_t i = 0; bad[i]; i++)
+        if (vr_parse_size(bad[i], &v) == 0)
+            fail_msg("'%s' accepted", bad[i]);
+    assert_int_equal(vr_parse_size(NULL, &v), -1);
+}
+
+/* ---- symbolization on this very executable -------------------------------------------- */
+
+__attribute__((noinline)) int vtt_user_site(int x);
+__attribute__((noinline)) int vtt_user_site(int x)
+{
+    volatile int y = x + 1;
+    return y * 2;
+}
+
+uintptr_t vtt_cxx_site_address(void);
+
+typedef struct self_mod {
+    uintptr_t addr;
+    uint64_t bias, start, end;
+    char path[512];
+} self_mod;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    self_mod *m = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && m->addr >= lo && m->addr < hi) {
+            m->bias = info->dlpi_addr;
+            m->start = lo;
+            m->end = hi;
+            if (info->dlpi_name && info->dlpi_name[0])
+                snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
+            else if (!realpath("/proc/self/exe", m->path))
+                m->path[0] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_symbolize(void **state)
+{
+    (void)state;
+    self_mod m = {.addr = (uintptr_t)&vtt_user_site};
+    assert_int_equal(dl_iterate_phdr(find_self, &m), 1);
+    const char *path = tmp_path("symbols");
+    const char *argv[] = {"symbols"};
+    vtg g;
+    assert_int_equal(vtg_open(&g, path, 1, argv), 0);
+    vtg_module(&g, 1, m.path, m.bias, m.start, m.end);
+    vtg_module(&g, 2, "/opt/fake/libcudart.so.13", 0, 0x1000, 0x2000);
+    vtg_stack(&g, 1, 0, (uint64_t)vtt_cxx_site_address() + 4);
+    vtg_stack(&g, 2, 1, (uint64_t)(uintptr_t)&vtt_user_site + 4);
+    vtg_stack(&g, 3, 2, 0x1100); /* inside "libcudart": folded */
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_alloc(&g, 100, 0x1000000, MiB, 3);
+    vtg_end(&g, 200, 0);
+    assert_int_equal(vtg_close(&g), 0);
+    char err[256];
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(r->nleaks, 1);
+    const vr_stack *st = &r->leaks[0].stack;
+    assert_true(st->n >= 2);
+    assert_string_equal(st->frames[0].function, "vtt_user_site");
+    assert_non_null(strstr(st->frames[0].file, "test_report.c"));
+    assert_true(st->frames[0].line > 0);
+    assert_non_null(strstr(st->frames[st->n - 1].function, "vtt::cxx_site(int)"));
+    vr_report_free(r);
+}
+
+/* ---- robustness ------------------------------------------------------------------------- */
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*len);
+    assert_int_equal(fread(b, 1, *len, f), *len);
+    fclose(f);
+    return b;
+}
+
+/* Every cut and many bit flips: a report or an error, never a crash. */
+static void test_damaged(void **state)
+{
+    (void)state;
+    vr_report *whole = scenario("frag");
+    vr_report_free(whole);
+    size_t len;
+    unsigned char *b = slurp(tmp_path("frag"), &len);
+    size_t ok = 0, errors = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        char err[256];
+        vr_options o = {.no_symbols = true};
+        vr_report *r = vr_analyze_mem(b, cut, &o, err, sizeof err);
+        if (r) {
+            /* a cut at a frame boundary reads as a clean end without END */
+            assert_true(r->truncated || !r->has_end || cut == len);
+            ok++;
+        } else {
+            assert_true(err[0] != 0);
+            errors++;
+        }
+        vr_report_free(r);
+    }
+    assert_true(errors > 0); /* the header alone cannot be cut */
+    uint64_t seed = 7;
+    for (int k = 0; k < 2000; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t pos = (size_t)(seed >> 33) % len;
+        unsigned char bit = (unsigned char)(1u << ((seed >> 20) & 7));
+        b[pos] ^= bit;
+        char err[256];
+        vr_options o = {.no_symbols = true};
+        vr_report *r = vr_analyze_mem(b, len, &o, err, sizeof err);
+        vr_report_free(r);
+        b[pos] ^= bit;
+    }
+    free(b);
+    (void)ok;
+}
+
+/* ---- the live map ------------------------------------------------------------------------ */
+
+typedef struct kv {
+    uint64_t key, value;
+} kv;
+
+static void test_map(void **state)
+{
+    (void)state;
+    vr_map m;
+    vr_map_init(&m, sizeof(kv));
+    enum { N = 20000 };
+    uint64_t *ref = calloc(N, sizeof(uint64_t));
+    uint64_t seed = 1;
+    for (int i = 0; i < 200000; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t k = (seed >> 33) % N;
+        if ((seed >> 20) & 1) {
+            kv *e = vr_map_put(&m, k * 4096, NULL);
+            e->value = (uint64_t)i + 1;
+            ref[k] = (uint64_t)i + 1;
+        } else {
+            assert_int_equal(vr_map_del(&m, k * 4096), ref[k] != 0);
+            ref[k] = 0;
+        }
+    }
+    size_t live = 0;
+    for (uint64_t k = 0; k < N; k++) {
+        kv *e = vr_map_get(&m, k * 4096);
+        if (ref[k]) {
+            assert_non_null(e);
+            assert_int_equal(e->value, ref[k]);
+            live++;
+        } else {
+            assert_null(e);
+        }
+    }
+    assert_int_equal(m.len, live);
+    free(ref);
+    vr_map_destroy(&m);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_peak),
+        cmocka_unit_test(test_leaks),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_verdict_capacity),
+        cmocka_unit_test(test_verdict_leak),
+        cmocka_unit_test(test_verdict_frag),
+        cmocka_unit_test(test_verdict_external),
+        cmocka_unit_test(test_json_keys),
+        cmocka_unit_test(test_json_several),
+        cmocka_unit_test(test_chrome_folded),
+        cmocka_unit_test(test_text_sections),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_symbolize),
+        cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_map),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return rc;
+}
