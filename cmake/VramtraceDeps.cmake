@@ -16,3 +16,20 @@ find_package(CUDAToolkit REQUIRED)
 find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
 find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
 set(VRAMTRACE_NVTX_INCLUDE_DIR ${CUDAToolkit_INCLUDE_DIRS})
+
+# nvcc is optional (the cuda backend and nvcc-built tests); enabled here, at
+# the top-level scope, because a language enabled in a subdirectory is not
+# usable from its siblings. Architectures: T4 (sm_75), A100 (sm_80), H100 (sm_90).
+include(CheckLanguage)
+if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS ${CUDAToolkit_BIN_DIR}/nvcc)
+  set(CMAKE_CUDA_COMPILER ${CUDAToolkit_BIN_DIR}/nvcc CACHE FILEPATH "CUDA compiler")
+endif()
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "75;80;90")
+  endif()
+  enable_language(CUDA)
+else()
+  message(STATUS "vramtrace: no CUDA compiler: the cuda backend and nvcc-built tests are skipped")
+endif()

@@ -92,6 +92,36 @@ cudaError_t CUDARTAPI cudaLaunchKernel(const void *func, dim3 gridDim, dim3 bloc
     return rt_ret(cudaErrorNotSupported);
 }
 
+/* nvcc 13's launch stubs (crt/host_runtime.h, crt/device_functions.h) look
+ * a kernel handle up with __cudaGetKernel once, then launch through
+ * __cudaLaunchKernel; exported so binaries bound eagerly (-z now) load. */
+cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t *kernel, const void *func);
+cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                         void **args, size_t sharedMem, cudaStream_t stream);
+cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                              void **args, size_t sharedMem, cudaStream_t stream);
+
+cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+    if (kernel)
+        *kernel = (cudaKernel_t)(uintptr_t)func;
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                         void **args, size_t sharedMem, cudaStream_t stream)
+{
+    (void)kernel, (void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
+    say_no_kernels("__cudaLaunchKernel");
+    return rt_ret(cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                              void **args, size_t sharedMem, cudaStream_t stream)
+{
+    return __cudaLaunchKernel(kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
 cudaError_t CUDARTAPI cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
 {
     (void)attr, (void)func;
