@@ -330,7 +330,8 @@ static void link_threads(vt_reader *r)
 {
     for (size_t i = 0; i < r->ncur; i++)
         r->order[i] = (tid_idx){r->cur[i].tid, (int)i};
-    qsort(r->order, r->ncur, sizeof *r->order, cmp_tid_idx);
+    if (r->ncur > 1)
+        qsort(r->order, r->ncur, sizeof *r->order, cmp_tid_idx);
     for (size_t i = 0; i < r->ncur; i++) {
         cursor *c = &r->cur[r->order[i].idx];
         c->head = i == 0 || r->order[i - 1].tid != c->tid;

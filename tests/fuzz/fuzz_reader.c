@@ -1,0 +1,77 @@
+/* fuzz_reader.c: libFuzzer target for the .vtrace reader.
+ *
+ * An input that starts with the .vtrace magic is read as a whole file
+ * (header, frames, truncation). Any other input is taken as the content of
+ * one batch: it is wrapped in a valid header and one checksummed zstd frame,
+ * so the fuzzer reaches the chunk and record decoders directly instead of
+ * stopping at the frame checksum. Either way the reader must return an error
+ * or a clean end: never crash, hang or allocate without bound. */
+#include "records.h"
+#include "vtrace.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Touch everything the reader hands out, so ASan checks it. */
+static size_t consume(vt_reader *r)
+{
+    const vt_header *h = vt_reader_header(r);
+    size_t sum = strlen(h->host) + strlen(h->program) + strlen(h->vramtrace_version);
+    for (uint32_t i = 0; i < h->argc; i++)
+        sum += strlen(h->argv[i]);
+    vt_event ev;
+    while (vt_reader_next(r, &ev) == 1) {
+        sum += ev.type + vt_rec_name(ev.type)[0];
+        if (ev.type == VT_REC_NOTE)
+            sum += strlen(ev.u.note.text);
+        else if (ev.type == VT_REC_MODULE)
+            sum += strlen(ev.u.module.path);
+        else if (ev.type == VT_REC_ALLOC)
+            sum += vt_api_name(ev.u.alloc.api)[0];
+    }
+    const char *e = vt_reader_error(r);
+    return sum + (e ? strlen(e) : 0) + vt_reader_truncated(r);
+}
+
+static void read_image(const uint8_t *img, size_t len)
+{
+    char err[256];
+    vt_reader *r = vt_reader_open_mem(img, len, err, sizeof err);
+    if (!r)
+        return;
+    volatile size_t sink = consume(r);
+    (void)sink;
+    vt_reader_close(r);
+}
+
+/* Header + one checksummed frame holding batch. */
+static void read_wrapped(const uint8_t *batch, size_t n)
+{
+    vt_header h = {.host = "fuzz", .program = "fuzz", .vramtrace_version = "0"};
+    size_t hl;
+    uint8_t *hdr = vt_header_encode(&h, &hl);
+    size_t cap = hl + ZSTD_compressBound(n);
+    uint8_t *img = hdr ? realloc(hdr, cap) : NULL;
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    if (img && cc) {
+        ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+        ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1);
+        size_t z = ZSTD_compress2(cc, img + hl, cap - hl, batch, n);
+        if (!ZSTD_isError(z))
+            read_image(img, hl + z);
+    }
+    ZSTD_freeCCtx(cc);
+    free(img ? img : hdr);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size >= VT_MAGIC_LEN && memcmp(data, VT_MAGIC, VT_MAGIC_LEN) == 0)
+        read_image(data, size);
+    else
+        read_wrapped(data, size);
+    return 0;
+}

@@ -1,0 +1,109 @@
+/* fuzz_seeds.c: writes the seed corpus of fuzz_reader into a directory:
+ * a few valid traces made by the writer (every record type, several frames,
+ * several threads) and the decompressed first batch of each (for the
+ * fuzzer's "batch" mode). Usage: vt_fuzz_seeds DIR. Exit status 0 or 1. */
+#include "records.h"
+#include "vtrace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* One event of each record type, fields varied by k. */
+static vt_event sample(enum vt_rec t, uint64_t k)
+{
+    vt_event e = {.type = t, .ts_ns = vt_rec_is_definition(t) ? 0 : 1000 + k * 10};
+    static const char *const strs[] = {"", "libcudart.so.13", "G.forward"};
+    e.u.alloc.addr = 0x7f0000000000ull + k * 4096;
+    e.u.alloc.size = 512 * (k + 1);
+    e.u.alloc.stack = (uint32_t)k;
+    e.u.alloc.device = (int32_t)(k % 3) - 1;
+    e.u.alloc.api = (enum vt_api)(k % VT_API_MAX_);
+    e.u.alloc.stream = k;
+    vt_rec_set_string(&e, strs[k % 3]);
+    if (t == VT_REC_STACK_NODE)
+        e.u.stack_node = (__typeof__(e.u.stack_node)){(uint32_t)k + 1, (uint32_t)k, 0x401000 + k};
+    return e;
+}
+
+static int write_seed(const char *path, int nthreads, int frames)
+{
+    char err[256];
+    const char *argv[] = {"./train", "--scenario", "leak"};
+    vt_header h = {.pid = 1234,
+                   .host = "seed",
+                   .program = "/bin/train",
+                   .argc = 3,
+                   .argv = argv,
+                   .vramtrace_version = "0.1.0",
+                   .stack_depth = 64};
+    vt_writer_opts o = {.no_thread = true};
+    unlink(path);
+    vt_writer *w = vt_writer_open(path, &h, &o, err, sizeof err);
+    if (!w) {
+        fprintf(stderr, "vt_fuzz_seeds: %s\n", err);
+        return -1;
+    }
+    uint64_t k = 0;
+    for (int f = 0; f < frames; f++) {
+        for (int t = 0; t < nthreads; t++) {
+            vt_tbuf *tb = vt_writer_attach(w, (uint32_t)(100 + t));
+            for (int r = 1; r < VT_REC_MAX_; r++) {
+                vt_event e = sample((enum vt_rec)r, k++);
+                vt_write(tb, &e);
+            }
+            vt_writer_detach(w, tb);
+        }
+        vt_writer_flush(w);
+    }
+    return vt_writer_close(w);
+}
+
+/* Write the decompressed first frame of the trace at path to out. */
+static int write_batch_seed(const char *path, const char *out)
+{
+    FILE *f = fopen(path, "rb");
+    static uint8_t buf[1 << 20], batch[4 << 20];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    uint32_t version, hlen;
+    char err[256];
+    if (n < VT_FILE_PREFIX_LEN || vt_prefix_decode(buf, &version, &hlen, err, sizeof err) < 0)
+        return -1;
+    size_t off = VT_FILE_PREFIX_LEN + hlen;
+    size_t fsz = ZSTD_findFrameCompressedSize(buf + off, n - off);
+    size_t bn = ZSTD_isError(fsz) ? fsz : ZSTD_decompress(batch, sizeof batch, buf + off, fsz);
+    if (ZSTD_isError(bn))
+        return -1;
+    FILE *o = fopen(out, "wb");
+    int rc = o && fwrite(batch, 1, bn, o) == bn ? 0 : -1;
+    if (o)
+        fclose(o);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: vt_fuzz_seeds DIR\n");
+        return 1;
+    }
+    if (mkdir(argv[1], 0700) < 0 && errno != EEXIST) {
+        perror(argv[1]);
+        return 1;
+    }
+    static const int shapes[][2] = {{1, 1}, {2, 3}, {4, 2}};
+    for (int i = 0; i < 3; i++) {
+        char path[4096], out[4096];
+        snprintf(path, sizeof path, "%s/seed%d.vtrace", argv[1], i);
+        snprintf(out, sizeof out, "%s/seed%d.batch", argv[1], i);
+        if (write_seed(path, shapes[i][0], shapes[i][1]) < 0 || write_batch_seed(path, out) < 0)
+            return 1;
+    }
+    return 0;
+}
