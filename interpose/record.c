@@ -127,7 +127,8 @@ static void note_device(vti_thread *t, int device)
     char name[256] = "";
     uint64_t total = 0;
     vt_event ev = {.type = VT_REC_DEVICE};
-    if (device < 0 || (atomic_fetch_or(&devices_seen, bit) & bit))
+    if (device < 0 || (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit) ||
+        (atomic_fetch_or(&devices_seen, bit) & bit))
         return;
     if (!device_info(device, name, sizeof name, &total))
         return;

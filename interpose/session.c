@@ -25,8 +25,8 @@
 
 enum { S_OFF, S_STARTING, S_ON, S_STOPPED, S_CHILD };
 
-__thread int vti_tl_depth;
-__thread int vti_tl_device;
+VTI_TLS int vti_tl_depth;
+VTI_TLS int vti_tl_device;
 
 static _Atomic int state = S_OFF;
 static _Atomic int stopping; /* exit in progress: no new writes */
@@ -35,8 +35,8 @@ static vt_writer *writer;
 static vt_tbuf *signal_tb; /* reserved for the END record of a fatal signal */
 static vti_settings settings = {.stack_depth = VTI_DEFAULT_STACK_DEPTH};
 static char trace_path[4096];
-static __thread vti_thread *tl_thread;
-static __thread bool tl_starting;
+static VTI_TLS vti_thread *tl_thread;
+static VTI_TLS bool tl_starting;
 static pthread_key_t thread_key;
 
 /* Registered thread states (for the exit handshake), under threads_lock. */
@@ -359,6 +359,7 @@ static bool session_start(void)
                 err);
         return false;
     }
+    vti_stacks_init();
     signal_tb = vt_writer_attach(writer, h.pid);
     pthread_key_create(&thread_key, thread_destroy);
     atomic_store(&state, S_ON);

@@ -139,6 +139,12 @@ static int self_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* libunwind's per-thread cache: no lock on the unwinding path. */
+void vti_stacks_init(void)
+{
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
 static bool in_self(uintptr_t pc)
 {
     if (!self_end)

@@ -14,6 +14,10 @@
 
 #define VTI_EXPORT __attribute__((visibility("default")))
 #define VTI_HIDDEN __attribute__((visibility("hidden")))
+/* Thread-locals of the hot path: initial-exec (no __tls_get_addr call). The
+ * library is preloaded, so its few bytes come from the static TLS block; a
+ * later dlopen (NVTX injection) finds it already loaded. */
+#define VTI_TLS __thread __attribute__((tls_model("initial-exec")))
 #define VTI_MAX_STACK_DEPTH 256
 #define VTI_DEFAULT_STACK_DEPTH 64
 
@@ -49,9 +53,9 @@ typedef struct vti_thread {
 
 /* Depth of hooked calls on this thread (outermost = 1) and the in-hook flag
  * for vramtrace's own calls into CUDA. */
-extern __thread int vti_tl_depth;
+extern VTI_TLS int vti_tl_depth;
 /* Current device of this thread as set through cudaSetDevice (runtime). */
-extern __thread int vti_tl_device;
+extern VTI_TLS int vti_tl_device;
 
 /* Start the session if not started (thread-safe, idempotent, reentrant calls
  * return false). true when recording. */
@@ -142,6 +146,8 @@ int vti_stack_ips(uint32_t id, uint64_t *ips, int max);
 /* Emit VT_REC_MODULE_RESET (unless first) and the module map when the set
  * of loaded objects changed since the last emission (or force). */
 void vti_modules_sync(vti_thread *t, bool force);
+/* Set up libunwind (per-thread caching); once, at session start. */
+void vti_stacks_init(void);
 /* Free the trie (at close). */
 void vti_stacks_reset(void);
 
