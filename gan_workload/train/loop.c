@@ -389,7 +389,7 @@ static void run_steps(trainer *t)
         nvtxRangePushA("train_step");
         train_step(t, step);
         nvtxRangePop();
-        if ((step + 1) % o->log_every == 0 || step + 1 == t->total_steps)
+        if (step == 0 || (step + 1) % o->log_every == 0 || step + 1 == t->total_steps)
             log_step(t, step + 1);
         progress(t, step + 1, start);
     }

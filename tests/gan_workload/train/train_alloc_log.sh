@@ -25,3 +25,13 @@ for j in 2 3 4 5; do
         exit 1
     fi
 done
+# Checkpointing and early frees change memory, not arithmetic: the same losses as the default.
+for j in 2 4; do
+    grep '^step=' "$dir/real1.out" | cut -d' ' -f4-7 >"$dir/losses1.txt"
+    grep '^step=' "$dir/real$j.out" | cut -d' ' -f4-7 >"$dir/losses$j.txt"
+    if ! cmp "$dir/losses1.txt" "$dir/losses$j.txt"; then
+        echo "flag set $j changed the losses" >&2
+        exit 1
+    fi
+done
+echo "checkpoint and early-free losses equal the default's"

@@ -65,7 +65,7 @@ static int check_losses(const char *path)
         fprintf(stderr, "losses: D's loss collapsed to %.4f (G no longer fools D at all)\n", tail);
         return 1;
     }
-    if (hi - lo < 0.05 || fabs(tail - first) < 0.02) {
+    if (hi - lo < 0.05 || fabs(tail - first) < 0.05) {
         fprintf(stderr, "losses: D's loss stays at its start (%.4f -> %.4f, range %.4f)\n", first,
                 tail, hi - lo);
         return 1;
