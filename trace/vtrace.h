@@ -192,16 +192,21 @@ vt_tbuf *vt_writer_attach(vt_writer *w, uint32_t thread_id);
 void vt_writer_detach(vt_writer *w, vt_tbuf *tb);
 /* Append one record to tb. Thread-safe with respect to the writer thread;
  * tb must belong to the calling thread. Strings are copied. Returns 0, or -1
- * if the writer has failed (then every later call is a no-op returning -1).
- * ev->thread_id is ignored (the buffer's thread is used). */
+ * if the writer has failed (then every later call is a no-op returning -1)
+ * or ev->type is not a record token. ev->thread_id is ignored (the buffer's
+ * thread is used). A timestamp below the last flush's swap time is raised
+ * to it, so batches are in time order (docs/trace.md, "Ordering"). */
 int vt_write(vt_tbuf *tb, const vt_event *ev);
 /* Write one batch now with everything recorded so far, from every thread.
  * Returns 0 or -1 (I/O error; the message is in vt_writer_error()). */
 int vt_writer_flush(vt_writer *w);
 /* Flush from a signal handler: best effort, async-signal-safe as far as
- * zstd allows (no locks taken; skips buffers being written). */
+ * zstd allows (only try-locks: gives up while a flush runs, skips buffers
+ * being written; no malloc). Limits: docs/trace.md. */
 void vt_writer_flush_from_signal(vt_writer *w);
-/* Stop the writer thread, flush, close. Returns 0 or -1. Frees w. */
+/* Stop the writer thread, flush, close. Returns 0 or -1. Frees w. Buffers
+ * still attached are marked dead (vt_write returns -1 on them); no other
+ * call may use w afterwards. */
 int vt_writer_close(vt_writer *w);
 /* Last error message, or NULL. */
 const char *vt_writer_error(const vt_writer *w);
