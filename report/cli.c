@@ -188,7 +188,7 @@ static void print_trace_path(const run_opts *o, pid_t pid)
     if (o->output) {
         expand_output(o->output, pid, path, sizeof path);
         if (access(path, F_OK) == 0)
-            fprintf(stderr, "vramtrace: trace written to %s\n", path);
+            fprintf(stderr, "vramtrace run: trace: %s\n", path);
         else
             fprintf(stderr, "vramtrace: no trace at %s (did the program use CUDA?)\n", path);
         return;
@@ -203,7 +203,7 @@ static void print_trace_path(const run_opts *o, pid_t pid)
     if (g.gl_pathc == 0)
         fprintf(stderr, "vramtrace: no trace written (did the program use CUDA?)\n");
     for (size_t i = 0; i < g.gl_pathc; i++)
-        fprintf(stderr, "vramtrace: trace written to %s\n", g.gl_pathv[i]);
+        fprintf(stderr, "vramtrace run: trace: %s\n", g.gl_pathv[i]);
     globfree(&g);
 }
 

@@ -245,8 +245,10 @@ static void summary(FILE *f, const vr_report *r)
         fputs("unknown (no end-of-process record)", f);
     else if (r->exit_signal)
         fprintf(f, "killed by signal %d", r->exit_signal);
-    else
+    else if (r->exit_status >= 0)
         fprintf(f, "status %d", r->exit_status);
+    else
+        esc(f, r->exit_reason);
     fprintf(f,
             "</td></tr><tr><th>peak allocated</th><td>%s at %.3f s</td></tr>"
             "<tr><th>peak reserved</th><td>%s</td></tr><tr><th>leaked</th><td>%s in %" PRIu64

@@ -45,9 +45,11 @@ static void summary(FILE *f, const vr_report *r)
     if (!r->has_end)
         fputs("  exit: unknown (no end-of-process record)\n", f);
     else if (r->exit_signal)
-        fprintf(f, "  exit: killed by signal %d %s\n", r->exit_signal, r->exit_reason);
+        fprintf(f, "  exit: killed by signal %d (%s)\n", r->exit_signal, r->exit_reason);
+    else if (r->exit_status >= 0)
+        fprintf(f, "  exit: status %d (%s)\n", r->exit_status, r->exit_reason);
     else
-        fprintf(f, "  exit: status %d %s\n", r->exit_status, r->exit_reason);
+        fprintf(f, "  exit: %s (status not known)\n", r->exit_reason);
     for (size_t i = 0; i < r->ndevices; i++) {
         const vr_device *d = &r->devices[i];
         fprintf(f, "  device %d %s (%s): peak allocated %s at %.3f s, peak reserved %s\n", d->id,

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# html_test.sh VRAMTRACE VT_GEN CHROMIUM: render the HTML report in headless
+# Chromium; after the scripts ran the DOM must hold the timeline and the
+# flamegraph, and strings from the trace containing <script> must come out
+# as text (escaped), never as elements.
+set -u
+VT=$1
+GEN=$2
+CHROMIUM=$3
+T=$(mktemp -d /tmp/vthtml.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+chrome() { # chrome ARGS... (fresh profile, nothing from the network)
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$(mktemp -d "$T/profile.XXXXXX")" "$@" 2>>"$T/chrome.log"
+}
+
+"$GEN" xss "$T/xss.vtrace" || fail "generate xss"
+"$GEN" frag "$T/frag.vtrace" || fail "generate frag"
+"$VT" report -q "$T/xss.vtrace" "$T/frag.vtrace" --html "$T/report.html" || fail "report --html"
+
+chrome --dump-dom "file://$T/report.html" >"$T/dom.html"
+[ -s "$T/dom.html" ] || fail "empty DOM dump (see chrome log: $(tail -3 "$T/chrome.log"))"
+for id in 'id="timeline-0"' 'id="timeline-1"' 'id="flamegraph-0"' 'id="flamegraph-0-rendered"' \
+    'id="flamegraph-1-rendered"' 'class="fg-frame"' 'data-rendered="1"' 'class="peak"' \
+    'class="oom"'; do
+    grep -q -- "$id" "$T/dom.html" || fail "DOM lacks $id"
+done
+grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/dom.html" || fail "range name not shown escaped"
+grep -q '&lt;script&gt;alert(2)&lt;/script&gt;' "$T/dom.html" || fail "note not shown escaped"
+grep -q '<script>alert' "$T/dom.html" && fail "a script element from the trace is in the DOM"
+grep -q '&lt;b&gt;bold&lt;/b&gt;' "$T/dom.html" || fail "argv not shown escaped"
+
+chrome --screenshot="$T/out.png" --window-size=1200,2000 "file://$T/report.html" >/dev/null
+[ -s "$T/out.png" ] || fail "no screenshot"
+if [ -n "${VRAMTRACE_KEEP_SCREENSHOT:-}" ]; then cp "$T/out.png" "$VRAMTRACE_KEEP_SCREENSHOT"; fi
+
+[ $fails -eq 0 ] && echo "HTML report renders in Chromium"
+exit $((fails > 0))
