@@ -4,9 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    g->t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + 3600000000000ull;
     vt_header h = {.format_version = VT_FORMAT_VERSION,
                    .pid = 4242,
                    .host = "testhost",
@@ -14,7 +18,7 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
                    .argc = (uint32_t)argc,
                    .argv = argv,
                    .start_wall_ns = 1700000000000000000ull,
-                   .start_mono_ns = VTG_T0,
+                   .start_mono_ns = g->t0,
                    .vramtrace_version = "test",
                    .stack_depth = 64};
     vt_writer_opts o = {.no_thread = true};
@@ -66,62 +70,61 @@ void vtg_note(vtg *g, const char *text)
 void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack)
 {
     put(g, (vt_event){.type = VT_REC_ALLOC,
-                      .ts_ns = VTG_T0 + t,
+                      .ts_ns = g->t0 + t,
                       .u.alloc = {addr, size, stack, 0, VT_API_CUDA_MALLOC, 0}});
 }
 
 void vtg_free(vtg *g, uint64_t t, uint64_t addr)
 {
     put(g, (vt_event){
-               .type = VT_REC_FREE, .ts_ns = VTG_T0 + t, .u.free = {addr, 0, VT_API_CUDA_MALLOC}});
+               .type = VT_REC_FREE, .ts_ns = g->t0 + t, .u.free = {addr, 0, VT_API_CUDA_MALLOC}});
 }
 
 void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total)
 {
     put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
-                      .ts_ns = VTG_T0 + t,
+                      .ts_ns = g->t0 + t,
                       .u.failed = {size, 2, stack, 0, VT_API_CUDA_MALLOC, free_b, total}});
 }
 
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total)
 {
-    put(g,
-        (vt_event){.type = VT_REC_MEMINFO, .ts_ns = VTG_T0 + t, .u.meminfo = {0, free_b, total}});
+    put(g, (vt_event){.type = VT_REC_MEMINFO, .ts_ns = g->t0 + t, .u.meminfo = {0, free_b, total}});
 }
 
 void vtg_push(vtg *g, uint64_t t, uint32_t name)
 {
-    put(g, (vt_event){.type = VT_REC_RANGE_PUSH, .ts_ns = VTG_T0 + t, .u.range = {0, name}});
+    put(g, (vt_event){.type = VT_REC_RANGE_PUSH, .ts_ns = g->t0 + t, .u.range = {0, name}});
 }
 
 void vtg_pop(vtg *g, uint64_t t)
 {
-    put(g, (vt_event){.type = VT_REC_RANGE_POP, .ts_ns = VTG_T0 + t, .u.range = {0, 0}});
+    put(g, (vt_event){.type = VT_REC_RANGE_POP, .ts_ns = g->t0 + t, .u.range = {0, 0}});
 }
 
 void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size)
 {
     put(g, (vt_event){
-               .type = VT_REC_HEAP_REGISTER, .ts_ns = VTG_T0 + t, .u.heap = {id, addr, size, 0}});
+               .type = VT_REC_HEAP_REGISTER, .ts_ns = g->t0 + t, .u.heap = {id, addr, size, 0}});
 }
 
 void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size, uint32_t stack)
 {
     put(g, (vt_event){.type = VT_REC_REGION_REGISTER,
-                      .ts_ns = VTG_T0 + t,
+                      .ts_ns = g->t0 + t,
                       .u.region = {heap, addr, size, stack, 0}});
 }
 
 void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr)
 {
     put(g, (vt_event){.type = VT_REC_REGION_UNREGISTER,
-                      .ts_ns = VTG_T0 + t,
+                      .ts_ns = g->t0 + t,
                       .u.region = {heap, addr, 0, 0, 0}});
 }
 
 void vtg_end(vtg *g, uint64_t t, int status)
 {
-    put(g, (vt_event){.type = VT_REC_END, .ts_ns = VTG_T0 + t, .u.end = {status, 0, "exit"}});
+    put(g, (vt_event){.type = VT_REC_END, .ts_ns = g->t0 + t, .u.end = {status, 0, "exit"}});
 }
 
 /* ---- scenarios ------------------------------------------------------------- */

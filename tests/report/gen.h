@@ -1,18 +1,20 @@
 /* gen.h: synthetic .vtrace files with exactly known behaviour, written with
  * the trace writer API (tests and the report benchmark). Times are ns since
- * the trace's start (VTG_T0). */
+ * the trace's start. The start is an hour ahead of CLOCK_MONOTONIC: the
+ * writer raises any timestamp below the clock at its last flush, so
+ * synthetic times must stay ahead of the real clock. */
 #ifndef VRAMTRACE_TESTS_REPORT_GEN_H
 #define VRAMTRACE_TESTS_REPORT_GEN_H
 
 #include "vtrace.h"
 
-#define VTG_T0 1000000000000ull /* start_mono_ns of generated traces */
 #define MiB (1024ull * 1024ull)
 #define GiB (1024ull * MiB)
 
 typedef struct vtg {
     vt_writer *w;
     vt_tbuf *tb;
+    uint64_t t0; /* start_mono_ns of the trace */
 } vtg;
 
 /* Create path (must not exist) with argv in the header. Returns 0 or -1. */
