@@ -273,6 +273,9 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
 const char *vr_stack_key(vr_arena *a, const vr_stack *st);
 
 /* util */
+/* Duration/time "12.3 ms", "4.567 s" into buf; returns buf. */
+const char *vr_format_time(uint64_t ns, char *buf, size_t len);
+#define VR_TIME(ns) vr_format_time((ns), (char[32]){0}, 32)
 uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
 const char *vr_basename(const char *path);
 

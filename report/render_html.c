@@ -132,8 +132,7 @@ static void spans_svg(FILE *f, const vr_report *r, const scale *s)
                 sx(s, sp->start_ns), sx(s, sp->end_ns) - sx(s, sp->start_ns), H - 40.0,
                 i % 2 ? "#eef3fb" : "#f7f7f7");
         esc(f, sp->name);
-        fprintf(f, " %.3f–%.3f s</title></rect>", (double)sp->start_ns / 1e9,
-                (double)sp->end_ns / 1e9);
+        fprintf(f, " %s – %s</title></rect>", VR_TIME(sp->start_ns), VR_TIME(sp->end_ns));
     }
 }
 
@@ -164,8 +163,8 @@ static void axes_svg(FILE *f, const scale *s)
             SZ((uint64_t)s->ymax, b), H - 22);
     fprintf(f,
             "<text x=\"50\" y=\"%.0f\">0 s</text><text x=\"%.0f\" y=\"%.0f\" "
-            "text-anchor=\"end\">%.3f s</text>",
-            H - 5, W - 10, H - 5, s->t1 / 1e9);
+            "text-anchor=\"end\">%s</text>",
+            H - 5, W - 10, H - 5, VR_TIME((uint64_t)s->t1));
 }
 
 static void timeline(FILE *f, const vr_report *r, size_t idx)
@@ -250,13 +249,13 @@ static void summary(FILE *f, const vr_report *r)
     else
         esc(f, r->exit_reason);
     fprintf(f,
-            "</td></tr><tr><th>peak allocated</th><td>%s at %.3f s</td></tr>"
+            "</td></tr><tr><th>peak allocated</th><td>%s at %s</td></tr>"
             "<tr><th>peak reserved</th><td>%s</td></tr><tr><th>leaked</th><td>%s in %" PRIu64
             " allocations</td></tr><tr><th>allocations / frees / failed</th><td>%" PRIu64
             " / %" PRIu64 " / %" PRIu64 "</td></tr>",
-            SZ(r->peak_allocated, b1), (double)r->peak_allocated_t_ns / 1e9,
-            SZ(r->peak_reserved, b2), SZ(r->leaked_bytes, b3), r->leaked_count, r->allocations,
-            r->frees, r->failed_allocations);
+            SZ(r->peak_allocated, b1), VR_TIME(r->peak_allocated_t_ns), SZ(r->peak_reserved, b2),
+            SZ(r->leaked_bytes, b3), r->leaked_count, r->allocations, r->frees,
+            r->failed_allocations);
     for (size_t i = 0; i < r->ndevices; i++) {
         fprintf(f, "<tr><th>device %d</th><td>", r->devices[i].id);
         esc(f, r->devices[i].name);
@@ -314,9 +313,9 @@ static void ooms_table(FILE *f, const vr_report *r, size_t top)
     for (size_t i = 0; i < r->nooms && i < top; i++) {
         const vr_oom *o = &r->ooms[i];
         fprintf(f,
-                "<tr><td class=\"n\">%.3f s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                 "<td class=\"verdict v-%s\">%s</td><td>",
-                (double)o->t_ns / 1e9, SZ(o->requested_bytes, b1), SZ(o->device_free_bytes, b2),
+                VR_TIME(o->t_ns), SZ(o->requested_bytes, b1), SZ(o->device_free_bytes, b2),
                 vr_verdict_name(o->verdict), vr_verdict_name(o->verdict));
         esc(f, o->explanation);
         fputs("</td><td>", f);
@@ -390,9 +389,9 @@ static void frag_table(FILE *f, const vr_report *r, size_t top)
     for (size_t i = 0; i < r->nfrag && i < top * 4; i++) {
         const vr_frag *x = &r->frag[i];
         fprintf(f,
-                "<tr><td>%s</td><td class=\"n\">%.3f s</td><td class=\"n\">%s</td>"
+                "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                 "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.1f%%</td></tr>",
-                x->when, (double)x->t_ns / 1e9, SZ(x->reserved, b1), SZ(x->allocated, b2),
+                x->when, VR_TIME(x->t_ns), SZ(x->reserved, b1), SZ(x->allocated, b2),
                 SZ(x->largest_free, b3), 100.0 * x->fragmentation);
     }
     fputs("</table>", f);

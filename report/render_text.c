@@ -8,11 +8,6 @@
 
 #define SZ(v, b) vr_format_size((v), (b), sizeof(b))
 
-static double sec(uint64_t ns)
-{
-    return (double)ns / 1e9;
-}
-
 static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max)
 {
     if (!st->n) {
@@ -40,8 +35,8 @@ static void summary(FILE *f, const vr_report *r)
     fputs("program:", f);
     for (size_t i = 0; i < r->argc; i++)
         fprintf(f, " %s", r->argv[i]);
-    fprintf(f, "\n  pid %" PRIu32 " on %s, recorded by vramtrace %s, %.3f s, %" PRIu64 " events\n",
-            r->pid, r->host, r->vramtrace_version, sec(r->duration_ns), r->events);
+    fprintf(f, "\n  pid %" PRIu32 " on %s, recorded by vramtrace %s, %s, %" PRIu64 " events\n",
+            r->pid, r->host, r->vramtrace_version, VR_TIME(r->duration_ns), r->events);
     if (!r->has_end)
         fputs("  exit: unknown (no end-of-process record)\n", f);
     else if (r->exit_signal)
@@ -52,9 +47,10 @@ static void summary(FILE *f, const vr_report *r)
         fprintf(f, "  exit: %s (status not known)\n", r->exit_reason);
     for (size_t i = 0; i < r->ndevices; i++) {
         const vr_device *d = &r->devices[i];
-        fprintf(f, "  device %d %s (%s): peak allocated %s at %.3f s, peak reserved %s\n", d->id,
+        fprintf(f, "  device %d %s (%s): peak allocated %s at %s, peak reserved %s\n", d->id,
                 d->name[0] ? d->name : "?", d->total_bytes ? SZ(d->total_bytes, b1) : "size ?",
-                SZ(d->peak_allocated, b2), sec(d->peak_allocated_t_ns), SZ(d->peak_reserved, b3));
+                SZ(d->peak_allocated, b2), VR_TIME(d->peak_allocated_t_ns),
+                SZ(d->peak_reserved, b3));
     }
     fprintf(f, "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations\n",
             r->allocations, r->frees, r->failed_allocations);
@@ -67,9 +63,9 @@ static void summary(FILE *f, const vr_report *r)
 static void peak(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32], b2[32];
-    fprintf(f, "\n-- Peak --\npeak allocated %s at %.3f s; peak reserved %s at %.3f s\n",
-            SZ(r->peak_allocated, b1), sec(r->peak_allocated_t_ns), SZ(r->peak_reserved, b2),
-            sec(r->peak_reserved_t_ns));
+    fprintf(f, "\n-- Peak --\npeak allocated %s at %s; peak reserved %s at %s\n",
+            SZ(r->peak_allocated, b1), VR_TIME(r->peak_allocated_t_ns), SZ(r->peak_reserved, b2),
+            VR_TIME(r->peak_reserved_t_ns));
     if (!r->nphases)
         return;
     fputs("by NVTX range (innermost range at allocation):\n", f);
@@ -88,9 +84,8 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
         fputs("no failed allocations\n", f);
     for (size_t i = 0; i < r->nooms && i < top; i++) {
         const vr_oom *o = &r->ooms[i];
-        fprintf(f,
-                "#%zu at %.3f s: %s of %s on device %d failed (error %d); device free %s of %s\n",
-                i + 1, sec(o->t_ns), o->api, SZ(o->requested_bytes, b1), o->device, o->error,
+        fprintf(f, "#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
+                i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1), o->device, o->error,
                 SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
         fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
         if (o->range[0])
@@ -170,16 +165,15 @@ static void frag(FILE *f, const vr_report *r, size_t top)
         if (shown++ >= top)
             continue;
         fprintf(f,
-                "  at %-4s %.3f s dev %d: reserved %s, allocated %s, largest free %s, "
+                "  at %-4s %s dev %d: reserved %s, allocated %s, largest free %s, "
                 "fragmentation %.1f%%\n",
-                x->when, sec(x->t_ns), x->device, SZ(x->reserved, b1), SZ(x->allocated, b2),
+                x->when, VR_TIME(x->t_ns), x->device, SZ(x->reserved, b1), SZ(x->allocated, b2),
                 SZ(x->largest_free, b3), 100.0 * x->fragmentation);
     }
     if (worst)
-        fprintf(f,
-                "  over time: %zu samples, worst %.1f%% at %.3f s (reserved %s, largest free %s)\n",
-                nsamples, 100.0 * worst->fragmentation, sec(worst->t_ns), SZ(worst->reserved, b1),
-                SZ(worst->largest_free, b2));
+        fprintf(f, "  over time: %zu samples, worst %.1f%% at %s (reserved %s, largest free %s)\n",
+                nsamples, 100.0 * worst->fragmentation, VR_TIME(worst->t_ns),
+                SZ(worst->reserved, b1), SZ(worst->largest_free, b2));
 }
 
 static void sites(FILE *f, const vr_report *r, size_t top)

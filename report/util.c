@@ -278,6 +278,19 @@ const char *vr_format_size(uint64_t bytes, char *buf, size_t len)
     return buf;
 }
 
+const char *vr_format_time(uint64_t ns, char *buf, size_t len)
+{
+    if (ns < 1000)
+        snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+    else if (ns < 1000000)
+        snprintf(buf, len, "%.2f us", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+    return buf;
+}
+
 /* ---- escaping ------------------------------------------------------------ */
 
 void vr_json_str(FILE *f, const char *s)

@@ -34,6 +34,7 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
 
 int vtg_close(vtg *g)
 {
+    vt_writer_detach(g->w, g->tb);
     return vt_writer_close(g->w);
 }
 
