@@ -227,9 +227,24 @@ static void build_devices(vr_state *s, vr_report *r)
 
 /* ---- OOMs -------------------------------------------------------------------- */
 
-static const char *site_name(const vr_stack *st)
+/* "leaf < caller < caller" (up to 4 functions): names call sites that share
+ * an allocator entry point apart. */
+static const char *site_name(vr_arena *a, const vr_stack *st)
 {
-    return st->n ? st->frames[0].function : "(no stack)";
+    if (!st->n)
+        return "(no stack)";
+    char *out = "";
+    const char *prev = NULL;
+    for (size_t i = 0, k = 0; i < st->n && k < 4; i++) {
+        char buf[64];
+        const char *fn = vr_frame_label(&st->frames[i], buf, sizeof buf);
+        if (prev && !strcmp(prev, fn))
+            continue;
+        out = vr_sprintf(a, "%s%s%s", out, k ? " < " : "", fn);
+        prev = st->frames[i].function;
+        k++;
+    }
+    return out;
 }
 
 static char *dominant(vr_arena *a, const vr_oom *o)
@@ -239,7 +254,7 @@ static char *dominant(vr_arena *a, const vr_oom *o)
     uint64_t live = o->live_allocated ? o->live_allocated : 1;
     for (size_t i = 0; i < o->ntop_sites && i < 3; i++) {
         const vr_site *t = &o->top_sites[i];
-        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "", site_name(&t->stack),
+        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "", site_name(a, &t->stack),
                          vr_format_size(t->bytes, b1, sizeof b1),
                          100.0 * (double)t->bytes / (double)live);
     }
@@ -270,7 +285,7 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
         return vr_sprintf(a,
                           "%s grows by %s per iteration (R^2 = %.3f) and holds %.0f%% of the %s "
                           "live: memory is retained across iterations; live data: %s",
-                          o->ntop_sites ? site_name(&o->top_sites[0].stack) : "a call site",
+                          o->ntop_sites ? site_name(a, &o->top_sites[0].stack) : "a call site",
                           vr_format_size((uint64_t)raw->leak_slope, b1, sizeof b1), raw->leak_r2,
                           o->ntop_sites && o->live_allocated
                               ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated

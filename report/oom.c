@@ -5,10 +5,11 @@
  *                  than total - recorded reserved - baseline (device use
  *                  outside the recording at the first meminfo sample), and
  *                  the request would have fit without that difference;
+ *   leak           call sites whose live bytes grow across NVTX iterations
+ *                  (least-squares slope > 0, R^2 > 0.9) hold a large share of
+ *                  live bytes (one >= 25%, together >= 50%);
  *   fragmentation  inside registered heaps, free bytes >= request but the
  *                  largest free block < request;
- *   leak           a call site whose live bytes grow (least-squares slope > 0,
- *                  R^2 > 0.9) holds >= 25% of live bytes;
  *   capacity       otherwise: live data + request exceed the device.
  */
 #include "internal.h"
@@ -57,26 +58,35 @@ static void top_sites(vr_state *s, vr_oom_raw *o)
     }
 }
 
-/* The growing site that holds the most live bytes, or NULL. */
+/* The growing site (slope > 0, R^2 > 0.9 over NVTX iterations) holding the
+ * most live bytes, when growing sites hold a large share of live bytes (one
+ * site >= 25%, or all of them together >= 50%); else NULL. Time windows are
+ * not used: a ramp-up before the first OOM looks like growth over time. */
 static vr_counter *leaking_site(vr_state *s, uint64_t live, double *slope, double *r2)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
-    if (sp->n < 3 || !live)
+    if (sp != &s->iter || sp->n < 3 || !live)
         return NULL;
     vr_counter *best = NULL;
+    uint64_t growing = 0;
     size_t i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
-        if (c->live * 4 < live || (best && c->live <= best->live))
+        if (c->live * 50 < live) /* under 2%: not worth a fit */
             continue;
         double sl, r;
         vr_fit(c->samples[sp->slot], sp->n, sp->stride, &sl, &r);
-        if (sl > 0 && r > 0.9) {
+        if (sl <= 0 || r <= 0.9)
+            continue;
+        growing += c->live;
+        if (!best || c->live > best->live) {
             best = c;
             *slope = sl;
             *r2 = r;
         }
     }
-    return best;
+    if (best && (best->live * 4 >= live || growing * 2 >= live))
+        return best;
+    return NULL;
 }
 
 static int64_t argv_batch(const vt_header *h)
@@ -145,6 +155,23 @@ static vr_oom_raw *oom_new(vr_state *s)
     return o;
 }
 
+/* Move the leaking site to the front of the OOM's top sites. */
+static void leak_first(vr_oom_raw *o, uint64_t key)
+{
+    for (size_t k = 0; k < o->ntop; k++) {
+        if (o->top_keys[k] != key)
+            continue;
+        uint64_t kk = o->top_keys[k], kb = o->top_bytes[k], kc = o->top_counts[k];
+        memmove(&o->top_keys[1], &o->top_keys[0], k * sizeof(uint64_t));
+        memmove(&o->top_bytes[1], &o->top_bytes[0], k * sizeof(uint64_t));
+        memmove(&o->top_counts[1], &o->top_counts[0], k * sizeof(uint64_t));
+        o->top_keys[0] = kk;
+        o->top_bytes[0] = kb;
+        o->top_counts[0] = kc;
+        return;
+    }
+}
+
 #define VR_MAX_OOMS 1000
 
 void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
@@ -183,25 +210,14 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
     if (ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
         o->o.external_bytes > total / 20) {
         o->o.verdict = VR_VERDICT_EXTERNAL;
+    } else if ((leak = leaking_site(s, o->o.live_allocated, &slope, &r2))) {
+        o->o.verdict = VR_VERDICT_LEAK;
+        leak_first(o, leak->key);
+        o->leak_slope = slope;
+        o->leak_r2 = r2;
     } else if (f.reserved && o->o.heap_free >= o->o.requested_bytes &&
                o->o.heap_largest_free < o->o.requested_bytes) {
         o->o.verdict = VR_VERDICT_FRAGMENTATION;
-    } else if ((leak = leaking_site(s, o->o.live_allocated, &slope, &r2))) {
-        o->o.verdict = VR_VERDICT_LEAK;
-        /* keep the leaking site first in the list */
-        for (size_t k = 0; k < o->ntop; k++) {
-            if (o->top_keys[k] != leak->key)
-                continue;
-            uint64_t kk = o->top_keys[k], kb = o->top_bytes[k], kc = o->top_counts[k];
-            memmove(&o->top_keys[1], &o->top_keys[0], k * sizeof(uint64_t));
-            memmove(&o->top_bytes[1], &o->top_bytes[0], k * sizeof(uint64_t));
-            memmove(&o->top_counts[1], &o->top_counts[0], k * sizeof(uint64_t));
-            o->top_keys[0] = kk;
-            o->top_bytes[0] = kb;
-            o->top_counts[0] = kc;
-        }
-        o->leak_slope = slope;
-        o->leak_r2 = r2;
     } else {
         o->o.verdict = VR_VERDICT_CAPACITY;
     }

@@ -3,8 +3,8 @@
  * dwfl_report_elf at the recorded load bias). Function names come from the
  * DWARF scopes (dwarf_getscopes gives inlined frames, as eu-addr2line -i
  * does) or the ELF symbol table; C++ names are demangled with libstdc++'s
- * __cxa_demangle when it can be loaded. Frames inside vramtrace and the CUDA
- * libraries lead the raw stack and are folded away. Only stacks asked for
+ * __cxa_demangle when it can be loaded. Frames inside vramtrace, the CUDA
+ * libraries and NVTX's inlined API lead the raw stack and are folded away. Only stacks asked for
  * are symbolized; results are cached per ip and per stack. */
 #include "internal.h"
 
@@ -245,6 +245,12 @@ static bool internal_module(const char *path)
            strstr(path, "/lib/sim/") || strstr(path, "/vramtrace/sim/");
 }
 
+/* NVTX's header-only API, inlined into the program (nvtx3/ headers). */
+static bool nvtx_frame(const vr_frame *f)
+{
+    return !strncmp(f->function, "nvtx", 4) || strstr(f->file, "/nvtx3/");
+}
+
 static size_t collect_ips(const vr_state *s, uint32_t leaf, uint64_t *ips)
 {
     size_t n = 0;
@@ -284,7 +290,7 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
         }
     }
     size_t skip = 0;
-    while (skip < nf && internal_module(frames[skip].module))
+    while (skip < nf && (internal_module(frames[skip].module) || nvtx_frame(&frames[skip])))
         skip++;
     if (skip == nf)
         skip = 0; /* nothing but internal frames: show them */
