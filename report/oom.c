@@ -9,7 +9,8 @@
  *                  (least-squares slope > 0, R^2 > 0.9) hold a large share of
  *                  live bytes (one >= 25%, together >= 50%);
  *   fragmentation  inside registered heaps, free bytes >= request but the
- *                  largest free block < request;
+ *                  largest free block < request, while live data + request
+ *                  would fit the device;
  *   capacity       otherwise: live data + request exceed the device.
  */
 #include "internal.h"
@@ -216,7 +217,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
         o->leak_slope = slope;
         o->leak_r2 = r2;
     } else if (f.reserved && o->o.heap_free >= o->o.requested_bytes &&
-               o->o.heap_largest_free < o->o.requested_bytes) {
+               o->o.heap_largest_free < o->o.requested_bytes &&
+               (!total || o->o.live_allocated + o->o.requested_bytes + base <= total)) {
         o->o.verdict = VR_VERDICT_FRAGMENTATION;
     } else {
         o->o.verdict = VR_VERDICT_CAPACITY;
