@@ -3,7 +3,6 @@
  * PLT land in the hooks. Prior art: HAMi-core src/libvgpu.c (dlsym override,
  * real dlsym via dlvsym) and src/cuda/hook.c (cuGetProcAddress table). */
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -66,18 +65,18 @@ static void *const fn_hooks[F_COUNT_] = {VTI_HOOKS(ADDR)};
 static _Atomic(void *) fn_real[F_COUNT_];
 
 typedef void *(*dlsym_fn)(void *, const char *);
-static _Atomic(dlsym_fn) real_dlsym_p;
+_Atomic(dlsym_fn) vti_real_dlsym_p; /* read by the dlsym stub */
 
 void *vti_real_dlsym(void *handle, const char *name)
 {
-    dlsym_fn f = atomic_load_explicit(&real_dlsym_p, memory_order_acquire);
+    dlsym_fn f = atomic_load_explicit(&vti_real_dlsym_p, memory_order_acquire);
     if (!f) {
         f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
         if (!f)
             f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
         if (!f)
             return NULL;
-        atomic_store_explicit(&real_dlsym_p, f, memory_order_release);
+        atomic_store_explicit(&vti_real_dlsym_p, f, memory_order_release);
     }
     return f(handle, name);
 }
@@ -177,32 +176,6 @@ void *vti_real_runtime(const char *name)
     return is_hook(p) ? NULL : p;
 }
 
-/* The object (link map) that defines addr, or NULL. */
-static struct link_map *owner_of(const void *addr)
-{
-    Dl_info info;
-    struct link_map *lm = NULL;
-    if (!addr || !dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
-        return NULL;
-    return lm;
-}
-
-/* dlsym(RTLD_NEXT, name) on behalf of caller: the real dlsym would search
- * after libvramtrace.so, so walk the objects loaded after the caller's and
- * take the first that defines name itself. */
-static void *next_after(const void *caller, const char *name)
-{
-    struct link_map *lm = owner_of(caller);
-    if (!lm)
-        return NULL;
-    for (struct link_map *m = lm->l_next; m; m = m->l_next) {
-        void *p = vti_real_dlsym(m, name);
-        if (p && owner_of(p) == m)
-            return p;
-    }
-    return NULL;
-}
-
 static void *redirect(const char *name, void *p)
 {
     int f;
@@ -216,16 +189,56 @@ static void *redirect(const char *name, void *p)
 
 /* dlsym override: hooked CUDA names resolve to the hooks (the real pointer
  * is remembered for forwarding), everything else to what glibc returns.
- * Errors: NULL with dlerror() set, as glibc's. */
+ * Errors: NULL with dlerror() set, as glibc's.
+ *
+ * dlsym(RTLD_NEXT, name) depends on the caller (glibc looks at its return
+ * address), so on x86-64 the exported dlsym is a stub that jumps straight
+ * into glibc's for RTLD_NEXT, leaving the caller's return address in place;
+ * those lookups are not redirected (the caller asked for the next
+ * definition). Elsewhere RTLD_NEXT is resolved as if asked by
+ * libvramtrace.so. */
+void *vti_dlsym_c(void *handle, const char *name);
+void *vti_dlsym_c(void *handle, const char *name)
+{
+    void *p = vti_real_dlsym(handle, name);
+    return handle == RTLD_NEXT ? p : redirect(name, p);
+}
+
+/* Resolve glibc's dlsym for the stub; returns it (NULL if none). */
+void *vti_dlsym_init(void);
+void *vti_dlsym_init(void)
+{
+    vti_real_dlsym(NULL, "");
+    return (void *)atomic_load(&vti_real_dlsym_p);
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n"
+        "    jne vti_dlsym_c\n"
+        "    movq vti_real_dlsym_p(%rip), %rax\n"
+        "    testq %rax, %rax\n"
+        "    jnz 1f\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call vti_dlsym_init\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz vti_dlsym_c\n"
+        "1:  jmp *%rax\n"
+        ".size dlsym, .-dlsym\n");
+#else
 VTI_EXPORT void *dlsym(void *handle, const char *name)
 {
-    void *p;
-    if (handle == RTLD_NEXT)
-        p = next_after(__builtin_return_address(0), name);
-    else
-        p = vti_real_dlsym(handle, name);
-    return redirect(name, p);
+    return vti_dlsym_c(handle, name);
 }
+#endif
 
 /* Which hook serves cuGetProcAddress(symbol, version, flags): symbols are
  * base names whose _v2 ABI starts at CUDA 3.2 (cuda.h's #defines) and whose

@@ -97,6 +97,8 @@ static void thread_unregister(vti_thread_ext *x)
     pthread_mutex_unlock(&threads_lock);
 }
 
+/* Thread exit: detach its buffer (marked busy meanwhile, so the exit
+ * handler does not close the writer under it), then forget the state. */
 static void thread_destroy(void *arg)
 {
     vti_thread_ext *x = arg;
@@ -104,10 +106,12 @@ static void thread_destroy(void *arg)
         return;
     if (tl_thread == &x->t)
         tl_thread = NULL;
-    thread_unregister(x);
-    if (x->t.gen == atomic_load(&generation) && atomic_load(&state) != S_CHILD && writer &&
-        !atomic_load(&stopping))
+    atomic_fetch_add(&x->busy, 1);
+    if (x->t.gen == atomic_load(&generation) && atomic_load(&state) != S_CHILD &&
+        !atomic_load(&stopping) && writer)
         vt_writer_detach(writer, x->t.tb);
+    atomic_fetch_sub(&x->busy, 1);
+    thread_unregister(x);
     free(x);
 }
 

@@ -139,10 +139,14 @@ static int self_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* libunwind's per-thread cache: no lock on the unwinding path. */
+/* libunwind's per-thread cache: no lock on the unwinding path. Not under
+ * a sanitizer: its thread-exit destructor locks a mutex after the TSan
+ * runtime has torn the thread down. */
 void vti_stacks_init(void)
 {
+#ifndef VRAMTRACE_SANITIZED
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+#endif
 }
 
 static bool in_self(uintptr_t pc)
@@ -152,13 +156,37 @@ static bool in_self(uintptr_t pc)
     return pc >= self_start && pc < self_end;
 }
 
+/* Return addresses of the calling thread, innermost first. Sanitized
+ * builds take libunwind's step-by-step path: the fast path's per-thread
+ * trace cache is freed by a TSD destructor that runs after the TSan runtime
+ * has finished the thread. */
+static int backtrace_frames(void **buf, int max)
+{
+#ifdef VRAMTRACE_SANITIZED
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    int n = 0;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+        return 0;
+    while (n < max && unw_step(&cur) > 0) {
+        unw_word_t ip;
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0)
+            break;
+        buf[n++] = (void *)(uintptr_t)ip;
+    }
+    return n;
+#else
+    return unw_backtrace(buf, max);
+#endif
+}
+
 uint32_t vti_stack_capture(vti_thread *t, int skip)
 {
     int depth = vti_settings_get()->stack_depth;
     int n, first = skip, kept, common = 0, created = 0;
     if (depth <= 0)
         return 0;
-    n = unw_backtrace(t->frames, depth + 8 < VTI_MAX_STACK_DEPTH + 8 ? depth + 8 : depth);
+    n = backtrace_frames(t->frames, depth + 8);
     while (first < n && in_self((uintptr_t)t->frames[first]))
         first++;
     kept = n - first < depth ? n - first : depth;
