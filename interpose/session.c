@@ -344,7 +344,7 @@ static vt_writer *writer_open(const vt_header *h, char *err, size_t errlen)
 }
 
 static void install_signals(void);
-static void on_exit_handler(void);
+static void on_exit_handler(int status, void *arg);
 static void on_fork_child(void);
 
 static bool session_start(void)
@@ -367,7 +367,7 @@ static bool session_start(void)
     signal_tb = vt_writer_attach(writer, h.pid);
     pthread_key_create(&thread_key, thread_destroy);
     atomic_store(&state, S_ON);
-    atexit(on_exit_handler);
+    on_exit(on_exit_handler, NULL); /* glibc passes exit()'s status, atexit would not */
     pthread_atfork(NULL, NULL, on_fork_child);
     install_signals();
     if ((t = thread_begin())) {
@@ -437,16 +437,17 @@ static void emit_end(int status, int sig, const char *reason)
     thread_end(t);
 }
 
-static void on_exit_handler(void)
+static void on_exit_handler(int status, void *arg)
 {
     static _Atomic int done;
+    (void)arg;
     int s = atomic_load(&state);
     if (s == S_CHILD || !writer || atomic_exchange(&done, 1))
         return;
     vti_tl_depth++;
     vti_cupti_unload();
     vti_rec_end_summary(NULL);
-    emit_end(-1, 0, "exit");
+    emit_end(status, 0, "exit");
     atomic_store(&stopping, 1);
     if (threads_quiesce()) {
         if (vt_writer_close(writer) != 0 && !settings.quiet)

@@ -3,7 +3,8 @@
  *
  *   allocs frees failed alloc_bytes peak host_peak leaked leaked_bytes
  *   unmatched_frees failed_errors (comma list) meminfo devices threads
- *   stack_nodes modules notes end (0/1) end_signal truncated
+ *   stack_nodes modules notes end (0/1) end_signal end_status (the END
+ *   record's exit status as an unsigned 32-bit value) truncated
  *   allocs_with_frame (with --frame FUNC: allocations whose stack, symbolized
  *   offline from the trace's module map with libdw, contains FUNC)
  *   stackless_allocs
@@ -32,7 +33,7 @@ typedef struct state {
     live *map;
     size_t cap, n;
     uint64_t allocs, frees, failed, alloc_bytes, unmatched, meminfo, devices, threads;
-    uint64_t nodes, modules, notes, end, end_signal, stackless;
+    uint64_t nodes, modules, notes, end, end_signal, end_status, stackless;
     uint64_t dev_live, dev_peak, host_live, host_peak;
     char errors[4096];
     uint64_t (*node)[2]; /* id -> {parent, ip} */
@@ -198,6 +199,7 @@ static void on_event(state *s, const vt_event *ev)
     case VT_REC_END:
         s->end = 1;
         s->end_signal = (uint64_t)ev->u.end.signal;
+        s->end_status = (uint32_t)ev->u.end.status;
         break;
     default:
         break;
@@ -265,6 +267,7 @@ static void summarize(state *s, const char *frame, bool truncated)
     put("notes", s->notes);
     put("end", s->end);
     put("end_signal", s->end_signal);
+    put("end_status", s->end_status);
     put("stackless_allocs", s->stackless);
     put("truncated", truncated);
     if (frame) {
