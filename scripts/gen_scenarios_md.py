@@ -138,6 +138,7 @@ def render(results):
               f"({run['environment']}, {mode}): exit {run['exit']}, peak allocated "
               f"{mib(run['peak_allocated_bytes'])}, peak reserved {mib(run['peak_reserved_bytes'])}, "
               f"{run['cudamalloc_calls']} cudaMalloc, {run['failed_allocations']} failed, "
+              f"reserved after the last step {mib(run.get('reserved_between_steps_bytes'))}, "
               f"{run['steps_completed']} complete steps, {secs(run['time_per_step_s'])}/step"
               + (f", OOM in train_step {run['oom_iteration']}: verdict **{run['verdict']}** — "
                  f"{md_escape(run['oom']['explanation'])}" if run.get("oom") else ""))

@@ -87,7 +87,7 @@ class Run:
     def __init__(self, tag, argv, env_note, rc, stdout, stderr, report, chrome, wall_s):
         self.tag, self.argv, self.env_note, self.rc = tag, argv, env_note, rc
         self.stdout, self.stderr, self.report, self.wall_s = stdout, stderr, report, wall_s
-        self.step_times = self._step_times(chrome)
+        self.step_times, self.step_ends = self._step_times(chrome)
         self.step_begins = self._step_begins(chrome)
         self.done = self._parse_done(stdout)
         self.train_oom = self._parse_oom(stderr)
@@ -128,6 +128,16 @@ class Run:
     def time_per_step_s(self):
         return statistics.median(self.step_times) if self.step_times else None
 
+    def reserved_between_steps(self):
+        """Reserved bytes on device 0 at the end of the last complete train_step (the report's
+        timeline: [t_ns, allocated, reserved] points, the latest at or before that instant)."""
+        devs = self.report.get("devices") or []
+        if not self.step_ends or not devs:
+            return None
+        t_ns = self.step_ends[-1] * 1000.0
+        pts = [p for p in devs[0].get("timeline") or [] if p[0] <= t_ns]
+        return pts[-1][2] if pts else None
+
     def oom_iteration(self):
         """1-based train_step in which the fatal OOM happened, from the trace's NVTX ranges."""
         o = self.fatal_oom
@@ -145,8 +155,9 @@ class Run:
                       if e.get("ph") == "B" and e.get("name") == "train_step")
 
     def _step_times(self, chrome):
-        """Durations (s) of complete train_step NVTX ranges (B/E pairs per thread)."""
-        stacks, out = {}, []
+        """Durations (s) and end times (us) of complete train_step NVTX ranges (B/E pairs per
+        thread)."""
+        stacks, out, ends = {}, [], []
         for e in sorted(self._events(chrome), key=lambda e: e.get("ts", 0)):
             # "E" events carry no name or category: they close the thread's innermost "B".
             if e.get("ph") not in ("B", "E"):
@@ -158,7 +169,8 @@ class Run:
                 name, t0 = st.pop()
                 if name == "train_step":
                     out.append((e["ts"] - t0) / 1e6)
-        return out
+                    ends.append(e["ts"])
+        return out, ends
 
     @staticmethod
     def _parse_done(stdout):
@@ -199,6 +211,7 @@ class Run:
             "steps_completed": len(self.step_times),
             "time_per_step_s": self.time_per_step_s(),
             "failed_allocations": self.totals["failed_allocations"],
+            "reserved_between_steps_bytes": self.reserved_between_steps(),
             "verdict": self.verdict,
             "oom": None if not o else {
                 k: o.get(k) for k in ("requested_bytes", "verdict", "explanation", "range",
@@ -387,6 +400,10 @@ def sc_capacity_batch(s):
     s.expect(tops and has_forward_frame(tops[0]["stack"]),
              "the dominant live site at the OOM is a forward activation: "
              + (" <- ".join(stack_funcs(tops[0]["stack"])[:7]) if tops else "(no top site)"))
+    expl = o.get("explanation") or ""
+    first = expl.split("dominated by", 1)[1].split("(", 1)[0] if "dominated by" in expl else ""
+    s.expect(any(f in first for f in FORWARD_FUNCS) and "backward" not in first,
+             f"the explanation names a forward op as dominant: {first.strip()!r}")
     rng = o.get("range") or ""
     s.expect(rng.endswith("forward") or (tops and has_forward_frame(tops[0]["stack"])),
              f"the OOM's phase or top site is a forward op (range {rng!r})")
@@ -638,6 +655,9 @@ def sc_empty_cache(s):
              f"{fmt_bytes(ec.peak_reserved)})")
     s.expect(ec.cudamalloc_calls >= 2 * base.cudamalloc_calls,
              f"many more cudaMalloc calls ({base.cudamalloc_calls} -> {ec.cudamalloc_calls})")
+    rb, re_ = base.reserved_between_steps(), ec.reserved_between_steps()
+    s.expect(rb is not None and re_ is not None and re_ < rb,
+             f"reserved between steps drops ({fmt_bytes(rb)} -> {fmt_bytes(re_)})")
     s.wrong_claim(ec.peak_allocated < base.peak_allocated, "--empty-cache lowers peak allocated")
     return s.finish("empty_cache", "Does torch.cuda.empty_cache() every step free memory?",
                     base.summary("caching"), ec.summary("--empty-cache"), "no OOM")
