@@ -327,6 +327,7 @@ class Scenario:
         and retry, as PyTorch does) is allowed; `vramtrace check --no-oom` must agree with the
         report's count of failed allocations."""
         self.expect(run.rc == 0 and run.done is not None, f"{what}: train finishes (exit {run.rc})")
+        self.expect_exit(run, what)
         failed = run.totals["failed_allocations"]
         self.expect(self.check(run, "--no-oom") == (1 if failed else 0),
                     f"{what}: vramtrace check --no-oom agrees with the report's {failed} failed "
@@ -342,11 +343,16 @@ class Scenario:
                         f"{what}: vramtrace's cudaMalloc calls {run.cudamalloc_calls} + {failed} "
                         f"failed == the allocator's {run.done['device_mallocs']} attempts")
 
+    def expect_exit(self, run, what):
+        st = ((run.report.get("program") or {}).get("exit") or {}).get("status")
+        self.expect(st == run.rc, f"{what}: the report's exit status {st} == the program's {run.rc}")
+
     def expect_oom(self, run, what):
         """A run that should die of device OOM: exit 2 with the allocator's message, the trace
         holds the failure, and `vramtrace check --no-oom` fails."""
         self.expect(run.rc == 2 and run.train_oom is not None,
                     f"{what}: train dies of device OOM (exit {run.rc})")
+        self.expect_exit(run, what)
         self.expect(run.fatal_oom is not None, f"{what}: the report lists the failed allocation")
         self.expect(self.check(run, "--no-oom") == 1, f"{what}: vramtrace check --no-oom fails")
         if run.train_oom and run.fatal_oom:
