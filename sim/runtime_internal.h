@@ -6,21 +6,51 @@
 
 /* The driver entry points the runtime uses, fetched with cuGetProcAddress_v2
  * from dlopen("libcuda.so.1") as the real runtime does. */
-#define RT_DRIVER_FUNCS(X)                                                                         \
-    X(cuInit)                                                                                      \
-    X(cuDriverGetVersion)                                                                          \
-    X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceTotalMem) X(cuDeviceGetAttribute)             \
-        X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxReset) X(cuCtxSetCurrent)                  \
-            X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo) X(cuMemAllocPitch)      \
-                X(cuMemAllocManaged) X(cuMemAllocHost) X(cuMemHostAlloc) X(cuMemFreeHost) X(       \
-                    cuMemHostGetDevicePointer) X(cuMemAllocAsync) X(cuMemFreeAsync)                \
-                    X(cuMemAllocFromPoolAsync) X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool)  \
-                        X(cuMemPoolSetAttribute) X(cuMemPoolGetAttribute) X(cuMemPoolTrimTo)       \
-                            X(cuPointerGetAttributes) X(cuMemcpy) X(cuMemcpyAsync) X(cuMemsetD8)   \
-                                X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)            \
-                                    X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)       \
-                                        X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \
-                                            X(cuEventQuery) X(cuEventElapsedTime)
+// clang-format off
+#define RT_DRIVER_FUNCS(X) \
+    X(cuInit) \
+    X(cuDriverGetVersion) \
+    X(cuDeviceGetCount) \
+    X(cuDeviceGetName) \
+    X(cuDeviceTotalMem) \
+    X(cuDeviceGetAttribute) \
+    X(cuDevicePrimaryCtxRetain) \
+    X(cuDevicePrimaryCtxReset) \
+    X(cuCtxSetCurrent) \
+    X(cuCtxSynchronize) \
+    X(cuMemAlloc) \
+    X(cuMemFree) \
+    X(cuMemGetInfo) \
+    X(cuMemAllocPitch) \
+    X(cuMemAllocManaged) \
+    X(cuMemAllocHost) \
+    X(cuMemHostAlloc) \
+    X(cuMemFreeHost) \
+    X(cuMemHostGetDevicePointer) \
+    X(cuMemAllocAsync) \
+    X(cuMemFreeAsync) \
+    X(cuMemAllocFromPoolAsync) \
+    X(cuDeviceGetDefaultMemPool) \
+    X(cuDeviceGetMemPool) \
+    X(cuMemPoolSetAttribute) \
+    X(cuMemPoolGetAttribute) \
+    X(cuMemPoolTrimTo) \
+    X(cuPointerGetAttributes) \
+    X(cuMemcpy) \
+    X(cuMemcpyAsync) \
+    X(cuMemsetD8) \
+    X(cuMemsetD8Async) \
+    X(cuStreamCreate) \
+    X(cuStreamDestroy) \
+    X(cuStreamSynchronize) \
+    X(cuStreamQuery) \
+    X(cuEventCreate) \
+    X(cuEventDestroy) \
+    X(cuEventRecord) \
+    X(cuEventSynchronize) \
+    X(cuEventQuery) \
+    X(cuEventElapsedTime)
+// clang-format on
 
 #define RT_FIELD(n) __typeof__(&n) n;
 struct rt_driver {

@@ -53,23 +53,23 @@ extern "C" {
 
 /* Record tokens. Values are part of the format: append only. */
 enum vt_rec {
-    VT_REC_MODULE = 1,       /* a loaded object: id, path, load bias, address range */
-    VT_REC_MODULE_RESET = 2, /* the module map is re-emitted after this (dlopen/dlclose) */
-    VT_REC_STACK_NODE = 3,   /* stack trie node: id, parent id, ip */
-    VT_REC_STRING = 4,       /* interned string: id, text */
-    VT_REC_THREAD = 5,       /* thread: id, name */
-    VT_REC_DEVICE = 6,       /* device: id, name, total bytes */
-    VT_REC_ALLOC = 7,        /* allocation: ts, address, size, stack, device, api */
-    VT_REC_FREE = 8,         /* free: ts, address, device, api */
-    VT_REC_ALLOC_FAILED = 9, /* failed allocation: ts, size, error, stack, device, api, meminfo */
-    VT_REC_MEMINFO = 10,     /* memory-info sample: ts, device, free, total */
-    VT_REC_RANGE_PUSH = 11,  /* NVTX range push: ts, domain string id, name string id */
-    VT_REC_RANGE_POP = 12,   /* NVTX range pop: ts, domain string id */
-    VT_REC_MARK = 13,        /* NVTX mark: ts, domain string id, name string id */
-    VT_REC_HEAP_REGISTER = 14,   /* NVTX Mem heap: ts, heap id, address, size, usage */
-    VT_REC_HEAP_UNREGISTER = 15, /* ts, heap id */
-    VT_REC_HEAP_RESET = 16,      /* ts, heap id: every region in it is gone */
-    VT_REC_REGION_REGISTER = 17, /* NVTX Mem region: ts, heap id, address, size, stack */
+    VT_REC_MODULE = 1,         /* a loaded object: id, path, load bias, address range */
+    VT_REC_MODULE_RESET = 2,   /* the module map is re-emitted after this (dlopen/dlclose) */
+    VT_REC_STACK_NODE = 3,     /* stack trie node: id, parent id, ip */
+    VT_REC_STRING = 4,         /* interned string: id, text */
+    VT_REC_THREAD = 5,         /* thread: id, name */
+    VT_REC_DEVICE = 6,         /* device: id, name, total bytes */
+    VT_REC_ALLOC = 7,          /* allocation: ts, address, size, stack, device, api */
+    VT_REC_FREE = 8,           /* free: ts, address, device, api */
+    VT_REC_ALLOC_FAILED = 9,   /* failed allocation: ts, size, error, stack, device, api, meminfo */
+    VT_REC_MEMINFO = 10,       /* memory-info sample: ts, device, free, total */
+    VT_REC_RANGE_PUSH = 11,    /* NVTX range push: ts, domain string id, name string id */
+    VT_REC_RANGE_POP = 12,     /* NVTX range pop: ts, domain string id */
+    VT_REC_MARK = 13,          /* NVTX mark: ts, domain string id, name string id */
+    VT_REC_HEAP_REGISTER = 14, /* NVTX Mem heap: ts, heap id, address, size, usage */
+    VT_REC_HEAP_UNREGISTER = 15,   /* ts, heap id */
+    VT_REC_HEAP_RESET = 16,        /* ts, heap id: every region in it is gone */
+    VT_REC_REGION_REGISTER = 17,   /* NVTX Mem region: ts, heap id, address, size, stack */
     VT_REC_REGION_UNREGISTER = 18, /* ts, heap id, address */
     VT_REC_REGION_RESIZE = 19,     /* ts, heap id, address, new size */
     VT_REC_REGION_NAME = 20,       /* ts, heap id, address, name string id */
@@ -83,14 +83,14 @@ enum vt_rec {
 /* Which API made an allocation; part of the format: append only. */
 enum vt_api {
     VT_API_UNKNOWN = 0,
-    VT_API_CUDA_MALLOC = 1,         /* cudaMalloc */
-    VT_API_CUDA_MALLOC_MANAGED = 2, /* cudaMallocManaged */
-    VT_API_CUDA_MALLOC_PITCH = 3,   /* cudaMallocPitch (size = pitch * height) */
-    VT_API_CUDA_MALLOC_3D = 4,      /* cudaMalloc3D (size = pitch * height * depth) */
-    VT_API_CUDA_MALLOC_HOST = 5,    /* cudaMallocHost / cudaHostAlloc: pinned host */
-    VT_API_CUDA_MALLOC_ASYNC = 6,   /* cudaMallocAsync / cudaMallocFromPoolAsync */
-    VT_API_CU_MEM_ALLOC = 7,        /* cuMemAlloc_v2 */
-    VT_API_CU_MEM_ALLOC_PITCH = 8,  /* cuMemAllocPitch_v2 */
+    VT_API_CUDA_MALLOC = 1,          /* cudaMalloc */
+    VT_API_CUDA_MALLOC_MANAGED = 2,  /* cudaMallocManaged */
+    VT_API_CUDA_MALLOC_PITCH = 3,    /* cudaMallocPitch (size = pitch * height) */
+    VT_API_CUDA_MALLOC_3D = 4,       /* cudaMalloc3D (size = pitch * height * depth) */
+    VT_API_CUDA_MALLOC_HOST = 5,     /* cudaMallocHost / cudaHostAlloc: pinned host */
+    VT_API_CUDA_MALLOC_ASYNC = 6,    /* cudaMallocAsync / cudaMallocFromPoolAsync */
+    VT_API_CU_MEM_ALLOC = 7,         /* cuMemAlloc_v2 */
+    VT_API_CU_MEM_ALLOC_PITCH = 8,   /* cuMemAllocPitch_v2 */
     VT_API_CU_MEM_ALLOC_MANAGED = 9, /* cuMemAllocManaged */
     VT_API_CU_MEM_ALLOC_HOST = 10,   /* cuMemAllocHost_v2 / cuMemHostAlloc: pinned host */
     VT_API_CU_MEM_ALLOC_ASYNC = 11,  /* cuMemAllocAsync / cuMemAllocFromPoolAsync */
@@ -113,15 +113,15 @@ const char *vt_rec_name(enum vt_rec rec);
 typedef struct vt_header {
     uint32_t format_version;
     uint32_t pid;
-    const char *host;             /* hostname */
-    const char *program;          /* executable path (/proc/self/exe) */
-    uint32_t argc;                /* at most VT_MAX_ARGV kept */
-    const char *const *argv;      /* argc strings */
-    uint64_t start_wall_ns;       /* CLOCK_REALTIME at start, ns since the epoch */
-    uint64_t start_mono_ns;       /* CLOCK_MONOTONIC at start: event timestamps use this clock */
+    const char *host;              /* hostname */
+    const char *program;           /* executable path (/proc/self/exe) */
+    uint32_t argc;                 /* at most VT_MAX_ARGV kept */
+    const char *const *argv;       /* argc strings */
+    uint64_t start_wall_ns;        /* CLOCK_REALTIME at start, ns since the epoch */
+    uint64_t start_mono_ns;        /* CLOCK_MONOTONIC at start: event timestamps use this clock */
     const char *vramtrace_version; /* e.g. "0.1.0" */
-    uint32_t stack_depth;         /* VRAMTRACE_STACK_DEPTH in force */
-    uint32_t flags;               /* VT_HDR_* */
+    uint32_t stack_depth;          /* VRAMTRACE_STACK_DEPTH in force */
+    uint32_t flags;                /* VT_HDR_* */
 } vt_header;
 
 #define VT_HDR_CHILD_AFTER_FORK 0x1u /* written by a forked child (own file) */
@@ -133,19 +133,40 @@ typedef struct vt_event {
     uint32_t thread_id; /* the recording thread's id (gettid) */
     uint64_t ts_ns;     /* CLOCK_MONOTONIC ns; 0 for definition records */
     union {
-        struct { uint32_t id; const char *path; uint64_t bias, start, end; } module;
-        struct { uint32_t id, parent; uint64_t ip; } stack_node; /* ip: return address - 1 */
-        struct { uint32_t id; const char *text; } string;
-        struct { uint32_t id; const char *name; } thread;
-        struct { int32_t id; const char *name; uint64_t total_bytes; } device;
+        struct {
+            uint32_t id;
+            const char *path;
+            uint64_t bias, start, end;
+        } module;
+        struct {
+            uint32_t id, parent;
+            uint64_t ip;
+        } stack_node; /* ip: return address - 1 */
+        struct {
+            uint32_t id;
+            const char *text;
+        } string;
+        struct {
+            uint32_t id;
+            const char *name;
+        } thread;
+        struct {
+            int32_t id;
+            const char *name;
+            uint64_t total_bytes;
+        } device;
         struct {
             uint64_t addr, size; /* bytes */
             uint32_t stack;      /* stack trie leaf id, 0 = no stack */
             int32_t device;      /* -1 for pinned host memory */
             enum vt_api api;
-            uint64_t stream;     /* stream handle for async allocations, else 0 */
+            uint64_t stream; /* stream handle for async allocations, else 0 */
         } alloc;
-        struct { uint64_t addr; int32_t device; enum vt_api api; } free;
+        struct {
+            uint64_t addr;
+            int32_t device;
+            enum vt_api api;
+        } free;
         struct {
             uint64_t size; /* bytes requested */
             int32_t error; /* cudaError_t or CUresult as returned */
@@ -154,13 +175,33 @@ typedef struct vt_event {
             enum vt_api api;
             uint64_t free_bytes, total_bytes; /* cudaMemGetInfo right after; 0/0 if unknown */
         } failed;
-        struct { int32_t device; uint64_t free_bytes, total_bytes; } meminfo;
-        struct { uint32_t domain, name; } range; /* string ids; domain 0 = default domain */
-        struct { uint64_t id; uint32_t domain, name; } range_se; /* start/end ranges */
-        struct { uint64_t heap, addr, size; uint32_t usage; } heap;
-        struct { uint64_t heap, addr, size; uint32_t stack, name; } region;
-        struct { const char *text; } note;
-        struct { int32_t status; int32_t signal; const char *reason; } end;
+        struct {
+            int32_t device;
+            uint64_t free_bytes, total_bytes;
+        } meminfo;
+        struct {
+            uint32_t domain, name;
+        } range; /* string ids; domain 0 = default domain */
+        struct {
+            uint64_t id;
+            uint32_t domain, name;
+        } range_se; /* start/end ranges */
+        struct {
+            uint64_t heap, addr, size;
+            uint32_t usage;
+        } heap;
+        struct {
+            uint64_t heap, addr, size;
+            uint32_t stack, name;
+        } region;
+        struct {
+            const char *text;
+        } note;
+        struct {
+            int32_t status;
+            int32_t signal;
+            const char *reason;
+        } end;
     } u;
 } vt_event;
 
@@ -171,10 +212,10 @@ typedef struct vt_writer vt_writer;
 typedef struct vt_tbuf vt_tbuf;
 
 typedef struct vt_writer_opts {
-    size_t tbuf_bytes;      /* per-thread buffer size; 0 = default (64 KiB) */
-    uint64_t flush_ns;      /* flush interval; 0 = VT_FLUSH_INTERVAL_NS */
-    int zstd_level;         /* 0 = default (3) */
-    bool no_thread;         /* no writer thread: flush only in vt_writer_flush (tests) */
+    size_t tbuf_bytes; /* per-thread buffer size; 0 = default (64 KiB) */
+    uint64_t flush_ns; /* flush interval; 0 = VT_FLUSH_INTERVAL_NS */
+    int zstd_level;    /* 0 = default (3) */
+    bool no_thread;    /* no writer thread: flush only in vt_writer_flush (tests) */
 } vt_writer_opts;
 
 /* Create path (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600; an existing file is an
