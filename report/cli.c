@@ -72,7 +72,9 @@ static const char usage_check[] =
     "\n"
     "  --max-peak SIZE     peak allocated bytes (all devices)\n"
     "  --max-leaked SIZE   bytes live at exit\n"
-    "  --no-oom            no failed allocation\n"
+    "  --no-oom            no unrecovered failed allocation (one is recovered when the\n"
+    "                      same thread's next attempt of the same size succeeds, e.g. a\n"
+    "                      caching allocator that freed its cache and retried)\n"
     "  --max-growth SIZE   growth of live bytes per iteration (least-squares fit)\n"
     "  --allow-truncated   check a cut trace on what it holds\n"
     "  -h, --help\n";

@@ -14,13 +14,17 @@ static vr_heap *heap_get(vr_state *s, uint64_t id)
 }
 
 /* Cover the live direct allocation at addr by heap h: its bytes now count as
- * reserved (through the heap), no longer as allocated. */
+ * reserved (through the heap), no longer as allocated. A pending one (its
+ * cudaMalloc just before) was never counted: nothing to take back. */
 static void cover(vr_state *s, vr_heap *h, vr_live *l)
 {
-    vr_devstate *d = vr_state_device(s, l->device);
-    d->direct -= l->size;
-    vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
-    vr_account_reserved(s, l->device, -(int64_t)l->size);
+    if (l->pending) {
+        l->pending = VR_PENDING_NONE;
+    } else {
+        vr_state_device(s, l->device)->direct -= l->size;
+        vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
+        vr_account_reserved(s, l->device, -(int64_t)l->size);
+    }
     l->in_heap = 1;
     h->covered_alloc = l->key;
     h->device = l->device;
@@ -29,8 +33,14 @@ static void cover(vr_state *s, vr_heap *h, vr_live *l)
 
 void vr_heap_register(vr_state *s, const vt_event *ev)
 {
-    if (heap_get(s, ev->u.heap.heap))
-        vr_heap_unregister(s, ev->u.heap.heap, false);
+    if (heap_get(s, ev->u.heap.heap)) {
+        uint64_t was = vr_heap_unregister(s, ev->u.heap.heap, false);
+        vr_live *old = was ? vr_map_get(&s->live, was) : NULL;
+        if (old && was != ev->u.heap.addr) { /* re-registered elsewhere: direct again */
+            old->pending_ts = s->t_last;
+            vr_pending_commit(s, old);
+        }
+    }
     vr_heap *h = vr_map_put(&s->heaps, ev->u.heap.heap, NULL);
     h->addr = ev->u.heap.addr;
     h->size = ev->u.heap.size;
@@ -85,29 +95,30 @@ static void drop_regions(vr_state *s, vr_heap *h)
     h->nregions = 0;
 }
 
-void vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
+uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
 {
     vr_heap *h = heap_get(s, id);
     if (!h)
-        return;
+        return 0;
     drop_regions(s, h);
     if (reset_only)
-        return;
-    int32_t dev = h->device;
-    vr_devstate *d = vr_state_device(s, dev);
+        return 0;
+    vr_devstate *d = vr_state_device(s, h->device);
     d->heap_bytes -= h->size;
-    vr_account_reserved(s, dev, -(int64_t)h->size);
+    vr_account_reserved(s, h->device, -(int64_t)h->size);
     vr_live *l = h->covered_alloc ? vr_map_get(&s->live, h->covered_alloc) : NULL;
-    if (l && l->in_heap) {
+    uint64_t uncovered = 0;
+    if (l && l->in_heap) { /* counted again only if not freed right after */
         l->in_heap = 0;
-        d->direct += l->size;
-        vr_account(s, dev, l->stack, l->range, (int64_t)l->size, 1);
-        vr_account_reserved(s, dev, (int64_t)l->size);
+        l->pending = VR_PENDING_UNCOVERED;
+        l->pending_ts = s->t_last;
+        uncovered = l->key;
     } else if (!h->covered_alloc) {
         s->uncovered_heaps--;
     }
     free(h->regions);
     vr_map_del(&s->heaps, id);
+    return uncovered;
 }
 
 /* Index of the first region with addr >= a. */
@@ -152,6 +163,7 @@ void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
     r->stack = ev->u.region.stack;
     r->range = range;
     r->ts = s->t_last;
+    vr_iteration_alloc(s, r->size);
     h->region_bytes += r->size;
     vr_state_device(s, h->device)->region_bytes += r->size;
     vr_account(s, h->device, r->stack, r->range, (int64_t)r->size, 1);

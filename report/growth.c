@@ -7,24 +7,24 @@
 #include <math.h>
 #include <string.h>
 
-static uint64_t *topname_count(vr_state *s, uint32_t name)
-{
-    for (size_t i = 0; i < s->ntopnames; i++)
-        if (s->topnames[i].name == name)
-            return &s->topnames[i].count;
-    if (s->ntopnames == VR_MAX_TOPNAMES)
-        return NULL;
-    s->topnames[s->ntopnames].name = name;
-    s->topnames[s->ntopnames].count = 0;
-    return &s->topnames[s->ntopnames++].count;
-}
-
 static uint64_t candidate_count(const vr_state *s)
 {
     for (size_t i = 0; i < s->ntopnames; i++)
         if (s->topnames[i].name == s->iter_name)
             return s->topnames[i].count;
     return 0;
+}
+
+/* A top-level range began: an iteration candidate whose peak reserved
+ * bytes and first allocation are measured (oom.c's batch estimate). */
+static void top_level_started(vr_state *s, uint32_t name, uint64_t ts)
+{
+    size_t k = vr_topname(s, name);
+    if (k != SIZE_MAX && !s->topnames[k].count && !s->topnames[k].first_start)
+        s->topnames[k].first_start = ts;
+    s->cur_top = name;
+    s->cur_top_peak = s->reserved;
+    s->cur_top_input = 0;
 }
 
 void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts)
@@ -43,14 +43,22 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->depth++;
     if (t->depth == 1 && (uint32_t)entry == s->iter_name)
         s->iter_start_ts = ts;
+    if (t->depth == 1)
+        top_level_started(s, (uint32_t)entry, ts);
 }
 
 static void top_level_ended(vr_state *s, uint32_t name, uint64_t start, uint64_t end)
 {
-    uint64_t *cnt = topname_count(s, name);
-    if (!cnt)
+    size_t k = vr_topname(s, name);
+    if (k == SIZE_MAX)
         return;
+    uint64_t *cnt = &s->topnames[k].count;
     (*cnt)++;
+    if (name == s->cur_top) {
+        s->topnames[k].last_peak = s->cur_top_peak;
+        s->topnames[k].last_input = s->cur_top_input;
+        s->cur_top = 0;
+    }
     if (s->nspans < VR_MAX_SPANS) {
         vr_range_span *sp = &s->spans[s->nspans++];
         sp->start_ns = vr_rel_ns(s, start);

@@ -73,7 +73,18 @@ typedef struct vr_live {
     int32_t device;
     uint16_t api;
     uint8_t in_heap; /* covered by a registered heap: counts as reserved only */
+    uint8_t pending; /* VR_PENDING_*: not counted yet, waits for its thread's next event */
+    uint32_t pending_tid;
+    uint64_t pending_ts; /* when it became pending (ns, trace clock) */
 } vr_live;
+
+/* A device allocation whose accounting waits for its thread's next event:
+ * NEW (a cudaMalloc: a heap registration at its address right after makes it
+ * reserved only, anything else makes it a direct allocation) or UNCOVERED (its
+ * heap was unregistered: a free of it right after drops it, anything else
+ * makes it a direct allocation). Keeps allocated bytes from counting a
+ * caching allocator's segment for the instant between the two records. */
+enum { VR_PENDING_NONE = 0, VR_PENDING_NEW, VR_PENDING_UNCOVERED };
 
 typedef struct vr_region {
     uint64_t addr, size;
@@ -118,6 +129,12 @@ typedef struct vr_thread {
     uint64_t *stack; /* NVTX ranges: domain << 32 | name string id */
     uint64_t *stack_ts;
     size_t depth, cap;
+    uint64_t pending_addr; /* a vr_live waiting for this thread's next event, 0 = none */
+    /* the thread's last failed allocation, until its next allocation attempt */
+    bool fail_open;
+    int32_t fail_device;
+    uint64_t fail_size;
+    size_t fail_index; /* into vr_state.ooms; SIZE_MAX when not kept */
 } vr_thread;
 
 typedef struct vr_module {
@@ -180,8 +197,15 @@ typedef struct vr_state {
     /* growth: iterations (top-level NVTX ranges) and time windows */
     struct {
         uint32_t name;
-        uint64_t count;
+        uint64_t count;       /* completed */
+        uint64_t first_start; /* ts of the first start (trace clock) */
+        uint64_t last_peak;   /* peak reserved bytes of the last completed one */
+        uint64_t last_input;  /* its first device allocation (bytes), 0 = none */
     } topnames[VR_MAX_TOPNAMES];
+    /* the top-level range in progress (iteration candidate) */
+    uint32_t cur_top;
+    uint64_t cur_top_peak, cur_top_input; /* peak reserved, first allocation (bytes) */
+    uint64_t recovered;                   /* failed allocations retried successfully */
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
     uint64_t iter_start_ts;
@@ -231,7 +255,10 @@ void vr_tick_time(vr_state *s, uint64_t ts);
 
 /* frag.c: heaps and regions */
 void vr_heap_register(vr_state *s, const vt_event *ev);
-void vr_heap_unregister(vr_state *s, uint64_t heap, bool reset_only);
+/* Drops a heap (or only its regions). A live allocation it covered becomes
+ * VR_PENDING_UNCOVERED: returns its address (the caller hands it to the
+ * unregistering thread or commits it), 0 when none. */
+uint64_t vr_heap_unregister(vr_state *s, uint64_t heap, bool reset_only);
 void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range);
 void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
@@ -242,6 +269,13 @@ void vr_heap_alloc_gone(vr_state *s, uint64_t addr);
 /* Fragmentation of the device's heaps now. */
 vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
 void vr_frag_push(vr_state *s, const vr_frag *f);
+
+/* replay.c: count a pending allocation as a direct allocation now. */
+void vr_pending_commit(vr_state *s, vr_live *l);
+/* A device allocation or region of `bytes` was counted (iteration input). */
+void vr_iteration_alloc(vr_state *s, uint64_t bytes);
+/* topnames entry of a top-level range name (created), NULL when full. */
+size_t vr_topname(vr_state *s, uint32_t name);
 
 /* growth.c */
 void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts);

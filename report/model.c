@@ -261,6 +261,27 @@ static char *dominant(vr_arena *a, const vr_oom *o)
     return out;
 }
 
+/* The capacity explanation's suggested batch (see vr_oom.batch_kind). */
+static const char *batch_advice(vr_arena *a, const vr_oom *o, const char *e)
+{
+    char b1[32], b2[32];
+    if (o->max_batch < 0)
+        return e;
+    if (!strcmp(o->batch_kind, "upper_bound"))
+        return vr_sprintf(a,
+                          "%s; at --batch %lld the largest batch that fits is at most about %lld "
+                          "(no training step completed, so the full step's need is unknown: "
+                          "rerun at a smaller batch to measure)",
+                          e, (long long)o->batch, (long long)o->max_batch);
+    return vr_sprintf(a,
+                      "%s; at --batch %lld the largest batch that fits is about %lld (measured "
+                      "from a completed step: %s that does not scale with the batch + %s per "
+                      "sample)",
+                      e, (long long)o->batch, (long long)o->max_batch,
+                      vr_format_size(o->batch_fixed_bytes, b1, sizeof b1),
+                      vr_format_size(o->batch_per_sample_bytes, b2, sizeof b2));
+}
+
 static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
 {
     char b1[32], b2[32], b3[32], b4[32];
@@ -302,10 +323,7 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
             vr_format_size(raw->baseline, b4, sizeof b4), dom[0] ? dom : "nothing recorded");
-        if (o->max_batch >= 0)
-            e = vr_sprintf(a, "%s; at --batch %lld the largest batch that fits is about %lld", e,
-                           (long long)o->batch, (long long)o->max_batch);
-        return e;
+        return batch_advice(a, o, e);
     }
     }
 }
@@ -362,6 +380,7 @@ static void build_misc(vr_state *s, vr_report *r)
     r->allocations = s->allocations;
     r->frees = s->frees;
     r->failed_allocations = s->failed;
+    r->recovered_allocations = s->recovered;
     r->unknown_frees = s->unknown_frees;
     r->events = s->events;
     r->peak_allocated = s->peak_alloc;

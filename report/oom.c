@@ -113,36 +113,71 @@ static int64_t argv_batch(const vt_header *h)
     return -1;
 }
 
-/* Live bytes allocated since `since` (this iteration's activations). */
-static uint64_t live_since(vr_state *s, int32_t device, uint64_t since)
+/* Live bytes on device allocated before `since` and since then. */
+static void live_split(vr_state *s, int32_t device, uint64_t since, uint64_t *before,
+                       uint64_t *after)
 {
-    uint64_t sum = 0;
+    *before = *after = 0;
     size_t i = 0;
     for (vr_live *l; (l = vr_map_next(&s->live, &i));)
-        if (l->device == device && !l->in_heap && l->ts >= since)
-            sum += l->size;
+        if (l->device == device && !l->in_heap && !l->pending)
+            *(l->ts < since ? before : after) += l->size;
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
         for (size_t k = 0; h->device == device && k < h->nregions; k++)
-            if (h->regions[k].ts >= since)
-                sum += h->regions[k].size;
-    return sum;
+            *(h->regions[k].ts < since ? before : after) += h->regions[k].size;
 }
 
-static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t baseline)
+/* No iteration completed: the failing iteration's live bytes + request per
+ * sample. The rest of the step needs more, so this is an upper bound. */
+static void batch_upper_bound(vr_state *s, vr_oom_raw *o, uint64_t start, uint64_t baseline)
 {
-    o->o.batch = argv_batch(s->hdr);
-    o->o.max_batch = -1;
-    if (o->o.batch <= 0 || !t || !t->depth || !o->o.device_total_bytes)
-        return;
-    uint64_t act = live_since(s, o->o.device, t->stack_ts[0]);
-    uint64_t persistent = o->o.live_allocated - act;
+    uint64_t persistent, act;
+    live_split(s, o->o.device, start, &persistent, &act);
     uint64_t room = o->o.device_total_bytes;
     if (room <= baseline + persistent || !act)
         return;
     room -= baseline + persistent;
     double per_sample = (double)(act + o->o.requested_bytes) / (double)o->o.batch;
     o->o.max_batch = (int64_t)((double)room / per_sample);
+    o->o.batch_kind = "upper_bound";
+}
+
+/* From the last completed iteration it (a topnames entry): see vr_oom in
+ * report.h. Its batch is argv's scaled by the ratio of its first allocation
+ * (the batch's input) to the failing iteration's, so that iterations of
+ * different batch sizes (e.g. --vary-batch) are measured at their own. */
+static void batch_measured(vr_state *s, vr_oom_raw *o, size_t it, uint64_t baseline)
+{
+    uint64_t fixed, rest;
+    live_split(s, o->o.device, s->topnames[it].first_start, &fixed, &rest);
+    uint64_t peak = s->topnames[it].last_peak, input = s->topnames[it].last_input;
+    uint64_t now_input = s->cur_top == s->topnames[it].name ? s->cur_top_input : 0;
+    double b = (double)o->o.batch;
+    if (input && now_input)
+        b = b * (double)input / (double)now_input;
+    if (peak <= fixed || b <= 0)
+        return;
+    double per_sample = (double)(peak - fixed) / b;
+    uint64_t usable = o->o.device_total_bytes > baseline ? o->o.device_total_bytes - baseline : 0;
+    o->o.max_batch = usable > fixed ? (int64_t)((double)(usable - fixed) / per_sample) : 0;
+    o->o.batch_kind = "measured";
+    o->o.batch_fixed_bytes = fixed;
+    o->o.batch_per_sample_bytes = (uint64_t)per_sample;
+}
+
+static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t baseline)
+{
+    o->o.batch = argv_batch(s->hdr);
+    o->o.max_batch = -1;
+    o->o.batch_kind = "";
+    if (o->o.batch <= 0 || !t || !t->depth || !o->o.device_total_bytes)
+        return;
+    size_t it = vr_topname(s, (uint32_t)t->stack[0]);
+    if (it != SIZE_MAX && s->topnames[it].count && s->topnames[it].last_peak)
+        batch_measured(s, o, it, baseline);
+    else
+        batch_upper_bound(s, o, t->stack_ts[0], baseline);
 }
 
 static vr_oom_raw *oom_new(vr_state *s)

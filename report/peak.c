@@ -91,6 +91,8 @@ void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int
 void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
 {
     s->reserved += (uint64_t)delta;
+    if (s->cur_top && s->reserved > s->cur_top_peak)
+        s->cur_top_peak = s->reserved;
     if (s->reserved > s->peak_res) {
         s->peak_res = s->reserved;
         s->peak_res_t = s->t_last;

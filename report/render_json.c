@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 static void key(FILE *f, const char *k)
 {
@@ -115,14 +116,15 @@ static void totals(FILE *f, const vr_report *r)
 {
     fprintf(f,
             ",\"totals\":{\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
-            ",\"failed_allocations\":%" PRIu64 ",\"peak_allocated_bytes\":%" PRIu64
-            ",\"peak_time_ns\":%" PRIu64 ",\"peak_reserved_bytes\":%" PRIu64
-            ",\"peak_reserved_time_ns\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64
-            ",\"leaked_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"failed_allocations\":%" PRIu64 ",\"recovered_failed_allocations\":%" PRIu64
+            ",\"peak_allocated_bytes\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
+            ",\"peak_reserved_bytes\":%" PRIu64 ",\"peak_reserved_time_ns\":%" PRIu64
+            ",\"leaked_bytes\":%" PRIu64 ",\"leaked_allocations\":%" PRIu64
+            ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
             ",\"host_pinned_peak_bytes\":%" PRIu64 "}",
-            r->allocations, r->frees, r->failed_allocations, r->peak_allocated,
-            r->peak_allocated_t_ns, r->peak_reserved, r->peak_reserved_t_ns, r->leaked_bytes,
-            r->leaked_count, r->unknown_frees, r->events, r->host_pinned_peak);
+            r->allocations, r->frees, r->failed_allocations, r->recovered_allocations,
+            r->peak_allocated, r->peak_allocated_t_ns, r->peak_reserved, r->peak_reserved_t_ns,
+            r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events, r->host_pinned_peak);
 }
 
 static void leaks(FILE *f, const vr_report *r)
@@ -172,6 +174,21 @@ static void growth(FILE *f, const vr_report *r)
     fputc(']', f);
 }
 
+/* "suggested_batch": N or null, "suggested_batch_kind": "measured" |
+ * "upper_bound" | null, and the measured split (bytes) when measured. */
+static void suggested_batch(FILE *f, const vr_oom *o)
+{
+    if (o->max_batch < 0) {
+        fputs("\"suggested_batch\":null,\"suggested_batch_kind\":null,", f);
+        return;
+    }
+    fprintf(f, "\"suggested_batch\":%" PRId64 ",\"suggested_batch_kind\":\"%s\",", o->max_batch,
+            o->batch_kind);
+    if (!strcmp(o->batch_kind, "measured"))
+        fprintf(f, "\"batch_fixed_bytes\":%" PRIu64 ",\"batch_per_sample_bytes\":%" PRIu64 ",",
+                o->batch_fixed_bytes, o->batch_per_sample_bytes);
+}
+
 static void ooms(FILE *f, const vr_report *r)
 {
     fputs(",\"ooms\":[", f);
@@ -183,10 +200,12 @@ static void ooms(FILE *f, const vr_report *r)
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
                 ",\"external_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
                 ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
-                ",\"max_batch\":%" PRId64 ",",
+                ",\"max_batch\":%" PRId64 ",\"recovered\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
                 o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
-                o->external_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch);
+                o->external_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
+                o->recovered ? "true" : "false");
+        suggested_batch(f, o);
         key(f, "api");
         vr_json_str(f, o->api);
         fputc(',', f);

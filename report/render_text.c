@@ -52,8 +52,10 @@ static void summary(FILE *f, const vr_report *r)
                 SZ(d->peak_allocated, b2), VR_TIME(d->peak_allocated_t_ns),
                 SZ(d->peak_reserved, b3));
     }
-    fprintf(f, "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations\n",
-            r->allocations, r->frees, r->failed_allocations);
+    fprintf(f,
+            "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations (%" PRIu64
+            " recovered)\n",
+            r->allocations, r->frees, r->failed_allocations, r->recovered_allocations);
     if (r->host_pinned_peak)
         fprintf(f, "  pinned host memory peak: %s\n", SZ(r->host_pinned_peak, b1));
     for (size_t i = 0; i < r->nnotes; i++)
@@ -87,6 +89,8 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
         fprintf(f, "#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
                 i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1), o->device, o->error,
                 SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
+        if (o->recovered)
+            fputs("  recovered: the same call's retry succeeded and the program went on\n", f);
         fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
         if (o->range[0])
             fprintf(f, "  in NVTX range %s\n", o->range);

@@ -150,16 +150,129 @@ static void on_device(vr_state *s, const vt_event *ev)
 
 static void free_live(vr_state *s, vr_live *l)
 {
+    uint64_t addr = l->key;
     if (l->device < 0) {
         s->host_pinned -= l->size;
     } else {
-        if (l->in_heap)
-            vr_heap_alloc_gone(s, l->key); /* unregisters it: l counts as direct again */
-        vr_state_device(s, l->device)->direct -= l->size;
-        vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
-        vr_account_reserved(s, l->device, -(int64_t)l->size);
+        if (l->in_heap) {
+            vr_heap_alloc_gone(s, addr); /* unregisters it: l is pending, never counted */
+            l = vr_map_get(&s->live, addr);
+        }
+        if (!l->pending) {
+            vr_state_device(s, l->device)->direct -= l->size;
+            vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
+            vr_account_reserved(s, l->device, -(int64_t)l->size);
+        }
     }
-    vr_map_del(&s->live, l->key);
+    vr_map_del(&s->live, addr);
+}
+
+size_t vr_topname(vr_state *s, uint32_t name)
+{
+    for (size_t i = 0; i < s->ntopnames; i++)
+        if (s->topnames[i].name == name)
+            return i;
+    if (s->ntopnames == VR_MAX_TOPNAMES)
+        return SIZE_MAX;
+    memset(&s->topnames[s->ntopnames], 0, sizeof(s->topnames[0]));
+    s->topnames[s->ntopnames].name = name;
+    return s->ntopnames++;
+}
+
+void vr_iteration_alloc(vr_state *s, uint64_t bytes)
+{
+    if (s->cur_top && !s->cur_top_input)
+        s->cur_top_input = bytes;
+}
+
+/* Count l as a direct allocation as if at time ts (the peak's time is the
+ * allocation's, not the time its thread's next event settled it). */
+static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
+{
+    uint64_t now = s->t_last;
+    s->t_last = ts;
+    vr_state_device(s, l->device)->direct += l->size;
+    vr_account(s, l->device, l->stack, l->range, (int64_t)l->size, 1);
+    vr_account_reserved(s, l->device, (int64_t)l->size);
+    s->t_last = now;
+}
+
+void vr_pending_commit(vr_state *s, vr_live *l)
+{
+    bool fresh = l->pending == VR_PENDING_NEW;
+    l->pending = VR_PENDING_NONE;
+    account_direct_at(s, l, l->pending_ts);
+    if (!fresh)
+        return;
+    vr_iteration_alloc(s, l->size);
+    vr_heap_check_alloc(s, l);
+}
+
+/* l waits for thread tid's next event (see VR_PENDING_*). */
+static void hold(vr_state *s, vr_live *l, uint8_t kind, uint32_t tid, uint64_t ts)
+{
+    l->pending = kind;
+    l->pending_tid = tid;
+    l->pending_ts = ts;
+    vr_state_thread(s, tid)->pending_addr = l->key;
+}
+
+/* Before each timed event: the event's thread settles what it left pending. */
+static void settle_pending(vr_state *s, const vt_event *ev)
+{
+    vr_thread *t = vr_map_get(&s->threads, ev->thread_id);
+    if (!t || !t->pending_addr)
+        return;
+    uint64_t addr = t->pending_addr;
+    t->pending_addr = 0;
+    vr_live *l = vr_map_get(&s->live, addr);
+    if (!l || !l->pending || l->pending_tid != ev->thread_id)
+        return;
+    if (l->pending == VR_PENDING_NEW && ev->type == VT_REC_HEAP_REGISTER && ev->u.heap.addr == addr)
+        return; /* vr_heap_register covers it: reserved only */
+    if (l->pending == VR_PENDING_UNCOVERED && ev->type == VT_REC_FREE && ev->u.free.addr == addr)
+        return; /* free_live drops it */
+    vr_pending_commit(s, l);
+}
+
+/* The end of the trace: whatever is still pending was a direct allocation. */
+static void settle_all(vr_state *s)
+{
+    size_t i = 0;
+    for (vr_live *l; (l = vr_map_next(&s->live, &i));)
+        if (l->pending)
+            vr_pending_commit(s, l);
+    i = 0;
+    for (vr_thread *t; (t = vr_map_next(&s->threads, &i));)
+        t->pending_addr = 0;
+}
+
+/* An allocation attempt on thread t: its previous failure, if any, is
+ * recovered when this attempt succeeded with the same size and device. */
+static void attempt(vr_state *s, vr_thread *t, bool ok, uint64_t size, int32_t device)
+{
+    if (!t->fail_open)
+        return;
+    t->fail_open = false;
+    if (!ok || size != t->fail_size || device != t->fail_device)
+        return;
+    s->recovered++;
+    if (t->fail_index < s->nooms)
+        s->ooms[t->fail_index].o.recovered = true;
+}
+
+static void on_failed(vr_state *s, const vt_event *ev)
+{
+    vr_thread *t = vr_state_thread(s, ev->thread_id);
+    attempt(s, t, false, 0, 0);
+    s->failed++;
+    size_t before = s->nooms;
+    vr_oom_failed(s, ev, vr_thread_range(t));
+    t = vr_state_thread(s, ev->thread_id);
+    t->fail_open = true;
+    t->fail_size = ev->u.failed.size;
+    t->fail_device = ev->u.failed.device;
+    t->fail_index = s->nooms > before ? before : SIZE_MAX;
 }
 
 static void on_alloc(vr_state *s, const vt_event *ev)
@@ -170,6 +283,7 @@ static void on_alloc(vr_state *s, const vt_event *ev)
         s->unknown_frees++;
     }
     s->allocations++;
+    attempt(s, vr_state_thread(s, ev->thread_id), true, ev->u.alloc.size, ev->u.alloc.device);
     vr_live *l = vr_map_put(&s->live, ev->u.alloc.addr, NULL);
     l->size = ev->u.alloc.size;
     l->ts = ev->ts_ns;
@@ -183,10 +297,7 @@ static void on_alloc(vr_state *s, const vt_event *ev)
             s->host_pinned_peak = s->host_pinned;
         return;
     }
-    vr_state_device(s, l->device)->direct += l->size;
-    vr_account(s, l->device, l->stack, l->range, (int64_t)l->size, 1);
-    vr_account_reserved(s, l->device, (int64_t)l->size);
-    vr_heap_check_alloc(s, l);
+    hold(s, l, VR_PENDING_NEW, ev->thread_id, ev->ts_ns);
 }
 
 static void on_free(vr_state *s, const vt_event *ev)
@@ -215,6 +326,14 @@ static uint32_t thread_range(vr_state *s, uint32_t tid)
     return vr_thread_range(vr_map_get(&s->threads, tid));
 }
 
+static void on_heap_unregister(vr_state *s, const vt_event *ev)
+{
+    uint64_t addr = vr_heap_unregister(s, ev->u.heap.heap, false);
+    vr_live *l = addr ? vr_map_get(&s->live, addr) : NULL;
+    if (l)
+        hold(s, l, VR_PENDING_UNCOVERED, ev->thread_id, ev->ts_ns);
+}
+
 static void on_timed(vr_state *s, const vt_event *ev)
 {
     switch (ev->type) {
@@ -225,8 +344,7 @@ static void on_timed(vr_state *s, const vt_event *ev)
         on_free(s, ev);
         break;
     case VT_REC_ALLOC_FAILED:
-        s->failed++;
-        vr_oom_failed(s, ev, thread_range(s, ev->thread_id));
+        on_failed(s, ev);
         break;
     case VT_REC_MEMINFO:
         vr_oom_meminfo(s, ev);
@@ -242,7 +360,7 @@ static void on_timed(vr_state *s, const vt_event *ev)
         vr_heap_register(s, ev);
         break;
     case VT_REC_HEAP_UNREGISTER:
-        vr_heap_unregister(s, ev->u.heap.heap, false);
+        on_heap_unregister(s, ev);
         break;
     case VT_REC_HEAP_RESET:
         vr_heap_unregister(s, ev->u.heap.heap, true);
@@ -298,6 +416,7 @@ static void replay_event(vr_state *s, const vt_event *ev)
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
     vr_tick_time(s, ev->ts_ns);
+    settle_pending(s, ev);
     on_timed(s, ev);
 }
 
@@ -337,6 +456,7 @@ static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *e
         if (show && (s->events & 0xffff) == 0)
             progress(rd, started, &shown);
     }
+    settle_all(s);
     if (shown)
         fputs("\r\033[K", stderr);
     if (rc < 0) {

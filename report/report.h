@@ -119,7 +119,24 @@ typedef struct vr_oom {
     const char *range;
     const vr_site *top_sites; /* live bytes by site at the failure, largest first */
     size_t ntop_sites;
-    int64_t batch, max_batch; /* from argv --batch; -1 if unknown */
+    /* Suggested batch (argv --batch scaled to the device; -1 if unknown):
+     * "measured" from a completed iteration (the most frequent top-level NVTX
+     * range of the failing thread, e.g. train_step): need(B) = fixed +
+     * per_sample * B, fixed = bytes live at the failure that were allocated
+     * before the first iteration began, per_sample = (that iteration's peak
+     * reserved - fixed) / its batch (argv --batch scaled by the ratio of its
+     * first allocation to the failing iteration's first allocation), largest
+     * B with need(B) <= device total - use outside the recording.
+     * "upper_bound" when no iteration completed: the failing iteration's live
+     * bytes + request scaled; the whole step needs more, so the batch that
+     * fits is at most this. "" when none. */
+    int64_t batch, max_batch;
+    const char *batch_kind;                             /* "measured", "upper_bound", "" */
+    uint64_t batch_fixed_bytes, batch_per_sample_bytes; /* measured only, else 0 */
+    /* The same thread's next allocation attempt asked for the same size on
+     * the same device and succeeded (a caching allocator freed its cache and
+     * retried, as PyTorch does): the program went on. */
+    bool recovered;
 } vr_oom;
 
 typedef struct vr_range_span {
@@ -146,6 +163,7 @@ typedef struct vr_report {
     size_t ndevices;
 
     uint64_t allocations, frees, failed_allocations, unknown_frees, events;
+    uint64_t recovered_allocations; /* failed allocations later recovered (vr_oom.recovered) */
     uint64_t peak_allocated, peak_allocated_t_ns; /* all devices together */
     uint64_t peak_reserved, peak_reserved_t_ns;
     uint64_t leaked_bytes, leaked_count;
@@ -209,7 +227,8 @@ typedef struct vr_limits {
     bool no_oom;
 } vr_limits;
 
-/* Write one line per broken limit to out; returns the number broken. */
+/* Write one line per broken limit to out; returns the number broken.
+ * no_oom counts only unrecovered failed allocations (vr_oom.recovered). */
 int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
 
 /* Parse "512", "1.5GiB", "100 MB": B, KiB, MiB, GiB, TiB (binary), KB, MB,

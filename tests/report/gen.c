@@ -109,6 +109,11 @@ void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size)
                .type = VT_REC_HEAP_REGISTER, .ts_ns = g->t0 + t, .u.heap = {id, addr, size, 0}});
 }
 
+void vtg_heap_free(vtg *g, uint64_t t, uint64_t id)
+{
+    put(g, (vt_event){.type = VT_REC_HEAP_UNREGISTER, .ts_ns = g->t0 + t, .u.heap = {id, 0, 0, 0}});
+}
+
 void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size, uint32_t stack)
 {
     put(g, (vt_event){.type = VT_REC_REGION_REGISTER,

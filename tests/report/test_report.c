@@ -141,7 +141,10 @@ static void test_verdict_capacity(void **state)
     assert_int_equal(o->t_ns, 500);
     assert_true(o->ntop_sites >= 2);
     assert_int_equal(o->top_sites[0].stack.id, 3);
-    assert_non_null(strstr(o->explanation, "largest batch that fits is about 60"));
+    /* the OOM is in the first train_step: only an upper bound is known */
+    assert_string_equal(o->batch_kind, "upper_bound");
+    assert_non_null(strstr(o->explanation, "largest batch that fits is at most about 60 (no "
+                                           "training step completed"));
     assert_int_equal(r->failed_allocations, 1);
     vr_report_free(r);
 }
@@ -189,6 +192,159 @@ static void test_verdict_external(void **state)
     assert_int_equal(r->ooms[0].verdict, VR_VERDICT_EXTERNAL);
     assert_int_equal(r->ooms[0].external_bytes, 574 * MiB);
     assert_int_equal(r->ooms[0].device_free_bytes, 100 * MiB);
+    vr_report_free(r);
+}
+
+/* A new trace at path (argv: name, then argv_extra), prelude of stacks. */
+static void open_trace(vtg *g, const char *name, int argc, const char *const *argv)
+{
+    assert_int_equal(vtg_open(g, tmp_path(name), argc, argv), 0);
+    vtg_stack(g, 1, 0, 0x1100);
+    vtg_string(g, 1, "train_step");
+    vtg_device(g, 0, "SimGPU", GiB);
+}
+
+static vr_report *close_and_analyze(vtg *g, const char *name)
+{
+    assert_int_equal(vtg_close(g), 0);
+    char err[256] = "";
+    vr_options o = {.no_symbols = true};
+    vr_report *r = vr_analyze(tmp_path(name), &o, err, sizeof err);
+    if (!r)
+        fail_msg("analyze %s: %s", name, err);
+    return r;
+}
+
+/* A caching allocator's segment: cudaMalloc then, right after on the same
+ * thread, nvtxMemHeapRegister at its address. Only the regions are
+ * allocated; the segment is reserved. The old replay counted the segment as
+ * allocated for an instant (peak 20 MiB) and again when it was unregistered
+ * before its cudaFree (peak 21 MiB). A direct allocation keeps its own time. */
+static void test_peak_segment(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"segment"};
+    open_trace(&g, "segment", 1, argv);
+    vtg_alloc(&g, 100, 0x10000000, 20 * MiB, 1);
+    vtg_heap(&g, 101, 1, 0x10000000, 20 * MiB);
+    vtg_region(&g, 102, 1, 0x10000000, 8 * MiB, 1);
+    vtg_region(&g, 103, 1, 0x10800000, 4 * MiB, 1);
+    vtg_alloc(&g, 200, 0x40000000, 1 * MiB, 1); /* direct: settled by the meminfo */
+    vtg_meminfo(&g, 300, GiB - 21 * MiB, GiB);
+    vtg_region_free(&g, 350, 1, 0x10000000);
+    vtg_region_free(&g, 351, 1, 0x10800000);
+    vtg_heap_free(&g, 400, 1);
+    vtg_free(&g, 401, 0x10000000);
+    vtg_end(&g, 500, 0);
+    vr_report *r = close_and_analyze(&g, "segment");
+    assert_int_equal(r->peak_allocated, 13 * MiB);
+    assert_int_equal(r->peak_allocated_t_ns, 200);
+    assert_int_equal(r->peak_reserved, 21 * MiB);
+    assert_int_equal(r->devices[0].peak_allocated, 13 * MiB);
+    assert_int_equal(r->leaked_bytes, 1 * MiB);
+    vr_report_free(r);
+}
+
+/* The last event of a cut trace is a direct allocation: still counted. */
+static void test_peak_pending_at_end(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"tail"};
+    open_trace(&g, "tail", 1, argv);
+    vtg_alloc(&g, 100, 0x10000000, 3 * MiB, 1);
+    vtg_alloc(&g, 200, 0x20000000, 5 * MiB, 1);
+    vr_report *r = close_and_analyze(&g, "tail");
+    assert_int_equal(r->peak_allocated, 8 * MiB);
+    assert_int_equal(r->peak_allocated_t_ns, 200);
+    assert_int_equal(r->leaked_bytes, 8 * MiB);
+    vr_report_free(r);
+}
+
+/* argv --batch 64, 100 MiB used outside the recording, 200 MiB of weights.
+ * train_step 1 loads a 16 MiB input (batch 16 by the input ratio) and peaks
+ * at 264 MiB; train_step 2 loads 64 MiB and fails: per sample
+ * (264 - 200) / 16 = 4 MiB, largest batch (924 - 200) / 4 = 181. */
+static void test_batch_measured(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"train", "--batch", "64"};
+    open_trace(&g, "measured", 3, argv);
+    vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+    vtg_alloc(&g, 200, 0x10000000, 200 * MiB, 1);
+    vtg_push(&g, 300, 1);
+    vtg_alloc(&g, 301, 0x100000000, 16 * MiB, 1);
+    for (uint64_t i = 0; i < 3; i++)
+        vtg_alloc(&g, 302 + i, 0x200000000 + i * 16 * MiB, 16 * MiB, 1);
+    vtg_free(&g, 310, 0x100000000);
+    for (uint64_t i = 0; i < 3; i++)
+        vtg_free(&g, 311 + i, 0x200000000 + i * 16 * MiB);
+    vtg_pop(&g, 320);
+    vtg_push(&g, 400, 1);
+    vtg_alloc(&g, 401, 0x100000000, 64 * MiB, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        vtg_alloc(&g, 402 + i, 0x200000000 + i * 64 * MiB, 64 * MiB, 1);
+    vtg_failed(&g, 500, 256 * MiB, 1, 148 * MiB, GiB);
+    vtg_end(&g, 600, 1);
+    vr_report *r = close_and_analyze(&g, "measured");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_string_equal(o->batch_kind, "measured");
+    assert_int_equal(o->batch_fixed_bytes, 200 * MiB);
+    assert_int_equal(o->batch_per_sample_bytes, 4 * MiB);
+    assert_int_equal(o->max_batch, 181);
+    assert_non_null(strstr(o->explanation, "largest batch that fits is about 181 (measured"));
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"suggested_batch\":181,\"suggested_batch_kind\":\"measured\""));
+    free(json);
+    vr_report_free(r);
+}
+
+/* A failed cudaMalloc whose retry (same thread, same size) succeeds is
+ * recovered; a failure followed by a failed retry is not. */
+static void test_recovered(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"retry"};
+    open_trace(&g, "retry", 1, argv);
+    vtg_alloc(&g, 100, 0x10000000, 500 * MiB, 1);
+    vtg_failed(&g, 200, 600 * MiB, 1, 400 * MiB, GiB);
+    vtg_free(&g, 300, 0x10000000); /* the cache is released */
+    vtg_alloc(&g, 400, 0x20000000, 600 * MiB, 1);
+    vtg_failed(&g, 500, 300 * MiB, 1, 200 * MiB, GiB);
+    vtg_alloc(&g, 600, 0x60000000, 100 * MiB, 1); /* another size: not a retry */
+    vtg_end(&g, 700, 0);
+    vr_report *r = close_and_analyze(&g, "retry");
+    assert_int_equal(r->nooms, 2);
+    assert_true(r->ooms[0].recovered);
+    assert_false(r->ooms[1].recovered);
+    assert_int_equal(r->recovered_allocations, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .no_oom = true};
+    assert_int_equal(vr_check(f, r, &lim), 1);
+    fclose(f);
+    assert_non_null(strstr(buf, "1 failed allocations not recovered"));
+    free(buf);
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"recovered\":true"));
+    assert_non_null(strstr(json, "\"recovered_failed_allocations\":1"));
+    free(json);
+    vr_report_free(r);
+
+    open_trace(&g, "retry_ok", 1, argv);
+    vtg_failed(&g, 200, 600 * MiB, 1, 400 * MiB, GiB);
+    vtg_alloc(&g, 400, 0x20000000, 600 * MiB, 1);
+    vtg_end(&g, 700, 0);
+    r = close_and_analyze(&g, "retry_ok");
+    f = fopen("/dev/null", "w");
+    assert_int_equal(vr_check(f, r, &lim), 0);
+    fclose(f);
     vr_report_free(r);
 }
 
@@ -614,6 +770,10 @@ int main(void)
         cmocka_unit_test(test_verdict_leak),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_external),
+        cmocka_unit_test(test_peak_segment),
+        cmocka_unit_test(test_peak_pending_at_end),
+        cmocka_unit_test(test_batch_measured),
+        cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_json_several),
         cmocka_unit_test(test_chrome_folded),
