@@ -2,7 +2,7 @@
 """Write docs/scenarios.md from the scenario suite's JSON (tests/scenarios/, results/*.json).
 
     scripts/gen_scenarios_md.py --results build/tests/scenarios/results \
-        --output docs/scenarios.md [--seeds /work/shared/seeds] [--expect NAME...]
+        --output docs/scenarios.md [--seeds ../shared/seeds] [--expect NAME...]
 
 Every number in the output comes from the results; nothing is typed by hand. With --seeds, each
 quoted claim must appear verbatim (whitespace-normalised) in its seed file. With --expect, every

@@ -87,7 +87,8 @@ class Run:
     def __init__(self, tag, argv, env_note, rc, stdout, stderr, report, chrome, wall_s):
         self.tag, self.argv, self.env_note, self.rc = tag, argv, env_note, rc
         self.stdout, self.stderr, self.report, self.wall_s = stdout, stderr, report, wall_s
-        self.step_times, self.step_ends = self._step_times(chrome)
+        self.range_times = self._range_times(chrome)
+        self.step_times, self.step_ends = self.range_times.get("train_step", ([], []))
         self.step_begins = self._step_begins(chrome)
         self.done = self._parse_done(stdout)
         self.train_oom = self._parse_oom(stderr)
@@ -155,10 +156,10 @@ class Run:
         return sorted(e["ts"] for e in self._events(chrome)
                       if e.get("ph") == "B" and e.get("name") == "train_step")
 
-    def _step_times(self, chrome):
-        """Durations (s) and end times (us) of complete train_step NVTX ranges (B/E pairs per
-        thread)."""
-        stacks, out, ends = {}, [], []
+    def _range_times(self, chrome):
+        """For each NVTX range name: durations (s) and end times (us) of its complete ranges
+        (B/E pairs per thread)."""
+        stacks, out = {}, {}
         for e in sorted(self._events(chrome), key=lambda e: e.get("ts", 0)):
             # "E" events carry no name or category: they close the thread's innermost "B".
             if e.get("ph") not in ("B", "E"):
@@ -168,10 +169,16 @@ class Run:
                 st.append((e.get("name"), e["ts"]))
             elif st:
                 name, t0 = st.pop()
-                if name == "train_step":
-                    out.append((e["ts"] - t0) / 1e6)
-                    ends.append(e["ts"])
-        return out, ends
+                durs, ends = out.setdefault(name, ([], []))
+                durs.append((e["ts"] - t0) / 1e6)
+                ends.append(e["ts"])
+        return out
+
+    def range_count(self, name):
+        return len(self.range_times.get(name, ([], []))[0])
+
+    def range_seconds(self, name):
+        return sum(self.range_times.get(name, ([], []))[0])
 
     @staticmethod
     def _parse_done(stdout):
@@ -646,11 +653,23 @@ def sc_checkpoint(s):
     s.expect(ck.time_per_step_s() is not None and base.time_per_step_s() is not None,
              f"time per step measured from the train_step ranges ({base.time_per_step_s()} s -> "
              f"{ck.time_per_step_s()} s; recorded, not asserted)")
+    # The time cost, without asserting on wall time: checkpointing recomputes G's blocks in
+    # G.backward (NVTX range "recompute"), the same number every step; the plain run never does.
+    steps = len(ck.step_times)
+    n_re = ck.range_count("recompute")
+    s.expect(steps > 0 and n_re > 0 and n_re % steps == 0 and base.range_count("recompute") == 0,
+             f"--checkpoint recomputes {n_re // max(steps, 1)} G blocks per step "
+             f"({ck.range_seconds('recompute') / max(steps, 1):.3f} s of recomputation per step, "
+             f"recorded); the plain run recomputes none")
+    s.wrong_claim(n_re == 0, "--checkpoint recomputes nothing")
     s.wrong_claim(ck.peak_allocated >= base.peak_allocated, "--checkpoint does not lower the peak")
     return s.finish("checkpoint",
                     "Does gradient checkpointing lower memory, and what does it cost in time?",
                     base.summary("no checkpointing"), ck.summary("--checkpoint"), "no OOM",
-                    notes="real arithmetic (cpu backend on the simulated device), 32x32, batch 32")
+                    notes="real arithmetic (cpu backend on the simulated device), 32x32, batch 32; "
+                          f"{n_re // max(steps, 1)} G blocks recomputed per step, "
+                          f"{ck.range_seconds('recompute') / max(steps, 1) * 1000:.1f} ms of "
+                          "recomputation per step")
 
 
 def sc_fp16(s):
