@@ -184,6 +184,19 @@ static void expand_output(const char *pat, pid_t pid, char *out, size_t len)
     out[n] = '\0';
 }
 
+/* The preload never overwrites a trace (O_EXCL): say so before running the
+ * program rather than after it ran untraced. Patterns with %p cannot clash. */
+static bool output_exists(const run_opts *o)
+{
+    if (!o->output || strstr(o->output, "%p") || access(o->output, F_OK) != 0)
+        return false;
+    fprintf(stderr,
+            "vramtrace run: %s already exists and a trace is never overwritten: remove it or "
+            "choose another -o (%%p in the name adds the process id)\n",
+            o->output);
+    return true;
+}
+
 static void print_trace_path(const run_opts *o, pid_t pid)
 {
     char path[PATH_MAX];
@@ -238,7 +251,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "vramtrace run: no program given\n%s", usage_run);
         return EXIT_INPUT;
     }
-    if (run_setenv(&o) < 0)
+    if (output_exists(&o) || run_setenv(&o) < 0)
         return EXIT_INPUT;
     fflush(NULL);
     pid_t pid = fork();

@@ -113,6 +113,12 @@ if [ -e "$lib" ]; then
         contains "$T/out" " t4"
     fi
     expect 127 "$VT" run -- /nonexistent/program
+    # An existing -o file is refused before the program runs (traces are never overwritten).
+    echo keep >"$T/exists.vtrace"
+    expect 2 "$VT" run -o "$T/exists.vtrace" -- sh -c 'echo ran >"$0.ran"' "$T/exists"
+    contains "$T/err" "already exists"
+    [ ! -e "$T/exists.ran" ] || fail "run started the program despite an existing -o"
+    [ "$(cat "$T/exists.vtrace")" = keep ] || fail "an existing -o file changed"
 else
     echo "note: $lib not built; run tests skipped"
 fi
