@@ -7,7 +7,7 @@
  *   record's exit status as an unsigned 32-bit value) truncated
  *   allocs_with_frame (with --frame FUNC: allocations whose stack, symbolized
  *   offline from the trace's module map with libdw, contains FUNC)
- *   stackless_allocs
+ *   stackless_allocs max_stack_depth (frames in the deepest allocation stack)
  *
  * peak is the maximum of live device bytes (device >= 0) over time;
  * host_peak the same for pinned host memory.
@@ -236,6 +236,20 @@ static void dump_stacks(state *s)
     }
 }
 
+/* Frames in the deepest stack of any allocation. */
+static uint64_t max_depth(const state *s)
+{
+    uint64_t best = 0;
+    for (size_t i = 0; i < s->n_alloc_stacks; i++) {
+        uint64_t n = 0;
+        for (uint32_t id = s->alloc_stacks[i]; id && id < s->node_cap && n < 4096; n++)
+            id = (uint32_t)s->node[id][0];
+        if (n > best)
+            best = n;
+    }
+    return best;
+}
+
 static char report[8192];
 
 static void put(const char *key, uint64_t v)
@@ -269,6 +283,7 @@ static void summarize(state *s, const char *frame, bool truncated)
     put("end_signal", s->end_signal);
     put("end_status", s->end_status);
     put("stackless_allocs", s->stackless);
+    put("max_stack_depth", max_depth(s));
     put("truncated", truncated);
     if (frame) {
         uint64_t n = 0;

@@ -1,0 +1,54 @@
+#!/bin/sh
+# oom_diag.sh: the in-process OOM diagnosis (interpose/README.md). t_oom runs
+# on a 64 MiB simulated device with no context reserve: 24 MiB from
+# alloc_weights, 2 x 8 MiB from alloc_activations, then 48 MiB that fails.
+# stderr must name the request, device free/total, the live bytes and both
+# functions (dladdr); with VRAMTRACE_QUIET=1 stderr has no diagnosis and no
+# summary, and the trace is still written. Stdout is the same as without the
+# preload in both runs.
+#
+# usage: oom_diag.sh CHECKER PRELOAD LIBPATH OUTDIR PROGRAM
+set -u
+checker=$1 preload=$2 libpath=$3 outdir=$4 program=$5
+rm -rf "$outdir" && mkdir -p "$outdir" || exit 1
+fail() { echo "oom_diag: FAIL: $*" >&2; exit 1; }
+export VRAMTRACE_SIM_MEMORY=64MiB VRAMTRACE_SIM_CONTEXT_RESERVE=0
+
+env LD_LIBRARY_PATH="$libpath" "$program" >"$outdir/stdout.plain" 2>"$outdir/stderr.plain" ||
+    fail "the program failed without vramtrace"
+
+# run NAME [VAR=VALUE...]: traced run into $outdir/NAME.*; stdout must match.
+run() {
+    name=$1
+    shift
+    env "$@" VRAMTRACE_OUTPUT="$outdir/$name.vtrace" LD_PRELOAD="$preload" \
+        LD_LIBRARY_PATH="$libpath" "$program" >"$outdir/$name.stdout" 2>"$outdir/$name.stderr" ||
+        fail "$name: exit status $?"
+    cmp -s "$outdir/$name.stdout" "$outdir/stdout.plain" || {
+        diff "$outdir/stdout.plain" "$outdir/$name.stdout" >&2
+        fail "$name: stdout differs with vramtrace"
+    }
+    [ -f "$outdir/$name.vtrace" ] || fail "$name: no trace"
+    "$checker" "$outdir/$name.vtrace" --expect allocs=3 --expect failed=1 \
+        --expect failed_errors=2 >/dev/null || fail "$name: trace check failed"
+}
+
+has() { grep -qF -- "$2" "$outdir/$1.stderr" || fail "$1: stderr lacks '$2'"; }
+
+run loud
+cat "$outdir/loud.stderr" >&2
+has loud "vramtrace: cudaMalloc of 48.0 MiB failed with error 2 on device 0"
+has loud "device free 24.0 MiB of 64.0 MiB total"
+has loud "live bytes counted by vramtrace: 40.0 MiB in 3 allocations"
+grep -q "1\. 24\.0 MiB in 1 allocation at alloc_weights+0x" "$outdir/loud.stderr" ||
+    fail "loud: the top site is not alloc_weights"
+grep -q "2\. 16\.0 MiB in 2 allocations at alloc_activations+0x" "$outdir/loud.stderr" ||
+    fail "loud: the second site is not alloc_activations"
+has loud "vramtrace: device 0: peak 40.0 MiB"
+
+run quiet VRAMTRACE_QUIET=1
+if grep -q "vramtrace" "$outdir/quiet.stderr"; then
+    cat "$outdir/quiet.stderr" >&2
+    fail "quiet: vramtrace wrote to stderr"
+fi
+echo "oom_diag: ok"

@@ -1,0 +1,63 @@
+/* t_oom: allocates from two named functions, then asks for more than the
+ * device has left, so the preload prints its OOM diagnosis. The functions are
+ * non-static (and the program is linked with -rdynamic) so that dladdr can
+ * name them. Arguments: "pid" prints getpid() first; "deep" allocates once
+ * more from 20 nested calls (for VRAMTRACE_STACK_DEPTH). Stdout must be the
+ * same with and without the preload (apart from the pid line). */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void *alloc_weights(size_t size);
+void *alloc_activations(size_t size);
+int nested_alloc(int depth);
+
+__attribute__((noinline)) void *alloc_weights(size_t size)
+{
+    void *p = NULL;
+    int rc = cudaMalloc(&p, size);
+    printf("weights %zu: %d\n", size, rc);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+__attribute__((noinline)) void *alloc_activations(size_t size)
+{
+    void *p = NULL;
+    int rc = cudaMalloc(&p, size);
+    printf("activations %zu: %d\n", size, rc);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+__attribute__((noinline)) int nested_alloc(int depth)
+{
+    void *p = NULL;
+    int rc;
+    if (depth > 0) {
+        rc = nested_alloc(depth - 1);
+        __asm__ volatile("" ::: "memory"); /* no tail call: keep every frame */
+        return rc;
+    }
+    rc = cudaMalloc(&p, 4096);
+    return rc == cudaSuccess ? (int)cudaFree(p) : rc;
+}
+
+int main(int argc, char **argv)
+{
+    void *huge = NULL;
+    int rc;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "pid") == 0)
+            printf("pid %d\n", (int)getpid());
+    alloc_weights((size_t)24 << 20);
+    for (volatile int i = 0; i < 2; i++) /* one call site (not unrolled): one stack */
+        alloc_activations((size_t)8 << 20);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "deep") == 0)
+            printf("deep: %d\n", nested_alloc(20));
+    rc = cudaMalloc(&huge, (size_t)48 << 20);
+    printf("too much: %d %s\n", rc, cudaGetErrorName((cudaError_t)rc));
+    return 0;
+}
