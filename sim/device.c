@@ -1,8 +1,11 @@
 /* The simulated devices' memory: one lazily backed address range per device,
  * byte-exact accounting, the default stream-ordered pool. */
+#define _GNU_SOURCE /* memfd_create, fallocate */
 #include "sim_internal.h"
 
 #include <cuda.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -72,7 +75,7 @@ static size_t bucket(uintptr_t p)
 
 static size_t device_taken(const struct sim_device *d)
 {
-    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pool.reserved;
+    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pool.reserved + d->phys_used;
 }
 
 void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes)
@@ -80,6 +83,50 @@ void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes)
     pthread_mutex_lock(&d->lock);
     *free_bytes = sim_cfg.capacity - device_taken(d);
     *total_bytes = sim_cfg.capacity;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* The device's physical backing for cuMemCreate: one memfd as large as the
+ * device's range, sparse (tmpfs pages only exist once touched); locked. */
+static int phys_init(struct sim_device *d)
+{
+    if (d->phys_ready)
+        return 0;
+    d->phys_fd = memfd_create("vramtrace-sim-vmm", MFD_CLOEXEC);
+    if (d->phys_fd < 0)
+        return -1;
+    /* Offsets start at 2 MiB: ra_take returns 0 for "none". */
+    if (ftruncate(d->phys_fd, (off_t)(d->va_len + SIM_LARGE_ALIGN)) != 0 ||
+        ra_init(&d->phys_ra, SIM_LARGE_ALIGN, d->va_len) != 0) {
+        close(d->phys_fd);
+        return -1;
+    }
+    d->phys_ready = 1;
+    return 0;
+}
+
+int sim_phys_alloc(struct sim_device *d, size_t len, uint64_t *offset)
+{
+    uintptr_t off = 0;
+    int err = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&d->lock);
+    if (len <= sim_cfg.capacity - device_taken(d) && phys_init(d) == 0)
+        off = ra_take(&d->phys_ra, len, SIM_LARGE_ALIGN);
+    if (off) {
+        d->phys_used += len;
+        *offset = off;
+        err = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return err;
+}
+
+void sim_phys_free(struct sim_device *d, uint64_t offset, size_t len)
+{
+    pthread_mutex_lock(&d->lock);
+    ra_give(&d->phys_ra, (uintptr_t)offset, len);
+    d->phys_used -= len;
+    fallocate(d->phys_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len);
     pthread_mutex_unlock(&d->lock);
 }
 

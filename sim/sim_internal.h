@@ -84,6 +84,11 @@ struct sim_device {
     struct sim_alloc *table[SIM_TABLE_SIZE];
     struct CUmemPoolHandle_st pool;
     struct CUctx_st ctx;
+    /* Physical memory of the virtual memory management API (cuMemCreate):
+     * bytes taken, and where it lives: offsets of one sparse memfd. */
+    size_t phys_used;
+    int phys_fd, phys_ready;
+    struct range_alloc phys_ra;
 };
 
 extern struct sim_config sim_cfg;
@@ -105,6 +110,12 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
 void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep);
 /* Look up the live allocation containing addr; copies it to *out. 0 or -1. */
 int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal);
+/* Take `len` bytes (a multiple of 2 MiB) of physical memory for cuMemCreate
+ * if the capacity allows; *offset is where they live in d->phys_fd.
+ * Returns a CUresult (CUDA_ERROR_OUT_OF_MEMORY when it does not fit). */
+int sim_phys_alloc(struct sim_device *d, size_t len, uint64_t *offset);
+/* Give back what sim_phys_alloc took; its pages are returned to the host. */
+void sim_phys_free(struct sim_device *d, uint64_t offset, size_t len);
 /* Free and unused bytes of the device as cuMemGetInfo reports them. */
 void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes);
 /* Take the context reserve (first use) / destroy the context: every
