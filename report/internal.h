@@ -318,5 +318,9 @@ void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
 const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
 size_t vr_top(const vr_options *opt);
+/* The failure users care about: the last failed allocation that was not
+ * recovered (r->ooms is in time order). Its index, or SIZE_MAX when every
+ * failure was recovered or there was none. */
+size_t vr_fatal_oom(const vr_report *r);
 
 #endif

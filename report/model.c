@@ -371,6 +371,47 @@ static void build_header(vr_state *s, vr_report *r)
     r->duration_ns = vr_rel_ns(s, s->t_last);
 }
 
+/* The last device activity (timeline point or failed allocation), ns since
+ * the trace's start; the last event when there was none. */
+static uint64_t last_activity(const vr_state *s)
+{
+    uint64_t last = 0;
+    size_t i = 0;
+    const vr_devstate *d;
+    while ((d = vr_map_next(&s->devices, &i)))
+        if (d->nbuckets && d->buckets[d->nbuckets - 1].t_last > last)
+            last = d->buckets[d->nbuckets - 1].t_last;
+    for (size_t k = 0; k < s->nooms; k++)
+        if (s->ooms[k].o.t_ns > last)
+            last = s->ooms[k].o.t_ns;
+    return last ? last : vr_rel_ns(s, s->t_last);
+}
+
+/* Top-level range spans: the completed ones, then those still open at the
+ * end of the trace (the iteration that failed and ended the program), shown
+ * up to the last device activity (not through the program's exit). */
+static void build_spans(vr_state *s, vr_report *r)
+{
+    size_t cap = s->nspans + s->threads.len;
+    vr_range_span *sp = vr_alloc(s->arena, (cap ? cap : 1) * sizeof(vr_range_span));
+    size_t n = 0, i = 0;
+    uint64_t end = last_activity(s);
+    for (; n < s->nspans; n++) {
+        sp[n] = s->spans[n];
+        sp[n].name = vr_strdup(s->arena, vr_state_string(s, (uint32_t)(uintptr_t)s->spans[n].name));
+    }
+    const vr_thread *t;
+    while ((t = vr_map_next(&s->threads, &i)) && n < VR_MAX_SPANS) {
+        if (!t->depth)
+            continue;
+        uint64_t start = vr_rel_ns(s, t->stack_ts[0]);
+        sp[n++] = (vr_range_span){start, end > start ? end : start,
+                                  vr_strdup(s->arena, vr_state_string(s, (uint32_t)t->stack[0]))};
+    }
+    r->spans = sp;
+    r->nspans = n;
+}
+
 static void build_misc(vr_state *s, vr_report *r)
 {
     r->has_end = s->has_end;
@@ -397,13 +438,7 @@ static void build_misc(vr_state *s, vr_report *r)
         f[k++] = s->frags[i];
     r->frag = f;
     r->nfrag = k;
-    vr_range_span *sp = vr_alloc(s->arena, (s->nspans ? s->nspans : 1) * sizeof(vr_range_span));
-    for (size_t i = 0; i < s->nspans; i++) {
-        sp[i] = s->spans[i];
-        sp[i].name = vr_strdup(s->arena, vr_state_string(s, (uint32_t)(uintptr_t)s->spans[i].name));
-    }
-    r->spans = sp;
-    r->nspans = s->nspans;
+    build_spans(s, r);
 }
 
 static void build_notes(vr_state *s, vr_report *r)

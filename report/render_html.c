@@ -1,6 +1,9 @@
 /* render_html.c: --html FILE: one self-contained page (inline CSS, SVG and
  * JS; no network). Per trace: an SVG timeline of allocated/reserved bytes
- * with the peak and the OOMs marked and the iterations shaded, a flamegraph
+ * with the peak and the OOMs marked and the iterations shaded (by default
+ * over the recorded device activity; a "whole run" checkbox switches to a
+ * second SVG over the whole process), the failed allocations (the fatal one
+ * first), a flamegraph
  * of the peak (built by the inline script from embedded JSON, widths
  * proportional to bytes, text set with textContent), and tables of sites,
  * phases, leaks, growth, OOMs and fragmentation. Every string from the trace
@@ -29,7 +32,11 @@ static const char css[] =
     "svg text{font:11px sans-serif}.fg{position:relative;border:1px solid #ddd;"
     "overflow:hidden}.fg div{position:absolute;height:17px;box-sizing:border-box;"
     "border:1px solid #fff;font:11px monospace;overflow:hidden;white-space:nowrap;"
-    "padding:1px 2px;cursor:default}.note{color:#555}";
+    "padding:1px 2px;cursor:default}.note{color:#555}"
+    "tr.fatal td{background:#fdecec;border-top:2px solid #d00;border-bottom:2px solid #d00}"
+    ".fatal-label{color:#b00020;font-weight:bold;margin:0 0 .3em}"
+    "tr.recovered td{color:#888}tr.recovered .verdict{color:#999}"
+    ".recovered-label{font-style:italic;margin:0 0 .3em}.batch{margin:.3em 0 0;font-weight:bold}";
 
 /* Builds every flamegraph from its JSON block: data = [[bytes, [frames root
  * first]], ...]. A tree is merged by frame label; each node becomes a div
@@ -55,6 +62,11 @@ static const char script[] =
     " box.setAttribute('data-rendered','1');\n"
     " var done=document.createElement('span');done.id=s.dataset.target+'-rendered';\n"
     " box.parentNode.insertBefore(done,box.nextSibling);\n"
+    "});\n"
+    "document.querySelectorAll('input.tl-whole').forEach(function(cb){\n"
+    " cb.checked=false;cb.addEventListener('change',function(){var i=cb.dataset.idx;\n"
+    "  document.getElementById('timeline-'+i).style.display=cb.checked?'none':'';\n"
+    "  document.getElementById('timeline-'+i+'-whole').style.display=cb.checked?'':'none';});\n"
     "});\n"
     "})();\n";
 
@@ -93,13 +105,18 @@ static void stack_html(FILE *f, const vr_stack *st, size_t max)
 
 /* ---- timeline --------------------------------------------------------------- */
 
+/* The visible time window [t0, t1] (ns since the trace's start) and the
+ * height of the y axis (bytes). */
 typedef struct scale {
-    double t1, ymax;
+    double t0, t1, ymax;
 } scale;
+
+#define X0 50.0
 
 static double sx(const scale *s, uint64_t t)
 {
-    return s->t1 > 0 ? 50.0 + (double)t / s->t1 * (W - 60.0) : 50.0;
+    double span = s->t1 - s->t0;
+    return span > 0 ? X0 + ((double)t - s->t0) / span * (W - 60.0) : X0;
 }
 
 static double sy(const scale *s, uint64_t v)
@@ -107,7 +124,10 @@ static double sy(const scale *s, uint64_t v)
     return H - 20.0 - (s->ymax > 0 ? (double)v / s->ymax * (H - 40.0) : 0);
 }
 
-static void polyline(FILE *f, const scale *s, const vr_device *d, bool reserved, const char *color)
+/* Step lines; the last value holds to the end of the run (what is live at
+ * exit stays live). The clip path cuts what lies outside the window. */
+static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_device *d, bool reserved,
+                     const char *color)
 {
     fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", color);
     uint64_t prev = 0;
@@ -117,22 +137,26 @@ static void polyline(FILE *f, const scale *s, const vr_device *d, bool reserved,
         fprintf(f, "%.1f,%.1f %.1f,%.1f ", sx(s, p->t_ns), sy(s, prev), sx(s, p->t_ns), sy(s, v));
         prev = v;
     }
+    if (d->ntimeline)
+        fprintf(f, "%.1f,%.1f", sx(s, r->duration_ns > s->t1 ? r->duration_ns : (uint64_t)s->t1),
+                sy(s, prev));
     fputs("\"/>", f);
 }
 
 static void spans_svg(FILE *f, const vr_report *r, const scale *s)
 {
+    size_t k = 0;
     for (size_t i = 0; i < r->nspans; i++) {
         const vr_range_span *sp = &r->spans[i];
         if (r->iteration_name[0] && strcmp(sp->name, r->iteration_name))
             continue;
+        double x = sx(s, sp->start_ns), w = sx(s, sp->end_ns) - x;
         fprintf(f,
                 "<rect class=\"phase\" x=\"%.1f\" y=\"20\" width=\"%.1f\" height=\"%.0f\" "
-                "fill=\"%s\"><title>",
-                sx(s, sp->start_ns), sx(s, sp->end_ns) - sx(s, sp->start_ns), H - 40.0,
-                i % 2 ? "#eef3fb" : "#f7f7f7");
+                "fill=\"%s\" stroke=\"#9fb6d9\" stroke-width=\"0.5\"><title>",
+                x, w < 0.5 ? 0.5 : w, H - 40.0, k++ % 2 ? "#d5e2f5" : "#e8eef8");
         esc(f, sp->name);
-        fprintf(f, " %s – %s</title></rect>", VR_TIME(sp->start_ns), VR_TIME(sp->end_ns));
+        fprintf(f, " #%zu: %s – %s</title></rect>", k, VR_TIME(sp->start_ns), VR_TIME(sp->end_ns));
     }
 }
 
@@ -143,9 +167,12 @@ static void marks_svg(FILE *f, const vr_report *r, const scale *s)
         const vr_oom *o = &r->ooms[i];
         double x = sx(s, o->t_ns);
         fprintf(f,
-                "<line class=\"oom\" x1=\"%.1f\" x2=\"%.1f\" y1=\"20\" y2=\"%.0f\" "
-                "stroke=\"#d00\" stroke-dasharray=\"4 2\"><title>OOM: %s, %s</title></line>",
-                x, x, H - 20.0, vr_verdict_name(o->verdict), SZ(o->requested_bytes, b));
+                "<line class=\"oom%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"20\" y2=\"%.0f\" "
+                "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"4 2\"><title>%s: %s, "
+                "%s at %s</title></line>",
+                o->recovered ? " recovered" : "", x, x, H - 20.0, o->recovered ? "#e39a9a" : "#d00",
+                o->recovered ? "failed allocation, recovered" : "OOM", vr_verdict_name(o->verdict),
+                SZ(o->requested_bytes, b), VR_TIME(o->t_ns));
     }
     double px = sx(s, r->peak_allocated_t_ns), py = sy(s, r->peak_allocated);
     fprintf(f,
@@ -154,52 +181,155 @@ static void marks_svg(FILE *f, const vr_report *r, const scale *s)
             px, py, px + 6, py < 35 ? py + 12 : py - 6, SZ(r->peak_allocated, b));
 }
 
+/* A tick step of 1, 2 or 5 times a power of ten (ns) giving at most ~8
+ * ticks over span ns. */
+static uint64_t tick_step(double span)
+{
+    uint64_t p = 1;
+    while ((double)p * 10 <= span / 8)
+        p *= 10;
+    static const uint64_t mult[] = {1, 2, 5, 10};
+    for (size_t i = 0; i < 4; i++)
+        if ((double)(p * mult[i]) >= span / 8)
+            return p * mult[i];
+    return p * 10;
+}
+
+/* Tick label in the unit of the window's end: "85 ms", "1.2 s". */
+static void tick_label(FILE *f, uint64_t t, double t1)
+{
+    if (t1 >= 1e9)
+        fprintf(f, "%.6g s", (double)t / 1e9);
+    else if (t1 >= 1e6)
+        fprintf(f, "%.6g ms", (double)t / 1e6);
+    else
+        fprintf(f, "%.6g us", (double)t / 1e3);
+}
+
 static void axes_svg(FILE *f, const scale *s)
 {
     char b[32];
-    fprintf(f, "<line x1=\"50\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>", H - 20,
-            W - 10, H - 20);
+    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>", X0,
+            H - 20, W - 10, H - 20);
     fprintf(f, "<text x=\"2\" y=\"24\">%s</text><text x=\"2\" y=\"%.0f\">0</text>",
             SZ((uint64_t)s->ymax, b), H - 22);
-    fprintf(f,
-            "<text x=\"50\" y=\"%.0f\">0 s</text><text x=\"%.0f\" y=\"%.0f\" "
-            "text-anchor=\"end\">%s</text>",
-            H - 5, W - 10, H - 5, VR_TIME((uint64_t)s->t1));
+    uint64_t step = tick_step(s->t1 - s->t0);
+    for (uint64_t t = ((uint64_t)s->t0 + step - 1) / step * step; (double)t <= s->t1; t += step) {
+        double x = sx(s, t);
+        fprintf(f,
+                "<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+                "stroke=\"#888\"/><text class=\"tick\" x=\"%.1f\" y=\"%.0f\" "
+                "text-anchor=\"middle\">",
+                x, x, H - 20, H - 16, x, H - 5);
+        tick_label(f, t, s->t1);
+        fputs("</text>", f);
+    }
 }
 
-static void timeline(FILE *f, const vr_report *r, size_t idx)
+/* The recorded device activity: first to last timeline point or failed
+ * allocation (ns since the trace's start); false when there is none. */
+static bool activity(const vr_report *r, uint64_t *a, uint64_t *b)
 {
-    scale s = {.t1 = (double)r->duration_ns, .ymax = 1};
+    *a = UINT64_MAX;
+    *b = 0;
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const vr_device *d = &r->devices[i];
+        if (!d->ntimeline)
+            continue;
+        *a = d->timeline[0].t_ns < *a ? d->timeline[0].t_ns : *a;
+        *b = d->timeline[d->ntimeline - 1].t_ns > *b ? d->timeline[d->ntimeline - 1].t_ns : *b;
+    }
+    for (size_t i = 0; i < r->nooms; i++) {
+        *a = r->ooms[i].t_ns < *a ? r->ooms[i].t_ns : *a;
+        *b = r->ooms[i].t_ns > *b ? r->ooms[i].t_ns : *b;
+    }
+    return *a <= *b;
+}
+
+/* The default window: the device activity with a 3% margin each side
+ * (at least 1 us), never before the start of the run. */
+static scale activity_scale(const vr_report *r, double ymax)
+{
+    uint64_t a, b;
+    if (!activity(r, &a, &b))
+        return (scale){0, (double)r->duration_ns, ymax};
+    double m = (double)(b - a) * 0.03;
+    if (m < 1000)
+        m = 1000;
+    return (scale){(double)a > m ? (double)a - m : 0, (double)b + m, ymax};
+}
+
+static double timeline_ymax(const vr_report *r)
+{
+    double ymax = 1;
     for (size_t i = 0; i < r->ndevices; i++) {
         uint64_t m = r->devices[i].peak_reserved > r->devices[i].peak_allocated
                          ? r->devices[i].peak_reserved
                          : r->devices[i].peak_allocated;
-        if ((double)m * 1.1 > s.ymax)
-            s.ymax = (double)m * 1.1;
+        if ((double)m * 1.1 > ymax)
+            ymax = (double)m * 1.1;
     }
-    fprintf(f,
-            "<h3>Timeline</h3><svg id=\"timeline-%zu\" class=\"timeline\" "
-            "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-            "viewBox=\"0 0 %.0f %.0f\">",
-            idx, W, H, W, H);
-    spans_svg(f, r, &s);
-    axes_svg(f, &s);
+    return ymax;
+}
+
+static void device_lines(FILE *f, const vr_report *r, const scale *s)
+{
     static const char *colors[][2] = {{"#1f6feb", "#f0883e"}, {"#2da44e", "#bf3989"}};
     for (size_t i = 0; i < r->ndevices; i++) {
-        polyline(f, &s, &r->devices[i], true, colors[i % 2][1]);
-        polyline(f, &s, &r->devices[i], false, colors[i % 2][0]);
         const vr_device *d = &r->devices[i];
-        if (d->total_bytes && (double)d->total_bytes <= s.ymax)
+        polyline(f, s, r, d, true, colors[i % 2][1]);
+        polyline(f, s, r, d, false, colors[i % 2][0]);
+        if (d->total_bytes && (double)d->total_bytes <= s->ymax)
             fprintf(f,
-                    "<line x1=\"50\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+                    "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
                     "stroke-dasharray=\"6 3\"><title>device %d total</title></line>",
-                    W - 10, sy(&s, d->total_bytes), sy(&s, d->total_bytes), d->id);
+                    X0, W - 10, sy(s, d->total_bytes), sy(s, d->total_bytes), d->id);
     }
-    marks_svg(f, r, &s);
-    fputs("</svg><div class=\"note\">blue: allocated, orange: reserved (registered heaps "
-          "+ direct allocations); red dot: peak; dashed red: failed allocations; shaded: "
-          "iterations</div>",
+}
+
+/* One view of the timeline: id "timeline-IDX" (activity) or
+ * "timeline-IDX-whole" (the whole run, hidden until the toggle). */
+static void timeline_svg(FILE *f, const vr_report *r, size_t idx, const scale *s, bool whole)
+{
+    const char *sfx = whole ? "-whole" : "";
+    fprintf(f,
+            "<svg id=\"timeline-%zu%s\" class=\"timeline%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+            "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\"%s>"
+            "<clipPath id=\"clip-%zu%s\"><rect x=\"%.0f\" y=\"0\" width=\"%.0f\" "
+            "height=\"%.0f\"/></clipPath><g clip-path=\"url(#clip-%zu%s)\">",
+            idx, sfx, whole ? " whole" : "", W, H, W, H, whole ? " style=\"display:none\"" : "",
+            idx, sfx, X0, W - 10 - X0, H, idx, sfx);
+    spans_svg(f, r, s);
+    device_lines(f, r, s);
+    marks_svg(f, r, s);
+    fputs("</g>", f);
+    axes_svg(f, s);
+    fputs("</svg>", f);
+}
+
+static void timeline(FILE *f, const vr_report *r, size_t idx)
+{
+    double ymax = timeline_ymax(r);
+    scale act = activity_scale(r, ymax);
+    scale all = {0, act.t1 > (double)r->duration_ns ? act.t1 : (double)r->duration_ns, ymax};
+    fprintf(f,
+            "<h3>Timeline</h3><p class=\"note\">showing the recorded device activity, "
+            "%s – %s of a %s run (times since the process started) "
+            "<label><input type=\"checkbox\" class=\"tl-whole\" data-idx=\"%zu\"> whole "
+            "run</label></p>",
+            VR_TIME((uint64_t)act.t0), VR_TIME((uint64_t)act.t1), VR_TIME(r->duration_ns), idx);
+    timeline_svg(f, r, idx, &act, false);
+    timeline_svg(f, r, idx, &all, true);
+    fputs("<div class=\"note\">blue: allocated, orange: reserved (registered heaps "
+          "+ direct allocations); red dot: peak; dashed red: failed allocations (pale: "
+          "recovered); shaded: iterations",
           f);
+    if (r->iteration_name[0]) {
+        fputs(" (NVTX range ", f);
+        esc(f, r->iteration_name);
+        fputc(')', f);
+    }
+    fputs("</div>", f);
 }
 
 /* ---- flamegraph ------------------------------------------------------------- */
@@ -301,28 +431,70 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
     fputs("</table>", f);
 }
 
-static void ooms_table(FILE *f, const vr_report *r, size_t top)
+/* The suggested batch of a capacity failure, worded by its kind. */
+static void batch_html(FILE *f, const vr_oom *o)
+{
+    if (o->verdict != VR_VERDICT_CAPACITY || o->max_batch < 0)
+        return;
+    if (!strcmp(o->batch_kind, "upper_bound"))
+        fprintf(f,
+                "<p class=\"batch upper_bound\">suggested batch: at most about %" PRId64
+                " (upper bound: no training step completed, so the full step's need is "
+                "unknown; rerun at a smaller batch to measure)</p>",
+                o->max_batch);
+    else if (!strcmp(o->batch_kind, "measured"))
+        fprintf(f,
+                "<p class=\"batch measured\">suggested batch: about %" PRId64
+                " (measured from a completed training step)</p>",
+                o->max_batch);
+}
+
+static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
 {
     char b1[32], b2[32];
+    const vr_oom *o = &r->ooms[i];
+    fprintf(f,
+            "<tr class=\"%s\"><td class=\"n\">#%zu<br>%s</td><td class=\"n\">%s</td>"
+            "<td class=\"n\">%s</td><td class=\"verdict v-%s\">%s</td><td>",
+            fatal          ? "fatal"
+            : o->recovered ? "recovered"
+                           : "failed",
+            i + 1, VR_TIME(o->t_ns), SZ(o->requested_bytes, b1), SZ(o->device_free_bytes, b2),
+            vr_verdict_name(o->verdict), vr_verdict_name(o->verdict));
+    if (fatal)
+        fputs("<p class=\"fatal-label\">FATAL: the last failure that was not recovered</p>", f);
+    if (o->recovered)
+        fputs("<p class=\"recovered-label\">recovered: the program retried and went on</p>", f);
+    esc(f, o->explanation);
+    batch_html(f, o);
+    fputs("</td><td>", f);
+    stack_html(f, &o->stack, 6);
+    fputs("</td></tr>", f);
+}
+
+/* The fatal failure (vr_fatal_oom) first and marked, then the others in
+ * time order, recovered ones muted. */
+static void ooms_table(FILE *f, const vr_report *r, size_t top)
+{
     fprintf(f, "<h3>Out of memory (%zu)</h3>", r->nooms);
     if (!r->nooms)
         return;
-    fputs("<table id=\"ooms\"><tr><th>time</th><th>request</th><th>device free</th>"
+    fputs("<table id=\"ooms\"><tr><th>#, time</th><th>request</th><th>device free</th>"
           "<th>verdict</th><th>explanation</th><th>failing call</th></tr>",
           f);
-    for (size_t i = 0; i < r->nooms && i < top; i++) {
-        const vr_oom *o = &r->ooms[i];
-        fprintf(f,
-                "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                "<td class=\"verdict v-%s\">%s</td><td>",
-                VR_TIME(o->t_ns), SZ(o->requested_bytes, b1), SZ(o->device_free_bytes, b2),
-                vr_verdict_name(o->verdict), vr_verdict_name(o->verdict));
-        esc(f, o->explanation);
-        fputs("</td><td>", f);
-        stack_html(f, &o->stack, 6);
-        fputs("</td></tr>", f);
+    size_t fatal = vr_fatal_oom(r), shown = 0;
+    if (fatal != SIZE_MAX) {
+        oom_row(f, r, fatal, true);
+        shown++;
     }
+    for (size_t i = 0; i < r->nooms && shown < top; i++)
+        if (i != fatal) {
+            oom_row(f, r, i, false);
+            shown++;
+        }
     fputs("</table>", f);
+    if (r->nooms > shown)
+        fprintf(f, "<p class=\"note\">… %zu more</p>", r->nooms - shown);
 }
 
 static void leaks_table(FILE *f, const vr_report *r, size_t top)

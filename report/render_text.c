@@ -78,26 +78,54 @@ static void peak(FILE *f, const vr_report *r, size_t top)
                 r->phases[i].count, r->phases[i].range);
 }
 
-static void ooms(FILE *f, const vr_report *r, size_t top)
+static void fatal_line(FILE *f, const vr_report *r)
+{
+    fputs("  the last failure that was not recovered", f);
+    if (r->has_end && r->exit_signal)
+        fprintf(f, "; the program then died of signal %d", r->exit_signal);
+    else if (r->has_end && r->exit_status > 0)
+        fprintf(f, "; the program then exited with status %d", r->exit_status);
+    fputc('\n', f);
+}
+
+static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
 {
     char b1[32], b2[32], b3[32];
+    const vr_oom *o = &r->ooms[i];
+    fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
+            fatal ? "FATAL " : "", i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
+            o->device, o->error, SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
+    if (fatal)
+        fatal_line(f, r);
+    if (o->recovered)
+        fputs("  recovered: the same call's retry succeeded and the program went on\n", f);
+    fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
+    if (o->range[0])
+        fprintf(f, "  in NVTX range %s\n", o->range);
+    print_stack(f, &o->stack, "    ", 8);
+}
+
+/* The fatal failure (vr_fatal_oom) first, then the others in time order;
+ * numbers are the failures' order in time. */
+static void ooms(FILE *f, const vr_report *r, size_t top)
+{
     fprintf(f, "\n-- Out of memory (%zu) --\n", r->nooms);
     if (!r->nooms)
         fputs("no failed allocations\n", f);
-    for (size_t i = 0; i < r->nooms && i < top; i++) {
-        const vr_oom *o = &r->ooms[i];
-        fprintf(f, "#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
-                i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1), o->device, o->error,
-                SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
-        if (o->recovered)
-            fputs("  recovered: the same call's retry succeeded and the program went on\n", f);
-        fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
-        if (o->range[0])
-            fprintf(f, "  in NVTX range %s\n", o->range);
-        print_stack(f, &o->stack, "    ", 8);
+    size_t fatal = vr_fatal_oom(r), shown = 0;
+    if (fatal != SIZE_MAX) {
+        oom_entry(f, r, fatal, true);
+        shown++;
+        if (r->nooms > 1)
+            fputs("other failed allocations, in time order:\n", f);
     }
-    if (r->nooms > top)
-        fprintf(f, "... %zu more\n", r->nooms - top);
+    for (size_t i = 0; i < r->nooms && shown < top; i++)
+        if (i != fatal) {
+            oom_entry(f, r, i, false);
+            shown++;
+        }
+    if (r->nooms > shown)
+        fprintf(f, "... %zu more\n", r->nooms - shown);
 }
 
 static void leaks(FILE *f, const vr_report *r, size_t top)

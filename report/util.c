@@ -378,6 +378,14 @@ size_t vr_top(const vr_options *opt)
     return opt && opt->top ? opt->top : 10;
 }
 
+size_t vr_fatal_oom(const vr_report *r)
+{
+    for (size_t i = r->nooms; i-- > 0;)
+        if (!r->ooms[i].recovered)
+            return i;
+    return SIZE_MAX;
+}
+
 const char *vr_verdict_name(enum vr_verdict v)
 {
     switch (v) {

@@ -300,6 +300,12 @@ static void test_batch_measured(void **state)
     char *json = render(vr_render_json, r);
     assert_non_null(strstr(json, "\"suggested_batch\":181,\"suggested_batch_kind\":\"measured\""));
     free(json);
+    char *html = render(vr_render_html, r);
+    assert_non_null(strstr(html, "class=\"batch measured\">suggested batch: about 181 (measured"));
+    free(html);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "largest batch that fits is about 181 (measured"));
+    free(text);
     vr_report_free(r);
 }
 
@@ -345,6 +351,133 @@ static void test_recovered(void **state)
     f = fopen("/dev/null", "w");
     assert_int_equal(vr_check(f, r, &lim), 0);
     fclose(f);
+    vr_report_free(r);
+}
+
+/* ---- HTML and text OOM sections -------------------------------------------------- */
+
+/* The part of html from the first occurrence of from up to to (or the end). */
+static char *slice(const char *html, const char *from, const char *to)
+{
+    const char *a = strstr(html, from);
+    assert_non_null(a);
+    const char *b = to ? strstr(a, to) : NULL;
+    return strndup(a, b ? (size_t)(b - a) : strlen(a));
+}
+
+/* Widths of the shaded iterations (rect class="phase") in an SVG; returns
+ * how many, their smallest width in *min. */
+static size_t phase_widths(const char *svg, double *min)
+{
+    size_t n = 0;
+    *min = 1e9;
+    for (const char *p = svg; (p = strstr(p, "class=\"phase\"")); p++) {
+        const char *w = strstr(p, "width=\"");
+        assert_non_null(w);
+        double v = strtod(w + 7, NULL);
+        *min = v < *min ? v : *min;
+        n++;
+    }
+    return n;
+}
+
+/* A 10 s run whose device activity is 5.00 s - 5.10 s: the default timeline
+ * spans the activity (iterations wide enough to see, ticks in s since the
+ * start, no "0 s"), the whole run is a second, hidden view. The iteration
+ * open at the failure is shaded up to it. */
+static void test_html_timeline_window(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"late"};
+    const uint64_t ms = 1000000, t = 5000 * ms;
+    open_trace(&g, "late", 1, argv);
+    for (uint64_t i = 0; i < 4; i++) {
+        vtg_push(&g, t + i * 25 * ms, 1);
+        vtg_alloc(&g, t + i * 25 * ms + 1, 0x10000000, (10 + i) * MiB, 1);
+        vtg_free(&g, t + i * 25 * ms + 20 * ms, 0x10000000);
+        vtg_pop(&g, t + i * 25 * ms + 24 * ms);
+    }
+    vtg_push(&g, t + 100 * ms, 1); /* the failing iteration never ends */
+    vtg_failed(&g, t + 101 * ms, 2 * GiB, 1, 900 * MiB, GiB);
+    vtg_end(&g, 10000 * ms, 1);
+    vr_report *r = close_and_analyze(&g, "late");
+    assert_int_equal(r->nspans, 5); /* shaded up to the failure, not to the exit */
+    assert_int_equal(r->spans[4].start_ns, t + 100 * ms);
+    assert_int_equal(r->spans[4].end_ns, t + 101 * ms);
+    char *html = render(vr_render_html, r);
+    char *act = slice(html, "id=\"timeline-0\"", "id=\"timeline-0-whole\"");
+    char *all = slice(html, "id=\"timeline-0-whole\"", "</svg>");
+    double min;
+    assert_int_equal(phase_widths(act, &min), 5);
+    assert_true(min > 8); /* 1 ms of ~107 ms over 940 px; 24 ms iterations > 200 px */
+    assert_int_equal(phase_widths(all, &min), 5);
+    assert_true(min < 5);
+    assert_null(strstr(act, ">0 s<"));
+    assert_non_null(strstr(act, ">5.04 s<"));
+    assert_non_null(strstr(all, ">0 s<"));
+    assert_non_null(strstr(act, "class=\"oom\""));
+    assert_non_null(strstr(act, "class=\"peak\""));
+    assert_non_null(strstr(all, "display:none"));
+    assert_non_null(strstr(html, "class=\"tl-whole\""));
+    free(act);
+    free(all);
+    free(html);
+    vr_report_free(r);
+}
+
+/* A recovered failure then a fatal one: the fatal one leads the OOM
+ * section (text and HTML), the recovered one is muted and says so. */
+static void test_oom_fatal_first(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"fatal"};
+    open_trace(&g, "fatal", 1, argv);
+    vtg_alloc(&g, 100, 0x10000000, 500 * MiB, 1);
+    vtg_failed(&g, 200, 600 * MiB, 1, 400 * MiB, GiB);
+    vtg_free(&g, 300, 0x10000000);
+    vtg_alloc(&g, 400, 0x20000000, 600 * MiB, 1); /* the retry: #1 recovered */
+    vtg_failed(&g, 500, 300 * MiB, 1, 200 * MiB, GiB);
+    vtg_end(&g, 700, 1);
+    vr_report *r = close_and_analyze(&g, "fatal");
+    assert_int_equal(vr_fatal_oom(r), 1);
+    char *text = render(vr_render_text, r);
+    const char *fatal = strstr(text, "FATAL #2 at");
+    assert_non_null(fatal);
+    assert_true(fatal < strstr(text, "#1 at"));
+    assert_non_null(strstr(text, "the program then exited with status 1"));
+    free(text);
+    char *html = render(vr_render_html, r);
+    char *rows = slice(html, "id=\"ooms\"", "</table>");
+    const char *row_fatal = strstr(rows, "<tr class=\"fatal\"><td class=\"n\">#2");
+    const char *row_rec = strstr(rows, "<tr class=\"recovered\"><td class=\"n\">#1");
+    assert_non_null(row_fatal);
+    assert_non_null(row_rec);
+    assert_true(row_fatal < row_rec);
+    assert_non_null(strstr(row_rec, "recovered: the program retried and went on"));
+    char *fatal_row = slice(row_fatal, "<tr", "</tr>");
+    assert_non_null(strstr(fatal_row, "FATAL"));
+    assert_null(strstr(fatal_row, "recovered:"));
+    free(fatal_row);
+    free(rows);
+    free(html);
+    vr_report_free(r);
+}
+
+/* The suggested batch's kind is worded apart in HTML and text. */
+static void test_html_batch_kind(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("capacity");
+    char *html = render(vr_render_html, r);
+    assert_non_null(strstr(html, "class=\"batch upper_bound\">suggested batch: at most about 60 "
+                                 "(upper bound"));
+    assert_null(strstr(html, "class=\"batch measured\""));
+    free(html);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "at most about 60 (no training step completed"));
+    free(text);
     vr_report_free(r);
 }
 
@@ -774,6 +907,9 @@ int main(void)
         cmocka_unit_test(test_peak_pending_at_end),
         cmocka_unit_test(test_batch_measured),
         cmocka_unit_test(test_recovered),
+        cmocka_unit_test(test_html_timeline_window),
+        cmocka_unit_test(test_oom_fatal_first),
+        cmocka_unit_test(test_html_batch_kind),
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_json_several),
         cmocka_unit_test(test_chrome_folded),
