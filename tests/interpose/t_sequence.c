@@ -1,5 +1,6 @@
 /* t_sequence: a known sequence of runtime allocations of every hooked kind,
- * some freed, some leaked, one failing; its bookkeeping is the expectation. */
+ * some freed, some leaked, one failing (cudaMallocFromPoolAsync included); its bookkeeping is the
+ * expectation. */
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 
@@ -21,6 +22,23 @@ static void dev_free(void *p, size_t size)
     if (cudaFree(p) != cudaSuccess)
         exit(4);
     tb_free(&b, size, 0);
+}
+
+/* cudaMallocFromPoolAsync with the device's pool (explicit pools are not
+ * simulated): one allocation, one free, one left live. */
+static void from_pool(void)
+{
+    cudaMemPool_t pool;
+    void *a = NULL, *c = NULL;
+    if (cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+        cudaMallocFromPoolAsync(&a, 3 << 20, pool, 0) != cudaSuccess ||
+        cudaMallocFromPoolAsync(&c, 5000, pool, 0) != cudaSuccess)
+        exit(14);
+    tb_alloc(&b, 3 << 20, 0);
+    tb_alloc(&b, 5000, 0);
+    if (cudaFreeAsync(a, 0) != cudaSuccess)
+        exit(15);
+    tb_free(&b, 3 << 20, 0);
 }
 
 static void others(void)
@@ -50,6 +68,7 @@ static void others(void)
     if (cudaFreeAsync(a, 0) != cudaSuccess)
         exit(11);
     tb_free(&b, 2 << 20, 0);
+    from_pool();
 }
 
 int main(void)
