@@ -125,6 +125,21 @@ static void prepend_env(const char *name, const char *value, char sep)
     free(v);
 }
 
+/* Options with the progress bar on; VRAMTRACE_PROGRESS_AFTER_MS (a number of
+ * ms, >= 1) shows it sooner or later than the default 2 s (tests). */
+static vr_options progress_options(void)
+{
+    vr_options opt = {.progress = true};
+    const char *e = getenv("VRAMTRACE_PROGRESS_AFTER_MS");
+    if (e && *e) {
+        char *end;
+        unsigned long v = strtoul(e, &end, 10);
+        if (!*end && v >= 1 && v <= UINT32_MAX)
+            opt.progress_after_ms = (uint32_t)v;
+    }
+    return opt;
+}
+
 typedef struct run_opts {
     bool sim;
     const char *sim_device, *output;
@@ -360,7 +375,7 @@ static int cmd_report(int argc, char **argv)
                        {NULL, vr_render_html},
                        {NULL, vr_render_folded},
                        {NULL, vr_render_chrome}};
-    vr_options opt = {.progress = true};
+    vr_options opt = progress_options();
     bool quiet = false, allow_trunc = false;
     int c;
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -478,7 +493,7 @@ static int cmd_check(int argc, char **argv)
         fprintf(stderr, "vramtrace check: exactly one trace file wanted\n%s", usage_check);
         return EXIT_INPUT;
     }
-    vr_options opt = {.progress = true, .no_symbols = false};
+    vr_options opt = progress_options();
     vr_report **r = calloc(1, sizeof(*r));
     if (!r)
         return EXIT_INPUT;

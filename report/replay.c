@@ -429,36 +429,65 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void progress(vt_reader *rd, uint64_t started, bool *shown)
+/* The progress bar on stderr: only on a terminal, only once the replay has
+ * run for `after` ns, redrawn when the percentage changes, and wiped at the
+ * end with spaces (no escape sequences: any terminal, TERM=dumb too). */
+typedef struct vr_progress {
+    bool on, shown;
+    int pct;
+    uint64_t started, after;
+} vr_progress;
+
+#define PROGRESS_BAR 40
+#define PROGRESS_WIDTH (int)(sizeof "replaying [] 100%" - 1 + PROGRESS_BAR)
+
+static vr_progress progress_start(const vr_options *opt)
 {
-    if (mono_ns() - started < 2000000000ull)
+    vr_progress p = {.pct = -1};
+    p.on = opt && opt->progress && isatty(2);
+    p.started = p.on ? mono_ns() : 0;
+    p.after =
+        (uint64_t)(opt && opt->progress_after_ms ? opt->progress_after_ms : 2000) * 1000000ull;
+    return p;
+}
+
+static void progress_update(vr_progress *p, vt_reader *rd)
+{
+    if (mono_ns() - p->started < p->after)
         return;
     uint64_t size = vt_reader_file_size(rd), off = vt_reader_offset(rd);
     int pct = size ? (int)(off * 100 / size) : 0;
     if (pct > 100)
         pct = 100;
-    char bar[41];
-    memset(bar, ' ', 40);
-    memset(bar, '=', (size_t)pct * 40 / 100);
-    bar[40] = 0;
+    if (pct == p->pct)
+        return;
+    char bar[PROGRESS_BAR + 1];
+    memset(bar, ' ', PROGRESS_BAR);
+    memset(bar, '=', (size_t)pct * PROGRESS_BAR / 100);
+    bar[PROGRESS_BAR] = 0;
     fprintf(stderr, "\rreplaying [%s] %3d%%", bar, pct);
-    *shown = true;
+    p->pct = pct;
+    p->shown = true;
+}
+
+static void progress_end(vr_progress *p)
+{
+    if (p->shown)
+        fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
 }
 
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
-    bool show = opt && opt->progress && isatty(2), shown = false;
-    uint64_t started = show ? mono_ns() : 0;
+    vr_progress prog = progress_start(opt);
     vt_event ev;
     int rc;
     while ((rc = vt_reader_next(rd, &ev)) == 1) {
         replay_event(s, &ev);
-        if (show && (s->events & 0xffff) == 0)
-            progress(rd, started, &shown);
+        if (prog.on && (s->events & 0xffff) == 0)
+            progress_update(&prog, rd);
     }
     settle_all(s);
-    if (shown)
-        fputs("\r\033[K", stderr);
+    progress_end(&prog);
     if (rc < 0) {
         const char *m = vt_reader_error(rd);
         snprintf(err, errlen, "corrupt trace after %llu events (at byte %llu of %llu): %s",

@@ -195,9 +195,10 @@ typedef struct vr_report {
 } vr_report;
 
 typedef struct vr_options {
-    size_t top;      /* entries per table; 0 = 10 */
-    bool no_symbols; /* skip libdw (addresses only) */
-    bool progress;   /* progress bar on stderr if it is a TTY and takes > 2 s */
+    size_t top;                 /* entries per table; 0 = 10 */
+    bool no_symbols;            /* skip libdw (addresses only) */
+    bool progress;              /* progress bar on stderr if it is a TTY and takes > 2 s */
+    uint32_t progress_after_ms; /* show it after this long instead; 0 = 2000 */
 } vr_options;
 
 /* Replay path and analyze it. Returns NULL with a message in err (errlen
