@@ -178,6 +178,7 @@ typedef struct vr_state {
     uint64_t t0, t_last;
 
     vr_map strings, stacknodes, threads, devices, live, heaps, sites, phases;
+    vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
     vr_module *modules;
     size_t nmodules, capmodules;
     uint32_t module_generation;

@@ -94,6 +94,27 @@ static vr_site *peak_counters(vr_state *s, vr_symbolizer *sy, vr_map *m, bool by
     return out;
 }
 
+/* Sites at the peak inside the dominant range: the (range, stack) counters
+ * whose range name is phases[0]'s ("(no range)" stands for none). */
+static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    if (!r->nphases)
+        return;
+    const char *dom = r->phases[0].range;
+    raw_vec rv = {0};
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->site_ranges, &i));) {
+        const char *name = vr_state_string(s, (uint32_t)(c->key >> 32));
+        if (strcmp(name[0] ? name : "(no range)", dom))
+            continue;
+        uint64_t cnt, b = vr_counter_peak(s, c, &cnt);
+        if (b)
+            raw_push(&rv, (uint32_t)c->key, (uint32_t)(c->key >> 32), b, cnt);
+    }
+    r->range_sites = merge_sites(s, sy, &rv, false, &r->nrange_sites);
+    free(rv.v);
+}
+
 static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     vr_map groups;
@@ -466,6 +487,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     build_devices(s, r);
     r->sites = peak_counters(s, sy, &s->sites, false, &r->nsites);
     r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
+    build_range_sites(s, sy, r);
     build_leaks(s, sy, r);
     build_growth(s, sy, r);
     build_ooms(s, sy, r);

@@ -73,6 +73,7 @@ void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int
         vr_snapshot_peak(s);
     counter_add(s, vr_counter_get(&s->sites, stack), delta, count);
     counter_add(s, vr_counter_get(&s->phases, range), delta, count);
+    counter_add(s, vr_counter_get(&s->site_ranges, (uint64_t)range << 32 | stack), delta, count);
     s->allocated += (uint64_t)delta;
     if (s->allocated > s->peak_alloc) {
         s->peak_alloc = s->allocated;

@@ -62,6 +62,22 @@ static void summary(FILE *f, const vr_report *r)
         fprintf(f, "  note: %s\n", r->notes[i]);
 }
 
+/* The top 3 call sites inside the dominant range at the peak. */
+static void range_sites(FILE *f, const vr_report *r)
+{
+    char b1[32];
+    if (!r->nrange_sites)
+        return;
+    fprintf(f, "top call sites in %s at the peak:\n", r->phases[0].range);
+    for (size_t i = 0; i < r->nrange_sites && i < 3; i++) {
+        const vr_site *s = &r->range_sites[i];
+        fprintf(f, "  %12s %5.1f%% of the range %8" PRIu64 " allocs\n", SZ(s->bytes, b1),
+                r->phases[0].bytes ? 100.0 * (double)s->bytes / (double)r->phases[0].bytes : 0.0,
+                s->count);
+        print_stack(f, &s->stack, "      ", 6);
+    }
+}
+
 static void peak(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32], b2[32];
@@ -76,6 +92,7 @@ static void peak(FILE *f, const vr_report *r, size_t top)
                 r->peak_allocated ? 100.0 * (double)r->phases[i].bytes / (double)r->peak_allocated
                                   : 0.0,
                 r->phases[i].count, r->phases[i].range);
+    range_sites(f, r);
 }
 
 static void fatal_line(FILE *f, const vr_report *r)

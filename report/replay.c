@@ -28,6 +28,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->heaps, sizeof(vr_heap));
     vr_map_init(&s->sites, sizeof(vr_counter));
     vr_map_init(&s->phases, sizeof(vr_counter));
+    vr_map_init(&s->site_ranges, sizeof(vr_counter));
     s->iter.stride = 1;
     s->iter.slot = 0;
     s->win.stride = 1;
@@ -73,6 +74,7 @@ void vr_state_destroy(vr_state *s)
     vr_map_destroy(&s->heaps);
     vr_map_destroy(&s->sites);
     vr_map_destroy(&s->phases);
+    vr_map_destroy(&s->site_ranges);
 }
 
 #define VR_MAX_NOTES 200

@@ -173,6 +173,10 @@ typedef struct vr_report {
     size_t nsites;
     const vr_site *phases; /* NVTX ranges live at the peak, largest first */
     size_t nphases;
+    /* Call sites live at the peak inside the dominant range (phases[0]),
+     * largest first: which allocations of e.g. "D.backward" dominate. */
+    const vr_site *range_sites;
+    size_t nrange_sites;
     const vr_leak *leaks; /* largest first */
     size_t nleaks;
 

@@ -481,6 +481,47 @@ static void test_html_batch_kind(void **state)
     vr_report_free(r);
 }
 
+/* At the peak "backward" (stacks 2, 3, 4: 30, 20 and 10 MiB, stack 2 also
+ * 5 MiB in "forward") dominates: its sites are listed largest first, bytes
+ * inside the range only; the text names them under the Peak section. */
+static void test_range_sites(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"ranges"};
+    open_trace(&g, "ranges", 1, argv);
+    for (uint32_t k = 2; k <= 4; k++)
+        vtg_stack(&g, k, 0, 0x1000 * k);
+    vtg_string(&g, 2, "forward");
+    vtg_string(&g, 3, "backward");
+    vtg_push(&g, 100, 2);
+    vtg_alloc(&g, 101, 0x10000000, 5 * MiB, 2);
+    vtg_alloc(&g, 102, 0x18000000, 1 * MiB, 4);
+    vtg_pop(&g, 110);
+    vtg_push(&g, 200, 3);
+    vtg_alloc(&g, 201, 0x20000000, 10 * MiB, 4);
+    vtg_alloc(&g, 202, 0x30000000, 30 * MiB, 2);
+    vtg_alloc(&g, 203, 0x40000000, 20 * MiB, 3);
+    vtg_free(&g, 300, 0x30000000); /* after the peak */
+    vtg_pop(&g, 310);
+    vtg_end(&g, 400, 0);
+    vr_report *r = close_and_analyze(&g, "ranges");
+    assert_string_equal(r->phases[0].range, "backward");
+    assert_int_equal(r->nrange_sites, 3);
+    assert_int_equal(r->range_sites[0].bytes, 30 * MiB);
+    assert_int_equal(r->range_sites[0].stack.id, 2);
+    assert_int_equal(r->range_sites[1].bytes, 20 * MiB);
+    assert_int_equal(r->range_sites[2].bytes, 10 * MiB);
+    assert_int_equal(r->range_sites[2].stack.id, 4);
+    char *text = render(vr_render_text, r);
+    char *peak = slice(text, "-- Peak --", "-- Out of memory");
+    assert_non_null(strstr(peak, "top call sites in backward at the peak:\n"
+                                 "     30.00 MiB  50.0% of the range        1 allocs\n"));
+    free(peak);
+    free(text);
+    vr_report_free(r);
+}
+
 /* ---- JSON ------------------------------------------------------------------------ */
 
 /* Minimal JSON syntax check (RFC 8259 grammar, no semantics). */
@@ -910,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_html_timeline_window),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_html_batch_kind),
+        cmocka_unit_test(test_range_sites),
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_json_several),
         cmocka_unit_test(test_chrome_folded),
