@@ -34,6 +34,15 @@ grep -q '&lt;script&gt;alert(2)&lt;/script&gt;' "$T/dom.html" || fail "note not 
 grep -q '<script>alert' "$T/dom.html" && fail "a script element from the trace is in the DOM"
 grep -q '&lt;b&gt;bold&lt;/b&gt;' "$T/dom.html" || fail "argv not shown escaped"
 
+# The "whole run" checkbox swaps the activity view for the whole-run one.
+sed 's#</body>#<script>document.querySelector("input.tl-whole").click()</script></body>#' \
+    "$T/report.html" >"$T/toggled.html"
+chrome --dump-dom "file://$T/toggled.html" >"$T/toggled.dom"
+grep -q 'id="timeline-0" class="timeline"[^>]*style="display: none;"' "$T/toggled.dom" ||
+    fail "the whole-run toggle did not hide the activity view"
+grep -q 'id="timeline-0-whole"[^>]*style=""' "$T/toggled.dom" ||
+    fail "the whole-run toggle did not show the whole-run view"
+
 chrome --screenshot="$T/out.png" --window-size=1200,2000 "file://$T/report.html" >/dev/null
 [ -s "$T/out.png" ] || fail "no screenshot"
 if [ -n "${VRAMTRACE_KEEP_SCREENSHOT:-}" ]; then cp "$T/out.png" "$VRAMTRACE_KEEP_SCREENSHOT"; fi
