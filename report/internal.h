@@ -134,7 +134,8 @@ typedef struct vr_thread {
     bool fail_open;
     int32_t fail_device;
     uint64_t fail_size;
-    size_t fail_index; /* into vr_state.ooms; SIZE_MAX when not kept */
+    size_t fail_index; /* into vr_state.ooms */
+    uint64_t fail_seq; /* vr_oom_raw.seq of that failure, in case its slot was reused */
 } vr_thread;
 
 typedef struct vr_module {
@@ -163,6 +164,7 @@ typedef struct vr_oom_raw {
     size_t ntop;
     double leak_slope, leak_r2; /* growth of top_keys[0] when the verdict is leak */
     uint64_t baseline;          /* device use outside the recording (bytes) */
+    uint64_t seq;               /* which failed allocation of the trace (1-based) */
 } vr_oom_raw;
 
 typedef struct vr_frag_raw {

@@ -210,11 +210,14 @@ static void leak_first(vr_oom_raw *o, uint64_t key)
 
 #define VR_MAX_OOMS 1000
 
+/* At most VR_MAX_OOMS failures are kept: the first ones and always the
+ * latest (the last slot is reused), so the fatal failure is never lost. */
 void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
 {
     if (s->nooms == VR_MAX_OOMS)
-        return;
+        s->nooms--;
     vr_oom_raw *o = oom_new(s);
+    o->seq = s->failed;
     vr_devstate *d = vr_state_device(s, ev->u.failed.device);
     o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
     o->o.device = ev->u.failed.device;

@@ -191,6 +191,7 @@ static void suggested_batch(FILE *f, const vr_oom *o)
 
 static void ooms(FILE *f, const vr_report *r)
 {
+    size_t fatal = vr_fatal_oom(r); /* the last unrecovered failure */
     fputs(",\"ooms\":[", f);
     for (size_t i = 0; i < r->nooms; i++) {
         const vr_oom *o = &r->ooms[i];
@@ -200,11 +201,11 @@ static void ooms(FILE *f, const vr_report *r)
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
                 ",\"external_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
                 ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
-                ",\"max_batch\":%" PRId64 ",\"recovered\":%s,",
+                ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
                 o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
                 o->external_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
-                o->recovered ? "true" : "false");
+                o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
         key(f, "api");
         vr_json_str(f, o->api);

@@ -127,6 +127,9 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
 static void ooms(FILE *f, const vr_report *r, size_t top)
 {
     fprintf(f, "\n-- Out of memory (%zu) --\n", r->nooms);
+    if (r->failed_allocations > r->nooms)
+        fprintf(f, "(%zu of %" PRIu64 " failed allocations kept: the first ones and the latest)\n",
+                r->nooms, r->failed_allocations);
     if (!r->nooms)
         fputs("no failed allocations\n", f);
     size_t fatal = vr_fatal_oom(r), shown = 0;

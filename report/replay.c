@@ -259,7 +259,7 @@ static void attempt(vr_state *s, vr_thread *t, bool ok, uint64_t size, int32_t d
     if (!ok || size != t->fail_size || device != t->fail_device)
         return;
     s->recovered++;
-    if (t->fail_index < s->nooms)
+    if (t->fail_index < s->nooms && s->ooms[t->fail_index].seq == t->fail_seq)
         s->ooms[t->fail_index].o.recovered = true;
 }
 
@@ -268,13 +268,13 @@ static void on_failed(vr_state *s, const vt_event *ev)
     vr_thread *t = vr_state_thread(s, ev->thread_id);
     attempt(s, t, false, 0, 0);
     s->failed++;
-    size_t before = s->nooms;
     vr_oom_failed(s, ev, vr_thread_range(t));
     t = vr_state_thread(s, ev->thread_id);
     t->fail_open = true;
     t->fail_size = ev->u.failed.size;
     t->fail_device = ev->u.failed.device;
-    t->fail_index = s->nooms > before ? before : SIZE_MAX;
+    t->fail_index = s->nooms - 1;
+    t->fail_seq = s->failed;
 }
 
 static void on_alloc(vr_state *s, const vt_event *ev)

@@ -311,6 +311,41 @@ static void test_batch_measured(void **state)
 
 /* A failed cudaMalloc whose retry (same thread, same size) succeeds is
  * recovered; a failure followed by a failed retry is not. */
+/* More failures than the report keeps: the first ones and the latest are
+ * listed, so the fatal failure (the last, never retried) is never lost; a
+ * retry after the cap still marks only its own failure recovered. */
+static void test_oom_cap_keeps_fatal(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"retries"};
+    open_trace(&g, "retries", 1, argv);
+    for (uint64_t i = 0; i < 1499; i++) {
+        vtg_failed(&g, 100 + 2 * i, 64 * MiB, 1, 32 * MiB, GiB);
+        vtg_alloc(&g, 101 + 2 * i, 0x10000000 + i * 0x1000000, 64 * MiB, 1); /* retried */
+    }
+    vtg_failed(&g, 5000, 512 * MiB, 1, 32 * MiB, GiB); /* the fatal one */
+    vtg_end(&g, 6000, 2);
+    vr_report *r = close_and_analyze(&g, "retries");
+    assert_int_equal(r->failed_allocations, 1500);
+    assert_int_equal(r->recovered_allocations, 1499);
+    assert_int_equal(r->nooms, 1000);
+    size_t fatal = vr_fatal_oom(r);
+    assert_int_equal(fatal, 999);
+    assert_int_equal(r->ooms[fatal].requested_bytes, 512 * MiB);
+    assert_false(r->ooms[fatal].recovered);
+    assert_true(r->ooms[998].recovered);
+    char *json = render(vr_render_json, r);
+    const char *f1 = strstr(json, "\"fatal\":true");
+    assert_non_null(f1);
+    assert_null(strstr(f1 + 1, "\"fatal\":true")); /* exactly one */
+    free(json);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "1000 of 1500 failed allocations kept"));
+    free(text);
+    vr_report_free(r);
+}
+
 static void test_recovered(void **state)
 {
     (void)state;
@@ -948,6 +983,7 @@ int main(void)
         cmocka_unit_test(test_peak_pending_at_end),
         cmocka_unit_test(test_batch_measured),
         cmocka_unit_test(test_recovered),
+        cmocka_unit_test(test_oom_cap_keeps_fatal),
         cmocka_unit_test(test_html_timeline_window),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_html_batch_kind),
