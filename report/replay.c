@@ -219,6 +219,15 @@ static void hold(vr_state *s, vr_live *l, uint8_t kind, uint32_t tid, uint64_t t
     vr_state_thread(s, tid)->pending_addr = l->key;
 }
 
+/* Live-map key of an allocation. VMM physical handles (cuMemCreate) are not
+ * addresses and may equal a device pointer's value, so they get their own
+ * key space: bit 63, which no device or host virtual address has (x86-64 and
+ * CUDA's unified addressing use at most 57 bits). */
+static uint64_t live_key(uint64_t addr, enum vt_api api)
+{
+    return api == VT_API_CU_MEM_CREATE ? addr | (1ull << 63) : addr;
+}
+
 /* Before each timed event: the event's thread settles what it left pending. */
 static void settle_pending(vr_state *s, const vt_event *ev)
 {
@@ -232,7 +241,8 @@ static void settle_pending(vr_state *s, const vt_event *ev)
         return;
     if (l->pending == VR_PENDING_NEW && ev->type == VT_REC_HEAP_REGISTER && ev->u.heap.addr == addr)
         return; /* vr_heap_register covers it: reserved only */
-    if (l->pending == VR_PENDING_UNCOVERED && ev->type == VT_REC_FREE && ev->u.free.addr == addr)
+    if (l->pending == VR_PENDING_UNCOVERED && ev->type == VT_REC_FREE &&
+        live_key(ev->u.free.addr, ev->u.free.api) == addr)
         return; /* free_live drops it */
     vr_pending_commit(s, l);
 }
@@ -279,14 +289,15 @@ static void on_failed(vr_state *s, const vt_event *ev)
 
 static void on_alloc(vr_state *s, const vt_event *ev)
 {
-    vr_live *old = vr_map_get(&s->live, ev->u.alloc.addr);
+    uint64_t key = live_key(ev->u.alloc.addr, ev->u.alloc.api);
+    vr_live *old = vr_map_get(&s->live, key);
     if (old) { /* the free was not recorded: the address was reused */
         free_live(s, old);
         s->unknown_frees++;
     }
     s->allocations++;
     attempt(s, vr_state_thread(s, ev->thread_id), true, ev->u.alloc.size, ev->u.alloc.device);
-    vr_live *l = vr_map_put(&s->live, ev->u.alloc.addr, NULL);
+    vr_live *l = vr_map_put(&s->live, key, NULL);
     l->size = ev->u.alloc.size;
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
@@ -304,7 +315,7 @@ static void on_alloc(vr_state *s, const vt_event *ev)
 
 static void on_free(vr_state *s, const vt_event *ev)
 {
-    vr_live *l = vr_map_get(&s->live, ev->u.free.addr);
+    vr_live *l = vr_map_get(&s->live, live_key(ev->u.free.addr, ev->u.free.api));
     if (!l) {
         if (ev->u.free.addr)
             s->unknown_frees++;

@@ -68,17 +68,27 @@ void vtg_note(vtg *g, const char *text)
     put(g, (vt_event){.type = VT_REC_NOTE, .u.note = {text}});
 }
 
-void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack)
+void vtg_alloc_api(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack,
+                   enum vt_api api)
 {
     put(g, (vt_event){.type = VT_REC_ALLOC,
                       .ts_ns = g->t0 + t,
-                      .u.alloc = {addr, size, stack, 0, VT_API_CUDA_MALLOC, 0}});
+                      .u.alloc = {addr, size, stack, 0, api, 0}});
+}
+
+void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    vtg_alloc_api(g, t, addr, size, stack, VT_API_CUDA_MALLOC);
+}
+
+void vtg_free_api(vtg *g, uint64_t t, uint64_t addr, enum vt_api api)
+{
+    put(g, (vt_event){.type = VT_REC_FREE, .ts_ns = g->t0 + t, .u.free = {addr, 0, api}});
 }
 
 void vtg_free(vtg *g, uint64_t t, uint64_t addr)
 {
-    put(g, (vt_event){
-               .type = VT_REC_FREE, .ts_ns = g->t0 + t, .u.free = {addr, 0, VT_API_CUDA_MALLOC}});
+    vtg_free_api(g, t, addr, VT_API_CUDA_MALLOC);
 }
 
 void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total)

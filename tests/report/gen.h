@@ -28,6 +28,10 @@ void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total);
 void vtg_note(vtg *g, const char *text);
 void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);
 void vtg_free(vtg *g, uint64_t t, uint64_t addr);
+/* The same with the allocating API (e.g. VT_API_CU_MEM_CREATE: addr is a handle). */
+void vtg_alloc_api(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack,
+                   enum vt_api api);
+void vtg_free_api(vtg *g, uint64_t t, uint64_t addr, enum vt_api api);
 void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total);
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
 void vtg_push(vtg *g, uint64_t t, uint32_t name);

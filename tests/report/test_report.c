@@ -311,6 +311,27 @@ static void test_batch_measured(void **state)
 
 /* A failed cudaMalloc whose retry (same thread, same size) succeeds is
  * recovered; a failure followed by a failed retry is not. */
+/* A VMM handle (cuMemCreate) whose value equals a live device pointer's:
+ * the two are separate allocations, and cuMemRelease frees only the handle. */
+static void test_vmm_handle_key(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"vmm"};
+    open_trace(&g, "vmm", 1, argv);
+    vtg_alloc(&g, 100, 0x7000, 1 * MiB, 1);
+    vtg_alloc_api(&g, 200, 0x7000, 2 * MiB, 1, VT_API_CU_MEM_CREATE);
+    vtg_free_api(&g, 300, 0x7000, VT_API_CU_MEM_CREATE);
+    vtg_end(&g, 400, 0);
+    vr_report *r = close_and_analyze(&g, "vmm");
+    assert_int_equal(r->allocations, 2);
+    assert_int_equal(r->frees, 1);
+    assert_int_equal(r->unknown_frees, 0);
+    assert_int_equal(r->peak_allocated, 3 * MiB);
+    assert_int_equal(r->leaked_bytes, 1 * MiB);
+    vr_report_free(r);
+}
+
 /* More failures than the report keeps: the first ones and the latest are
  * listed, so the fatal failure (the last, never retried) is never lost; a
  * retry after the cap still marks only its own failure recovered. */
@@ -984,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_batch_measured),
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_oom_cap_keeps_fatal),
+        cmocka_unit_test(test_vmm_handle_key),
         cmocka_unit_test(test_html_timeline_window),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_html_batch_kind),
