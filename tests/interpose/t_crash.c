@@ -1,6 +1,7 @@
 /* t_crash: allocations, then a crash. usage: t_crash segv|abort|kill
- * segv/abort: dies at once; kill: sleeps 300 ms (past the writer's flush
- * interval), prints "ready" and waits to be killed with SIGKILL. */
+ * segv/abort: dies at once; kill: sleeps 1 s (ten times the writer's 100 ms
+ * flush interval, so a loaded CI machine still flushes once; nothing flushes
+ * explicitly), prints "ready" and waits to be killed with SIGKILL. */
 #include <cuda_runtime_api.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ int main(int argc, char **argv)
         *nowhere = 1;
     if (strcmp(mode, "abort") == 0)
         abort();
-    nanosleep(&(struct timespec){0, 300000000}, NULL);
+    nanosleep(&(struct timespec){1, 0}, NULL);
     printf("ready\n");
     fflush(stdout);
     for (;;)
