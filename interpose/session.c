@@ -548,8 +548,8 @@ static void install_signals(void)
 
 __attribute__((constructor)) static void vti_constructor(void)
 {
-    const char *self = vti_self_path();
-    if (self && !getenv("NVTX_INJECTION64_PATH"))
-        setenv("NVTX_INJECTION64_PATH", self, 0);
+    const char *self = vti_self_path(), *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (self && (!nvtx || !*nvtx)) /* NVTX treats an empty value as unset */
+        setenv("NVTX_INJECTION64_PATH", self, 1);
     vti_session_ensure();
 }

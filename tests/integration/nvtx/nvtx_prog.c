@@ -27,7 +27,7 @@
 static int check_same_object(void)
 {
     const char *path = getenv("NVTX_INJECTION64_PATH");
-    if (!path) {
+    if (!path || !*path) { /* "" would dlopen the main program: right only by accident */
         fprintf(stderr, "nvtx_prog: NVTX_INJECTION64_PATH not set by the preload\n");
         return 3;
     }
