@@ -20,6 +20,8 @@
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
 
+#include "nvtx_test_helpers.h"
+
 #define SEGMENT_BYTES (1u << 20)
 
 /* The injection NVTX will dlopen() must be the object already in the process:
@@ -39,16 +41,6 @@ static int check_same_object(void)
         return 3;
     }
     return 0;
-}
-
-static nvtxEventAttributes_t attr_ascii(const char *m)
-{
-    nvtxEventAttributes_t a = {0};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = m;
-    return a;
 }
 
 static void *worker(void *arg)
@@ -93,22 +85,6 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t d, char *seg)
     return nvtxMemHeapRegister(d, &hd);
 }
 
-static void regions_register(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h,
-                             const nvtxMemVirtualRangeDesc_t *r, size_t n,
-                             nvtxMemRegionHandle_t *out)
-{
-    nvtxMemRegionsRegisterBatch_t b = {
-        NVTX_EXT_COMPATID_MEM, sizeof b, NVTX_MEM_TYPE_VIRTUAL_ADDRESS, h, n, sizeof r[0], r, out};
-    nvtxMemRegionsRegister(d, &b);
-}
-
-static void unregister(nvtxDomainHandle_t d, uint32_t type, nvtxMemRegionRef_t ref)
-{
-    nvtxMemRegionsUnregisterBatch_t b = {
-        NVTX_EXT_COMPATID_MEM, sizeof b, type, 1, sizeof ref, &ref};
-    nvtxMemRegionsUnregister(d, &b);
-}
-
 static void resize(nvtxDomainHandle_t d, void *p, size_t size)
 {
     nvtxMemVirtualRangeDesc_t r = {size, p};
@@ -136,12 +112,12 @@ static void sub_allocator(nvtxDomainHandle_t d, char *seg)
     regions_register(d, h, r, 3, out);
     resize(d, seg + 16384, 32768);
     name(d, out[1], "activations");
-    unregister(d, NVTX_MEM_REGION_REF_TYPE_POINTER, (nvtxMemRegionRef_t){.pointer = seg});
-    unregister(d, NVTX_MEM_REGION_REF_TYPE_HANDLE, (nvtxMemRegionRef_t){.handle = out[1]});
+    unregister_one(d, NVTX_MEM_REGION_REF_TYPE_POINTER, (nvtxMemRegionRef_t){.pointer = seg});
+    unregister_one(d, NVTX_MEM_REGION_REF_TYPE_HANDLE, (nvtxMemRegionRef_t){.handle = out[1]});
     nvtxMemHeapReset(d, h);
     nvtxMemVirtualRangeDesc_t again = {512, seg};
     regions_register(d, h, &again, 1, NULL);
-    unregister(d, NVTX_MEM_REGION_REF_TYPE_POINTER, (nvtxMemRegionRef_t){.pointer = seg});
+    unregister_one(d, NVTX_MEM_REGION_REF_TYPE_POINTER, (nvtxMemRegionRef_t){.pointer = seg});
     nvtxMemHeapUnregister(d, h);
 }
 

@@ -16,6 +16,8 @@
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
 
+#include "nvtx_test_helpers.h"
+
 #include "fake_vti.h"
 
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
@@ -45,16 +47,6 @@ static void check_range(size_t i, enum vt_rec type, const char *domain, const ch
         assert_int_equal(ev->u.range.domain, 0);
     if (name)
         assert_string_equal(fake_string(ev->u.range.name), name);
-}
-
-static nvtxEventAttributes_t attr_ascii(const char *m)
-{
-    nvtxEventAttributes_t a = {0};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = m;
-    return a;
 }
 
 static void test_disabled_records_nothing(void **state)
@@ -199,22 +191,6 @@ static nvtxMemHeapHandle_t arena_heap(nvtxDomainHandle_t d)
                             0,
                             {0}};
     return nvtxMemHeapRegister(d, &hd);
-}
-
-static void regions_register(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h,
-                             const nvtxMemVirtualRangeDesc_t *r, size_t n,
-                             nvtxMemRegionHandle_t *out)
-{
-    nvtxMemRegionsRegisterBatch_t b = {
-        NVTX_EXT_COMPATID_MEM, sizeof b, NVTX_MEM_TYPE_VIRTUAL_ADDRESS, h, n, sizeof r[0], r, out};
-    nvtxMemRegionsRegister(d, &b);
-}
-
-static void unregister_one(nvtxDomainHandle_t d, uint32_t ref_type, nvtxMemRegionRef_t ref)
-{
-    nvtxMemRegionsUnregisterBatch_t b = {
-        NVTX_EXT_COMPATID_MEM, sizeof b, ref_type, 1, sizeof ref, &ref};
-    nvtxMemRegionsUnregister(d, &b);
 }
 
 static void name_two(nvtxDomainHandle_t d, nvtxMemRegionHandle_t by_handle, const void *by_ptr)
