@@ -281,15 +281,12 @@ void vti_redirect_proc(const char *symbol, int version, uint64_t flags, void **p
 }
 
 static char self_path[4096];
-static uintptr_t self_base;
 
 static void self_init(void)
 {
     Dl_info info;
-    if (dladdr((void *)self_init, &info) && info.dli_fname) {
+    if (dladdr((void *)self_init, &info) && info.dli_fname)
         snprintf(self_path, sizeof self_path, "%s", info.dli_fname);
-        self_base = (uintptr_t)info.dli_fbase;
-    }
 }
 
 const char *vti_self_path(void)
@@ -297,11 +294,4 @@ const char *vti_self_path(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, self_init);
     return self_path[0] ? self_path : NULL;
-}
-
-bool vti_addr_is_self(uintptr_t addr)
-{
-    Dl_info info;
-    vti_self_path();
-    return dladdr((void *)addr, &info) && (uintptr_t)info.dli_fbase == self_base;
 }

@@ -130,9 +130,7 @@ void *vti_real_driver(const char *base, const char *exported);
 void *vti_real_runtime(const char *name);
 /* The real dlsym of glibc (never the hook). */
 void *vti_real_dlsym(void *handle, const char *name);
-/* true when addr lies inside libvramtrace.so itself. */
-bool vti_addr_is_self(uintptr_t addr);
-/* Base address range of libvramtrace.so (filled at first use). */
+/* Path of libvramtrace.so itself (filled at first use), NULL if unknown. */
 const char *vti_self_path(void);
 
 /* ---- stacks and modules (stacks.c) -------------------------------------- */
