@@ -273,7 +273,7 @@ size_t opscu_conv_transpose2d_workspace_bytes(ops_ctx *ctx, const ops_conv_desc 
 
 /* y_view = conv(x_view, w) */
 static int run_fwd(ops_ctx *ctx, const ops_conv_desc *d, int transposed, const float *x,
-                   const float *w, float *y, void *ws, size_t ws_bytes)
+                   const float *w, float *y, void *ws, size_t ws_bytes, const char *what)
 {
     conv_view v;
     cudnnConvolutionFwdAlgo_t algo;
@@ -282,6 +282,8 @@ static int run_fwd(ops_ctx *ctx, const ops_conv_desc *d, int transposed, const f
     if (view_create(ctx, d, transposed, &v))
         return -1;
     int rc = pick_fwd(ctx, &v, &algo, &need);
+    if (!rc)
+        rc = ops_check_workspace(ctx, need, ws, ws_bytes, what);
     if (!rc)
         rc = dnn_check(ctx,
                        cudnnConvolutionForward(ctx->cuda->dnn, &one, v.x, x, v.w, w, v.conv, algo,
@@ -293,7 +295,7 @@ static int run_fwd(ops_ctx *ctx, const ops_conv_desc *d, int transposed, const f
 
 /* dx_view = conv^T(dy_view, w) */
 static int run_bwd_data(ops_ctx *ctx, const ops_conv_desc *d, int transposed, const float *dy,
-                        const float *w, float *dx, void *ws, size_t ws_bytes)
+                        const float *w, float *dx, void *ws, size_t ws_bytes, const char *what)
 {
     conv_view v;
     cudnnConvolutionBwdDataAlgo_t algo;
@@ -302,6 +304,8 @@ static int run_bwd_data(ops_ctx *ctx, const ops_conv_desc *d, int transposed, co
     if (view_create(ctx, d, transposed, &v))
         return -1;
     int rc = pick_bwd_data(ctx, &v, &algo, &need);
+    if (!rc)
+        rc = ops_check_workspace(ctx, need, ws, ws_bytes, what);
     if (!rc)
         rc = dnn_check(ctx,
                        cudnnConvolutionBackwardData(ctx->cuda->dnn, &one, v.w, w, v.y, dy, v.conv,
@@ -313,7 +317,7 @@ static int run_bwd_data(ops_ctx *ctx, const ops_conv_desc *d, int transposed, co
 
 /* dw += grad of conv(x_view, w) wrt w given dy_view */
 static int run_bwd_filter(ops_ctx *ctx, const ops_conv_desc *d, int transposed, const float *x,
-                          const float *dy, float *dw, void *ws, size_t ws_bytes)
+                          const float *dy, float *dw, void *ws, size_t ws_bytes, const char *what)
 {
     conv_view v;
     cudnnConvolutionBwdFilterAlgo_t algo;
@@ -322,6 +326,8 @@ static int run_bwd_filter(ops_ctx *ctx, const ops_conv_desc *d, int transposed, 
     if (view_create(ctx, d, transposed, &v))
         return -1;
     int rc = pick_bwd_filter(ctx, &v, &algo, &need);
+    if (!rc)
+        rc = ops_check_workspace(ctx, need, ws, ws_bytes, what);
     if (!rc)
         rc = dnn_check(ctx,
                        cudnnConvolutionBackwardFilter(ctx->cuda->dnn, &one, v.x, x, v.y, dy, v.conv,
@@ -334,19 +340,19 @@ static int run_bwd_filter(ops_ctx *ctx, const ops_conv_desc *d, int transposed, 
 int opscu_conv2d_forward(ops_ctx *ctx, const ops_conv_desc *d, const float *x, const float *w,
                          float *y, void *ws, size_t ws_bytes)
 {
-    return run_fwd(ctx, d, 0, x, w, y, ws, ws_bytes);
+    return run_fwd(ctx, d, 0, x, w, y, ws, ws_bytes, "conv2d_forward");
 }
 
 int opscu_conv2d_backward_data(ops_ctx *ctx, const ops_conv_desc *d, const float *dy,
                                const float *w, float *dx, void *ws, size_t ws_bytes)
 {
-    return run_bwd_data(ctx, d, 0, dy, w, dx, ws, ws_bytes);
+    return run_bwd_data(ctx, d, 0, dy, w, dx, ws, ws_bytes, "conv2d_backward_data");
 }
 
 int opscu_conv2d_backward_filter(ops_ctx *ctx, const ops_conv_desc *d, const float *x,
                                  const float *dy, float *dw, void *ws, size_t ws_bytes)
 {
-    return run_bwd_filter(ctx, d, 0, x, dy, dw, ws, ws_bytes);
+    return run_bwd_filter(ctx, d, 0, x, dy, dw, ws, ws_bytes, "conv2d_backward_filter");
 }
 
 /* Transposed conv forward: its input x is the adjoint conv's "dy", its output the adjoint's "dx".
@@ -354,20 +360,20 @@ int opscu_conv2d_backward_filter(ops_ctx *ctx, const ops_conv_desc *d, const flo
 int opscu_conv_transpose2d_forward(ops_ctx *ctx, const ops_conv_desc *d, const float *x,
                                    const float *w, float *y, void *ws, size_t ws_bytes)
 {
-    return run_bwd_data(ctx, d, 1, x, w, y, ws, ws_bytes);
+    return run_bwd_data(ctx, d, 1, x, w, y, ws, ws_bytes, "conv_transpose2d_forward");
 }
 
 int opscu_conv_transpose2d_backward_data(ops_ctx *ctx, const ops_conv_desc *d, const float *dy,
                                          const float *w, float *dx, void *ws, size_t ws_bytes)
 {
-    return run_fwd(ctx, d, 1, dy, w, dx, ws, ws_bytes);
+    return run_fwd(ctx, d, 1, dy, w, dx, ws, ws_bytes, "conv_transpose2d_backward_data");
 }
 
 int opscu_conv_transpose2d_backward_filter(ops_ctx *ctx, const ops_conv_desc *d, const float *x,
                                            const float *dy, float *dw, void *ws, size_t ws_bytes)
 {
     /* adjoint conv: its input is our dy (output-shaped), its output gradient our x */
-    return run_bwd_filter(ctx, d, 1, dy, x, dw, ws, ws_bytes);
+    return run_bwd_filter(ctx, d, 1, dy, x, dw, ws, ws_bytes, "conv_transpose2d_backward_filter");
 }
 
 /* ---- batch norm: one block per channel ------------------------------------------------------ */

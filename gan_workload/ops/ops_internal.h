@@ -30,6 +30,16 @@ static inline int ops_fail(ops_ctx *ctx, const char *fmt, ...)
     return -1;
 }
 
+/* Fails (-1, message naming `what`) when the caller's workspace (ws, ws_bytes) is smaller than
+ * the `need` bytes of the pass. Header-only for the same reason as ops_fail. */
+static inline int ops_check_workspace(ops_ctx *ctx, size_t need, const void *ws, size_t ws_bytes,
+                                      const char *what)
+{
+    if (ws_bytes < need || (need && !ws))
+        return ops_fail(ctx, "%s: workspace of %zu bytes given, %zu needed", what, ws_bytes, need);
+    return 0;
+}
+
 /* Output length of a convolution (conv2d: transposed 0) or transposed convolution along one
  * axis; -1 if invalid (torch.nn.Conv2d / ConvTranspose2d formulas, dilation 1, no output_padding).
  * Header-only for the same reason as ops_fail. */
