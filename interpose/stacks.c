@@ -139,21 +139,21 @@ static int self_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* libunwind's per-thread cache: no lock on the unwinding path. Not under
- * a sanitizer: its thread-exit destructor locks a mutex after the TSan
- * runtime has torn the thread down. */
+static bool in_self(uintptr_t pc)
+{
+    return pc >= self_start && pc < self_end;
+}
+
+/* Once, before the session records: the code range of this library (its
+ * frames are skipped), and libunwind's per-thread cache: no lock on the
+ * unwinding path. The cache is not used under a sanitizer: its thread-exit
+ * destructor locks a mutex after the TSan runtime has torn the thread down. */
 void vti_stacks_init(void)
 {
+    dl_iterate_phdr(self_range_cb, (void *)(uintptr_t)in_self);
 #ifndef VRAMTRACE_SANITIZED
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 #endif
-}
-
-static bool in_self(uintptr_t pc)
-{
-    if (!self_end)
-        dl_iterate_phdr(self_range_cb, (void *)(uintptr_t)in_self);
-    return pc >= self_start && pc < self_end;
 }
 
 /* Return addresses of the calling thread, innermost first. Sanitized

@@ -144,7 +144,8 @@ int vti_stack_ips(uint32_t id, uint64_t *ips, int max);
 /* Emit VT_REC_MODULE_RESET (unless first) and the module map when the set
  * of loaded objects changed since the last emission (or force). */
 void vti_modules_sync(vti_thread *t, bool force);
-/* Set up libunwind (per-thread caching); once, at session start. */
+/* Find this library's code range and set up libunwind (per-thread
+ * caching); once, at session start, before any capture. */
 void vti_stacks_init(void);
 /* Free the trie (at close). */
 void vti_stacks_reset(void);
