@@ -41,11 +41,11 @@ static void alloc_done(CUresult rc, uint64_t p, uint64_t size, enum vt_api api, 
     vti_leave();                                                                                   \
     return rc
 
-#define FREE_HOOK(F, PTYPE, CALL, PTR, API, SPACE)                                                 \
+#define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     CUresult rc;                                                                                   \
     if (vti_enter() && real)                                                                       \
-        vti_rec_free((uint64_t)(uintptr_t)(PTR), 0, (API), (SPACE));                               \
+        vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
     rc = real ? CALL : NO_DRIVER;                                                                  \
     vti_leave();                                                                                   \
     return rc
@@ -69,7 +69,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 VTI_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, VT_API_CU_MEM_ALLOC, 0);
+    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, 0);
 }
 
 /* Size recorded: pitch * Height bytes (WidthInBytes * Height on failure). */
@@ -104,7 +104,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned 
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 {
-    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, VT_API_CU_MEM_ALLOC_HOST, 0);
+    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, 0);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
@@ -122,14 +122,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, VT_API_CU_MEM_ALLOC_ASYNC,
-              0);
+    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, 0);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr,
-              VT_API_CU_MEM_ALLOC_ASYNC, 0);
+    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, 0);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
@@ -170,7 +168,7 @@ typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
 VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_API_CU_MEM_CREATE, 1);
+    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, 1);
 }
 
 /* Mapping does not change physical usage: pass-through (kept hooked so a

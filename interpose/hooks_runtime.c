@@ -38,11 +38,11 @@ static void alloc_done(cudaError_t rc, const void *p, uint64_t size, enum vt_api
     vti_leave();                                                                                   \
     return rc
 
-#define FREE_HOOK(F, PTYPE, CALL, PTR, API)                                                        \
+#define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     cudaError_t rc;                                                                                \
     if (vti_enter() && real)                                                                       \
-        vti_rec_free((uintptr_t)(PTR), vti_tl_device, (API), 0);                                   \
+        vti_rec_free((uintptr_t)(PTR), 0);                                                         \
     rc = real ? CALL : NO_RUNTIME;                                                                 \
     vti_leave();                                                                                   \
     return rc
@@ -62,7 +62,7 @@ VTI_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 
 VTI_EXPORT cudaError_t cudaFree(void *devPtr)
 {
-    FREE_HOOK(F_cudaFree, free_fn, real(devPtr), devPtr, VT_API_CUDA_MALLOC);
+    FREE_HOOK(F_cudaFree, free_fn, real(devPtr), devPtr);
 }
 
 VTI_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
@@ -106,7 +106,7 @@ VTI_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int fla
 
 VTI_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
-    FREE_HOOK(F_cudaFreeHost, free_fn, real(ptr), ptr, VT_API_CUDA_MALLOC_HOST);
+    FREE_HOOK(F_cudaFreeHost, free_fn, real(ptr), ptr);
 }
 
 VTI_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
@@ -123,14 +123,12 @@ VTI_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStre
 
 VTI_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
-    FREE_HOOK(F_cudaFreeAsync, free_async_fn, real(devPtr, hStream), devPtr,
-              VT_API_CUDA_MALLOC_ASYNC);
+    FREE_HOOK(F_cudaFreeAsync, free_async_fn, real(devPtr, hStream), devPtr);
 }
 
 VTI_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
-    FREE_HOOK(F_cudaFreeAsync_ptsz, free_async_fn, real(devPtr, hStream), devPtr,
-              VT_API_CUDA_MALLOC_ASYNC);
+    FREE_HOOK(F_cudaFreeAsync_ptsz, free_async_fn, real(devPtr, hStream), devPtr);
 }
 
 VTI_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,

@@ -197,35 +197,32 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     vti_thread_put(t);
 }
 
-void vti_rec_free(uint64_t addr, int device, enum vt_api api, uint8_t space)
-{
-    vti_thread *t;
-    vt_event ev = {.type = VT_REC_FREE};
-    vti_live e;
-    (void)device;
-    (void)api;
-    if (!addr && space == 0)
-        return;
-    if (!(t = vti_thread_get()))
-        return;
-    if (vti_live_remove(addr, space, &e)) {
-        ev.ts_ns = vti_now_ns();
-        ev.u.free.addr = addr;
-        ev.u.free.device = e.device;
-        ev.u.free.api = (enum vt_api)e.api;
-        write_ev(t, &ev);
-    }
-    vti_thread_put(t);
-}
-
-static void reset_one(const vti_live *e, void *arg)
+static void emit_free(vti_thread *t, const vti_live *e)
 {
     vt_event ev = {.type = VT_REC_FREE};
     ev.ts_ns = vti_now_ns();
     ev.u.free.addr = e->addr;
     ev.u.free.device = e->device;
     ev.u.free.api = (enum vt_api)e->api;
-    write_ev(arg, &ev);
+    write_ev(t, &ev);
+}
+
+void vti_rec_free(uint64_t addr, uint8_t space)
+{
+    vti_thread *t;
+    vti_live e;
+    if (!addr && space == 0)
+        return;
+    if (!(t = vti_thread_get()))
+        return;
+    if (vti_live_remove(addr, space, &e))
+        emit_free(t, &e);
+    vti_thread_put(t);
+}
+
+static void reset_one(const vti_live *e, void *arg)
+{
+    emit_free(arg, e);
 }
 
 void vti_rec_device_reset(int device)

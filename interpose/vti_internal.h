@@ -200,8 +200,9 @@ void vti_leave(void);
 /* Record a successful allocation. */
 void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
                    uint8_t space);
-/* Record a free (before the real free). No-op when addr is not live. */
-void vti_rec_free(uint64_t addr, int device, enum vt_api api, uint8_t space);
+/* Record a free (before the real free) with the device and api the
+ * allocation was recorded with. No-op when addr (space) is not live. */
+void vti_rec_free(uint64_t addr, uint8_t space);
 /* Record a failed allocation with a memory-info sample and print the OOM
  * diagnosis on stderr. */
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, enum vti_level level);
