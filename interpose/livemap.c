@@ -142,37 +142,39 @@ static void count_free(const vti_live *e)
     atomic_fetch_add(&c->frees, 1);
 }
 
+/* The slot of (addr, space) whose hash is h in s, or NULL; s->lock held. */
+static slot *find(stripe *s, uint64_t h, uint64_t addr, uint8_t space)
+{
+    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask)
+        if (s->slots[i].e.addr == addr && s->slots[i].e.space == space)
+            return &s->slots[i];
+    return NULL;
+}
+
 bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
 {
     uint64_t h = key_hash(addr, space);
     stripe *s = stripe_of(h);
-    bool found = false;
+    slot *sl;
     pthread_mutex_lock(&s->lock);
-    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask) {
-        if (s->slots[i].e.addr == addr && s->slots[i].e.space == space) {
-            *out = s->slots[i].e;
-            erase(s, i);
-            found = true;
-            break;
-        }
+    sl = find(s, h, addr, space);
+    if (sl) {
+        *out = sl->e;
+        erase(s, (size_t)(sl - s->slots));
     }
     pthread_mutex_unlock(&s->lock);
-    if (found)
+    if (sl)
         count_free(out);
-    return found;
+    return sl != NULL;
 }
 
 bool vti_live_has(uint64_t addr)
 {
     uint64_t h = key_hash(addr, 0);
     stripe *s = stripe_of(h);
-    bool found = false;
+    bool found;
     pthread_mutex_lock(&s->lock);
-    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask)
-        if (s->slots[i].e.addr == addr && s->slots[i].e.space == 0) {
-            found = true;
-            break;
-        }
+    found = find(s, h, addr, 0) != NULL;
     pthread_mutex_unlock(&s->lock);
     return found;
 }
