@@ -87,7 +87,7 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
     return CUDA_SUCCESS;
 }
 
-static CUresult check_dev(CUdevice dev)
+CUresult sim_check_device(CUdevice dev)
 {
     if (sim_check_init())
         return sim_check_init();
@@ -96,7 +96,7 @@ static CUresult check_dev(CUdevice dev)
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     if (!name || len <= 0)
@@ -107,7 +107,7 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     if (!bytes)
@@ -209,7 +209,7 @@ static int attr_value(CUdevice_attribute a, const struct sim_profile *p)
 /* Attributes not modelled: CUDA_ERROR_INVALID_VALUE. */
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     int v = attr_value(attrib, sim_cfg.profile);
@@ -223,7 +223,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
  * (or first used after a reset). */
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     if (!pctx)
@@ -241,7 +241,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 /* At refcount 0 the context is destroyed with all its memory. */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     struct sim_device *d = &sim_devices[dev];
@@ -256,7 +256,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     struct sim_device *d = &sim_devices[dev];
@@ -268,7 +268,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-    CUresult err = check_dev(dev);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     if (!flags || !active)

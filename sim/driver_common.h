@@ -12,6 +12,11 @@ extern int sim_drv_initialized;
 struct sim_device *sim_current_device(void);
 /* CUDA_ERROR_NOT_INITIALIZED before cuInit, else CUDA_SUCCESS. */
 CUresult sim_check_init(void);
+/* CUDA_ERROR_NOT_INITIALIZED before cuInit, CUDA_ERROR_INVALID_DEVICE for an ordinal
+ * out of range, else CUDA_SUCCESS. */
+CUresult sim_check_device(CUdevice dev);
+/* Frees a device allocation (any kind; 0 is a no-op): cuMemFree's rules. */
+CUresult sim_free_dptr(CUdeviceptr dptr);
 /* The current device, or a CUresult error in *err. */
 struct sim_device *sim_need_device(CUresult *err);
 /* At a synchronization point the default pool keeps at most its release

@@ -62,7 +62,7 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
     return err;
 }
 
-static CUresult dev_free(CUdeviceptr dptr)
+CUresult sim_free_dptr(CUdeviceptr dptr)
 {
     struct sim_device *d;
     if (sim_check_init())
@@ -75,7 +75,7 @@ static CUresult dev_free(CUdeviceptr dptr)
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-    return dev_free(dptr);
+    return sim_free_dptr(dptr);
 }
 
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)

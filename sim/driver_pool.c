@@ -99,34 +99,19 @@ CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hS
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     CUresult err;
-    struct sim_device *d;
     if (!sim_stream_device(hStream, &err))
         return err;
-    if (dptr == 0)
-        return CUDA_SUCCESS;
-    d = sim_device_of((uintptr_t)dptr);
-    return d ? (CUresult)sim_free(d, (uintptr_t)dptr) : CUDA_ERROR_INVALID_VALUE;
-}
-
-static CUresult device_arg(CUdevice dev, struct sim_device **d)
-{
-    if (sim_check_init())
-        return sim_check_init();
-    if (dev < 0 || dev >= sim_cfg.ndevices)
-        return CUDA_ERROR_INVALID_DEVICE;
-    *d = &sim_devices[dev];
-    return CUDA_SUCCESS;
+    return sim_free_dptr(dptr);
 }
 
 CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
-    struct sim_device *d = NULL;
-    CUresult err = device_arg(dev, &d);
+    CUresult err = sim_check_device(dev);
     if (err)
         return err;
     if (!pool_out)
         return CUDA_ERROR_INVALID_VALUE;
-    *pool_out = &d->pool;
+    *pool_out = &sim_devices[dev].pool;
     return CUDA_SUCCESS;
 }
 

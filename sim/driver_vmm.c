@@ -51,11 +51,8 @@ static struct sim_device *prop_device(const CUmemAllocationProp *prop, CUresult 
     if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
         prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
         return NULL;
-    *err = CUDA_ERROR_INVALID_DEVICE;
-    if (prop->location.id < 0 || prop->location.id >= sim_cfg.ndevices)
-        return NULL;
-    *err = CUDA_SUCCESS;
-    return &sim_devices[prop->location.id];
+    *err = sim_check_device(prop->location.id);
+    return *err ? NULL : &sim_devices[prop->location.id];
 }
 
 CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
