@@ -36,10 +36,8 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     if (heap_get(s, ev->u.heap.heap)) {
         uint64_t was = vr_heap_unregister(s, ev->u.heap.heap, false);
         vr_live *old = was ? vr_map_get(&s->live, was) : NULL;
-        if (old && was != ev->u.heap.addr) { /* re-registered elsewhere: direct again */
-            old->pending_ts = s->t_last;
-            vr_pending_commit(s, old);
-        }
+        if (old && was != ev->u.heap.addr) /* re-registered elsewhere: direct again */
+            vr_pending_commit(s, old);     /* pending since now (vr_heap_unregister) */
     }
     vr_heap *h = vr_map_put(&s->heaps, ev->u.heap.heap, NULL);
     h->addr = ev->u.heap.addr;

@@ -41,8 +41,6 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->stack[t->depth] = entry;
     t->stack_ts[t->depth] = ts;
     t->depth++;
-    if (t->depth == 1 && (uint32_t)entry == s->iter_name)
-        s->iter_start_ts = ts;
     if (t->depth == 1)
         top_level_started(s, (uint32_t)entry, ts);
 }

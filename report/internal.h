@@ -71,7 +71,6 @@ typedef struct vr_live {
     uint64_t ts;
     uint32_t stack, range;
     int32_t device;
-    uint16_t api;
     uint8_t in_heap; /* covered by a registered heap: counts as reserved only */
     uint8_t pending; /* VR_PENDING_*: not counted yet, waits for its thread's next event */
     uint32_t pending_tid;
@@ -142,7 +141,6 @@ typedef struct vr_module {
     uint32_t id;
     char *path;
     uint64_t bias, start, end;
-    uint32_t generation;
 } vr_module;
 
 typedef struct vr_stacknode {
@@ -167,10 +165,6 @@ typedef struct vr_oom_raw {
     uint64_t seq;               /* which failed allocation of the trace (1-based) */
 } vr_oom_raw;
 
-typedef struct vr_frag_raw {
-    vr_frag f;
-} vr_frag_raw;
-
 #define VR_MAX_TOPNAMES 16
 #define VR_MAX_SPANS 2000
 
@@ -183,7 +177,6 @@ typedef struct vr_state {
     vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
     vr_module *modules;
     size_t nmodules, capmodules;
-    uint32_t module_generation;
 
     uint64_t allocated, reserved; /* all devices */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
@@ -211,7 +204,6 @@ typedef struct vr_state {
     uint64_t recovered;                   /* failed allocations retried successfully */
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
-    uint64_t iter_start_ts;
     vr_sampler iter, win;
     uint64_t total_samples[2][VR_SAMPLES];
     uint64_t win_ns, win_next;

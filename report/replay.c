@@ -131,7 +131,6 @@ static void on_module(vr_state *s, const vt_event *ev)
     m->bias = ev->u.module.bias;
     m->start = ev->u.module.start;
     m->end = ev->u.module.end;
-    m->generation = s->module_generation;
 }
 
 static void on_string(vr_state *s, const vt_event *ev)
@@ -302,7 +301,6 @@ static void on_alloc(vr_state *s, const vt_event *ev)
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
     l->range = vr_thread_range(vr_map_get(&s->threads, ev->thread_id));
-    l->api = (uint16_t)ev->u.alloc.api;
     l->device = vt_api_is_host(ev->u.alloc.api) ? -1 : ev->u.alloc.device;
     if (l->device < 0) {
         s->host_pinned += l->size;
@@ -403,8 +401,7 @@ static void replay_event(vr_state *s, const vt_event *ev)
     case VT_REC_MODULE:
         on_module(s, ev);
         return;
-    case VT_REC_MODULE_RESET:
-        s->module_generation++;
+    case VT_REC_MODULE_RESET: /* the symbolizer takes the newest module at an ip */
         return;
     case VT_REC_STACK_NODE: {
         vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.stack_node.id, NULL);
