@@ -290,16 +290,11 @@ static vt_chunk *swap_all(vt_writer *w, bool kill)
     if (!head)
         tail = &head;
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
-        if (tb->cur && tb->cur->len) {
+        /* With kill, empty chunks go too (written as nothing, then pooled). */
+        if (tb->cur && (tb->cur->len || kill)) {
             *tail = tb->cur;
             tail = &tb->cur->next;
             tb->cur->next = NULL;
-            tb->cur = NULL;
-        }
-        if (kill && tb->cur) { /* empty: back to the pool */
-            tb->cur->next = NULL;
-            *tail = tb->cur;
-            tail = &tb->cur->next;
             tb->cur = NULL;
         }
         if (kill)
