@@ -497,7 +497,6 @@ static int open_runtime(trainer *t)
     t->rt.memory_only = o->memory_only;
     t->rt.fp16 = o->fp16;
     t->rt.retain_history = o->retain_history;
-    t->rt.early_free = o->early_free;
     if (o->alloc_log && !(t->rt.alloc_log = fopen(o->alloc_log, "w"))) {
         perror(o->alloc_log);
         return -1;

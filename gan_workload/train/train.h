@@ -171,8 +171,7 @@ typedef struct tr_runtime {
     bool memory_only;    /* skip arithmetic and copies */
     bool fp16;           /* saved activations in half precision */
     bool retain_history; /* saved activations never released */
-    bool early_free;
-    FILE *alloc_log; /* "a ID BYTES TAG" / "f ID BYTES TAG" lines, or NULL */
+    FILE *alloc_log;     /* "a ID BYTES TAG" / "f ID BYTES TAG" lines, or NULL */
     uint64_t next_id;
     long step; /* current step, for messages */
     tr_tensor **history;
