@@ -18,13 +18,10 @@ static vr_heap *heap_get(vr_state *s, uint64_t id)
  * cudaMalloc just before) was never counted: nothing to take back. */
 static void cover(vr_state *s, vr_heap *h, vr_live *l)
 {
-    if (l->pending) {
+    if (l->pending)
         l->pending = VR_PENDING_NONE;
-    } else {
-        vr_state_device(s, l->device)->direct -= l->size;
-        vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
-        vr_account_reserved(s, l->device, -(int64_t)l->size);
-    }
+    else
+        vr_account_direct(s, l, -1);
     l->in_heap = 1;
     h->covered_alloc = l->key;
     h->device = l->device;

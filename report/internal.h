@@ -239,6 +239,10 @@ vr_counter *vr_counter_get(vr_map *m, uint64_t key);
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
                 int count);
 void vr_account_reserved(vr_state *s, int32_t device, int64_t delta);
+/* A direct allocation (outside heaps) starts (sign +1) or stops (-1) counting:
+ * its device's direct bytes, vr_account and vr_account_reserved in one step,
+ * with one device lookup and one timeline update. */
+void vr_account_direct(vr_state *s, const vr_live *l, int sign);
 /* Timeline downsampling: record the current state of dev at time ts. */
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts);
 /* A new peak is complete: take the (lazy) snapshot of the counters. */

@@ -66,8 +66,9 @@ void vr_snapshot_peak(vr_state *s)
     }
 }
 
-void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
-                int count)
+/* The all-devices part of an allocated-bytes change: lazy snapshot, site and
+ * phase counters, the peak. */
+static void account_sites(vr_state *s, uint32_t stack, uint32_t range, int64_t delta, int count)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
@@ -80,16 +81,19 @@ void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int
         s->peak_alloc_t = s->t_last;
         s->peak_pending = true;
     }
-    vr_devstate *d = vr_state_device(s, device);
+}
+
+static void device_peak_alloc(const vr_state *s, vr_devstate *d)
+{
     uint64_t a = d->direct + d->region_bytes;
     if (a > d->peak_alloc) {
         d->peak_alloc = a;
         d->peak_alloc_t = s->t_last;
     }
-    vr_timeline_touch(s, d, s->t_last);
 }
 
-void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
+/* The all-devices part of a reserved-bytes change. */
+static void account_reserved_total(vr_state *s, int64_t delta)
 {
     s->reserved += (uint64_t)delta;
     if (s->cur_top && s->reserved > s->cur_top_peak)
@@ -98,12 +102,43 @@ void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
         s->peak_res = s->reserved;
         s->peak_res_t = s->t_last;
     }
-    vr_devstate *d = vr_state_device(s, device);
+}
+
+static void device_peak_res(const vr_state *s, vr_devstate *d)
+{
     uint64_t r = d->direct + d->heap_bytes;
     if (r > d->peak_res) {
         d->peak_res = r;
         d->peak_res_t = s->t_last;
     }
+}
+
+void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
+                int count)
+{
+    account_sites(s, stack, range, delta, count);
+    vr_devstate *d = vr_state_device(s, device);
+    device_peak_alloc(s, d);
+    vr_timeline_touch(s, d, s->t_last);
+}
+
+void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
+{
+    account_reserved_total(s, delta);
+    vr_devstate *d = vr_state_device(s, device);
+    device_peak_res(s, d);
+    vr_timeline_touch(s, d, s->t_last);
+}
+
+void vr_account_direct(vr_state *s, const vr_live *l, int sign)
+{
+    int64_t delta = sign * (int64_t)l->size;
+    vr_devstate *d = vr_state_device(s, l->device);
+    d->direct += (uint64_t)delta;
+    account_sites(s, l->stack, l->range, delta, sign);
+    device_peak_alloc(s, d);
+    account_reserved_total(s, delta);
+    device_peak_res(s, d);
     vr_timeline_touch(s, d, s->t_last);
 }
 

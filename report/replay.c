@@ -159,11 +159,8 @@ static void free_live(vr_state *s, vr_live *l)
             vr_heap_alloc_gone(s, addr); /* unregisters it: l is pending, never counted */
             l = vr_map_get(&s->live, addr);
         }
-        if (!l->pending) {
-            vr_state_device(s, l->device)->direct -= l->size;
-            vr_account(s, l->device, l->stack, l->range, -(int64_t)l->size, -1);
-            vr_account_reserved(s, l->device, -(int64_t)l->size);
-        }
+        if (!l->pending)
+            vr_account_direct(s, l, -1);
     }
     vr_map_del(&s->live, addr);
 }
@@ -192,9 +189,7 @@ static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
 {
     uint64_t now = s->t_last;
     s->t_last = ts;
-    vr_state_device(s, l->device)->direct += l->size;
-    vr_account(s, l->device, l->stack, l->range, (int64_t)l->size, 1);
-    vr_account_reserved(s, l->device, (int64_t)l->size);
+    vr_account_direct(s, l, 1);
     s->t_last = now;
 }
 
