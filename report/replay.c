@@ -204,13 +204,13 @@ void vr_pending_commit(vr_state *s, vr_live *l)
     vr_heap_check_alloc(s, l);
 }
 
-/* l waits for thread tid's next event (see VR_PENDING_*). */
-static void hold(vr_state *s, vr_live *l, uint8_t kind, uint32_t tid, uint64_t ts)
+/* l waits for thread t's next event (see VR_PENDING_*). */
+static void hold(vr_live *l, uint8_t kind, vr_thread *t, uint64_t ts)
 {
     l->pending = kind;
-    l->pending_tid = tid;
+    l->pending_tid = (uint32_t)t->key;
     l->pending_ts = ts;
-    vr_state_thread(s, tid)->pending_addr = l->key;
+    t->pending_addr = l->key;
 }
 
 /* Live-map key of an allocation. VMM physical handles (cuMemCreate) are not
@@ -290,12 +290,13 @@ static void on_alloc(vr_state *s, const vt_event *ev)
         s->unknown_frees++;
     }
     s->allocations++;
-    attempt(s, vr_state_thread(s, ev->thread_id), true, ev->u.alloc.size, ev->u.alloc.device);
+    vr_thread *t = vr_state_thread(s, ev->thread_id);
+    attempt(s, t, true, ev->u.alloc.size, ev->u.alloc.device);
     vr_live *l = vr_map_put(&s->live, key, NULL);
     l->size = ev->u.alloc.size;
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
-    l->range = vr_thread_range(vr_map_get(&s->threads, ev->thread_id));
+    l->range = vr_thread_range(t);
     l->device = vt_api_is_host(ev->u.alloc.api) ? -1 : ev->u.alloc.device;
     if (l->device < 0) {
         s->host_pinned += l->size;
@@ -303,7 +304,7 @@ static void on_alloc(vr_state *s, const vt_event *ev)
             s->host_pinned_peak = s->host_pinned;
         return;
     }
-    hold(s, l, VR_PENDING_NEW, ev->thread_id, ev->ts_ns);
+    hold(l, VR_PENDING_NEW, t, ev->ts_ns);
 }
 
 static void on_free(vr_state *s, const vt_event *ev)
@@ -337,7 +338,7 @@ static void on_heap_unregister(vr_state *s, const vt_event *ev)
     uint64_t addr = vr_heap_unregister(s, ev->u.heap.heap, false);
     vr_live *l = addr ? vr_map_get(&s->live, addr) : NULL;
     if (l)
-        hold(s, l, VR_PENDING_UNCOVERED, ev->thread_id, ev->ts_ns);
+        hold(l, VR_PENDING_UNCOVERED, vr_state_thread(s, ev->thread_id), ev->ts_ns);
 }
 
 static void on_timed(vr_state *s, const vt_event *ev)
