@@ -321,5 +321,10 @@ size_t vr_top(const vr_options *opt);
  * recovered (r->ooms is in time order). Its index, or SIZE_MAX when every
  * failure was recovered or there was none. */
 size_t vr_fatal_oom(const vr_report *r);
+/* The order renderers list failures in: the k-th (0-based) shown is the fatal
+ * one (vr_fatal_oom's index, or SIZE_MAX for none) first, then the others in
+ * time order, at most top in all (the fatal one always). The index into
+ * r->ooms, SIZE_MAX past the last. */
+size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top);
 
 #endif

@@ -483,15 +483,8 @@ static void ooms_table(FILE *f, const vr_report *r, size_t top)
           "<th>verdict</th><th>explanation</th><th>failing call</th></tr>",
           f);
     size_t fatal = vr_fatal_oom(r), shown = 0;
-    if (fatal != SIZE_MAX) {
-        oom_row(f, r, fatal, true);
-        shown++;
-    }
-    for (size_t i = 0; i < r->nooms && shown < top; i++)
-        if (i != fatal) {
-            oom_row(f, r, i, false);
-            shown++;
-        }
+    for (size_t i; (i = vr_oom_shown(r, fatal, shown, top)) != SIZE_MAX; shown++)
+        oom_row(f, r, i, i == fatal);
     fputs("</table>", f);
     if (r->nooms > shown)
         fprintf(f, "<p class=\"note\">… %zu more</p>", r->nooms - shown);

@@ -133,17 +133,11 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
     if (!r->nooms)
         fputs("no failed allocations\n", f);
     size_t fatal = vr_fatal_oom(r), shown = 0;
-    if (fatal != SIZE_MAX) {
-        oom_entry(f, r, fatal, true);
-        shown++;
-        if (r->nooms > 1)
+    for (size_t i; (i = vr_oom_shown(r, fatal, shown, top)) != SIZE_MAX; shown++) {
+        oom_entry(f, r, i, i == fatal);
+        if (i == fatal && r->nooms > 1)
             fputs("other failed allocations, in time order:\n", f);
     }
-    for (size_t i = 0; i < r->nooms && shown < top; i++)
-        if (i != fatal) {
-            oom_entry(f, r, i, false);
-            shown++;
-        }
     if (r->nooms > shown)
         fprintf(f, "... %zu more\n", r->nooms - shown);
 }

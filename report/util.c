@@ -386,6 +386,20 @@ size_t vr_fatal_oom(const vr_report *r)
     return SIZE_MAX;
 }
 
+size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top)
+{
+    if (fatal != SIZE_MAX) {
+        if (k == 0)
+            return fatal;
+        if (k >= top)
+            return SIZE_MAX;
+        k = k - 1 < fatal ? k - 1 : k; /* the k-th failure after the fatal one, skipping it */
+    } else if (k >= top) {
+        return SIZE_MAX;
+    }
+    return k < r->nooms ? k : SIZE_MAX;
+}
+
 const char *vr_verdict_name(enum vr_verdict v)
 {
     switch (v) {
