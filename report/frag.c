@@ -23,6 +23,7 @@ static void cover(vr_state *s, vr_heap *h, vr_live *l)
     else
         vr_account_direct(s, l, -1);
     l->in_heap = 1;
+    l->heap = h->key;
     h->covered_alloc = l->key;
     h->device = l->device;
     s->uncovered_heaps--;
@@ -62,17 +63,6 @@ void vr_heap_check_alloc(vr_state *s, vr_live *l)
             cover(s, h, l);
             vr_state_device(s, h->device)->heap_bytes += h->size;
             vr_account_reserved(s, h->device, (int64_t)h->size);
-            return;
-        }
-    }
-}
-
-void vr_heap_alloc_gone(vr_state *s, uint64_t addr)
-{
-    size_t i = 0;
-    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
-        if (h->covered_alloc == addr) {
-            vr_heap_unregister(s, h->key, false); /* its memory is gone */
             return;
         }
     }

@@ -75,6 +75,7 @@ typedef struct vr_live {
     uint8_t pending; /* VR_PENDING_*: not counted yet, waits for its thread's next event */
     uint32_t pending_tid;
     uint64_t pending_ts; /* when it became pending (ns, trace clock) */
+    uint64_t heap;       /* the covering heap's id while in_heap */
 } vr_live;
 
 /* A device allocation whose accounting waits for its thread's next event:
@@ -263,8 +264,6 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
 /* A direct allocation appeared: mark it in_heap when a heap covers it. */
 void vr_heap_check_alloc(vr_state *s, vr_live *l);
-/* A direct allocation is freed while a heap covers it: the heap goes too. */
-void vr_heap_alloc_gone(vr_state *s, uint64_t addr);
 /* Fragmentation of the device's heaps now. */
 vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
 void vr_frag_push(vr_state *s, const vr_frag *f);

@@ -156,7 +156,8 @@ static void free_live(vr_state *s, vr_live *l)
         s->host_pinned -= l->size;
     } else {
         if (l->in_heap) {
-            vr_heap_alloc_gone(s, addr); /* unregisters it: l is pending, never counted */
+            /* its memory is gone, so is the heap: l is now pending, never counted */
+            vr_heap_unregister(s, l->heap, false);
             l = vr_map_get(&s->live, addr);
         }
         if (!l->pending)
