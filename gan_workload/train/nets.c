@@ -24,12 +24,46 @@ static ops_conv_desc conv_desc(const tr_layer_spec *s, int batch)
     return d;
 }
 
-static size_t ws_bytes(tr_runtime *rt, const tr_layer_spec *s, const ops_conv_desc *d,
-                       ops_conv_pass pass)
+static const int ws_tag[] = {
+    [OPS_PASS_FORWARD] = TR_TAG_WS_FWD,
+    [OPS_PASS_BACKWARD_DATA] = TR_TAG_WS_BWD_DATA,
+    [OPS_PASS_BACKWARD_FILTER] = TR_TAG_WS_BWD_FILTER,
+};
+
+/* One pass of L's convolution over `batch` samples, with its workspace allocated for the call
+ * and freed after it. Operands in the order the ops call takes them: forward (x, w, y),
+ * backward data (dy, w, dx), backward filter (x, dy, dw). */
+static void conv_pass(tr_runtime *rt, tr_layer *L, int batch, ops_conv_pass pass, const float *a,
+                      const float *b, float *out)
 {
-    if (s->kind == TR_CONVT)
-        return ops_conv_transpose2d_workspace_bytes(rt->ops, d, pass);
-    return ops_conv2d_workspace_bytes(rt->ops, d, pass);
+    ops_conv_desc d = conv_desc(&L->s, batch);
+    bool tr = L->s.kind == TR_CONVT;
+    size_t bytes = tr ? ops_conv_transpose2d_workspace_bytes(rt->ops, &d, pass)
+                      : ops_conv2d_workspace_bytes(rt->ops, &d, pass);
+    tr_tensor *ws = tr_scratch(rt, bytes, tag(L, ws_tag[pass]));
+    void *wp = ws ? ws->p : NULL;
+    size_t wb = ws ? ws->bytes : 0;
+    switch (pass) {
+    case OPS_PASS_FORWARD:
+        if (tr)
+            TR_OP(rt, ops_conv_transpose2d_forward(rt->ops, &d, a, b, out, wp, wb));
+        else
+            TR_OP(rt, ops_conv2d_forward(rt->ops, &d, a, b, out, wp, wb));
+        break;
+    case OPS_PASS_BACKWARD_DATA:
+        if (tr)
+            TR_OP(rt, ops_conv_transpose2d_backward_data(rt->ops, &d, a, b, out, wp, wb));
+        else
+            TR_OP(rt, ops_conv2d_backward_data(rt->ops, &d, a, b, out, wp, wb));
+        break;
+    case OPS_PASS_BACKWARD_FILTER:
+        if (tr)
+            TR_OP(rt, ops_conv_transpose2d_backward_filter(rt->ops, &d, a, b, out, wp, wb));
+        else
+            TR_OP(rt, ops_conv2d_backward_filter(rt->ops, &d, a, b, out, wp, wb));
+        break;
+    }
+    tr_unref(rt, &ws);
 }
 
 static tr_tensor *new_param(tr_runtime *rt, size_t count, const char *t)
@@ -100,17 +134,9 @@ void tr_net_free(tr_runtime *rt, tr_net *net)
 static tr_tensor *conv_forward(tr_runtime *rt, tr_layer *L, tr_tensor *x)
 {
     const tr_layer_spec *s = &L->s;
-    ops_conv_desc d = conv_desc(s, x->n);
     tr_tensor *y =
         tr_new(rt, x->n, s->c_out, s->hw_out, s->hw_out, TR_F32, tag(L, TR_TAG_CONV_OUT));
-    tr_tensor *ws = tr_scratch(rt, ws_bytes(rt, s, &d, OPS_PASS_FORWARD), tag(L, TR_TAG_WS_FWD));
-    void *wp = ws ? ws->p : NULL;
-    size_t wb = ws ? ws->bytes : 0;
-    if (s->kind == TR_CONVT)
-        TR_OP(rt, ops_conv_transpose2d_forward(rt->ops, &d, x->p, L->param[0]->p, y->p, wp, wb));
-    else
-        TR_OP(rt, ops_conv2d_forward(rt->ops, &d, x->p, L->param[0]->p, y->p, wp, wb));
-    tr_unref(rt, &ws);
+    conv_pass(rt, L, x->n, OPS_PASS_FORWARD, x->p, L->param[0]->p, y->p);
     return y;
 }
 
@@ -262,38 +288,18 @@ static tr_tensor *bn_backward(tr_runtime *rt, tr_layer *L, tr_saved *sv, tr_tens
 static tr_tensor *conv_backward_data(tr_runtime *rt, tr_layer *L, const tr_tensor *dy)
 {
     const tr_layer_spec *s = &L->s;
-    ops_conv_desc d = conv_desc(s, dy->n);
     tr_tensor *dx = tr_new(rt, dy->n, s->c_in, s->hw_in, s->hw_in, TR_F32, tag(L, TR_TAG_D_IN));
-    tr_tensor *ws =
-        tr_scratch(rt, ws_bytes(rt, s, &d, OPS_PASS_BACKWARD_DATA), tag(L, TR_TAG_WS_BWD_DATA));
-    void *wp = ws ? ws->p : NULL;
-    size_t wb = ws ? ws->bytes : 0;
-    if (s->kind == TR_CONVT)
-        TR_OP(rt, ops_conv_transpose2d_backward_data(rt->ops, &d, dy->p, L->param[0]->p, dx->p, wp,
-                                                     wb));
-    else
-        TR_OP(rt, ops_conv2d_backward_data(rt->ops, &d, dy->p, L->param[0]->p, dx->p, wp, wb));
-    tr_unref(rt, &ws);
+    conv_pass(rt, L, dy->n, OPS_PASS_BACKWARD_DATA, dy->p, L->param[0]->p, dx->p);
     return dx;
 }
 
 static void conv_backward_filter(tr_runtime *rt, tr_layer *L, const tr_tensor *x,
                                  const tr_tensor *dy)
 {
-    const tr_layer_spec *s = &L->s;
-    ops_conv_desc d = conv_desc(s, dy->n);
-    size_t count = tr_layer_weight_count(s);
+    size_t count = tr_layer_weight_count(&L->s);
     tr_tensor *dw = new_param(rt, count, tag(L, TR_TAG_GRAD_W));
     TR_OP(rt, ops_zero(rt->ops, dw->p, count));
-    tr_tensor *ws =
-        tr_scratch(rt, ws_bytes(rt, s, &d, OPS_PASS_BACKWARD_FILTER), tag(L, TR_TAG_WS_BWD_FILTER));
-    void *wp = ws ? ws->p : NULL;
-    size_t wb = ws ? ws->bytes : 0;
-    if (s->kind == TR_CONVT)
-        TR_OP(rt, ops_conv_transpose2d_backward_filter(rt->ops, &d, x->p, dy->p, dw->p, wp, wb));
-    else
-        TR_OP(rt, ops_conv2d_backward_filter(rt->ops, &d, x->p, dy->p, dw->p, wp, wb));
-    tr_unref(rt, &ws);
+    conv_pass(rt, L, dy->n, OPS_PASS_BACKWARD_FILTER, x->p, dy->p, dw->p);
     accumulate_grad(rt, &L->grad[0], &dw);
 }
 
