@@ -286,7 +286,9 @@ void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, doubl
 const vr_sampler *vr_growth_sampler(const vr_state *s);
 
 /* oom.c */
-void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range);
+/* A failed allocation by thread t (its ranges give the failure's range and
+ * the batch estimate's iteration); touches no thread. */
+void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 
 /* leaks.c: live allocations grouped by stack (counters keyed by stack id). */

@@ -212,7 +212,7 @@ static void leak_first(vr_oom_raw *o, uint64_t key)
 
 /* At most VR_MAX_OOMS failures are kept: the first ones and always the
  * latest (the last slot is reused), so the fatal failure is never lost. */
-void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
+void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
 {
     if (s->nooms == VR_MAX_OOMS)
         s->nooms--;
@@ -229,7 +229,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
     o->o.live_allocated = d->direct + d->region_bytes;
     o->o.live_reserved = d->direct + d->heap_bytes;
     o->stack = ev->u.failed.stack;
-    o->range = range;
+    o->range = vr_thread_range(t);
     top_sites(s, o);
 
     uint64_t total = o->o.device_total_bytes, base = d->have_baseline ? d->baseline_used : 0;
@@ -261,6 +261,6 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, uint32_t range)
     } else {
         o->o.verdict = VR_VERDICT_CAPACITY;
     }
-    batch_estimate(s, o, vr_map_get(&s->threads, ev->thread_id), base);
+    batch_estimate(s, o, t, base);
     o->baseline = base;
 }

@@ -273,8 +273,7 @@ static void on_failed(vr_state *s, const vt_event *ev)
     vr_thread *t = vr_state_thread(s, ev->thread_id);
     attempt(s, t, false, 0, 0);
     s->failed++;
-    vr_oom_failed(s, ev, vr_thread_range(t));
-    t = vr_state_thread(s, ev->thread_id);
+    vr_oom_failed(s, ev, t);
     t->fail_open = true;
     t->fail_size = ev->u.failed.size;
     t->fail_device = ev->u.failed.device;
