@@ -198,17 +198,24 @@ static void pool_put(struct CUmemPoolHandle_st *pool, struct sim_alloc *a)
     pool->used -= a->rounded;
 }
 
+/* Give a's range back (to its pool segment, or to the device with its pages); locked. */
+static void release_alloc(struct sim_device *d, struct sim_alloc *a)
+{
+    if (a->kind == SIM_ASYNC_MEM) {
+        pool_put(&d->pool, a);
+        return;
+    }
+    ra_give(&d->ra, a->ptr, a->rounded);
+    d->used -= a->rounded;
+    release_pages(a->ptr, a->rounded);
+}
+
 int sim_free(struct sim_device *d, uintptr_t p)
 {
     pthread_mutex_lock(&d->lock);
     struct sim_alloc *a = unlink_alloc(d, p);
-    if (a && a->kind == SIM_ASYNC_MEM) {
-        pool_put(&d->pool, a);
-    } else if (a) {
-        ra_give(&d->ra, a->ptr, a->rounded);
-        d->used -= a->rounded;
-        release_pages(a->ptr, a->rounded);
-    }
+    if (a)
+        release_alloc(d, a);
     pthread_mutex_unlock(&d->lock);
     free(a);
     return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -342,12 +349,7 @@ void sim_ctx_destroy(struct sim_device *d)
         while (d->table[i]) {
             struct sim_alloc *a = d->table[i];
             d->table[i] = a->next;
-            if (a->kind == SIM_ASYNC_MEM) {
-                pool_put(&d->pool, a);
-            } else {
-                ra_give(&d->ra, a->ptr, a->rounded);
-                release_pages(a->ptr, a->rounded);
-            }
+            release_alloc(d, a);
             free(a);
         }
     }
