@@ -13,7 +13,7 @@
 
 #define MAX_DIAGNOSES 10
 
-static _Atomic uint64_t devices_seen; /* bit d+1 for device d (bit 0 = host) */
+static _Atomic uint64_t devices_seen; /* bit d for device d < VTI_MAX_DEVICES */
 static _Atomic int first_call_done;
 static _Atomic int diagnoses;
 
@@ -123,11 +123,11 @@ static bool device_info(int device, char *name, int len, uint64_t *total)
 /* Emit VT_REC_DEVICE the first time device is seen. */
 static void note_device(vti_thread *t, int device)
 {
-    uint64_t bit = 1ull << ((device + 1) & 63);
+    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
     char name[256] = "";
     uint64_t total = 0;
     vt_event ev = {.type = VT_REC_DEVICE};
-    if (device < 0 || (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit) ||
+    if (!bit || (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit) ||
         (atomic_fetch_or(&devices_seen, bit) & bit))
         return;
     if (!device_info(device, name, sizeof name, &total))
@@ -394,7 +394,7 @@ void vti_rec_end_summary(const char *trace_path)
     vti_thread_put(t);
     if (vti_settings_get()->quiet)
         return;
-    for (int d = -1; d < VTI_MAX_DEVICES - 1; d++)
-        if (seen & (1ull << (d + 1)) || d == -1 || d == 0)
+    for (int d = -1; d < VTI_MAX_DEVICES; d++) /* host and device 0 always */
+        if (d <= 0 || (seen & (1ull << d)))
             summary_device(d);
 }
