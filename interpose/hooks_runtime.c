@@ -167,9 +167,9 @@ VTI_EXPORT cudaError_t cudaSetDevice(int device)
     return rc;
 }
 
-/* Every live allocation of the current device is freed by a reset, except
- * stream-ordered ones (CUDA docs, cudaDeviceReset): recorded as frees before
- * the real reset. */
+/* Every live device allocation of the current device (stream-ordered ones
+ * too: their pools go with the context) is freed by a reset (CUDA docs,
+ * cudaDeviceReset): recorded as frees before the real reset. */
 VTI_EXPORT cudaError_t cudaDeviceReset(void)
 {
     cudaError_t (*real)(void) = vti_real(F_cudaDeviceReset);
