@@ -388,7 +388,8 @@ static void test_recovered(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .no_oom = true};
+    vr_limits lim = {
+        .max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1, .no_oom = true};
     assert_int_equal(vr_check(f, r, &lim), 1);
     fclose(f);
     assert_non_null(strstr(buf, "1 failed allocations not recovered"));
@@ -792,7 +793,8 @@ static void test_check(void **state)
     free(buf);
     vr_report_free(r);
     r = scenario("capacity");
-    vr_limits oom = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .no_oom = true};
+    vr_limits oom = {
+        .max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1, .no_oom = true};
     f = fopen("/dev/null", "w");
     assert_int_equal(vr_check(f, r, &oom), 1);
     fclose(f);
