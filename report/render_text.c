@@ -242,8 +242,6 @@ static void frag(FILE *f, const vr_report *r, size_t top)
         const vr_frag *x = &r->frag[i];
         if (!strcmp(x->when, "sample")) {
             nsamples++;
-            if (!worst || x->fragmentation > worst->fragmentation)
-                worst = x;
             continue;
         }
         if (shown++ >= top)
@@ -254,10 +252,15 @@ static void frag(FILE *f, const vr_report *r, size_t top)
                 x->when, VR_TIME(x->t_ns), x->device, SZ(x->reserved, b1), SZ(x->allocated, b2),
                 SZ(x->largest_free, b3), 100.0 * x->fragmentation);
     }
-    if (worst)
-        fprintf(f, "  over time: %zu samples, worst %.1f%% at %s (reserved %s, largest free %s)\n",
-                nsamples, 100.0 * worst->fragmentation, VR_TIME(worst->t_ns),
-                SZ(worst->reserved, b1), SZ(worst->largest_free, b2));
+    for (size_t i = 0; i < r->nfrag; i++) /* the worst of every instant measured */
+        if (!worst || r->frag[i].fragmentation > worst->fragmentation)
+            worst = &r->frag[i];
+    fprintf(f,
+            "  over time: worst %.1f%% at %s (%s; %zu samples, the peak and each OOM; reserved "
+            "%s, largest free %s)\n",
+            100.0 * worst->fragmentation, VR_TIME(worst->t_ns), worst->when, nsamples,
+            SZ(worst->reserved, b1), SZ(worst->largest_free, b2));
+    fputs("  fragmentation = 1 - largest free block / bytes free inside the registered heaps\n", f);
 }
 
 static void sites(FILE *f, const vr_report *r, size_t top)
