@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,19 @@ bool vti_enter(void)
 void vti_leave(void)
 {
     vti_tl_depth--;
+}
+
+/* The order lock (vti_internal.h, vti_order_lock). */
+static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void vti_order_lock(void)
+{
+    pthread_mutex_lock(&order_mutex);
+}
+
+void vti_order_unlock(void)
+{
+    pthread_mutex_unlock(&order_mutex);
 }
 
 static void write_ev(vti_thread *t, const vt_event *ev)

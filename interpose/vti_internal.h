@@ -255,17 +255,30 @@ void vti_rec_free(uint64_t addr, uint8_t space);
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
                     int (*device)(void));
 
+/* Outermost allocation and free calls of all threads run one at a time,
+ * with their records written inside: the trace's order of allocations and
+ * frees is then the order in which the driver performed them (an allocation
+ * stamped after its call returns and a free stamped before its call would
+ * otherwise be reordered against another thread's calls, shrinking the live
+ * set the report sees). Nested hooked calls (depth > 0) never take it. */
+void vti_order_lock(void);
+void vti_order_unlock(void);
+
 /* The one shape of an allocation hook, for hooks_runtime.c and
  * hooks_driver.c: resolve F, call, record the outcome of the outermost call,
  * return the real result untouched. RC_T is the API's error type, OK its
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter();                                                                      \
+    bool outer = vti_enter() && real;                                                              \
+    if (outer)                                                                                     \
+        vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
-    if (outer && real)                                                                             \
+    if (outer) {                                                                                   \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
                        (API), (uint64_t)(uintptr_t)(STREAM), DEVICE);                              \
+        vti_order_unlock();                                                                        \
+    }                                                                                              \
     vti_leave();                                                                                   \
     return rc
 
@@ -273,10 +286,14 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
  * may be reused by another thread as soon as it returns). */
 #define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    RC_T rc;                                                                                       \
-    if (vti_enter() && real)                                                                       \
+    bool outer = vti_enter() && real;                                                              \
+    if (outer) {                                                                                   \
+        vti_order_lock();                                                                          \
         vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
-    rc = real ? CALL : NONE;                                                                       \
+    }                                                                                              \
+    RC_T rc = real ? CALL : NONE;                                                                  \
+    if (outer)                                                                                     \
+        vti_order_unlock();                                                                        \
     vti_leave();                                                                                   \
     return rc
 
