@@ -314,7 +314,7 @@ uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
 const char *vr_basename(const char *path);
 
 /* Escaping helpers for renderers: a quoted JSON string / HTML text. Bytes
- * that are not well-formed UTF-8 come out as U+FFFD (\\ufffd, &#xfffd;), so
+ * that are not well-formed UTF-8 come out as U+FFFD (\ufffd, &#xfffd;), so
  * the output is valid UTF-8 whatever the trace holds. */
 void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
