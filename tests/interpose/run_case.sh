@@ -54,7 +54,10 @@ signal:*)
     [ $st -eq $((128 + sig)) ] || fail "exit status $st, expected death by signal $sig"
     ;;
 kill)
-    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr" &
+    # A simple command, not the function: $! is then the program itself (env
+    # execs it), not a subshell that would leave the program running.
+    env VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" "$@" \
+        >"$outdir/stdout" 2>"$outdir/stderr" &
     pid=$!
     i=0
     until grep -q ready "$outdir/stdout" 2>/dev/null; do
@@ -66,6 +69,7 @@ kill)
     wait $pid
     st=$?
     [ $st -eq 137 ] || fail "exit status $st after SIGKILL"
+    ps -o pid= -p $pid >/dev/null 2>&1 && fail "the program $pid still runs after SIGKILL"
     ;;
 *) fail "unknown mode $mode" ;;
 esac
