@@ -331,10 +331,6 @@ static int output_refused(const char *path, const file_id *in, size_t nin)
             fprintf(stderr, "vramtrace: %s is an input trace: refusing to overwrite it\n", path);
             return -1;
         }
-    if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "vramtrace: %s is not a regular file: refusing to replace it\n", path);
-        return -1;
-    }
     return 0;
 }
 
@@ -394,14 +390,18 @@ static FILE *temp_beside(const char *path, char *tmp, size_t len)
 
 /* Render into a temporary file and rename it onto o->path: a failure leaves
  * no half-written file, and a link planted meanwhile is replaced, never
- * followed. "-" writes to stdout. */
+ * followed. "-" writes to stdout; an existing device or FIFO is written in
+ * place. */
 static int write_output(const out_file *o, vr_report *const *r, size_t n, const vr_options *opt)
 {
     char tmp[PATH_MAX];
     if (!o->path)
         return 0;
+    struct stat st;
     bool dash = !strcmp(o->path, "-");
-    FILE *f = dash ? stdout : temp_beside(o->path, tmp, sizeof tmp);
+    /* A device or FIFO (/dev/null, a pipe) is written in place. */
+    bool direct = dash || (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode));
+    FILE *f = dash ? stdout : direct ? fopen(o->path, "w") : temp_beside(o->path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "vramtrace report: cannot write %s: %s\n", o->path, strerror(errno));
         return -1;
@@ -409,9 +409,11 @@ static int write_output(const out_file *o, vr_report *const *r, size_t n, const 
     int rc = o->render(f, r, n, opt);
     if (dash)
         rc = fflush(f) != 0 ? -1 : rc;
+    else if (direct)
+        rc = fclose(f) != 0 ? -1 : rc;
     else if (fclose(f) != 0 || rc < 0 || rename(tmp, o->path) != 0)
         rc = -1;
-    if (rc < 0 && !dash)
+    if (rc < 0 && !direct)
         unlink(tmp);
     if (rc < 0)
         fprintf(stderr, "vramtrace report: error writing %s\n", o->path);
