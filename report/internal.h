@@ -55,15 +55,24 @@ typedef struct vr_sampler {
     int slot;        /* which samples[] array in a site this sampler fills */
 } vr_sampler;
 
+/* Growth samples are kept for at most this many call sites (1 KiB each),
+ * the first ones live at a sample; past it a note says so. */
+#define VR_MAX_SAMPLED_SITES 65536
+
 /* A call site (stack leaf) or an NVTX range: live bytes now and at the
- * peak (lazy snapshot: see peak.c), plus growth samples. */
+ * peak (lazy snapshot: see peak.c). A site's growth samples ([2][VR_SAMPLES],
+ * arena) are allocated when it is first live at a sample: a site never live
+ * at one has only zeros (vr_counter_samples), and costs 56 bytes. */
 typedef struct vr_counter {
     uint64_t key;
     uint64_t live, live_count;
     uint64_t snap, snap_count;
     uint64_t snap_epoch;
-    uint64_t samples[2][VR_SAMPLES];
+    uint64_t (*samples)[VR_SAMPLES];
 } vr_counter;
+
+/* Growth samples of slot (vr_sampler.slot) of a site: VR_SAMPLES values. */
+const uint64_t *vr_counter_samples(const vr_counter *c, int slot);
 
 typedef struct vr_live {
     uint64_t key; /* address */
@@ -119,8 +128,8 @@ typedef struct vr_devstate {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
-    vr_bucket *buckets;
-    size_t nbuckets;
+    vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
+    size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
 } vr_devstate;
 
@@ -206,6 +215,8 @@ typedef struct vr_state {
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
     vr_sampler iter, win;
+    size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
+    bool sampled_sites_capped;
     uint64_t total_samples[2][VR_SAMPLES];
     uint64_t win_ns, win_next;
 

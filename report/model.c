@@ -184,7 +184,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     size_t cap = 16, n = 0, i = 0;
     vr_growth *g = vr_xmalloc(cap * sizeof(vr_growth));
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
-        vr_growth x = fit_growth(c->samples[sp->slot], sp, r->iterations, room, total_live);
+        vr_growth x = fit_growth(vr_counter_samples(c, sp->slot), sp, r->iterations, room, total_live);
         if (x.bytes_per_iteration < 1.0 || x.r2 < 0.5)
             continue;
         x.stack.id = (uint32_t)c->key;
