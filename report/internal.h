@@ -58,6 +58,9 @@ typedef struct vr_sampler {
 /* Growth samples are kept for at most this many call sites (1 KiB each),
  * the first ones live at a sample; past it a note says so. */
 #define VR_MAX_SAMPLED_SITES 65536
+/* Entries of one site table (peak, leaks, range sites) symbolized and merged
+ * at most (model.c); the rest, the smallest, are left out with a note. */
+#define VR_MAX_MERGED_SITES 20000
 
 /* A call site (stack leaf) or an NVTX range: live bytes now and at the
  * peak (lazy snapshot: see peak.c). A site's growth samples ([2][VR_SAMPLES],
@@ -128,7 +131,7 @@ typedef struct vr_devstate {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
-    vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
+    vr_bucket *buckets;     /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
 } vr_devstate;
