@@ -65,12 +65,14 @@ typedef struct vr_sampler {
 /* A call site (stack leaf) or an NVTX range: live bytes now and at the
  * peak (lazy snapshot: see peak.c). A site's growth samples ([2][VR_SAMPLES],
  * arena) are allocated when it is first live at a sample: a site never live
- * at one has only zeros (vr_counter_samples), and costs 56 bytes. */
+ * at one has only zeros (vr_counter_samples), and costs 48 bytes. */
 typedef struct vr_counter {
     uint64_t key;
-    uint64_t live, live_count;
-    uint64_t snap, snap_count;
+    uint64_t live, snap;
     uint64_t snap_epoch;
+    /* live allocations: fewer than the live map could ever hold (2^32 of
+     * them would take 256 GiB of it), so 32 bits keep the entry at 48 bytes */
+    uint32_t live_count, snap_count;
     uint64_t (*samples)[VR_SAMPLES];
 } vr_counter;
 

@@ -43,7 +43,7 @@ static void counter_add(const vr_state *s, vr_counter *c, int64_t delta, int cou
 {
     counter_touch(s, c);
     c->live += (uint64_t)delta;
-    c->live_count += (uint64_t)(int64_t)count;
+    c->live_count += (uint32_t)count; /* -1 wraps to a decrement */
 }
 
 void vr_snapshot_peak(vr_state *s)
