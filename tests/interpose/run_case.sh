@@ -65,11 +65,12 @@ kill)
         [ $i -lt 600 ] || { kill -9 $pid; fail "no 'ready' within 60 s"; }
         sleep 0.1
     done
+    exe=$(readlink "/proc/$pid/exe")
+    [ "$exe" = "$(readlink -f "$1")" ] || { kill -9 $pid; fail "pid $pid is $exe, not the program"; }
     kill -9 $pid
     wait $pid
     st=$?
     [ $st -eq 137 ] || fail "exit status $st after SIGKILL"
-    ps -o pid= -p $pid >/dev/null 2>&1 && fail "the program $pid still runs after SIGKILL"
     ;;
 *) fail "unknown mode $mode" ;;
 esac
