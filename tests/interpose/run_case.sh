@@ -59,7 +59,10 @@ signal:*)
     [ $st -eq $((128 + sig)) ] || fail "exit status $st, expected death by signal $sig"
     ;;
 kill)
-    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr" &
+    # A simple command, not the function: $! is then the program itself (env
+    # execs it), not a subshell that would leave the program running.
+    env VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" "$@" \
+        >"$outdir/stdout" 2>"$outdir/stderr" &
     pid=$!
     i=0
     until grep -q ready "$outdir/stdout" 2>/dev/null; do
@@ -67,6 +70,8 @@ kill)
         [ $i -lt 600 ] || { kill -9 $pid; fail "no 'ready' within 60 s"; }
         sleep 0.1
     done
+    exe=$(readlink "/proc/$pid/exe")
+    [ "$exe" = "$(readlink -f "$1")" ] || { kill -9 $pid; fail "pid $pid is $exe, not the program"; }
     kill -9 $pid
     wait $pid
     st=$?
