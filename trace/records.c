@@ -388,6 +388,8 @@ enum htag {
     H_VERSION = 7,
     H_STACK_DEPTH = 8,
     H_FLAGS = 9,
+    H_RUN_ID = 10,
+    H_PPID = 11,
 };
 
 static void put_u32le(uint8_t *o, uint32_t v)
@@ -426,8 +428,8 @@ static uint32_t header_argc(const vt_header *h)
 uint8_t *vt_header_encode(const vt_header *h, size_t *len)
 {
     uint32_t argc = header_argc(h);
-    size_t cap = VT_FILE_PREFIX_LEN + (9 + (size_t)argc) * (2 * VT_VARINT_MAX) +
-                 (3 + (size_t)argc) * VT_MAX_STRING_LEN;
+    size_t cap = VT_FILE_PREFIX_LEN + (11 + (size_t)argc) * (2 * VT_VARINT_MAX) +
+                 (4 + (size_t)argc) * VT_MAX_STRING_LEN;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return NULL;
@@ -444,6 +446,9 @@ uint8_t *vt_header_encode(const vt_header *h, size_t *len)
     o = hput_s(o, H_VERSION, h->vramtrace_version);
     o = hput_u(o, H_STACK_DEPTH, h->stack_depth);
     o = hput_u(o, H_FLAGS, h->flags);
+    if (h->run_id && *h->run_id)
+        o = hput_s(o, H_RUN_ID, h->run_id);
+    o = hput_u(o, H_PPID, h->ppid);
     put_u32le(buf + VT_MAGIC_LEN + 4, (uint32_t)(o - buf - VT_FILE_PREFIX_LEN));
     *len = (size_t)(o - buf);
     return buf;
@@ -501,6 +506,9 @@ static void header_set_u(vt_header *h, unsigned tag, uint64_t v)
     case H_FLAGS:
         h->flags = (uint32_t)v;
         break;
+    case H_PPID:
+        h->ppid = (uint32_t)v;
+        break;
     default: /* unknown: skipped */
         break;
     }
@@ -516,6 +524,8 @@ static int string_slot(vt_header_store *hs, unsigned tag)
         return 1;
     case H_VERSION:
         return 2;
+    case H_RUN_ID:
+        return VT_HDR_RUN_ID_SLOT;
     case H_ARG:
         return hs->h.argc < VT_MAX_ARGV ? (int)(3 + hs->h.argc++) : -1;
     default:
@@ -558,6 +568,7 @@ int vt_header_decode(const uint8_t *p, size_t len, vt_header_store *hs, char *er
     hs->h.host = hs->strings[0] ? hs->strings[0] : "";
     hs->h.program = hs->strings[1] ? hs->strings[1] : "";
     hs->h.vramtrace_version = hs->strings[2] ? hs->strings[2] : "";
+    hs->h.run_id = hs->strings[VT_HDR_RUN_ID_SLOT] ? hs->strings[VT_HDR_RUN_ID_SLOT] : "";
     for (uint32_t i = 0; i < hs->h.argc; i++)
         hs->argv[i] = hs->strings[3 + i];
     hs->h.argv = hs->argv;
