@@ -1,0 +1,93 @@
+/* shared.c: simulated devices shared by several processes (README.md,
+ * "Devices shared by processes"). With VRAMTRACE_SIM_SHARED=FILE every
+ * process using the simulated device publishes the bytes it takes on each
+ * device in FILE (one fixed-size slot per process and device, under flock),
+ * and counts what the other live processes take against the capacity. */
+#include "sim_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define SHARED_SLOTS 1024
+
+struct shared_slot {
+    int32_t pid, device;
+    uint64_t bytes;
+};
+
+static char shared_path[4096];
+
+void sim_shared_init(void)
+{
+    const char *v = getenv("VRAMTRACE_SIM_SHARED");
+    if (v && *v)
+        snprintf(shared_path, sizeof shared_path, "%s", v);
+}
+
+static int shared_open(int how)
+{
+    int fd = open(shared_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0 && flock(fd, how) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int alive(int32_t pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+static size_t read_slots(int fd, struct shared_slot *s)
+{
+    ssize_t n = pread(fd, s, SHARED_SLOTS * sizeof *s, 0);
+    return n > 0 ? (size_t)n / sizeof *s : 0;
+}
+
+size_t sim_shared_others(int device)
+{
+    struct shared_slot s[SHARED_SLOTS]; /* 16 KiB */
+    size_t sum = 0, n;
+    int32_t me = (int32_t)getpid();
+    int fd;
+    if (!shared_path[0] || (fd = shared_open(LOCK_SH)) < 0)
+        return 0;
+    n = read_slots(fd, s);
+    for (size_t i = 0; i < n; i++)
+        if (s[i].device == device && s[i].pid != me && alive(s[i].pid))
+            sum += s[i].bytes;
+    close(fd);
+    return sum;
+}
+
+void sim_shared_publish(int device, size_t bytes)
+{
+    struct shared_slot s[SHARED_SLOTS]; /* 16 KiB */
+    int32_t me = (int32_t)getpid();
+    size_t n, at = SIZE_MAX;
+    int fd;
+    if (!shared_path[0] || (fd = shared_open(LOCK_EX)) < 0)
+        return;
+    n = read_slots(fd, s);
+    for (size_t i = 0; i < n && at == SIZE_MAX; i++)
+        if (s[i].pid == me && s[i].device == device)
+            at = i;
+    for (size_t i = 0; i < n && at == SIZE_MAX; i++)
+        if (!alive(s[i].pid))
+            at = i;
+    if (at == SIZE_MAX && n < SHARED_SLOTS)
+        at = n;
+    if (at != SIZE_MAX) {
+        struct shared_slot mine = {me, device, bytes};
+        if (pwrite(fd, &mine, sizeof mine, (off_t)(at * sizeof mine)) != (ssize_t)sizeof mine)
+            fprintf(stderr, "vramtrace-sim: cannot update %s\n", shared_path);
+    }
+    close(fd);
+}
