@@ -194,6 +194,46 @@ def shared_without_ledger(a, cmd, extra):
           f"shared_oom: without the ledger rank 1 should fit: {p.stdout}")
 
 
+def existing(a):
+    """A name held by an earlier run: vramtrace run refuses before the
+    program starts, --force replaces it; a plain preloaded run moves to the
+    name with its pid and says so (not under VRAMTRACE_QUIET=1)."""
+    cwd = fresh(a, "e")
+    env = base_env({})
+    vt = [a.vramtrace, "run", "--sim"]
+    cmd = ["--", a.rank, "3x1"]
+
+    def run(args, extra=None):
+        e = dict(env, **(extra or {}))
+        return subprocess.run(args, cwd=cwd, env=e, capture_output=True, text=True, timeout=60)
+
+    check(run(vt + ["-o", "run.vtrace"] + cmd).returncode == 0, "e: first run failed")
+    first = os.stat(os.path.join(cwd, "run.vtrace"))
+    p = run(vt + ["-o", "run.vtrace"] + cmd)
+    check(p.returncode == 2 and "already exists" in p.stderr and "--force" in p.stderr,
+          f"e: an existing name was not refused: {p.returncode} {p.stderr}")
+    check(p.stdout == "", "e: the program ran although the name was taken")
+    same = os.stat(os.path.join(cwd, "run.vtrace"))
+    check((same.st_ino, same.st_size, same.st_mtime_ns) ==
+          (first.st_ino, first.st_size, first.st_mtime_ns), "e: the refused run touched run.vtrace")
+    p = run(vt + ["--force", "-o", "run.vtrace"] + cmd)
+    check(p.returncode == 0 and "vramtrace run: trace: run.vtrace" in p.stderr,
+          f"e: --force did not record into run.vtrace: {p.stderr}")
+    check(os.stat(os.path.join(cwd, "run.vtrace")).st_mtime_ns != first.st_mtime_ns,
+          "e: --force left the old trace")
+    check(os.listdir(cwd) == ["run.vtrace"], f"e: files {os.listdir(cwd)}")
+    plain = dict(LD_LIBRARY_PATH=a.sim, LD_PRELOAD=a.preload, VRAMTRACE_OUTPUT="run.vtrace")
+    p = run([a.rank, "3x1"], plain)
+    m = re.search(r"vramtrace: run.vtrace is from an earlier run and is kept; "
+                  r"this trace is (run\.\d+\.vtrace)", p.stderr)
+    check(p.returncode == 0 and m, f"e: a plain run over an earlier trace: {p.stderr}")
+    s = vt_check(a, os.path.join(cwd, m.group(1)))
+    check(s["allocs"] == "3", f"e: {m.group(1)} holds {s['allocs']} allocations")
+    p = run([a.rank, "3x1"], dict(plain, VRAMTRACE_QUIET="1"))
+    check(p.returncode == 0 and p.stderr == "", f"e: quiet run printed {p.stderr!r}")
+    check(len(os.listdir(cwd)) == 3, f"e: files {os.listdir(cwd)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     for opt in ("vramtrace", "check", "preload", "sim", "rank", "launch", "src", "out"):
@@ -203,6 +243,10 @@ def main():
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
     try:
+        if a.case == "existing":
+            existing(a)
+            print(f"procs_test {a.case}: ok")
+            return 0
         cmd, extra, ntraces, each = case_command(a, a.case)
         for mode in ("o", "d"):
             cwd, traces, stats = run_mode(a, mode, cmd, extra, ntraces, each)
