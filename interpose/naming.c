@@ -18,10 +18,19 @@ void vti_run_init(void)
     setenv(VT_ENV_RUN_ID, id, 1); /* the first preloaded process starts the run */
 }
 
-const char *vti_run_id(void)
+bool vti_recording(void)
+{
+    return vti_session_ensure();
+}
+
+void vti_run_header(vt_header *h)
 {
     const char *id = getenv(VT_ENV_RUN_ID);
-    return vt_run_id_valid(id) ? id : "";
+    int32_t rank = vt_rank_from_env();
+    h->run_id = vt_run_id_valid(id) ? id : "";
+    h->ppid = (uint32_t)getppid();
+    h->has_rank = rank >= 0;
+    h->rank = rank >= 0 ? (uint32_t)rank : 0;
 }
 
 /* Candidate n (0, 1, ...) of the rule: the run's name, then pid inserted. */

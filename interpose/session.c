@@ -323,8 +323,7 @@ static void header_fill(vt_header *h, header_data *d)
     h->start_mono_ns = vti_now_ns();
     h->vramtrace_version = VRAMTRACE_VERSION;
     h->stack_depth = (uint32_t)settings.stack_depth;
-    h->run_id = vti_run_id();
-    h->ppid = (uint32_t)getppid();
+    vti_run_header(h);
 }
 
 static void install_signals(void);

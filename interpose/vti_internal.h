@@ -40,8 +40,8 @@ void vti_settings_read(vti_settings *s, int pid);
 /* In the constructor: inherit the run id (VT_ENV_RUN_ID) or start a run by
  * setting a new one in the environment, so the process tree shares it. */
 void vti_run_init(void);
-/* The run id in force, "" if none. */
-const char *vti_run_id(void);
+/* The header's run fields: run id ("" if none), parent pid, launcher rank. */
+void vti_run_header(vt_header *h);
 /* Create this process's trace by the run's naming rule (vtrace.h, "Run
  * naming"): the name in path (len bytes). NULL with a message in err. */
 vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path, size_t len,

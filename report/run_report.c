@@ -30,6 +30,7 @@ typedef struct run_hdr {
     char host[256];
     uint64_t start_mono;
     uint32_t ppid;
+    int64_t rank; /* -1: none */
 } run_hdr;
 
 static bool read_hdr(const char *path, run_hdr *out)
@@ -44,6 +45,7 @@ static bool read_hdr(const char *path, run_hdr *out)
     snprintf(out->host, sizeof out->host, "%s", h->host);
     out->start_mono = h->start_mono_ns;
     out->ppid = h->ppid;
+    out->rank = h->has_rank ? (int64_t)h->rank : -1;
     vt_reader_close(rd);
     return true;
 }
@@ -129,8 +131,9 @@ typedef struct proc {
 
 static void proc_label(const proc *p, char *buf, size_t len)
 {
-    size_t n =
-        (size_t)snprintf(buf, len, "pid %" PRIu32 " %s", p->r->pid, vr_basename(p->r->program));
+    size_t n = p->h.rank >= 0 ? (size_t)snprintf(buf, len, "rank %" PRId64 " ", p->h.rank) : 0;
+    n += (size_t)snprintf(buf + n, len - n, "pid %" PRIu32 " %s", p->r->pid,
+                          vr_basename(p->r->program));
     for (size_t i = 1; i < p->r->argc && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, " %s", p->r->argv[i]);
     if (n >= len && len > 4)

@@ -390,6 +390,7 @@ enum htag {
     H_FLAGS = 9,
     H_RUN_ID = 10,
     H_PPID = 11,
+    H_RANK = 12, /* rank + 1; 0 or absent: none */
 };
 
 static void put_u32le(uint8_t *o, uint32_t v)
@@ -428,7 +429,7 @@ static uint32_t header_argc(const vt_header *h)
 uint8_t *vt_header_encode(const vt_header *h, size_t *len)
 {
     uint32_t argc = header_argc(h);
-    size_t cap = VT_FILE_PREFIX_LEN + (11 + (size_t)argc) * (2 * VT_VARINT_MAX) +
+    size_t cap = VT_FILE_PREFIX_LEN + (12 + (size_t)argc) * (2 * VT_VARINT_MAX) +
                  (4 + (size_t)argc) * VT_MAX_STRING_LEN;
     uint8_t *buf = malloc(cap);
     if (!buf)
@@ -449,6 +450,8 @@ uint8_t *vt_header_encode(const vt_header *h, size_t *len)
     if (h->run_id && *h->run_id)
         o = hput_s(o, H_RUN_ID, h->run_id);
     o = hput_u(o, H_PPID, h->ppid);
+    if (h->has_rank)
+        o = hput_u(o, H_RANK, (uint64_t)h->rank + 1);
     put_u32le(buf + VT_MAGIC_LEN + 4, (uint32_t)(o - buf - VT_FILE_PREFIX_LEN));
     *len = (size_t)(o - buf);
     return buf;
@@ -508,6 +511,10 @@ static void header_set_u(vt_header *h, unsigned tag, uint64_t v)
         break;
     case H_PPID:
         h->ppid = (uint32_t)v;
+        break;
+    case H_RANK:
+        h->has_rank = v >= 1 && v <= (uint64_t)UINT32_MAX + 1;
+        h->rank = h->has_rank ? (uint32_t)(v - 1) : 0;
         break;
     default: /* unknown: skipped */
         break;

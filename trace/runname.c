@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -114,6 +116,22 @@ bool vt_run_id_valid(const char *s)
         if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
             return false;
     return n == VT_RUN_ID_LEN;
+}
+
+int32_t vt_rank_from_env(void)
+{
+    static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        char *end;
+        if (!v || !*v)
+            continue;
+        errno = 0;
+        long r = strtol(v, &end, 10);
+        if (!errno && !*end && r >= 0 && r <= INT32_MAX)
+            return (int32_t)r;
+    }
+    return -1;
 }
 
 int vt_run_list_add(const char *list, const char *path)

@@ -124,6 +124,8 @@ typedef struct vt_header {
     uint32_t flags;                /* VT_HDR_* */
     const char *run_id;            /* the run this process belongs to (vt_run_id_new), "" if none */
     uint32_t ppid;                 /* parent process id at start, 0 if unknown */
+    bool has_rank;                 /* a launcher gave this process a rank (vt_rank_from_env) */
+    uint32_t rank;                 /* that rank when has_rank */
 } vt_header;
 
 #define VT_HDR_CHILD_AFTER_FORK 0x1u /* written by a forked child (own file) */
@@ -166,6 +168,10 @@ bool vt_name_is_sibling(const char *run_name, const char *path);
 int vt_run_id_new(char out[VT_RUN_ID_LEN + 1]);
 /* true when s has the run id's shape. */
 bool vt_run_id_valid(const char *s);
+/* The rank a distributed launcher gave this process, from the first set of
+ * RANK (torchrun), OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH, Intel
+ * MPI), SLURM_PROCID (srun): a decimal 0..INT32_MAX; -1 when none is set. */
+int32_t vt_rank_from_env(void);
 /* Append path (made absolute with the working directory) and a newline to
  * the existing file list with one O_APPEND write. 0, or -1 with errno. */
 int vt_run_list_add(const char *list, const char *path);

@@ -166,6 +166,9 @@ def check_ranks(a, cwd, traces, stats):
         pid = t.split(".")[1] if t != "run.vtrace" else None
         if pid:
             check(f"pid {pid} " in text, f"ranks: pid {pid} missing from the run section")
+    for r in range(4):  # the launcher's RANK, from each trace's header
+        check(re.search(rf"^rank {r} pid \d+ t_rank", text, re.M),
+              f"ranks: rank {r} missing from the run section")
 
 
 def check_shared(a, cwd, traces, stats):
@@ -175,7 +178,7 @@ def check_shared(a, cwd, traces, stats):
     text = report_symbols(a, cwd, traces)
     sect = text.split("failed allocations and the run's other processes:")
     check(len(sect) == 2, "shared_oom: no failure in the run section")
-    m = re.search(r"held (\S+ \S+) on device 0 then:\n\s+(\S+ \S+) in 1 allocation at (\S+)",
+    m = re.search(r"rank 0 pid \d+ t_rank \S+ \S+ held (\S+ \S+) on device 0 then:\n\s+(\S+ \S+) in 1 allocation at (\S+)",
                   sect[1])
     check(m, f"shared_oom: the failure does not name the other rank's memory:\n{sect[1]}")
     check(m.group(1) == "700.00 MiB" or m.group(1).startswith("700"),
