@@ -35,5 +35,13 @@ void vr_run_files_free(char **files, size_t n);
  * the other processes held on its device at that moment, by call site.
  * 0 or -1 (I/O error). */
 int vr_render_runs(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+/* The same as the JSON report's "runs" member: `,"runs":[...]`, one object
+ * per run (vramtrace report --json with several files): run_id; processes (pid,
+ * rank or null, ppid, path, program, allocations, failed_allocations,
+ * peak_allocated_bytes); devices (device, peak_allocated_bytes per process,
+ * sum_of_peaks_bytes, peak_of_sum_bytes or null); failures (pid, rank,
+ * device, t_ns, requested_bytes, external_bytes, verdict, held_by: pid,
+ * rank, bytes, sites: bytes, count, stack_id, function, file, line). */
+void vr_render_runs_json(FILE *out, vr_report *const *r, size_t n);
 
 #endif

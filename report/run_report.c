@@ -226,37 +226,6 @@ static bool one_host(const proc *p, size_t n)
     return true;
 }
 
-static void devices(FILE *f, const proc *p, size_t n)
-{
-    char b1[32];
-    int32_t seen[64];
-    size_t ns = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < p[i].r->ndevices && ns < 64; j++) {
-            size_t k = 0;
-            while (k < ns && seen[k] != p[i].r->devices[j].id)
-                k++;
-            if (k == ns)
-                seen[ns++] = p[i].r->devices[j].id;
-        }
-    fputs("\npeak allocated per device and process:\n", f);
-    fprintf(f, "%-8s", "device");
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, " %12s%-6" PRIu32, "pid ", p[i].r->pid);
-    fprintf(f, " %14s %14s\n", "sum of peaks", one_host(p, n) ? "peak of sum" : "");
-    for (size_t k = 0; k < ns; k++) {
-        uint64_t sum = 0;
-        fprintf(f, "%-8d", seen[k]);
-        for (size_t i = 0; i < n; i++) {
-            const vr_device *d = find_device(p[i].r, seen[k]);
-            fprintf(f, " %18s", d ? SZ(d->peak_allocated, b1) : "-");
-            sum += d ? d->peak_allocated : 0;
-        }
-        fprintf(f, " %14s", SZ(sum, b1));
-        fprintf(f, " %14s\n", one_host(p, n) ? SZ(peak_of_sum(p, n, seen[k]), b1) : "");
-    }
-}
-
 /* ---- memory of the other processes at a failure --------------------------- */
 
 typedef struct held_alloc {
@@ -329,7 +298,182 @@ static const vr_stack *known_stack(const vr_report *r, uint32_t id)
     return NULL;
 }
 
-static void site_line(FILE *f, const vr_report *r, const held_site *s)
+/* The largest sites of a held_site map, up to MAX_HELD_SITES, largest first. */
+static size_t top_held(const vr_map *sites, held_site *out)
+{
+    size_t n = 0, i = 0;
+    for (const held_site *s; (s = vr_map_next(sites, &i));) {
+        size_t k = n < MAX_HELD_SITES ? n++ : MAX_HELD_SITES;
+        if (k == MAX_HELD_SITES && s->bytes <= out[k - 1].bytes)
+            continue;
+        if (k == MAX_HELD_SITES)
+            k--;
+        while (k > 0 && out[k - 1].bytes < s->bytes) {
+            out[k] = out[k - 1];
+            k--;
+        }
+        out[k] = *s;
+    }
+    return n;
+}
+
+/* ---- the run's model: what both renderers show ----------------------------- */
+
+typedef struct held {
+    size_t proc; /* index of the holding process */
+    uint64_t bytes;
+    held_site sites[MAX_HELD_SITES]; /* largest first */
+    size_t nsites;
+} held;
+
+typedef struct failure {
+    size_t proc; /* index of the failing process */
+    const vr_oom *o;
+    held *held; /* other processes holding memory on its device then */
+    size_t nheld;
+} failure;
+
+typedef struct devrow {
+    int32_t id;
+    uint64_t sum_of_peaks, peak_of_sum;
+} devrow;
+
+typedef struct run_model {
+    const proc *p;
+    size_t n;
+    bool one_host; /* peak_of_sum is known */
+    devrow dev[64];
+    size_t ndev;
+    failure *fail;
+    size_t nfail;
+} run_model;
+
+static void model_devices(run_model *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        for (size_t j = 0; j < m->p[i].r->ndevices; j++) {
+            const vr_device *d = &m->p[i].r->devices[j];
+            size_t k = 0;
+            while (k < m->ndev && m->dev[k].id != d->id)
+                k++;
+            if (k == m->ndev && m->ndev == 64)
+                continue;
+            if (k == m->ndev)
+                m->dev[m->ndev++] = (devrow){.id = d->id};
+            m->dev[k].sum_of_peaks += d->peak_allocated;
+        }
+    for (size_t k = 0; k < m->ndev && m->one_host; k++)
+        m->dev[k].peak_of_sum = peak_of_sum(m->p, m->n, m->dev[k].id);
+}
+
+/* What the other processes of the same host held on o's device at o. */
+static void model_held(const run_model *m, failure *fl)
+{
+    uint64_t t = m->p[fl->proc].h.start_mono + fl->o->t_ns;
+    fl->held = vr_xcalloc(m->n, sizeof *fl->held);
+    for (size_t q = 0; q < m->n; q++) {
+        if (q == fl->proc || strcmp(m->p[q].h.host, m->p[fl->proc].h.host))
+            continue;
+        vr_map sites;
+        vr_map_init(&sites, sizeof(held_site));
+        held *h = &fl->held[fl->nheld];
+        h->proc = q;
+        h->bytes = held_at(m->p[q].r->path, fl->o->device, t, &sites);
+        h->nsites = top_held(&sites, h->sites);
+        fl->nheld += h->bytes != 0;
+        vr_map_destroy(&sites);
+    }
+}
+
+static void model_failures(run_model *m)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < m->n; i++)
+        cap += m->p[i].r->nooms < MAX_FAILURES_PER_PROCESS ? m->p[i].r->nooms
+                                                           : MAX_FAILURES_PER_PROCESS;
+    m->fail = vr_xcalloc(cap ? cap : 1, sizeof *m->fail);
+    for (size_t i = 0; i < m->n; i++) {
+        size_t fatal = vr_fatal_oom(m->p[i].r);
+        for (size_t k = 0, j;
+             (j = vr_oom_shown(m->p[i].r, fatal, k, MAX_FAILURES_PER_PROCESS)) != SIZE_MAX; k++) {
+            failure *fl = &m->fail[m->nfail++];
+            fl->proc = i;
+            fl->o = &m->p[i].r->ooms[j];
+            model_held(m, fl);
+        }
+    }
+}
+
+static void model_build(run_model *m, const proc *p, size_t n)
+{
+    memset(m, 0, sizeof *m);
+    m->p = p;
+    m->n = n;
+    m->one_host = one_host(p, n);
+    model_devices(m);
+    model_failures(m);
+}
+
+static void model_free(run_model *m)
+{
+    for (size_t i = 0; i < m->nfail; i++)
+        free(m->fail[i].held);
+    free(m->fail);
+}
+
+/* The groups of r that share a run id (2 or more), each built and given to
+ * fn in order of first appearance. */
+static void for_each_run(vr_report *const *r, size_t n, void (*fn)(const run_model *, void *),
+                         void *arg)
+{
+    proc *all = vr_xcalloc(n ? n : 1, sizeof *all), *grp = vr_xcalloc(n ? n : 1, sizeof *grp);
+    bool *done = vr_xcalloc(n ? n : 1, sizeof *done);
+    for (size_t i = 0; i < n; i++) {
+        all[i].r = r[i];
+        read_hdr(r[i]->path, &all[i].h);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t g = 0;
+        for (size_t j = i; j < n && all[i].h.run_id[0] && !done[i]; j++)
+            if (!done[j] && !strcmp(all[j].h.run_id, all[i].h.run_id)) {
+                grp[g++] = all[j];
+                done[j] = j != i;
+            }
+        done[i] = true;
+        if (g < 2)
+            continue;
+        run_model m;
+        model_build(&m, grp, g);
+        fn(&m, arg);
+        model_free(&m);
+    }
+    free(all);
+    free(grp);
+    free(done);
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void text_devices(FILE *f, const run_model *m)
+{
+    char b1[32];
+    fputs("\npeak allocated per device and process:\n", f);
+    fprintf(f, "%-8s", "device");
+    for (size_t i = 0; i < m->n; i++)
+        fprintf(f, " %12s%-6" PRIu32, "pid ", m->p[i].r->pid);
+    fprintf(f, " %14s %14s\n", "sum of peaks", m->one_host ? "peak of sum" : "");
+    for (size_t k = 0; k < m->ndev; k++) {
+        fprintf(f, "%-8d", m->dev[k].id);
+        for (size_t i = 0; i < m->n; i++) {
+            const vr_device *d = find_device(m->p[i].r, m->dev[k].id);
+            fprintf(f, " %18s", d ? SZ(d->peak_allocated, b1) : "-");
+        }
+        fprintf(f, " %14s", SZ(m->dev[k].sum_of_peaks, b1));
+        fprintf(f, " %14s\n", m->one_host ? SZ(m->dev[k].peak_of_sum, b1) : "");
+    }
+}
+
+static void text_site(FILE *f, const vr_report *r, const held_site *s)
 {
     char b1[32], fb[64];
     const vr_stack *st = s->key > 1 ? known_stack(r, (uint32_t)(s->key - 1)) : NULL;
@@ -348,104 +492,160 @@ static void site_line(FILE *f, const vr_report *r, const held_site *s)
     fputc('\n', f);
 }
 
-/* The largest sites of a held_site map, up to MAX_HELD_SITES, largest first. */
-static size_t top_held(const vr_map *sites, const held_site **out)
+static void text_failure(FILE *f, const run_model *m, const failure *fl)
 {
-    size_t n = 0, i = 0;
-    for (const held_site *s; (s = vr_map_next(sites, &i));) {
-        size_t k = n < MAX_HELD_SITES ? n++ : MAX_HELD_SITES;
-        if (k == MAX_HELD_SITES && s->bytes <= out[k - 1]->bytes)
-            continue;
-        if (k == MAX_HELD_SITES)
-            k--;
-        while (k > 0 && out[k - 1]->bytes < s->bytes) {
-            out[k] = out[k - 1];
-            k--;
-        }
-        out[k] = s;
+    char b1[32], b2[32], label[160];
+    const vr_oom *o = fl->o;
+    proc_label(&m->p[fl->proc], label, sizeof label);
+    fprintf(f, "  %s: %s of %s on device %d failed at %s (verdict %s)", label, o->api,
+            SZ(o->requested_bytes, b1), o->device, VR_TIME(o->t_ns), vr_verdict_name(o->verdict));
+    if (o->external_bytes)
+        fprintf(f, "; %s in use outside its recording", SZ(o->external_bytes, b2));
+    fputc('\n', f);
+    for (size_t h = 0; h < fl->nheld; h++) {
+        const held *x = &fl->held[h];
+        proc_label(&m->p[x->proc], label, sizeof label);
+        fprintf(f, "    %s held %s on device %d then:\n", label, SZ(x->bytes, b1), o->device);
+        for (size_t k = 0; k < x->nsites; k++)
+            text_site(f, m->p[x->proc].r, &x->sites[k]);
     }
-    return n;
-}
-
-static void others_at(FILE *f, const proc *p, size_t n, size_t self, const vr_oom *o)
-{
-    char b1[32], label[160];
-    uint64_t t = p[self].h.start_mono + o->t_ns, sum = 0;
-    for (size_t q = 0; q < n; q++) {
-        if (q == self || strcmp(p[q].h.host, p[self].h.host))
-            continue;
-        vr_map sites;
-        const held_site *top[MAX_HELD_SITES];
-        vr_map_init(&sites, sizeof(held_site));
-        uint64_t bytes = held_at(p[q].r->path, o->device, t, &sites);
-        if (bytes) {
-            proc_label(&p[q], label, sizeof label);
-            fprintf(f, "    %s held %s on device %d then:\n", label, SZ(bytes, b1), o->device);
-            for (size_t k = 0, nt = top_held(&sites, top); k < nt; k++)
-                site_line(f, p[q].r, top[k]);
-        }
-        sum += bytes;
-        vr_map_destroy(&sites);
-    }
-    if (!sum)
+    if (!fl->nheld)
         fputs("    no other process of the run held memory on that device then\n", f);
 }
 
-static void failures(FILE *f, const proc *p, size_t n)
+static void text_run(const run_model *m, void *arg)
 {
-    char b1[32], b2[32], label[160];
-    bool any = false;
-    for (size_t i = 0; i < n; i++) {
-        size_t fatal = vr_fatal_oom(p[i].r);
-        for (size_t k = 0, j;
-             (j = vr_oom_shown(p[i].r, fatal, k, MAX_FAILURES_PER_PROCESS)) != SIZE_MAX; k++) {
-            const vr_oom *o = &p[i].r->ooms[j];
-            if (!any)
-                fputs("\nfailed allocations and the run's other processes:\n", f);
-            any = true;
-            proc_label(&p[i], label, sizeof label);
-            fprintf(f, "  %s: %s of %s on device %d failed at %s (verdict %s)", label, o->api,
-                    SZ(o->requested_bytes, b1), o->device, VR_TIME(o->t_ns),
-                    vr_verdict_name(o->verdict));
-            if (o->external_bytes)
-                fprintf(f, "; %s in use outside its recording", SZ(o->external_bytes, b2));
-            fputc('\n', f);
-            others_at(f, p, n, i, o);
-        }
-    }
-}
-
-static void one_run(FILE *f, const proc *p, size_t n)
-{
-    fprintf(f, "== vramtrace run %s: %zu processes ==\n", p[0].h.run_id, n);
-    processes(f, p, n);
-    devices(f, p, n);
-    failures(f, p, n);
+    FILE *f = arg;
+    fprintf(f, "== vramtrace run %s: %zu processes ==\n", m->p[0].h.run_id, m->n);
+    processes(f, m->p, m->n);
+    text_devices(f, m);
+    if (m->nfail)
+        fputs("\nfailed allocations and the run's other processes:\n", f);
+    for (size_t i = 0; i < m->nfail; i++)
+        text_failure(f, m, &m->fail[i]);
     fputc('\n', f);
 }
 
 int vr_render_runs(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
 {
     (void)opt;
-    proc *all = vr_xcalloc(n ? n : 1, sizeof *all), *grp = vr_xcalloc(n ? n : 1, sizeof *grp);
-    bool *done = vr_xcalloc(n ? n : 1, sizeof *done);
-    for (size_t i = 0; i < n; i++) {
-        all[i].r = r[i];
-        read_hdr(r[i]->path, &all[i].h);
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t g = 0;
-        for (size_t j = i; j < n && all[i].h.run_id[0] && !done[i]; j++)
-            if (!done[j] && !strcmp(all[j].h.run_id, all[i].h.run_id)) {
-                grp[g++] = all[j];
-                done[j] = j != i;
-            }
-        done[i] = true;
-        if (g >= 2)
-            one_run(out, grp, g);
-    }
-    free(all);
-    free(grp);
-    free(done);
+    for_each_run(r, n, text_run, out);
     return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_proc_ref(FILE *f, const proc *p)
+{
+    fprintf(f, "\"pid\":%" PRIu32 ",\"rank\":", p->r->pid);
+    if (p->h.rank >= 0)
+        fprintf(f, "%" PRId64, p->h.rank);
+    else
+        fputs("null", f);
+}
+
+static void json_processes(FILE *f, const run_model *m)
+{
+    fputs("\"processes\":[", f);
+    for (size_t i = 0; i < m->n; i++) {
+        const vr_report *r = m->p[i].r;
+        fputs(i ? ",{" : "{", f);
+        json_proc_ref(f, &m->p[i]);
+        fprintf(f, ",\"ppid\":%" PRIu32 ",\"path\":", m->p[i].h.ppid);
+        vr_json_str(f, r->path);
+        fputs(",\"program\":", f);
+        vr_json_str(f, r->program);
+        fprintf(f,
+                ",\"allocations\":%" PRIu64 ",\"failed_allocations\":%" PRIu64
+                ",\"peak_allocated_bytes\":%" PRIu64 "}",
+                r->allocations, r->failed_allocations, r->peak_allocated);
+    }
+    fputc(']', f);
+}
+
+static void json_devices(FILE *f, const run_model *m)
+{
+    fputs(",\"devices\":[", f);
+    for (size_t k = 0; k < m->ndev; k++) {
+        fprintf(f, "%s{\"device\":%d,\"peak_allocated_bytes\":[", k ? "," : "", m->dev[k].id);
+        for (size_t i = 0, c = 0; i < m->n; i++) {
+            const vr_device *d = find_device(m->p[i].r, m->dev[k].id);
+            if (!d)
+                continue;
+            fprintf(f, "%s{", c++ ? "," : "");
+            json_proc_ref(f, &m->p[i]);
+            fprintf(f, ",\"bytes\":%" PRIu64 "}", d->peak_allocated);
+        }
+        fprintf(f, "],\"sum_of_peaks_bytes\":%" PRIu64 ",\"peak_of_sum_bytes\":",
+                m->dev[k].sum_of_peaks);
+        if (m->one_host)
+            fprintf(f, "%" PRIu64 "}", m->dev[k].peak_of_sum);
+        else
+            fputs("null}", f);
+    }
+    fputc(']', f);
+}
+
+static void json_site(FILE *f, const vr_report *r, const held_site *s)
+{
+    const vr_stack *st = s->key > 1 ? known_stack(r, (uint32_t)(s->key - 1)) : NULL;
+    fprintf(f, "{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"stack_id\":%" PRIu64, s->bytes,
+            s->count, s->key - 1);
+    fputs(",\"function\":", f);
+    vr_json_str(f, st && st->n ? st->frames[0].function : "");
+    fputs(",\"file\":", f);
+    vr_json_str(f, st && st->n ? st->frames[0].file : "");
+    fprintf(f, ",\"line\":%" PRIu32 "}", st && st->n ? st->frames[0].line : 0);
+}
+
+static void json_failure(FILE *f, const run_model *m, const failure *fl)
+{
+    const vr_oom *o = fl->o;
+    fputc('{', f);
+    json_proc_ref(f, &m->p[fl->proc]);
+    fprintf(f,
+            ",\"device\":%d,\"t_ns\":%" PRIu64 ",\"requested_bytes\":%" PRIu64
+            ",\"external_bytes\":%" PRIu64 ",\"verdict\":\"%s\",\"held_by\":[",
+            o->device, o->t_ns, o->requested_bytes, o->external_bytes, vr_verdict_name(o->verdict));
+    for (size_t h = 0; h < fl->nheld; h++) {
+        const held *x = &fl->held[h];
+        fputs(h ? ",{" : "{", f);
+        json_proc_ref(f, &m->p[x->proc]);
+        fprintf(f, ",\"bytes\":%" PRIu64 ",\"sites\":[", x->bytes);
+        for (size_t k = 0; k < x->nsites; k++) {
+            if (k)
+                fputc(',', f);
+            json_site(f, m->p[x->proc].r, &x->sites[k]);
+        }
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+}
+
+typedef struct json_ctx {
+    FILE *f;
+    size_t nruns;
+} json_ctx;
+
+static void json_run(const run_model *m, void *arg)
+{
+    json_ctx *c = arg;
+    fprintf(c->f, "%s{\"run_id\":\"%s\",", c->nruns++ ? "," : "", m->p[0].h.run_id);
+    json_processes(c->f, m);
+    json_devices(c->f, m);
+    fputs(",\"failures\":[", c->f);
+    for (size_t i = 0; i < m->nfail; i++) {
+        if (i)
+            fputc(',', c->f);
+        json_failure(c->f, m, &m->fail[i]);
+    }
+    fputs("]}", c->f);
+}
+
+void vr_render_runs_json(FILE *out, vr_report *const *r, size_t n)
+{
+    json_ctx c = {out, 0};
+    fputs(",\"runs\":[", out);
+    for_each_run(r, n, json_run, &c);
+    fputc(']', out);
 }

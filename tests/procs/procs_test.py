@@ -17,6 +17,7 @@ usage: procs_test.py --vramtrace V --check C --preload P --sim DIR --rank T
        --launch L --src DIR --out DIR CASE
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -149,6 +150,13 @@ def report_symbols(a, cwd, args):
     return p.stdout
 
 
+def report_json(a, cwd, args):
+    p = subprocess.run([a.vramtrace, "report", "-q", "--json", "-"] + args, cwd=cwd,
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"report --json exited {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout)
+
+
 def check_ranks(a, cwd, traces, stats):
     # every rank on device rank % 2, and the run section sums the devices:
     # device 0: ranks 0 and 2 (3 x 1 MiB, 3 x 4 MiB), device 1: 3 x 2 + 3 x 8 MiB
@@ -166,6 +174,17 @@ def check_ranks(a, cwd, traces, stats):
         pid = t.split(".")[1] if t != "run.vtrace" else None
         if pid:
             check(f"pid {pid} " in text, f"ranks: pid {pid} missing from the run section")
+    runs = report_json(a, cwd, ["run.vtrace"])["runs"]
+    check(len(runs) == 1 and len(runs[0]["processes"]) == 4, f"ranks: JSON runs {runs}")
+    ranks = sorted(p["rank"] for p in runs[0]["processes"])
+    check(ranks == [0, 1, 2, 3], f"ranks: JSON ranks {ranks}")
+    devs = {d["device"]: d for d in runs[0]["devices"]}
+    for dev, want, members in ((0, 15 << 20, [0, 2]), (1, 30 << 20, [1, 3])):
+        check(devs[dev]["sum_of_peaks_bytes"] == want,
+              f"ranks: device {dev} sum {devs[dev]['sum_of_peaks_bytes']}, expected {want}")
+        check(sorted(x["rank"] for x in devs[dev]["peak_allocated_bytes"]) == members,
+              f"ranks: device {dev} used by {devs[dev]['peak_allocated_bytes']}")
+        check(0 < devs[dev]["peak_of_sum_bytes"] <= want, f"ranks: device {dev} peak of sum")
     for r in range(4):  # the launcher's RANK, from each trace's header
         check(re.search(rf"^rank {r} pid \d+ t_rank", text, re.M),
               f"ranks: rank {r} missing from the run section")
@@ -184,6 +203,11 @@ def check_shared(a, cwd, traces, stats):
     check(m.group(1) == "700.00 MiB" or m.group(1).startswith("700"),
           f"shared_oom: held {m.group(1)}")
     check(m.group(3) == "hold_block", f"shared_oom: named {m.group(3)}, expected hold_block")
+    fails = report_json(a, cwd, traces)["runs"][0]["failures"]
+    check(len(fails) == 1 and fails[0]["rank"] == 1, f"shared_oom: JSON failures {fails}")
+    held = fails[0]["held_by"]
+    check(len(held) == 1 and held[0]["rank"] == 0 and held[0]["bytes"] == 700 << 20 and
+          held[0]["sites"][0]["function"] == "hold_block", f"shared_oom: JSON held_by {held}")
 
 
 def shared_without_ledger(a, cmd, extra):
