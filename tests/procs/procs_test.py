@@ -1,7 +1,7 @@
 """procs_test.py: vramtrace on process trees, on the simulated device.
 
-One CASE per ctest (timeout, sh_c, bash_script, env, python, ranks,
-shared_oom). Each command is run three ways, each in an empty working
+One CASE per ctest (timeout, sh_c, bash_script, env, python, cuda_parent,
+ranks, shared_oom; existing is separate). Each command is run three ways, each in an empty working
 directory:
   o  `vramtrace run --sim -o run.vtrace -- CMD`
   d  `vramtrace run --sim -- CMD`
@@ -47,6 +47,8 @@ def case_command(a, case):
         return ["env", "FOO=1", rank, "3x1"], {}, 1, each
     if case == "python":
         return [sys.executable, os.path.join(a.src, "launch.py"), rank, "3x1"], {}, 1, each
+    if case == "cuda_parent":  # a CUDA program that fork+execs another
+        return [rank, "3x1"], {"VT_SPAWN": "1"}, 2, each
     if case == "ranks":
         cmd = [a.launch, "4", rank, "3x1", "3x2", "3x4", "3x8"]
         return cmd, {"VRAMTRACE_SIM_DEVICES": "2"}, 4, each
@@ -60,7 +62,7 @@ def case_command(a, case):
 
 def base_env(extra):
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "VT_SYNC")}
+           if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "VT_SYNC", "VT_SPAWN")}
     env["VRAMTRACE_SIM_DEVICE"] = "t4"
     env.update(extra)
     return env

@@ -8,6 +8,10 @@
  * for DIR/held, allocate in work_block (an out-of-memory failure is
  * reported on stdout, not an error), then create DIR/done.
  *
+ * VT_SPAWN=1: after its own allocations, the program (a CUDA process
+ * itself) forks and execs itself once more without VT_SPAWN, and waits: the
+ * new program is another recording process of the run.
+ *
  * stdout: "rank R device D ok=N failed=F". Exit 0 unless CUDA misbehaves. */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
@@ -16,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_BLOCKS 64
@@ -50,6 +55,22 @@ __attribute__((noinline)) static cudaError_t hold_block(void **p, size_t bytes)
 __attribute__((noinline)) static cudaError_t work_block(void **p, size_t bytes)
 {
     return cudaMalloc(p, bytes);
+}
+
+/* Run this program again as a child (fork + exec); its exit status. */
+static int spawn_self(char **argv)
+{
+    int st;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsetenv("VT_SPAWN");
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int main(int argc, char **argv)
@@ -87,5 +108,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < ok; i++)
         cudaFree(blocks[i]);
     printf("rank %d device %d ok=%d failed=%d\n", rank, dev, ok, failed);
+    if (getenv("VT_SPAWN") && spawn_self(argv) != 0)
+        return 5;
     return 0;
 }
