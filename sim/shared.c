@@ -51,13 +51,15 @@ static size_t read_slots(int fd, struct shared_slot *s)
     return n > 0 ? (size_t)n / sizeof *s : 0;
 }
 
-size_t sim_shared_others(int device)
+/* The slow paths, only with VRAMTRACE_SIM_SHARED set: the unset case costs
+ * one branch per allocation and free. */
+static __attribute__((noinline)) size_t others_read(int device)
 {
     struct shared_slot s[SHARED_SLOTS]; /* 16 KiB */
     size_t sum = 0, n;
     int32_t me = (int32_t)getpid();
-    int fd;
-    if (!shared_path[0] || (fd = shared_open(LOCK_SH)) < 0)
+    int fd = shared_open(LOCK_SH);
+    if (fd < 0)
         return 0;
     n = read_slots(fd, s);
     for (size_t i = 0; i < n; i++)
@@ -67,13 +69,13 @@ size_t sim_shared_others(int device)
     return sum;
 }
 
-void sim_shared_publish(int device, size_t bytes)
+static __attribute__((noinline)) void publish_write(int device, size_t bytes)
 {
     struct shared_slot s[SHARED_SLOTS]; /* 16 KiB */
     int32_t me = (int32_t)getpid();
     size_t n, at = SIZE_MAX;
-    int fd;
-    if (!shared_path[0] || (fd = shared_open(LOCK_EX)) < 0)
+    int fd = shared_open(LOCK_EX);
+    if (fd < 0)
         return;
     n = read_slots(fd, s);
     for (size_t i = 0; i < n && at == SIZE_MAX; i++)
@@ -90,4 +92,15 @@ void sim_shared_publish(int device, size_t bytes)
             fprintf(stderr, "vramtrace-sim: cannot update %s\n", shared_path);
     }
     close(fd);
+}
+
+size_t sim_shared_others(int device)
+{
+    return shared_path[0] ? others_read(device) : 0;
+}
+
+void sim_shared_publish(int device, size_t bytes)
+{
+    if (shared_path[0])
+        publish_write(device, bytes);
 }
