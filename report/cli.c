@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -28,8 +27,8 @@ enum { EXIT_LIMIT = 1, EXIT_INPUT = 2 };
 static const char usage_main[] =
     "usage: vramtrace COMMAND [ARGS]\n"
     "\n"
-    "  run [--sim[=DEVICE]] [-o FILE] [--force] -- PROGRAM ARGS...   record PROGRAM's device "
-    "memory\n"
+    "  run [--sim[=DEVICE]] [-o FILE] [--force] -- PROGRAM ARGS...\n"
+    "        record the device memory of PROGRAM and every process it starts\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--no-oom] [--max-growth SIZE]\n"
     "\n"
