@@ -1,7 +1,7 @@
 """procs_test.py: vramtrace on process trees, on the simulated device.
 
-One CASE per ctest (timeout, sh_c, bash_script, env, python, cuda_parent,
-ranks, shared_oom; existing is separate). Each command is run three ways, each in an empty working
+One CASE per ctest (timeout, sh_c, bash_c, bash_script, env, python, shim,
+cuda_parent, ranks, shared_oom; existing is separate). Each command is run three ways, each in an empty working
 directory:
   o  `vramtrace run --sim -o run.vtrace -- CMD`
   d  `vramtrace run --sim -- CMD`
@@ -9,8 +9,8 @@ directory:
      each trace with vt_check), and nothing else is left in the working
      directory; with -o the first trace is run.vtrace, the others
      run.<pid>.vtrace; without, vramtrace.t_rank.<pid>.vtrace;
-  q  CMD with and without LD_PRELOAD=libvramtrace.so VRAMTRACE_QUIET=1:
-     stdout and stderr byte-identical.
+  q  CMD with and without LD_PRELOAD=libvramtrace.so VRAMTRACE_QUIET=1
+     VRAMTRACE_OUTPUT=run.vtrace: stdout and stderr byte-identical.
 ranks and shared_oom also check the multi-process report.
 
 usage: procs_test.py --vramtrace V --check C --preload P --sim DIR --rank T
@@ -41,6 +41,11 @@ def case_command(a, case):
         return ["timeout", "60", rank, "3x1"], {}, 1, each
     if case == "sh_c":
         return ["sh", "-c", f"'{rank}' 3x1 && true"], {}, 1, each
+    if case == "bash_c":
+        return ["bash", "-c", f"'{rank}' 3x1"], {}, 1, each
+    if case == "shim":  # a pyenv-like shim: a bash script, env, then Python
+        return ["bash", os.path.join(a.src, "script.sh"), "env", sys.executable,
+                os.path.join(a.src, "launch.py"), rank, "3x1"], {}, 1, each
     if case == "bash_script":
         return ["bash", os.path.join(a.src, "script.sh"), rank, "3x1"], {}, 1, each
     if case == "env":
@@ -125,8 +130,8 @@ def quiet_mode(a, cmd, extra):
         cwd = fresh(a, "q" + ("t" if traced else "p"))
         env = base_env(extra)
         env["LD_LIBRARY_PATH"] = a.sim
-        if traced:
-            env.update(LD_PRELOAD=a.preload, VRAMTRACE_QUIET="1")
+        if traced:  # a run name, so that several processes meet on it
+            env.update(LD_PRELOAD=a.preload, VRAMTRACE_QUIET="1", VRAMTRACE_OUTPUT="run.vtrace")
         p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=120)
         results.append(p)
     plain, quiet = results
