@@ -1,5 +1,5 @@
-/* session.c: the preload library's session: start (constructor or first
- * hook), per-thread writer buffers, stop on internal failure, exit, fatal
+/* session.c: the preload library's session: start (first hooked call or
+ * recorded event), per-thread writer buffers, stop on internal failure, exit, fatal
  * signals and fork. See interpose/README.md for the behaviour. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -82,7 +82,7 @@ void vti_stop(const char *why)
 {
     int expected = S_ON;
     const char *err = writer ? vt_writer_error(writer) : NULL;
-    if (atomic_compare_exchange_strong(&state, &expected, S_STOPPED))
+    if (atomic_compare_exchange_strong(&state, &expected, S_STOPPED) && !settings.quiet)
         vti_msg("vramtrace: tracing stopped: %s%s%s\n", why, err ? ": " : "", err ? err : "");
 }
 
@@ -325,24 +325,7 @@ static void header_fill(vt_header *h, header_data *d)
     h->start_mono_ns = vti_now_ns();
     h->vramtrace_version = VRAMTRACE_VERSION;
     h->stack_depth = (uint32_t)settings.stack_depth;
-}
-
-static const char *program_name(const char *exe)
-{
-    const char *slash = strrchr(exe, '/');
-    return slash ? slash + 1 : (*exe ? exe : "unknown");
-}
-
-/* Open the writer at settings.output; for the default name, an existing
- * file (pid reuse) moves on to vramtrace.<program>.<pid>.<n>.vtrace. */
-static vt_writer *writer_open(const vt_header *h, char *err, size_t errlen)
-{
-    struct stat st;
-    snprintf(trace_path, sizeof trace_path, "%s", settings.output);
-    for (int n = 1; settings.output_is_default && n < 100 && lstat(trace_path, &st) == 0; n++)
-        snprintf(trace_path, sizeof trace_path, "vramtrace.%s.%u.%d.vtrace",
-                 program_name(h->program), h->pid, n);
-    return vt_writer_open(trace_path, h, NULL, err, errlen);
+    vti_run_header(h);
 }
 
 static void on_exit_handler(int status, void *arg);
@@ -355,12 +338,16 @@ static bool session_start(void)
     char err[512] = "";
     vti_thread *t;
     header_fill(&h, &d);
-    vti_settings_read(&settings, program_name(d.exe), (int)h.pid);
+    vti_settings_read(&settings, (int)h.pid);
     h.stack_depth = (uint32_t)settings.stack_depth;
-    writer = writer_open(&h, err, sizeof err);
+    writer = vti_trace_open(&settings, &h, trace_path, sizeof trace_path, err, sizeof err);
+    if (writer)
+        vti_trace_announce(&settings, &h, trace_path);
     free(d.cmdline);
     if (!writer) {
-        vti_msg("vramtrace: tracing stopped: cannot create the trace %s: %s\n", trace_path, err);
+        if (!settings.quiet)
+            vti_msg("vramtrace: tracing stopped: cannot create the trace %s: %s\n", trace_path,
+                    err);
         return false;
     }
     vti_stacks_init();
@@ -368,7 +355,6 @@ static bool session_start(void)
     pthread_key_create(&thread_key, thread_destroy);
     atomic_store(&state, S_ON);
     on_exit(on_exit_handler, NULL); /* glibc passes exit()'s status, atexit would not */
-    pthread_atfork(NULL, NULL, on_fork_child);
     session_pid = (int)h.pid;
     vti_guard_start();
     if ((t = thread_begin())) {
@@ -456,7 +442,8 @@ static void session_end(int status, const char *reason)
         vt_writer_flush(writer);
         snprintf(err, sizeof err, "%s", vt_writer_error(writer) ? vt_writer_error(writer) : "");
         if (vt_writer_close(writer) != 0) {
-            vti_msg("vramtrace: writing %s failed%s%s\n", trace_path, *err ? ": " : "", err);
+            if (!settings.quiet)
+                vti_msg("vramtrace: writing %s failed%s%s\n", trace_path, *err ? ": " : "", err);
             s = S_STOPPED;
         }
         writer = NULL;
@@ -521,11 +508,15 @@ void vti_signal_flush(int sig)
 
 /* ---- constructor ----------------------------------------------------------- */
 
+/* The session itself starts at the first hooked call or recorded event
+ * (vti_session_ensure): a process that never calls CUDA writes nothing. A
+ * forked child never records, whether or not its parent had started. */
 __attribute__((constructor)) static void vti_constructor(void)
 {
     const char *self = vti_self_path(), *nvtx = getenv("NVTX_INJECTION64_PATH");
     vti_guard_init();
     if (self && (!nvtx || !*nvtx)) /* NVTX treats an empty value as unset */
         setenv("NVTX_INJECTION64_PATH", self, 1);
-    vti_session_ensure();
+    vti_run_init();
+    pthread_atfork(NULL, NULL, on_fork_child);
 }

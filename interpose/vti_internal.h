@@ -24,20 +24,31 @@
 /* ---- settings (settings.c) ---------------------------------------------- */
 
 typedef struct vti_settings {
-    char output[4096]; /* the trace path, %p and %h expanded */
-    bool output_is_default;
-    int stack_depth; /* frames kept, 1..VTI_MAX_STACK_DEPTH */
+    char output[4096];      /* VRAMTRACE_OUTPUT, %p and %h expanded (unused when default) */
+    bool output_is_default; /* no VRAMTRACE_OUTPUT: vramtrace.<program>.<pid>.vtrace */
+    int stack_depth;        /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
 } vti_settings;
 
-/* Read VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and VRAMTRACE_QUIET into s.
- * A bad value prints one line on stderr and keeps the default. program is
- * the executable's base name, pid the process id. */
-void vti_settings_read(vti_settings *s, const char *program, int pid);
-/* Expand %p (pid), %h (host name) and %% in pattern into out (outlen
- * bytes). Returns 0, or -1 when the result does not fit or has an unknown
- * %-sequence. */
-int vti_expand_path(const char *pattern, int pid, const char *host, char *out, size_t outlen);
+/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT and VRAMTRACE_STACK_DEPTH into s.
+ * A bad value prints one line on stderr (unless quiet) and keeps the
+ * default. pid is the process id. */
+void vti_settings_read(vti_settings *s, int pid);
+
+/* ---- runs and trace names (naming.c) ------------------------------------ */
+
+/* In the constructor: inherit the run id (VT_ENV_RUN_ID) or start a run by
+ * setting a new one in the environment, so the process tree shares it. */
+void vti_run_init(void);
+/* The header's run fields: run id ("" if none), parent pid, launcher rank. */
+void vti_run_header(vt_header *h);
+/* Create this process's trace by the run's naming rule (vtrace.h, "Run
+ * naming"): the name in path (len bytes). NULL with a message in err. */
+vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path, size_t len,
+                          char *err, size_t errlen);
+/* After vti_trace_open: add path to the run's list (VT_ENV_RUN_LIST) and,
+ * unless quiet, say so when the run's name was held by an earlier run. */
+void vti_trace_announce(const vti_settings *s, const vt_header *h, const char *path);
 
 /* ---- per-thread state (session.c) --------------------------------------- */
 

@@ -1,9 +1,9 @@
 /* cli.c: the vramtrace command: run, report, check. */
 #include "report.h"
+#include "run_internal.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,7 +27,8 @@ enum { EXIT_LIMIT = 1, EXIT_INPUT = 2 };
 static const char usage_main[] =
     "usage: vramtrace COMMAND [ARGS]\n"
     "\n"
-    "  run [--sim[=DEVICE]] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's device memory\n"
+    "  run [--sim[=DEVICE]] [-o FILE] [--force] -- PROGRAM ARGS...\n"
+    "        record the device memory of PROGRAM and every process it starts\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
     "             [--max-growth SIZE]\n"
@@ -36,14 +37,18 @@ static const char usage_main[] =
     "  vramtrace --version\n";
 
 static const char usage_run[] =
-    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--force] [--] PROGRAM [ARGS...]\n"
     "\n"
-    "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print where its\n"
-    "trace was written. The exit status is PROGRAM's (128+N if killed by signal N).\n"
+    "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print every trace\n"
+    "of the run when it ends. PROGRAM may be a launcher (timeout, sh, env, mpirun,\n"
+    "torchrun): only processes that call CUDA record; the first one gets FILE, each\n"
+    "further one FILE with its pid before the extension (a.vtrace -> a.<pid>.vtrace).\n"
+    "The exit status is PROGRAM's (128+N if killed by signal N).\n"
     "\n"
     "  --sim[=DEVICE]  run on the simulated CUDA device (LD_LIBRARY_PATH gets its\n"
     "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
     "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
+    "  -f, --force     replace an existing FILE (never replaced otherwise)\n"
     "  -h, --help\n";
 
 static const char usage_report[] =
@@ -51,6 +56,10 @@ static const char usage_report[] =
     "\n"
     "Replay traces and explain peak, out-of-memory failures, leaks, growth and\n"
     "fragmentation. Text goes to stdout; several files are shown side by side.\n"
+    "A trace named like a run (-o a.vtrace) brings the run's other traces\n"
+    "(a.<pid>.vtrace); traces of one run get a run section first: processes and\n"
+    "devices side by side, device totals summed over processes, and for each\n"
+    "failed allocation what the other processes held on its device then.\n"
     "\n"
     "  --json FILE     JSON report (format \"vramtrace-report\")\n"
     "  --html FILE     self-contained HTML report (no network needed)\n"
@@ -151,7 +160,7 @@ static vr_options progress_options(void)
 }
 
 typedef struct run_opts {
-    bool sim;
+    bool sim, force;
     const char *sim_device, *output;
 } run_opts;
 
@@ -186,76 +195,16 @@ static int run_setenv(const run_opts *o)
     return 0;
 }
 
-/* Expand %p and %h of VRAMTRACE_OUTPUT (see interpose/settings.c). */
-static void expand_output(const char *pat, pid_t pid, char *out, size_t len)
-{
-    char host[256] = "unknown";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    size_t n = 0;
-    for (const char *p = pat; *p && n + 1 < len; p++) {
-        if (p[0] == '%' && (p[1] == 'p' || p[1] == 'h' || p[1] == '%')) {
-            p++;
-            int w = *p == 'p'   ? snprintf(out + n, len - n, "%d", (int)pid)
-                    : *p == 'h' ? snprintf(out + n, len - n, "%s", host)
-                                : snprintf(out + n, len - n, "%%");
-            n += w > 0 ? (size_t)w : 0;
-            if (n >= len)
-                n = len - 1;
-        } else {
-            out[n++] = *p;
-        }
-    }
-    out[n] = '\0';
-}
-
-/* The preload never overwrites a trace (O_EXCL): say so before running the
- * program rather than after it ran untraced. Patterns with %p cannot clash. */
-static bool output_exists(const run_opts *o)
-{
-    if (!o->output || strstr(o->output, "%p") || access(o->output, F_OK) != 0)
-        return false;
-    fprintf(stderr,
-            "vramtrace run: %s already exists and a trace is never overwritten: remove it or "
-            "choose another -o (%%p in the name adds the process id)\n",
-            o->output);
-    return true;
-}
-
-static void print_trace_path(const run_opts *o, pid_t pid)
-{
-    char path[PATH_MAX];
-    if (o->output) {
-        expand_output(o->output, pid, path, sizeof path);
-        if (access(path, F_OK) == 0)
-            fprintf(stderr, "vramtrace run: trace: %s\n", path);
-        else
-            fprintf(stderr, "vramtrace: no trace at %s (did the program use CUDA?)\n", path);
-        return;
-    }
-    glob_t g;
-    char pat[128];
-    snprintf(pat, sizeof pat, "vramtrace.*.%d.vtrace", (int)pid);
-    int rc = glob(pat, 0, NULL, &g);
-    snprintf(pat, sizeof pat, "vramtrace.*.%d.*.vtrace", (int)pid);
-    if (rc == 0 || rc == GLOB_NOMATCH)
-        rc = glob(pat, rc == 0 ? GLOB_APPEND : 0, NULL, &g);
-    if (g.gl_pathc == 0)
-        fprintf(stderr, "vramtrace: no trace written (did the program use CUDA?)\n");
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        fprintf(stderr, "vramtrace run: trace: %s\n", g.gl_pathv[i]);
-    globfree(&g);
-}
-
 static int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"sim", optional_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"force", no_argument, NULL, 'f'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     run_opts o = {0};
     int c;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             o.sim = true;
@@ -263,6 +212,9 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'o':
             o.output = optarg;
+            break;
+        case 'f':
+            o.force = true;
             break;
         case 'h':
             fputs(usage_run, stdout);
@@ -276,12 +228,14 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "vramtrace run: no program given\n%s", usage_run);
         return EXIT_INPUT;
     }
-    if (output_exists(&o) || run_setenv(&o) < 0)
+    vr_run_list rl;
+    if (vr_run_output_check(o.output, o.force) < 0 || run_setenv(&o) < 0 || vr_run_begin(&rl) < 0)
         return EXIT_INPUT;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "vramtrace run: fork: %s\n", strerror(errno));
+        vr_run_end(&rl);
         return EXIT_INPUT;
     }
     if (pid == 0) {
@@ -293,9 +247,11 @@ static int cmd_run(int argc, char **argv)
     signal(SIGQUIT, SIG_IGN);
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            vr_run_end(&rl);
             return EXIT_INPUT;
-    print_trace_path(&o, pid);
+        }
+    vr_run_end(&rl);
     if (WIFSIGNALED(st)) {
         fprintf(stderr, "vramtrace: %s killed by signal %d\n", argv[optind], WTERMSIG(st));
         return 128 + WTERMSIG(st);
@@ -520,20 +476,28 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "vramtrace report: no trace file given\n%s", usage_report);
         return EXIT_INPUT;
     }
+    char **files;
+    vr_run_files(argv + optind, n, &files, &n);
     const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path};
-    if (outputs_refused(argv + optind, n, paths, sizeof paths / sizeof paths[0]) < 0)
+    if (outputs_refused(files, n, paths, sizeof paths / sizeof paths[0]) < 0) {
+        vr_run_files_free(files, n);
         return EXIT_INPUT;
+    }
     vr_report **r = calloc(n, sizeof(*r));
-    if (!r)
+    if (!r) {
+        vr_run_files_free(files, n);
         return EXIT_INPUT;
-    int rc = load_all(argv + optind, n, &opt, r, "report");
+    }
+    int rc = load_all(files, n, &opt, r, "report");
+    vr_run_files_free(files, n);
     if (rc == EXIT_INPUT) {
         free_all(r, n);
         return rc;
     }
     if (allow_trunc)
         rc = 0;
-    if (!quiet && vr_render_text(stdout, r, n, &opt) < 0)
+    if (!quiet &&
+        (vr_render_runs(stdout, r, n, &opt) < 0 || vr_render_text(stdout, r, n, &opt) < 0))
         rc = EXIT_INPUT;
     for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
         if (write_output(&outs[i], r, n, &opt) < 0)

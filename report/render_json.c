@@ -3,6 +3,7 @@
  * are listed in DESIGN.md ("The report"). Times are ns since the trace's
  * start, sizes are bytes. */
 #include "internal.h"
+#include "run_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -318,7 +319,9 @@ int vr_render_json(FILE *out, vr_report *const *r, size_t n, const vr_options *o
                 fputc(',', out);
             one(out, r[i], top);
         }
-        fputs("]}", out);
+        fputc(']', out);
+        vr_render_runs_json(out, r, n); /* run_report.c */
+        fputc('}', out);
     }
     fputc('\n', out);
     return fflush(out) == 0 && !ferror(out) ? 0 : -1;
