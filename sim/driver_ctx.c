@@ -254,30 +254,3 @@ CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
     *version = 3020;
     return CUDA_SUCCESS;
 }
-
-/* CUDA 13 forms naming the context; NULL: the current one. */
-CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
-{
-    if (!ctx)
-        return cuCtxGetDevice(device);
-    if (sim_check_init())
-        return sim_check_init();
-    if (!is_live(ctx))
-        return CUDA_ERROR_INVALID_CONTEXT;
-    if (!device)
-        return CUDA_ERROR_INVALID_VALUE;
-    *device = ctx->ordinal;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
-{
-    if (!ctx)
-        return cuCtxSynchronize();
-    if (sim_check_init())
-        return sim_check_init();
-    if (!is_live(ctx))
-        return CUDA_ERROR_INVALID_CONTEXT;
-    sim_sync_device(&sim_devices[ctx->ordinal]);
-    return CUDA_SUCCESS;
-}
