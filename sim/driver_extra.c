@@ -31,30 +31,41 @@ CUresult sim_unsupported(const char *name)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+enum caller { CALLER_SHARED_CUDART, CALLER_NVIDIA_LIB, CALLER_PROGRAM };
+
+/* Who asks for an export table, from the object holding the return address:
+ * NVIDIA's libcudart.so, another NVIDIA library (libcupti, libcublas, ...;
+ * they report their own failure), or anything else: a program or library
+ * with the runtime linked in statically. */
+static enum caller classify(const void *ret)
+{
+    Dl_info info;
+    const char *lib = dladdr(ret, &info) && info.dli_fname ? info.dli_fname : "";
+    const char *base = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
+    if (strncmp(base, "libcudart.so", 12) == 0)
+        return CALLER_SHARED_CUDART;
+    if (strncmp(base, "libcu", 5) == 0 || strncmp(base, "libnv", 5) == 0)
+        return CALLER_NVIDIA_LIB;
+    return CALLER_PROGRAM;
+}
+
 /* NVIDIA's own runtime reaches the driver through this undocumented table,
- * which the sim cannot provide. Its caller tells which runtime it is: the
- * real libcudart.so loaded instead of the sim's, or the runtime linked
- * statically into the program (libcudart_static.a, nvcc's default). Says so
- * once, with the fix, and fails. */
+ * which the sim cannot provide: one line on stderr names the cause and the
+ * fix (once per cause), and the call fails with CUDA_ERROR_NOT_SUPPORTED. */
 __attribute__((noinline)) CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
                                                             const CUuuid *pExportTableId)
 {
-    static int told;
-    Dl_info info;
+    static int told[3];
     (void)pExportTableId;
     if (ppExportTable)
         *ppExportTable = NULL;
-    if (__atomic_exchange_n(&told, 1, __ATOMIC_ACQ_REL))
+    enum caller c = classify(__builtin_return_address(0));
+    if (c == CALLER_NVIDIA_LIB || __atomic_exchange_n(&told[c], 1, __ATOMIC_ACQ_REL))
         return CUDA_ERROR_NOT_SUPPORTED;
-    const char *lib =
-        dladdr(__builtin_return_address(0), &info) && info.dli_fname ? info.dli_fname : "";
-    const char *base = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
-    if (strncmp(base, "libcudart.so", 12) == 0)
-        fprintf(stderr,
-                "vramtrace-sim: NVIDIA's %s was loaded instead of the simulated runtime and "
-                "cannot reach the simulated device (cuGetExportTable); put the simulator's "
-                "directory first on LD_LIBRARY_PATH\n",
-                lib);
+    if (c == CALLER_SHARED_CUDART)
+        fprintf(stderr, "vramtrace-sim: NVIDIA's libcudart.so was loaded instead of the simulated "
+                        "runtime and cannot reach the simulated device (cuGetExportTable); put "
+                        "the simulator's directory first on LD_LIBRARY_PATH\n");
     else
         fprintf(stderr, "vramtrace-sim: this program links the CUDA runtime statically "
                         "(cuGetExportTable), which cannot reach the simulated device; "
