@@ -24,11 +24,11 @@ void vti_redirect_proc(const char *symbol, int version, uint64_t flags, void **p
 
 static void alloc_done(CUresult rc, uint64_t p, uint64_t size, enum vt_api api, const void *stream)
 {
-    int dev = vt_api_is_host(api) ? -1 : vti_driver_device();
+    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : vti_driver_device();
     if (rc == CUDA_SUCCESS && p)
-        vti_rec_alloc(p, size, dev, api, (uintptr_t)stream, 0);
+        vti_rec_alloc(p, size, dev, api, (uintptr_t)stream);
     else if (rc != CUDA_SUCCESS)
-        vti_rec_failed(size, rc, dev, api, VTI_DRIVER);
+        vti_rec_failed(size, rc, dev, api);
 }
 
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
@@ -157,9 +157,9 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
     CUresult rc = real ? real(handle, size, prop, flags) : NO_DRIVER;
     int dev = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1;
     if (outer && real && rc == CUDA_SUCCESS)
-        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0, 1);
+        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0);
     else if (outer && real)
-        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, VTI_DRIVER);
+        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE);
     vti_leave();
     return rc;
 }
@@ -168,19 +168,21 @@ typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
 VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, 1);
+    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_SPACE_VMM_HANDLE);
 }
 
-/* Mapping does not change physical usage: pass-through (kept hooked so a
- * runtime call passing through is not mistaken for an application call). */
+/* A mapping keeps a handle's memory alive after cuMemRelease (the driver
+ * frees it at the last cuMemUnmap), so successful maps and unmaps are
+ * recorded; the report decides when the memory dies. */
 VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                      CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
     CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                      unsigned long long) = vti_real(F_cuMemMap);
-    CUresult rc;
-    vti_enter();
-    rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
+    bool outer = vti_enter();
+    CUresult rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
+    if (outer && real && rc == CUDA_SUCCESS)
+        vti_rec_vmm_map(handle, ptr, size);
     vti_leave();
     return rc;
 }
@@ -188,9 +190,10 @@ VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 VTI_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     CUresult (*real)(CUdeviceptr, size_t) = vti_real(F_cuMemUnmap);
-    CUresult rc;
-    vti_enter();
-    rc = real ? real(ptr, size) : NO_DRIVER;
+    bool outer = vti_enter();
+    CUresult rc = real ? real(ptr, size) : NO_DRIVER;
+    if (outer && real && rc == CUDA_SUCCESS)
+        vti_rec_vmm_unmap(ptr, size);
     vti_leave();
     return rc;
 }

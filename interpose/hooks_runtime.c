@@ -21,11 +21,11 @@ VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cud
 static void alloc_done(cudaError_t rc, const void *p, uint64_t size, enum vt_api api,
                        const void *stream)
 {
-    int dev = vt_api_is_host(api) ? -1 : vti_tl_device;
+    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : vti_tl_device;
     if (rc == cudaSuccess && p)
-        vti_rec_alloc((uintptr_t)p, size, dev, api, (uintptr_t)stream, 0);
+        vti_rec_alloc((uintptr_t)p, size, dev, api, (uintptr_t)stream);
     else if (rc != cudaSuccess)
-        vti_rec_failed(size, rc, dev, api, VTI_RUNTIME);
+        vti_rec_failed(size, rc, dev, api);
 }
 
 /* Common shape of an allocation hook: resolve, enter, call, record, leave. */

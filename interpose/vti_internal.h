@@ -159,7 +159,7 @@ typedef struct vti_live {
     uint32_t stack;
     int32_t device;
     uint8_t api;
-    uint8_t space; /* 0 = address, 1 = cuMemCreate handle */
+    uint8_t space; /* enum vt_space: address or cuMemCreate handle */
 } vti_live;
 
 /* Insert a live allocation; updates per-device live and peak bytes.
@@ -167,6 +167,8 @@ typedef struct vti_live {
 int vti_live_insert(const vti_live *e);
 /* Remove addr (space); fills *out. Returns true when it was live. */
 bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out);
+/* The device of the live allocation addr (space), dflt when not live. */
+int vti_live_device_of(uint64_t addr, uint8_t space, int dflt);
 /* true when addr is a live allocation (address space). */
 bool vti_live_has(uint64_t addr);
 /* Remove every live allocation of device (for cudaDeviceReset), calling fn
@@ -190,34 +192,37 @@ void vti_live_reset(void);
 
 /* ---- recording (record.c) ----------------------------------------------- */
 
-enum vti_level { VTI_RUNTIME, VTI_DRIVER };
-
 /* Hook prologue/epilogue: returns true when this call is the outermost
  * hooked call of the thread and tracing is on. */
 bool vti_enter(void);
 void vti_leave(void);
 
-/* Record a successful allocation. */
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
-                   uint8_t space);
+/* Record a successful allocation; its handle space and runtime/driver level
+ * come from api's row in the trace's api table (vt_api_get). */
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream);
+/* Record a successful cuMemMap of handle at [addr, addr + size) (bytes) and
+ * a successful cuMemUnmap of [addr, addr + size): a VMM handle's memory
+ * stays live until released and unmapped everywhere. */
+void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
+void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
 /* Record a free (before the real free) with the device and api the
  * allocation was recorded with. No-op when addr (space) is not live. */
 void vti_rec_free(uint64_t addr, uint8_t space);
 /* Record a failed allocation with a memory-info sample and print the OOM
  * diagnosis on stderr. */
-void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, enum vti_level level);
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api);
 /* Record a memory-info sample taken by the application (cudaMemGetInfo,
  * cuMemGetInfo). */
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
 /* After the first successful hooked call: a start meminfo sample. */
-void vti_rec_first_call(enum vti_level level);
+void vti_rec_first_call(enum vt_level level);
 /* Free every live allocation of device (cudaDeviceReset). */
 void vti_rec_device_reset(int device);
 /* The current device for a driver-level call (cuCtxGetDevice), else 0. */
 int vti_driver_device(void);
 /* Sample free/total of the current device through the real functions;
  * returns false when no sample could be taken. */
-bool vti_sample_meminfo(enum vti_level level, uint64_t *free_b, uint64_t *total_b);
+bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
 /* End of session: final meminfo, summary on stderr. */
 void vti_rec_end_summary(const char *trace_path);
 

@@ -115,23 +115,57 @@ static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
     free(rv.v);
 }
 
-static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
+/* The leaks of one kind, appended to *v (n entries, arena memory). */
+static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_leak **v, size_t *n,
+                          uint64_t *bytes, uint64_t *count)
 {
     vr_map groups;
-    vr_leaks_group(s, &groups, &r->leaked_bytes, &r->leaked_count);
+    vr_leaks_group(s, kind, &groups, bytes, count);
     raw_vec rv = {0};
     size_t i = 0;
     for (vr_counter *c; (c = vr_map_next(&groups, &i));)
         raw_push(&rv, (uint32_t)c->key, 0, c->live, c->live_count);
     vr_map_destroy(&groups);
-    size_t n;
-    vr_site *sites = merge_sites(s, sy, &rv, false, &n);
+    size_t m;
+    vr_site *sites = merge_sites(s, sy, &rv, false, &m);
     free(rv.v);
-    vr_leak *leaks = vr_alloc(s->arena, (n ? n : 1) * sizeof(vr_leak));
-    for (size_t k = 0; k < n; k++)
-        leaks[k] =
-            (vr_leak){.stack = sites[k].stack, .bytes = sites[k].bytes, .count = sites[k].count};
-    r->leaks = leaks;
+    vr_leak *out = vr_alloc(s->arena, (*n + m ? *n + m : 1) * sizeof(vr_leak));
+    if (*n)
+        memcpy(out, *v, *n * sizeof(vr_leak));
+    for (size_t k = 0; k < m; k++)
+        out[*n + k] = (vr_leak){.stack = sites[k].stack,
+                                .bytes = sites[k].bytes,
+                                .count = sites[k].count,
+                                .kind = vt_kind_name(kind)};
+    *v = out;
+    *n += m;
+}
+
+static int leak_cmp(const void *pa, const void *pb)
+{
+    const vr_leak *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+    int k = strcmp(a->kind, b->kind);
+    return k ? k : (a->stack.id > b->stack.id) - (a->stack.id < b->stack.id);
+}
+
+/* Device memory leaks count in leaked_bytes; host kinds in host_leaked_bytes;
+ * the list holds both, each labelled with its kind, largest first. */
+static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_leak *v = NULL;
+    size_t n = 0;
+    for (int k = 0; k < VT_KIND_MAX_; k++) {
+        uint64_t bytes, count;
+        leaks_of_kind(s, sy, (enum vt_kind)k, &v, &n, &bytes, &count);
+        bool host = vt_kind_is_host((enum vt_kind)k);
+        *(host ? &r->host_leaked_bytes : &r->leaked_bytes) += bytes;
+        *(host ? &r->host_leaked_count : &r->leaked_count) += count;
+    }
+    if (n)
+        qsort(v, n, sizeof(vr_leak), leak_cmp);
+    r->leaks = v ? v : vr_alloc(s->arena, sizeof(vr_leak));
     r->nleaks = n;
 }
 
@@ -489,6 +523,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
     build_range_sites(s, sy, r);
     build_leaks(s, sy, r);
+    vr_acct_build(s, r);
     build_growth(s, sy, r);
     build_ooms(s, sy, r);
     build_notes(s, r);

@@ -147,6 +147,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
  * made with cuCtxCreate still live on the device (driver_ctx.c). */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxRelease_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;
@@ -162,6 +163,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;

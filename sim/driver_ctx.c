@@ -7,6 +7,7 @@
  * released when the device's last context (primary or created) is destroyed. */
 #include "driver_common.h"
 #include "driver_extra.h"
+#include "ledger.h"
 
 #include <stdlib.h>
 
@@ -207,6 +208,7 @@ static void unstack(const struct CUctx_st *ctx)
 /* A primary context or a destroyed one: CUDA_ERROR_INVALID_CONTEXT. */
 CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 {
+    SIM_LEDGER_SCOPE("cuCtxDestroy_v2");
     if (sim_check_init())
         return sim_check_init();
     struct created_ctx *k = ctx ? find_created(ctx) : NULL;
@@ -226,6 +228,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 
 CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 {
+    SIM_LEDGER_SCOPE("cuCtxDestroy");
     return cuCtxDestroy_v2(ctx);
 }
 

@@ -5,6 +5,7 @@
  * once preceding work is done; here all of it is done). */
 #include "driver_common.h"
 #include "driver_extra.h"
+#include "ledger.h"
 
 /* cuCtxSetLimit values; defaults are a real driver's (cuda.h, CUlimit:
  * stack 1 KiB, printf FIFO 1 MiB, malloc heap 8 MiB, runtime sync depth 2,
@@ -126,11 +127,13 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxRelease");
     return cuDevicePrimaryCtxRelease_v2(dev);
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset");
     return cuDevicePrimaryCtxReset_v2(dev);
 }
 

@@ -10,9 +10,10 @@ Outputs (argv: INCLUDE_DIR OUT_C OUT_INC OUT_LIST):
            one at link time; the rest return CUDA_ERROR_NOT_SUPPORTED through
            sim_unsupported(). Per-thread-stream variants (_ptds/_ptsz) forward
            to the plain entry point (the sim models no streams).
-  OUT_INC  the cuGetProcAddress table: P("base", version, symbol), without the
-           legacy forms cudaTypedefs.h declares only for the driver's own build
-           (pre-3.2 32-bit variants ...): exported, but not handed out.
+  OUT_INC  the cuGetProcAddress table: P("base", version, symbol). Of the
+           legacy forms cudaTypedefs.h declares only for the driver's own build,
+           those before CUDA 3.2 (the 32-bit cuMemAlloc ...) are exported but
+           not handed out.
   OUT_LIST every exported symbol, one per line (for the tests).
 Symbol rule (cuda.h's versioning macros): the variants of a base name, oldest
 first, are exported as base, base_v2, base_v3, ...; a _ptds/_ptsz variant is
@@ -139,7 +140,7 @@ def main():
             body = "return %s(%s);" % (target, ", ".join(param_names(params)))
         else:
             body = "return sim_unsupported(\"%s\");" % sym
-            if not legacy and in_table(sym, base, ver, variants[base], macros):
+            if (not legacy or ver >= 3020) and in_table(sym, base, ver, variants[base], macros):
                 inc.append("P(\"%s\", %d, %s)," % (base, ver, sym))
         c.append("__attribute__((weak)) CUresult CUDAAPI %s(%s)\n{\n    %s\n}\n" % (sym, params, body))
     with open(out_c, "w", encoding="utf-8") as f:
