@@ -2,6 +2,8 @@
  * -lcuda): name, compute capability, memory, UUID, every CUdevice_attribute
  * value 1 .. CU_DEVICE_ATTRIBUTE_MAX - 1 ("attr N V" or "attr N error E").
  * Exit 0 when every device was queried. */
+/* cuDeviceComputeCapability is deprecated; deviceQueryDrv and ffmpeg call it. */
+#define CUDA_ENABLE_DEPRECATED 1
 #include <cuda.h>
 #include <stdio.h>
 
