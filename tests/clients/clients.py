@@ -183,6 +183,29 @@ def check_numba(args):
         print(perr, file=sys.stderr)
 
 
+STATIC_LINE = ("vramtrace-sim: this program links the CUDA runtime statically "
+               "(cuGetExportTable), which cannot reach the simulated device; "
+               "rebuild it with nvcc -cudart shared")
+STATIC_NOTE = "the program's CUDA runtime could not reach the device"
+
+
+def check_static(args):
+    """nvcc's default static libcudart: exactly one stderr line naming the
+    cause and the fix; under vramtrace the same exit code and stdout, and the
+    report notes that the runtime could not reach the device."""
+    s = Session(args, "static", {"VRAMTRACE_SIM_DEVICE": "t4"})
+    prc, pout, perr, _ = s.plain([args.program])
+    expect("stderr of the static-cudart program", perr.splitlines(), [STATIC_LINE])
+    expect("exit code of the static-cudart program", prc, 1)
+    trc, tout, _, _, rjson = s.traced([args.program])
+    expect("exit code with the preload", trc, prc)
+    expect("stdout with the preload", tout, pout)
+    with open(rjson, encoding="utf-8") as f:
+        notes = json.load(f).get("notes", [])
+    expect("report notes the unreachable runtime",
+           any(STATIC_NOTE in (n if isinstance(n, str) else json.dumps(n)) for n in notes), True)
+
+
 def avutil_names(ffmpeg):
     """The driver entry points ffmpeg's CUDA loader (nv-codec-headers'
     dynlink) resolves: the cu* names in libavutil's read-only data."""
@@ -301,10 +324,12 @@ def main():
                     help="a further name libcuda.so.1 must export (shows the check failing)")
     ap.add_argument("--wrong-expectation", action="store_true",
                     help="expect one allocation too many (shows the check failing)")
+    ap.add_argument("--program", help="the static-cudart program")
     ap.add_argument("--device-query")
     ap.add_argument("--device-query-drv")
     ap.add_argument("--work", default=tempfile.gettempdir())
-    ap.add_argument("check", choices=["ffmpeg", "ffmpeg-oom", "numba", "symbols", "attributes"])
+    ap.add_argument("check", choices=["ffmpeg", "ffmpeg-oom", "numba", "symbols", "attributes",
+                                          "static"])
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     needs = [args.ffmpeg] if args.check.startswith("ffmpeg") or args.check == "symbols" else []
@@ -315,7 +340,8 @@ def main():
             return 2
     args.ffmpeg = shutil.which(args.ffmpeg) or args.ffmpeg
     {"ffmpeg": check_ffmpeg, "ffmpeg-oom": check_ffmpeg_oom, "numba": check_numba,
-     "symbols": check_symbols, "attributes": check_attributes}[args.check](args)
+     "symbols": check_symbols, "attributes": check_attributes,
+     "static": check_static}[args.check](args)
     for p in problems:
         print(f"clients: {args.check}: {p}")
     if not problems:
