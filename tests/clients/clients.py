@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # imports below come from the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ledger"))
