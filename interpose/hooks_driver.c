@@ -10,6 +10,9 @@
 #undef cuGetProcAddress
 VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                              cuuint64_t flags);
+/* The CUDA 4.0 ABI of cuMemHostRegister (cuda.h maps the name to _v2). */
+#undef cuMemHostRegister
+VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
 /* Per-thread-default-stream variants, handed out by cuGetProcAddress with
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
@@ -22,33 +25,11 @@ void vti_redirect_proc(const char *symbol, int version, uint64_t flags, void **p
 
 #define NO_DRIVER CUDA_ERROR_NOT_INITIALIZED
 
-static void alloc_done(CUresult rc, uint64_t p, uint64_t size, enum vt_api api, const void *stream)
-{
-    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : vti_driver_device();
-    if (rc == CUDA_SUCCESS && p)
-        vti_rec_alloc(p, size, dev, api, (uintptr_t)stream);
-    else if (rc != CUDA_SUCCESS)
-        vti_rec_failed(size, rc, dev, api);
-}
-
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
-    PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter();                                                                      \
-    CUresult rc = real ? CALL : NO_DRIVER;                                                         \
-    if (outer && real)                                                                             \
-        alloc_done(rc, rc == CUDA_SUCCESS ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE), (API),         \
-                   (STREAM));                                                                      \
-    vti_leave();                                                                                   \
-    return rc
-
+    VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
+                   SIZE, API, STREAM)
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
-    PTYPE real = (PTYPE)vti_real(F);                                                               \
-    CUresult rc;                                                                                   \
-    if (vti_enter() && real)                                                                       \
-        vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
-    rc = real ? CALL : NO_DRIVER;                                                                  \
-    vti_leave();                                                                                   \
-    return rc
+    VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 
 typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*free_fn)(CUdeviceptr);
@@ -69,7 +50,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 VTI_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, 0);
+    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, VT_SPACE_ADDR);
 }
 
 /* Size recorded: pitch * Height bytes (WidthInBytes * Height on failure). */
@@ -104,7 +85,28 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned 
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 {
-    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, 0);
+    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, VT_SPACE_ADDR);
+}
+
+typedef CUresult (*host_register_fn)(void *, size_t, unsigned int);
+
+/* Host memory pinned in place: host_registered until cuMemHostUnregister.
+ * Both ABIs take the same arguments. */
+VTI_EXPORT CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    ALLOC_HOOK(F_cuMemHostRegister_v2, host_register_fn, real(p, bytesize, Flags), p, bytesize,
+               VT_API_CU_MEM_HOST_REGISTER, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    ALLOC_HOOK(F_cuMemHostRegister, host_register_fn, real(p, bytesize, Flags), p, bytesize,
+               VT_API_CU_MEM_HOST_REGISTER, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+    FREE_HOOK(F_cuMemHostUnregister, host_free_fn, real(p), p, VT_SPACE_ADDR);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
@@ -122,12 +124,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, 0);
+    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, VT_SPACE_ADDR);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, 0);
+    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, VT_SPACE_ADDR);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
@@ -236,3 +238,5 @@ VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int
         vti_watch_export_table(symbol, pfn, __builtin_return_address(0));
     return rc;
 }
+
+VTI_CHECK_HOOKS(VTI_DRIVER_HOOKS)

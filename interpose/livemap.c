@@ -190,12 +190,15 @@ bool vti_live_has(uint64_t addr)
     return found;
 }
 
-/* What cudaDeviceReset frees: device addresses that are neither host memory,
- * nor stream-ordered (their pool outlives it here), nor VMM handles. */
+/* What cudaDeviceReset frees: every device address allocation, stream-ordered
+ * ones too (the reset destroys the primary context and with it its memory
+ * pools: "Destroy all allocations and reset all state on the current device",
+ * CUDA Runtime API, cudaDeviceReset; the simulated device's ledger agrees),
+ * but neither host memory nor VMM handles. */
 static bool dies_in_reset(const vti_live *e)
 {
     const vt_api_info *info = vt_api_get((enum vt_api)e->api);
-    return e->space == VT_SPACE_ADDR && !vt_kind_is_host(info->kind) && !info->stream_ordered;
+    return e->space == VT_SPACE_ADDR && !vt_kind_is_host(info->kind);
 }
 
 /* Pop one live entry of device from stripe s into *out; false when none. */

@@ -196,6 +196,16 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     vti_thread_put(t);
 }
 
+void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
+                    int (*device)(void))
+{
+    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : device();
+    if (ok && p)
+        vti_rec_alloc(p, size, dev, api, stream);
+    else if (!ok)
+        vti_rec_failed(size, error, dev, api);
+}
+
 static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t size, int device)
 {
     vti_thread *t = vti_thread_get();

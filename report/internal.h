@@ -233,9 +233,13 @@ typedef struct vr_state {
     uint64_t recovered;                   /* failed allocations retried successfully */
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
-    vr_sampler iter, win;
+    vr_sampler iter, pat;
     uint64_t total_samples[2][VR_SAMPLES];
-    uint64_t win_ns, win_next;
+    /* without NVTX: a repeating call-site pattern (see growth.c) */
+    vr_map alloc_sites;               /* stack id -> device allocations seen there */
+    uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
+    bool pat_freed;                   /* a free happened since the anchor's last allocation */
+    uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
     vr_range_span *spans;
     size_t nspans;
@@ -321,9 +325,17 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
 void vr_sampler_tick(vr_state *s, vr_sampler *sp);
 /* Least-squares fit of samples (x = (i+1) * stride). */
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2);
-/* The sampler to use for growth: iterations if an NVTX iteration was seen
- * at least 3 times, else time windows. */
+/* The sampler to use for growth: NVTX iterations if one was seen at least 3
+ * times, else the call-site pattern's if it completed at least 3, else NULL
+ * (no growth is reported). */
 const vr_sampler *vr_growth_sampler(const vr_state *s);
+/* A device allocation at stack is about to be replayed: true when it starts
+ * a call-site-pattern iteration (vr_pattern_alloc will tick). */
+bool vr_pattern_ticks(const vr_state *s, uint32_t stack);
+/* Account an allocation at stack for the call-site pattern; ticks the
+ * pattern sampler (before the allocation counts) when it starts an
+ * iteration. */
+void vr_pattern_alloc(vr_state *s, uint32_t stack);
 
 /* oom.c */
 /* A failed allocation by thread t (its ranges give the failure's range and

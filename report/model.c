@@ -183,13 +183,15 @@ static uint64_t device_headroom(vr_state *s)
     return best;
 }
 
+/* Least-squares growth over the samples; projected only from at least
+ * three complete iterations. */
 static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t iterations,
                             uint64_t room, uint64_t total_live)
 {
     vr_growth g = {.iterations = iterations, .projected_oom_iteration = -1};
     vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
-    if (g.bytes_per_iteration > 0 && room > total_live)
+    if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3)
         g.projected_oom_iteration =
             (int64_t)iterations +
             (int64_t)ceil((double)(room - total_live) / g.bytes_per_iteration);
@@ -207,9 +209,15 @@ static int cmp_growth(const void *a, const void *b)
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
-    bool iters = sp == &s->iter;
-    r->iteration_name = iters ? vr_strdup(s->arena, vr_state_string(s, s->iter_name)) : "";
-    r->iterations = iters ? sp->ticks : sp->n;
+    bool nvtx = sp == &s->iter;
+    r->iteration_name = nvtx ? vr_strdup(s->arena, vr_state_string(s, s->iter_name)) : "";
+    r->iteration_kind = !sp ? "" : nvtx ? "nvtx_range" : "call_site";
+    if (sp == &s->pat)
+        r->iteration_site = vr_symbolize(sy, s->pat_anchor);
+    r->total_growth = (vr_growth){.projected_oom_iteration = -1};
+    if (!sp)
+        return; /* no iterations: no growth, no projection */
+    r->iterations = sp->ticks;
     uint64_t room = device_headroom(s);
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);

@@ -188,8 +188,13 @@ static void growth(FILE *f, const vr_report *r)
     fputs(",\"iteration\":{", f);
     key(f, "range");
     vr_json_str(f, r->iteration_name);
-    fprintf(f, ",\"kind\":\"%s\",\"count\":%" PRIu64 "},\"total_growth\":",
-            r->iteration_name[0] ? "nvtx_range" : "time_window", r->iterations);
+    fprintf(f, ",\"kind\":\"%s\",\"count\":%" PRIu64,
+            r->iteration_kind[0] ? r->iteration_kind : "none", r->iterations);
+    if (r->iteration_site.n || r->iteration_site.id) {
+        fputs(",\"site\":", f);
+        stack(f, &r->iteration_site);
+    }
+    fputs("},\"total_growth\":", f);
     growth_obj(f, &r->total_growth, false);
     fputs(",\"growth\":[", f);
     for (size_t i = 0; i < r->ngrowth; i++) {

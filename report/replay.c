@@ -33,8 +33,9 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
     s->iter.stride = 1;
     s->iter.slot = 0;
-    s->win.stride = 1;
-    s->win.slot = 1;
+    vr_map_init(&s->alloc_sites, sizeof(vr_counter));
+    s->pat.stride = 1;
+    s->pat.slot = 1;
     s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
     s->win_next = s->win_ns;
     s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
@@ -71,6 +72,7 @@ void vr_state_destroy(vr_state *s)
     free(s->exit_reason);
     vr_acct_destroy(s);
     vr_map_destroy(&s->vmm_maps);
+    vr_map_destroy(&s->alloc_sites);
     vr_map_destroy(&s->strings);
     vr_map_destroy(&s->stacknodes);
     vr_map_destroy(&s->threads);
@@ -239,8 +241,9 @@ static uint64_t live_key(uint64_t addr, enum vt_api api)
 static bool neutral(const vr_state *s, const vt_event *ev)
 {
     switch (ev->type) {
-    case VT_REC_ALLOC:
-        return !vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api));
+    case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
+        return !vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) &&
+               !vr_pattern_ticks(s, ev->u.alloc.stack);
     case VT_REC_HEAP_REGISTER:
     case VT_REC_VMM_MAP:
     case VT_REC_MARK:
@@ -326,7 +329,8 @@ static void on_alloc(vr_state *s, const vt_event *ev)
             s->host_pinned_peak = s->host_pinned;
         return;
     }
-    hold(s, l, VR_PENDING_NEW, ev->ts_ns);
+    vr_pattern_alloc(s, l->stack);
+    hold(s, vr_map_get(&s->live, key), VR_PENDING_NEW, ev->ts_ns);
 }
 
 static void on_free(vr_state *s, const vt_event *ev)
@@ -338,6 +342,7 @@ static void on_free(vr_state *s, const vt_event *ev)
         return;
     }
     s->frees++;
+    s->pat_freed = true;
     if (l->kind == VT_KIND_VMM && l->nmaps) {
         l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
         return;

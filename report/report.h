@@ -201,8 +201,13 @@ typedef struct vr_report {
     const vr_leak *leaks; /* largest first */
     size_t nleaks;
 
-    const char *iteration_name; /* NVTX range used as an iteration, "" = time windows */
-    uint64_t iterations;
+    const char *iteration_name; /* NVTX range used as an iteration, "" = none */
+    /* What an iteration is: "nvtx_range" (iteration_name), "call_site" (each
+     * allocation at iteration_site after frees: a repeating call-site
+     * pattern) or "" (none: no growth is reported). */
+    const char *iteration_kind;
+    vr_stack iteration_site;
+    uint64_t iterations; /* complete iterations */
     vr_growth total_growth;
     const vr_growth *growth; /* growing sites, fastest first */
     size_t ngrowth;

@@ -22,14 +22,25 @@ only.
 """
 import argparse
 import json
+import re
 import sys
 
+# The sim's own alloc/free lines, parsed without json (a ledger can hold
+# millions); anything else, or any other spelling, goes through json.loads.
+FAST_LINE = re.compile(
+    r'\{"seq":(\d+),"pid":(-?\d+),"tid":-?\d+,"t_ns":\d+,"op":"(alloc|free)","api":"[^"\\]*",'
+    r'"error":0,"kind":"([a-z_]+)","device":(-?\d+),"addr":"(0x[0-9a-f]+)","size":(\d+)\}\s*$')
 FIELDS = ("allocations", "frees", "failed", "peak_live_bytes",
           "live_bytes_at_failures", "leaked_bytes", "leaked_allocations")
 
 
 class Unusable(Exception):
     """Input the checker cannot judge (exit status 2)."""
+
+
+def at(where):
+    """A (path, line number) as path:line."""
+    return f"{where[0]}:{where[1]}"
 
 
 class Key:
@@ -43,7 +54,7 @@ class Key:
 
     def born(self, ident, size, where):
         if ident in self.live:
-            raise Unusable(f"{where}: {ident} is already live")
+            raise Unusable(f"{at(where)}: {ident} is already live")
         self.live[ident] = size
         self.allocations += 1
         self.live_bytes += size
@@ -51,7 +62,7 @@ class Key:
 
     def died(self, ident, where):
         if ident not in self.live:
-            raise Unusable(f"{where}: {ident} is not live")
+            raise Unusable(f"{at(where)}: {ident} is not live")
         self.live_bytes -= self.live.pop(ident)
         self.frees += 1
 
@@ -63,90 +74,114 @@ class Key:
                 "leaked_allocations": len(self.live)}
 
 
-def read_ledger(path, pid):
-    """The ledger lines of one process, in the sim's order (seq)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = f.read().splitlines()
-    except OSError as e:
-        raise Unusable(f"cannot read ledger {path}: {e.strerror}") from e
-    lines = []
-    for n, text in enumerate(raw, 1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except ValueError as e:
-            raise Unusable(f"{path}:{n}: not JSON: {e}") from e
-        if not isinstance(obj, dict) or not {"seq", "pid", "op"} <= obj.keys():
-            raise Unusable(f"{path}:{n}: not a ledger line")
-        obj["_where"] = f"{path}:{n}"
-        lines.append(obj)
-    pids = sorted({o["pid"] for o in lines})
-    if pid is None:
-        if len(pids) != 1:
-            raise Unusable(f"{path}: the ledger holds pids {pids}; pick one with --pid")
-        pid = pids[0]
-    mine = sorted((o for o in lines if o["pid"] == pid), key=lambda o: o["seq"])
-    if not mine:
-        raise Unusable(f"{path}: no ledger line of pid {pid}")
-    return mine
+class Process:
+    """The replay of one process's ledger lines, in the sim's order (seq)."""
+
+    def __init__(self):
+        self.keys = {}  # (device, kind) -> Key
+        self.handles = {}  # handle -> [device, mappings, released]
+        self.last_seq = 0
+        self.exited = False
+
+    def key(self, device, kind):
+        k = self.keys.get((device, kind))
+        if k is None:
+            k = self.keys[(device, kind)] = Key()
+        return k
+
+    def vmm(self, op, o, where):
+        h = field(o, "handle", where)
+        if op == "vmm_create":
+            self.key(field(o, "device", where), "vmm").born(h, field(o, "size", where), where)
+            self.handles[h] = [o["device"], 0, False]
+            return
+        state = self.handles.get(h)
+        if state is None:
+            raise Unusable(f"{at(where)}: {op} of unknown handle {h}")
+        if op == "vmm_map":
+            state[1] += 1
+        elif op == "vmm_unmap":
+            if state[1] == 0:
+                raise Unusable(f"{at(where)}: unmap of unmapped handle {h}")
+            state[1] -= 1
+        else:
+            if state[2]:
+                raise Unusable(f"{at(where)}: handle {h} released twice")
+            state[2] = True
+        if state[2] and state[1] == 0:  # released and no longer mapped: the memory dies
+            self.key(state[0], "vmm").died(h, where)
+            del self.handles[h]
+
+    def line(self, o, where):
+        if self.exited:
+            return  # after exit (e.g. another library's destructor): not counted
+        if o["seq"] <= self.last_seq:
+            raise Unusable(f"{at(where)}: seq {o['seq']} after {self.last_seq}")
+        self.last_seq = o["seq"]
+        op = o["op"]
+        if op == "alloc":
+            self.key(field(o, "device", where), field(o, "kind", where)).born(
+                field(o, "addr", where), field(o, "size", where), where)
+        elif op == "free":
+            self.key(field(o, "device", where), field(o, "kind", where)).died(
+                field(o, "addr", where), where)
+        elif op == "fail":
+            k = self.key(field(o, "device", where), field(o, "kind", where))
+            k.failed += 1
+            k.at_failures.append(k.live_bytes)
+        elif op in ("vmm_create", "vmm_map", "vmm_unmap", "vmm_release"):
+            self.vmm(op, o, where)
+        elif op == "exit":
+            self.exited = True
+        elif op != "bad_free":
+            raise Unusable(f"{at(where)}: unknown op {op!r}")
+
+    def result(self):
+        return {k: v.result() for k, v in self.keys.items()}
 
 
-def field(obj, name):
+def field(obj, name, where):
     if name not in obj:
-        raise Unusable(f"{obj['_where']}: no \"{name}\"")
+        raise Unusable(f"{at(where)}: no \"{name}\"")
     return obj[name]
 
 
-def replay(lines):
-    """(device, kind) -> Key, the state at exit."""
-    keys = {}
-    handles = {}  # handle -> [device, size, mappings, released]
-
-    def key(device, kind):
-        return keys.setdefault((device, kind), Key())
-
-    def vmm_maybe_dies(h, o):
-        dev, _, maps, released = handles[h]
-        if released and maps == 0:
-            key(dev, "vmm").died(h, o["_where"])
-            del handles[h]
-
-    for o in lines:
-        op, where = o["op"], o["_where"]
-        if op == "exit":
-            break
-        if op == "alloc":
-            key(field(o, "device"), field(o, "kind")).born(field(o, "addr"), field(o, "size"), where)
-        elif op == "free":
-            key(field(o, "device"), field(o, "kind")).died(field(o, "addr"), where)
-        elif op == "fail":
-            k = key(field(o, "device"), field(o, "kind"))
-            k.failed += 1
-            k.at_failures.append(k.live_bytes)
-        elif op == "vmm_create":
-            h = field(o, "handle")
-            key(field(o, "device"), "vmm").born(h, field(o, "size"), where)
-            handles[h] = [o["device"], o["size"], 0, False]
-        elif op in ("vmm_map", "vmm_unmap", "vmm_release"):
-            h = field(o, "handle")
-            if h not in handles:
-                raise Unusable(f"{where}: {op} of unknown handle {h}")
-            if op == "vmm_map":
-                handles[h][2] += 1
-            elif op == "vmm_unmap":
-                if handles[h][2] == 0:
-                    raise Unusable(f"{where}: unmap of unmapped handle {h}")
-                handles[h][2] -= 1
+def replay(path, pid):
+    """(device, kind) -> expected accounting, from the ledger lines of `pid`
+    (or of the only process in the file), replayed as they stream by: the sim
+    writes each process's lines in seq order."""
+    procs = {}
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        raise Unusable(f"cannot read ledger {path}: {e.strerror}") from e
+    with f:
+        for n, text in enumerate(f, 1):
+            m = FAST_LINE.match(text)
+            if m:
+                seq, p, op, kind, dev, addr, size = m.groups()
+                o = {"seq": int(seq), "pid": int(p), "op": op, "kind": kind, "device": int(dev),
+                     "addr": addr, "size": int(size)}
+            elif not text.strip():
+                continue
             else:
-                if handles[h][3]:
-                    raise Unusable(f"{where}: handle {h} released twice")
-                handles[h][3] = True
-            vmm_maybe_dies(h, o)
-        elif op != "bad_free":
-            raise Unusable(f"{where}: unknown op {op!r}")
-    return {k: v.result() for k, v in keys.items()}
+                try:
+                    o = json.loads(text)
+                except ValueError as e:
+                    raise Unusable(f"{path}:{n}: not JSON: {e}") from e
+            if not isinstance(o, dict) or "seq" not in o or "pid" not in o or "op" not in o:
+                raise Unusable(f"{path}:{n}: not a ledger line")
+            if pid is not None and o["pid"] != pid:
+                continue
+            proc = procs.get(o["pid"])
+            if proc is None:
+                proc = procs[o["pid"]] = Process()
+            proc.line(o, (path, n))
+    if pid is None and len(procs) > 1:
+        raise Unusable(f"{path}: the ledger holds pids {sorted(procs)}; pick one with --pid")
+    if not procs:
+        raise Unusable(f"{path}: no ledger line" + (f" of pid {pid}" if pid is not None else ""))
+    return next(iter(procs.values())).result()
 
 
 def read_report(path):
@@ -199,7 +234,7 @@ def main(argv=None):
     ap.add_argument("--pid", type=int)
     args = ap.parse_args(argv)
     try:
-        expected = replay(read_ledger(args.ledger, args.pid))
+        expected = replay(args.ledger, args.pid)
         reported = read_report(args.report)
     except Unusable as e:
         print(f"check_ledger: {e}", file=sys.stderr)
