@@ -294,6 +294,10 @@ CARDS = {"t4": {16: "40", 75: "7", 76: "5", 102: "1", 107: "0", 120: "0", 15: "1
          "h100-80gb": {16: "132", 75: "9", 76: "0", 102: "1", 107: "1", 120: "1"}}
 
 
+# L2 sizes from the data sheets: T4 4 MiB, A100 40 MiB, H100 SXM5 50 MiB.
+L2 = {"t4": 4 << 20, "a100-40gb": 40 << 20, "h100-80gb": 50 << 20}
+
+
 def cuda_h_attributes(incdir):
     with open(os.path.join(incdir, "cuda.h"), encoding="utf-8") as f:
         text = f.read()
@@ -322,6 +326,13 @@ def check_attributes(args):
             for a, v in facts.items():
                 expect(f"{tag} attribute {a}", attrs.get(a), v)
             if prog == args.device_query:
+                # cudaDeviceProp texture/surface limits of compute capability
+                # >= 7.5 (Programming Guide, technical specifications) and the
+                # board's PCI device id (10de:1eb8 T4, 20b0 A100, 2330 H100).
+                pci = {"t4": "0x1eb810de", "a100-40gb": "0x20b010de", "h100-80gb": "0x233010de"}
+                expect(f"{tag} props", re.findall(r"^props (.*)$", out, re.M)[:1],
+                       ["tex1d 131072 tex2d 131072x65536 tex3d 16384x16384x16384 "
+                        f"surf2d 131072x65536 l2 {L2[prof]} pci {pci[prof]}"])
                 expect(f"{tag} peer access 0->1", re.findall(r"^peer 0 1 (\d+)$", out, re.M),
                        ["0"])
 

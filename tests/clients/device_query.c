@@ -15,6 +15,10 @@ static int query(int dev)
     }
     printf("device %d \"%s\" cc %d.%d sms %d mem %zu\n", dev, p.name, p.major, p.minor,
            p.multiProcessorCount, p.totalGlobalMem);
+    printf("props tex1d %d tex2d %dx%d tex3d %dx%dx%d surf2d %dx%d l2 %d pci 0x%08x\n",
+           p.maxTexture1D, p.maxTexture2D[0], p.maxTexture2D[1], p.maxTexture3D[0],
+           p.maxTexture3D[1], p.maxTexture3D[2], p.maxSurface2D[0], p.maxSurface2D[1],
+           p.l2CacheSize, p.gpuPciDeviceID);
     for (int a = 1; a < cudaDevAttrMax; a++) {
         int v = 0;
         e = cudaDeviceGetAttribute(&v, (enum cudaDeviceAttr)a, dev);
