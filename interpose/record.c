@@ -177,7 +177,12 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     vti_live e;
     if (!t)
         return;
-    e = (vti_live){addr, size, vti_stack_capture(t, 0), device, (uint8_t)api, (uint8_t)info->space};
+    e = (vti_live){.addr = addr,
+                   .size = size,
+                   .stack = vti_stack_capture(t, 0),
+                   .device = device,
+                   .api = (uint8_t)api,
+                   .space = (uint8_t)info->space};
     note_device(t, device);
     ev.ts_ns = vti_now_ns();
     if (vti_live_insert(&e) != 0) {
@@ -223,12 +228,12 @@ static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t 
 
 void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
 {
-    emit_vmm(VT_REC_VMM_MAP, handle, addr, size,
-             vti_live_device_of(handle, VT_SPACE_VMM_HANDLE, -1));
+    emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
 }
 
 void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
 {
+    vti_live_vmm_unmap(addr, size);
     emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
 }
 
@@ -250,7 +255,8 @@ void vti_rec_free(uint64_t addr, uint8_t space)
         return;
     if (!(t = vti_thread_get()))
         return;
-    if (vti_live_remove(addr, space, &e))
+    if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e)
+                                     : vti_live_remove(addr, space, &e))
         emit_free(t, &e);
     vti_thread_put(t);
 }
@@ -409,14 +415,17 @@ static void summary_device(int device)
         return;
     fmt_bytes(c.peak_bytes, peak, sizeof peak);
     fmt_bytes(c.live_bytes, leak, sizeof leak);
+    /* The preload sees allocation calls only: its peak is what the report
+     * calls reserved (a caching allocator's segments count whole); the
+     * report splits allocated from reserved. */
     if (device < 0)
-        fprintf(stderr, "vramtrace: pinned host: ");
+        fprintf(stderr, "vramtrace: host memory (pinned, registered): peak %s", peak);
     else
-        fprintf(stderr, "vramtrace: device %d: ", device);
+        fprintf(stderr, "vramtrace: device %d: peak reserved %s", device, peak);
     fprintf(stderr,
-            "peak %s, %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
+            ", %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
             " failed allocations\n",
-            peak, c.allocs, leak, c.live_count, c.failures);
+            c.allocs, leak, c.live_count, c.failures);
 }
 
 void vti_rec_end_summary(const char *trace_path)

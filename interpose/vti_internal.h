@@ -188,16 +188,31 @@ typedef struct vti_live {
     uint32_t stack;
     int32_t device;
     uint8_t api;
-    uint8_t space; /* enum vt_space: address or cuMemCreate handle */
+    uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
+    uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
+    uint32_t maps;    /* VMM handle: live mappings */
+    uint64_t handle;  /* mapping: its handle */
 } vti_live;
+
+/* A VMM mapping's entry (addr = mapped address): not an allocation, never
+ * counted; it keeps its handle's memory alive. */
+#define VTI_SPACE_MAPPING 2
 
 /* Insert a live allocation; updates per-device live and peak bytes.
  * Returns 0, -1 when the map is full (bounded memory). */
 int vti_live_insert(const vti_live *e);
 /* Remove addr (space); fills *out. Returns true when it was live. */
 bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out);
-/* The device of the live allocation addr (space), dflt when not live. */
-int vti_live_device_of(uint64_t addr, uint8_t space, int dflt);
+/* A VMM handle is released: like vti_live_remove, but a handle that is still
+ * mapped stays live (uncounted as freed) until its last mapping goes. true
+ * when the handle was live. */
+bool vti_live_release(uint64_t handle, vti_live *out);
+/* cuMemMap of handle at [addr, addr + size): returns the handle's device, -1
+ * when it is not live (created before the recording). */
+int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
+/* cuMemUnmap of [addr, addr + size): the mappings starting inside it go; a
+ * released handle dies with its last one. */
+void vti_live_vmm_unmap(uint64_t addr, uint64_t size);
 /* true when addr is a live allocation (address space). */
 bool vti_live_has(uint64_t addr);
 /* Remove every live allocation of device (for cudaDeviceReset), calling fn

@@ -1,7 +1,7 @@
 /* accounting.c: per (device, memory kind) counts of allocation calls, frees,
  * failures, live and peak bytes and what is live at the end: the report's
  * "accounting" section, the same numbers the simulated device writes in its
- * ledger (the contract is in docs/report.md, "accounting"). Fed by replay.c
+ * ledger (docs/report.md, "The accounting section"). Fed by replay.c
  * at each event's own place in the trace's time order, so it does not depend
  * on the heap/pending logic of the allocated/reserved accounting. */
 #include "internal.h"

@@ -125,6 +125,8 @@ typedef struct vr_heap {
     vr_region *regions;     /* sorted by addr */
     size_t nregions, capregions;
     uint64_t region_bytes;
+    uint64_t largest_free; /* cached heap_largest_free, valid unless lf_dirty */
+    bool lf_dirty;
 } vr_heap;
 
 typedef struct vr_bucket {
@@ -211,7 +213,7 @@ typedef struct vr_state {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     uint64_t epoch;        /* snapshot epoch of the counters */
     bool peak_pending;     /* a new peak was reached and not yet snapshotted */
-    uint64_t frag_peak_at; /* peak value at the last fragmentation sample */
+    uint64_t frag_peak_at; /* peak value when peak_frag was taken */
     vr_frag peak_frag;
     size_t uncovered_heaps; /* heaps without a covering allocation */
     bool have_peak_frag;

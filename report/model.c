@@ -347,17 +347,20 @@ static const char *batch_advice(vr_arena *a, const vr_oom *o, const char *e)
 
 static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
 {
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     const char *dom = dominant(a, o);
     switch (o->verdict) {
     case VR_VERDICT_EXTERNAL:
         return vr_sprintf(a,
-                          "the device reported %s free where the recording leaves %s: %s are "
-                          "used outside what was recorded (other processes, the CUDA context, "
-                          "untracked libraries); recorded live data: %s",
+                          "the device reported %s free where the recording leaves %s: %s more "
+                          "are used outside what was recorded than at the start (other "
+                          "processes, untracked libraries; %s outside the recording in all); "
+                          "recorded live data: %s",
                           vr_format_size(o->device_free_bytes, b1, sizeof b1),
                           vr_format_size(o->device_free_bytes + o->external_bytes, b2, sizeof b2),
-                          vr_format_size(o->external_bytes, b3, sizeof b3), dom);
+                          vr_format_size(o->external_bytes, b3, sizeof b3),
+                          vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
+                          dom);
     case VR_VERDICT_FRAGMENTATION:
         return vr_sprintf(a,
                           "the registered heaps hold %s free but the largest free block is %s, "
@@ -380,12 +383,14 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
         const char *e = vr_sprintf(
             a,
             "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "
-            "the recording); dominated by %s",
+            "the recording: %s in use at the start, %s since); dominated by %s",
             vr_format_size(o->live_allocated, b1, sizeof b1),
             vr_format_size(o->requested_bytes, b2, sizeof b2),
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
-            vr_format_size(raw->baseline, b4, sizeof b4), dom[0] ? dom : "nothing recorded");
+            vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
+            vr_format_size(o->baseline_bytes, b5, sizeof b5),
+            vr_format_size(o->external_bytes, b6, sizeof b6), dom[0] ? dom : "nothing recorded");
         return batch_advice(a, o, e);
     }
     }

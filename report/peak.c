@@ -50,8 +50,10 @@ void vr_snapshot_peak(vr_state *s)
 {
     s->epoch++;
     s->peak_pending = false;
-    /* fragmentation at the peak, refreshed when the peak grew by > 1% */
-    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at + s->frag_peak_at / 100) {
+    /* fragmentation at the peak's own instant: nothing changed allocated bytes
+     * since the peak (this runs before the first decrease), and heaps whose
+     * regions did not change are not walked again (frag.c's cache) */
+    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at) {
         s->frag_peak_at = s->peak_alloc;
         vr_devstate *best = NULL;
         size_t i = 0;

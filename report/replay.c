@@ -479,6 +479,25 @@ static void on_timed(vr_state *s, const vt_event *ev)
     }
 }
 
+/* Events that may lower allocated bytes: the peak's composition and its
+ * fragmentation are taken before any of their state changes. */
+static bool lowers(const vr_state *s, const vt_event *ev)
+{
+    switch (ev->type) {
+    case VT_REC_FREE:
+    case VT_REC_REGION_UNREGISTER:
+    case VT_REC_REGION_RESIZE:
+    case VT_REC_HEAP_UNREGISTER:
+    case VT_REC_HEAP_RESET:
+    case VT_REC_VMM_UNMAP:
+        return true;
+    case VT_REC_ALLOC: /* at a live address: its unrecorded free */
+        return vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) != NULL;
+    default:
+        return false;
+    }
+}
+
 /* Feed one event to the state. */
 static void replay_event(vr_state *s, const vt_event *ev)
 {
@@ -512,6 +531,8 @@ static void replay_event(vr_state *s, const vt_event *ev)
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
     settle_pending(s, ev);
+    if (s->peak_pending && lowers(s, ev))
+        vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
     vr_tick_time(s, ev->ts_ns);
     on_timed(s, ev);
 }

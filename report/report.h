@@ -112,7 +112,12 @@ typedef struct vr_oom {
     const char *api;
     uint64_t device_free_bytes, device_total_bytes; /* meminfo at the failure; 0 if unknown */
     uint64_t live_allocated, live_reserved;         /* recorded, at the failure */
-    uint64_t external_bytes; /* device use not explained by recorded memory + baseline */
+    /* Device use outside the recording = baseline_bytes + external_bytes:
+     * baseline_bytes was already in use at the first memory-info sample (the
+     * CUDA context, other processes), external_bytes appeared since (device
+     * use not explained by recorded memory + baseline). */
+    uint64_t baseline_bytes;
+    uint64_t external_bytes;
     uint64_t heap_free, heap_largest_free; /* inside registered heaps */
     enum vr_verdict verdict;
     const char *explanation;
