@@ -222,6 +222,8 @@ VTI_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, 
     CUresult rc = real ? real(symbol, pfn, cudaVersion, flags, symbolStatus) : NO_DRIVER;
     if (rc == CUDA_SUCCESS)
         vti_redirect_proc(symbol, cudaVersion, flags, pfn);
+    if (rc == CUDA_SUCCESS)
+        vti_watch_export_table(symbol, pfn, __builtin_return_address(0));
     return rc;
 }
 
@@ -232,6 +234,8 @@ VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int
     CUresult rc = real ? real(symbol, pfn, cudaVersion, flags) : NO_DRIVER;
     if (rc == CUDA_SUCCESS)
         vti_redirect_proc(symbol, cudaVersion, flags, pfn);
+    if (rc == CUDA_SUCCESS)
+        vti_watch_export_table(symbol, pfn, __builtin_return_address(0));
     return rc;
 }
 

@@ -184,6 +184,10 @@ void *vti_real(enum vti_fn f);
 void *vti_real_driver(const char *base, const char *exported);
 /* A runtime function that vramtrace does not hook; NULL if none. */
 void *vti_real_runtime(const char *name);
+/* After the real cuGetProcAddress handed out cuGetExportTable to `caller`:
+ * swap *pfn for a forwarder that notes in the trace when the program's CUDA
+ * runtime cannot reach the device (export_table.c). */
+void vti_watch_export_table(const char *symbol, void **pfn, const void *caller);
 /* The real dlsym of glibc (never the hook). */
 void *vti_real_dlsym(void *handle, const char *name);
 /* Path of libvramtrace.so itself (filled at first use), NULL if unknown. */

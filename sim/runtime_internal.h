@@ -87,6 +87,9 @@ void rt_ledger_result(cudaError_t e);
 #define RT_LEDGER_SCOPE(api, kind, size)                                                           \
     __attribute__((cleanup(rt_ledger_end))) struct rt_ledger_scope rt_ledger_scope_ =              \
         rt_ledger_begin(api, kind, size)
+/* The cudaDeviceProp fields beyond the core ones, from the driver's
+ * attributes (runtime_props_extra.c). */
+void rt_fill_props_extra(struct cudaDeviceProp *p, int dev);
 /* Forget the retained context of dev (after cudaDeviceReset). */
 void rt_forget_context(int dev);
 #endif

@@ -71,6 +71,7 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *prop, int d
     rt_drv.cuDeviceTotalMem(&prop->totalGlobalMem, device);
     fill_dims(prop, device);
     fill_attrs(prop, device);
+    rt_fill_props_extra(prop, device);
     return cudaSuccess;
 }
 
