@@ -150,6 +150,21 @@ void vti_stacks_init(void);
 /* Free the trie (at close). */
 void vti_stacks_reset(void);
 
+/* ---- Python frames (pyframes.c) ----------------------------------------- */
+
+/* Tag of a stack entry that is a Python frame: VTI_PY_NODE | py frame id
+ * (frame 0: the thread's Python frames are unknown). Never a user address. */
+#define VTI_PY_NODE (1ull << 63)
+/* Merge the calling thread's Python frames into its native stack. native:
+ * n return addresses, innermost first. out (max entries): the merged stack,
+ * outermost first, native entries as ip (return address - 1), Python ones
+ * tagged VTI_PY_NODE; emits VT_REC_PY_FRAME records for new frames through
+ * t. Returns the count, or -1 when the process runs no CPython (one cached
+ * check; out is untouched). */
+int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max);
+/* Forget the frame cache (at close, with the trie). */
+void vti_py_reset(void);
+
 /* ---- live map and counters (livemap.c) ---------------------------------- */
 
 #define VTI_MAX_DEVICES 64

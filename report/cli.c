@@ -58,6 +58,8 @@ static const char usage_report[] =
     "  --top N         entries per table (default 10)\n"
     "  -q, --quiet     no text report on stdout\n"
     "  --no-symbols    do not read debug information (addresses only)\n"
+    "  --native        keep the Python interpreter's own frames in stacks that\n"
+    "                  have Python frames (hidden by default)\n"
     "  --allow-truncated  exit 0 for a cut trace (the report covers what came before)\n"
     "  -h, --help\n"
     "\n"
@@ -360,7 +362,7 @@ static void free_all(vr_report **r, size_t n)
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC };
+    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"html", required_argument, NULL, O_HTML},
                                          {"folded", required_argument, NULL, O_FOLDED},
@@ -368,6 +370,7 @@ static int cmd_report(int argc, char **argv)
                                          {"top", required_argument, NULL, O_TOP},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"no-symbols", no_argument, NULL, O_NOSYM},
+                                         {"native", no_argument, NULL, O_NATIVE},
                                          {"allow-truncated", no_argument, NULL, O_TRUNC},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -398,6 +401,9 @@ static int cmd_report(int argc, char **argv)
             break;
         case O_NOSYM:
             opt.no_symbols = true;
+            break;
+        case O_NATIVE:
+            opt.native = true;
             break;
         case O_TRUNC:
             allow_trunc = true;

@@ -51,6 +51,8 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_END] = "end",
     [VT_REC_RANGE_START] = "range_start",
     [VT_REC_RANGE_END] = "range_end",
+    [VT_REC_PY_FRAME] = "py_frame",
+    [VT_REC_PY_STACK_NODE] = "py_stack_node",
 };
 
 bool vt_api_is_host(enum vt_api api)
@@ -87,6 +89,8 @@ bool vt_rec_is_definition(enum vt_rec rec)
     case VT_REC_THREAD:
     case VT_REC_DEVICE:
     case VT_REC_NOTE:
+    case VT_REC_PY_FRAME:
+    case VT_REC_PY_STACK_NODE:
         return true;
     default:
         return false;
@@ -168,6 +172,10 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_RANGE_START] = {TS, FLD(F_U64, range_se.id), FLD(F_U32, range_se.domain),
                             FLD(F_U32, range_se.name)},
     [VT_REC_RANGE_END] = {TS, FLD(F_U64, range_se.id)},
+    [VT_REC_PY_FRAME] = {FLD(F_U32, py_frame.id), FLD(F_U32, py_frame.function),
+                         FLD(F_U32, py_frame.file), FLD(F_U32, py_frame.line)},
+    [VT_REC_PY_STACK_NODE] = {FLD(F_U32, py_stack_node.id), FLD(F_U32, py_stack_node.parent),
+                              FLD(F_U32, py_stack_node.frame)},
 };
 
 static const field *string_field(unsigned type)
