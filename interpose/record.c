@@ -301,8 +301,8 @@ static void print_top_sites(int device)
         char b[32], where[512];
         fmt_bytes(sites[i].bytes, b, sizeof b);
         site_name(sites[i].stack, where, sizeof where);
-        fprintf(stderr, "vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b,
-                sites[i].count, sites[i].count == 1 ? "" : "s", where);
+        vti_msg("vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b, sites[i].count,
+                sites[i].count == 1 ? "" : "s", where);
     }
 }
 
@@ -315,7 +315,7 @@ static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint
     if (vti_settings_get()->quiet || k > MAX_DIAGNOSES)
         return;
     if (k == MAX_DIAGNOSES) {
-        fprintf(stderr, "vramtrace: further failed allocations are only in the trace\n");
+        vti_msg("vramtrace: further failed allocations are only in the trace\n");
         return;
     }
     vti_counters_get(device, &c);
@@ -323,16 +323,16 @@ static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint
     fmt_bytes(fr, fb, sizeof fb);
     fmt_bytes(to, tb, sizeof tb);
     fmt_bytes(c.live_bytes, lb, sizeof lb);
-    fprintf(stderr, "vramtrace: %s of %s failed with error %d on device %d\n", vt_api_name(api),
-            req, error, device);
+    vti_msg("vramtrace: %s of %s failed with error %d on device %d\n", vt_api_name(api), req, error,
+            device);
     if (have_info)
-        fprintf(stderr, "vramtrace:   device free %s of %s total\n", fb, tb);
+        vti_msg("vramtrace:   device free %s of %s total\n", fb, tb);
     else
-        fprintf(stderr, "vramtrace:   device free/total unknown (the query failed too)\n");
-    fprintf(stderr, "vramtrace:   live bytes counted by vramtrace: %s in %" PRIu64 " allocations\n",
-            lb, c.live_count);
+        vti_msg("vramtrace:   device free/total unknown (the query failed too)\n");
+    vti_msg("vramtrace:   live bytes counted by vramtrace: %s in %" PRIu64 " allocations\n", lb,
+            c.live_count);
     if (c.live_count)
-        fprintf(stderr, "vramtrace:   top call sites by live bytes:\n");
+        vti_msg("vramtrace:   top call sites by live bytes:\n");
     print_top_sites(device);
 }
 
@@ -374,11 +374,10 @@ static void summary_device(int device)
     fmt_bytes(c.peak_bytes, peak, sizeof peak);
     fmt_bytes(c.live_bytes, leak, sizeof leak);
     if (device < 0)
-        fprintf(stderr, "vramtrace: pinned host: ");
+        vti_msg("vramtrace: pinned host: ");
     else
-        fprintf(stderr, "vramtrace: device %d: ", device);
-    fprintf(stderr,
-            "peak %s, %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
+        vti_msg("vramtrace: device %d: ", device);
+    vti_msg("peak %s, %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
             " failed allocations\n",
             peak, c.allocs, leak, c.live_count, c.failures);
 }

@@ -73,6 +73,26 @@ void vti_cupti_unload(void);
 void vti_stop(const char *why);
 /* The settings in force. */
 const vti_settings *vti_settings_get(void);
+/* The end of the process without exit handlers (_exit, _Exit, quick_exit;
+ * guard.c): END record with status and reason, trace closed. Nothing in a
+ * vfork child; only a signal-safe flush when called inside a hook. */
+void vti_session_end(int status, const char *reason);
+/* From a fatal-signal handler: END record for signal sig (0: none) and a
+ * best-effort, lock-free flush (vt_writer_flush_from_signal). */
+void vti_signal_flush(int sig);
+
+/* ---- what the program sees (guard.c) ------------------------------------- */
+
+/* Remember which file descriptor 2 is (first thing in the constructor). */
+void vti_guard_init(void);
+/* printf-style message on the stderr the program started with, and only
+ * while descriptor 2 is still that file (else dropped: never into a file the
+ * program opened on 2). One write(2) of at most 2 KiB. */
+void vti_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At session start: the flush handler on fatal signals the program leaves
+ * at SIG_DFL, an alternate signal stack for this thread when it has none,
+ * and a quick_exit handler. */
+void vti_guard_start(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 

@@ -321,7 +321,9 @@ const char *vr_format_time(uint64_t ns, char *buf, size_t len);
 uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
 const char *vr_basename(const char *path);
 
-/* escaping helpers for renderers */
+/* Escaping helpers for renderers: a quoted JSON string / HTML text. Bytes
+ * that are not well-formed UTF-8 come out as U+FFFD (\ufffd, &#xfffd;), so
+ * the output is valid UTF-8 whatever the trace holds. */
 void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
 const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);

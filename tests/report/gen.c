@@ -284,6 +284,34 @@ static void sc_xss(vtg *g)
     vtg_end(g, 600, 0);
 }
 
+/* basic without its END record (a program still running, or _exit). */
+static void sc_noend(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_alloc(g, 100, 0x10000000, 10 * MiB, 2);
+}
+
+/* Definitions and an END but no memory event (a wrapper was traced). */
+static void sc_empty(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_end(g, 100, 0);
+}
+
+/* argv (see vtg_scenario), an NVTX name and a module path that are not
+ * valid UTF-8: the JSON, Chrome and HTML outputs must still be. */
+static void sc_badutf8(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_module(g, 3, "/tmp/\xff\xfe/lib.so", 0, 0x400000, 0x500000);
+    vtg_stack(g, 7, 1, 0x400100);
+    vtg_string(g, 9, "range \xc3\x28 \xed\xa0\x80 \xf0\x9f\x98 end \xe2\x82\xac");
+    vtg_push(g, 100, 9);
+    vtg_alloc(g, 200, 0x10000000, 10 * MiB, 7);
+    vtg_pop(g, 400);
+    vtg_end(g, 600, 0);
+}
+
 int vtg_scenario(const char *name, const char *path)
 {
     static const struct {
@@ -299,6 +327,9 @@ int vtg_scenario(const char *name, const char *path)
         {"frag", sc_frag, 1, {"frag"}},
         {"external", sc_external, 1, {"external"}},
         {"xss", sc_xss, 2, {"xss", "<b>bold</b>"}},
+        {"noend", sc_noend, 1, {"noend"}},
+        {"empty", sc_empty, 1, {"empty"}},
+        {"badutf8", sc_badutf8, 2, {"bad\xff", "arg\xc0\xafx"}},
     };
     for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
         if (strcmp(sc[i].name, name) != 0)
