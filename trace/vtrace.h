@@ -77,8 +77,8 @@ enum vt_rec {
     VT_REC_END = 22,               /* end of process: ts, status, signal, reason */
     VT_REC_RANGE_START = 23,       /* NVTX start/end range: ts, range id, domain, name */
     VT_REC_RANGE_END = 24,         /* ts, range id */
-    VT_REC_PY_FRAME = 25,          /* (v2) Python frame: id, function string id, file string id, line */
-    VT_REC_PY_STACK_NODE = 26,     /* (v2) stack trie node holding a Python frame: id, parent, frame */
+    VT_REC_PY_FRAME = 25,      /* (v2) Python frame: id, function string id, file string id, line */
+    VT_REC_PY_STACK_NODE = 26, /* (v2) stack trie node holding a Python frame: id, parent, frame */
     VT_REC_MAX_
 };
 
