@@ -125,6 +125,11 @@ static void py_init(void)
     const unsigned long *version = sym("Py_Version");
     py_api a = {0};
     int mode = MODE_NONE;
+    const char *off = getenv("VRAMTRACE_PYTHON_FRAMES");
+    if (off && !strcmp(off, "0")) { /* native stacks only (benchmarks, comparison) */
+        atomic_store(&py_mode, MODE_NONE);
+        return;
+    }
     a.is_initialized = (int (*)(void))sym("Py_IsInitialized");
     a.this_tstate = (void *(*)(void))sym("PyGILState_GetThisThreadState");
     a.addr2line = (int (*)(void *, int))sym("PyCode_Addr2Line");
