@@ -43,6 +43,9 @@ static const char usage_run[] =
     "  --sim[=DEVICE]  run on the simulated CUDA device (LD_LIBRARY_PATH gets its\n"
     "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
     "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
+    "  --torch-tensors set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, so that\n"
+    "                  each PyTorch tensor is a cudaMallocAsync/cudaFreeAsync the\n"
+    "                  hooks record (README.md, \"PyTorch\")\n"
     "  -h, --help\n";
 
 static const char usage_report[] =
@@ -246,10 +249,32 @@ static void print_trace_path(const run_opts *o, pid_t pid)
     globfree(&g);
 }
 
+/* --torch-tensors: PyTorch's caching allocator hands each tensor to
+ * cudaMallocAsync when PYTORCH_CUDA_ALLOC_CONF has backend:cudaMallocAsync
+ * (PyTorch docs, "CUDA semantics: Using custom memory allocators for CUDA").
+ * Other settings already there are kept; another backend is refused. */
+static int torch_tensors_env(void)
+{
+    static const char want[] = "backend:cudaMallocAsync";
+    const char *old = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (old && strstr(old, want))
+        return 0;
+    if (old && strstr(old, "backend:")) {
+        fprintf(stderr,
+                "vramtrace run: --torch-tensors: PYTORCH_CUDA_ALLOC_CONF=%s already "
+                "names another backend\n",
+                old);
+        return -1;
+    }
+    prepend_env("PYTORCH_CUDA_ALLOC_CONF", want, ',');
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"sim", optional_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"torch-tensors", no_argument, NULL, 'T'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     run_opts o = {0};
@@ -262,6 +287,10 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'o':
             o.output = optarg;
+            break;
+        case 'T':
+            if (torch_tensors_env() < 0)
+                return EXIT_INPUT;
             break;
         case 'h':
             fputs(usage_run, stdout);
