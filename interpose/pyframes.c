@@ -102,6 +102,8 @@ static py_entry *entries; /* open addressing, guarded by py_lock */
 static py_text *texts;
 static size_t cap, used; /* both tables have cap slots */
 static uint32_t next_id;
+static char **labels; /* frame id - 1 -> "function (file:line)", for the OOM diagnosis */
+static uint32_t cap_labels;
 
 static void *sym(const char *name)
 {
@@ -281,6 +283,23 @@ static int tables_grow(void)
     return 0;
 }
 
+/* Keep "name (file:line)" of frame id (best effort: no label on OOM). */
+static void label_keep(uint32_t id, const char *file, const char *name, uint32_t line)
+{
+    const char *base = strrchr(file, '/');
+    if (id > cap_labels) {
+        uint32_t n = cap_labels ? cap_labels * 2 : 256;
+        char **l = realloc(labels, n * sizeof *l);
+        if (!l)
+            return;
+        memset(l + cap_labels, 0, (n - cap_labels) * sizeof *l);
+        labels = l;
+        cap_labels = n;
+    }
+    if (asprintf(&labels[id - 1], "%s (%s:%u)", name, base ? base + 1 : file, line) < 0)
+        labels[id - 1] = NULL;
+}
+
 /* The frame id of (file, name, line), emitting VT_REC_PY_FRAME when new. */
 static uint32_t text_id(vti_thread *t, uint32_t file, uint32_t name, uint32_t line)
 {
@@ -309,8 +328,11 @@ static uint32_t frame_resolve(vti_thread *t, const py_raw *r)
         memcpy(&line, r->code + CO_FIRSTLINENO, sizeof line);
     str_text(ptr_at(r->code, CO_FILENAME), file, sizeof file);
     str_text(ptr_at(r->code, CO_QUALNAME), name, sizeof name);
-    return text_id(t, vti_intern_string(file), vti_intern_string(name),
-                   (uint32_t)(line > 0 ? line : 0));
+    uint32_t before = next_id, l = (uint32_t)(line > 0 ? line : 0);
+    uint32_t id = text_id(t, vti_intern_string(file), vti_intern_string(name), l);
+    if (id > before)
+        label_keep(id, file, name, l);
+    return id;
 }
 
 /* Frame id of r under py_lock; 0 when the cache is full. A code object
@@ -390,9 +412,27 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
     return k;
 }
 
+bool vti_py_label(uint64_t node, char *out, size_t len)
+{
+    uint32_t id = (uint32_t)node;
+    bool ok;
+    if (!(node & VTI_PY_NODE))
+        return false;
+    pthread_mutex_lock(&py_lock);
+    ok = id && id <= cap_labels && labels[id - 1];
+    snprintf(out, len, "%s", ok ? labels[id - 1] : "[Python frames unknown]");
+    pthread_mutex_unlock(&py_lock);
+    return id == 0 || ok;
+}
+
 void vti_py_reset(void)
 {
     pthread_mutex_lock(&py_lock);
+    for (uint32_t i = 0; i < cap_labels; i++)
+        free(labels[i]);
+    free(labels);
+    labels = NULL;
+    cap_labels = 0;
     free(entries);
     free(texts);
     entries = NULL;

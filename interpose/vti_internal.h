@@ -182,6 +182,9 @@ void vti_stacks_reset(void);
  * t. Returns the count, or -1 when the process runs no CPython (one cached
  * check; out is untouched). */
 int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max);
+/* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
+ * unknown-frames note) into out; true when named. false for native ips. */
+bool vti_py_label(uint64_t node, char *out, size_t len);
 /* Forget the frame cache (at close, with the trie). */
 void vti_py_reset(void);
 
