@@ -14,6 +14,10 @@ the program's own sites.
   Python code ("<module>"): the thread is attributed to its own frames.
 --native-thread: a leaked stack has the native function FUNC, no Python
   frame, and the "Python frames unknown" marker.
+--eval-between OUTER:LINE,INNER:LINE: (a report made with --native) the
+  leaked stack with INNER has, between INNER and OUTER, an
+  _PyEval_EvalFrameDefault frame and a native frame that is not one: the C
+  code that called back into Python sits between the two Python frames.
 --html / --folded: every given Python frame appears there too.
 --chrome: the leak's instant event's stack ("sf" in "stackFrames") has the
   --leak frame as "FUNC (file:LINE)".
@@ -36,6 +40,27 @@ def has(stack, script, func, line):
         f["function"] == func and f["line"] == line and f["file"].endswith(script)
         for f in py_frames(stack)
     )
+
+
+def check_between(leaks, script, outer, inner):
+    for s in leaks:
+        pos = {}
+        for i, f in enumerate(s):
+            for want in (outer, inner):
+                if f.get("module") == "python" and (f["function"], f["line"]) == want:
+                    if f["file"].endswith(script):
+                        pos.setdefault(want, i)
+        if len(pos) < 2:
+            continue
+        mid = s[pos[inner] + 1 : pos[outer]]
+        names = [f["function"] for f in mid]
+        if pos[inner] < pos[outer] and "_PyEval_EvalFrameDefault" in names and any(
+            f.get("module") != "python" and f["function"] != "_PyEval_EvalFrameDefault"
+            for f in mid
+        ):
+            return []
+        return [f"between {inner} and {outer}: {names}, want an eval frame and C frames"]
+    return [f"no leaked stack has both {outer} and {inner}"]
 
 
 def check_chrome(path, want):
@@ -66,6 +91,7 @@ def main():
     ap.add_argument("--freed", type=site)
     ap.add_argument("--thread", type=site)
     ap.add_argument("--native-thread")
+    ap.add_argument("--eval-between", type=lambda v: [site(x) for x in v.split(",")])
     a = ap.parse_args()
     try:
         rep = json.load(open(a.json))
@@ -112,6 +138,8 @@ def main():
                 label = fmt.format(f=want[0], s=script, l=want[1])
                 if label not in text or (fmt == "{f}" and f"{script}:{want[1]}" not in text):
                     bad.append(f"{os.path.basename(path)} lacks the Python frame {label}")
+    if a.eval_between:
+        bad += check_between(leaks, script, *a.eval_between)
     if a.chrome and a.leak:
         bad += check_chrome(a.chrome, f"{a.leak[0]} ({script}:{a.leak[1]})")
     for b in bad:
