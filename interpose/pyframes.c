@@ -40,38 +40,62 @@
 
 #include "vti_internal.h"
 
-/* CPython 3.11 layout on LP64 (offsetof from the 3.11 headers). */
-#define TS_CFRAME 56        /* PyThreadState.cframe */
-#define CF_CURRENT_FRAME 8  /* _PyCFrame.current_frame */
-#define IF_CODE 32          /* _PyInterpreterFrame.f_code */
-#define IF_PREVIOUS 48      /* _PyInterpreterFrame.previous */
-#define IF_PREV_INSTR 56    /* _PyInterpreterFrame.prev_instr */
-#define IF_IS_ENTRY 68      /* _PyInterpreterFrame.is_entry */
-#define CO_FIRSTLINENO 72   /* PyCodeObject.co_firstlineno */
-#define CO_FILENAME 112     /* PyCodeObject.co_filename */
-#define CO_QUALNAME 128     /* PyCodeObject.co_qualname */
-#define CO_CODE 184         /* PyCodeObject.co_code_adaptive == tp_basicsize */
-#define TP_BASICSIZE 32     /* PyTypeObject.tp_basicsize */
-#define OB_TYPE 8           /* PyObject.ob_type */
-#define STR_LENGTH 16       /* PyASCIIObject.length */
-#define STR_STATE 32        /* PyASCIIObject.state */
-#define STR_ASCII_DATA 48   /* sizeof(PyASCIIObject) */
-#define STR_UTF8_LENGTH 48  /* PyCompactUnicodeObject.utf8_length */
-#define STR_UTF8 56         /* PyCompactUnicodeObject.utf8 */
-#define STR_COMPACT_DATA 72 /* sizeof(PyCompactUnicodeObject) */
-#define PY_VERSION_311 0x030B0000ul
+#define TP_BASICSIZE 32 /* PyTypeObject.tp_basicsize */
+#define OB_TYPE 8       /* PyObject.ob_type */
+#define STR_LENGTH 16   /* PyASCIIObject.length */
+#define STR_STATE 32    /* PyASCIIObject.state: interned:2 kind:3 compact:1 ascii:1 */
+#define NONE ((uint16_t)-1)
 
 #define MAX_PY 128             /* Python frames read per capture */
 #define MAX_ENTRIES (1u << 20) /* cache entries before frames become unknown */
 #define NAME_MAX_LEN 1024
 
-enum { MODE_UNCHECKED = 0, MODE_NONE, MODE_311, MODE_UNSUPPORTED };
+enum { MODE_UNCHECKED = 0, MODE_NONE, MODE_READ, MODE_UNSUPPORTED };
+
+/* How a frame's position is stored: a pointer to its code unit (3.11+), or
+ * f_lasti as a byte offset (3.8, 3.9) or in 2-byte code units (3.10). */
+enum { POS_PTR, POS_LASTI_BYTES, POS_LASTI_UNITS };
+/* Which frames start a C-level eval call: all (3.8-3.10: one eval call per
+ * frame), those with is_entry set (3.11), those below a shim frame owned by
+ * the C stack (3.12+, owner == FRAME_OWNED_BY_CSTACK). */
+enum { ENTRY_ALL, ENTRY_FLAG, ENTRY_SHIM };
+
+/* One CPython minor version's layout on LP64: offsetof() from that version's
+ * headers (cpython/pystate.h, internal/pycore_frame.h or frameobject.h,
+ * cpython/code.h, cpython/unicodeobject.h), read with -DPy_BUILD_CORE. */
+typedef struct py_layout {
+    unsigned minor;      /* 3.minor */
+    uint16_t ts_frame;   /* PyThreadState: frame (<3.11), cframe (3.11, 3.12), current_frame */
+    uint16_t cf_current; /* _PyCFrame.current_frame, NONE without a cframe */
+    uint16_t fr_back;    /* f_back / previous */
+    uint16_t fr_code;    /* f_code / f_executable */
+    uint16_t fr_pos;     /* f_lasti / prev_instr / instr_ptr */
+    uint8_t pos_kind;    /* POS_* */
+    uint8_t entry_kind;  /* ENTRY_* */
+    uint16_t fr_entry;   /* is_entry (3.11) or owner (3.12+) */
+    uint16_t co_file, co_name, co_firstlineno; /* co_name: co_qualname from 3.11 */
+    uint16_t co_code;                          /* co_code_adaptive (3.11+), NONE before */
+    uint16_t co_size;                          /* PyCode_Type.tp_basicsize: checked at start */
+    uint16_t str_ascii;                        /* sizeof(PyASCIIObject): compact ASCII data */
+    uint16_t str_compact;                      /* sizeof(PyCompactUnicodeObject): compact data */
+} py_layout;
+
+static const py_layout LAYOUTS[] = {
+    {8, 24, NONE, 24, 32, 104, POS_LASTI_BYTES, ENTRY_ALL, NONE, 104, 112, 40, NONE, 176, 48, 72},
+    {9, 24, NONE, 24, 32, 104, POS_LASTI_BYTES, ENTRY_ALL, NONE, 104, 112, 40, NONE, 176, 48, 72},
+    {10, 24, NONE, 24, 32, 96, POS_LASTI_UNITS, ENTRY_ALL, NONE, 104, 112, 40, NONE, 176, 48, 72},
+    {11, 56, 8, 48, 32, 56, POS_PTR, ENTRY_FLAG, 68, 112, 128, 72, 184, 184, 48, 72},
+    {12, 56, 0, 8, 0, 56, POS_PTR, ENTRY_SHIM, 70, 112, 128, 68, 192, 192, 40, 56},
+    {13, 72, NONE, 8, 0, 56, POS_PTR, ENTRY_SHIM, 70, 112, 128, 68, 200, 200, 40, 56},
+};
+#define FRAME_OWNED_BY_CSTACK 3 /* 3.12, 3.13 */
 
 typedef struct py_api {
     int (*is_initialized)(void);
     void *(*this_tstate)(void);
     int (*addr2line)(void *code, int byte_offset);
     const void *code_type, *str_type;
+    const py_layout *l;
     uintptr_t eval_start, eval_end; /* _PyEval_EvalFrameDefault's code */
 } py_api;
 
@@ -122,9 +146,34 @@ static bool eval_range(py_api *a)
     return true;
 }
 
-static void py_init(void)
+/* 3.minor of the running interpreter: Py_Version (3.11+), else the
+ * "3.10.13 (main, ...)" of Py_GetVersion(). 0 when unknown. */
+static unsigned running_minor(void)
 {
     const unsigned long *version = sym("Py_Version");
+    const char *(*get)(void) = (const char *(*)(void))sym("Py_GetVersion");
+    unsigned major = 0, minor = 0;
+    if (version)
+        return (*version >> 24) == 3 ? (unsigned)(*version >> 16 & 0xFF) : 0;
+    if (get && sscanf(get(), "%u.%u", &major, &minor) == 2 && major == 3)
+        return minor;
+    return 0;
+}
+
+static const py_layout *layout_for(unsigned minor, const void *code_type)
+{
+    for (size_t i = 0; i < sizeof LAYOUTS / sizeof *LAYOUTS; i++) {
+        const py_layout *l = &LAYOUTS[i];
+        ssize_t size;
+        memcpy(&size, (const char *)code_type + TP_BASICSIZE, sizeof size);
+        if (l->minor == minor && size == l->co_size)
+            return l;
+    }
+    return NULL;
+}
+
+static void py_init(void)
+{
     py_api a = {0};
     int mode = MODE_NONE;
     const char *off = getenv("VRAMTRACE_PYTHON_FRAMES");
@@ -139,10 +188,9 @@ static void py_init(void)
     a.str_type = sym("PyUnicode_Type");
     if (a.is_initialized && a.this_tstate && a.addr2line && a.code_type && a.str_type) {
         mode = MODE_UNSUPPORTED;
-        if (version && (*version & 0xFFFF0000ul) == PY_VERSION_311 &&
-            *(const ssize_t *)((const char *)a.code_type + TP_BASICSIZE) == CO_CODE &&
-            eval_range(&a))
-            mode = MODE_311;
+        a.l = layout_for(running_minor(), a.code_type);
+        if (a.l && eval_range(&a))
+            mode = MODE_READ;
     }
     api = a;
     atomic_store(&py_mode, mode);
@@ -157,7 +205,7 @@ static int mode_get(void)
     return atomic_load(&py_mode);
 }
 
-/* ---- reading the thread's frames (3.11) --------------------------------- */
+/* ---- reading the thread's frames ----------------------------------------- */
 
 static const void *ptr_at(const void *base, size_t off)
 {
@@ -166,23 +214,48 @@ static const void *ptr_at(const void *base, size_t off)
     return p;
 }
 
+/* Byte offset of the frame's current instruction in its code, -1 when it
+ * has not started (a frame just pushed). */
+static int frame_offset(const py_layout *l, const char *fr, const char *code)
+{
+    int lasti;
+    if (l->pos_kind == POS_PTR) {
+        const char *pos = ptr_at(fr, l->fr_pos);
+        return pos < code + l->co_code ? -1 : (int)(pos - (code + l->co_code));
+    }
+    memcpy(&lasti, fr + l->fr_pos, sizeof lasti);
+    if (lasti < 0)
+        return -1;
+    return l->pos_kind == POS_LASTI_UNITS ? lasti * 2 : lasti;
+}
+
 /* The calling thread's frames, innermost first; -1 when it has no Python
  * thread state (or the interpreter is not running). */
-static int walk_311(py_raw *out, int max)
+static int walk(py_raw *out, int max)
 {
-    const char *ts, *cf, *fr;
+    const py_layout *l = api.l;
+    const char *ts, *fr;
     int n = 0;
-    if (!api.is_initialized() || !(ts = api.this_tstate()) || !(cf = ptr_at(ts, TS_CFRAME)))
+    if (!api.is_initialized() || !(ts = api.this_tstate()))
         return -1;
-    for (fr = ptr_at(cf, CF_CURRENT_FRAME); fr && n < max; fr = ptr_at(fr, IF_PREVIOUS)) {
-        const char *code = ptr_at(fr, IF_CODE), *prev = ptr_at(fr, IF_PREV_INSTR);
-        if (!code || ptr_at(code, OB_TYPE) != api.code_type)
-            break;
-        if (prev < code + CO_CODE) /* just pushed, before its first instruction */
+    fr = ptr_at(ts, l->ts_frame);
+    if (fr && l->cf_current != NONE)
+        fr = ptr_at(fr, l->cf_current);
+    for (; fr && n < max; fr = ptr_at(fr, l->fr_back)) {
+        const char *code = ptr_at(fr, l->fr_code);
+        int offset;
+        if (l->entry_kind == ENTRY_SHIM && fr[l->fr_entry] == FRAME_OWNED_BY_CSTACK) {
+            if (n)
+                out[n - 1].entry = true; /* the first frame of that eval call */
             continue;
+        }
+        if (!code || ptr_at(code, OB_TYPE) != api.code_type ||
+            (offset = frame_offset(l, fr, code)) < 0)
+            continue; /* not code (3.13 executables), or not started */
         out[n].code = code;
-        out[n].offset = (int)(prev - (code + CO_CODE));
-        out[n].entry = *(const bool *)(fr + IF_IS_ENTRY);
+        out[n].offset = offset;
+        out[n].entry =
+            l->entry_kind == ENTRY_ALL || (l->entry_kind == ENTRY_FLAG && fr[l->fr_entry]);
         n++;
     }
     return n;
@@ -214,7 +287,7 @@ static size_t put_utf8(char *o, uint32_t c)
     return 4;
 }
 
-/* Text of a compact str object (3.11 PEP 393 layout) as UTF-8 into buf
+/* Text of a compact str object (PEP 393 layout) as UTF-8 into buf
  * (len bytes, cut at a character boundary); "?" for anything else. Reads
  * only: never calls PyUnicode_AsUTF8, which may allocate. */
 static void str_text(const char *o, char *buf, size_t len)
@@ -230,7 +303,7 @@ static void str_text(const char *o, char *buf, size_t len)
     if (!(state >> 5 & 1) || n < 0) /* not compact */
         return;
     unsigned kind = state >> 2 & 7, ascii = state >> 6 & 1;
-    const char *data = o + (ascii ? STR_ASCII_DATA : STR_COMPACT_DATA);
+    const char *data = o + (ascii ? api.l->str_ascii : api.l->str_compact);
     if (ascii)
         kind = 1;
     for (ssize_t i = 0; i < n && k + 5 < len; i++) {
@@ -325,9 +398,9 @@ static uint32_t frame_resolve(vti_thread *t, const py_raw *r)
     char file[NAME_MAX_LEN], name[NAME_MAX_LEN];
     int line = api.addr2line((void *)r->code, r->offset);
     if (line < 0)
-        memcpy(&line, r->code + CO_FIRSTLINENO, sizeof line);
-    str_text(ptr_at(r->code, CO_FILENAME), file, sizeof file);
-    str_text(ptr_at(r->code, CO_QUALNAME), name, sizeof name);
+        memcpy(&line, r->code + api.l->co_firstlineno, sizeof line);
+    str_text(ptr_at(r->code, api.l->co_file), file, sizeof file);
+    str_text(ptr_at(r->code, api.l->co_name), name, sizeof name);
     uint32_t before = next_id, l = (uint32_t)(line > 0 ? line : 0);
     uint32_t id = text_id(t, vti_intern_string(file), vti_intern_string(name), l);
     if (id > before)
@@ -340,7 +413,7 @@ static uint32_t frame_resolve(vti_thread *t, const py_raw *r)
  * name objects. */
 static uint32_t frame_id(vti_thread *t, const py_raw *r)
 {
-    const void *file = ptr_at(r->code, CO_FILENAME), *name = ptr_at(r->code, CO_QUALNAME);
+    const void *file = ptr_at(r->code, api.l->co_file), *name = ptr_at(r->code, api.l->co_name);
     size_t i;
     if ((!cap || (used + 1) * 2 > cap) && (used >= MAX_ENTRIES || tables_grow() != 0))
         return 0;
@@ -386,8 +459,8 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
     int mode = mode_get(), np = -1, k = 0, p = 0, evals = 0, seen = 0;
     if (mode == MODE_NONE)
         return -1;
-    if (mode == MODE_311)
-        np = walk_311(raw, MAX_PY);
+    if (mode == MODE_READ)
+        np = walk(raw, MAX_PY);
     if (np > 0) {
         pthread_mutex_lock(&py_lock);
         for (int i = 0; i < np; i++)
