@@ -18,6 +18,8 @@ the program's own sites.
   leaked stack with INNER has, between INNER and OUTER, an
   _PyEval_EvalFrameDefault frame and a native frame that is not one: the C
   code that called back into Python sits between the two Python frames.
+--unknown-only: every leaked stack has the "Python frames unknown" note and
+  no Python frame (an interpreter whose frames are not read).
 --html / --folded: every given Python frame appears there too.
 --chrome: the leak's instant event's stack ("sf" in "stackFrames") has the
   --leak frame as "FUNC (file:LINE)".
@@ -91,6 +93,7 @@ def main():
     ap.add_argument("--freed", type=site)
     ap.add_argument("--thread", type=site)
     ap.add_argument("--native-thread")
+    ap.add_argument("--unknown-only", action="store_true")
     ap.add_argument("--eval-between", type=lambda v: [site(x) for x in v.split(",")])
     a = ap.parse_args()
     try:
@@ -138,6 +141,12 @@ def main():
                 label = fmt.format(f=want[0], s=script, l=want[1])
                 if label not in text or (fmt == "{f}" and f"{script}:{want[1]}" not in text):
                     bad.append(f"{os.path.basename(path)} lacks the Python frame {label}")
+    if a.unknown_only:
+        if not leaks:
+            bad.append("no leaked stack")
+        for s in leaks:
+            if py_frames(s) or not any(f["function"] == UNKNOWN for f in s):
+                bad.append(f"a leaked stack is not native-only with the note: {s}")
     if a.eval_between:
         bad += check_between(leaks, script, *a.eval_between)
     if a.chrome and a.leak:
