@@ -13,19 +13,18 @@
  * (CPython 3.11 runs Python-to-Python calls without a new C call).
  *
  * How the frames are read: the thread's own PyThreadState
- * (PyGILState_GetThisThreadState, a thread-local read) -> cframe ->
- * current_frame -> previous ..., with CPython 3.11's struct layout
- * (Include/internal/pycore_frame.h, cpython/pystate.h, cpython/code.h of
- * 3.11; checked at start against Py_Version and PyCode_Type's basic size).
- * No call into the interpreter allocates or takes a lock: only
- * PyCode_Addr2Line (a pure read of the code object's line table) on a cache
- * miss. A thread's own frames cannot change while it is inside this hook, so
- * they are read the same whether it holds the GIL or released it around the
- * call (ctypes, numba and most extensions release it before calling CUDA).
- * A thread without a Python thread state or without frames (a C++ worker, a
- * thread started by an extension) and every thread of an unsupported Python
- * version gets one marker node instead ("Python frames unknown"): nothing is
- * guessed.
+ * (PyGILState_GetThisThreadState, a thread-local read) -> its current frame
+ * -> f_back / previous ..., with one layout table per CPython minor version
+ * 3.8-3.13 (LAYOUTS below; checked at start against the running version and
+ * PyCode_Type's basic size). No call into the interpreter allocates or takes
+ * a lock: only PyCode_Addr2Line (a pure read of the code object's line
+ * table) on a cache miss. A thread's own frames cannot change while it is
+ * inside this hook, so they are read the same whether it holds the GIL or
+ * released it around the call (ctypes, numba and most extensions release it
+ * before calling CUDA). A thread without a Python thread state or without
+ * frames (a C++ worker, a thread started by an extension) and every thread of
+ * an unsupported Python gets one marker node instead ("Python frames
+ * unknown"): nothing is guessed.
  *
  * Frames are deduplicated twice: (code object, instruction offset) -> frame
  * id in a cache, and (file, function, line) -> frame id, so the trace holds
