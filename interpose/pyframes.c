@@ -175,8 +175,7 @@ static void py_init(void)
 {
     py_api a = {0};
     int mode = MODE_NONE;
-    const char *off = getenv("VRAMTRACE_PYTHON_FRAMES");
-    if (off && !strcmp(off, "0")) { /* native stacks only (benchmarks, comparison) */
+    if (!vti_settings_get()->python_frames) { /* native stacks only (comparison) */
         atomic_store(&py_mode, MODE_NONE);
         return;
     }

@@ -28,9 +28,11 @@ typedef struct vti_settings {
     bool output_is_default;
     int stack_depth; /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
+    bool python_frames; /* VRAMTRACE_PYTHON_FRAMES: Python frames in Python processes */
 } vti_settings;
 
-/* Read VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and VRAMTRACE_QUIET into s.
+/* Read VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH, VRAMTRACE_QUIET and
+ * VRAMTRACE_PYTHON_FRAMES into s.
  * A bad value prints one line on stderr and keeps the default. program is
  * the executable's base name, pid the process id. */
 void vti_settings_read(vti_settings *s, const char *program, int pid);
