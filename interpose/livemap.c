@@ -168,6 +168,17 @@ bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
     return sl != NULL;
 }
 
+int vti_live_device_of(uint64_t addr, uint8_t space, int dflt)
+{
+    uint64_t h = key_hash(addr, space);
+    stripe *s = stripe_of(h);
+    pthread_mutex_lock(&s->lock);
+    slot *sl = find(s, h, addr, space);
+    int device = sl ? sl->e.device : dflt;
+    pthread_mutex_unlock(&s->lock);
+    return device;
+}
+
 bool vti_live_has(uint64_t addr)
 {
     uint64_t h = key_hash(addr, 0);
@@ -179,16 +190,24 @@ bool vti_live_has(uint64_t addr)
     return found;
 }
 
+/* What cudaDeviceReset frees: every device address allocation, stream-ordered
+ * ones too (the reset destroys the primary context and with it its memory
+ * pools: "Destroy all allocations and reset all state on the current device",
+ * CUDA Runtime API, cudaDeviceReset; the simulated device's ledger agrees),
+ * but neither host memory nor VMM handles. */
+static bool dies_in_reset(const vti_live *e)
+{
+    const vt_api_info *info = vt_api_get((enum vt_api)e->api);
+    return e->space == VT_SPACE_ADDR && !vt_kind_is_host(info->kind);
+}
+
 /* Pop one live entry of device from stripe s into *out; false when none. */
 static bool pop_device(stripe *s, int device, vti_live *out)
 {
     bool found = false;
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
-        if (s->slots[i].used && s->slots[i].e.device == device && s->slots[i].e.space == 0 &&
-            !vt_api_is_host((enum vt_api)s->slots[i].e.api) &&
-            s->slots[i].e.api != VT_API_CUDA_MALLOC_ASYNC &&
-            s->slots[i].e.api != VT_API_CU_MEM_ALLOC_ASYNC) {
+        if (s->slots[i].used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
             *out = s->slots[i].e;
             erase(s, i);
             found = true;

@@ -235,7 +235,8 @@ void vr_sampler_tick(vr_state *s, vr_sampler *sp)
         sampler_record(s, sp);
 }
 
-/* Fragmentation over time: one sample per device with heaps. */
+/* Fragmentation over time: one sample per device with heaps, at evenly spaced
+ * windows (1 ms, doubled whenever 64 have passed). */
 static void frag_sample(vr_state *s, uint64_t ts)
 {
     size_t i = 0;
@@ -254,15 +255,12 @@ void vr_tick_time(vr_state *s, uint64_t ts)
         return;
     uint64_t rel = ts - s->t0;
     while (rel >= s->win_next) {
-        uint64_t stride_before = s->win.stride;
-        vr_sampler_tick(s, &s->win);
-        if (s->win.stride != stride_before) { /* decimated: windows twice as long */
-            s->win_ns *= 2;
-            s->win.stride = 1;
-            s->win.ticks = s->win.n;
-        }
         if (s->heaps.len)
             frag_sample(s, s->t0 + s->win_next);
-        s->win_next = (uint64_t)(s->win.n + 1) * s->win_ns;
+        if (++s->win_n == VR_SAMPLES) { /* windows twice as long */
+            s->win_n = VR_SAMPLES / 2;
+            s->win_ns *= 2;
+        }
+        s->win_next = (s->win_n + 1) * s->win_ns;
     }
 }

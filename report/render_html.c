@@ -515,8 +515,10 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
     if (r->iteration_name[0]) {
         fputs("NVTX range ", f);
         esc(f, r->iteration_name);
+    } else if (r->iteration_kind[0]) {
+        fputs("repeating call-site pattern", f);
     } else {
-        fputs("time windows", f);
+        fputs("no iterations: no growth measured", f);
     }
     fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f</h3>", r->iterations,
             r->total_growth.bytes_per_iteration, r->total_growth.r2);

@@ -168,12 +168,21 @@ static void growth(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32], b2[32];
     fputs("\n-- Growth --\n", f);
-    if (r->iteration_name[0])
+    if (!r->iteration_kind[0]) {
+        fputs("no iterations (no NVTX range nor call-site pattern repeated 3 times): growth is "
+              "only measured over iterations\n",
+              f);
+        return;
+    }
+    if (r->iteration_name[0]) {
         fprintf(f, "iteration: NVTX range \"%s\", %" PRIu64 " iterations\n", r->iteration_name,
                 r->iterations);
-    else
-        fprintf(f, "iteration: %" PRIu64 " evenly spaced time windows (no repeating NVTX range)\n",
+    } else {
+        fprintf(f,
+                "iteration: repeating call-site pattern, %" PRIu64 " iterations, each begun by\n",
                 r->iterations);
+        print_stack(f, &r->iteration_site, "    ", 3);
+    }
     const vr_growth *t = &r->total_growth;
     fprintf(f, "total: %+.0f bytes/iteration (R^2 %.3f)", t->bytes_per_iteration, t->r2);
     if (t->projected_oom_iteration >= 0)

@@ -1,12 +1,12 @@
 /* The simulated CUDA driver (libcuda.so.1): initialisation, devices, primary
  * contexts, error strings and cuGetProcAddress. */
 #include "driver_common.h"
+#include "driver_extra.h"
 
 #include <stdio.h>
 #include <string.h>
 
 int sim_drv_initialized;
-static __thread struct CUctx_st *cur_ctx;
 
 struct err_entry {
     int code;
@@ -22,19 +22,15 @@ CUresult sim_check_init(void)
                                                                    : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-struct sim_device *sim_current_device(void)
-{
-    return cur_ctx ? &sim_devices[cur_ctx->ordinal] : NULL;
-}
-
 struct sim_device *sim_need_device(CUresult *err)
 {
     *err = sim_check_init();
     if (*err)
         return NULL;
-    if (!cur_ctx)
+    struct sim_device *d = sim_current_device();
+    if (!d)
         *err = CUDA_ERROR_INVALID_CONTEXT;
-    return sim_current_device();
+    return d;
 }
 
 void sim_sync_device(struct sim_device *d)
@@ -116,106 +112,15 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-/* Values of the profile for the attributes cudaGetDeviceProperties reads;
- * -1 for an attribute not modelled. */
-static int attr_value(CUdevice_attribute a, const struct sim_profile *p)
-{
-    switch (a) {
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-        return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-        return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
-        return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
-        return 64;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
-        return 2147483647;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-        return 65535;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
-        return 65535;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
-        return 49152;
-    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
-        return 65536;
-    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
-        return 32;
-    case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
-        return 2147483647;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
-        return 65536;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
-        return p->clock_khz;
-    case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:
-        return 512;
-    case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT:
-        return 32;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        return p->sm_count;
-    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
-        return 0;
-    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
-        return CU_COMPUTEMODE_DEFAULT;
-    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
-        return 0;
-    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
-        return 0;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
-        return p->mem_clock_khz;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
-        return p->bus_width_bits;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
-        return p->l2_bytes;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
-        return p->max_threads_per_sm;
-    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
-        return 2;
-    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-        return p->major;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-        return p->minor;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
-        return p->smem_per_sm;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
-        return 65536;
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD:
-        return 0;
-    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
-        return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-        return p->smem_per_sm - 1024;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-        return 1;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
-        return p->major >= 8 ? 32 : 16;
-    default:
-        return -1;
-    }
-}
-
-/* Attributes not modelled: CUDA_ERROR_INVALID_VALUE. */
+/* Every CUdevice_attribute answers with the profile's card value
+ * (profile_attrs.c); anything else: CUDA_ERROR_INVALID_VALUE. */
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     CUresult err = sim_check_device(dev);
     if (err)
         return err;
-    int v = attr_value(attrib, sim_cfg.profile);
-    if (!pi || v < 0)
+    if (!pi || sim_device_attr(attrib, sim_cfg.profile, dev, pi) != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    *pi = attrib == CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID ? dev : v;
     return CUDA_SUCCESS;
 }
 
@@ -238,9 +143,11 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-/* At refcount 0 the context is destroyed with all its memory. */
+/* At refcount 0 the context is destroyed with all its memory, unless contexts
+ * made with cuCtxCreate still live on the device (driver_ctx.c). */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxRelease_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;
@@ -248,7 +155,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     pthread_mutex_lock(&d->lock);
     if (d->ctx.refcount == 0)
         err = CUDA_ERROR_INVALID_CONTEXT;
-    else if (--d->ctx.refcount == 0)
+    else if (--d->ctx.refcount == 0 && !sim_ctx_created_live(d->ordinal))
         sim_ctx_destroy(d);
     pthread_mutex_unlock(&d->lock);
     return err;
@@ -256,6 +163,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;
@@ -277,27 +185,6 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
     *active = sim_devices[dev].ctx.active;
     pthread_mutex_unlock(&sim_devices[dev].lock);
     *flags = 0;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
-{
-    if (sim_check_init())
-        return sim_check_init();
-    if (ctx && (ctx->ordinal < 0 || ctx->ordinal >= sim_cfg.ndevices ||
-                ctx != &sim_devices[ctx->ordinal].ctx))
-        return CUDA_ERROR_INVALID_CONTEXT;
-    cur_ctx = ctx;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
-{
-    if (sim_check_init())
-        return sim_check_init();
-    if (!pctx)
-        return CUDA_ERROR_INVALID_VALUE;
-    *pctx = cur_ctx;
     return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,116 @@
+/* 2D copies and the asynchronous copy forms of the simulated driver. Device
+ * memory is host memory: a copy is a memmove per row and completes at once.
+ * Rules: cuda.h, cuMemcpy2D (addresses are base + Y * pitch + XInBytes;
+ * pitches below WidthInBytes: CUDA_ERROR_INVALID_VALUE). CUDA arrays are not
+ * modelled (CU_MEMORYTYPE_ARRAY: CUDA_ERROR_NOT_SUPPORTED). */
+#include "driver_common.h"
+#include "driver_extra.h"
+
+#include <string.h>
+
+/* The first byte of one side of a 2D copy, or NULL (error in *err). */
+static char *side(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y,
+                  size_t pitch, CUresult *err)
+{
+    uintptr_t base = 0;
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        base = (uintptr_t)host;
+        break;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+        base = (uintptr_t)dev;
+        break;
+    case CU_MEMORYTYPE_ARRAY:
+        *err = CUDA_ERROR_NOT_SUPPORTED;
+        return NULL;
+    default:
+        *err = CUDA_ERROR_INVALID_VALUE;
+        return NULL;
+    }
+    if (!base) {
+        *err = CUDA_ERROR_INVALID_VALUE;
+        return NULL;
+    }
+    return (char *)(base + y * pitch + x);
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *c)
+{
+    CUresult err = sim_check_init();
+    if (err)
+        return err;
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!c->WidthInBytes || !c->Height)
+        return CUDA_SUCCESS;
+    size_t sp = c->srcPitch ? c->srcPitch : c->WidthInBytes;
+    size_t dp = c->dstPitch ? c->dstPitch : c->WidthInBytes;
+    if ((c->Height > 1 && (sp < c->WidthInBytes || dp < c->WidthInBytes)))
+        return CUDA_ERROR_INVALID_VALUE;
+    char *s = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, sp, &err);
+    char *d =
+        s ? side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, dp, &err)
+          : NULL;
+    if (!s || !d)
+        return err;
+    for (size_t row = 0; row < c->Height; row++)
+        memmove(d + row * dp, s + row * sp, c->WidthInBytes);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    return copy2d(pCopy);
+}
+
+CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    return copy2d(pCopy);
+}
+
+CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+    CUresult err;
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    return copy2d(pCopy);
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                      CUstream hStream)
+{
+    return cuMemcpyAsync(dstDevice, (CUdeviceptr)(uintptr_t)srcHost, ByteCount, hStream);
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                      CUstream hStream)
+{
+    return cuMemcpyAsync((CUdeviceptr)(uintptr_t)dstHost, srcDevice, ByteCount, hStream);
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                      size_t ByteCount, CUstream hStream)
+{
+    return cuMemcpyAsync(dstDevice, srcDevice, ByteCount, hStream);
+}
+
+CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if ((N && !dstDevice) || dstDevice % 2)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < N; i++)
+        ((unsigned short *)(uintptr_t)dstDevice)[i] = us;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+                                  CUstream hStream)
+{
+    CUresult err;
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    return cuMemsetD32_v2(dstDevice, ui, N);
+}

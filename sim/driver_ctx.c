@@ -1,0 +1,259 @@
+/* Contexts of the simulated driver: each thread's context stack, contexts
+ * made with cuCtxCreate besides the primary ones. Rules: CUDA Driver API
+ * reference, "Context Management" (cuCtxCreate pushes the new context,
+ * cuCtxDestroy pops it when current to the calling thread, cuCtxSetCurrent
+ * replaces the top of the stack, NULL pops). Simplification: every context of
+ * a device shares the device's memory and context reserve; that memory is
+ * released when the device's last context (primary or created) is destroyed. */
+#include "driver_common.h"
+#include "driver_extra.h"
+#include "ledger.h"
+
+#include <stdlib.h>
+
+#define CTX_STACK_MAX 64
+#define CREATED_MAGIC 0x43545843u
+
+/* A context from cuCtxCreate; `base` first, so a CUcontext points at both. */
+struct created_ctx {
+    struct CUctx_st base;
+    unsigned magic; /* CREATED_MAGIC while alive, 0 once destroyed */
+    unsigned flags;
+    struct created_ctx *next;
+};
+
+static __thread struct CUctx_st *stack[CTX_STACK_MAX];
+static __thread int depth;
+static pthread_mutex_t created_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Destroyed contexts stay listed (never freed): another thread may still
+ * hold the handle, and using it must answer CUDA_ERROR_INVALID_CONTEXT. */
+static struct created_ctx *created;
+static int created_live[SIM_MAX_DEVICES];
+
+static int is_primary(const struct CUctx_st *c)
+{
+    for (int i = 0; i < sim_cfg.ndevices; i++)
+        if (c == &sim_devices[i].ctx)
+            return 1;
+    return 0;
+}
+
+static struct created_ctx *find_created(const struct CUctx_st *c)
+{
+    pthread_mutex_lock(&created_lock);
+    struct created_ctx *k = created;
+    while (k && &k->base != c)
+        k = k->next;
+    pthread_mutex_unlock(&created_lock);
+    return k;
+}
+
+static int is_live(const struct CUctx_st *c)
+{
+    if (!c)
+        return 0;
+    if (is_primary(c))
+        return 1;
+    const struct created_ctx *k = find_created(c);
+    return k && __atomic_load_n(&k->magic, __ATOMIC_ACQUIRE) == CREATED_MAGIC;
+}
+
+struct CUctx_st *sim_ctx_current(void)
+{
+    struct CUctx_st *c = depth ? stack[depth - 1] : NULL;
+    return c && (is_primary(c) || is_live(c)) ? c : NULL;
+}
+
+struct sim_device *sim_current_device(void)
+{
+    struct CUctx_st *c = sim_ctx_current();
+    return c ? &sim_devices[c->ordinal] : NULL;
+}
+
+int sim_ctx_created_live(int ordinal)
+{
+    return __atomic_load_n(&created_live[ordinal], __ATOMIC_ACQUIRE) > 0;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (ctx && !is_live(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!ctx) {
+        depth -= depth > 0;
+        return CUDA_SUCCESS;
+    }
+    stack[depth ? depth - 1 : depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = sim_ctx_current();
+    return CUDA_SUCCESS;
+}
+
+/* CUDA_ERROR_INVALID_CONTEXT for a handle that is not a live context. */
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!is_live(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (depth == CTX_STACK_MAX)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    stack[depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+/* An empty stack: CUDA_ERROR_INVALID_CONTEXT. pctx may be NULL. */
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!depth)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUctx_st *c = stack[--depth];
+    if (pctx)
+        *pctx = c;
+    return CUDA_SUCCESS;
+}
+
+/* The pre-4.0 names behave alike. */
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
+{
+    return cuCtxPushCurrent_v2(ctx);
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx)
+{
+    return cuCtxPopCurrent_v2(pctx);
+}
+
+static CUresult create(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (depth == CTX_STACK_MAX)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct created_ctx *k = calloc(1, sizeof *k);
+    if (!k)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct sim_device *d = &sim_devices[dev];
+    k->base.ordinal = dev;
+    k->base.refcount = 1;
+    k->base.active = 1;
+    k->flags = flags;
+    k->magic = CREATED_MAGIC;
+    pthread_mutex_lock(&created_lock);
+    k->next = created;
+    created = k;
+    __atomic_add_fetch(&created_live[dev], 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_unlock(&created_lock);
+    pthread_mutex_lock(&d->lock);
+    if (!d->ctx.active)
+        sim_ctx_activate(d);
+    pthread_mutex_unlock(&d->lock);
+    stack[depth++] = &k->base;
+    *pctx = &k->base;
+    return CUDA_SUCCESS;
+}
+
+/* cuCtxCreate in its CUDA 3.2 (v2), 11.4 (v3, execution affinity ignored)
+ * and 12.5 (v4, create parameters ignored) forms, and the pre-3.2 name. */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    return create(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    return create(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+                                unsigned int flags, CUdevice dev)
+{
+    if (numParams < 0 || (numParams > 0 && !paramsArray))
+        return CUDA_ERROR_INVALID_VALUE;
+    return create(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                                unsigned int flags, CUdevice dev)
+{
+    (void)ctxCreateParams;
+    return create(pctx, flags, dev);
+}
+
+/* Removes ctx from the calling thread's stack wherever it is. */
+static void unstack(const struct CUctx_st *ctx)
+{
+    int j = 0;
+    for (int i = 0; i < depth; i++)
+        if (stack[i] != ctx)
+            stack[j++] = stack[i];
+    depth = j;
+}
+
+/* A primary context or a destroyed one: CUDA_ERROR_INVALID_CONTEXT. */
+CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+    SIM_LEDGER_SCOPE("cuCtxDestroy_v2");
+    if (sim_check_init())
+        return sim_check_init();
+    struct created_ctx *k = ctx ? find_created(ctx) : NULL;
+    unsigned live = CREATED_MAGIC;
+    if (!k ||
+        !__atomic_compare_exchange_n(&k->magic, &live, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    unstack(ctx);
+    struct sim_device *d = &sim_devices[ctx->ordinal];
+    pthread_mutex_lock(&d->lock);
+    if (__atomic_sub_fetch(&created_live[ctx->ordinal], 1, __ATOMIC_ACQ_REL) == 0 &&
+        d->ctx.refcount == 0)
+        sim_ctx_destroy(d);
+    pthread_mutex_unlock(&d->lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
+{
+    SIM_LEDGER_SCOPE("cuCtxDestroy");
+    return cuCtxDestroy_v2(ctx);
+}
+
+CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
+{
+    CUresult err;
+    if (!sim_need_device(&err))
+        return err;
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *c = sim_ctx_current();
+    *flags = is_primary(c) ? 0 : ((struct created_ctx *)c)->flags;
+    return CUDA_SUCCESS;
+}
+
+/* The API version of a context (cuCtxGetApiVersion; every context here is
+ * 3020: the context API these entry points implement). */
+CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ctx ? !is_live(ctx) : !sim_ctx_current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *version = 3020;
+    return CUDA_SUCCESS;
+}

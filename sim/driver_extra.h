@@ -1,0 +1,29 @@
+/* Internal interface of the simulated driver's wider API surface: contexts
+ * other than the primary one and their per-thread stack, the device-attribute
+ * table, and the fallback for entry points the simulated device cannot serve.
+ * Not installed. */
+#ifndef SIM_DRIVER_EXTRA_H
+#define SIM_DRIVER_EXTRA_H
+#include <cuda.h>
+
+#include "sim_internal.h"
+
+/* The fallback of every entry point the sim does not implement (generated
+ * from cudaTypedefs.h, see tools/gen_entry_points.py): prints once per name
+ * "vramtrace-sim: NAME: not supported by the simulated device" on stderr and
+ * returns CUDA_ERROR_NOT_SUPPORTED (cuda.h: "the attempted operation is not
+ * supported on the current system or device"). Thread-safe. */
+CUresult sim_unsupported(const char *name);
+
+/* The value of device attribute `a` for profile `p` on device ordinal `dev`
+ * (the real card's value, table in profile_attrs.c). Returns 0 and sets *out,
+ * or -1 for a value that is not a CUdevice_attribute. */
+int sim_device_attr(CUdevice_attribute a, const struct sim_profile *p, int dev, int *out);
+
+/* The calling thread's current context (top of its context stack), or NULL;
+ * a destroyed context is never returned. */
+struct CUctx_st *sim_ctx_current(void);
+/* Whether contexts made with cuCtxCreate are alive on device `ordinal`
+ * (the device's memory lives while any context does). Takes no lock. */
+int sim_ctx_created_live(int ordinal);
+#endif

@@ -1,0 +1,241 @@
+/* Runtime entry points real programs use besides memory allocation: driver
+ * entry-point queries, stream waits and host callbacks, peer access and IPC
+ * queries, 2D copies, graphs. Driver functions beyond the runtime's core set
+ * are fetched here with cuGetProcAddress_v2, as the real runtime does. Work
+ * completes when issued (the device is simulated), so waits succeed at once
+ * and host callbacks run on the calling thread before the call returns. */
+#include "runtime_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+                           CUdriverProcAddressQueryResult *);
+
+static pthread_once_t gpa_once = PTHREAD_ONCE_INIT;
+static gpa_fn gpa;
+
+static void load_gpa(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+}
+
+/* cuGetProcAddress_v2 of the driver the runtime loaded, or NULL. */
+static gpa_fn driver_gpa(void)
+{
+    if (rt_load() != cudaSuccess)
+        return NULL;
+    pthread_once(&gpa_once, load_gpa);
+    return gpa;
+}
+
+/* One driver function by base name at this runtime's version, or NULL. */
+static void *driver_fn(const char *name)
+{
+    void *fn = NULL;
+    gpa_fn g = driver_gpa();
+    CUdriverProcAddressQueryResult st;
+    if (g && g(name, &fn, CUDART_VERSION, 0, &st) != CUDA_SUCCESS)
+        fn = NULL;
+    return fn;
+}
+
+/* The driver's cuGetProcAddress_v2 at cudaVersion; statuses and errors keep
+ * their numbers (cudaDriverEntryPointQueryResult mirrors
+ * CUdriverProcAddressQueryResult, cudaErrorSymbolNotFound is
+ * CUDA_ERROR_NOT_FOUND). */
+cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    gpa_fn g = driver_gpa();
+    if (!g)
+        return rt_ret(rt_load() ? rt_load() : cudaErrorInsufficientDriver);
+    if (!symbol || !funcPtr)
+        return rt_ret(cudaErrorInvalidValue);
+    CUresult r = g(symbol, funcPtr, (int)cudaVersion, flags, &st);
+    if (driverStatus)
+        *driverStatus = (enum cudaDriverEntryPointQueryResult)st;
+    return rt_ret(rt_err(r));
+}
+
+cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
+                                              unsigned long long flags,
+                                              enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, CUDART_VERSION, flags, driverStatus);
+}
+
+cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                          unsigned int flags)
+{
+    CUresult (*wait)(CUstream, CUevent, unsigned int) = driver_fn("cuStreamWaitEvent");
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    if (!wait)
+        return rt_ret(cudaErrorInsufficientDriver);
+    return rt_ret(rt_err(wait((CUstream)stream, (CUevent)event, flags)));
+}
+
+cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
+    CUresult (*launch)(CUstream, CUhostFn, void *) = driver_fn("cuLaunchHostFunc");
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    if (!launch)
+        return rt_ret(cudaErrorInsufficientDriver);
+    return rt_ret(rt_err(launch((CUstream)stream, (CUhostFn)fn, userData)));
+}
+
+/* The callback gets the runtime's own stream handle and cudaSuccess. */
+cudaError_t CUDARTAPI cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                            void *userData, unsigned int flags)
+{
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    if (!callback || flags)
+        return rt_ret(cudaErrorInvalidValue);
+    callback(stream, cudaSuccess, userData);
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+    CUresult (*can)(int *, CUdevice, CUdevice) = driver_fn("cuDeviceCanAccessPeer");
+    if (!can)
+        return rt_ret(rt_load() ? rt_load() : cudaErrorInsufficientDriver);
+    return rt_ret(rt_err(can(canAccessPeer, device, peerDevice)));
+}
+
+/* No simulated device can access another's memory (cuDeviceCanAccessPeer). */
+cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+    int n = 0;
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    cudaGetDeviceCount(&n);
+    if (peerDevice < 0 || peerDevice >= n)
+        return rt_ret(cudaErrorInvalidDevice);
+    return rt_ret(flags ? cudaErrorInvalidValue : cudaErrorPeerAccessUnsupported);
+}
+
+cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int peerDevice)
+{
+    (void)peerDevice;
+    cudaError_t e = rt_ready();
+    return rt_ret(e ? e : cudaErrorPeerAccessNotEnabled);
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+    CUresult (*bus)(char *, int, CUdevice) = driver_fn("cuDeviceGetPCIBusId");
+    if (!bus)
+        return rt_ret(rt_load() ? rt_load() : cudaErrorInsufficientDriver);
+    return rt_ret(rt_err(bus(pciBusId, len, device)));
+}
+
+/* IPC is not modelled: cudaErrorNotSupported, as where a real system has
+ * none (the driver's cuIpc* answer the same). */
+cudaError_t CUDARTAPI cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+    (void)handle, (void)devPtr;
+    cudaError_t e = rt_ready();
+    return rt_ret(e ? e : cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
+                                           unsigned int flags)
+{
+    (void)devPtr, (void)handle, (void)flags;
+    cudaError_t e = rt_ready();
+    return rt_ret(e ? e : cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void *devPtr)
+{
+    (void)devPtr;
+    cudaError_t e = rt_ready();
+    return rt_ret(e ? e : cudaErrorNotSupported);
+}
+
+/* Rows of `width` bytes, pitches at least `width` (cudaErrorInvalidPitchValue
+ * otherwise, as documented for cudaMemcpy2D). */
+cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                   size_t width, size_t height, enum cudaMemcpyKind kind)
+{
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    if ((unsigned)kind > cudaMemcpyDefault)
+        return rt_ret(cudaErrorInvalidMemcpyDirection);
+    if (height > 1 && (dpitch < width || spitch < width))
+        return rt_ret(cudaErrorInvalidPitchValue);
+    if (width && height && (!dst || !src))
+        return rt_ret(cudaErrorInvalidValue);
+    for (size_t row = 0; width && row < height; row++)
+        memmove((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                        size_t width, size_t height, enum cudaMemcpyKind kind,
+                                        cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+#define GRAPH_MAGIC 0x47525048u
+
+/* A graph: the sim accepts building one but runs none. */
+struct CUgraph_st {
+    unsigned magic;
+};
+
+cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+{
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    if (!pGraph || flags)
+        return rt_ret(cudaErrorInvalidValue);
+    struct CUgraph_st *g = malloc(sizeof *g);
+    if (!g)
+        return rt_ret(cudaErrorMemoryAllocation);
+    g->magic = GRAPH_MAGIC;
+    *pGraph = g;
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t graph)
+{
+    if (!graph || graph->magic != GRAPH_MAGIC)
+        return rt_ret(cudaErrorInvalidValue);
+    graph->magic = 0;
+    free(graph);
+    return cudaSuccess;
+}
+
+/* Graphs launch work, which the simulated device cannot run:
+ * cudaErrorNotSupported, said once on stderr. */
+cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                           unsigned long long flags)
+{
+    static int told;
+    (void)flags;
+    if (!pGraphExec || !graph || graph->magic != GRAPH_MAGIC)
+        return rt_ret(cudaErrorInvalidValue);
+    if (!__atomic_exchange_n(&told, 1, __ATOMIC_ACQ_REL))
+        fprintf(stderr, "vramtrace-sim: the simulated device runs no graphs "
+                        "(cudaGraphInstantiate)\n");
+    return rt_ret(cudaErrorNotSupported);
+}

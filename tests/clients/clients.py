@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Real third-party CUDA programs on the simulated device (issue 12).
+
+Each check runs a Debian client (ffmpeg's CUDA hwupload, numba) or a
+cuda-samples-style program on the plain simulated device, then under
+`vramtrace run`, and holds it to exact expectations derived from the
+program: exit code and stdout identical with and without the preload, the
+sim's ledger (VRAMTRACE_SIM_LEDGER) showing the allocations the program must
+make, the same ledger with the preload, and the report's "accounting" held
+against the ledger (tests/ledger/check_ledger.py). Exit 0 when everything
+holds, 1 on a mismatch (each printed), 2 when the client is missing.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # imports below come from the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "ledger"))
+sys.path.insert(0, os.path.join(ROOT, "sim", "tools"))
+import check_ledger  # noqa: E402  (contract C: the ledger's accounting)
+import gen_entry_points  # noqa: E402  (the toolkit's entry points, one parser)
+
+CUDA_VERSION = 13000
+problems = []
+
+
+def expect(what, got, want):
+    if got != want:
+        problems.append(f"{what}: got {got!r}, want {want!r}")
+
+
+def run(argv, env_extra, cwd):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.update(env_extra)
+    p = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def accounting(ledger):
+    """{(device, kind): accounting dict} from the sim's ledger of one process."""
+    return check_ledger.replay(check_ledger.read_ledger(ledger, None))
+
+
+class Session:
+    """Runs one program plainly and under vramtrace with the same sim setup."""
+
+    def __init__(self, args, name, sim_env):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix=f"clients-{name}-", dir=args.work)
+        self.sim_env = dict(sim_env)
+
+    def plain(self, argv):
+        led = os.path.join(self.work, "plain.ledger")
+        env = dict(self.sim_env, LD_LIBRARY_PATH=self.args.sim_lib, VRAMTRACE_SIM_LEDGER=led)
+        rc, out, err = run(argv, env, self.work)
+        return rc, out, err, led
+
+    def traced(self, argv):
+        led = os.path.join(self.work, "traced.ledger")
+        trace = os.path.join(self.work, "run.vtrace")
+        env = dict(self.sim_env, VRAMTRACE_SIM_LEDGER=led, VRAMTRACE_QUIET="1")
+        device = self.sim_env.get("VRAMTRACE_SIM_DEVICE", "t4")
+        rc, out, err = run([self.args.vramtrace, "run", f"--sim={device}", "-o", trace, "--"]
+                           + argv, env, self.work)
+        rjson = os.path.join(self.work, "report.json")
+        rrc, _, rerr = run([self.args.vramtrace, "report", trace, "--json", rjson, "--quiet"],
+                           {}, self.work)
+        if rrc != 0:
+            problems.append(f"vramtrace report failed ({rrc}): {rerr.strip()}")
+        return rc, out, err, led, rjson
+
+    def compare(self, argv, want):
+        """Plain and traced runs; `want` is {(device, kind): {field: value}}.
+        --wrong-expectation adds 1 to every expected allocation count: the
+        check must then fail."""
+        if self.args.wrong_expectation:
+            want = {k: dict(v, allocations=v["allocations"] + 1) for k, v in want.items()}
+        prc, pout, perr, pled = self.plain(argv)
+        trc, tout, terr, tled, rjson = self.traced(argv)
+        expect("exit code with the preload", trc, prc)
+        expect("stdout with the preload", tout, pout)
+        got = accounting(pled)
+        for key, fields in want.items():
+            for f, v in fields.items():
+                expect(f"ledger {key} {f}", got.get(key, {}).get(f), v)
+        expect("kinds in the ledger", sorted(got), sorted(want))
+        expect("ledger with the preload", accounting(tled), got)
+        if os.path.exists(rjson):
+            crc = check_ledger.main(["--ledger", tled, "--report", rjson])
+            expect("check_ledger (report vs ledger)", crc, 0)
+        return prc, pout, perr
+
+
+def nv12_frame_bytes(w, h):
+    """hwcontext_cuda's pool buffer: av_image_get_buffer_size(NV12, w, h,
+    CUDA_FRAME_ALIGNMENT = 256): a luma plane and an interleaved chroma plane
+    of ceil(h/2) rows, each row's linesize (w bytes) aligned to 256."""
+    line = (w + 255) // 256 * 256
+    return line * h + line * ((h + 1) // 2)
+
+
+def ffmpeg_argv(args, w, h, frames, hw):
+    vf = "format=nv12,hwupload_cuda,hwdownload,format=nv12" if hw else "format=nv12"
+    hwopt = ["-init_hw_device", "cuda=cu", "-filter_hw_device", "cu"] if hw else []
+    return ([args.ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error"] + hwopt +
+            ["-f", "lavfi", "-i", f"testsrc=size={w}x{h}:rate=5", "-frames:v", str(frames),
+             "-vf", vf, "-f", "framemd5", "-"])
+
+
+def check_ffmpeg(args):
+    """hwupload_cuda's frame pool grows on demand (vf_hwupload_cuda sets no
+    initial_pool_size) and this linear graph holds one frame at a time: one
+    cuMemAlloc of one frame's bytes, freed when the pool is torn down."""
+    w, h = 320, 240
+    s = Session(args, "ffmpeg", {"VRAMTRACE_SIM_DEVICE": "t4"})
+    rc, cpu, err = run(ffmpeg_argv(args, w, h, 5, False), {}, s.work)
+    expect("CPU pipeline exit", rc, 0)
+    frame = nv12_frame_bytes(w, h)
+    want = {(0, "device"): {"allocations": 1, "frees": 1, "failed": 0,
+                            "peak_live_bytes": frame, "leaked_bytes": 0}}
+    prc, pout, perr = s.compare(ffmpeg_argv(args, w, h, 5, True), want)
+    expect("hwupload pipeline exit", prc, 0)
+    expect("hwupload output equals the CPU pipeline's", pout, cpu)
+    if prc:
+        print(perr, file=sys.stderr)
+
+
+def check_ffmpeg_oom(args):
+    """A 1920x1080 frame (3317760 bytes) on a 3 MiB device without context
+    reserve: the pool's first cuMemAlloc fails, ffmpeg exits non-zero."""
+    w, h = 1920, 1080
+    frame = nv12_frame_bytes(w, h)
+    s = Session(args, "ffmpeg-oom", {"VRAMTRACE_SIM_DEVICE": "t4", "VRAMTRACE_SIM_MEMORY": "3MiB",
+                                     "VRAMTRACE_SIM_CONTEXT_RESERVE": "0"})
+    want = {(0, "device"): {"allocations": 0, "frees": 0, "failed": 1, "peak_live_bytes": 0,
+                            "live_bytes_at_failures": [0], "leaked_bytes": 0}}
+    prc, _, _ = s.compare(ffmpeg_argv(args, w, h, 1, True), want)
+    expect("ffmpeg exits non-zero when the frame does not fit", prc != 0, True)
+    led = os.path.join(s.work, "plain.ledger")
+    fails = [json.loads(x) for x in open(led) if '"op":"fail"' in x.replace(" ", "")]
+    expect("failed request size", [f.get("size") for f in fails], [frame])
+
+
+NUMBA_SCRIPT = """
+import sys
+import numpy as np
+from numba import cuda
+n = int(sys.argv[1])
+keep = [cuda.to_device(np.full(n, i + 1, dtype=np.float32)) for i in range(3)]
+back = keep[1].copy_to_host()
+freed = keep.pop(0)
+del freed
+cuda.current_context().memory_manager.deallocations.clear()
+print(int(back.sum()), len(keep))
+"""
+
+
+def check_numba(args):
+    """Three float32 arrays of n elements copied to the device (cuMemAlloc of
+    4n bytes each), one freed (numba defers frees; the flush makes it now),
+    two leaked; the second array comes back with sum 2n."""
+    n = 100000
+    s = Session(args, "numba", {"VRAMTRACE_SIM_DEVICE": "t4"})
+    script = os.path.join(s.work, "arrays.py")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(NUMBA_SCRIPT)
+    want = {(0, "device"): {"allocations": 3, "frees": 1, "failed": 0,
+                            "peak_live_bytes": 3 * 4 * n, "leaked_bytes": 2 * 4 * n,
+                            "leaked_allocations": 2}}
+    prc, pout, perr = s.compare([args.python, script, str(n)], want)
+    expect("numba exit", prc, 0)
+    expect("numba output", pout.decode(), f"{2 * n} 2\n")
+    if prc:
+        print(perr, file=sys.stderr)
+
+
+STATIC_LINE = ("vramtrace-sim: this program links the CUDA runtime statically "
+               "(cuGetExportTable), which cannot reach the simulated device; "
+               "rebuild it with nvcc -cudart shared")
+STATIC_NOTE = "the program's CUDA runtime could not reach the device"
+
+
+def check_static(args):
+    """nvcc's default static libcudart: exactly one stderr line naming the
+    cause and the fix; under vramtrace the same exit code and stdout, and the
+    report notes that the runtime could not reach the device."""
+    s = Session(args, "static", {"VRAMTRACE_SIM_DEVICE": "t4"})
+    prc, pout, perr, _ = s.plain([args.program])
+    expect("stderr of the static-cudart program", perr.splitlines(), [STATIC_LINE])
+    expect("exit code of the static-cudart program", prc, 1)
+    trc, tout, _, _, rjson = s.traced([args.program])
+    expect("exit code with the preload", trc, prc)
+    expect("stdout with the preload", tout, pout)
+    with open(rjson, encoding="utf-8") as f:
+        notes = json.load(f).get("notes", [])
+    expect("report notes the unreachable runtime",
+           any(STATIC_NOTE in (n if isinstance(n, str) else json.dumps(n)) for n in notes), True)
+
+
+def avutil_names(ffmpeg):
+    """The driver entry points ffmpeg's CUDA loader (nv-codec-headers'
+    dynlink) resolves: the cu* names in libavutil's read-only data."""
+    ldd = subprocess.run(["ldd", ffmpeg], stdout=subprocess.PIPE, check=True).stdout.decode()
+    lib = re.search(r"libavutil\.so\.\d+ => (\S+)", ldd).group(1)
+    with open(lib, "rb") as f:
+        data = f.read()
+    return sorted({m.decode() for m in re.findall(rb"(?<![\w])(cu[A-Z]\w{2,})\0", data)})
+
+
+def numba_names(python):
+    """Numba's ctypes binding: API_PROTOTYPES, each resolved as name_v2 or name."""
+    code = ("from numba.cuda.cudadrv import drvapi; print('\\n'.join(drvapi.API_PROTOTYPES))")
+    out = subprocess.run([python, "-c", code], stdout=subprocess.PIPE, check=True).stdout
+    return out.decode().split()
+
+
+def weak_symbols(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    return {parts[2] for parts in (l.split() for l in out.splitlines()) if parts[1] == "W"}
+
+
+def check_symbols(args):
+    """Every name the loaders ask for is exported; cuGetProcAddress answers
+    every base name of the toolkit's cudaTypedefs.h; no base name hands out a
+    fallback where the sim implements an older variant."""
+    path = os.path.join(args.sim_lib, "libcuda.so.1")
+    lib = ctypes.CDLL(path)
+    with open(args.entry_points, encoding="utf-8") as f:
+        listed = f.read().split()
+    for name in listed + args.require:
+        if not hasattr(lib, name):
+            problems.append(f"libcuda.so.1 does not export {name}")
+    for name in avutil_names(args.ffmpeg):
+        if not hasattr(lib, name):
+            problems.append(f"ffmpeg's loader needs {name}")
+    for name in numba_names(args.python):
+        if not (hasattr(lib, name + "_v2") or hasattr(lib, name)):
+            problems.append(f"numba's binding needs {name}")
+    gpa = lib.cuGetProcAddress_v2
+    gpa.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                    ctypes.c_uint64, ctypes.POINTER(ctypes.c_int)]
+    weak = weak_symbols(path)
+    by_addr = {ctypes.cast(getattr(lib, n), ctypes.c_void_p).value: n for n in listed}
+    entries = gen_entry_points.read_typedefs(args.cuda_include)
+    bases = {b for b, v, suf, params, legacy in entries if params is not None and not legacy}
+    for base in sorted(bases):
+        fn, st = ctypes.c_void_p(), ctypes.c_int(-1)
+        r = gpa(base.encode(), ctypes.byref(fn), CUDA_VERSION, 0, ctypes.byref(st))
+        if r != 0 or not fn.value:
+            problems.append(f"cuGetProcAddress({base}, {CUDA_VERSION}): {r}, status {st.value}")
+            continue
+        sym = by_addr.get(fn.value, "?")
+        variants = [n for n in listed if n == base or re.fullmatch(re.escape(base) + r"_v\d+", n)]
+        if sym in weak and any(v not in weak for v in variants):
+            problems.append(f"cuGetProcAddress({base}) hands out the fallback {sym} although "
+                            f"{[v for v in variants if v not in weak]} is implemented")
+    print(f"symbols: {len(listed)} exported, {len(bases)} base names, "
+          f"{len(avutil_names(args.ffmpeg))} ffmpeg names, {len(numba_names(args.python))} numba")
+
+
+def attr_lines(out):
+    return {int(a): v for a, v in re.findall(r"^attr (\d+) (.+)$", out, re.M)}
+
+
+# Facts of the real cards (data sheets, CUDA Programming Guide compute
+# capability tables): SMs, compute capability, attribute 102 (VMM), 107
+# (generic compression: Ampere and later), 120 (thread-block clusters: 9.0).
+CARDS = {"t4": {16: "40", 75: "7", 76: "5", 102: "1", 107: "0", 120: "0", 15: "1", 21: "131072"},
+         "a100-40gb": {16: "108", 75: "8", 76: "0", 102: "1", 107: "1", 120: "0"},
+         "h100-80gb": {16: "132", 75: "9", 76: "0", 102: "1", 107: "1", 120: "1"}}
+
+
+def cuda_h_attributes(incdir):
+    with open(os.path.join(incdir, "cuda.h"), encoding="utf-8") as f:
+        text = f.read()
+    body = re.search(r"typedef enum CUdevice_attribute_enum \{(.*?)\} CUdevice_attribute;",
+                     text, re.S).group(1)
+    vals = {int(v) for v in re.findall(r"CU_DEVICE_ATTRIBUTE_\w+\s*=\s*(\d+)", body)}
+    return vals
+
+
+def check_attributes(args):
+    """deviceQuery (runtime) and deviceQueryDrv (driver) programs on each
+    profile: exit 0, every CUdevice_attribute of cuda.h answered (and nothing
+    else), the cards' known values."""
+    known = cuda_h_attributes(args.cuda_include)
+    for prof, facts in CARDS.items():
+        env = {"LD_LIBRARY_PATH": args.sim_lib, "VRAMTRACE_SIM_DEVICE": prof,
+               "VRAMTRACE_SIM_DEVICES": "2"}
+        for prog in (args.device_query, args.device_query_drv):
+            rc, out, err = run([prog], env, args.work)
+            out = out.decode()
+            tag = f"{os.path.basename(prog)} on {prof}"
+            expect(f"{tag} exit", rc, 0)
+            attrs = attr_lines(out)
+            answered = {a for a, v in attrs.items() if not v.startswith("error")}
+            expect(f"{tag} attributes answered", sorted(answered), sorted(known))
+            for a, v in facts.items():
+                expect(f"{tag} attribute {a}", attrs.get(a), v)
+            if prog == args.device_query:
+                expect(f"{tag} peer access 0->1", re.findall(r"^peer 0 1 (\d+)$", out, re.M),
+                       ["0"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sim-lib", required=True)
+    ap.add_argument("--vramtrace")
+    ap.add_argument("--ffmpeg", default="ffmpeg")
+    ap.add_argument("--python", default="/usr/bin/python3", help="Debian's python3 with numba")
+    ap.add_argument("--cuda-include", default="/usr/local/cuda/include")
+    ap.add_argument("--entry-points")
+    ap.add_argument("--require", action="append", default=[],
+                    help="a further name libcuda.so.1 must export (shows the check failing)")
+    ap.add_argument("--wrong-expectation", action="store_true",
+                    help="expect one allocation too many (shows the check failing)")
+    ap.add_argument("--program", help="the static-cudart program")
+    ap.add_argument("--device-query")
+    ap.add_argument("--device-query-drv")
+    ap.add_argument("--work", default=tempfile.gettempdir())
+    ap.add_argument("check", choices=["ffmpeg", "ffmpeg-oom", "numba", "symbols", "attributes",
+                                          "static"])
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    needs = [args.ffmpeg] if args.check.startswith("ffmpeg") or args.check == "symbols" else []
+    needs += [args.python] if args.check in ("numba", "symbols") else []
+    for i, tool in enumerate(needs):
+        if not shutil.which(tool):
+            print(f"clients: {tool} is not installed (README's install command)", file=sys.stderr)
+            return 2
+    args.ffmpeg = shutil.which(args.ffmpeg) or args.ffmpeg
+    {"ffmpeg": check_ffmpeg, "ffmpeg-oom": check_ffmpeg_oom, "numba": check_numba,
+     "symbols": check_symbols, "attributes": check_attributes,
+     "static": check_static}[args.check](args)
+    for p in problems:
+        print(f"clients: {args.check}: {p}")
+    if not problems:
+        print(f"clients: {args.check}: all expectations hold")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
