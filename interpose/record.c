@@ -324,6 +324,15 @@ static bool is_cuda_or_self(const char *path)
            strncmp(base, "libcupti", 8) == 0;
 }
 
+/* The interpreter's call machinery, skipped when a Python frame follows. */
+static bool is_python_glue(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    return base && (!strncmp(base, "libffi", 6) || !strncmp(base, "_ctypes.", 8) ||
+                    !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9));
+}
+
 /* "function+0xoff (module)" for the first frame of stack outside
  * vramtrace and the CUDA libraries, named with dladdr. */
 static void site_name(uint32_t stack, char *out, size_t len)
@@ -334,7 +343,10 @@ static void site_name(uint32_t stack, char *out, size_t len)
     for (int i = 0; i < n; i++) {
         Dl_info info;
         const char *mod;
-        if (!dladdr((void *)(uintptr_t)ips[i], &info) || is_cuda_or_self(info.dli_fname))
+        if (vti_py_label(ips[i], out, len))
+            return; /* the innermost Python frame names the site */
+        if (!dladdr((void *)(uintptr_t)ips[i], &info) || is_cuda_or_self(info.dli_fname) ||
+            (is_python_glue(info.dli_fname) && i + 1 < n))
             continue;
         mod = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
         mod = mod ? mod + 1 : (info.dli_fname ? info.dli_fname : "?");

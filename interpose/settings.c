@@ -63,9 +63,24 @@ static void read_quiet(vti_settings *s)
     bad_setting(s, "VRAMTRACE_QUIET", v, "0 or 1", "0");
 }
 
+/* VRAMTRACE_PYTHON_FRAMES: 0 = native stacks only in a Python process. */
+static void read_python_frames(vti_settings *s)
+{
+    const char *v = getenv("VRAMTRACE_PYTHON_FRAMES");
+    s->python_frames = true;
+    if (!v || !*v || strcmp(v, "1") == 0)
+        return;
+    if (strcmp(v, "0") == 0) {
+        s->python_frames = false;
+        return;
+    }
+    bad_setting(s, "VRAMTRACE_PYTHON_FRAMES", v, "0 or 1", "1");
+}
+
 void vti_settings_read(vti_settings *s, int pid)
 {
-    read_quiet(s);
+    read_quiet(s); /* first: it silences the complaints of the others */
+    read_python_frames(s);
     read_depth(s);
     read_output(s, pid);
 }

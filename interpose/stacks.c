@@ -93,6 +93,10 @@ static void emit_node(vti_thread *t, uint32_t id, uint32_t parent, uint64_t ip)
     ev.u.stack_node.id = id;
     ev.u.stack_node.parent = parent;
     ev.u.stack_node.ip = ip;
+    if (ip & VTI_PY_NODE) {
+        ev.type = VT_REC_PY_STACK_NODE;
+        ev.u.py_stack_node.frame = (uint32_t)ip;
+    }
     if (vt_write(t->tb, &ev) != 0)
         vti_stop("the trace writer failed");
 }
@@ -183,7 +187,8 @@ static int backtrace_frames(void **buf, int max)
 uint32_t vti_stack_capture(vti_thread *t, int skip)
 {
     int depth = vti_settings_get()->stack_depth;
-    int n, first = skip, kept, common = 0, created = 0;
+    int n, first = skip, kept, common = 0, created = 0, py;
+    uint64_t merged[VTI_MAX_STACK_DEPTH];
     if (depth <= 0)
         return 0;
     n = backtrace_frames(t->frames, depth + 8);
@@ -192,9 +197,12 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
     kept = n - first < depth ? n - first : depth;
     if (kept <= 0)
         return 0;
+    py = vti_py_merge(t, t->frames + first, kept, merged, VTI_MAX_STACK_DEPTH);
+    if (py > 0)
+        kept = py;
     /* outermost first; return addresses minus one */
     for (int i = 0; i < kept; i++) {
-        uint64_t ip = (uint64_t)(uintptr_t)t->frames[first + kept - 1 - i] - 1;
+        uint64_t ip = py > 0 ? merged[i] : (uint64_t)(uintptr_t)t->frames[first + kept - 1 - i] - 1;
         if (common == i && i < t->cache_n && t->cache_ips[i] == ip)
             common++;
         t->cache_ips[i] = ip;
@@ -226,6 +234,7 @@ int vti_stack_ips(uint32_t id, uint64_t *ips, int max)
 
 void vti_stacks_reset(void)
 {
+    vti_py_reset();
     pthread_mutex_lock(&trie_lock);
     free(nodes);
     free(table);

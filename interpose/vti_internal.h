@@ -28,9 +28,11 @@ typedef struct vti_settings {
     bool output_is_default; /* no VRAMTRACE_OUTPUT: vramtrace.<program>.<pid>.vtrace */
     int stack_depth;        /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
+    bool python_frames; /* VRAMTRACE_PYTHON_FRAMES: Python frames in Python processes */
 } vti_settings;
 
-/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT and VRAMTRACE_STACK_DEPTH into s.
+/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and
+ * VRAMTRACE_PYTHON_FRAMES into s.
  * A bad value prints one line on stderr (unless quiet) and keeps the
  * default. pid is the process id. */
 void vti_settings_read(vti_settings *s, int pid);
@@ -209,6 +211,24 @@ void vti_modules_sync(vti_thread *t, bool force);
 void vti_stacks_init(void);
 /* Free the trie (at close). */
 void vti_stacks_reset(void);
+
+/* ---- Python frames (pyframes.c) ----------------------------------------- */
+
+/* Tag of a stack entry that is a Python frame: VTI_PY_NODE | py frame id
+ * (frame 0: the thread's Python frames are unknown). Never a user address. */
+#define VTI_PY_NODE (1ull << 63)
+/* Merge the calling thread's Python frames into its native stack. native:
+ * n return addresses, innermost first. out (max entries): the merged stack,
+ * outermost first, native entries as ip (return address - 1), Python ones
+ * tagged VTI_PY_NODE; emits VT_REC_PY_FRAME records for new frames through
+ * t. Returns the count, or -1 when the process runs no CPython (one cached
+ * check; out is untouched). */
+int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max);
+/* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
+ * unknown-frames note) into out; true when named. false for native ips. */
+bool vti_py_label(uint64_t node, char *out, size_t len);
+/* Forget the frame cache (at close, with the trie). */
+void vti_py_reset(void);
 
 /* ---- live map and counters (livemap.c) ---------------------------------- */
 

@@ -49,6 +49,9 @@ static const char usage_run[] =
     "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
     "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
     "  -f, --force     replace an existing FILE (never replaced otherwise)\n"
+    "  --torch-tensors set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, so that\n"
+    "                  each PyTorch tensor is a cudaMallocAsync/cudaFreeAsync the\n"
+    "                  hooks record (README.md, \"PyTorch\")\n"
     "  -h, --help\n";
 
 static const char usage_report[] =
@@ -68,6 +71,8 @@ static const char usage_report[] =
     "  --top N         entries per table (default 10)\n"
     "  -q, --quiet     no text report on stdout\n"
     "  --no-symbols    do not read debug information (addresses only)\n"
+    "  --native        keep the Python interpreter's own frames in stacks that\n"
+    "                  have Python frames (hidden by default)\n"
     "  --allow-truncated  exit 0 for a cut trace (the report covers what came before)\n"
     "  -h, --help\n"
     "\n"
@@ -195,13 +200,33 @@ static int run_setenv(const run_opts *o)
     return 0;
 }
 
+/* --torch-tensors: PyTorch's caching allocator hands each tensor to
+ * cudaMallocAsync when PYTORCH_CUDA_ALLOC_CONF has backend:cudaMallocAsync
+ * (PyTorch docs, "CUDA semantics: Using custom memory allocators for CUDA").
+ * Other settings already there are kept; another backend is refused. */
+static int torch_tensors_env(void)
+{
+    static const char want[] = "backend:cudaMallocAsync";
+    const char *old = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (old && strstr(old, want))
+        return 0;
+    if (old && strstr(old, "backend:")) {
+        fprintf(stderr,
+                "vramtrace run: --torch-tensors: PYTORCH_CUDA_ALLOC_CONF=%s already "
+                "names another backend\n",
+                old);
+        return -1;
+    }
+    prepend_env("PYTORCH_CUDA_ALLOC_CONF", want, ',');
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {{"sim", optional_argument, NULL, 's'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"force", no_argument, NULL, 'f'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"sim", optional_argument, NULL, 's'}, {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'f'},     {"torch-tensors", no_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     run_opts o = {0};
     int c;
     while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
@@ -215,6 +240,10 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'f':
             o.force = true;
+            break;
+        case 'T':
+            if (torch_tensors_env() < 0)
+                return EXIT_INPUT;
             break;
         case 'h':
             fputs(usage_run, stdout);
@@ -421,7 +450,7 @@ static void free_all(vr_report **r, size_t n)
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC };
+    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"html", required_argument, NULL, O_HTML},
                                          {"folded", required_argument, NULL, O_FOLDED},
@@ -429,6 +458,7 @@ static int cmd_report(int argc, char **argv)
                                          {"top", required_argument, NULL, O_TOP},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"no-symbols", no_argument, NULL, O_NOSYM},
+                                         {"native", no_argument, NULL, O_NATIVE},
                                          {"allow-truncated", no_argument, NULL, O_TRUNC},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -459,6 +489,9 @@ static int cmd_report(int argc, char **argv)
             break;
         case O_NOSYM:
             opt.no_symbols = true;
+            break;
+        case O_NATIVE:
+            opt.native = true;
             break;
         case O_TRUNC:
             allow_trunc = true;

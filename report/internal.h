@@ -188,7 +188,15 @@ typedef struct vr_stacknode {
     uint64_t key; /* node id */
     uint32_t parent;
     uint64_t ip;
+    bool python;      /* a py_stack_node: pyframe instead of ip */
+    uint32_t pyframe; /* vr_pyframe id; 0 = the thread's Python frames are unknown */
 } vr_stacknode;
+
+/* A recorded Python frame (VT_REC_PY_FRAME): string ids and the line. */
+typedef struct vr_pyframe {
+    uint64_t key; /* py frame id */
+    uint32_t function, file, line;
+} vr_pyframe;
 
 typedef struct vr_string {
     uint64_t key; /* string id */
@@ -214,7 +222,7 @@ typedef struct vr_state {
     const vt_header *hdr;
     uint64_t t0, t_last;
 
-    vr_map strings, stacknodes, threads, devices, live, heaps, sites, phases;
+    vr_map strings, stacknodes, pyframes, threads, devices, live, heaps, sites, phases;
     vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
     vr_map acct;        /* vr_acct per (device, kind) */
     vr_map vmm_maps;    /* vr_vmm_map per mapped address */
@@ -371,7 +379,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt);
 
 /* symbolize.c */
 typedef struct vr_symbolizer vr_symbolizer;
-vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols);
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native);
 void vr_symbolizer_free(vr_symbolizer *sy);
 /* Symbolize and fold the stack of leaf id (cached per stack). */
 vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);

@@ -2,8 +2,10 @@
  * Perfetto and chrome://tracing). "C" counter tracks of allocated/reserved
  * bytes per device (the downsampled timeline), NVTX push/pop ranges as
  * "B"/"E" slices per thread and start/end ranges as async "b"/"e" events
- * (both re-read from the trace in a second streaming pass), OOMs as "i"
- * instant events. Timestamps in microseconds since the trace's start. */
+ * (both re-read from the trace in a second streaming pass), OOMs and the
+ * leaks at exit as "i" instant events whose call stack ("sf") is in the
+ * trace's "stackFrames" dictionary (Python frames as "function (file:line)",
+ * category "python"). Timestamps in microseconds since the trace's start. */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -111,6 +113,61 @@ static void ranges(pass *p, const vr_report *r)
     vt_reader_close(rd);
 }
 
+/* The "sf" id of stack k (0 = none): its innermost frame. */
+static void sf_field(FILE *f, uint32_t pid, size_t k, const vr_stack *st)
+{
+    if (st->n)
+        fprintf(f, ",\"sf\":\"%" PRIu32 ".%zu.%zu\"", pid, k, st->n - 1);
+}
+
+/* One stackFrames entry per frame of stack k, root first (index n-1). */
+static void stack_frames(FILE *f, bool *first, uint32_t pid, size_t k, const vr_stack *st)
+{
+    for (size_t i = st->n; i-- > 0;) {
+        const vr_frame *fr = &st->frames[i];
+        bool py = !strcmp(fr->module, VR_PYTHON_MODULE);
+        char buf[64], *name;
+        const char *label = vr_frame_label(fr, buf, sizeof buf);
+        fprintf(f, "%s\"%" PRIu32 ".%zu.%zu\":{\"name\":", *first ? "" : ",\n", pid, k,
+                st->n - 1 - i);
+        *first = false;
+        if (fr->file[0] && asprintf(&name, "%s (%s:%" PRIu32 ")", label,
+                                    py ? vr_basename(fr->file) : fr->file, fr->line) >= 0) {
+            vr_json_str(f, name);
+            free(name);
+        } else
+            vr_json_str(f, label);
+        fputs(",\"category\":", f);
+        vr_json_str(f, py ? VR_PYTHON_MODULE : vr_basename(fr->module));
+        if (i + 1 < st->n)
+            fprintf(f, ",\"parent\":\"%" PRIu32 ".%zu.%zu\"", pid, k, st->n - 2 - i);
+        fputc('}', f);
+    }
+}
+
+/* Stacks are numbered: OOMs first, then leaks. */
+static void stacks(FILE *f, bool *first, uint32_t pid, const vr_report *r)
+{
+    for (size_t i = 0; i < r->nooms; i++)
+        stack_frames(f, first, pid, i, &r->ooms[i].stack);
+    for (size_t i = 0; i < r->nleaks; i++)
+        stack_frames(f, first, pid, r->nooms + i, &r->leaks[i].stack);
+}
+
+static void leaks(pass *p, const vr_report *r)
+{
+    for (size_t i = 0; i < r->nleaks; i++) {
+        const vr_leak *l = &r->leaks[i];
+        ev_head(p, "i", r->duration_ns, 0);
+        fprintf(p->f,
+                ",\"s\":\"p\",\"name\":\"leak\",\"args\":{\"bytes\":%" PRIu64
+                ",\"allocations\":%" PRIu64 "}",
+                l->bytes, l->count);
+        sf_field(p->f, p->pid, r->nooms + i, &l->stack);
+        fputc('}', p->f);
+    }
+}
+
 static void counters(pass *p, const vr_report *r)
 {
     p->t0 = 0;
@@ -132,8 +189,11 @@ static void counters(pass *p, const vr_report *r)
                 ",\"explanation\":",
                 vr_verdict_name(o->verdict), o->requested_bytes);
         vr_json_str(p->f, o->explanation);
-        fputs("}}", p->f);
+        fputc('}', p->f);
+        sf_field(p->f, p->pid, i, &o->stack);
+        fputc('}', p->f);
     }
+    leaks(p, r);
 }
 
 int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
@@ -152,6 +212,10 @@ int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options 
         counters(&p, r[i]);
         ranges(&p, r[i]);
     }
-    fputs("\n]}\n", out);
+    fputs("\n],\"stackFrames\":{\n", out);
+    bool first = true;
+    for (size_t i = 0; i < n; i++)
+        stacks(out, &first, r[i]->pid ? r[i]->pid : (uint32_t)i + 1, r[i]);
+    fputs("\n}}\n", out);
     return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

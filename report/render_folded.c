@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 /* A frame label without the separators of the format (';', newlines). */
 static void label(FILE *f, const char *s)
@@ -24,10 +25,18 @@ static void line(FILE *f, const char *root, const vr_site *s)
         fputs(first ? "(no stack)" : ";(no stack)", f);
     }
     for (size_t i = s->stack.n; i-- > 0;) {
+        const vr_frame *fr = &s->stack.frames[i];
         char buf[64];
         if (!first)
             fputc(';', f);
-        label(f, vr_frame_label(&s->stack.frames[i], buf, sizeof buf));
+        label(f, vr_frame_label(fr, buf, sizeof buf));
+        if (!strcmp(fr->module, VR_PYTHON_MODULE) && fr->file[0]) {
+            /* py-spy's form for Python frames: "function (file.py:line)" */
+            snprintf(buf, sizeof buf, ":%" PRIu32 ")", fr->line);
+            fputs(" (", f);
+            label(f, vr_basename(fr->file));
+            label(f, buf);
+        }
         first = false;
     }
     fprintf(f, " %" PRIu64 "\n", s->bytes);

@@ -22,6 +22,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->t_last = s->t0;
     vr_map_init(&s->strings, sizeof(vr_string));
     vr_map_init(&s->stacknodes, sizeof(vr_stacknode));
+    vr_map_init(&s->pyframes, sizeof(vr_pyframe));
     vr_map_init(&s->threads, sizeof(vr_thread));
     vr_map_init(&s->devices, sizeof(vr_devstate));
     vr_map_init(&s->live, sizeof(vr_live));
@@ -75,6 +76,7 @@ void vr_state_destroy(vr_state *s)
     vr_map_destroy(&s->alloc_sites);
     vr_map_destroy(&s->strings);
     vr_map_destroy(&s->stacknodes);
+    vr_map_destroy(&s->pyframes);
     vr_map_destroy(&s->threads);
     vr_map_destroy(&s->devices);
     vr_map_destroy(&s->live);
@@ -512,6 +514,20 @@ static void replay_event(vr_state *s, const vt_event *ev)
         vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.stack_node.id, NULL);
         n->parent = ev->u.stack_node.parent;
         n->ip = ev->u.stack_node.ip;
+        return;
+    }
+    case VT_REC_PY_STACK_NODE: {
+        vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.py_stack_node.id, NULL);
+        n->parent = ev->u.py_stack_node.parent;
+        n->python = true;
+        n->pyframe = ev->u.py_stack_node.frame;
+        return;
+    }
+    case VT_REC_PY_FRAME: {
+        vr_pyframe *f = vr_map_put(&s->pyframes, ev->u.py_frame.id, NULL);
+        f->function = ev->u.py_frame.function;
+        f->file = ev->u.py_frame.file;
+        f->line = ev->u.py_frame.line;
         return;
     }
     case VT_REC_STRING:

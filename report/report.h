@@ -25,6 +25,12 @@ extern "C" {
 
 #define VR_REPORT_FORMAT "vramtrace-report"
 
+/* The module of a Python frame (file, function = qualified name, line). */
+#define VR_PYTHON_MODULE "python"
+/* The function of the frame that marks a thread whose Python frames are
+ * unknown (a thread without a Python thread state in a Python process). */
+#define VR_PYTHON_UNKNOWN "[Python frames unknown: thread without Python state]"
+
 /* One symbolized frame. Strings are never NULL ("??" or "" when unknown). */
 typedef struct vr_frame {
     const char *function; /* demangled where possible; "??" if unknown */
@@ -232,6 +238,7 @@ typedef struct vr_report {
 typedef struct vr_options {
     size_t top;                 /* entries per table; 0 = 10 */
     bool no_symbols;            /* skip libdw (addresses only) */
+    bool native;                /* keep the interpreter's frames in stacks with Python frames */
     bool progress;              /* progress bar on stderr if it is a TTY and takes > 2 s */
     uint32_t progress_after_ms; /* show it after this long instead; 0 = 2000 */
 } vr_options;

@@ -4,7 +4,10 @@
  * DWARF scopes (dwarf_getscopes gives inlined frames, as eu-addr2line -i
  * does) or the ELF symbol table; C++ names are demangled with libstdc++'s
  * __cxa_demangle when it can be loaded. Frames inside vramtrace, the CUDA
- * libraries and NVTX's inlined API lead the raw stack and are folded away. Only stacks asked for
+ * libraries and NVTX's inlined API lead the raw stack and are folded away.
+ * Python frames (recorded as their own nodes) become frames of module
+ * "python"; in their stacks the interpreter's own native frames are hidden
+ * unless native (report --native). Only stacks asked for
  * are symbolized; results are cached per ip and per stack. */
 #include "internal.h"
 
@@ -40,6 +43,7 @@ typedef struct stackcache {
 struct vr_symbolizer {
     vr_state *s;
     bool no_symbols;
+    bool native; /* keep the interpreter's frames in stacks with Python frames */
     vr_map mods, ips, stacks;
     void *libstdcxx;
     demangle_fn demangle;
@@ -47,11 +51,12 @@ struct vr_symbolizer {
     char *debuginfo_path; /* NULL: the default search path */
 };
 
-vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols)
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native)
 {
     vr_symbolizer *sy = vr_xcalloc(1, sizeof(*sy));
     sy->s = s;
     sy->no_symbols = no_symbols;
+    sy->native = native;
     vr_map_init(&sy->mods, sizeof(modcache));
     vr_map_init(&sy->ips, sizeof(ipcache));
     vr_map_init(&sy->stacks, sizeof(stackcache));
@@ -251,19 +256,63 @@ static bool nvtx_frame(const vr_frame *f)
     return !strncmp(f->function, "nvtx", 4) || strstr(f->file, "/nvtx3/");
 }
 
-static size_t collect_ips(const vr_state *s, uint32_t leaf, uint64_t *ips)
+/* The trie nodes from leaf to the root (innermost first). */
+static size_t collect_nodes(const vr_state *s, uint32_t leaf, const vr_stacknode **out)
 {
     size_t n = 0;
     for (uint32_t id = leaf; id && n < VR_MAX_DEPTH;) {
         const vr_stacknode *node = vr_map_get(&s->stacknodes, id);
         if (!node)
             break;
-        ips[n++] = node->ip;
+        out[n++] = node;
         if (node->parent == id)
             break;
         id = node->parent;
     }
     return n;
+}
+
+/* A Python frame node: its recorded file, qualified name and line, module
+ * VR_PYTHON_MODULE. Frame 0 marks a thread whose Python frames the
+ * recorder could not know (no Python thread state there). */
+static vr_frame python_frame(const vr_state *s, const vr_stacknode *node)
+{
+    vr_frame f = {.function = VR_PYTHON_UNKNOWN, .file = "", .module = VR_PYTHON_MODULE};
+    const vr_pyframe *pf = node->pyframe ? vr_map_get(&s->pyframes, node->pyframe) : NULL;
+    if (node->pyframe) {
+        f.function = pf ? vr_strdup(s->arena, vr_state_string(s, pf->function)) : "??";
+        f.file = pf ? vr_strdup(s->arena, vr_state_string(s, pf->file)) : "";
+        f.line = pf ? pf->line : 0;
+    }
+    return f;
+}
+
+/* The CPython interpreter and its call machinery (ctypes, libffi): hidden
+ * from stacks that have Python frames unless --native. */
+static bool interpreter_module(const char *path)
+{
+    const char *b = vr_basename(path);
+    return !strncmp(b, "python", 6) || !strncmp(b, "libpython", 9) || !strncmp(b, "libffi", 6) ||
+           !strncmp(b, "_ctypes.", 8);
+}
+
+static void push_frame(vr_arena *a, vr_frame **frames, size_t *nf, size_t *cap, const vr_frame *f)
+{
+    if (*nf == *cap) {
+        vr_frame *bigger = vr_alloc(a, *cap * 2 * sizeof(vr_frame));
+        memcpy(bigger, *frames, *nf * sizeof(vr_frame));
+        *frames = bigger;
+        *cap *= 2;
+    }
+    (*frames)[(*nf)++] = *f;
+}
+
+static bool has_python(const vr_stacknode *const *nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (nodes[i]->python && nodes[i]->pyframe)
+            return true;
+    return false;
 }
 
 vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
@@ -274,20 +323,20 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
     stackcache *sc = vr_map_get(&sy->stacks, leaf);
     if (sc)
         return sc->st;
-    uint64_t ips[VR_MAX_DEPTH];
-    size_t nips = collect_ips(sy->s, leaf, ips), nf = 0, cap = nips * 2 + 4;
+    const vr_stacknode *nodes[VR_MAX_DEPTH];
+    size_t nn = collect_nodes(sy->s, leaf, nodes), nf = 0, cap = nn * 2 + 4;
+    bool hide = !sy->native && has_python(nodes, nn);
     vr_frame *frames = vr_alloc(sy->s->arena, cap * sizeof(vr_frame));
-    for (size_t i = 0; i < nips; i++) {
-        ipcache *c = symbolize_ip(sy, ips[i]);
-        for (size_t k = 0; k < c->n; k++) {
-            if (nf == cap) {
-                vr_frame *bigger = vr_alloc(sy->s->arena, cap * 2 * sizeof(vr_frame));
-                memcpy(bigger, frames, nf * sizeof(vr_frame));
-                frames = bigger;
-                cap *= 2;
-            }
-            frames[nf++] = c->frames[k];
+    for (size_t i = 0; i < nn; i++) {
+        if (nodes[i]->python) {
+            vr_frame f = python_frame(sy->s, nodes[i]);
+            push_frame(sy->s->arena, &frames, &nf, &cap, &f);
+            continue;
         }
+        ipcache *c = symbolize_ip(sy, nodes[i]->ip);
+        for (size_t k = 0; k < c->n; k++)
+            if (!hide || !interpreter_module(c->frames[k].module))
+                push_frame(sy->s->arena, &frames, &nf, &cap, &c->frames[k]);
     }
     size_t skip = 0;
     while (skip < nf && (internal_module(frames[skip].module) || nvtx_frame(&frames[skip])))

@@ -72,6 +72,8 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_RANGE_END] = "range_end",
     [VT_REC_VMM_MAP] = "vmm_map",
     [VT_REC_VMM_UNMAP] = "vmm_unmap",
+    [VT_REC_PY_FRAME] = "py_frame",
+    [VT_REC_PY_STACK_NODE] = "py_stack_node",
 };
 
 const vt_api_info *vt_api_get(enum vt_api api)
@@ -120,6 +122,8 @@ bool vt_rec_is_definition(enum vt_rec rec)
     case VT_REC_THREAD:
     case VT_REC_DEVICE:
     case VT_REC_NOTE:
+    case VT_REC_PY_FRAME:
+    case VT_REC_PY_STACK_NODE:
         return true;
     default:
         return false;
@@ -205,6 +209,10 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_VMM_MAP] = {TS, FLD(F_U64, vmm.handle), FLD(F_ADDR, vmm.addr), FLD(F_U64, vmm.size),
                         FLD(F_I32, vmm.device)},
     [VT_REC_VMM_UNMAP] = {TS, FLD(F_ADDR, vmm.addr), FLD(F_U64, vmm.size)},
+    [VT_REC_PY_FRAME] = {FLD(F_U32, py_frame.id), FLD(F_U32, py_frame.function),
+                         FLD(F_U32, py_frame.file), FLD(F_U32, py_frame.line)},
+    [VT_REC_PY_STACK_NODE] = {FLD(F_U32, py_stack_node.id), FLD(F_U32, py_stack_node.parent),
+                              FLD(F_U32, py_stack_node.frame)},
 };
 
 static const field *string_field(unsigned type)

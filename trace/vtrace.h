@@ -44,7 +44,7 @@ extern "C" {
 
 #define VT_MAGIC "VTRACE\0\n"
 #define VT_MAGIC_LEN 8
-#define VT_FORMAT_VERSION 2u /* 2: VMM map/unmap records, host-register apis */
+#define VT_FORMAT_VERSION 2u /* 2: VMM map/unmap records, host-register apis, Python frames */
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -79,6 +79,8 @@ enum vt_rec {
     VT_REC_RANGE_END = 24,         /* ts, range id */
     VT_REC_VMM_MAP = 25,           /* cuMemMap: ts, handle, address, size, device (v2) */
     VT_REC_VMM_UNMAP = 26,         /* cuMemUnmap: ts, address, size (v2) */
+    VT_REC_PY_FRAME = 27,      /* (v2) Python frame: id, function string id, file string id, line */
+    VT_REC_PY_STACK_NODE = 28, /* (v2) stack trie node holding a Python frame: id, parent, frame */
     VT_REC_MAX_
 };
 
@@ -230,6 +232,16 @@ typedef struct vt_event {
             uint32_t id, parent;
             uint64_t ip;
         } stack_node; /* ip: return address - 1 */
+        struct {
+            uint32_t id;       /* py frame id, from 1 */
+            uint32_t function; /* string id of the code object's qualified name */
+            uint32_t file;     /* string id of its file name (co_filename) */
+            uint32_t line;     /* current line, 0 = unknown */
+        } py_frame;
+        struct {
+            uint32_t id, parent; /* same id space as stack_node */
+            uint32_t frame;      /* py_frame id; 0 = the thread's Python frames are unknown */
+        } py_stack_node;
         struct {
             uint32_t id;
             const char *text;

@@ -91,6 +91,12 @@ static int describe_fields(const vt_event *e, char *o, size_t n)
     case VT_REC_RANGE_END:
         return snprintf(o, n, "id=%llx domain=%u name=%u", U64(u->range_se.id), u->range_se.domain,
                         u->range_se.name);
+    case VT_REC_PY_FRAME:
+        return snprintf(o, n, "id=%u function=%u file=%u line=%u", u->py_frame.id,
+                        u->py_frame.function, u->py_frame.file, u->py_frame.line);
+    case VT_REC_PY_STACK_NODE:
+        return snprintf(o, n, "id=%u parent=%u frame=%u", u->py_stack_node.id,
+                        u->py_stack_node.parent, u->py_stack_node.frame);
     default:
         return snprintf(o, n, "-");
     }
@@ -172,6 +178,12 @@ static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i,
     case VT_REC_RANGE_POP:
         e->u.range = (__typeof__(e->u.range)){u, 0};
         break;
+    case VT_REC_PY_FRAME:
+        e->u.py_frame = (__typeof__(e->u.py_frame)){u, u / 3, u ^ 5, u / 2};
+        break;
+    case VT_REC_PY_STACK_NODE:
+        e->u.py_stack_node = (__typeof__(e->u.py_stack_node)){u, u / 2, u ^ 3};
+        break;
     default:
         break;
     }
@@ -226,7 +238,8 @@ static void fill_nvtx(vt_event *e, uint64_t a, uint64_t b, uint32_t u)
 static bool is_def(enum vt_rec t)
 {
     return t == VT_REC_MODULE || t == VT_REC_MODULE_RESET || t == VT_REC_STACK_NODE ||
-           t == VT_REC_STRING || t == VT_REC_THREAD || t == VT_REC_DEVICE || t == VT_REC_NOTE;
+           t == VT_REC_STRING || t == VT_REC_THREAD || t == VT_REC_DEVICE || t == VT_REC_NOTE ||
+           t == VT_REC_PY_FRAME || t == VT_REC_PY_STACK_NODE;
 }
 
 static bool plain_event(enum vt_rec t)
@@ -539,7 +552,11 @@ static void test_corrupt_file(void **state)
     assert_int_equal(drain(garbage, len + 8, err, sizeof err, &count), -1);
     assert_non_null(strstr(err, "bad frame"));
     free(garbage);
-    uint32_t v = VT_FORMAT_VERSION + 1;
+    uint32_t v = 1; /* version 1 traces (before Python frames) still read */
+    memcpy(img + VT_MAGIC_LEN, &v, 4);
+    assert_int_equal(drain(img, len, err, sizeof err, &count), 0);
+    assert_int_equal(count, 1);
+    v = VT_FORMAT_VERSION + 1;
     memcpy(img + VT_MAGIC_LEN, &v, 4);
     assert_int_equal(drain(img, len, err, sizeof err, &count), -2);
     assert_non_null(strstr(err, "version"));
