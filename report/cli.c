@@ -27,7 +27,8 @@ enum { EXIT_LIMIT = 1, EXIT_INPUT = 2 };
 static const char usage_main[] =
     "usage: vramtrace COMMAND [ARGS]\n"
     "\n"
-    "  run [--sim[=DEVICE]] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's device memory\n"
+    "  run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's "
+    "device memory\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--no-oom] [--max-growth SIZE]\n"
     "\n"
@@ -35,13 +36,18 @@ static const char usage_main[] =
     "  vramtrace --version\n";
 
 static const char usage_run[] =
-    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print where its\n"
     "trace was written. The exit status is PROGRAM's (128+N if killed by signal N).\n"
     "\n"
     "  --sim[=DEVICE]  run on the simulated CUDA device (LD_LIBRARY_PATH gets its\n"
-    "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
+    "                  directory and LD_PRELOAD its libcudart.so.13, so a program\n"
+    "                  whose RPATH names a real runtime, e.g. a PyTorch wheel, still\n"
+    "                  gets the simulated one; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
+    "  --torch-tensors PyTorch: PYTORCH_CUDA_ALLOC_CONF gets backend:cudaMallocAsync,\n"
+    "                  so every tensor is one allocation the trace sees (the default\n"
+    "                  caching allocator shows only its segments)\n"
     "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
     "  -h, --help\n";
 
@@ -141,9 +147,49 @@ static vr_options progress_options(void)
 }
 
 typedef struct run_opts {
-    bool sim;
+    bool sim, torch_tensors;
     const char *sim_device, *output;
 } run_opts;
+
+/* --sim: the simulated device's directory on LD_LIBRARY_PATH and its runtime
+ * preloaded after the already prepended libvramtrace.so (value of
+ * LD_PRELOAD: "libvramtrace.so:SIM/libcudart.so.13:<old>"), so that a
+ * DT_RPATH naming a real libcudart.so.13 (PyTorch's wheels) is not searched:
+ * the soname is already loaded. */
+static int run_setenv_sim(const run_opts *o, const char *dir, const char *preload)
+{
+    const char *sim[] = {"lib/sim", VRAMTRACE_INSTALL_SIMDIR, NULL};
+    char path[PATH_MAX + 64], rt[PATH_MAX + 96];
+    if (find_rel(dir, sim, path, sizeof path) < 0) {
+        fprintf(stderr, "vramtrace run: simulated device not found in %s/../lib/sim or %s/../%s\n",
+                dir, dir, VRAMTRACE_INSTALL_SIMDIR);
+        return -1;
+    }
+    prepend_env("LD_LIBRARY_PATH", path, ':');
+    snprintf(rt, sizeof rt, "%s/libcudart.so.13", path);
+    prepend_env("LD_PRELOAD", rt, ':');
+    prepend_env("LD_PRELOAD", preload, ':');
+    if (o->sim_device)
+        setenv("VRAMTRACE_SIM_DEVICE", o->sim_device, 1);
+    return 0;
+}
+
+/* --torch-tensors: backend:cudaMallocAsync added to PYTORCH_CUDA_ALLOC_CONF
+ * (PyTorch's c10/cuda/CUDAAllocatorConfig: comma-separated key:value); a
+ * setting that already names a backend is refused rather than overridden. */
+static int run_setenv_torch(void)
+{
+    const char *old = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (old && strstr(old, "backend")) {
+        fprintf(stderr,
+                "vramtrace run: --torch-tensors sets backend:cudaMallocAsync but "
+                "PYTORCH_CUDA_ALLOC_CONF already names a backend (%s)\n",
+                old);
+        return -1;
+    }
+    prepend_env("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync", ',');
+    return 0;
+}
 
 static int run_setenv(const run_opts *o)
 {
@@ -158,19 +204,12 @@ static int run_setenv(const run_opts *o)
                 dir, VRAMTRACE_INSTALL_LIBDIR);
         return -1;
     }
-    prepend_env("LD_PRELOAD", path, ':');
-    if (o->sim) {
-        const char *sim[] = {"lib/sim", VRAMTRACE_INSTALL_SIMDIR, NULL};
-        if (find_rel(dir, sim, path, sizeof path) < 0) {
-            fprintf(stderr,
-                    "vramtrace run: simulated device not found in %s/../lib/sim or %s/../%s\n", dir,
-                    dir, VRAMTRACE_INSTALL_SIMDIR);
-            return -1;
-        }
-        prepend_env("LD_LIBRARY_PATH", path, ':');
-        if (o->sim_device)
-            setenv("VRAMTRACE_SIM_DEVICE", o->sim_device, 1);
-    }
+    if (!o->sim)
+        prepend_env("LD_PRELOAD", path, ':');
+    else if (run_setenv_sim(o, dir, path) < 0)
+        return -1;
+    if (o->torch_tensors && run_setenv_torch() < 0)
+        return -1;
     if (o->output)
         setenv("VRAMTRACE_OUTPUT", o->output, 1);
     return 0;
@@ -241,6 +280,7 @@ static int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"sim", optional_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"torch-tensors", no_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     run_opts o = {0};
@@ -253,6 +293,9 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'o':
             o.output = optarg;
+            break;
+        case 't':
+            o.torch_tensors = true;
             break;
         case 'h':
             fputs(usage_run, stdout);
