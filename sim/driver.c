@@ -213,6 +213,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
     if (err)
         return err;
     int v = attr_value(attrib, sim_cfg.profile);
+    if (v < 0)
+        v = sim_torch_attr(attrib);
     if (!pi || v < 0)
         return CUDA_ERROR_INVALID_VALUE;
     *pi = attrib == CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID ? dev : v;

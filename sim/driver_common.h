@@ -25,4 +25,11 @@ struct sim_device *sim_need_device(CUresult *err);
 void sim_sync_device(struct sim_device *d);
 /* The device of a stream (NULL and the special handles: the current one). */
 struct sim_device *sim_stream_device(CUstream s, CUresult *err);
+/* The entry points of driver_torch.c by base name for cuGetProcAddress: the
+ * function whose variant is newest at or before version, or NULL; *known set
+ * to 1 when the name is one of them (left alone otherwise). */
+void *sim_torch_proc(const char *symbol, int version, int *known);
+/* driver_torch.c's device attributes (VMM, handle types): value, or -1 for an
+ * attribute it does not answer. */
+int sim_torch_attr(CUdevice_attribute a);
 #endif
