@@ -9,11 +9,10 @@ import torchscen
 
 def body(st):
     image, batch, steps = (int(a) for a in sys.argv[1:4])
-    params = [torch.empty((64 * 8, 100, 4, 4), device="cuda") for _ in range(6)]
+    params = [torch.empty((64 * 8, 128, 4, 4), device="cuda") for _ in range(6)]
     for step in range(steps):
         torchscen.train_step(batch, image)
         print(f"step {step} batch {batch} image {image}x{image}")
-    torch.cuda.memory._record_memory_history(max_entries=1000)
     st.snapshot()
     del params
 

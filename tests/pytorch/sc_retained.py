@@ -13,7 +13,7 @@ def body(st):
     for step in range(steps):
         with torch.cuda.nvtx.range("step"):
             torchscen.train_step(batch, 64)
-            with torch.cuda.nvtx.range(torchscen.here("history.append(fake)")):
+            with torch.cuda.nvtx.range(torchscen.here("history.append(")):
                 fake = torch.empty((batch, 3, 64, 64), device="cuda")
                 history.append(fake)  # the retained tensor
         print(f"step {step} kept {len(history)}")

@@ -8,6 +8,7 @@ numbers go to the JSON file named by TORCHSCEN_STATS (not stdout), written at
 exit and at an out-of-memory error.
 """
 import json
+import linecache
 import os
 import sys
 
@@ -44,7 +45,7 @@ def train_step(batch, image, keep=None):
     for shape in gen + disc:
         acts.append(torch.empty(shape, device="cuda"))
         acts.append(torch.empty(shape, device="cuda"))
-    loss = torch.empty((1,), device="cuda")
+    loss = torch.empty((128,), device="cuda")  # per-sample losses of a 128 slice
     grad = None
     while acts:
         out = acts.pop()
@@ -80,6 +81,8 @@ class Stats:
         self.d["max_memory_reserved"] = torch.cuda.max_memory_reserved()
 
     def snapshot(self):
+        if "cudaMallocAsync" in self.d["alloc_conf"]:
+            return  # that backend keeps no snapshot (PyTorch raises)
         snap = torch.cuda.memory._snapshot()
         segs = snap.get("segments", [])
         self.d["snapshot_segments"] = len(segs)
@@ -117,7 +120,12 @@ def main(body):
 
 
 def here(what):
-    """'file:line what' of the caller: an NVTX range name that puts the
-    script line into vramtrace's report (its stacks are native frames)."""
+    """'file:line what': the first line at or after the caller's that starts
+    with `what`, as an NVTX range name that puts the script line into
+    vramtrace's report (its stacks are native frames, not Python's)."""
     f = sys._getframe(1)
-    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno + 1} {what}"
+    path, line = f.f_code.co_filename, f.f_lineno
+    while linecache.getline(path, line) and not linecache.getline(path, line).strip().startswith(
+            what):
+        line += 1
+    return f"{os.path.basename(path)}:{line} {what}"
