@@ -211,6 +211,7 @@ int sim_torch_attr(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: /* cudaDeviceGetPCIBusId's domain */
         return 0;
     default:
         return -1;
