@@ -10,8 +10,7 @@
 static void bad_setting(const char *name, const char *value, const char *expect,
                         const char *fallback)
 {
-    fprintf(stderr, "vramtrace: ignoring %s='%s': expected %s; using %s\n", name, value, expect,
-            fallback);
+    vti_msg("vramtrace: ignoring %s='%s': expected %s; using %s\n", name, value, expect, fallback);
 }
 
 static int append(char *out, size_t outlen, size_t *n, const char *s)

@@ -30,7 +30,8 @@ static const char usage_main[] =
     "  run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's "
     "device memory\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
-    "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--no-oom] [--max-growth SIZE]\n"
+    "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
+    "             [--max-growth SIZE]\n"
     "\n"
     "  vramtrace COMMAND --help   help for one command\n"
     "  vramtrace --version\n";
@@ -76,14 +77,23 @@ static const char usage_check[] =
     "cannot be used (not a trace, corrupt, truncated unless --allow-truncated).\n"
     "SIZE: a number with B, KiB, MiB, GiB, TiB (1024-based) or KB, MB, GB, TB (1000-based).\n"
     "\n"
-    "  --max-peak SIZE     peak allocated bytes (all devices)\n"
-    "  --max-leaked SIZE   bytes live at exit\n"
+    "  --max-peak SIZE     peak allocated device memory (all devices; device, managed\n"
+    "                      and VMM memory, not pinned or registered host memory)\n"
+    "  --max-leaked SIZE   device memory live at exit\n"
+    "  --max-host-leaked SIZE  pinned and registered host memory live at exit\n"
     "  --no-oom            no unrecovered failed allocation (one is recovered when the\n"
     "                      same thread's next attempt of the same size succeeds, e.g. a\n"
     "                      caching allocator that freed its cache and retried)\n"
     "  --max-growth SIZE   growth of live bytes per iteration (least-squares fit)\n"
     "  --allow-truncated   check a cut trace on what it holds\n"
-    "  -h, --help\n";
+    "  --allow-incomplete  check a trace without an end-of-process record (the\n"
+    "                      program is still running, or died by _exit, SIGKILL or\n"
+    "                      a stack overflow: what came after the last flush is lost)\n"
+    "  --allow-empty       pass a trace with no allocation, free or failure\n"
+    "  -h, --help\n"
+    "\n"
+    "A trace the checker cannot vouch for exits 2: no end-of-process record, or no\n"
+    "memory event at all (a wrapper process was traced, or everything was lost).\n";
 
 /* ---- run ------------------------------------------------------------------ */
 
@@ -343,19 +353,114 @@ typedef struct out_file {
     int (*render)(FILE *, vr_report *const *, size_t, const vr_options *);
 } out_file;
 
+/* Identity (device, inode) of each input trace, to refuse outputs onto them. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+/* Refuse an output path that is a symbolic link or that names one of the
+ * inputs (same device and inode, through any link): 0 or -1 with a message. */
+static int output_refused(const char *path, const file_id *in, size_t nin)
+{
+    struct stat st;
+    if (!strcmp(path, "-"))
+        return 0;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        fprintf(stderr, "vramtrace: %s is a symbolic link: refusing to write through it\n", path);
+        return -1;
+    }
+    if (stat(path, &st) != 0)
+        return 0;
+    for (size_t i = 0; i < nin; i++)
+        if (st.st_dev == in[i].dev && st.st_ino == in[i].ino) {
+            fprintf(stderr, "vramtrace: %s is an input trace: refusing to overwrite it\n", path);
+            return -1;
+        }
+    return 0;
+}
+
+/* Check every output path against the inputs and each other; 0 or -1. */
+static int outputs_refused(char **inputs, size_t nin, const char *const *outs, size_t nout)
+{
+    file_id *ids = calloc(nin + 1, sizeof *ids);
+    int rc = ids ? 0 : -1;
+    for (size_t i = 0; ids && i < nin; i++) {
+        struct stat st;
+        if (stat(inputs[i], &st) == 0)
+            ids[i] = (file_id){st.st_dev, st.st_ino};
+    }
+    for (size_t i = 0; rc == 0 && i < nout; i++) {
+        if (!outs[i])
+            continue;
+        rc = output_refused(outs[i], ids, nin);
+        for (size_t j = 0; j < i && rc == 0; j++)
+            if (outs[j] && strcmp(outs[i], "-") && !strcmp(outs[i], outs[j])) {
+                fprintf(stderr, "vramtrace: %s is given for two outputs\n", outs[i]);
+                rc = -1;
+            }
+        for (size_t j = 0; j < nin && rc == 0; j++)
+            if (!strcmp(outs[i], inputs[j])) {
+                fprintf(stderr, "vramtrace: %s is an input trace: refusing to overwrite it\n",
+                        outs[i]);
+                rc = -1;
+            }
+    }
+    free(ids);
+    return rc;
+}
+
+/* A new temporary file next to path (O_EXCL, never through a link), with the
+ * permissions fopen("w") would give; its name into tmp. NULL on error. */
+static FILE *temp_beside(const char *path, char *tmp, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    if (snprintf(tmp, len, "%.*s.%s.XXXXXX", dirlen, path, slash ? slash + 1 : path) >= (int)len) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return NULL;
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+/* Render into a temporary file and rename it onto o->path: a failure leaves
+ * no half-written file, and a link planted meanwhile is replaced, never
+ * followed. "-" writes to stdout; an existing device or FIFO is written in
+ * place. */
 static int write_output(const out_file *o, vr_report *const *r, size_t n, const vr_options *opt)
 {
+    char tmp[PATH_MAX];
     if (!o->path)
         return 0;
+    struct stat st;
     bool dash = !strcmp(o->path, "-");
-    FILE *f = dash ? stdout : fopen(o->path, "w");
+    /* A device or FIFO (/dev/null, a pipe) is written in place. */
+    bool direct = dash || (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode));
+    FILE *f = dash ? stdout : direct ? fopen(o->path, "w") : temp_beside(o->path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "vramtrace report: cannot write %s: %s\n", o->path, strerror(errno));
         return -1;
     }
     int rc = o->render(f, r, n, opt);
-    if (!dash && fclose(f) != 0)
+    if (dash)
+        rc = fflush(f) != 0 ? -1 : rc;
+    else if (direct)
+        rc = fclose(f) != 0 ? -1 : rc;
+    else if (fclose(f) != 0 || rc < 0 || rename(tmp, o->path) != 0)
         rc = -1;
+    if (rc < 0 && !direct)
+        unlink(tmp);
     if (rc < 0)
         fprintf(stderr, "vramtrace report: error writing %s\n", o->path);
     return rc;
@@ -458,6 +563,9 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "vramtrace report: no trace file given\n%s", usage_report);
         return EXIT_INPUT;
     }
+    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path};
+    if (outputs_refused(argv + optind, n, paths, sizeof paths / sizeof paths[0]) < 0)
+        return EXIT_INPUT;
     vr_report **r = calloc(n, sizeof(*r));
     if (!r)
         return EXIT_INPUT;
@@ -491,18 +599,44 @@ static int size_arg(const char *opt, const char *s, int64_t *out)
     return 0;
 }
 
+/* A trace the limits cannot be judged on: no END record (the end of the
+ * process was not seen, so later events may be missing), or no memory event
+ * at all. Prints why; true when check must fail. */
+static bool unvouched(const vr_report *r, bool allow_incomplete, bool allow_empty)
+{
+    if (!r->has_end && !allow_incomplete) {
+        fprintf(stderr,
+                "vramtrace check: %s: no end-of-process record: the program is still running "
+                "or ended without exit() (_exit, SIGKILL, stack overflow), so events may be "
+                "missing; --allow-incomplete checks what is there\n",
+                r->path);
+        return true;
+    }
+    if (r->allocations + r->frees + r->failed_allocations == 0 && !allow_empty) {
+        fprintf(stderr,
+                "vramtrace check: %s: 0 events recorded (no allocation, free or failure): "
+                "nothing to check; --allow-empty passes it\n",
+                r->path);
+        return true;
+    }
+    return false;
+}
+
 static int cmd_check(int argc, char **argv)
 {
-    enum { O_PEAK = 256, O_LEAK, O_GROWTH, O_NOOOM, O_TRUNC };
+    enum { O_PEAK = 256, O_LEAK, O_HOSTLEAK, O_GROWTH, O_NOOOM, O_TRUNC, O_INCOMPLETE, O_EMPTY };
     static const struct option opts[] = {{"max-peak", required_argument, NULL, O_PEAK},
                                          {"max-leaked", required_argument, NULL, O_LEAK},
+                                         {"max-host-leaked", required_argument, NULL, O_HOSTLEAK},
                                          {"max-growth", required_argument, NULL, O_GROWTH},
                                          {"no-oom", no_argument, NULL, O_NOOOM},
                                          {"allow-truncated", no_argument, NULL, O_TRUNC},
+                                         {"allow-incomplete", no_argument, NULL, O_INCOMPLETE},
+                                         {"allow-empty", no_argument, NULL, O_EMPTY},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1};
-    bool allow_trunc = false;
+    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1};
+    bool allow_trunc = false, allow_incomplete = false, allow_empty = false;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
@@ -513,6 +647,9 @@ static int cmd_check(int argc, char **argv)
         case O_LEAK:
             bad = size_arg("--max-leaked", optarg, &lim.max_leaked);
             break;
+        case O_HOSTLEAK:
+            bad = size_arg("--max-host-leaked", optarg, &lim.max_host_leaked);
+            break;
         case O_GROWTH:
             bad = size_arg("--max-growth", optarg, &lim.max_growth);
             break;
@@ -521,6 +658,12 @@ static int cmd_check(int argc, char **argv)
             break;
         case O_TRUNC:
             allow_trunc = true;
+            break;
+        case O_INCOMPLETE:
+            allow_incomplete = true;
+            break;
+        case O_EMPTY:
+            allow_empty = true;
             break;
         case 'h':
             fputs(usage_check, stdout);
@@ -542,6 +685,10 @@ static int cmd_check(int argc, char **argv)
         return EXIT_INPUT;
     int rc = load_all(argv + optind, 1, &opt, r, "check");
     if (rc == EXIT_INPUT || (rc == 1 && !allow_trunc)) {
+        free_all(r, 1);
+        return EXIT_INPUT;
+    }
+    if (unvouched(r[0], allow_incomplete, allow_empty)) {
         free_all(r, 1);
         return EXIT_INPUT;
     }

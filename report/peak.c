@@ -43,15 +43,17 @@ static void counter_add(const vr_state *s, vr_counter *c, int64_t delta, int cou
 {
     counter_touch(s, c);
     c->live += (uint64_t)delta;
-    c->live_count += (uint64_t)(int64_t)count;
+    c->live_count += (uint32_t)count; /* -1 wraps to a decrement */
 }
 
 void vr_snapshot_peak(vr_state *s)
 {
     s->epoch++;
     s->peak_pending = false;
-    /* fragmentation at the peak, refreshed when the peak grew by > 1% */
-    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at + s->frag_peak_at / 100) {
+    /* fragmentation at the peak's own instant: nothing changed allocated bytes
+     * since the peak (this runs before the first decrease), and heaps whose
+     * regions did not change are not walked again (frag.c's cache) */
+    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at) {
         s->frag_peak_at = s->peak_alloc;
         vr_devstate *best = NULL;
         size_t i = 0;
@@ -172,9 +174,13 @@ static void timeline_compact(vr_devstate *d)
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 {
     uint64_t rel = vr_rel_ns(s, ts);
-    if (!d->buckets) {
-        d->buckets = vr_xcalloc(VR_TIMELINE_BUCKETS, sizeof(vr_bucket));
+    if (!d->buckets)
         d->bucket_ns = 1000;
+    if (d->nbuckets == d->capbuckets && d->capbuckets < VR_TIMELINE_BUCKETS) {
+        d->capbuckets = d->capbuckets ? 2 * d->capbuckets : 4;
+        if (d->capbuckets > VR_TIMELINE_BUCKETS)
+            d->capbuckets = VR_TIMELINE_BUCKETS;
+        d->buckets = vr_xrealloc(d->buckets, d->capbuckets * sizeof(vr_bucket));
     }
     uint64_t idx = rel / d->bucket_ns;
     if (!d->nbuckets || d->buckets[d->nbuckets - 1].index < idx) {
@@ -207,11 +213,38 @@ void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 
 /* ---- growth samplers ----------------------------------------------------- */
 
+const uint64_t *vr_counter_samples(const vr_counter *c, int slot)
+{
+    static const uint64_t zeros[VR_SAMPLES];
+    return c->samples ? c->samples[slot] : zeros;
+}
+
+/* Give a live site its samples (zeros so far: it was never live at a sample
+ * before), unless VR_MAX_SAMPLED_SITES sites have them already. */
+static bool site_sampled(vr_state *s, vr_counter *c)
+{
+    if (c->samples || !c->live)
+        return c->samples != NULL;
+    if (s->nsampled_sites >= VR_MAX_SAMPLED_SITES) {
+        if (!s->sampled_sites_capped)
+            vr_state_note(s,
+                          "growth is analysed for the first %d call sites live at a sample "
+                          "only (the trace has more)",
+                          VR_MAX_SAMPLED_SITES);
+        s->sampled_sites_capped = true;
+        return false;
+    }
+    c->samples = vr_alloc(s->arena, 2 * sizeof *c->samples);
+    s->nsampled_sites++;
+    return true;
+}
+
 static void sampler_record(vr_state *s, vr_sampler *sp)
 {
     size_t i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
-        c->samples[sp->slot][sp->n] = c->live;
+        if (site_sampled(s, c))
+            c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
     sp->n++;
     if (sp->n < VR_SAMPLES)
@@ -219,7 +252,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
     /* decimate: keep the odd-indexed samples (ticks 2k * stride) */
     i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
-        for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
+        for (uint32_t k = 0; c->samples && k < VR_SAMPLES / 2; k++)
             c->samples[sp->slot][k] = c->samples[sp->slot][2 * k + 1];
     for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
         s->total_samples[sp->slot][k] = s->total_samples[sp->slot][2 * k + 1];
@@ -235,7 +268,8 @@ void vr_sampler_tick(vr_state *s, vr_sampler *sp)
         sampler_record(s, sp);
 }
 
-/* Fragmentation over time: one sample per device with heaps. */
+/* Fragmentation over time: one sample per device with heaps, at evenly spaced
+ * windows (1 ms, doubled whenever 64 have passed). */
 static void frag_sample(vr_state *s, uint64_t ts)
 {
     size_t i = 0;
@@ -254,15 +288,12 @@ void vr_tick_time(vr_state *s, uint64_t ts)
         return;
     uint64_t rel = ts - s->t0;
     while (rel >= s->win_next) {
-        uint64_t stride_before = s->win.stride;
-        vr_sampler_tick(s, &s->win);
-        if (s->win.stride != stride_before) { /* decimated: windows twice as long */
-            s->win_ns *= 2;
-            s->win.stride = 1;
-            s->win.ticks = s->win.n;
-        }
         if (s->heaps.len)
             frag_sample(s, s->t0 + s->win_next);
-        s->win_next = (uint64_t)(s->win.n + 1) * s->win_ns;
+        if (++s->win_n == VR_SAMPLES) { /* windows twice as long */
+            s->win_n = VR_SAMPLES / 2;
+            s->win_ns *= 2;
+        }
+        s->win_next = (s->win_n + 1) * s->win_ns;
     }
 }

@@ -24,11 +24,6 @@ static __thread enum cudaStreamCaptureMode capture_mode = cudaStreamCaptureModeG
  * (cudaDeviceGetStreamPriorityRange: least 0, greatest -5). */
 enum { PRIO_LEAST = 0, PRIO_GREATEST = -5 };
 
-static cudaError_t not_supported(void)
-{
-    return rt_ret(cudaErrorNotSupported);
-}
-
 cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
     cudaError_t e = rt_ready();
@@ -282,21 +277,6 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char *symbol, void 
     if (st)
         *st = (enum cudaDriverEntryPointQueryResult)q;
     return r == CUDA_ERROR_NOT_FOUND ? cudaSuccess : rt_ret(rt_err(r));
-}
-
-/* Host registration pins pages for DMA; the simulated device has no DMA and
- * no device memory is involved, so it is refused like an unsupported device
- * (pinned host buffers come from cudaHostAlloc). */
-cudaError_t CUDARTAPI cudaHostRegister(void *ptr, size_t size, unsigned int flags)
-{
-    (void)ptr, (void)size, (void)flags;
-    return not_supported();
-}
-
-cudaError_t CUDARTAPI cudaHostUnregister(void *ptr)
-{
-    (void)ptr;
-    return not_supported();
 }
 
 /* No profiler is attached; starting and stopping one is a no-op. */
