@@ -52,6 +52,18 @@ static bool cuda_loaded(void)
     return false;
 }
 
+/* The simulated device (sim/README.md, "Identity") has no driver for CUPTI to
+ * attach to: CUPTI is not expected to work there, so it is not started and
+ * no note is written. */
+static bool driver_is_simulated(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    bool sim = h && vti_real_dlsym(h, "vtsim_identity");
+    if (h)
+        dlclose(h);
+    return sim;
+}
+
 static void cupti_start(void)
 {
     char path[4200], why[4600] = "vtc_start failed";
@@ -59,6 +71,8 @@ static void cupti_start(void)
     const char *slash = self ? strrchr(self, '/') : NULL;
     void *h;
     vtc_start_fn start;
+    if (driver_is_simulated())
+        return;
     snprintf(path, sizeof path, "%.*s/libvramtrace_cupti.so", slash ? (int)(slash - self) : 1,
              slash ? self : ".");
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -27,7 +27,7 @@ enum { EXIT_LIMIT = 1, EXIT_INPUT = 2 };
 static const char usage_main[] =
     "usage: vramtrace COMMAND [ARGS]\n"
     "\n"
-    "  run [--sim[=DEVICE]] [-o FILE] [--force] -- PROGRAM ARGS...\n"
+    "  run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] [--force] -- PROGRAM ARGS...\n"
     "        record the device memory of PROGRAM and every process it starts\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
@@ -37,7 +37,8 @@ static const char usage_main[] =
     "  vramtrace --version\n";
 
 static const char usage_run[] =
-    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--force] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] [--force] [--] PROGRAM "
+    "[ARGS...]\n"
     "\n"
     "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print every trace\n"
     "of the run when it ends. PROGRAM may be a launcher (timeout, sh, env, mpirun,\n"
@@ -46,12 +47,14 @@ static const char usage_run[] =
     "The exit status is PROGRAM's (128+N if killed by signal N).\n"
     "\n"
     "  --sim[=DEVICE]  run on the simulated CUDA device (LD_LIBRARY_PATH gets its\n"
-    "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
+    "                  directory and LD_PRELOAD its libcudart.so.13, so a program\n"
+    "                  whose RPATH names a real runtime, e.g. a PyTorch wheel, still\n"
+    "                  gets the simulated one; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
+    "  --torch-tensors PyTorch: PYTORCH_CUDA_ALLOC_CONF gets backend:cudaMallocAsync,\n"
+    "                  so every tensor is one allocation the trace sees (the default\n"
+    "                  caching allocator shows only its segments)\n"
     "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
     "  -f, --force     replace an existing FILE (never replaced otherwise)\n"
-    "  --torch-tensors set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, so that\n"
-    "                  each PyTorch tensor is a cudaMallocAsync/cudaFreeAsync the\n"
-    "                  hooks record (README.md, \"PyTorch\")\n"
     "  -h, --help\n";
 
 static const char usage_report[] =
@@ -165,38 +168,30 @@ static vr_options progress_options(void)
 }
 
 typedef struct run_opts {
-    bool sim, force;
+    bool sim, force, torch_tensors;
     const char *sim_device, *output;
 } run_opts;
 
-static int run_setenv(const run_opts *o)
+/* --sim: the simulated device's directory on LD_LIBRARY_PATH and its runtime
+ * preloaded after the already prepended libvramtrace.so (value of
+ * LD_PRELOAD: "libvramtrace.so:SIM/libcudart.so.13:<old>"), so that a
+ * DT_RPATH naming a real libcudart.so.13 (PyTorch's wheels) is not searched:
+ * the soname is already loaded. */
+static int run_setenv_sim(const run_opts *o, const char *dir, const char *preload)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 64];
-    if (exe_dir(dir, sizeof dir) < 0) {
-        fprintf(stderr, "vramtrace run: cannot find the vramtrace executable's directory\n");
+    const char *sim[] = {"lib/sim", VRAMTRACE_INSTALL_SIMDIR, NULL};
+    char path[PATH_MAX + 64], rt[PATH_MAX + 96];
+    if (find_rel(dir, sim, path, sizeof path) < 0) {
+        fprintf(stderr, "vramtrace run: simulated device not found in %s/../lib/sim or %s/../%s\n",
+                dir, dir, VRAMTRACE_INSTALL_SIMDIR);
         return -1;
     }
-    const char *pre[] = {"lib/libvramtrace.so", VRAMTRACE_INSTALL_LIBDIR "/libvramtrace.so", NULL};
-    if (find_rel(dir, pre, path, sizeof path) < 0) {
-        fprintf(stderr, "vramtrace run: libvramtrace.so not found in %s/../lib or %s/../%s\n", dir,
-                dir, VRAMTRACE_INSTALL_LIBDIR);
-        return -1;
-    }
-    prepend_env("LD_PRELOAD", path, ':');
-    if (o->sim) {
-        const char *sim[] = {"lib/sim", VRAMTRACE_INSTALL_SIMDIR, NULL};
-        if (find_rel(dir, sim, path, sizeof path) < 0) {
-            fprintf(stderr,
-                    "vramtrace run: simulated device not found in %s/../lib/sim or %s/../%s\n", dir,
-                    dir, VRAMTRACE_INSTALL_SIMDIR);
-            return -1;
-        }
-        prepend_env("LD_LIBRARY_PATH", path, ':');
-        if (o->sim_device)
-            setenv("VRAMTRACE_SIM_DEVICE", o->sim_device, 1);
-    }
-    if (o->output)
-        setenv("VRAMTRACE_OUTPUT", o->output, 1);
+    prepend_env("LD_LIBRARY_PATH", path, ':');
+    snprintf(rt, sizeof rt, "%s/libcudart.so.13", path);
+    prepend_env("LD_PRELOAD", rt, ':');
+    prepend_env("LD_PRELOAD", preload, ':');
+    if (o->sim_device)
+        setenv("VRAMTRACE_SIM_DEVICE", o->sim_device, 1);
     return 0;
 }
 
@@ -213,11 +208,35 @@ static int torch_tensors_env(void)
     if (old && strstr(old, "backend:")) {
         fprintf(stderr,
                 "vramtrace run: --torch-tensors: PYTORCH_CUDA_ALLOC_CONF=%s already "
-                "names another backend\n",
+                "names a backend (refusing another backend)\n",
                 old);
         return -1;
     }
     prepend_env("PYTORCH_CUDA_ALLOC_CONF", want, ',');
+    return 0;
+}
+
+static int run_setenv(const run_opts *o)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    if (exe_dir(dir, sizeof dir) < 0) {
+        fprintf(stderr, "vramtrace run: cannot find the vramtrace executable's directory\n");
+        return -1;
+    }
+    const char *pre[] = {"lib/libvramtrace.so", VRAMTRACE_INSTALL_LIBDIR "/libvramtrace.so", NULL};
+    if (find_rel(dir, pre, path, sizeof path) < 0) {
+        fprintf(stderr, "vramtrace run: libvramtrace.so not found in %s/../lib or %s/../%s\n", dir,
+                dir, VRAMTRACE_INSTALL_LIBDIR);
+        return -1;
+    }
+    if (!o->sim)
+        prepend_env("LD_PRELOAD", path, ':');
+    else if (run_setenv_sim(o, dir, path) < 0)
+        return -1;
+    if (o->torch_tensors && torch_tensors_env() < 0)
+        return -1;
+    if (o->output)
+        setenv("VRAMTRACE_OUTPUT", o->output, 1);
     return 0;
 }
 
@@ -242,8 +261,7 @@ static int cmd_run(int argc, char **argv)
             o.force = true;
             break;
         case 'T':
-            if (torch_tensors_env() < 0)
-                return EXIT_INPUT;
+            o.torch_tensors = true;
             break;
         case 'h':
             fputs(usage_run, stdout);

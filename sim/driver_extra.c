@@ -31,6 +31,12 @@ CUresult sim_unsupported(const char *name)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* The simulated device's identity (README.md, "Identity"): a tool that finds
+ * this symbol in libcuda.so.1 knows there is no real driver behind it, e.g.
+ * no CUPTI (which needs the driver's export tables and, in CUPTI 13.2,
+ * recurses until the stack overflows when they fail). */
+const char vtsim_identity[] = "vramtrace simulated device";
+
 enum caller { CALLER_SHARED_CUDART, CALLER_NVIDIA_LIB, CALLER_PROGRAM };
 
 /* Who asks for an export table, from the object holding the return address:

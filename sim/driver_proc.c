@@ -52,12 +52,13 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
         flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
         return CUDA_ERROR_INVALID_VALUE;
     const struct proc *p = lookup(symbol, cudaVersion, &known);
-    *pfn = p ? p->fn : NULL;
+    void *fn = p ? p->fn : NULL;
+    *pfn = fn;
     if (symbolStatus)
-        *symbolStatus = p       ? CU_GET_PROC_ADDRESS_SUCCESS
+        *symbolStatus = fn      ? CU_GET_PROC_ADDRESS_SUCCESS
                         : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
                                 : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    return p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 /* The CUDA 11.3 form, without the status. */

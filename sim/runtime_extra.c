@@ -61,7 +61,10 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(
     CUresult r = g(symbol, funcPtr, (int)cudaVersion, flags, &st);
     if (driverStatus)
         *driverStatus = (enum cudaDriverEntryPointQueryResult)st;
-    return rt_ret(rt_err(r));
+    /* A symbol the driver lacks is success with funcPtr NULL and the status
+     * cudaDriverEntryPointSymbolNotFound (CUDA Runtime API docs,
+     * cudaGetDriverEntryPointByVersion); PyTorch's c10 relies on it. */
+    return r == CUDA_ERROR_NOT_FOUND ? cudaSuccess : rt_ret(rt_err(r));
 }
 
 cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,

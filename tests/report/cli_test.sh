@@ -155,6 +155,18 @@ if [ -e "$lib" ] && [ -z "${VRAMTRACE_CLI_NO_RUN:-}" ]; then
         expect 0 "$VT" run --sim=t4 -o "$T/run3.vtrace" -- sh -c 'echo "$LD_LIBRARY_PATH $VRAMTRACE_SIM_DEVICE"'
         contains "$T/out" "lib/sim"
         contains "$T/out" " t4"
+        # --sim preloads the simulated runtime after the recorder (a DT_RPATH
+        # to a real libcudart, as in PyTorch's wheels, must not win).
+        expect 0 "$VT" run --sim -o "$T/run4.vtrace" -- sh -c 'echo "$LD_PRELOAD"'
+        contains "$T/out" "libvramtrace.so:"
+        contains "$T/out" "lib/sim/libcudart.so.13"
+        # --torch-tensors: PyTorch's cudaMallocAsync backend, added to the user's settings.
+        PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:64 expect 0 "$VT" run --torch-tensors \
+            -o "$T/run5.vtrace" -- sh -c 'echo "conf=$PYTORCH_CUDA_ALLOC_CONF"'
+        contains "$T/out" "conf=backend:cudaMallocAsync,max_split_size_mb:64"
+        PYTORCH_CUDA_ALLOC_CONF=backend:native expect 2 "$VT" run --torch-tensors \
+            -o "$T/run6.vtrace" -- true
+        contains "$T/err" "already names a backend"
     fi
     expect 127 "$VT" run -- /nonexistent/program
     # An existing -o file is refused before the program runs (traces are never overwritten).

@@ -1,0 +1,78 @@
+/* Runtime entry points that PyTorch's CUDA build imports (so they must exist
+ * for its libraries to load with RTLD_NOW) but that the simulated device does
+ * not model: CUDA graphs, IPC, loaded libraries and their symbols, occupancy,
+ * cooperative and extended launches, user objects. Each returns
+ * cudaErrorNotSupported ("operation not supported on this device", the
+ * runtime API reference's error for features a device lacks), records it as
+ * the last error and touches no output. */
+#include "runtime_internal.h"
+
+/* The parameters are named for the reader and deliberately unused. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+#define UNSUPPORTED                                                                                \
+    {                                                                                              \
+        return rt_ret(cudaErrorNotSupported);                                                      \
+    }
+
+// clang-format off
+cudaError_t CUDARTAPI cudaFuncSetAttribute(const void *f, enum cudaFuncAttribute a, int v) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGetSymbolAddress(void **p, const void *s) UNSUPPORTED
+cudaError_t CUDARTAPI cudaMemcpyToSymbol(const void *s, const void *src, size_t n, size_t off,
+                                         enum cudaMemcpyKind k) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphAddNode(cudaGraphNode_t *n, cudaGraph_t g, const cudaGraphNode_t *d,
+                                       const cudaGraphEdgeData *ed, size_t nd,
+                                       struct cudaGraphNodeParams *p) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *h, cudaGraph_t g,
+                                                       unsigned int v, unsigned int f) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t g) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t *n, size_t *c) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphInstantiateWithFlags(cudaGraphExec_t *e, cudaGraph_t g,
+                                                    unsigned long long f) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphNodeGetDependencies(cudaGraphNode_t n, cudaGraphNode_t *d,
+                                                   cudaGraphEdgeData *ed, size_t *c) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGraphRetainUserObject(cudaGraph_t g, cudaUserObject_t o, unsigned int c,
+                                                unsigned int f) UNSUPPORTED
+cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t *o, void *p, cudaHostFn_t d,
+                                           unsigned int c, unsigned int f) UNSUPPORTED
+cudaError_t CUDARTAPI cudaUserObjectRelease(cudaUserObject_t o, unsigned int c) UNSUPPORTED
+cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode m) UNSUPPORTED
+cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g,
+                                                    const cudaGraphNode_t *d,
+                                                    const cudaGraphEdgeData *ed, size_t n,
+                                                    enum cudaStreamCaptureMode m) UNSUPPORTED
+cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g) UNSUPPORTED
+cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t *d,
+                                                          const cudaGraphEdgeData *ed, size_t n,
+                                                          unsigned int f) UNSUPPORTED
+cudaError_t CUDARTAPI cudaIpcGetEventHandle(cudaIpcEventHandle_t *h, cudaEvent_t e) UNSUPPORTED
+cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t *e, cudaIpcEventHandle_t h) UNSUPPORTED
+cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t k, enum cudaFuncAttribute a,
+                                                      int v, int d) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void *f, dim3 g, dim3 b, void **a, size_t sm,
+                                                  cudaStream_t s) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t *c, const void *f,
+                                          void **a) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryGetGlobal(void **p, size_t *b, cudaLibrary_t l,
+                                           const char *n) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryGetKernel(cudaKernel_t *k, cudaLibrary_t l, const char *n) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryGetKernelCount(unsigned int *c, cudaLibrary_t l) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryGetManaged(void **p, size_t *b, cudaLibrary_t l,
+                                            const char *n) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void **f, cudaLibrary_t l,
+                                                    const char *s) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryLoadData(cudaLibrary_t *l, const void *c, enum cudaJitOption *jo,
+                                          void **jv, unsigned int nj, enum cudaLibraryOption *lo,
+                                          void **lv, unsigned int nl) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryLoadFromFile(cudaLibrary_t *l, const char *f,
+                                              enum cudaJitOption *jo, void **jv, unsigned int nj,
+                                              enum cudaLibraryOption *lo, void **lv,
+                                              unsigned int nl) UNSUPPORTED
+cudaError_t CUDARTAPI cudaLibraryUnload(cudaLibrary_t l) UNSUPPORTED
+cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *f, int b,
+                                                                    size_t sm) UNSUPPORTED
+cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *f,
+                                                                             int b, size_t sm,
+                                                                             unsigned int fl) UNSUPPORTED
+    // clang-format on

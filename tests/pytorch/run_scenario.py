@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""PyTorch's real caching allocator on the simulated device, under vramtrace.
+
+Each scenario runs a tests/pytorch/sc_*.py script twice with the same
+environment: once on the simulated device alone (its libcudart.so.13
+preloaded, as `vramtrace run --sim` does, because the wheel's DT_RPATH would
+otherwise pick NVIDIA's runtime) and once under `vramtrace run --sim=t4`.
+Exit status and stdout must be identical. Then vramtrace's report is held
+against PyTorch's own numbers, which the script wrote to TORCHSCEN_STATS:
+memory_stats() peaks, the snapshot's segments, the OutOfMemoryError message.
+
+    run_scenario.py --vramtrace BIN --sim-lib DIR --python PY --work DIR NAME
+    run_scenario.py ... --wrong NAME   # PyTorch's numbers perturbed: exit 0 iff caught
+
+Exit: 0 all checks held, 1 a check failed, 77 PyTorch is not installed for
+PY (ctest SKIP_RETURN_CODE), 3 the harness could not run.
+Python 3.9+ standard library only (PyTorch is needed by PY, not by this).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKIP = 77
+
+# name: (script and arguments, extra environment, vramtrace run options, checks)
+SCENARIOS = {
+    # The DCGAN's activations at 64x64, batch 256: fits.
+    "dcgan_64_b256": (["sc_dcgan.py", "64", "256", "3"], {}, [], ["fits", "reserved", "snapshot"]),
+    # 256x256 at batch 64: fits.
+    "dcgan_256_b64": (["sc_dcgan.py", "256", "64", "2"], {}, [], ["fits", "reserved", "snapshot"]),
+    # 256x256 at batch 1024 on the T4: the seed's OOM, a capacity OOM.
+    "dcgan_256_b1024_oom": (["sc_dcgan.py", "256", "1024", "1"], {}, [],
+                            ["oom_capacity", "oom_message", "reserved"]),
+    # Per-tensor view of the fitting run (backend:cudaMallocAsync).
+    "dcgan_64_b256_tensors": (["sc_dcgan.py", "64", "256", "3"], {}, ["--torch-tensors"],
+                              ["fits", "allocated", "tensor_count"]),
+    # The generator output appended to a list every step: growth, then OOM.
+    "retained_list": (["sc_retained.py", "256", "300"], {"VRAMTRACE_SIM_MEMORY": "3GiB"}, [],
+                      ["oom_growth", "growth", "reserved"]),
+    # Same, tensor by tensor: the appending line holds the peak.
+    "retained_list_tensors": (["sc_retained.py", "256", "120"], {"VRAMTRACE_SIM_MEMORY": "3GiB"},
+                              ["--torch-tensors"], ["fits", "allocated", "append_line"]),
+    # The whole dataset .cuda()'d up front, then training: OOM; streamed batches fit.
+    "preload_dataset": (["sc_preload.py", "preload"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
+                        ["oom_capacity", "oom_message", "reserved"]),
+    "stream_dataset": (["sc_preload.py", "stream"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
+                       ["fits", "reserved", "snapshot"]),
+    # Alternating batch shapes leave part-used segments: OOM with memory
+    # reserved but unallocated; expandable_segments:True grows one segment.
+    "vary_shapes": (["sc_vary.py"], {"VRAMTRACE_SIM_MEMORY": "2GiB"}, [],
+                    ["oom_fragmented", "oom_message", "reserved"]),
+    "vary_shapes_expandable": (["sc_vary.py"], {"VRAMTRACE_SIM_MEMORY": "2GiB",
+                                                "PYTORCH_CUDA_ALLOC_CONF":
+                                                "expandable_segments:True"}, [],
+                               ["fits", "reserved_physical", "snapshot"]),
+    # torch.cuda.empty_cache() every step: segments go back each step.
+    "empty_cache": (["sc_empty_cache.py", "64", "256", "3"], {}, [],
+                    ["fits", "reserved", "released"]),
+}
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    return False
+
+
+def format_size(n):
+    """PyTorch's format_size (c10/cuda/CUDACachingAllocator.cpp), used in its
+    OutOfMemoryError message: bytes, KiB, MiB or GiB with two decimals."""
+    if n <= 1024:
+        return f"{n} bytes"
+    if n <= 1048576:
+        return f"{n / 1024.0:.2f} KiB"
+    if n <= 1073741824:
+        return f"{n / 1048576.0:.2f} MiB"
+    return f"{n / 1073741824.0:.2f} GiB"
+
+
+class Run:
+    """One scenario: both runs, the report, PyTorch's numbers."""
+
+    def __init__(self, o, name):
+        self.o, self.name = o, name
+        self.script, self.env_extra, self.vt_opts, self.checks = SCENARIOS[name]
+        os.makedirs(o.work, exist_ok=True)
+        self.base = os.path.join(o.work, name)
+
+    def env(self, stats):
+        e = dict(os.environ)
+        for k in ("LD_PRELOAD", "VRAMTRACE_OUTPUT", "PYTORCH_CUDA_ALLOC_CONF"):
+            e.pop(k, None)
+        e.update(self.env_extra)
+        e.update({"VRAMTRACE_QUIET": "1", "VRAMTRACE_SIM_DEVICE": "t4", "TORCHSCEN_STATS": stats,
+                  "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": HERE})
+        return e
+
+    def argv(self):
+        return [self.o.python, "-W", "ignore", os.path.join(HERE, self.script[0])] + self.script[1:]
+
+    def run_plain(self):
+        e = self.env(self.base + ".plain.json")
+        sim = os.path.abspath(self.o.sim_lib)
+        e["LD_LIBRARY_PATH"] = sim + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
+        e["LD_PRELOAD"] = os.path.join(sim, "libcudart.so.13")
+        if "--torch-tensors" in self.vt_opts:
+            e["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+        return subprocess.run(self.argv(), env=e, capture_output=True, text=True, timeout=600)
+
+    def run_traced(self):
+        trace = self.base + ".vtrace"
+        if os.path.exists(trace):
+            os.remove(trace)
+        cmd = [self.o.vramtrace, "run", "--sim=t4", *self.vt_opts, "-o", trace, "--"] + self.argv()
+        p = subprocess.run(cmd, env=self.env(self.base + ".torch.json"), capture_output=True,
+                           text=True, timeout=600)
+        rep = self.base + ".report.json"
+        q = subprocess.run([self.o.vramtrace, "report", trace, "--json", rep, "-q"],
+                           capture_output=True, text=True, timeout=600)
+        if q.returncode != 0:
+            raise RuntimeError(f"vramtrace report failed: {q.stderr.strip()}")
+        with open(rep) as f:
+            self.rep = json.load(f)
+        with open(self.base + ".torch.json") as f:
+            self.torch = json.load(f)
+        return p
+
+
+def check_same(plain, traced):
+    ok = True
+    if plain.returncode != traced.returncode:
+        ok = fail(f"exit status {plain.returncode} without vramtrace, {traced.returncode} with")
+    if plain.stdout != traced.stdout:
+        ok = fail(f"stdout differs:\n--- plain\n{plain.stdout}--- traced\n{traced.stdout}")
+    print(f"exit {traced.returncode}, {len(traced.stdout.splitlines())} stdout lines, "
+          f"{'same' if ok else 'NOT the same'} with and without vramtrace")
+    return ok
+
+
+def fatal_oom(rep):
+    return next((o for o in rep["ooms"] if o["fatal"]), None)
+
+
+def check(r, what, tq):
+    """One named check of r's report against PyTorch's numbers tq."""
+    rep, dev = r.rep, r.rep["devices"][0]
+    oom = fatal_oom(rep)
+    if what == "fits":
+        t = rep["totals"]
+        print(f"failed allocations: {t['failed_allocations']} "
+              f"({t['recovered_failed_allocations']} recovered by the program)")
+        return (oom is None and "oom_message" not in tq) or fail(
+            "an out-of-memory error where the run should fit")
+    if what == "reserved":
+        a, b = dev["peak_reserved_bytes"], tq["reserved_bytes.all.peak"]
+        print(f"peak reserved: vramtrace {a}, PyTorch reserved_bytes.all.peak {b}")
+        return a == b or fail("peak reserved differs")
+    if what == "reserved_physical":
+        # expandable_segments: vramtrace sees each cuMemCreate'd page; pages
+        # created for a mapping that failed are released again after the
+        # cache is trimmed and never counted by PyTorch's reserved_bytes.
+        a, b = dev["peak_reserved_bytes"], tq["reserved_bytes.all.peak"]
+        print(f"peak physical: vramtrace {a}, PyTorch reserved_bytes.all.peak {b} "
+              f"(+{a - b} B of pages created during recovered mapping failures)")
+        ok = a >= b and (a == b or rep["totals"]["recovered_failed_allocations"] > 0)
+        return ok or fail("peak reserved inconsistent")
+    if what == "allocated":
+        a, b = dev["peak_allocated_bytes"], tq["allocated_bytes.all.peak"]
+        print(f"peak allocated: vramtrace {a}, PyTorch allocated_bytes.all.peak {b}")
+        return a == b or fail("peak allocated differs")
+    if what == "snapshot":
+        if "snapshot_segments" not in tq:
+            return fail("the script took no snapshot")
+        live, n = rep["totals"]["leaked_bytes"], rep["totals"]["leaked_allocations"]
+        print(f"segments live at exit: vramtrace {n} ({live} B), snapshot "
+              f"{tq['snapshot_segments']} ({tq['snapshot_segment_bytes']} B)")
+        return (live == tq["snapshot_segment_bytes"] and
+                (n == tq["snapshot_segments"] or "expandable" in tq["alloc_conf"])) or fail(
+            "the snapshot's segments are not what vramtrace has live")
+    if what == "tensor_count":
+        n = rep["totals"]["allocations"]
+        print(f"allocations seen: {n}")
+        return n > 100 or fail("cudaMallocAsync backend: expected one allocation per tensor")
+    if what in ("oom_capacity", "oom_growth", "oom_fragmented"):
+        if not oom or "oom_message" not in tq:
+            return fail(f"expected an OOM in both (vramtrace: {bool(oom)}, PyTorch: "
+                        f"{'oom_message' in tq})")
+        want = {"oom_capacity": "capacity", "oom_growth": "leak",
+                "oom_fragmented": None}[what]
+        print(f"OOM verdict: {oom['verdict']} ({oom['explanation'][:160]})")
+        if what == "oom_fragmented":
+            m = re.search(r"and (.+?) is reserved by PyTorch but unallocated", tq["oom_message"])
+            print(f"PyTorch: {m.group(1) if m else '?'} reserved but unallocated; request "
+                  f"{format_size(oom['requested_bytes'])}")
+            return (m is not None) or fail("PyTorch's message names no unallocated reserve")
+        return oom["verdict"] == want or fail(f"verdict {oom['verdict']}, expected {want}")
+    if what == "oom_message":
+        msg = tq.get("oom_message", "")
+        tried = re.search(r"Tried to allocate (.+?)\. GPU", msg)
+        free = re.search(r"of which (.+?) is free", msg)
+        if not oom or not tried or not free:
+            return fail(f"no OOM to compare (message: {msg[:120]!r})")
+        a, b = format_size(oom["requested_bytes"]), format_size(oom["device_free_bytes"])
+        print(f"OOM: vramtrace request {a}, free {b}; PyTorch: Tried to allocate "
+              f"{tried.group(1)}, of which {free.group(1)} is free")
+        return (a == tried.group(1) and b == free.group(1)) or fail("OOM numbers differ")
+    if what == "growth":
+        g = rep.get("growth") or []
+        top = max((x["bytes_per_iteration"] for x in g), default=0)
+        print(f"growth: {top:.0f} B/iteration over {rep['total_growth']['iterations']} iterations")
+        return top > 0 or fail("no growing site")
+    if what == "append_line":
+        src = open(os.path.join(HERE, r.script[0])).read().splitlines()
+        line = next(i + 1 for i, t in enumerate(src) if t.strip().startswith("history.append("))
+        want = f"{r.script[0]}:{line}"
+        top = max(rep["phases"], key=lambda p: p["bytes"])
+        print(f"largest range at the peak: {top['range']!r} ({top['bytes']} B)")
+        return top["range"].startswith(want) or fail(f"the peak's range does not name {want}")
+    if what == "released":
+        n = rep["totals"]["frees"]
+        print(f"segments released: {n}")
+        return n > 0 or fail("empty_cache released no segment")
+    raise ValueError(what)
+
+
+def perturb(tq):
+    """A wrong ground truth: every PyTorch number one 512-byte block off and
+    the OOM message's free memory doubled."""
+    for k, v in list(tq.items()):
+        if isinstance(v, int) and not isinstance(v, bool):
+            tq[k] = v + 512
+    if "oom_message" in tq:
+        tq["oom_message"] = tq["oom_message"].replace("of which ", "of which 1")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vramtrace", required=True)
+    ap.add_argument("--sim-lib", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--wrong", action="store_true")
+    ap.add_argument("name", choices=sorted(SCENARIOS))
+    o = ap.parse_args()
+    try:
+        have = subprocess.run([o.python, "-c", "import torch; print(torch.__version__)"],
+                              capture_output=True, text=True, timeout=300)
+    except OSError:
+        have = None
+    if not have or have.returncode != 0:
+        print(f"SKIP: PyTorch is not installed for {o.python} (README: install command; "
+              "ctest -LE pytorch leaves these tests out)")
+        return SKIP
+    print(f"PyTorch {have.stdout.strip()} at {o.python}")
+    r = Run(o, o.name)
+    try:
+        plain = r.run_plain()
+        traced = r.run_traced()
+    except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+        print("harness:", e)
+        return 3
+    if traced.stderr.strip():
+        print("stderr (traced):", traced.stderr.strip()[-1500:])
+    ok = check_same(plain, traced)
+    if o.wrong:
+        perturb(r.torch)
+    for what in r.checks:
+        ok = check(r, what, r.torch) and ok
+    if o.wrong:
+        print("wrong ground truth", "CAUGHT" if not ok else "NOT caught")
+        return 0 if not ok else 1
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
