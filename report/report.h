@@ -27,7 +27,9 @@ extern "C" {
 
 /* One symbolized frame. Strings are never NULL ("??" or "" when unknown). */
 typedef struct vr_frame {
-    const char *function; /* demangled where possible; "??" if unknown */
+    const char *function; /* demangled where possible; "??" if unknown; "name+0x1c" (offset
+                           * of ip in the symbol) when no line is known, so that call
+                           * sites of one function without debug info stay apart */
     const char *file;     /* source file, "" if unknown */
     uint32_t line;        /* 0 if unknown */
     const char *module;   /* path of the loaded object, "" if unknown */
