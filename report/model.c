@@ -248,15 +248,45 @@ static void build_devices(vr_state *s, vr_report *r)
 
 /* ---- OOMs -------------------------------------------------------------------- */
 
+static bool same_frame(const vr_frame *x, const vr_frame *y)
+{
+    char b1[64], b2[64];
+    return !strcmp(vr_frame_label(x, b1, sizeof b1), vr_frame_label(y, b2, sizeof b2));
+}
+
+/* Leading (leaf-side) frames every top site of o shares: an allocator's own
+ * frames (ga_malloc < alloc_tensor < tr_new), which name no site apart. 0
+ * with fewer than two sites. */
+static size_t shared_frames(const vr_oom *o)
+{
+    if (o->ntop_sites < 2)
+        return 0;
+    size_t n = o->top_sites[0].stack.n;
+    for (size_t k = 1; k < o->ntop_sites; k++) {
+        const vr_stack *x = &o->top_sites[0].stack, *y = &o->top_sites[k].stack;
+        size_t c = 0;
+        while (c < n && c < y->n && same_frame(&x->frames[c], &y->frames[c]))
+            c++;
+        n = c;
+    }
+    return n;
+}
+
 /* "leaf < caller < caller" (up to 4 functions): names call sites that share
- * an allocator entry point apart. */
-static const char *site_name(vr_arena *a, const vr_stack *st)
+ * an allocator entry point apart. With `shared` common leaf-side frames
+ * (shared_frames) beyond the first two, the middle ones are elided:
+ * "leaf < ... < last shared < first distinct < ...". */
+static const char *site_name(vr_arena *a, const vr_stack *st, size_t shared)
 {
     if (!st->n)
         return "(no stack)";
     char *out = "";
     const char *prev = NULL;
     for (size_t i = 0, k = 0; i < st->n && k < 4; i++) {
+        if (i == 1 && shared > 2) {
+            i = shared - 1;
+            out = vr_sprintf(a, "%s < ...", out);
+        }
         char buf[64];
         const char *fn = vr_frame_label(&st->frames[i], buf, sizeof buf);
         if (prev && !strcmp(prev, fn))
@@ -273,10 +303,11 @@ static char *dominant(vr_arena *a, const vr_oom *o)
     char *out = "";
     char b1[32];
     uint64_t live = o->live_allocated ? o->live_allocated : 1;
+    size_t shared = shared_frames(o);
     for (size_t i = 0; i < o->ntop_sites && i < 3; i++) {
         const vr_site *t = &o->top_sites[i];
-        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "", site_name(a, &t->stack),
-                         vr_format_size(t->bytes, b1, sizeof b1),
+        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "",
+                         site_name(a, &t->stack, shared), vr_format_size(t->bytes, b1, sizeof b1),
                          100.0 * (double)t->bytes / (double)live);
     }
     return out;
@@ -327,7 +358,8 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
         return vr_sprintf(a,
                           "%s grows by %s per iteration (R^2 = %.3f) and holds %.0f%% of the %s "
                           "live: memory is retained across iterations; live data: %s",
-                          o->ntop_sites ? site_name(a, &o->top_sites[0].stack) : "a call site",
+                          o->ntop_sites ? site_name(a, &o->top_sites[0].stack, shared_frames(o))
+                                        : "a call site",
                           vr_format_size((uint64_t)raw->leak_slope, b1, sizeof b1), raw->leak_r2,
                           o->ntop_sites && o->live_allocated
                               ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated
