@@ -217,6 +217,7 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     o->id = d->id;
     o->name = vr_strdup(s->arena, d->name ? d->name : "");
     o->total_bytes = d->total;
+    o->baseline_bytes = d->have_baseline ? d->baseline_used : 0;
     o->peak_allocated = d->peak_alloc;
     o->peak_allocated_t_ns = vr_rel_ns(s, d->peak_alloc_t);
     o->peak_reserved = d->peak_res;
@@ -313,18 +314,26 @@ static char *dominant(vr_arena *a, const vr_oom *o)
     return out;
 }
 
-/* The capacity explanation's suggested batch (see vr_oom.batch_kind). */
-static const char *batch_advice(vr_arena *a, const vr_oom *o, const char *e)
+/* The capacity explanation's suggested batch (see vr_oom.batch_kind). An
+ * upper bound is never worded as a batch that fits: it comes with the
+ * commands that measure one (a second run, then vr_batch_advise on both). */
+static const char *batch_advice(vr_arena *a, const vr_report *r, const vr_oom *o, const char *e)
 {
     char b1[32], b2[32];
     if (o->max_batch < 0)
         return e;
-    if (!strcmp(o->batch_kind, "upper_bound"))
-        return vr_sprintf(a,
-                          "%s; at --batch %lld the largest batch that fits is at most about %lld "
-                          "(no training step completed, so the full step's need is unknown: "
-                          "rerun at a smaller batch to measure)",
-                          e, (long long)o->batch, (long long)o->max_batch);
+    if (!strcmp(o->batch_kind, "upper_bound")) {
+        int64_t next = o->max_batch / 2 > 0 ? o->max_batch / 2 : 1;
+        return vr_sprintf(
+            a,
+            "%s; at --batch %lld no training step completed, so no batch is known to fit: "
+            "batches above %lld cannot fit (an upper bound: this step's live data and request, "
+            "scaled to the batch, already exceed the device, and the full step needs more); to "
+            "measure the largest batch that fits, record a run at a smaller batch and report "
+            "both traces: %s && vramtrace report %s batch%lld.vtrace",
+            e, (long long)o->batch, (long long)o->max_batch,
+            vr_batch_command(a, r->argv, r->argc, next), r->path, (long long)next);
+    }
     return vr_sprintf(a,
                       "%s; at --batch %lld the largest batch that fits is about %lld (measured "
                       "from a completed step: %s that does not scale with the batch + %s per "
@@ -334,7 +343,7 @@ static const char *batch_advice(vr_arena *a, const vr_oom *o, const char *e)
                       vr_format_size(o->batch_per_sample_bytes, b2, sizeof b2));
 }
 
-static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
+static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)
 {
     char b1[32], b2[32], b3[32], b4[32];
     const char *dom = dominant(a, o);
@@ -376,7 +385,7 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
             vr_format_size(raw->baseline, b4, sizeof b4), dom[0] ? dom : "nothing recorded");
-        return batch_advice(a, o, e);
+        return batch_advice(a, r, o, e);
     }
     }
 }
@@ -399,7 +408,7 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
         }
         o->top_sites = t;
         o->ntop_sites = raw->ntop;
-        o->explanation = explain(s->arena, raw, o);
+        o->explanation = explain(s->arena, r, raw, o);
     }
     r->ooms = out;
     r->nooms = s->nooms;

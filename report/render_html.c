@@ -438,9 +438,9 @@ static void batch_html(FILE *f, const vr_oom *o)
         return;
     if (!strcmp(o->batch_kind, "upper_bound"))
         fprintf(f,
-                "<p class=\"batch upper_bound\">suggested batch: at most about %" PRId64
-                " (upper bound: no training step completed, so the full step's need is "
-                "unknown; rerun at a smaller batch to measure)</p>",
+                "<p class=\"batch upper_bound\">batches above %" PRId64
+                " cannot fit (an upper bound, not a batch known to fit: no training step "
+                "completed; the explanation gives the run that measures one)</p>",
                 o->max_batch);
     else if (!strcmp(o->batch_kind, "measured"))
         fprintf(f,

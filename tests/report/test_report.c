@@ -143,8 +143,11 @@ static void test_verdict_capacity(void **state)
     assert_int_equal(o->top_sites[0].stack.id, 3);
     /* the OOM is in the first train_step: only an upper bound is known */
     assert_string_equal(o->batch_kind, "upper_bound");
-    assert_non_null(strstr(o->explanation, "largest batch that fits is at most about 60 (no "
-                                           "training step completed"));
+    assert_non_null(strstr(o->explanation, "no training step completed, so no batch is known "
+                                           "to fit: batches above 60 cannot fit (an upper bound"));
+    assert_null(strstr(o->explanation, "largest batch that fits is"));
+    /* ... and the commands that measure one, at half the bound */
+    assert_non_null(strstr(o->explanation, "vramtrace run -o batch30.vtrace --"));
     assert_int_equal(r->failed_allocations, 1);
     vr_report_free(r);
 }
@@ -527,14 +530,109 @@ static void test_html_batch_kind(void **state)
     (void)state;
     vr_report *r = scenario("capacity");
     char *html = render(vr_render_html, r);
-    assert_non_null(strstr(html, "class=\"batch upper_bound\">suggested batch: at most about 60 "
-                                 "(upper bound"));
+    assert_non_null(strstr(html, "class=\"batch upper_bound\">batches above 60 cannot fit (an "
+                                 "upper bound, not a batch known to fit"));
     assert_null(strstr(html, "class=\"batch measured\""));
     free(html);
     char *text = render(vr_render_text, r);
-    assert_non_null(strstr(text, "at most about 60 (no training step completed"));
+    assert_non_null(strstr(text, "batches above 60 cannot fit (an upper bound"));
     free(text);
     vr_report_free(r);
+}
+
+/* ---- batch advice across runs (batch.c) --------------------------------------------- */
+
+/* A program whose step needs BA_FIXED + BA_PER * batch bytes on a 1 GiB
+ * device with 100 MiB used outside the recording: the largest batch that
+ * fits is (usable - fixed) / per sample. */
+#define BA_FIXED (200 * MiB)
+#define BA_PER (4 * MiB)
+#define BA_USABLE (GiB - 100 * MiB)
+#define BA_TRUE ((int64_t)((BA_USABLE - BA_FIXED) / BA_PER))
+
+static vr_report *batch_run(const char *program, int64_t batch)
+{
+    char name[64], arg[32];
+    snprintf(name, sizeof name, "batch_%s_%lld", program, (long long)batch);
+    snprintf(arg, sizeof arg, "%lld", (long long)batch);
+    const char *path = tmp_path(name);
+    const char *argv[] = {program, "--batch", arg};
+    if (access(path, F_OK) != 0) {
+        vtg g;
+        assert_int_equal(vtg_open(&g, path, 3, argv), 0);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_device(&g, 0, "SimGPU", GiB);
+        vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+        vtg_alloc(&g, 200, 0x10000000, BA_FIXED, 1);
+        uint64_t act = BA_PER * (uint64_t)batch;
+        bool fits = BA_FIXED + act <= BA_USABLE;
+        if (fits) {
+            vtg_alloc(&g, 300, 0x100000000, act, 1);
+            vtg_free(&g, 400, 0x100000000);
+        } else {
+            vtg_failed(&g, 300, act, 1, BA_USABLE - BA_FIXED, GiB);
+        }
+        vtg_end(&g, 500, fits ? 0 : 1);
+        assert_int_equal(vtg_close(&g), 0);
+    }
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    if (!r)
+        fail_msg("analyze %s: %s", name, err);
+    return r;
+}
+
+static vr_batch_advice advise(const char *p1, int64_t b1, const char *p2, int64_t b2, bool *ok)
+{
+    static vr_report *keep[2]; /* freed by the next call */
+    for (int i = 0; i < 2; i++)
+        vr_report_free(keep[i]);
+    keep[0] = batch_run(p1, b1);
+    keep[1] = batch_run(p2, b2);
+    vr_batch_advice a;
+    *ok = vr_batch_advise(keep, 2, &a);
+    return a;
+}
+
+static void test_batch_advice(void **state)
+{
+    (void)state;
+    bool ok;
+    /* one run that fits, one that fails: interpolated to the device */
+    vr_batch_advice a = advise("train", BA_TRUE / 2, "train", BA_TRUE * 2, &ok);
+    assert_true(ok);
+    assert_string_equal(a.kind, "estimate");
+    assert_int_equal(a.batch, BA_TRUE);
+    assert_int_equal(a.fits, BA_TRUE / 2);
+    assert_int_equal(a.fails, BA_TRUE * 2);
+    assert_int_equal(a.next, BA_TRUE);
+    assert_non_null(strstr(a.next_command, "vramtrace run -o batch"));
+    assert_non_null(strstr(a.next_command, " train --batch "));
+    /* two runs that fit: extrapolated from their step peaks */
+    a = advise("train", BA_TRUE / 4, "train", BA_TRUE / 2, &ok);
+    assert_string_equal(a.kind, "estimate");
+    assert_int_equal(a.batch, BA_TRUE);
+    /* the answer and the batch above it: measured */
+    a = advise("train", BA_TRUE, "train", BA_TRUE + 1, &ok);
+    assert_string_equal(a.kind, "measured");
+    assert_int_equal(a.batch, BA_TRUE);
+    assert_int_equal(a.next, -1);
+    assert_string_equal(a.next_command, "");
+    /* two failed runs: only an upper bound, worded as one, and a smaller run to record */
+    a = advise("train", BA_TRUE * 2, "train", BA_TRUE * 3, &ok);
+    assert_string_equal(a.kind, "upper_bound");
+    assert_true(a.batch < BA_TRUE * 2);
+    assert_non_null(strstr(a.text, "cannot fit"));
+    assert_true(a.next > 0 && a.next < a.batch);
+    /* another program's run is no point of this one: one run alone advises nothing */
+    a = advise("train", BA_TRUE / 2, "other", BA_TRUE * 2, &ok);
+    assert_true(ok); /* "train" alone: measured, asks for a second run */
+    assert_string_equal(a.kind, "measured");
+    assert_int_equal(a.fails, -1);
+    vr_report *one = batch_run("train", 10);
+    assert_false(vr_batch_advise(&one, 1, &a));
+    vr_report_free(one);
+    advise("train", 1, "train", 1, &ok); /* frees the last pair */
 }
 
 /* At the peak "backward" (stacks 2, 3, 4: 30, 20 and 10 MiB, stack 2 also
@@ -1012,6 +1110,7 @@ int main(void)
         cmocka_unit_test(test_range_sites),
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_json_several),
+        cmocka_unit_test(test_batch_advice),
         cmocka_unit_test(test_chrome_folded),
         cmocka_unit_test(test_text_sections),
         cmocka_unit_test(test_check),
