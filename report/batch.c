@@ -194,12 +194,23 @@ static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
     out->fits = lo->batch;
     out->fails = hi->batch;
     out->batch = e;
-    if (e == lo->batch) {
+    if (e == lo->batch && hi->batch == lo->batch + 1) {
         out->kind = "measured";
         out->text = vr_sprintf(a,
                                "the largest batch that fits is %lld (measured: it completed, "
                                "and %lld failed)",
                                (long long)lo->batch, (long long)hi->batch);
+        return;
+    }
+    if (e == lo->batch) {
+        out->kind = "measured";
+        out->text =
+            vr_sprintf(a,
+                       "batch %lld fits (measured) and %lld fails; the need interpolated "
+                       "between them already reaches the device at %lld, so %lld is "
+                       "advised (batches %lld to %lld are not measured)",
+                       (long long)lo->batch, (long long)hi->batch, (long long)lo->batch,
+                       (long long)lo->batch, (long long)lo->batch + 1, (long long)hi->batch - 1);
         return;
     }
     out->kind = "estimate";

@@ -133,8 +133,9 @@ typedef struct vr_oom {
      * first allocation to the failing iteration's first allocation), largest
      * B with need(B) <= device total - use outside the recording.
      * "upper_bound" when no iteration completed: the failing iteration's live
-     * bytes + request scaled; the whole step needs more, so the batch that
-     * fits is at most this. "" when none. */
+     * bytes + request scaled (and below the failed batch); the whole step
+     * needs more, so batches above it cannot fit: a bound, never a batch known
+     * to fit. "" when none. */
     int64_t batch, max_batch;
     const char *batch_kind;                             /* "measured", "upper_bound", "" */
     uint64_t batch_fixed_bytes, batch_per_sample_bytes; /* measured only, else 0 */
@@ -241,9 +242,10 @@ int64_t vr_argv_batch(const char *const *argv, size_t argc);
  * one the need (bytes, fixed + per sample) is interpolated to the device's
  * usable bytes, or extrapolated from the two largest completed runs. */
 typedef struct vr_batch_advice {
-    /* "measured": batch completed (and batch + 1 failed, or no estimate goes
-     * beyond it); "estimate": not run yet, between fits and fails or beyond
-     * fits; "upper_bound": no run completed, batches above batch cannot fit.
+    /* "measured": batch is a run that completed (the largest one when
+     * batch + 1 failed; else no estimate goes beyond it); "estimate": not run
+     * yet, between fits and fails or beyond fits; "upper_bound": no run completed, batches above
+     * batch cannot fit.
      * "" when the runs tell nothing. */
     const char *kind;
     int64_t batch;            /* the advised batch, -1 none */
