@@ -170,6 +170,51 @@ static int cmp_growth(const void *a, const void *b)
     return x->stack.id < y->stack.id ? -1 : x->stack.id > y->stack.id;
 }
 
+/* A growth candidate: the samples of every site whose stack symbolizes alike
+ * (vr_stack_key), summed. */
+typedef struct growth_group {
+    const char *key;
+    vr_stack st;
+    uint64_t samples[VR_SAMPLES];
+} growth_group;
+
+static int cmp_group_key(const void *a, const void *b)
+{
+    return strcmp(((const growth_group *)a)->key, ((const growth_group *)b)->key);
+}
+
+/* Sites grouped by their logical frame chain (inlined frames included), so
+ * that one call site recorded under several raw stacks grows as one. */
+static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_sampler *sp, size_t *n)
+{
+    growth_group *g = vr_xcalloc(s->sites.len + 1, sizeof(growth_group));
+    size_t m = 0, i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        uint64_t any = 0;
+        for (uint32_t t = 0; t < sp->n; t++)
+            any |= c->samples[sp->slot][t];
+        if (!any) /* adds nothing to a group: not worth symbolizing */
+            continue;
+        g[m].st = vr_symbolize(sy, (uint32_t)c->key);
+        g[m].key = vr_stack_key(s->arena, &g[m].st);
+        memcpy(g[m].samples, c->samples[sp->slot], sizeof g[m].samples);
+        m++;
+    }
+    if (m)
+        qsort(g, m, sizeof(growth_group), cmp_group_key);
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (k && !strcmp(g[k - 1].key, g[j].key)) {
+            for (size_t t = 0; t < VR_SAMPLES; t++)
+                g[k - 1].samples[t] += g[j].samples[t];
+        } else {
+            g[k++] = g[j];
+        }
+    }
+    *n = k;
+    return g;
+}
+
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
@@ -181,25 +226,19 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
     if (sp->n < 3)
         return;
-    size_t cap = 16, n = 0, i = 0;
-    vr_growth *g = vr_xmalloc(cap * sizeof(vr_growth));
-    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
-        vr_growth x = fit_growth(c->samples[sp->slot], sp, r->iterations, room, total_live);
+    size_t ngroups, n = 0;
+    growth_group *groups = growth_groups(s, sy, sp, &ngroups);
+    vr_growth *out = vr_alloc(s->arena, (ngroups ? ngroups : 1) * sizeof(vr_growth));
+    for (size_t k = 0; k < ngroups; k++) {
+        vr_growth x = fit_growth(groups[k].samples, sp, r->iterations, room, total_live);
         if (x.bytes_per_iteration < 1.0 || x.r2 < 0.5)
             continue;
-        x.stack.id = (uint32_t)c->key;
-        if (n == cap)
-            g = vr_xrealloc(g, (cap *= 2) * sizeof(vr_growth));
-        g[n++] = x;
+        x.stack = groups[k].st;
+        out[n++] = x;
     }
+    free(groups);
     if (n)
-        qsort(g, n, sizeof(vr_growth), cmp_growth);
-    vr_growth *out = vr_alloc(s->arena, (n ? n : 1) * sizeof(vr_growth));
-    for (size_t k = 0; k < n; k++) {
-        out[k] = g[k];
-        out[k].stack = vr_symbolize(sy, g[k].stack.id);
-    }
-    free(g);
+        qsort(out, n, sizeof(vr_growth), cmp_growth);
     r->growth = out;
     r->ngrowth = n;
 }

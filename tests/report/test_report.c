@@ -540,6 +540,41 @@ static void test_html_batch_kind(void **state)
     vr_report_free(r);
 }
 
+/* Two raw stacks that differ only in a folded vramtrace frame are one call
+ * site: their growth is fitted as one (20 MiB + 20 MiB per iteration). */
+static void test_growth_merged(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("growth_merged");
+    if (access(path, F_OK) != 0) {
+        vtg g;
+        const char *argv[] = {"merged"};
+        assert_int_equal(vtg_open(&g, path, 1, argv), 0);
+        vtg_module(&g, 1, "/opt/fake/libuser.so", 0, 0x1000, 0x100000);
+        vtg_module(&g, 2, "/opt/fake/lib/libvramtrace.so", 0, 0x200000, 0x300000);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_stack(&g, 2, 1, 0x2200);
+        vtg_stack(&g, 3, 2, 0x200100); /* the same site, through a vramtrace frame */
+        vtg_string(&g, 1, "train_step");
+        vtg_device(&g, 0, "SimGPU", 64 * GiB);
+        uint64_t t = 1000;
+        for (uint64_t i = 0; i < 10; i++) {
+            vtg_push(&g, t++, 1);
+            vtg_alloc(&g, t++, 0x100000000 + i * 64 * MiB, 20 * MiB, 2);
+            vtg_alloc(&g, t++, 0x800000000 + i * 64 * MiB, 20 * MiB, 3);
+            vtg_pop(&g, t++);
+        }
+        vtg_end(&g, t, 0);
+        assert_int_equal(vtg_close(&g), 0);
+    }
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(r->ngrowth, 1);
+    assert_true(fabs(r->growth[0].bytes_per_iteration - 40.0 * MiB) < 1.0);
+    vr_report_free(r);
+}
+
 /* ---- batch advice across runs (batch.c) --------------------------------------------- */
 
 /* A program whose step needs BA_FIXED + BA_PER * batch bytes on a 1 GiB
@@ -1111,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_json_several),
         cmocka_unit_test(test_batch_advice),
+        cmocka_unit_test(test_growth_merged),
         cmocka_unit_test(test_chrome_folded),
         cmocka_unit_test(test_text_sections),
         cmocka_unit_test(test_check),
