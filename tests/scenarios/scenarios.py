@@ -236,6 +236,26 @@ def stack_funcs(stack):
     return [f.get("function") or "" for f in stack]
 
 
+def inline_chain_ok(stack):
+    """conv_forward (inlined into block_forward) <- block_forward <- tr_net_forward: every caller
+    frame's line, read from the trainer's own source file, calls the function of the frame below
+    it (the report once dropped block_forward after an inlined conv_forward)."""
+    funcs = stack_funcs(stack)
+    want = ["conv_forward", "block_forward", "tr_net_forward"]
+    idx = next((i for i in range(len(funcs) - 2) if funcs[i:i + 3] == want), None)
+    if idx is None:
+        return False
+    for callee, caller in zip(stack[idx:idx + 2], stack[idx + 1:idx + 3]):
+        try:
+            with open(caller.get("file") or "") as f:
+                text = f.read().splitlines()[caller["line"] - 1]
+        except (OSError, IndexError, KeyError, TypeError):
+            return False
+        if callee["function"] + "(" not in text:
+            return False
+    return stack[idx].get("inlined") is True
+
+
 def has_forward_frame(stack):
     """True when the stack's allocation comes from a forward op (and not from a backward one)."""
     funcs = stack_funcs(stack)
@@ -424,6 +444,11 @@ def sc_capacity_batch(s):
     s.expect(tops and has_forward_frame(tops[0]["stack"]),
              "the dominant live site at the OOM is a forward activation: "
              + (" <- ".join(stack_funcs(tops[0]["stack"])[:7]) if tops else "(no top site)"))
+    s.expect(tops and inline_chain_ok(tops[0]["stack"]),
+             "the dominant site's inlined frames keep their callers, each at the source line that "
+             "calls the frame below it: "
+             + (" <- ".join(f"{f.get('function')}:{f.get('line')}" for f in tops[0]["stack"][3:7])
+                if tops else "(no top site)"))
     expl = o.get("explanation") or ""
     first = expl.split("dominated by", 1)[1].split("(", 1)[0] if "dominated by" in expl else ""
     s.expect(any(f in first for f in FORWARD_FUNCS) and "backward" not in first,
