@@ -373,13 +373,16 @@ static const char *batch_advice(vr_arena *a, const vr_report *r, const vr_oom *o
             e, (long long)o->batch, (long long)o->max_batch,
             vr_batch_command(a, r->argv, r->argc, next), r->path, (long long)next);
     }
-    return vr_sprintf(a,
-                      "%s; at --batch %lld the largest batch that fits is about %lld (measured "
-                      "from a completed step: %s that does not scale with the batch + %s per "
-                      "sample)",
-                      e, (long long)o->batch, (long long)o->max_batch,
-                      vr_format_size(o->batch_fixed_bytes, b1, sizeof b1),
-                      vr_format_size(o->batch_per_sample_bytes, b2, sizeof b2));
+    return vr_sprintf(
+        a,
+        "%s; at --batch %lld the largest batch that fits is estimated at about %lld (from a "
+        "completed step: %s that does not scale with the batch + %s per sample; a caching "
+        "allocator's memory is a step function of the batch, so confirm it with a run: %s && "
+        "vramtrace report %s batch%lld.vtrace)",
+        e, (long long)o->batch, (long long)o->max_batch,
+        vr_format_size(o->batch_fixed_bytes, b1, sizeof b1),
+        vr_format_size(o->batch_per_sample_bytes, b2, sizeof b2),
+        vr_batch_command(a, r->argv, r->argc, o->max_batch), r->path, (long long)o->max_batch);
 }
 
 static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)

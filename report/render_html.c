@@ -444,8 +444,9 @@ static void batch_html(FILE *f, const vr_oom *o)
                 o->max_batch);
     else if (!strcmp(o->batch_kind, "measured"))
         fprintf(f,
-                "<p class=\"batch measured\">suggested batch: about %" PRId64
-                " (measured from a completed training step)</p>",
+                "<p class=\"batch measured\">estimated largest batch: about %" PRId64
+                " (from a completed training step; the explanation gives the run that "
+                "confirms it)</p>",
                 o->max_batch);
 }
 

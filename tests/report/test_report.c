@@ -299,15 +299,19 @@ static void test_batch_measured(void **state)
     assert_int_equal(o->batch_fixed_bytes, 200 * MiB);
     assert_int_equal(o->batch_per_sample_bytes, 4 * MiB);
     assert_int_equal(o->max_batch, 181);
-    assert_non_null(strstr(o->explanation, "largest batch that fits is about 181 (measured"));
+    assert_non_null(strstr(o->explanation, "largest batch that fits is estimated at about 181 "
+                                           "(from a completed step"));
+    assert_non_null(strstr(o->explanation, "confirm it with a run: vramtrace run -o "
+                                           "batch181.vtrace --"));
     char *json = render(vr_render_json, r);
     assert_non_null(strstr(json, "\"suggested_batch\":181,\"suggested_batch_kind\":\"measured\""));
     free(json);
     char *html = render(vr_render_html, r);
-    assert_non_null(strstr(html, "class=\"batch measured\">suggested batch: about 181 (measured"));
+    assert_non_null(
+        strstr(html, "class=\"batch measured\">estimated largest batch: about 181 (from"));
     free(html);
     char *text = render(vr_render_text, r);
-    assert_non_null(strstr(text, "largest batch that fits is about 181 (measured"));
+    assert_non_null(strstr(text, "largest batch that fits is estimated at about 181"));
     free(text);
     vr_report_free(r);
 }
