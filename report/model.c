@@ -432,6 +432,39 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
     }
 }
 
+static int cmp_site_bytes(const void *a, const void *b)
+{
+    const vr_site *x = a, *y = b;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* Merge the failure's top sites whose stacks symbolize alike (one logical
+ * call site recorded under several raw stacks), largest first after the
+ * first `keep` (the leaking site leads a leak verdict). Returns the new count.
+ * Only the raw top sites are merged: a part of a site outside them is not
+ * added. */
+static size_t merge_top(vr_arena *a, vr_site *t, size_t n, size_t keep)
+{
+    const char *keys[8];
+    size_t m = 0;
+    for (size_t i = 0; i < n && i < 8; i++) {
+        const char *k = vr_stack_key(a, &t[i].stack);
+        size_t j = 0;
+        while (j < m && strcmp(keys[j], k))
+            j++;
+        if (j < m) {
+            t[j].bytes += t[i].bytes;
+            t[j].count += t[i].count;
+            continue;
+        }
+        keys[m] = k;
+        t[m++] = t[i];
+    }
+    if (m > keep)
+        qsort(t + keep, m - keep, sizeof(vr_site), cmp_site_bytes);
+    return m;
+}
+
 static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     vr_oom *out = vr_alloc(s->arena, (s->nooms ? s->nooms : 1) * sizeof(vr_oom));
@@ -449,7 +482,7 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
             t[k].count = raw->top_counts[k];
         }
         o->top_sites = t;
-        o->ntop_sites = raw->ntop;
+        o->ntop_sites = merge_top(s->arena, t, raw->ntop, o->verdict == VR_VERDICT_LEAK);
         o->explanation = explain(s->arena, r, raw, o);
     }
     r->ooms = out;

@@ -545,7 +545,8 @@ static void test_html_batch_kind(void **state)
 }
 
 /* Two raw stacks that differ only in a folded vramtrace frame are one call
- * site: their growth is fitted as one (20 MiB + 20 MiB per iteration). */
+ * site: their growth is fitted as one (20 MiB + 20 MiB per iteration), and
+ * a failure lists them as one top site. */
 static void test_growth_merged(void **state)
 {
     (void)state;
@@ -568,7 +569,8 @@ static void test_growth_merged(void **state)
             vtg_alloc(&g, t++, 0x800000000 + i * 64 * MiB, 20 * MiB, 3);
             vtg_pop(&g, t++);
         }
-        vtg_end(&g, t, 0);
+        vtg_failed(&g, t++, 64 * GiB, 2, 64 * GiB - 400 * MiB, 64 * GiB);
+        vtg_end(&g, t, 1);
         assert_int_equal(vtg_close(&g), 0);
     }
     char err[256] = "";
@@ -576,6 +578,11 @@ static void test_growth_merged(void **state)
     assert_non_null(r);
     assert_int_equal(r->ngrowth, 1);
     assert_true(fabs(r->growth[0].bytes_per_iteration - 40.0 * MiB) < 1.0);
+    /* ... and the failure's top sites hold it once, with both stacks' bytes */
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].ntop_sites, 1);
+    assert_int_equal(r->ooms[0].top_sites[0].bytes, 400 * MiB);
+    assert_int_equal(r->ooms[0].top_sites[0].count, 20);
     vr_report_free(r);
 }
 
