@@ -10,6 +10,9 @@
 #undef cuGetProcAddress
 VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                              cuuint64_t flags);
+/* The CUDA 4.0 ABI of cuMemHostRegister (cuda.h maps the name to _v2). */
+#undef cuMemHostRegister
+VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
 /* Per-thread-default-stream variants, handed out by cuGetProcAddress with
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
@@ -22,33 +25,11 @@ void vti_redirect_proc(const char *symbol, int version, uint64_t flags, void **p
 
 #define NO_DRIVER CUDA_ERROR_NOT_INITIALIZED
 
-static void alloc_done(CUresult rc, uint64_t p, uint64_t size, enum vt_api api, const void *stream)
-{
-    int dev = vt_api_is_host(api) ? -1 : vti_driver_device();
-    if (rc == CUDA_SUCCESS && p)
-        vti_rec_alloc(p, size, dev, api, (uintptr_t)stream, 0);
-    else if (rc != CUDA_SUCCESS)
-        vti_rec_failed(size, rc, dev, api, VTI_DRIVER);
-}
-
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
-    PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter();                                                                      \
-    CUresult rc = real ? CALL : NO_DRIVER;                                                         \
-    if (outer && real)                                                                             \
-        alloc_done(rc, rc == CUDA_SUCCESS ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE), (API),         \
-                   (STREAM));                                                                      \
-    vti_leave();                                                                                   \
-    return rc
-
+    VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
+                   SIZE, API, STREAM)
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
-    PTYPE real = (PTYPE)vti_real(F);                                                               \
-    CUresult rc;                                                                                   \
-    if (vti_enter() && real)                                                                       \
-        vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
-    rc = real ? CALL : NO_DRIVER;                                                                  \
-    vti_leave();                                                                                   \
-    return rc
+    VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 
 typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*free_fn)(CUdeviceptr);
@@ -69,7 +50,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 VTI_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, 0);
+    FREE_HOOK(F_cuMemFree_v2, free_fn, real(dptr), dptr, VT_SPACE_ADDR);
 }
 
 /* Size recorded: pitch * Height bytes (WidthInBytes * Height on failure). */
@@ -104,7 +85,28 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned 
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 {
-    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, 0);
+    FREE_HOOK(F_cuMemFreeHost, host_free_fn, real(p), p, VT_SPACE_ADDR);
+}
+
+typedef CUresult (*host_register_fn)(void *, size_t, unsigned int);
+
+/* Host memory pinned in place: host_registered until cuMemHostUnregister.
+ * Both ABIs take the same arguments. */
+VTI_EXPORT CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    ALLOC_HOOK(F_cuMemHostRegister_v2, host_register_fn, real(p, bytesize, Flags), p, bytesize,
+               VT_API_CU_MEM_HOST_REGISTER, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    ALLOC_HOOK(F_cuMemHostRegister, host_register_fn, real(p, bytesize, Flags), p, bytesize,
+               VT_API_CU_MEM_HOST_REGISTER, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+    FREE_HOOK(F_cuMemHostUnregister, host_free_fn, real(p), p, VT_SPACE_ADDR);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
@@ -122,12 +124,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, 0);
+    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, VT_SPACE_ADDR);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, 0);
+    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, VT_SPACE_ADDR);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
@@ -157,9 +159,9 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
     CUresult rc = real ? real(handle, size, prop, flags) : NO_DRIVER;
     int dev = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1;
     if (outer && real && rc == CUDA_SUCCESS)
-        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0, 1);
+        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0);
     else if (outer && real)
-        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, VTI_DRIVER);
+        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE);
     vti_leave();
     return rc;
 }
@@ -168,19 +170,21 @@ typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
 VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, 1);
+    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_SPACE_VMM_HANDLE);
 }
 
-/* Mapping does not change physical usage: pass-through (kept hooked so a
- * runtime call passing through is not mistaken for an application call). */
+/* A mapping keeps a handle's memory alive after cuMemRelease (the driver
+ * frees it at the last cuMemUnmap), so successful maps and unmaps are
+ * recorded; the report decides when the memory dies. */
 VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                      CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
     CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                      unsigned long long) = vti_real(F_cuMemMap);
-    CUresult rc;
-    vti_enter();
-    rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
+    bool outer = vti_enter();
+    CUresult rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
+    if (outer && real && rc == CUDA_SUCCESS)
+        vti_rec_vmm_map(handle, ptr, size);
     vti_leave();
     return rc;
 }
@@ -188,9 +192,10 @@ VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 VTI_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     CUresult (*real)(CUdeviceptr, size_t) = vti_real(F_cuMemUnmap);
-    CUresult rc;
-    vti_enter();
-    rc = real ? real(ptr, size) : NO_DRIVER;
+    bool outer = vti_enter();
+    CUresult rc = real ? real(ptr, size) : NO_DRIVER;
+    if (outer && real && rc == CUDA_SUCCESS)
+        vti_rec_vmm_unmap(ptr, size);
     vti_leave();
     return rc;
 }
@@ -229,3 +234,5 @@ VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int
         vti_redirect_proc(symbol, cudaVersion, flags, pfn);
     return rc;
 }
+
+VTI_CHECK_HOOKS(VTI_DRIVER_HOOKS)

@@ -17,35 +17,16 @@ VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cud
 
 #define NO_RUNTIME cudaErrorInitializationError
 
-/* Record the outcome of a runtime allocation made at the outermost level. */
-static void alloc_done(cudaError_t rc, const void *p, uint64_t size, enum vt_api api,
-                       const void *stream)
+static int runtime_device(void)
 {
-    int dev = vt_api_is_host(api) ? -1 : vti_tl_device;
-    if (rc == cudaSuccess && p)
-        vti_rec_alloc((uintptr_t)p, size, dev, api, (uintptr_t)stream, 0);
-    else if (rc != cudaSuccess)
-        vti_rec_failed(size, rc, dev, api, VTI_RUNTIME);
+    return vti_tl_device;
 }
 
-/* Common shape of an allocation hook: resolve, enter, call, record, leave. */
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
-    PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter();                                                                      \
-    cudaError_t rc = real ? CALL : NO_RUNTIME;                                                     \
-    if (outer && real)                                                                             \
-        alloc_done(rc, rc == cudaSuccess ? (PTR) : NULL, (SIZE), (API), (STREAM));                 \
-    vti_leave();                                                                                   \
-    return rc
-
+    VTI_ALLOC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
+                   SIZE, API, STREAM)
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
-    PTYPE real = (PTYPE)vti_real(F);                                                               \
-    cudaError_t rc;                                                                                \
-    if (vti_enter() && real)                                                                       \
-        vti_rec_free((uintptr_t)(PTR), 0);                                                         \
-    rc = real ? CALL : NO_RUNTIME;                                                                 \
-    vti_leave();                                                                                   \
-    return rc
+    VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 
 typedef cudaError_t (*malloc_fn)(void **, size_t);
 typedef cudaError_t (*free_fn)(void *);
@@ -107,6 +88,21 @@ VTI_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int fla
 VTI_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
     FREE_HOOK(F_cudaFreeHost, free_fn, real(ptr), ptr);
+}
+
+typedef cudaError_t (*host_register_fn)(void *, size_t, unsigned int);
+
+/* Host memory pinned in place (size = the registered bytes): recorded as
+ * host_registered memory until cudaHostUnregister. */
+VTI_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+    ALLOC_HOOK(F_cudaHostRegister, host_register_fn, real(ptr, size, flags), ptr, size,
+               VT_API_CUDA_HOST_REGISTER, NULL);
+}
+
+VTI_EXPORT cudaError_t cudaHostUnregister(void *ptr)
+{
+    FREE_HOOK(F_cudaHostUnregister, free_fn, real(ptr), ptr);
 }
 
 VTI_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
@@ -171,9 +167,9 @@ VTI_EXPORT cudaError_t cudaSetDevice(int device)
     return rc;
 }
 
-/* Every live allocation of the current device is freed by a reset, except
- * stream-ordered ones (CUDA docs, cudaDeviceReset): recorded as frees before
- * the real reset. */
+/* Every live device allocation of the current device (stream-ordered ones
+ * too: their pools go with the context) is freed by a reset (CUDA docs,
+ * cudaDeviceReset): recorded as frees before the real reset. */
 VTI_EXPORT cudaError_t cudaDeviceReset(void)
 {
     cudaError_t (*real)(void) = vti_real(F_cudaDeviceReset);
@@ -184,3 +180,5 @@ VTI_EXPORT cudaError_t cudaDeviceReset(void)
     vti_leave();
     return rc;
 }
+
+VTI_CHECK_HOOKS(VTI_RUNTIME_HOOKS)

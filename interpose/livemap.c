@@ -96,7 +96,8 @@ static void count_alloc(const vti_live *e)
     atomic_fetch_add(&c->allocs, 1);
 }
 
-int vti_live_insert(const vti_live *e)
+/* Insert e without counting it (a mapping). */
+static int insert_uncounted(const vti_live *e)
 {
     stripe *s = stripe_of(key_hash(e->addr, e->space));
     int rc = 0;
@@ -110,6 +111,12 @@ int vti_live_insert(const vti_live *e)
         s->count++;
     }
     pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int vti_live_insert(const vti_live *e)
+{
+    int rc = insert_uncounted(e);
     if (rc == 0)
         count_alloc(e);
     return rc;
@@ -168,6 +175,89 @@ bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
     return sl != NULL;
 }
 
+bool vti_live_release(uint64_t handle, vti_live *out)
+{
+    uint64_t h = key_hash(handle, VT_SPACE_VMM_HANDLE);
+    stripe *s = stripe_of(h);
+    bool dies = false;
+    pthread_mutex_lock(&s->lock);
+    slot *sl = find(s, h, handle, VT_SPACE_VMM_HANDLE);
+    if (sl) {
+        *out = sl->e;
+        sl->e.released = 1;
+        dies = sl->e.maps == 0;
+        if (dies)
+            erase(s, (size_t)(sl - s->slots));
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (dies)
+        count_free(out);
+    return sl != NULL;
+}
+
+/* Add delta to handle's mapping count; a released handle whose count drops
+ * to 0 dies. Returns its device, -1 when it is not live. */
+static int handle_maps(uint64_t handle, int delta)
+{
+    uint64_t h = key_hash(handle, VT_SPACE_VMM_HANDLE);
+    stripe *s = stripe_of(h);
+    vti_live gone;
+    int device = -1;
+    bool dies = false;
+    pthread_mutex_lock(&s->lock);
+    slot *sl = find(s, h, handle, VT_SPACE_VMM_HANDLE);
+    if (sl && (delta > 0 || sl->e.maps)) {
+        device = sl->e.device;
+        sl->e.maps += (uint32_t)delta;
+        dies = sl->e.maps == 0 && sl->e.released;
+        gone = sl->e;
+        if (dies)
+            erase(s, (size_t)(sl - s->slots));
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (dies)
+        count_free(&gone);
+    return device;
+}
+
+int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
+{
+    int device = handle_maps(handle, 1);
+    vti_live m = {.addr = addr,
+                  .size = size,
+                  .device = INT32_MIN,
+                  .space = VTI_SPACE_MAPPING,
+                  .handle = handle};
+    if (device != -1 && insert_uncounted(&m) != 0)
+        handle_maps(handle, -1); /* map full: the handle dies at its release */
+    return device;
+}
+
+/* Remove the mapping at addr: its size, 0 when there is none. */
+static uint64_t unmap_one(uint64_t addr)
+{
+    uint64_t h = key_hash(addr, VTI_SPACE_MAPPING);
+    stripe *s = stripe_of(h);
+    vti_live m = {0};
+    pthread_mutex_lock(&s->lock);
+    slot *sl = find(s, h, addr, VTI_SPACE_MAPPING);
+    if (sl) {
+        m = sl->e;
+        erase(s, (size_t)(sl - s->slots));
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (sl)
+        handle_maps(m.handle, -1);
+    return sl ? m.size : 0;
+}
+
+void vti_live_vmm_unmap(uint64_t addr, uint64_t size)
+{
+    /* mappings placed back to back from addr (an expandable segment's chunks) */
+    for (uint64_t a = addr, n; a < addr + size && (n = unmap_one(a)); a += n)
+        ;
+}
+
 bool vti_live_has(uint64_t addr)
 {
     uint64_t h = key_hash(addr, 0);
@@ -179,16 +269,24 @@ bool vti_live_has(uint64_t addr)
     return found;
 }
 
+/* What cudaDeviceReset frees: every device address allocation, stream-ordered
+ * ones too (the reset destroys the primary context and with it its memory
+ * pools: "Destroy all allocations and reset all state on the current device",
+ * CUDA Runtime API, cudaDeviceReset; the simulated device's ledger agrees),
+ * but neither host memory nor VMM handles. */
+static bool dies_in_reset(const vti_live *e)
+{
+    const vt_api_info *info = vt_api_get((enum vt_api)e->api);
+    return e->space == VT_SPACE_ADDR && !vt_kind_is_host(info->kind);
+}
+
 /* Pop one live entry of device from stripe s into *out; false when none. */
 static bool pop_device(stripe *s, int device, vti_live *out)
 {
     bool found = false;
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
-        if (s->slots[i].used && s->slots[i].e.device == device && s->slots[i].e.space == 0 &&
-            !vt_api_is_host((enum vt_api)s->slots[i].e.api) &&
-            s->slots[i].e.api != VT_API_CUDA_MALLOC_ASYNC &&
-            s->slots[i].e.api != VT_API_CU_MEM_ALLOC_ASYNC) {
+        if (s->slots[i].used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
             *out = s->slots[i].e;
             erase(s, i);
             found = true;

@@ -10,57 +10,19 @@
 
 #include "vti_internal.h"
 
-/* X(name): every hooked symbol, in enum vti_fn order. */
-#define VTI_HOOKS(X)                                                                               \
-    X(cudaMalloc)                                                                                  \
-    X(cudaFree)                                                                                    \
-    X(cudaMallocManaged)                                                                           \
-    X(cudaMallocPitch)                                                                             \
-    X(cudaMalloc3D)                                                                                \
-    X(cudaMallocHost)                                                                              \
-    X(cudaHostAlloc)                                                                               \
-    X(cudaFreeHost)                                                                                \
-    X(cudaMallocAsync)                                                                             \
-    X(cudaMallocAsync_ptsz)                                                                        \
-    X(cudaFreeAsync)                                                                               \
-    X(cudaFreeAsync_ptsz)                                                                          \
-    X(cudaMallocFromPoolAsync)                                                                     \
-    X(cudaMallocFromPoolAsync_ptsz)                                                                \
-    X(cudaMemGetInfo)                                                                              \
-    X(cudaSetDevice)                                                                               \
-    X(cudaDeviceReset)                                                                             \
-    X(cuMemAlloc_v2)                                                                               \
-    X(cuMemFree_v2)                                                                                \
-    X(cuMemAllocPitch_v2)                                                                          \
-    X(cuMemAllocManaged)                                                                           \
-    X(cuMemAllocHost_v2)                                                                           \
-    X(cuMemHostAlloc)                                                                              \
-    X(cuMemFreeHost)                                                                               \
-    X(cuMemAllocAsync)                                                                             \
-    X(cuMemAllocAsync_ptsz)                                                                        \
-    X(cuMemFreeAsync)                                                                              \
-    X(cuMemFreeAsync_ptsz)                                                                         \
-    X(cuMemAllocFromPoolAsync)                                                                     \
-    X(cuMemAllocFromPoolAsync_ptsz)                                                                \
-    X(cuMemCreate)                                                                                 \
-    X(cuMemRelease)                                                                                \
-    X(cuMemMap)                                                                                    \
-    X(cuMemUnmap)                                                                                  \
-    X(cuMemGetInfo_v2)                                                                             \
-    X(cuGetProcAddress)                                                                            \
-    X(cuGetProcAddress_v2)
-
 /* The hooks are defined in hooks_*.c with their CUDA prototypes; here only
  * their addresses matter. */
 #define DECLARE(n) extern void n(void);
 VTI_HOOKS(DECLARE)
 #undef DECLARE
 #define NAME(n) #n,
-static const char *const fn_names[F_COUNT_] = {VTI_HOOKS(NAME)};
+static const char *const fn_names[] = {VTI_HOOKS(NAME)};
 #undef NAME
 #define ADDR(n) (void *)n,
-static void *const fn_hooks[F_COUNT_] = {VTI_HOOKS(ADDR)};
+static void *const fn_hooks[] = {VTI_HOOKS(ADDR)};
 #undef ADDR
+_Static_assert(sizeof fn_names / sizeof fn_names[0] == F_COUNT_, "one name per enum vti_fn");
+_Static_assert(sizeof fn_hooks / sizeof fn_hooks[0] == F_COUNT_, "one hook per enum vti_fn");
 
 static _Atomic(void *) fn_real[F_COUNT_];
 
@@ -247,6 +209,8 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
 {
     static const char *const v2_names[] = {"cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
                                            "cuMemAllocHost", "cuMemGetInfo"};
+    if (strcmp(symbol, "cuMemHostRegister") == 0) /* _v2 since CUDA 6.5 (cuda.h) */
+        return version >= 6050 ? F_cuMemHostRegister_v2 : F_cuMemHostRegister;
     static const char *const ptsz_names[] = {"cuMemAllocAsync", "cuMemFreeAsync",
                                              "cuMemAllocFromPoolAsync"};
     char buf[64];

@@ -89,12 +89,12 @@ static bool runtime_meminfo(uint64_t *free_b, uint64_t *total_b)
     return true;
 }
 
-bool vti_sample_meminfo(enum vti_level level, uint64_t *free_b, uint64_t *total_b)
+bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b)
 {
     bool ok;
     vti_tl_depth++;
     ok = driver_meminfo(free_b, total_b);
-    if (!ok && level == VTI_RUNTIME)
+    if (!ok && level == VT_LEVEL_RUNTIME)
         ok = runtime_meminfo(free_b, total_b);
     vti_tl_depth--;
     if (!ok)
@@ -148,7 +148,7 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
     write_ev(t, &ev);
 }
 
-static void first_call(vti_thread *t, int device, enum vti_level level)
+static void first_call(vti_thread *t, int device, enum vt_level level)
 {
     uint64_t fr, to;
     if (atomic_load_explicit(&first_call_done, memory_order_relaxed) ||
@@ -158,26 +158,31 @@ static void first_call(vti_thread *t, int device, enum vti_level level)
         emit_meminfo(t, device, fr, to);
 }
 
-void vti_rec_first_call(enum vti_level level)
+void vti_rec_first_call(enum vt_level level)
 {
     vti_thread *t = vti_thread_get();
     if (!t)
         return;
-    first_call(t, level == VTI_DRIVER ? vti_driver_device() : vti_tl_device, level);
+    first_call(t, level == VT_LEVEL_DRIVER ? vti_driver_device() : vti_tl_device, level);
     vti_thread_put(t);
 }
 
 /* ---- allocation and free ------------------------------------------------- */
 
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
-                   uint8_t space)
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream)
 {
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC};
+    const vt_api_info *info = vt_api_get(api);
     vti_live e;
     if (!t)
         return;
-    e = (vti_live){addr, size, vti_stack_capture(t, 0), device, (uint8_t)api, space};
+    e = (vti_live){.addr = addr,
+                   .size = size,
+                   .stack = vti_stack_capture(t, 0),
+                   .device = device,
+                   .api = (uint8_t)api,
+                   .space = (uint8_t)info->space};
     note_device(t, device);
     ev.ts_ns = vti_now_ns();
     if (vti_live_insert(&e) != 0) {
@@ -192,9 +197,44 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     ev.u.alloc.api = api;
     ev.u.alloc.stream = stream;
     write_ev(t, &ev);
-    first_call(t, device < 0 ? 0 : device,
-               api <= VT_API_CUDA_MALLOC_ASYNC ? VTI_RUNTIME : VTI_DRIVER);
+    first_call(t, device < 0 ? 0 : device, info->level);
     vti_thread_put(t);
+}
+
+void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
+                    int (*device)(void))
+{
+    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : device();
+    if (ok && p)
+        vti_rec_alloc(p, size, dev, api, stream);
+    else if (!ok)
+        vti_rec_failed(size, error, dev, api);
+}
+
+static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t size, int device)
+{
+    vti_thread *t = vti_thread_get();
+    vt_event ev = {.type = type};
+    if (!t)
+        return;
+    ev.ts_ns = vti_now_ns();
+    ev.u.vmm.handle = handle;
+    ev.u.vmm.addr = addr;
+    ev.u.vmm.size = size;
+    ev.u.vmm.device = device;
+    write_ev(t, &ev);
+    vti_thread_put(t);
+}
+
+void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
+{
+    emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
+}
+
+void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
+{
+    vti_live_vmm_unmap(addr, size);
+    emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
 }
 
 static void emit_free(vti_thread *t, const vti_live *e)
@@ -215,7 +255,8 @@ void vti_rec_free(uint64_t addr, uint8_t space)
         return;
     if (!(t = vti_thread_get()))
         return;
-    if (vti_live_remove(addr, space, &e))
+    if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e)
+                                     : vti_live_remove(addr, space, &e))
         emit_free(t, &e);
     vti_thread_put(t);
 }
@@ -336,8 +377,9 @@ static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint
     print_top_sites(device);
 }
 
-void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, enum vti_level level)
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api)
 {
+    enum vt_level level = vt_api_get(api)->level;
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC_FAILED};
     uint64_t fr = 0, to = 0;
@@ -373,14 +415,17 @@ static void summary_device(int device)
         return;
     fmt_bytes(c.peak_bytes, peak, sizeof peak);
     fmt_bytes(c.live_bytes, leak, sizeof leak);
+    /* The preload sees allocation calls only: its peak is what the report
+     * calls reserved (a caching allocator's segments count whole); the
+     * report splits allocated from reserved. */
     if (device < 0)
-        fprintf(stderr, "vramtrace: pinned host: ");
+        fprintf(stderr, "vramtrace: host memory (pinned, registered): peak %s", peak);
     else
-        fprintf(stderr, "vramtrace: device %d: ", device);
+        fprintf(stderr, "vramtrace: device %d: peak reserved %s", device, peak);
     fprintf(stderr,
-            "peak %s, %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
+            ", %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
             " failed allocations\n",
-            peak, c.allocs, leak, c.live_count, c.failures);
+            c.allocs, leak, c.live_count, c.failures);
 }
 
 void vti_rec_end_summary(const char *trace_path)
@@ -389,7 +434,7 @@ void vti_rec_end_summary(const char *trace_path)
     uint64_t seen = atomic_load(&devices_seen);
     uint64_t fr, to;
     (void)trace_path;
-    if (t && atomic_load(&first_call_done) && vti_sample_meminfo(VTI_DRIVER, &fr, &to))
+    if (t && atomic_load(&first_call_done) && vti_sample_meminfo(VT_LEVEL_DRIVER, &fr, &to))
         emit_meminfo(t, vti_driver_device(), fr, to);
     vti_thread_put(t);
     if (vti_settings_get()->quiet)

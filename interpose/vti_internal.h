@@ -76,48 +76,73 @@ const vti_settings *vti_settings_get(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 
-/* Every hooked entry point. Order matches the tables in real.c. */
+/* Every hooked entry point, once: X(name). The runtime's (found in
+ * libcudart when not next in the lookup order) and the driver's (libcuda)
+ * lists generate enum vti_fn here and the name and hook tables in real.c;
+ * hooks_runtime.c and hooks_driver.c check at compile time that each name of
+ * their list is a hook they define with its CUDA prototype. */
+#define VTI_RUNTIME_HOOKS(X)                                                                       \
+    X(cudaMalloc)                                                                                  \
+    X(cudaFree)                                                                                    \
+    X(cudaMallocManaged)                                                                           \
+    X(cudaMallocPitch)                                                                             \
+    X(cudaMalloc3D)                                                                                \
+    X(cudaMallocHost)                                                                              \
+    X(cudaHostAlloc)                                                                               \
+    X(cudaFreeHost)                                                                                \
+    X(cudaHostRegister)                                                                            \
+    X(cudaHostUnregister)                                                                          \
+    X(cudaMallocAsync)                                                                             \
+    X(cudaMallocAsync_ptsz)                                                                        \
+    X(cudaFreeAsync)                                                                               \
+    X(cudaFreeAsync_ptsz)                                                                          \
+    X(cudaMallocFromPoolAsync)                                                                     \
+    X(cudaMallocFromPoolAsync_ptsz)                                                                \
+    X(cudaMemGetInfo)                                                                              \
+    X(cudaSetDevice)                                                                               \
+    X(cudaDeviceReset)
+#define VTI_DRIVER_HOOKS(X)                                                                        \
+    X(cuMemAlloc_v2)                                                                               \
+    X(cuMemFree_v2)                                                                                \
+    X(cuMemAllocPitch_v2)                                                                          \
+    X(cuMemAllocManaged)                                                                           \
+    X(cuMemAllocHost_v2)                                                                           \
+    X(cuMemHostAlloc)                                                                              \
+    X(cuMemFreeHost)                                                                               \
+    X(cuMemHostRegister)                                                                           \
+    X(cuMemHostRegister_v2)                                                                        \
+    X(cuMemHostUnregister)                                                                         \
+    X(cuMemAllocAsync)                                                                             \
+    X(cuMemAllocAsync_ptsz)                                                                        \
+    X(cuMemFreeAsync)                                                                              \
+    X(cuMemFreeAsync_ptsz)                                                                         \
+    X(cuMemAllocFromPoolAsync)                                                                     \
+    X(cuMemAllocFromPoolAsync_ptsz)                                                                \
+    X(cuMemCreate)                                                                                 \
+    X(cuMemRelease)                                                                                \
+    X(cuMemMap)                                                                                    \
+    X(cuMemUnmap)                                                                                  \
+    X(cuMemGetInfo_v2)                                                                             \
+    X(cuGetProcAddress)                                                                            \
+    X(cuGetProcAddress_v2)
+#define VTI_HOOKS(X) VTI_RUNTIME_HOOKS(X) VTI_DRIVER_HOOKS(X)
+
+#define VTI_FN_ENUM(n) F_##n,
 enum vti_fn {
-    F_cudaMalloc,
-    F_cudaFree,
-    F_cudaMallocManaged,
-    F_cudaMallocPitch,
-    F_cudaMalloc3D,
-    F_cudaMallocHost,
-    F_cudaHostAlloc,
-    F_cudaFreeHost,
-    F_cudaMallocAsync,
-    F_cudaMallocAsync_ptsz,
-    F_cudaFreeAsync,
-    F_cudaFreeAsync_ptsz,
-    F_cudaMallocFromPoolAsync,
-    F_cudaMallocFromPoolAsync_ptsz,
-    F_cudaMemGetInfo,
-    F_cudaSetDevice,
-    F_cudaDeviceReset,
-    F_RUNTIME_END_,
-    F_cuMemAlloc_v2 = F_RUNTIME_END_,
-    F_cuMemFree_v2,
-    F_cuMemAllocPitch_v2,
-    F_cuMemAllocManaged,
-    F_cuMemAllocHost_v2,
-    F_cuMemHostAlloc,
-    F_cuMemFreeHost,
-    F_cuMemAllocAsync,
-    F_cuMemAllocAsync_ptsz,
-    F_cuMemFreeAsync,
-    F_cuMemFreeAsync_ptsz,
-    F_cuMemAllocFromPoolAsync,
-    F_cuMemAllocFromPoolAsync_ptsz,
-    F_cuMemCreate,
-    F_cuMemRelease,
-    F_cuMemMap,
-    F_cuMemUnmap,
-    F_cuMemGetInfo_v2,
-    F_cuGetProcAddress,
-    F_cuGetProcAddress_v2,
-    F_COUNT_
+    VTI_RUNTIME_HOOKS(VTI_FN_ENUM) F_RUNTIME_END_,
+    F_DRIVER_START_ = F_RUNTIME_END_ - 1,
+    VTI_DRIVER_HOOKS(VTI_FN_ENUM) F_COUNT_
 };
+#undef VTI_FN_ENUM
+
+/* In a hooks_*.c file: fails to compile unless every name of LIST is a
+ * function declared there (its hook, with the CUDA prototype). */
+#define VTI_HOOK_CHECK(n) (void)(n),
+#define VTI_CHECK_HOOKS(LIST)                                                                      \
+    __attribute__((unused)) static void vti_check_hooks(void)                                      \
+    {                                                                                              \
+        LIST(VTI_HOOK_CHECK)(void) 0;                                                              \
+    }
 
 /* The real (next) definition of a hooked function, or NULL when no CUDA
  * library provides it (yet). Never returns vramtrace's own hook. */
@@ -159,14 +184,31 @@ typedef struct vti_live {
     uint32_t stack;
     int32_t device;
     uint8_t api;
-    uint8_t space; /* 0 = address, 1 = cuMemCreate handle */
+    uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
+    uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
+    uint32_t maps;    /* VMM handle: live mappings */
+    uint64_t handle;  /* mapping: its handle */
 } vti_live;
+
+/* A VMM mapping's entry (addr = mapped address): not an allocation, never
+ * counted; it keeps its handle's memory alive. */
+#define VTI_SPACE_MAPPING 2
 
 /* Insert a live allocation; updates per-device live and peak bytes.
  * Returns 0, -1 when the map is full (bounded memory). */
 int vti_live_insert(const vti_live *e);
 /* Remove addr (space); fills *out. Returns true when it was live. */
 bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out);
+/* A VMM handle is released: like vti_live_remove, but a handle that is still
+ * mapped stays live (uncounted as freed) until its last mapping goes. true
+ * when the handle was live. */
+bool vti_live_release(uint64_t handle, vti_live *out);
+/* cuMemMap of handle at [addr, addr + size): returns the handle's device, -1
+ * when it is not live (created before the recording). */
+int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
+/* cuMemUnmap of [addr, addr + size): the mappings starting inside it go; a
+ * released handle dies with its last one. */
+void vti_live_vmm_unmap(uint64_t addr, uint64_t size);
 /* true when addr is a live allocation (address space). */
 bool vti_live_has(uint64_t addr);
 /* Remove every live allocation of device (for cudaDeviceReset), calling fn
@@ -190,34 +232,69 @@ void vti_live_reset(void);
 
 /* ---- recording (record.c) ----------------------------------------------- */
 
-enum vti_level { VTI_RUNTIME, VTI_DRIVER };
-
 /* Hook prologue/epilogue: returns true when this call is the outermost
  * hooked call of the thread and tracing is on. */
 bool vti_enter(void);
 void vti_leave(void);
 
-/* Record a successful allocation. */
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
-                   uint8_t space);
+/* Record a successful allocation; its handle space and runtime/driver level
+ * come from api's row in the trace's api table (vt_api_get). */
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream);
+/* Record a successful cuMemMap of handle at [addr, addr + size) (bytes) and
+ * a successful cuMemUnmap of [addr, addr + size): a VMM handle's memory
+ * stays live until released and unmapped everywhere. */
+void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
+void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
 /* Record a free (before the real free) with the device and api the
  * allocation was recorded with. No-op when addr (space) is not live. */
 void vti_rec_free(uint64_t addr, uint8_t space);
+/* The outcome of an outermost allocation call of api: ok with the new
+ * pointer p (0: nothing recorded, as for a zero-byte request), or a failure
+ * with error. The device is -1 for host kinds, else device() (called only
+ * then: the thread's current device). */
+void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
+                    int (*device)(void));
+
+/* The one shape of an allocation hook, for hooks_runtime.c and
+ * hooks_driver.c: resolve F, call, record the outcome of the outermost call,
+ * return the real result untouched. RC_T is the API's error type, OK its
+ * success value, NONE what to return when no real function exists. */
+#define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_enter();                                                                      \
+    RC_T rc = real ? CALL : NONE;                                                                  \
+    if (outer && real)                                                                             \
+        vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
+                       (API), (uint64_t)(uintptr_t)(STREAM), DEVICE);                              \
+    vti_leave();                                                                                   \
+    return rc
+
+/* The one shape of a free hook: recorded before the real free (the address
+ * may be reused by another thread as soon as it returns). */
+#define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    RC_T rc;                                                                                       \
+    if (vti_enter() && real)                                                                       \
+        vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
+    rc = real ? CALL : NONE;                                                                       \
+    vti_leave();                                                                                   \
+    return rc
+
 /* Record a failed allocation with a memory-info sample and print the OOM
  * diagnosis on stderr. */
-void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, enum vti_level level);
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api);
 /* Record a memory-info sample taken by the application (cudaMemGetInfo,
  * cuMemGetInfo). */
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
 /* After the first successful hooked call: a start meminfo sample. */
-void vti_rec_first_call(enum vti_level level);
+void vti_rec_first_call(enum vt_level level);
 /* Free every live allocation of device (cudaDeviceReset). */
 void vti_rec_device_reset(int device);
 /* The current device for a driver-level call (cuCtxGetDevice), else 0. */
 int vti_driver_device(void);
 /* Sample free/total of the current device through the real functions;
  * returns false when no sample could be taken. */
-bool vti_sample_meminfo(enum vti_level level, uint64_t *free_b, uint64_t *total_b);
+bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
 /* End of session: final meminfo, summary on stderr. */
 void vti_rec_end_summary(const char *trace_path);
 

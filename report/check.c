@@ -16,7 +16,10 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
     if (lim->max_peak >= 0 && r->peak_allocated > (uint64_t)lim->max_peak)
         n += broken(out, "peak allocated", r->peak_allocated, lim->max_peak);
     if (lim->max_leaked >= 0 && r->leaked_bytes > (uint64_t)lim->max_leaked)
-        n += broken(out, "leaked", r->leaked_bytes, lim->max_leaked);
+        n += broken(out, "leaked device memory", r->leaked_bytes, lim->max_leaked);
+    if (lim->max_host_leaked >= 0 && r->host_leaked_bytes > (uint64_t)lim->max_host_leaked)
+        n += broken(out, "leaked host memory (pinned, registered)", r->host_leaked_bytes,
+                    lim->max_host_leaked);
     if (lim->max_growth >= 0 && r->total_growth.bytes_per_iteration > (double)lim->max_growth) {
         char a[32], b[32];
         fprintf(out,

@@ -29,7 +29,8 @@ static const char usage_main[] =
     "\n"
     "  run [--sim[=DEVICE]] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's device memory\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
-    "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--no-oom] [--max-growth SIZE]\n"
+    "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
+    "             [--max-growth SIZE]\n"
     "\n"
     "  vramtrace COMMAND --help   help for one command\n"
     "  vramtrace --version\n";
@@ -70,8 +71,10 @@ static const char usage_check[] =
     "cannot be used (not a trace, corrupt, truncated unless --allow-truncated).\n"
     "SIZE: a number with B, KiB, MiB, GiB, TiB (1024-based) or KB, MB, GB, TB (1000-based).\n"
     "\n"
-    "  --max-peak SIZE     peak allocated bytes (all devices)\n"
-    "  --max-leaked SIZE   bytes live at exit\n"
+    "  --max-peak SIZE     peak allocated device memory (all devices; device, managed\n"
+    "                      and VMM memory, not pinned or registered host memory)\n"
+    "  --max-leaked SIZE   device memory live at exit\n"
+    "  --max-host-leaked SIZE  pinned and registered host memory live at exit\n"
     "  --no-oom            no unrecovered failed allocation (one is recovered when the\n"
     "                      same thread's next attempt of the same size succeeds, e.g. a\n"
     "                      caching allocator that freed its cache and retried)\n"
@@ -450,15 +453,16 @@ static int size_arg(const char *opt, const char *s, int64_t *out)
 
 static int cmd_check(int argc, char **argv)
 {
-    enum { O_PEAK = 256, O_LEAK, O_GROWTH, O_NOOOM, O_TRUNC };
+    enum { O_PEAK = 256, O_LEAK, O_HOSTLEAK, O_GROWTH, O_NOOOM, O_TRUNC };
     static const struct option opts[] = {{"max-peak", required_argument, NULL, O_PEAK},
                                          {"max-leaked", required_argument, NULL, O_LEAK},
+                                         {"max-host-leaked", required_argument, NULL, O_HOSTLEAK},
                                          {"max-growth", required_argument, NULL, O_GROWTH},
                                          {"no-oom", no_argument, NULL, O_NOOOM},
                                          {"allow-truncated", no_argument, NULL, O_TRUNC},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1};
+    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1};
     bool allow_trunc = false;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -469,6 +473,9 @@ static int cmd_check(int argc, char **argv)
             break;
         case O_LEAK:
             bad = size_arg("--max-leaked", optarg, &lim.max_leaked);
+            break;
+        case O_HOSTLEAK:
+            bad = size_arg("--max-host-leaked", optarg, &lim.max_host_leaked);
             break;
         case O_GROWTH:
             bad = size_arg("--max-growth", optarg, &lim.max_growth);

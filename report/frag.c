@@ -1,8 +1,13 @@
 /* frag.c: heaps and regions announced by a sub-allocator with the NVTX Mem
  * API (heap = a segment such as PyTorch's cudaMalloc'ed block pool, region =
  * a tensor inside it). reserved = heaps + direct allocations outside heaps;
- * allocated = regions + direct allocations outside heaps. Fragmentation of a
- * device's heaps: 1 - largest_free / total_free. */
+ * allocated = regions + direct allocations outside heaps.
+ *
+ * Fragmentation, the one definition used at the peak, at each OOM and over
+ * time: of the bytes free inside a device's registered heaps (heaps minus
+ * their regions), the share not in the largest contiguous free block of any
+ * one heap: 1 - largest_free / total_free (0 when nothing is free). A request
+ * larger than largest_free fails even though total_free would hold it. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -40,6 +45,7 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     vr_heap *h = vr_map_put(&s->heaps, ev->u.heap.heap, NULL);
     h->addr = ev->u.heap.addr;
     h->size = ev->u.heap.size;
+    h->lf_dirty = true;
     h->device = 0;
     s->uncovered_heaps++;
     vr_live *l = vr_map_get(&s->live, h->addr);
@@ -78,6 +84,7 @@ static void drop_regions(vr_state *s, vr_heap *h)
         vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
     }
     h->nregions = 0;
+    h->lf_dirty = true;
 }
 
 uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
@@ -149,6 +156,7 @@ void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
     r->range = range;
     r->ts = s->t_last;
     vr_iteration_alloc(s, r->size);
+    h->lf_dirty = true;
     h->region_bytes += r->size;
     vr_state_device(s, h->device)->region_bytes += r->size;
     vr_account(s, h->device, r->stack, r->range, (int64_t)r->size, 1);
@@ -163,6 +171,7 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr)
     vr_state_device(s, h->device)->region_bytes -= r->size;
     h->region_bytes -= r->size;
     vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
+    h->lf_dirty = true;
     size_t i = (size_t)(r - h->regions);
     memmove(r, r + 1, (h->nregions - i - 1) * sizeof(vr_region));
     h->nregions--;
@@ -179,6 +188,7 @@ void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size)
     vr_state_device(s, h->device)->region_bytes += (uint64_t)delta;
     h->region_bytes += (uint64_t)delta;
     r->size = size;
+    h->lf_dirty = true;
     vr_account(s, h->device, stack, range, delta, 0);
 }
 
@@ -207,9 +217,12 @@ vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
             continue;
         f.reserved += h->size;
         f.allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
-        uint64_t lf = heap_largest_free(h);
-        if (lf > f.largest_free)
-            f.largest_free = lf;
+        if (h->lf_dirty) { /* only heaps whose regions changed are walked again */
+            h->largest_free = heap_largest_free(h);
+            h->lf_dirty = false;
+        }
+        if (h->largest_free > f.largest_free)
+            f.largest_free = h->largest_free;
     }
     uint64_t total_free = f.reserved - f.allocated;
     f.fragmentation = total_free ? 1.0 - (double)f.largest_free / (double)total_free : 0.0;

@@ -1,7 +1,15 @@
 /* growth.c: NVTX range stacks per thread, iterations (the most frequent
  * top-level range, e.g. "train_step"), and least-squares growth fits of the
- * live bytes per call site sampled at iteration ends (or, without NVTX, at
- * evenly spaced time windows; see peak.c). */
+ * live bytes per call site sampled at iteration ends.
+ *
+ * Without NVTX, iterations come from a repeating call-site pattern: the first
+ * call site (full stack) that allocates device memory a second time is the
+ * anchor, and each of its allocations after which something was freed since
+ * its previous one ends an iteration (a loop that allocates and frees, as
+ * bandwidthTest or a training step does; a setup loop that only allocates is
+ * not an iteration). Evenly spaced time windows are never iterations: a
+ * leak-free allocate/copy/free loop sampled at arbitrary instants shows
+ * "growth" that is only where in the loop each sample fell. */
 #include "internal.h"
 
 #include <math.h>
@@ -127,5 +135,36 @@ const vr_sampler *vr_growth_sampler(const vr_state *s)
 {
     if (s->iter_name && candidate_count(s) >= 3 && s->iter.n >= 3)
         return &s->iter;
-    return &s->win;
+    if (s->pat.ticks >= 3 && s->pat.n >= 3)
+        return &s->pat;
+    return NULL;
+}
+
+static bool pattern_anchor(const vr_state *s, uint32_t stack)
+{
+    if (!stack)
+        return false;
+    if (s->pat_anchor)
+        return stack == s->pat_anchor;
+    return vr_map_get(&s->alloc_sites, stack) != NULL;
+}
+
+bool vr_pattern_ticks(const vr_state *s, uint32_t stack)
+{
+    return s->pat_freed && pattern_anchor(s, stack);
+}
+
+void vr_pattern_alloc(vr_state *s, uint32_t stack)
+{
+    if (!stack)
+        return;
+    if (pattern_anchor(s, stack)) {
+        s->pat_anchor = stack;
+        if (s->pat_freed)
+            vr_sampler_tick(s, &s->pat);
+        s->pat_freed = false;
+        return;
+    }
+    if (!s->pat_anchor)
+        vr_map_put(&s->alloc_sites, stack, NULL);
 }

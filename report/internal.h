@@ -71,20 +71,45 @@ typedef struct vr_live {
     uint64_t ts;
     uint32_t stack, range;
     int32_t device;
-    uint8_t in_heap; /* covered by a registered heap: counts as reserved only */
-    uint8_t pending; /* VR_PENDING_*: not counted yet, waits for its thread's next event */
-    uint32_t pending_tid;
+    uint8_t in_heap;     /* covered by a registered heap: counts as reserved only */
+    uint8_t pending;     /* VR_PENDING_*: not counted yet (see below) */
+    uint8_t kind;        /* enum vt_kind */
+    uint8_t released;    /* VMM: cuMemRelease seen, alive while mapped */
+    uint32_t nmaps;      /* VMM: live mappings of the handle */
     uint64_t pending_ts; /* when it became pending (ns, trace clock) */
     uint64_t heap;       /* the covering heap's id while in_heap */
 } vr_live;
 
-/* A device allocation whose accounting waits for its thread's next event:
- * NEW (a cudaMalloc: a heap registration at its address right after makes it
- * reserved only, anything else makes it a direct allocation) or UNCOVERED (its
- * heap was unregistered: a free of it right after drops it, anything else
- * makes it a direct allocation). Keeps allocated bytes from counting a
- * caching allocator's segment for the instant between the two records. */
+/* A device allocation whose accounting waits for the next event (of any
+ * thread, in the trace's time order) that reads or lowers the allocated
+ * bytes: NEW (a cudaMalloc: a heap registration at its address before then
+ * makes it reserved only, anything else makes it a direct allocation counted
+ * at its own time) or UNCOVERED (its heap was unregistered: a free of it
+ * before then drops it, anything else makes it a direct allocation). Events
+ * that only add pending allocations or heaps (vr_event_neutral) do not settle
+ * it, so a caching allocator's segment never counts as allocated for the
+ * instant between its cudaMalloc and heap registration, and an allocation
+ * never waits for its own thread's next event. */
 enum { VR_PENDING_NONE = 0, VR_PENDING_NEW, VR_PENDING_UNCOVERED };
+
+/* One (device, kind) row of the accounting (report.h vr_acct_row), as the
+ * replay builds it. key: acct_key(device, kind). */
+typedef struct vr_acct {
+    uint64_t key;
+    int32_t device;
+    uint8_t kind; /* enum vt_kind */
+    uint64_t allocations, frees, failed;
+    uint64_t live, live_count, peak;
+    uint64_t *at_fail; /* live bytes at each failure */
+    size_t nfail, capfail;
+} vr_acct;
+
+/* A VMM mapping: virtual address -> the live-map key of its handle. */
+typedef struct vr_vmm_map {
+    uint64_t key; /* mapped address */
+    uint64_t size;
+    uint64_t handle_key;
+} vr_vmm_map;
 
 typedef struct vr_region {
     uint64_t addr, size;
@@ -100,6 +125,8 @@ typedef struct vr_heap {
     vr_region *regions;     /* sorted by addr */
     size_t nregions, capregions;
     uint64_t region_bytes;
+    uint64_t largest_free; /* cached heap_largest_free, valid unless lf_dirty */
+    bool lf_dirty;
 } vr_heap;
 
 typedef struct vr_bucket {
@@ -129,7 +156,6 @@ typedef struct vr_thread {
     uint64_t *stack; /* NVTX ranges: domain << 32 | name string id */
     uint64_t *stack_ts;
     size_t depth, cap;
-    uint64_t pending_addr; /* a vr_live waiting for this thread's next event, 0 = none */
     /* the thread's last failed allocation, until its next allocation attempt */
     bool fail_open;
     int32_t fail_device;
@@ -176,6 +202,10 @@ typedef struct vr_state {
 
     vr_map strings, stacknodes, threads, devices, live, heaps, sites, phases;
     vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
+    vr_map acct;        /* vr_acct per (device, kind) */
+    vr_map vmm_maps;    /* vr_vmm_map per mapped address */
+    uint64_t *pend;     /* live keys of pending allocations, in time order */
+    size_t npend, cappend;
     vr_module *modules;
     size_t nmodules, capmodules;
 
@@ -183,7 +213,7 @@ typedef struct vr_state {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     uint64_t epoch;        /* snapshot epoch of the counters */
     bool peak_pending;     /* a new peak was reached and not yet snapshotted */
-    uint64_t frag_peak_at; /* peak value at the last fragmentation sample */
+    uint64_t frag_peak_at; /* peak value when peak_frag was taken */
     vr_frag peak_frag;
     size_t uncovered_heaps; /* heaps without a covering allocation */
     bool have_peak_frag;
@@ -205,9 +235,13 @@ typedef struct vr_state {
     uint64_t recovered;                   /* failed allocations retried successfully */
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
-    vr_sampler iter, win;
+    vr_sampler iter, pat;
     uint64_t total_samples[2][VR_SAMPLES];
-    uint64_t win_ns, win_next;
+    /* without NVTX: a repeating call-site pattern (see growth.c) */
+    vr_map alloc_sites;               /* stack id -> device allocations seen there */
+    uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
+    bool pat_freed;                   /* a free happened since the anchor's last allocation */
+    uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
     vr_range_span *spans;
     size_t nspans;
@@ -268,6 +302,18 @@ void vr_heap_check_alloc(vr_state *s, vr_live *l);
 vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
 void vr_frag_push(vr_state *s, const vr_frag *f);
 
+/* accounting.c: the per-(device, kind) ledger of report.h's vr_acct_row.
+ * An allocation of size bytes became live / stopped being live; a failed
+ * allocation call (live bytes of its row are recorded). */
+void vr_acct_alloc(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size);
+void vr_acct_free(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size);
+void vr_acct_failed(vr_state *s, int32_t device, enum vt_kind kind);
+/* The rows, sorted by device then kind, into r (arena memory). */
+void vr_acct_build(vr_state *s, vr_report *r);
+void vr_acct_destroy(vr_state *s);
+/* The device (-1 for host kinds) an event of api on device counts on. */
+int32_t vr_kind_device(enum vt_api api, int32_t device);
+
 /* replay.c: count a pending allocation as a direct allocation now. */
 void vr_pending_commit(vr_state *s, vr_live *l);
 /* A device allocation or region of `bytes` was counted (iteration input). */
@@ -281,9 +327,17 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
 void vr_sampler_tick(vr_state *s, vr_sampler *sp);
 /* Least-squares fit of samples (x = (i+1) * stride). */
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2);
-/* The sampler to use for growth: iterations if an NVTX iteration was seen
- * at least 3 times, else time windows. */
+/* The sampler to use for growth: NVTX iterations if one was seen at least 3
+ * times, else the call-site pattern's if it completed at least 3, else NULL
+ * (no growth is reported). */
 const vr_sampler *vr_growth_sampler(const vr_state *s);
+/* A device allocation at stack is about to be replayed: true when it starts
+ * a call-site-pattern iteration (vr_pattern_alloc will tick). */
+bool vr_pattern_ticks(const vr_state *s, uint32_t stack);
+/* Account an allocation at stack for the call-site pattern; ticks the
+ * pattern sampler (before the allocation counts) when it starts an
+ * iteration. */
+void vr_pattern_alloc(vr_state *s, uint32_t stack);
 
 /* oom.c */
 /* A failed allocation by thread t (its ranges give the failure's range and
@@ -291,8 +345,10 @@ const vr_sampler *vr_growth_sampler(const vr_state *s);
 void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 
-/* leaks.c: live allocations grouped by stack (counters keyed by stack id). */
-void vr_leaks_group(vr_state *s, vr_map *groups, uint64_t *bytes, uint64_t *count);
+/* leaks.c: live allocations of one kind grouped by stack (counters keyed by
+ * stack id); their bytes and count. */
+void vr_leaks_group(vr_state *s, enum vt_kind kind, vr_map *groups, uint64_t *bytes,
+                    uint64_t *count);
 
 /* batch.c: "vramtrace run -o batchN.vtrace -- ARGV" with argv's --batch set
  * to batch (the vramtrace run options of the first recording, such as

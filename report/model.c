@@ -115,23 +115,57 @@ static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
     free(rv.v);
 }
 
-static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
+/* The leaks of one kind, appended to *v (n entries, arena memory). */
+static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_leak **v, size_t *n,
+                          uint64_t *bytes, uint64_t *count)
 {
     vr_map groups;
-    vr_leaks_group(s, &groups, &r->leaked_bytes, &r->leaked_count);
+    vr_leaks_group(s, kind, &groups, bytes, count);
     raw_vec rv = {0};
     size_t i = 0;
     for (vr_counter *c; (c = vr_map_next(&groups, &i));)
         raw_push(&rv, (uint32_t)c->key, 0, c->live, c->live_count);
     vr_map_destroy(&groups);
-    size_t n;
-    vr_site *sites = merge_sites(s, sy, &rv, false, &n);
+    size_t m;
+    vr_site *sites = merge_sites(s, sy, &rv, false, &m);
     free(rv.v);
-    vr_leak *leaks = vr_alloc(s->arena, (n ? n : 1) * sizeof(vr_leak));
-    for (size_t k = 0; k < n; k++)
-        leaks[k] =
-            (vr_leak){.stack = sites[k].stack, .bytes = sites[k].bytes, .count = sites[k].count};
-    r->leaks = leaks;
+    vr_leak *out = vr_alloc(s->arena, (*n + m ? *n + m : 1) * sizeof(vr_leak));
+    if (*n)
+        memcpy(out, *v, *n * sizeof(vr_leak));
+    for (size_t k = 0; k < m; k++)
+        out[*n + k] = (vr_leak){.stack = sites[k].stack,
+                                .bytes = sites[k].bytes,
+                                .count = sites[k].count,
+                                .kind = vt_kind_name(kind)};
+    *v = out;
+    *n += m;
+}
+
+static int leak_cmp(const void *pa, const void *pb)
+{
+    const vr_leak *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+    int k = strcmp(a->kind, b->kind);
+    return k ? k : (a->stack.id > b->stack.id) - (a->stack.id < b->stack.id);
+}
+
+/* Device memory leaks count in leaked_bytes; host kinds in host_leaked_bytes;
+ * the list holds both, each labelled with its kind, largest first. */
+static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_leak *v = NULL;
+    size_t n = 0;
+    for (int k = 0; k < VT_KIND_MAX_; k++) {
+        uint64_t bytes, count;
+        leaks_of_kind(s, sy, (enum vt_kind)k, &v, &n, &bytes, &count);
+        bool host = vt_kind_is_host((enum vt_kind)k);
+        *(host ? &r->host_leaked_bytes : &r->leaked_bytes) += bytes;
+        *(host ? &r->host_leaked_count : &r->leaked_count) += count;
+    }
+    if (n)
+        qsort(v, n, sizeof(vr_leak), leak_cmp);
+    r->leaks = v ? v : vr_alloc(s->arena, sizeof(vr_leak));
     r->nleaks = n;
 }
 
@@ -149,13 +183,15 @@ static uint64_t device_headroom(vr_state *s)
     return best;
 }
 
+/* Least-squares growth over the samples; projected only from at least
+ * three complete iterations. */
 static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t iterations,
                             uint64_t room, uint64_t total_live)
 {
     vr_growth g = {.iterations = iterations, .projected_oom_iteration = -1};
     vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
-    if (g.bytes_per_iteration > 0 && room > total_live)
+    if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3)
         g.projected_oom_iteration =
             (int64_t)iterations +
             (int64_t)ceil((double)(room - total_live) / g.bytes_per_iteration);
@@ -218,9 +254,15 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
-    bool iters = sp == &s->iter;
-    r->iteration_name = iters ? vr_strdup(s->arena, vr_state_string(s, s->iter_name)) : "";
-    r->iterations = iters ? sp->ticks : sp->n;
+    bool nvtx = sp == &s->iter;
+    r->iteration_name = nvtx ? vr_strdup(s->arena, vr_state_string(s, s->iter_name)) : "";
+    r->iteration_kind = !sp ? "" : nvtx ? "nvtx_range" : "call_site";
+    if (sp == &s->pat)
+        r->iteration_site = vr_symbolize(sy, s->pat_anchor);
+    r->total_growth = (vr_growth){.projected_oom_iteration = -1};
+    if (!sp)
+        return; /* no iterations: no growth, no projection */
+    r->iterations = sp->ticks;
     uint64_t room = device_headroom(s);
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
@@ -387,17 +429,20 @@ static const char *batch_advice(vr_arena *a, const vr_report *r, const vr_oom *o
 
 static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)
 {
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     const char *dom = dominant(a, o);
     switch (o->verdict) {
     case VR_VERDICT_EXTERNAL:
         return vr_sprintf(a,
-                          "the device reported %s free where the recording leaves %s: %s are "
-                          "used outside what was recorded (other processes, the CUDA context, "
-                          "untracked libraries); recorded live data: %s",
+                          "the device reported %s free where the recording leaves %s: %s more "
+                          "are used outside what was recorded than at the start (other "
+                          "processes, untracked libraries; %s outside the recording in all); "
+                          "recorded live data: %s",
                           vr_format_size(o->device_free_bytes, b1, sizeof b1),
                           vr_format_size(o->device_free_bytes + o->external_bytes, b2, sizeof b2),
-                          vr_format_size(o->external_bytes, b3, sizeof b3), dom);
+                          vr_format_size(o->external_bytes, b3, sizeof b3),
+                          vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
+                          dom);
     case VR_VERDICT_FRAGMENTATION:
         return vr_sprintf(a,
                           "the registered heaps hold %s free but the largest free block is %s, "
@@ -421,12 +466,14 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
         const char *e = vr_sprintf(
             a,
             "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "
-            "the recording); dominated by %s",
+            "the recording: %s in use at the start, %s since); dominated by %s",
             vr_format_size(o->live_allocated, b1, sizeof b1),
             vr_format_size(o->requested_bytes, b2, sizeof b2),
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
-            vr_format_size(raw->baseline, b4, sizeof b4), dom[0] ? dom : "nothing recorded");
+            vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
+            vr_format_size(o->baseline_bytes, b5, sizeof b5),
+            vr_format_size(o->external_bytes, b6, sizeof b6), dom[0] ? dom : "nothing recorded");
         return batch_advice(a, r, o, e);
     }
     }
@@ -605,6 +652,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
     build_range_sites(s, sy, r);
     build_leaks(s, sy, r);
+    vr_acct_build(s, r);
     build_growth(s, sy, r);
     build_ooms(s, sy, r);
     build_notes(s, r);

@@ -242,4 +242,5 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     }
     batch_estimate(s, o, t, base);
     o->baseline = base;
+    o->o.baseline_bytes = base;
 }

@@ -50,8 +50,10 @@ void vr_snapshot_peak(vr_state *s)
 {
     s->epoch++;
     s->peak_pending = false;
-    /* fragmentation at the peak, refreshed when the peak grew by > 1% */
-    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at + s->frag_peak_at / 100) {
+    /* fragmentation at the peak's own instant: nothing changed allocated bytes
+     * since the peak (this runs before the first decrease), and heaps whose
+     * regions did not change are not walked again (frag.c's cache) */
+    if (!s->have_peak_frag || s->peak_alloc > s->frag_peak_at) {
         s->frag_peak_at = s->peak_alloc;
         vr_devstate *best = NULL;
         size_t i = 0;
@@ -235,7 +237,8 @@ void vr_sampler_tick(vr_state *s, vr_sampler *sp)
         sampler_record(s, sp);
 }
 
-/* Fragmentation over time: one sample per device with heaps. */
+/* Fragmentation over time: one sample per device with heaps, at evenly spaced
+ * windows (1 ms, doubled whenever 64 have passed). */
 static void frag_sample(vr_state *s, uint64_t ts)
 {
     size_t i = 0;
@@ -254,15 +257,12 @@ void vr_tick_time(vr_state *s, uint64_t ts)
         return;
     uint64_t rel = ts - s->t0;
     while (rel >= s->win_next) {
-        uint64_t stride_before = s->win.stride;
-        vr_sampler_tick(s, &s->win);
-        if (s->win.stride != stride_before) { /* decimated: windows twice as long */
-            s->win_ns *= 2;
-            s->win.stride = 1;
-            s->win.ticks = s->win.n;
-        }
         if (s->heaps.len)
             frag_sample(s, s->t0 + s->win_next);
-        s->win_next = (uint64_t)(s->win.n + 1) * s->win_ns;
+        if (++s->win_n == VR_SAMPLES) { /* windows twice as long */
+            s->win_n = VR_SAMPLES / 2;
+            s->win_ns *= 2;
+        }
+        s->win_next = (s->win_n + 1) * s->win_ns;
     }
 }

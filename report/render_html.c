@@ -494,15 +494,20 @@ static void ooms_table(FILE *f, const vr_report *r, size_t top)
 static void leaks_table(FILE *f, const vr_report *r, size_t top)
 {
     char b[32];
-    fprintf(f, "<h3>Leaks: %s in %" PRIu64 " allocations live at %s</h3>", SZ(r->leaked_bytes, b),
-            r->leaked_count, r->has_end ? "exit" : "the end");
+    char h[32];
+    fprintf(f,
+            "<h3>Leaks: %s of device memory in %" PRIu64 " allocations live at %s; host memory "
+            "(pinned, registered): %s in %" PRIu64 "</h3>",
+            SZ(r->leaked_bytes, b), r->leaked_count, r->has_end ? "exit" : "the end",
+            SZ(r->host_leaked_bytes, h), r->host_leaked_count);
     if (!r->nleaks)
         return;
-    fputs("<table id=\"leaks\"><tr><th>bytes</th><th>allocations</th><th>allocated at</th></tr>",
+    fputs("<table id=\"leaks\"><tr><th>bytes</th><th>allocations</th><th>kind</th>"
+          "<th>allocated at</th></tr>",
           f);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
-        fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>",
-                SZ(r->leaks[i].bytes, b), r->leaks[i].count);
+        fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>%s</td><td>",
+                SZ(r->leaks[i].bytes, b), r->leaks[i].count, r->leaks[i].kind);
         stack_html(f, &r->leaks[i].stack, 10);
         fputs("</td></tr>", f);
     }
@@ -516,8 +521,10 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
     if (r->iteration_name[0]) {
         fputs("NVTX range ", f);
         esc(f, r->iteration_name);
+    } else if (r->iteration_kind[0]) {
+        fputs("repeating call-site pattern", f);
     } else {
-        fputs("time windows", f);
+        fputs("no iterations: no growth measured", f);
     }
     fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f</h3>", r->iterations,
             r->total_growth.bytes_per_iteration, r->total_growth.r2);

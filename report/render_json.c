@@ -121,18 +121,44 @@ static void totals(FILE *f, const vr_report *r)
             ",\"peak_reserved_bytes\":%" PRIu64 ",\"peak_reserved_time_ns\":%" PRIu64
             ",\"leaked_bytes\":%" PRIu64 ",\"leaked_allocations\":%" PRIu64
             ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
-            ",\"host_pinned_peak_bytes\":%" PRIu64 "}",
+            ",\"host_pinned_peak_bytes\":%" PRIu64 ",\"host_leaked_bytes\":%" PRIu64
+            ",\"host_leaked_allocations\":%" PRIu64 "}",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations,
             r->peak_allocated, r->peak_allocated_t_ns, r->peak_reserved, r->peak_reserved_t_ns,
-            r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events, r->host_pinned_peak);
+            r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events, r->host_pinned_peak,
+            r->host_leaked_bytes, r->host_leaked_count);
+}
+
+/* The "accounting" section: one object per (device, kind), in the model's
+ * order (device, then kind). Field names are the contract with the ledger
+ * checker (tests/ledger/check_ledger.py). */
+static void accounting(FILE *f, const vr_report *r)
+{
+    fputs(",\"accounting\":[", f);
+    for (size_t i = 0; i < r->naccounting; i++) {
+        const vr_acct_row *a = &r->accounting[i];
+        fprintf(f, "%s{\"device\":%" PRId32 ",\"kind\":", i ? "," : "", a->device);
+        vr_json_str(f, a->kind);
+        fprintf(f,
+                ",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"failed\":%" PRIu64
+                ",\"peak_live_bytes\":%" PRIu64 ",\"live_bytes_at_failures\":[",
+                a->allocations, a->frees, a->failed, a->peak_live_bytes);
+        for (size_t k = 0; k < a->nfailures; k++)
+            fprintf(f, "%s%" PRIu64, k ? "," : "", a->live_bytes_at_failures[k]);
+        fprintf(f, "],\"leaked_bytes\":%" PRIu64 ",\"leaked_allocations\":%" PRIu64 "}",
+                a->leaked_bytes, a->leaked_allocations);
+    }
+    fputc(']', f);
 }
 
 static void leaks(FILE *f, const vr_report *r)
 {
     fputs(",\"leaks\":[", f);
     for (size_t i = 0; i < r->nleaks; i++) {
-        fprintf(f, "%s{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"stack\":", i ? "," : "",
+        fprintf(f, "%s{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"kind\":", i ? "," : "",
                 r->leaks[i].bytes, r->leaks[i].count);
+        vr_json_str(f, r->leaks[i].kind);
+        fputs(",\"stack\":", f);
         stack(f, &r->leaks[i].stack);
         fputc('}', f);
     }
@@ -162,8 +188,13 @@ static void growth(FILE *f, const vr_report *r)
     fputs(",\"iteration\":{", f);
     key(f, "range");
     vr_json_str(f, r->iteration_name);
-    fprintf(f, ",\"kind\":\"%s\",\"count\":%" PRIu64 "},\"total_growth\":",
-            r->iteration_name[0] ? "nvtx_range" : "time_window", r->iterations);
+    fprintf(f, ",\"kind\":\"%s\",\"count\":%" PRIu64,
+            r->iteration_kind[0] ? r->iteration_kind : "none", r->iterations);
+    if (r->iteration_site.n || r->iteration_site.id) {
+        fputs(",\"site\":", f);
+        stack(f, &r->iteration_site);
+    }
+    fputs("},\"total_growth\":", f);
     growth_obj(f, &r->total_growth, false);
     fputs(",\"growth\":[", f);
     for (size_t i = 0; i < r->ngrowth; i++) {
@@ -199,12 +230,14 @@ static void ooms(FILE *f, const vr_report *r)
                 "%s{\"time_ns\":%" PRIu64 ",\"device\":%d,\"requested_bytes\":%" PRIu64
                 ",\"error\":%d,\"device_free_bytes\":%" PRIu64 ",\"device_total_bytes\":%" PRIu64
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
+                ",\"outside_recording_bytes\":%" PRIu64 ",\"baseline_bytes\":%" PRIu64
                 ",\"external_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
                 ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
                 ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
                 o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
-                o->external_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
+                o->baseline_bytes + o->external_bytes, o->baseline_bytes, o->external_bytes,
+                o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
                 o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
         key(f, "api");
@@ -262,6 +295,7 @@ static void one(FILE *f, const vr_report *r, size_t top)
     program(f, r);
     devices(f, r);
     totals(f, r);
+    accounting(f, r);
     leaks(f, r);
     growth(f, r);
     ooms(f, r);

@@ -28,6 +28,29 @@ static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t 
         fprintf(f, "%s... %zu more frames\n", indent, st->n - max);
 }
 
+/* One line per (device, kind): the JSON "accounting" numbers. Device rows
+ * make the device totals; host kinds are listed apart. */
+static void accounting(FILE *f, const vr_report *r)
+{
+    char b1[32], b2[32];
+    if (r->naccounting)
+        fputs("  memory by kind (peak live, leaked at exit; device totals count device, managed "
+              "and vmm only):\n",
+              f);
+    for (size_t i = 0; i < r->naccounting; i++) {
+        const vr_acct_row *a = &r->accounting[i];
+        if (a->host)
+            fprintf(f, "    host      %-16s", a->kind);
+        else
+            fprintf(f, "    device %-2d %-16s", a->device, a->kind);
+        fprintf(f,
+                " %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed, peak live %s, "
+                "leaked %s in %" PRIu64 "\n",
+                a->allocations, a->frees, a->failed, SZ(a->peak_live_bytes, b1),
+                SZ(a->leaked_bytes, b2), a->leaked_allocations);
+    }
+}
+
 static void summary(FILE *f, const vr_report *r)
 {
     char b1[32], b2[32], b3[32];
@@ -56,8 +79,7 @@ static void summary(FILE *f, const vr_report *r)
             "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations (%" PRIu64
             " recovered)\n",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations);
-    if (r->host_pinned_peak)
-        fprintf(f, "  pinned host memory peak: %s\n", SZ(r->host_pinned_peak, b1));
+    accounting(f, r);
     for (size_t i = 0; i < r->nnotes; i++)
         fprintf(f, "  note: %s\n", r->notes[i]);
 }
@@ -150,14 +172,21 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
         fputs("no allocation is live at exit\n", f);
         return;
     }
-    fprintf(f, "%s in %" PRIu64 " allocations %s live at %s\n", SZ(r->leaked_bytes, b1),
-            r->leaked_count, r->leaked_count == 1 ? "is" : "are",
-            r->has_end ? "exit" : "the end of the trace");
+    const char *when = r->has_end ? "exit" : "the end of the trace";
+    fprintf(f, "device memory: %s in %" PRIu64 " allocations %s live at %s\n",
+            SZ(r->leaked_bytes, b1), r->leaked_count, r->leaked_count == 1 ? "is" : "are", when);
+    if (r->host_leaked_count)
+        fprintf(f,
+                "host memory (pinned, registered): %s in %" PRIu64 " allocations %s live at %s\n",
+                SZ(r->host_leaked_bytes, b1), r->host_leaked_count,
+                r->host_leaked_count == 1 ? "is" : "are", when);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
         const vr_leak *l = &r->leaks[i];
         fprintf(f,
-                "%" PRIu64 " bytes in %" PRIu64 " allocation%s %s definitely lost, allocated at:\n",
-                l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are");
+                "%" PRIu64 " bytes in %" PRIu64
+                " allocation%s %s definitely lost (%s memory), allocated at:\n",
+                l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
+                l->kind);
         print_stack(f, &l->stack, "    ", 12);
     }
     if (r->nleaks > top)
@@ -168,12 +197,21 @@ static void growth(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32], b2[32];
     fputs("\n-- Growth --\n", f);
-    if (r->iteration_name[0])
+    if (!r->iteration_kind[0]) {
+        fputs("no iterations (no NVTX range nor call-site pattern repeated 3 times): growth is "
+              "only measured over iterations\n",
+              f);
+        return;
+    }
+    if (r->iteration_name[0]) {
         fprintf(f, "iteration: NVTX range \"%s\", %" PRIu64 " iterations\n", r->iteration_name,
                 r->iterations);
-    else
-        fprintf(f, "iteration: %" PRIu64 " evenly spaced time windows (no repeating NVTX range)\n",
+    } else {
+        fprintf(f,
+                "iteration: repeating call-site pattern, %" PRIu64 " iterations, each begun by\n",
                 r->iterations);
+        print_stack(f, &r->iteration_site, "    ", 3);
+    }
     const vr_growth *t = &r->total_growth;
     fprintf(f, "total: %+.0f bytes/iteration (R^2 %.3f)", t->bytes_per_iteration, t->r2);
     if (t->projected_oom_iteration >= 0)
@@ -204,8 +242,6 @@ static void frag(FILE *f, const vr_report *r, size_t top)
         const vr_frag *x = &r->frag[i];
         if (!strcmp(x->when, "sample")) {
             nsamples++;
-            if (!worst || x->fragmentation > worst->fragmentation)
-                worst = x;
             continue;
         }
         if (shown++ >= top)
@@ -216,10 +252,15 @@ static void frag(FILE *f, const vr_report *r, size_t top)
                 x->when, VR_TIME(x->t_ns), x->device, SZ(x->reserved, b1), SZ(x->allocated, b2),
                 SZ(x->largest_free, b3), 100.0 * x->fragmentation);
     }
-    if (worst)
-        fprintf(f, "  over time: %zu samples, worst %.1f%% at %s (reserved %s, largest free %s)\n",
-                nsamples, 100.0 * worst->fragmentation, VR_TIME(worst->t_ns),
-                SZ(worst->reserved, b1), SZ(worst->largest_free, b2));
+    for (size_t i = 0; i < r->nfrag; i++) /* the worst of every instant measured */
+        if (!worst || r->frag[i].fragmentation > worst->fragmentation)
+            worst = &r->frag[i];
+    fprintf(f,
+            "  over time: worst %.1f%% at %s (%s; %zu samples, the peak and each OOM; reserved "
+            "%s, largest free %s)\n",
+            100.0 * worst->fragmentation, VR_TIME(worst->t_ns), worst->when, nsamples,
+            SZ(worst->reserved, b1), SZ(worst->largest_free, b2));
+    fputs("  fragmentation = 1 - largest free block / bytes free inside the registered heaps\n", f);
 }
 
 static void sites(FILE *f, const vr_report *r, size_t top)

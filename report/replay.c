@@ -29,10 +29,13 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->sites, sizeof(vr_counter));
     vr_map_init(&s->phases, sizeof(vr_counter));
     vr_map_init(&s->site_ranges, sizeof(vr_counter));
+    vr_map_init(&s->acct, sizeof(vr_acct));
+    vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
     s->iter.stride = 1;
     s->iter.slot = 0;
-    s->win.stride = 1;
-    s->win.slot = 1;
+    vr_map_init(&s->alloc_sites, sizeof(vr_counter));
+    s->pat.stride = 1;
+    s->pat.slot = 1;
     s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
     s->win_next = s->win_ns;
     s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
@@ -65,7 +68,11 @@ void vr_state_destroy(vr_state *s)
     free(s->ooms);
     free(s->frags);
     free(s->spans);
+    free(s->pend);
     free(s->exit_reason);
+    vr_acct_destroy(s);
+    vr_map_destroy(&s->vmm_maps);
+    vr_map_destroy(&s->alloc_sites);
     vr_map_destroy(&s->strings);
     vr_map_destroy(&s->stacknodes);
     vr_map_destroy(&s->threads);
@@ -152,6 +159,7 @@ static void on_device(vr_state *s, const vt_event *ev)
 static void free_live(vr_state *s, vr_live *l)
 {
     uint64_t addr = l->key;
+    vr_acct_free(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->device < 0) {
         s->host_pinned -= l->size;
     } else {
@@ -205,53 +213,66 @@ void vr_pending_commit(vr_state *s, vr_live *l)
     vr_heap_check_alloc(s, l);
 }
 
-/* l waits for thread t's next event (see VR_PENDING_*). */
-static void hold(vr_live *l, uint8_t kind, vr_thread *t, uint64_t ts)
+/* l is pending (see VR_PENDING_*) since ts. */
+static void hold(vr_state *s, vr_live *l, uint8_t kind, uint64_t ts)
 {
     l->pending = kind;
-    l->pending_tid = (uint32_t)t->key;
     l->pending_ts = ts;
-    t->pending_addr = l->key;
+    if (s->npend == s->cappend) {
+        s->cappend = s->cappend ? s->cappend * 2 : 16;
+        s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint64_t));
+    }
+    s->pend[s->npend++] = l->key;
 }
 
-/* Live-map key of an allocation. VMM physical handles (cuMemCreate) are not
- * addresses and may equal a device pointer's value, so they get their own
- * key space: bit 63, which no device or host virtual address has (x86-64 and
- * CUDA's unified addressing use at most 57 bits). */
+/* Live-map key of an allocation: VMM handles (cuMemCreate) are not addresses
+ * and may equal a device pointer's value, so they get their own key space:
+ * bit 63, which no device or host virtual address has (x86-64 and CUDA's
+ * unified addressing use at most 57 bits). */
 static uint64_t live_key(uint64_t addr, enum vt_api api)
 {
-    return api == VT_API_CU_MEM_CREATE ? addr | (1ull << 63) : addr;
+    return vt_api_get(api)->space == VT_SPACE_VMM_HANDLE ? addr | (1ull << 63) : addr;
 }
 
-/* Before each timed event: the event's thread settles what it left pending. */
+/* Events that neither read nor lower the allocated bytes: a new allocation
+ * (at a free address), a heap registration (it claims a pending allocation
+ * at its address), a VMM mapping, and markers. They leave pending
+ * allocations pending; every other event settles them first. */
+static bool neutral(const vr_state *s, const vt_event *ev)
+{
+    switch (ev->type) {
+    case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
+        return !vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) &&
+               !vr_pattern_ticks(s, ev->u.alloc.stack);
+    case VT_REC_HEAP_REGISTER:
+    case VT_REC_VMM_MAP:
+    case VT_REC_MARK:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_REGION_NAME:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Commit every pending allocation, in time order, each at its own time;
+ * except an uncovered one that ev frees (free_live drops it uncounted).
+ * ev may be NULL (the end of the trace). */
 static void settle_pending(vr_state *s, const vt_event *ev)
 {
-    vr_thread *t = vr_map_get(&s->threads, ev->thread_id);
-    if (!t || !t->pending_addr)
+    if (!s->npend || (ev && neutral(s, ev)))
         return;
-    uint64_t addr = t->pending_addr;
-    t->pending_addr = 0;
-    vr_live *l = vr_map_get(&s->live, addr);
-    if (!l || !l->pending || l->pending_tid != ev->thread_id)
-        return;
-    if (l->pending == VR_PENDING_NEW && ev->type == VT_REC_HEAP_REGISTER && ev->u.heap.addr == addr)
-        return; /* vr_heap_register covers it: reserved only */
-    if (l->pending == VR_PENDING_UNCOVERED && ev->type == VT_REC_FREE &&
-        live_key(ev->u.free.addr, ev->u.free.api) == addr)
-        return; /* free_live drops it */
-    vr_pending_commit(s, l);
-}
-
-/* The end of the trace: whatever is still pending was a direct allocation. */
-static void settle_all(vr_state *s)
-{
-    size_t i = 0;
-    for (vr_live *l; (l = vr_map_next(&s->live, &i));)
-        if (l->pending)
-            vr_pending_commit(s, l);
-    i = 0;
-    for (vr_thread *t; (t = vr_map_next(&s->threads, &i));)
-        t->pending_addr = 0;
+    uint64_t freed = ev && ev->type == VT_REC_FREE ? live_key(ev->u.free.addr, ev->u.free.api) : 0;
+    for (size_t i = 0; i < s->npend; i++) {
+        vr_live *l = vr_map_get(&s->live, s->pend[i]);
+        if (!l || !l->pending)
+            continue;
+        if (l->pending == VR_PENDING_UNCOVERED && l->key == freed)
+            continue;
+        vr_pending_commit(s, l);
+    }
+    s->npend = 0;
 }
 
 /* An allocation attempt on thread t: its previous failure, if any, is
@@ -271,6 +292,8 @@ static void attempt(vr_state *s, vr_thread *t, bool ok, uint64_t size, int32_t d
 static void on_failed(vr_state *s, const vt_event *ev)
 {
     vr_thread *t = vr_state_thread(s, ev->thread_id);
+    vr_acct_failed(s, vr_kind_device(ev->u.failed.api, ev->u.failed.device),
+                   vt_api_get(ev->u.failed.api)->kind);
     attempt(s, t, false, 0, 0);
     s->failed++;
     vr_oom_failed(s, ev, t);
@@ -297,14 +320,17 @@ static void on_alloc(vr_state *s, const vt_event *ev)
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
     l->range = vr_thread_range(t);
-    l->device = vt_api_is_host(ev->u.alloc.api) ? -1 : ev->u.alloc.device;
+    l->kind = (uint8_t)vt_api_get(ev->u.alloc.api)->kind;
+    l->device = vr_kind_device(ev->u.alloc.api, ev->u.alloc.device);
+    vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->device < 0) {
         s->host_pinned += l->size;
         if (s->host_pinned > s->host_pinned_peak)
             s->host_pinned_peak = s->host_pinned;
         return;
     }
-    hold(l, VR_PENDING_NEW, t, ev->ts_ns);
+    vr_pattern_alloc(s, l->stack);
+    hold(s, vr_map_get(&s->live, key), VR_PENDING_NEW, ev->ts_ns);
 }
 
 static void on_free(vr_state *s, const vt_event *ev)
@@ -316,7 +342,65 @@ static void on_free(vr_state *s, const vt_event *ev)
         return;
     }
     s->frees++;
+    s->pat_freed = true;
+    if (l->kind == VT_KIND_VMM && l->nmaps) {
+        l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
+        return;
+    }
     free_live(s, l);
+}
+
+/* cuMemMap: the handle's memory stays alive while mapped. */
+static void on_vmm_map(vr_state *s, const vt_event *ev)
+{
+    uint64_t key = live_key(ev->u.vmm.handle, VT_API_CU_MEM_CREATE);
+    vr_live *l = vr_map_get(&s->live, key);
+    if (!l)
+        return; /* a handle created before the recording (or imported) */
+    vr_vmm_map *m = vr_map_put(&s->vmm_maps, ev->u.vmm.addr, NULL);
+    if (m->handle_key) { /* the address was mapped and its unmap not seen */
+        vr_live *old = vr_map_get(&s->live, m->handle_key);
+        if (old && old->nmaps)
+            old->nmaps--;
+    }
+    m->size = ev->u.vmm.size;
+    m->handle_key = key;
+    l = vr_map_get(&s->live, key);
+    l->nmaps++;
+}
+
+/* One mapping at address a goes: a released handle dies with its last one. */
+static void unmap_one(vr_state *s, uint64_t a)
+{
+    vr_vmm_map *m = vr_map_get(&s->vmm_maps, a);
+    uint64_t key = m->handle_key;
+    vr_map_del(&s->vmm_maps, a);
+    vr_live *l = vr_map_get(&s->live, key);
+    if (!l || !l->nmaps)
+        return;
+    if (--l->nmaps == 0 && l->released)
+        free_live(s, l);
+}
+
+/* cuMemUnmap(addr, size): every mapping that starts inside the range. */
+static void on_vmm_unmap(vr_state *s, const vt_event *ev)
+{
+    uint64_t lo = ev->u.vmm.addr, hi = lo + ev->u.vmm.size;
+    vr_vmm_map *m = vr_map_get(&s->vmm_maps, lo);
+    if (m && m->size >= ev->u.vmm.size) {
+        unmap_one(s, lo);
+        return;
+    }
+    for (bool again = true; again;) { /* deleting moves entries: rescan */
+        again = false;
+        size_t i = 0;
+        for (vr_vmm_map *e; (e = vr_map_next(&s->vmm_maps, &i));)
+            if (e->key >= lo && e->key < hi) {
+                unmap_one(s, e->key);
+                again = true;
+                break;
+            }
+    }
 }
 
 static void on_end(vr_state *s, const vt_event *ev)
@@ -338,7 +422,7 @@ static void on_heap_unregister(vr_state *s, const vt_event *ev)
     uint64_t addr = vr_heap_unregister(s, ev->u.heap.heap, false);
     vr_live *l = addr ? vr_map_get(&s->live, addr) : NULL;
     if (l)
-        hold(l, VR_PENDING_UNCOVERED, vr_state_thread(s, ev->thread_id), ev->ts_ns);
+        hold(s, l, VR_PENDING_UNCOVERED, ev->ts_ns);
 }
 
 static void on_timed(vr_state *s, const vt_event *ev)
@@ -384,8 +468,33 @@ static void on_timed(vr_state *s, const vt_event *ev)
     case VT_REC_END:
         on_end(s, ev);
         break;
+    case VT_REC_VMM_MAP:
+        on_vmm_map(s, ev);
+        break;
+    case VT_REC_VMM_UNMAP:
+        on_vmm_unmap(s, ev);
+        break;
     default: /* marks, start/end ranges, region names: not needed here */
         break;
+    }
+}
+
+/* Events that may lower allocated bytes: the peak's composition and its
+ * fragmentation are taken before any of their state changes. */
+static bool lowers(const vr_state *s, const vt_event *ev)
+{
+    switch (ev->type) {
+    case VT_REC_FREE:
+    case VT_REC_REGION_UNREGISTER:
+    case VT_REC_REGION_RESIZE:
+    case VT_REC_HEAP_UNREGISTER:
+    case VT_REC_HEAP_RESET:
+    case VT_REC_VMM_UNMAP:
+        return true;
+    case VT_REC_ALLOC: /* at a live address: its unrecorded free */
+        return vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) != NULL;
+    default:
+        return false;
     }
 }
 
@@ -421,8 +530,10 @@ static void replay_event(vr_state *s, const vt_event *ev)
     }
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
-    vr_tick_time(s, ev->ts_ns);
     settle_pending(s, ev);
+    if (s->peak_pending && lowers(s, ev))
+        vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
+    vr_tick_time(s, ev->ts_ns);
     on_timed(s, ev);
 }
 
@@ -492,7 +603,7 @@ static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *e
         if (prog.on && (s->events & 0xffff) == 0)
             progress_update(&prog, rd);
     }
-    settle_all(s);
+    settle_pending(s, NULL);
     progress_end(&prog);
     if (rc < 0) {
         const char *m = vt_reader_error(rd);

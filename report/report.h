@@ -89,6 +89,7 @@ typedef struct vr_device {
 typedef struct vr_leak {
     vr_stack stack;
     uint64_t bytes, count;
+    const char *kind; /* vt_kind_name of the memory ("device", "host_pinned", ...) */
 } vr_leak;
 
 typedef struct vr_growth {
@@ -116,7 +117,12 @@ typedef struct vr_oom {
     const char *api;
     uint64_t device_free_bytes, device_total_bytes; /* meminfo at the failure; 0 if unknown */
     uint64_t live_allocated, live_reserved;         /* recorded, at the failure */
-    uint64_t external_bytes; /* device use not explained by recorded memory + baseline */
+    /* Device use outside the recording = baseline_bytes + external_bytes:
+     * baseline_bytes was already in use at the first memory-info sample (the
+     * CUDA context, other processes), external_bytes appeared since (device
+     * use not explained by recorded memory + baseline). */
+    uint64_t baseline_bytes;
+    uint64_t external_bytes;
     uint64_t heap_free, heap_largest_free; /* inside registered heaps */
     enum vr_verdict verdict;
     const char *explanation;
@@ -145,6 +151,23 @@ typedef struct vr_oom {
     bool recovered;
 } vr_oom;
 
+/* One (device, kind) of the accounting: the same numbers as the simulated
+ * device's ledger (docs/CONTRACTS "B"): kind is vt_kind_name's, device -1
+ * for host kinds. Sizes as the API defines the allocation; a VMM handle's
+ * memory is live from cuMemCreate until released and unmapped everywhere. */
+typedef struct vr_acct_row {
+    int32_t device;
+    const char *kind;     /* "device", "managed", "host_pinned", "host_registered", "vmm" */
+    bool host;            /* a host kind: kept out of device totals */
+    uint64_t allocations; /* successful allocation calls (VMM: cuMemCreate) */
+    uint64_t frees;       /* allocations that stopped being live before the end */
+    uint64_t failed;      /* failed allocation calls */
+    uint64_t peak_live_bytes;
+    const uint64_t *live_bytes_at_failures; /* at each failure of this row, in order */
+    size_t nfailures;
+    uint64_t leaked_bytes, leaked_allocations; /* live at exit (the end of the trace) */
+} vr_acct_row;
+
 typedef struct vr_range_span {
     uint64_t start_ns, end_ns;
     const char *name;
@@ -172,8 +195,11 @@ typedef struct vr_report {
     uint64_t recovered_allocations; /* failed allocations later recovered (vr_oom.recovered) */
     uint64_t peak_allocated, peak_allocated_t_ns; /* all devices together */
     uint64_t peak_reserved, peak_reserved_t_ns;
-    uint64_t leaked_bytes, leaked_count;
-    uint64_t host_pinned_peak; /* pinned host memory (not counted on devices) */
+    uint64_t leaked_bytes, leaked_count;           /* device memory (device, managed, vmm) */
+    uint64_t host_leaked_bytes, host_leaked_count; /* host kinds (pinned, registered) */
+    uint64_t host_pinned_peak;     /* pinned + registered host memory (not counted on devices) */
+    const vr_acct_row *accounting; /* sorted by device, then kind */
+    size_t naccounting;
 
     const vr_site *sites; /* call sites live at the peak, largest first */
     size_t nsites;
@@ -186,8 +212,13 @@ typedef struct vr_report {
     const vr_leak *leaks; /* largest first */
     size_t nleaks;
 
-    const char *iteration_name; /* NVTX range used as an iteration, "" = time windows */
-    uint64_t iterations;
+    const char *iteration_name; /* NVTX range used as an iteration, "" = none */
+    /* What an iteration is: "nvtx_range" (iteration_name), "call_site" (each
+     * allocation at iteration_site after frees: a repeating call-site
+     * pattern) or "" (none: no growth is reported). */
+    const char *iteration_kind;
+    vr_stack iteration_site;
+    uint64_t iterations; /* complete iterations */
     vr_growth total_growth;
     const vr_growth *growth; /* growing sites, fastest first */
     size_t ngrowth;
@@ -262,7 +293,8 @@ bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out);
 /* ---- CI limits (vramtrace check) ---------------------------------------- */
 
 typedef struct vr_limits {
-    int64_t max_peak, max_leaked, max_growth; /* bytes; -1 = no limit */
+    int64_t max_peak, max_leaked, max_growth; /* device memory, bytes; -1 = no limit */
+    int64_t max_host_leaked;                  /* host kinds (pinned, registered); -1 = none */
     bool no_oom;
 } vr_limits;
 

@@ -2,6 +2,7 @@
  * byte-exact accounting, the default stream-ordered pool. */
 #define _GNU_SOURCE /* memfd_create, fallocate */
 #include "sim_internal.h"
+#include "ledger.h"
 
 #include <cuda.h>
 #include <fcntl.h>
@@ -130,10 +131,18 @@ void sim_phys_free(struct sim_device *d, uint64_t offset, size_t len)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* Give pages back to the host: the range reads as zeros afterwards. */
-static void release_pages(uintptr_t start, size_t len)
+/* Give the pages of a freed range back to the host (they read as zeros
+ * afterwards), except in the first `capacity` bytes of the device's range:
+ * first fit places allocations there, so those pages stay mapped for reuse
+ * and at most a device's worth of freed memory stays resident. */
+static void release_pages(const struct sim_device *d, uintptr_t start, size_t len)
 {
-    uintptr_t a = (start + 4095) & ~(uintptr_t)4095, e = (start + len) & ~(uintptr_t)4095;
+    uintptr_t keep_end = d->va_base + sim_cfg.capacity, end = start + len;
+    if (end <= keep_end)
+        return;
+    if (start < keep_end)
+        start = keep_end;
+    uintptr_t a = (start + 4095) & ~(uintptr_t)4095, e = end & ~(uintptr_t)4095;
     if (e > a && e - a >= 65536)
         madvise((void *)a, e - a, MADV_DONTNEED);
 }
@@ -154,6 +163,7 @@ static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded
         return -1;
     *a = (struct sim_alloc){p, size, rounded, kind, seg, d->table[bucket(p)]};
     d->table[bucket(p)] = a;
+    sim_ledger_alloc(kind == SIM_MANAGED_MEM ? SIM_LK_MANAGED : SIM_LK_DEVICE, d->ordinal, p, size);
     return 0;
 }
 
@@ -201,13 +211,15 @@ static void pool_put(struct CUmemPoolHandle_st *pool, struct sim_alloc *a)
 /* Give a's range back (to its pool segment, or to the device with its pages); locked. */
 static void release_alloc(struct sim_device *d, struct sim_alloc *a)
 {
+    sim_ledger_free(a->kind == SIM_MANAGED_MEM ? SIM_LK_MANAGED : SIM_LK_DEVICE, d->ordinal, a->ptr,
+                    a->size);
     if (a->kind == SIM_ASYNC_MEM) {
         pool_put(&d->pool, a);
         return;
     }
     ra_give(&d->ra, a->ptr, a->rounded);
     d->used -= a->rounded;
-    release_pages(a->ptr, a->rounded);
+    release_pages(d, a->ptr, a->rounded);
 }
 
 int sim_free(struct sim_device *d, uintptr_t p)
@@ -293,7 +305,7 @@ static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep)
         pool->reserved -= s->len;
         ra_destroy(&s->ra);
         ra_give(&pool->dev->ra, s->base, s->len);
-        release_pages(s->base, s->len);
+        release_pages(pool->dev, s->base, s->len);
         free(s);
     }
 }

@@ -241,6 +241,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 /* At refcount 0 the context is destroyed with all its memory. */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxRelease_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;
@@ -256,6 +257,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;

@@ -5,6 +5,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "ledger.h"
 #include "sim_internal.h"
 
 extern int sim_drv_initialized;
@@ -15,6 +16,12 @@ CUresult sim_check_init(void);
 /* CUDA_ERROR_NOT_INITIALIZED before cuInit, CUDA_ERROR_INVALID_DEVICE for an ordinal
  * out of range, else CUDA_SUCCESS. */
 CUresult sim_check_device(CUdevice dev);
+/* The ordinal of the calling thread's current device, or -1 (ledger lines). */
+static inline int sim_current_ordinal(void)
+{
+    struct sim_device *d = sim_current_device();
+    return d ? d->ordinal : -1;
+}
 /* Frees a device allocation (any kind; 0 is a no-op): cuMemFree's rules. */
 CUresult sim_free_dptr(CUdeviceptr dptr);
 /* The current device, or a CUresult error in *err. */

@@ -30,10 +30,12 @@ static CUresult dev_alloc(CUdeviceptr *dptr, size_t size, enum sim_kind kind)
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-    return dev_alloc(dptr, bytesize, SIM_DEVICE_MEM);
+    SIM_LEDGER_SCOPE("cuMemAlloc_v2");
+    return (CUresult)vtsim_ledger_fail(SIM_LK_DEVICE, sim_current_ordinal(), bytesize,
+                                       dev_alloc(dptr, bytesize, SIM_DEVICE_MEM));
 }
 
-CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+static CUresult managed_alloc(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
     if (sim_check_init())
         return sim_check_init();
@@ -45,8 +47,15 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned 
 /* Pitch: the row size rounded up to 512 bytes, the pitch alignment of
  * current GPUs (CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT is 32, but the
  * allocator pads rows to 512; README.md). */
-CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
-                                    size_t Height, unsigned int ElementSizeBytes)
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    SIM_LEDGER_SCOPE("cuMemAllocManaged");
+    return (CUresult)vtsim_ledger_fail(SIM_LK_MANAGED, sim_current_ordinal(), bytesize,
+                                       managed_alloc(dptr, bytesize, flags));
+}
+
+static CUresult pitch_alloc(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes)
 {
     if (sim_check_init())
         return sim_check_init();
@@ -62,6 +71,15 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
     return err;
 }
 
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                    size_t Height, unsigned int ElementSizeBytes)
+{
+    SIM_LEDGER_SCOPE("cuMemAllocPitch_v2");
+    return (CUresult)vtsim_ledger_fail(
+        SIM_LK_DEVICE, sim_current_ordinal(), WidthInBytes * Height,
+        pitch_alloc(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes));
+}
+
 CUresult sim_free_dptr(CUdeviceptr dptr)
 {
     struct sim_device *d;
@@ -70,11 +88,13 @@ CUresult sim_free_dptr(CUdeviceptr dptr)
     if (dptr == 0)
         return CUDA_SUCCESS;
     d = sim_device_of((uintptr_t)dptr);
-    return d ? (CUresult)sim_free(d, (uintptr_t)dptr) : CUDA_ERROR_INVALID_VALUE;
+    return (CUresult)sim_ledger_bad_free(dptr, d ? (CUresult)sim_free(d, (uintptr_t)dptr)
+                                                 : CUDA_ERROR_INVALID_VALUE);
 }
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
+    SIM_LEDGER_SCOPE("cuMemFree_v2");
     return sim_free_dptr(dptr);
 }
 
@@ -94,7 +114,7 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
 }
 
 /* Pinned host memory: host RAM, not device memory; page aligned. */
-CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+static CUresult host_alloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     CUresult err;
     struct host_alloc *h;
@@ -112,13 +132,22 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
     pthread_mutex_lock(&host_lock);
     h->next = host_list;
     host_list = h;
+    sim_ledger_alloc(SIM_LK_PINNED, -1, (uintptr_t)h->p, bytesize);
     pthread_mutex_unlock(&host_lock);
     *pp = h->p;
     return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    SIM_LEDGER_SCOPE("cuMemHostAlloc");
+    return (CUresult)vtsim_ledger_fail(SIM_LK_PINNED, -1, bytesize,
+                                       host_alloc(pp, bytesize, Flags));
+}
+
 CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
+    SIM_LEDGER_SCOPE("cuMemAllocHost_v2");
     return cuMemHostAlloc(pp, bytesize, 0);
 }
 
@@ -135,6 +164,7 @@ static int host_find(const void *p, int exact, int unlink, struct host_alloc *ou
             *out = *h;
             found = 1;
             if (unlink) {
+                sim_ledger_free(SIM_LK_PINNED, -1, s, h->size);
                 *pp = h->next;
                 free(h);
             }
@@ -148,10 +178,11 @@ static int host_find(const void *p, int exact, int unlink, struct host_alloc *ou
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     struct host_alloc h;
+    SIM_LEDGER_SCOPE("cuMemFreeHost");
     if (sim_check_init())
         return sim_check_init();
     if (!host_find(p, 1, 1, &h))
-        return CUDA_ERROR_INVALID_VALUE;
+        return (CUresult)sim_ledger_bad_free((uintptr_t)p, CUDA_ERROR_INVALID_VALUE);
     free(h.p);
     return CUDA_SUCCESS;
 }

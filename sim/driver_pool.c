@@ -72,8 +72,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream)
     return err;
 }
 
-CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-                                         CUstream hStream)
+static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
     CUresult err;
     uintptr_t p;
@@ -87,17 +86,28 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUm
     return err;
 }
 
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                         CUstream hStream)
+{
+    SIM_LEDGER_SCOPE("cuMemAllocFromPoolAsync");
+    return (CUresult)vtsim_ledger_fail(SIM_LK_DEVICE,
+                                       pool ? pool->dev->ordinal : sim_current_ordinal(), bytesize,
+                                       pool_alloc(dptr, bytesize, pool, hStream));
+}
+
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
+    SIM_LEDGER_SCOPE("cuMemAllocAsync");
     CUresult err;
     struct sim_device *d = sim_stream_device(hStream, &err);
     if (!d)
-        return err;
+        return (CUresult)vtsim_ledger_fail(SIM_LK_DEVICE, sim_current_ordinal(), bytesize, err);
     return cuMemAllocFromPoolAsync(dptr, bytesize, &d->pool, hStream);
 }
 
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
+    SIM_LEDGER_SCOPE("cuMemFreeAsync");
     CUresult err;
     if (!sim_stream_device(hStream, &err))
         return err;

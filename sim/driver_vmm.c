@@ -68,8 +68,8 @@ CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity, const CUmemA
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-                             const CUmemAllocationProp *prop, unsigned long long flags)
+static CUresult vmm_create(CUmemGenericAllocationHandle *handle, size_t size,
+                           const CUmemAllocationProp *prop, unsigned long long flags)
 {
     CUresult err;
     struct sim_device *d = prop_device(prop, &err);
@@ -89,9 +89,19 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     pthread_mutex_lock(&vmm_lock);
     ph->next = physs;
     physs = ph;
+    sim_ledger_vmm("vmm_create", (uintptr_t)ph, d->ordinal, 0, size);
     pthread_mutex_unlock(&vmm_lock);
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)ph;
     return CUDA_SUCCESS;
+}
+
+/* cuMemCreate; a failure is a failed allocation of kind "vmm". */
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                             const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    SIM_LEDGER_SCOPE("cuMemCreate");
+    return (CUresult)vtsim_ledger_fail("vmm", prop ? prop->location.id : -1, size,
+                                       vmm_create(handle, size, prop, flags));
 }
 
 /* The live handle `h`, or NULL; locked. */
@@ -123,11 +133,13 @@ static void phys_maybe_free(struct sim_phys *ph)
 CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     struct sim_phys *ph;
+    SIM_LEDGER_SCOPE("cuMemRelease");
     if (sim_check_init())
         return sim_check_init();
     pthread_mutex_lock(&vmm_lock);
     ph = phys_find(handle);
     if (ph) {
+        sim_ledger_vmm("vmm_release", (uintptr_t)ph, ph->dev->ordinal, 0, ph->size);
         ph->released = 1;
         phys_maybe_free(ph);
     }
@@ -232,6 +244,7 @@ static CUresult map_locked(uintptr_t p, size_t size, struct sim_phys *ph)
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *m = (struct sim_map){p, size, ph, maps};
+    sim_ledger_vmm("vmm_map", (uintptr_t)ph, ph->dev->ordinal, p, size);
     maps = m;
     ph->maps++;
     return CUDA_SUCCESS;
@@ -245,6 +258,7 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 {
     CUresult err = CUDA_ERROR_INVALID_VALUE;
     struct sim_phys *ph;
+    SIM_LEDGER_SCOPE("cuMemMap");
     if (sim_check_init())
         return sim_check_init();
     if (size == 0 || size % GRAN || ptr % GRAN || offset || flags)
@@ -277,6 +291,7 @@ static CUresult unmap_locked(uintptr_t p, size_t size)
             continue;
         }
         *pp = m->next;
+        sim_ledger_vmm("vmm_unmap", (uintptr_t)m->phys, m->phys->dev->ordinal, m->base, m->size);
         m->phys->maps--;
         phys_maybe_free(m->phys);
         free(m);
@@ -291,6 +306,7 @@ static CUresult unmap_locked(uintptr_t p, size_t size)
 CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     CUresult err;
+    SIM_LEDGER_SCOPE("cuMemUnmap");
     if (sim_check_init())
         return sim_check_init();
     if (size == 0 || size % GRAN || ptr % GRAN)

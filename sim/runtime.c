@@ -17,6 +17,7 @@
 /* cudaMalloc(&p, 0) succeeds with p = NULL, unlike cuMemAlloc. */
 cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
 {
+    RT_LEDGER_SCOPE("cudaMalloc", "device", size);
     cudaError_t e = rt_ready();
     if (e || !devPtr)
         return rt_ret(e ? e : cudaErrorInvalidValue);
@@ -29,22 +30,26 @@ cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
 
 cudaError_t CUDARTAPI cudaFree(void *devPtr)
 {
+    RT_LEDGER_SCOPE("cudaFree", NULL, 0);
     FORWARD(rt_drv.cuMemFree((CUdeviceptr)devPtr));
 }
 
 cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
+    RT_LEDGER_SCOPE("cudaMallocManaged", "managed", size);
     FORWARD(rt_drv.cuMemAllocManaged((CUdeviceptr *)devPtr, size, flags));
 }
 
 cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
+    RT_LEDGER_SCOPE("cudaMallocPitch", "device", width * height);
     FORWARD(rt_drv.cuMemAllocPitch((CUdeviceptr *)devPtr, pitch, width, height, 4));
 }
 
 /* One pitched block of pitch * height * depth bytes (cudaMallocPitch's rule). */
 cudaError_t CUDARTAPI cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
 {
+    RT_LEDGER_SCOPE("cudaMalloc3D", "device", extent.width * extent.height * extent.depth);
     size_t pitch = 0;
     void *p = NULL;
     if (!pitchedDevPtr || extent.depth == 0 || extent.height > SIZE_MAX / extent.depth)
@@ -57,16 +62,19 @@ cudaError_t CUDARTAPI cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct 
 
 cudaError_t CUDARTAPI cudaMallocHost(void **ptr, size_t size)
 {
+    RT_LEDGER_SCOPE("cudaMallocHost", "host_pinned", size);
     FORWARD(rt_drv.cuMemAllocHost(ptr, size));
 }
 
 cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
+    RT_LEDGER_SCOPE("cudaHostAlloc", "host_pinned", size);
     FORWARD(rt_drv.cuMemHostAlloc(pHost, size, flags));
 }
 
 cudaError_t CUDARTAPI cudaFreeHost(void *ptr)
 {
+    RT_LEDGER_SCOPE("cudaFreeHost", NULL, 0);
     cudaError_t e = rt_ready();
     if (e || !ptr)
         return rt_ret(e);
@@ -80,17 +88,20 @@ cudaError_t CUDARTAPI cudaHostGetDevicePointer(void **pDevice, void *pHost, unsi
 
 cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
+    RT_LEDGER_SCOPE("cudaMallocAsync", "device", size);
     FORWARD(rt_drv.cuMemAllocAsync((CUdeviceptr *)devPtr, size, hStream));
 }
 
 cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
+    RT_LEDGER_SCOPE("cudaFreeAsync", NULL, 0);
     FORWARD(rt_drv.cuMemFreeAsync((CUdeviceptr)devPtr, hStream));
 }
 
 cudaError_t CUDARTAPI cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
                                               cudaStream_t stream)
 {
+    RT_LEDGER_SCOPE("cudaMallocFromPoolAsync", "device", size);
     FORWARD(rt_drv.cuMemAllocFromPoolAsync((CUdeviceptr *)ptr, size, memPool, stream));
 }
 

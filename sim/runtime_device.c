@@ -65,6 +65,7 @@ cudaError_t rt_err(CUresult r)
 
 cudaError_t rt_ret(cudaError_t e)
 {
+    rt_ledger_result(e);
     if (e != cudaSuccess)
         last_err = e;
     return e;
@@ -199,6 +200,7 @@ cudaError_t CUDARTAPI cudaDriverGetVersion(int *driverVersion)
 
 cudaError_t CUDARTAPI cudaDeviceReset(void)
 {
+    RT_LEDGER_SCOPE("cudaDeviceReset", NULL, 0);
     cudaError_t e = rt_load();
     if (e)
         return rt_ret(e);

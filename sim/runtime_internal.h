@@ -26,6 +26,8 @@
     X(cuMemAllocHost) \
     X(cuMemHostAlloc) \
     X(cuMemFreeHost) \
+    X(cuMemHostRegister) \
+    X(cuMemHostUnregister) \
     X(cuMemHostGetDevicePointer) \
     X(cuMemAllocAsync) \
     X(cuMemFreeAsync) \
@@ -69,6 +71,22 @@ int rt_device(void);
 cudaError_t rt_ret(cudaError_t e);
 /* A driver result as the runtime error of the same number. */
 cudaError_t rt_err(CUresult r);
+/* Ledger scope of a runtime entry point (runtime_ledger.c): names the lines
+ * written during the call after it and, for an allocation call (kind not
+ * NULL), writes a "fail" line when the call returns an error through rt_ret
+ * and none was written yet. size: requested bytes. */
+struct rt_ledger_scope {
+    int token;
+    const char *kind;
+    size_t size;
+};
+struct rt_ledger_scope rt_ledger_begin(const char *api, const char *kind, size_t size);
+void rt_ledger_end(struct rt_ledger_scope *s);
+/* Called by rt_ret with every result it returns. */
+void rt_ledger_result(cudaError_t e);
+#define RT_LEDGER_SCOPE(api, kind, size)                                                           \
+    __attribute__((cleanup(rt_ledger_end))) struct rt_ledger_scope rt_ledger_scope_ =              \
+        rt_ledger_begin(api, kind, size)
 /* Forget the retained context of dev (after cudaDeviceReset). */
 void rt_forget_context(int dev);
 #endif

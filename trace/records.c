@@ -9,21 +9,40 @@
 
 /* ---- Names ----------------------------------------------------------------- */
 
-static const char *const API_NAMES[VT_API_MAX_] = {
-    [VT_API_UNKNOWN] = "unknown",
-    [VT_API_CUDA_MALLOC] = "cudaMalloc",
-    [VT_API_CUDA_MALLOC_MANAGED] = "cudaMallocManaged",
-    [VT_API_CUDA_MALLOC_PITCH] = "cudaMallocPitch",
-    [VT_API_CUDA_MALLOC_3D] = "cudaMalloc3D",
-    [VT_API_CUDA_MALLOC_HOST] = "cudaMallocHost",
-    [VT_API_CUDA_MALLOC_ASYNC] = "cudaMallocAsync",
-    [VT_API_CU_MEM_ALLOC] = "cuMemAlloc",
-    [VT_API_CU_MEM_ALLOC_PITCH] = "cuMemAllocPitch",
-    [VT_API_CU_MEM_ALLOC_MANAGED] = "cuMemAllocManaged",
-    [VT_API_CU_MEM_ALLOC_HOST] = "cuMemAllocHost",
-    [VT_API_CU_MEM_ALLOC_ASYNC] = "cuMemAllocAsync",
-    [VT_API_CU_MEM_CREATE] = "cuMemCreate",
-    [VT_API_CUPTI] = "cupti",
+#define RT VT_LEVEL_RUNTIME
+#define DRV VT_LEVEL_DRIVER
+#define ADDR VT_SPACE_ADDR
+
+static const vt_api_info API_INFO[VT_API_MAX_] = {
+    [VT_API_UNKNOWN] = {"unknown", RT, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CUDA_MALLOC] = {"cudaMalloc", RT, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CUDA_MALLOC_MANAGED] = {"cudaMallocManaged", RT, VT_KIND_MANAGED, false, ADDR},
+    [VT_API_CUDA_MALLOC_PITCH] = {"cudaMallocPitch", RT, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CUDA_MALLOC_3D] = {"cudaMalloc3D", RT, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CUDA_MALLOC_HOST] = {"cudaMallocHost", RT, VT_KIND_HOST_PINNED, false, ADDR},
+    [VT_API_CUDA_MALLOC_ASYNC] = {"cudaMallocAsync", RT, VT_KIND_DEVICE, true, ADDR},
+    [VT_API_CU_MEM_ALLOC] = {"cuMemAlloc", DRV, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CU_MEM_ALLOC_PITCH] = {"cuMemAllocPitch", DRV, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CU_MEM_ALLOC_MANAGED] = {"cuMemAllocManaged", DRV, VT_KIND_MANAGED, false, ADDR},
+    [VT_API_CU_MEM_ALLOC_HOST] = {"cuMemAllocHost", DRV, VT_KIND_HOST_PINNED, false, ADDR},
+    [VT_API_CU_MEM_ALLOC_ASYNC] = {"cuMemAllocAsync", DRV, VT_KIND_DEVICE, true, ADDR},
+    [VT_API_CU_MEM_CREATE] = {"cuMemCreate", DRV, VT_KIND_VMM, false, VT_SPACE_VMM_HANDLE},
+    [VT_API_CUPTI] = {"cupti", DRV, VT_KIND_DEVICE, false, ADDR},
+    [VT_API_CUDA_HOST_REGISTER] = {"cudaHostRegister", RT, VT_KIND_HOST_REGISTERED, false, ADDR},
+    [VT_API_CU_MEM_HOST_REGISTER] = {"cuMemHostRegister", DRV, VT_KIND_HOST_REGISTERED, false,
+                                     ADDR},
+};
+
+#undef RT
+#undef DRV
+#undef ADDR
+
+static const char *const KIND_NAMES[VT_KIND_MAX_] = {
+    [VT_KIND_DEVICE] = "device",
+    [VT_KIND_MANAGED] = "managed",
+    [VT_KIND_HOST_PINNED] = "host_pinned",
+    [VT_KIND_HOST_REGISTERED] = "host_registered",
+    [VT_KIND_VMM] = "vmm",
 };
 
 static const char *const REC_NAMES[VT_REC_MAX_] = {
@@ -51,19 +70,33 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_END] = "end",
     [VT_REC_RANGE_START] = "range_start",
     [VT_REC_RANGE_END] = "range_end",
+    [VT_REC_VMM_MAP] = "vmm_map",
+    [VT_REC_VMM_UNMAP] = "vmm_unmap",
 };
 
-bool vt_api_is_host(enum vt_api api)
+const vt_api_info *vt_api_get(enum vt_api api)
 {
-    return api == VT_API_CUDA_MALLOC_HOST || api == VT_API_CU_MEM_ALLOC_HOST;
+    return &API_INFO[(unsigned)api < VT_API_MAX_ ? api : VT_API_UNKNOWN];
 }
 
 const char *vt_api_name(enum vt_api api)
 {
-    if ((unsigned)api >= VT_API_MAX_ || !API_NAMES[api])
-        return "unknown";
-    return API_NAMES[api];
+    return vt_api_get(api)->name;
 }
+
+const char *vt_kind_name(enum vt_kind kind)
+{
+    return (unsigned)kind < VT_KIND_MAX_ ? KIND_NAMES[kind] : "unknown";
+}
+
+bool vt_kind_is_host(enum vt_kind kind)
+{
+    return kind == VT_KIND_HOST_PINNED || kind == VT_KIND_HOST_REGISTERED;
+}
+
+/* Every api has its table entry (a new api without one would read as a
+ * NULL name): checked at compile time through the entry count. */
+_Static_assert(sizeof API_INFO / sizeof API_INFO[0] == VT_API_MAX_, "one API_INFO row per api");
 
 const char *vt_rec_name(enum vt_rec rec)
 {
@@ -100,6 +133,7 @@ int vt_rec_rank(enum vt_rec rec)
     case VT_REC_HEAP_UNREGISTER:
     case VT_REC_HEAP_RESET:
     case VT_REC_REGION_UNREGISTER:
+    case VT_REC_VMM_UNMAP:
         return 0;
     default:
         return 1;
@@ -168,6 +202,9 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_RANGE_START] = {TS, FLD(F_U64, range_se.id), FLD(F_U32, range_se.domain),
                             FLD(F_U32, range_se.name)},
     [VT_REC_RANGE_END] = {TS, FLD(F_U64, range_se.id)},
+    [VT_REC_VMM_MAP] = {TS, FLD(F_U64, vmm.handle), FLD(F_ADDR, vmm.addr), FLD(F_U64, vmm.size),
+                        FLD(F_I32, vmm.device)},
+    [VT_REC_VMM_UNMAP] = {TS, FLD(F_ADDR, vmm.addr), FLD(F_U64, vmm.size)},
 };
 
 static const field *string_field(unsigned type)

@@ -44,7 +44,7 @@ extern "C" {
 
 #define VT_MAGIC "VTRACE\0\n"
 #define VT_MAGIC_LEN 8
-#define VT_FORMAT_VERSION 1u
+#define VT_FORMAT_VERSION 2u /* 2: VMM map/unmap records, host-register apis */
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -77,32 +77,70 @@ enum vt_rec {
     VT_REC_END = 22,               /* end of process: ts, status, signal, reason */
     VT_REC_RANGE_START = 23,       /* NVTX start/end range: ts, range id, domain, name */
     VT_REC_RANGE_END = 24,         /* ts, range id */
+    VT_REC_VMM_MAP = 25,           /* cuMemMap: ts, handle, address, size, device (v2) */
+    VT_REC_VMM_UNMAP = 26,         /* cuMemUnmap: ts, address, size (v2) */
     VT_REC_MAX_
 };
 
 /* Which API made an allocation; part of the format: append only. */
 enum vt_api {
     VT_API_UNKNOWN = 0,
-    VT_API_CUDA_MALLOC = 1,          /* cudaMalloc */
-    VT_API_CUDA_MALLOC_MANAGED = 2,  /* cudaMallocManaged */
-    VT_API_CUDA_MALLOC_PITCH = 3,    /* cudaMallocPitch (size = pitch * height) */
-    VT_API_CUDA_MALLOC_3D = 4,       /* cudaMalloc3D (size = pitch * height * depth) */
-    VT_API_CUDA_MALLOC_HOST = 5,     /* cudaMallocHost / cudaHostAlloc: pinned host */
-    VT_API_CUDA_MALLOC_ASYNC = 6,    /* cudaMallocAsync / cudaMallocFromPoolAsync */
-    VT_API_CU_MEM_ALLOC = 7,         /* cuMemAlloc_v2 */
-    VT_API_CU_MEM_ALLOC_PITCH = 8,   /* cuMemAllocPitch_v2 */
-    VT_API_CU_MEM_ALLOC_MANAGED = 9, /* cuMemAllocManaged */
-    VT_API_CU_MEM_ALLOC_HOST = 10,   /* cuMemAllocHost_v2 / cuMemHostAlloc: pinned host */
-    VT_API_CU_MEM_ALLOC_ASYNC = 11,  /* cuMemAllocAsync / cuMemAllocFromPoolAsync */
-    VT_API_CU_MEM_CREATE = 12,       /* cuMemCreate (physical; address = handle) */
-    VT_API_CUPTI = 13,               /* seen only by CUPTI activity */
+    VT_API_CUDA_MALLOC = 1,           /* cudaMalloc */
+    VT_API_CUDA_MALLOC_MANAGED = 2,   /* cudaMallocManaged */
+    VT_API_CUDA_MALLOC_PITCH = 3,     /* cudaMallocPitch (size = pitch * height) */
+    VT_API_CUDA_MALLOC_3D = 4,        /* cudaMalloc3D (size = pitch * height * depth) */
+    VT_API_CUDA_MALLOC_HOST = 5,      /* cudaMallocHost / cudaHostAlloc: pinned host */
+    VT_API_CUDA_MALLOC_ASYNC = 6,     /* cudaMallocAsync / cudaMallocFromPoolAsync */
+    VT_API_CU_MEM_ALLOC = 7,          /* cuMemAlloc_v2 */
+    VT_API_CU_MEM_ALLOC_PITCH = 8,    /* cuMemAllocPitch_v2 */
+    VT_API_CU_MEM_ALLOC_MANAGED = 9,  /* cuMemAllocManaged */
+    VT_API_CU_MEM_ALLOC_HOST = 10,    /* cuMemAllocHost_v2 / cuMemHostAlloc: pinned host */
+    VT_API_CU_MEM_ALLOC_ASYNC = 11,   /* cuMemAllocAsync / cuMemAllocFromPoolAsync */
+    VT_API_CU_MEM_CREATE = 12,        /* cuMemCreate (physical; address = handle) */
+    VT_API_CUPTI = 13,                /* seen only by CUPTI activity */
+    VT_API_CUDA_HOST_REGISTER = 14,   /* cudaHostRegister: host memory pinned in place (v2) */
+    VT_API_CU_MEM_HOST_REGISTER = 15, /* cuMemHostRegister(_v2) (v2) */
     VT_API_MAX_
 };
 
-/* true when memory of this api lives on the host (pinned), not the device. */
-bool vt_api_is_host(enum vt_api api);
+/* What kind of memory an api allocates. The names (vt_kind_name) are those
+ * of the sim's ledger and of the report's "accounting" section. */
+enum vt_kind {
+    VT_KIND_DEVICE = 0,      /* device memory: cudaMalloc*, cuMemAlloc*, pools */
+    VT_KIND_MANAGED,         /* unified memory: cudaMallocManaged, cuMemAllocManaged */
+    VT_KIND_HOST_PINNED,     /* page-locked host memory: cudaMallocHost, cuMemAllocHost */
+    VT_KIND_HOST_REGISTERED, /* existing host memory pinned in place: cudaHostRegister */
+    VT_KIND_VMM,             /* physical memory of the VMM API: cuMemCreate */
+    VT_KIND_MAX_
+};
+
+enum vt_level { VT_LEVEL_RUNTIME = 0, VT_LEVEL_DRIVER };
+
+/* The handle space of an api's allocation records: a virtual address, or a
+ * VMM handle (cuMemCreate: not an address, may equal one). */
+enum vt_space { VT_SPACE_ADDR = 0, VT_SPACE_VMM_HANDLE };
+
+/* The properties of an api: the one table that the recorder, its live map
+ * and the report read (trace/records.c). */
+typedef struct vt_api_info {
+    const char *name;    /* short stable name ("cudaMalloc"), "unknown" for others */
+    enum vt_level level; /* runtime or driver entry point */
+    enum vt_kind kind;   /* the memory it allocates */
+    bool stream_ordered; /* cudaMallocAsync & co: lifetime follows the stream */
+    enum vt_space space; /* what the record's address field holds */
+} vt_api_info;
+
+/* Properties of api; an api out of range gets the "unknown" entry (device
+ * memory, runtime, address space). Never NULL. */
+const vt_api_info *vt_api_get(enum vt_api api);
 /* Short stable name of an api ("cudaMalloc", ...); never NULL. */
 const char *vt_api_name(enum vt_api api);
+/* "device", "managed", "host_pinned", "host_registered", "vmm"; "unknown"
+ * out of range. */
+const char *vt_kind_name(enum vt_kind kind);
+/* true for memory that lives on the host (pinned or registered): recorded
+ * with device -1 and kept out of device totals. */
+bool vt_kind_is_host(enum vt_kind kind);
 /* Name of a record token ("alloc", ...); "unknown" for others. */
 const char *vt_rec_name(enum vt_rec rec);
 
@@ -194,6 +232,11 @@ typedef struct vt_event {
             uint64_t heap, addr, size;
             uint32_t stack, name;
         } region;
+        struct {
+            uint64_t handle;     /* cuMemCreate handle (VMM_MAP only) */
+            uint64_t addr, size; /* mapped virtual range, bytes */
+            int32_t device;      /* the handle's device (VMM_MAP only) */
+        } vmm;
         struct {
             const char *text;
         } note;

@@ -44,7 +44,7 @@ grep -q "1\. 24\.0 MiB in 1 allocation at alloc_weights+0x" "$outdir/loud.stderr
     fail "loud: the top site is not alloc_weights"
 grep -q "2\. 16\.0 MiB in 2 allocations at alloc_activations+0x" "$outdir/loud.stderr" ||
     fail "loud: the second site is not alloc_activations"
-has loud "vramtrace: device 0: peak 40.0 MiB"
+has loud "vramtrace: device 0: peak reserved 40.0 MiB"
 
 run quiet VRAMTRACE_QUIET=1
 if grep -q "vramtrace" "$outdir/quiet.stderr"; then

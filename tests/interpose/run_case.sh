@@ -10,6 +10,9 @@
 #   signal:N    the program must die from signal N; the trace must read back
 #   kill        SIGKILL once the program printed "ready"; the trace must read back
 #   fork        normal, and OUTDIR must hold exactly one trace (the parent's)
+# With VTI_VRAMTRACE set (the vramtrace tool), normal and compare runs also
+# write the sim's ledger and hold the report's accounting against it
+# (tests/ledger/report_vs_ledger.sh).
 set -u
 mode=$1 checker=$2 preload=$3 libpath=$4 outdir=$5
 shift 5
@@ -23,8 +26,10 @@ rm -rf "$outdir" && mkdir -p "$outdir" || exit 1
 trace="$outdir/trace.vtrace"
 fail() { echo "run_case: FAIL: $*" >&2; exit 1; }
 
+ledger="$outdir/ledger.jsonl"
 run_traced() {
-    env VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" "$@"
+    env VRAMTRACE_OUTPUT="$trace" VRAMTRACE_SIM_LEDGER="$ledger" LD_PRELOAD="$preload" \
+        LD_LIBRARY_PATH="$libpath" "$@"
 }
 
 case "$mode" in
@@ -81,4 +86,12 @@ args=""
 for kv in $expects; do args="$args --expect $kv"; done
 # shellcheck disable=SC2086
 "$checker" "$trace" $check_args $args || fail "trace check failed"
+case "$mode" in
+normal | compare)
+    if [ -n "${VTI_VRAMTRACE:-}" ]; then
+        sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$VTI_VRAMTRACE" "$trace" "$ledger" \
+            "$outdir/report.json" || fail "the report does not match the sim's ledger"
+    fi
+    ;;
+esac
 echo "run_case: ok ($mode)"

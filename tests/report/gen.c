@@ -86,6 +86,20 @@ void vtg_free_api(vtg *g, uint64_t t, uint64_t addr, enum vt_api api)
     put(g, (vt_event){.type = VT_REC_FREE, .ts_ns = g->t0 + t, .u.free = {addr, 0, api}});
 }
 
+void vtg_vmm_map(vtg *g, uint64_t t, uint64_t handle, uint64_t addr, uint64_t size)
+{
+    put(g, (vt_event){.type = VT_REC_VMM_MAP,
+                      .ts_ns = g->t0 + t,
+                      .u.vmm = {.handle = handle, .addr = addr, .size = size}});
+}
+
+void vtg_vmm_unmap(vtg *g, uint64_t t, uint64_t addr, uint64_t size)
+{
+    put(g, (vt_event){.type = VT_REC_VMM_UNMAP,
+                      .ts_ns = g->t0 + t,
+                      .u.vmm = {.addr = addr, .size = size}});
+}
+
 void vtg_free(vtg *g, uint64_t t, uint64_t addr)
 {
     vtg_free_api(g, t, addr, VT_API_CUDA_MALLOC);

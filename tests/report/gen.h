@@ -32,6 +32,9 @@ void vtg_free(vtg *g, uint64_t t, uint64_t addr);
 void vtg_alloc_api(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack,
                    enum vt_api api);
 void vtg_free_api(vtg *g, uint64_t t, uint64_t addr, enum vt_api api);
+/* cuMemMap of a cuMemCreate handle at [addr, addr + size); cuMemUnmap. */
+void vtg_vmm_map(vtg *g, uint64_t t, uint64_t handle, uint64_t addr, uint64_t size);
+void vtg_vmm_unmap(vtg *g, uint64_t t, uint64_t addr, uint64_t size);
 void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total);
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
 void vtg_push(vtg *g, uint64_t t, uint32_t name);

@@ -339,6 +339,111 @@ static void test_vmm_handle_key(void **state)
     vr_report_free(r);
 }
 
+/* VMM: a handle released while mapped lives until its last mapping goes
+ * (vectorAddMMAP releases right after mapping); the accounting counts it as
+ * one vmm allocation that died at the unmap. An unmap covering two mappings
+ * ends both. */
+static void test_vmm_mapped_release(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"vmm_map"};
+    open_trace(&g, "vmm_map", 1, argv);
+    vtg_alloc_api(&g, 100, 0x10, 64 * MiB, 1, VT_API_CU_MEM_CREATE);
+    vtg_vmm_map(&g, 110, 0x10, 0x7f0000000000ull, 64 * MiB);
+    vtg_free_api(&g, 120, 0x10, VT_API_CU_MEM_CREATE); /* released, still mapped */
+    vtg_alloc(&g, 200, 0x5000, 1 * MiB, 1);            /* 65 MiB live */
+    vtg_free(&g, 210, 0x5000);
+    vtg_alloc_api(&g, 300, 0x20, 2 * MiB, 1, VT_API_CU_MEM_CREATE);
+    vtg_vmm_map(&g, 310, 0x20, 0x7f1000000000ull, 1 * MiB);
+    vtg_vmm_map(&g, 320, 0x20, 0x7f1000100000ull, 1 * MiB);
+    vtg_free_api(&g, 330, 0x20, VT_API_CU_MEM_CREATE);
+    vtg_vmm_unmap(&g, 400, 0x7f0000000000ull, 64 * MiB); /* the 64 MiB dies here */
+    vtg_vmm_unmap(&g, 410, 0x7f1000000000ull, 2 * MiB);  /* both mappings of 0x20 */
+    vtg_end(&g, 500, 0);
+    vr_report *r = close_and_analyze(&g, "vmm_map");
+    assert_int_equal(r->peak_allocated, 66 * MiB); /* 64 MiB still mapped + 0x20's 2 MiB */
+    assert_int_equal(r->leaked_bytes, 0);
+    assert_int_equal(r->naccounting, 2);
+    const vr_acct_row *v = &r->accounting[1];
+    assert_string_equal(v->kind, "vmm");
+    assert_int_equal(v->allocations, 2);
+    assert_int_equal(v->frees, 2);
+    assert_int_equal(v->peak_live_bytes, 66 * MiB);
+    assert_int_equal(v->leaked_bytes, 0);
+    vr_report_free(r);
+}
+
+/* A segment claimed by its heap registration although another allocation
+ * came in between (another thread's, in the trace's time order): the claimed
+ * segment never counts as allocated, the other allocation does. */
+static void test_claim_after_other_alloc(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"claim"};
+    open_trace(&g, "claim", 1, argv);
+    vtg_alloc(&g, 100, 0x100000, 20 * MiB, 1); /* the segment */
+    vtg_alloc(&g, 110, 0x9000000, 2 * MiB, 1); /* someone else's */
+    vtg_heap(&g, 120, 7, 0x100000, 20 * MiB);
+    vtg_region(&g, 130, 7, 0x100000, 1 * MiB, 1);
+    vtg_region_free(&g, 140, 7, 0x100000);
+    vtg_end(&g, 200, 0);
+    vr_report *r = close_and_analyze(&g, "claim");
+    assert_int_equal(r->peak_allocated, 3 * MiB);
+    assert_int_equal(r->peak_reserved, 22 * MiB);
+    vr_report_free(r);
+}
+
+/* Fragmentation "at the peak" is measured at the peak's own instant, even
+ * when the final peak is under 1 % above an earlier one whose heap layout
+ * was different; the worst over time counts the peak's value too. */
+static void test_frag_at_peak_instant(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"fragpeak"};
+    open_trace(&g, "fragpeak", 1, argv);
+    uint64_t base = 0x40000000, ms = 1000000;
+    vtg_alloc(&g, 1 * ms, base, 100 * MiB, 1);
+    vtg_heap(&g, 1 * ms + 1, 1, base, 100 * MiB);
+    vtg_region(&g, 2 * ms, 1, base, 40 * MiB, 1);
+    vtg_region(&g, 3 * ms, 1, base + 60 * MiB, 10 * MiB, 1); /* 50 MiB, 40 % fragmented */
+    vtg_region_free(&g, 4 * ms, 1, base + 60 * MiB);
+    vtg_region(&g, 5 * ms, 1, base + 40 * MiB, 10 * MiB + 100 * 1024, 1); /* +0.2 %, contiguous */
+    vtg_region_free(&g, 6 * ms, 1, base + 40 * MiB);
+    vtg_end(&g, 7 * ms, 0);
+    vr_report *r = close_and_analyze(&g, "fragpeak");
+    assert_int_equal(r->peak_allocated, 50 * MiB + 100 * 1024);
+    bool seen = false;
+    for (size_t i = 0; i < r->nfrag; i++)
+        if (!strcmp(r->frag[i].when, "peak")) {
+            seen = true;
+            assert_int_equal(r->frag[i].t_ns, r->peak_allocated_t_ns);
+            assert_int_equal(r->frag[i].allocated, 50 * MiB + 100 * 1024);
+            assert_true(r->frag[i].fragmentation < 1e-9);
+        }
+    assert_true(seen);
+    vr_report_free(r);
+}
+
+/* The OOM's use outside the recording: the same numbers in the model (and
+ * so in JSON) as in the text: the baseline plus what appeared since. */
+static void test_outside_recording_agrees(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("capacity");
+    assert_true(r->nooms >= 1);
+    const vr_oom *o = &r->ooms[r->nooms - 1];
+    char want[128], b1[32], b2[32];
+    snprintf(want, sizeof want, "%s of it used outside the recording: %s in use at the start",
+             vr_format_size(o->baseline_bytes + o->external_bytes, b1, sizeof b1),
+             vr_format_size(o->baseline_bytes, b2, sizeof b2));
+    assert_int_equal(o->baseline_bytes, 100 * MiB);
+    assert_non_null(strstr(o->explanation, want));
+    vr_report_free(r);
+}
+
 /* More failures than the report keeps: the first ones and the latest are
  * listed, so the fatal failure (the last, never retried) is never lost; a
  * retry after the cap still marks only its own failure recovered. */
@@ -395,7 +500,8 @@ static void test_recovered(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .no_oom = true};
+    vr_limits lim = {
+        .max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1, .no_oom = true};
     assert_int_equal(vr_check(f, r, &lim), 1);
     fclose(f);
     assert_non_null(strstr(buf, "1 failed allocations not recovered"));
@@ -841,8 +947,9 @@ static void test_json_keys(void **state)
         if (!strcmp(names[n], "basic")) {
             assert_non_null(strstr(json, "\"peak_allocated_bytes\":188743680"));
             assert_non_null(strstr(json, "\"peak_time_ns\":6000"));
-            assert_non_null(
-                strstr(json, "{\"bytes\":105906176,\"count\":2,\"stack\":[{\"function\":"));
+            assert_non_null(strstr(
+                json,
+                "{\"bytes\":105906176,\"count\":2,\"kind\":\"device\",\"stack\":[{\"function\":"));
             assert_non_null(strstr(json, "\"module\":\"/opt/fake/libuser.so\""));
         }
         if (!strcmp(names[n], "capacity"))
@@ -935,7 +1042,8 @@ static void test_check(void **state)
     free(buf);
     vr_report_free(r);
     r = scenario("capacity");
-    vr_limits oom = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .no_oom = true};
+    vr_limits oom = {
+        .max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1, .no_oom = true};
     f = fopen("/dev/null", "w");
     assert_int_equal(vr_check(f, r, &oom), 1);
     fclose(f);
@@ -1151,6 +1259,10 @@ int main(void)
         cmocka_unit_test(test_oom_cap_keeps_fatal),
         cmocka_unit_test(test_vmm_handle_key),
         cmocka_unit_test(test_html_timeline_window),
+        cmocka_unit_test(test_vmm_mapped_release),
+        cmocka_unit_test(test_claim_after_other_alloc),
+        cmocka_unit_test(test_frag_at_peak_instant),
+        cmocka_unit_test(test_outside_recording_agrees),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_html_batch_kind),
         cmocka_unit_test(test_range_sites),

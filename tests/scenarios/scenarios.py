@@ -72,6 +72,10 @@ SEEDS = {
 FORWARD_FUNCS = ("conv_forward", "bn_block_forward", "tr_net_forward", "g_forward")
 
 
+CHECK_LEDGER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ledger",
+                            "check_ledger.py")
+
+
 class HarnessError(Exception):
     """The harness could not run (not an expectation that failed)."""
 
@@ -303,13 +307,15 @@ class Scenario:
         vt = os.path.join(self.work, tag + ".vtrace")
         js = os.path.join(self.work, tag + ".json")
         ch = os.path.join(self.work, tag + ".chrome.json")
-        for p in (vt, js, ch):
+        ledger = os.path.join(self.work, tag + ".ledger.jsonl")
+        for p in (vt, js, ch, ledger):
             if os.path.exists(p):
                 os.unlink(p)
         targs = ["--synthetic", "--log-every", "1000"] + (["--memory-only"] if memory_only else [])
         targs += list(args)
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
+        env["VRAMTRACE_SIM_LEDGER"] = ledger  # the sim's own ground truth (tests/ledger)
         env_note = f"--sim={device}"
         if memory:
             env["VRAMTRACE_SIM_MEMORY"] = memory
@@ -334,10 +340,24 @@ class Scenario:
         with open(ch) as f:
             chrome = json.load(f)
         run = Run(tag, targs, env_note, p.returncode, p.stdout, p.stderr, report, chrome, wall)
+        self.expect_ledger(tag, report, js, ledger)
         print(f"        exit {run.rc}, peak allocated {fmt_bytes(run.peak_allocated)}, reserved "
               f"{fmt_bytes(run.peak_reserved)}, {run.cudamalloc_calls} cudaMalloc, "
               f"{len(run.ooms)} failed, verdict {run.verdict}", flush=True)
         return run
+
+    def expect_ledger(self, tag, report, js, ledger):
+        """The report's accounting equals what the sim's own ledger recomputes
+        (tests/ledger/check_ledger.py); skipped for a report without accounting."""
+        if "accounting" not in report:
+            return
+        r = subprocess.run([sys.executable, CHECK_LEDGER, "--ledger", ledger, "--report", js],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode not in (0, 1):
+            raise HarnessError(f"[{tag}] check_ledger failed ({r.returncode}): {r.stderr[-2000:]}")
+        if r.returncode:
+            print(r.stdout[-4000:], end="", flush=True)
+        self.expect(r.returncode == 0, f"[{tag}] the report's accounting matches the sim's ledger")
 
     def check(self, run, *limits):
         """`vramtrace check` on run's trace; returns its exit status."""

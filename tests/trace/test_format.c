@@ -208,6 +208,12 @@ static void fill_nvtx(vt_event *e, uint64_t a, uint64_t b, uint32_t u)
     case VT_REC_RANGE_END:
         e->u.range_se = (__typeof__(e->u.range_se)){a, 0, 0};
         break;
+    case VT_REC_VMM_MAP:
+        e->u.vmm = (__typeof__(e->u.vmm)){b, a, b, (int32_t)u};
+        break;
+    case VT_REC_VMM_UNMAP:
+        e->u.vmm = (__typeof__(e->u.vmm)){0, a, b, 0};
+        break;
     case VT_REC_NOTE:
     case VT_REC_MODULE_RESET:
         memset(&e->u, 0, sizeof e->u);
@@ -382,9 +388,16 @@ static void test_names(void **state)
     assert_string_equal(vt_api_name(VT_API_MAX_), "unknown");
     for (int a = 0; a < VT_API_MAX_; a++) {
         assert_non_null(vt_api_name((enum vt_api)a));
-        bool host = a == VT_API_CUDA_MALLOC_HOST || a == VT_API_CU_MEM_ALLOC_HOST;
-        assert_int_equal(vt_api_is_host((enum vt_api)a), host);
+        bool host = a == VT_API_CUDA_MALLOC_HOST || a == VT_API_CU_MEM_ALLOC_HOST ||
+                    a == VT_API_CUDA_HOST_REGISTER || a == VT_API_CU_MEM_HOST_REGISTER;
+        assert_int_equal(vt_kind_is_host(vt_api_get((enum vt_api)a)->kind), host);
+        assert_string_not_equal(vt_api_name((enum vt_api)a), "");
     }
+    assert_string_equal(vt_kind_name(vt_api_get(VT_API_CU_MEM_CREATE)->kind), "vmm");
+    assert_int_equal(vt_api_get(VT_API_CU_MEM_CREATE)->space, VT_SPACE_VMM_HANDLE);
+    assert_int_equal(vt_api_get(VT_API_CU_MEM_ALLOC)->level, VT_LEVEL_DRIVER);
+    assert_true(vt_api_get(VT_API_CUDA_MALLOC_ASYNC)->stream_ordered);
+    assert_string_equal(vt_kind_name(VT_KIND_MAX_), "unknown");
     for (int t = 1; t < VT_REC_MAX_; t++) /* every token has its own name */
         for (int u = t + 1; u < VT_REC_MAX_; u++)
             assert_string_not_equal(vt_rec_name((enum vt_rec)t), vt_rec_name((enum vt_rec)u));

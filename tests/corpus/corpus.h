@@ -1,0 +1,31 @@
+/* Shared by the corpus programs (tests/corpus/README.md): each program checks
+ * the results its CUDA calls must return and exits 1 on the first surprise,
+ * so a corpus case is a real program, not only a ledger generator. */
+#ifndef CORPUS_H
+#define CORPUS_H
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define MiB ((size_t)1 << 20)
+
+/* The call must return `want` (a cudaError_t or CUresult). */
+#define EXPECT(call, want)                                                                         \
+    do {                                                                                           \
+        int got_ = (int)(call), want_ = (int)(want);                                               \
+        if (got_ != want_) {                                                                       \
+            fprintf(stderr, "%s:%d: %s returned %d, expected %d\n", __FILE__, __LINE__, #call,     \
+                    got_, want_);                                                                  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* A condition the program's own bookkeeping requires. */
+#define REQUIRE(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: %s does not hold\n", __FILE__, __LINE__, #cond);               \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#endif

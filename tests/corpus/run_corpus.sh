@@ -1,0 +1,36 @@
+#!/bin/sh
+# run_corpus.sh: run one corpus program under the preload on the simulated
+# device with the sim's ledger on, render the trace with `vramtrace report
+# --json`, and hold the report's accounting against the ledger
+# (tests/ledger/check_ledger.py). The program itself must exit 0: it checks
+# its own CUDA results.
+#
+# usage: run_corpus.sh VRAMTRACE PRELOAD SIMDIR CHECKER OUTDIR MODE -- PROGRAM ARGS...
+# MODE: sim       LD_LIBRARY_PATH=SIMDIR
+#       nodriver  a directory holding only the simulated libcudart.so.13: the
+#                 runtime finds no libcuda.so.1 (its ledger copy writes)
+# Extra environment (VRAMTRACE_SIM_MEMORY ...) comes from ctest.
+set -u
+tool=$1 preload=$2 simdir=$3 checker=$4 outdir=$5 mode=$6
+shift 6
+[ "${1:-}" = "--" ] && shift
+fail() { echo "run_corpus: FAIL: $*" >&2; exit 1; }
+rm -rf "$outdir" && mkdir -p "$outdir" || exit 1
+libdir=$simdir
+if [ "$mode" = nodriver ]; then
+    libdir=$outdir/nodriver
+    mkdir -p "$libdir" && cp "$simdir/libcudart.so.13" "$libdir/" || exit 1
+fi
+ledger=$outdir/ledger.jsonl trace=$outdir/trace.vtrace report=$outdir/report.json
+env VRAMTRACE_SIM_LEDGER="$ledger" VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" \
+    LD_LIBRARY_PATH="$libdir" "$@" >"$outdir/stdout" 2>"$outdir/stderr"
+st=$?
+cat "$outdir/stderr" >&2
+[ $st -eq 0 ] || fail "the program exited with $st"
+[ -s "$ledger" ] || fail "the sim wrote no ledger"
+"$tool" report "$trace" --json "$report" --quiet >"$outdir/report.txt" 2>&1 ||
+    { cat "$outdir/report.txt" >&2; fail "vramtrace report failed"; }
+python3 "$checker" --ledger "$ledger" --report "$report"
+st=$?
+[ $st -eq 0 ] || fail "the report does not match the ledger (check_ledger exit $st; $outdir)"
+echo "run_corpus: ok ($(basename "$1"))"

@@ -1,0 +1,64 @@
+/* vmm: the driver's virtual memory management. A handle is released right
+ * after it is mapped (its memory stays live until the unmap); one handle is
+ * mapped twice and unmapped one mapping at a time (still live after the
+ * first unmap); one handle is leaked unmapped; one cuMemCreate is too big. */
+#include <cuda.h>
+#include <string.h>
+
+#include "corpus.h"
+
+#define G (2 * MiB)
+
+static size_t free_bytes(void)
+{
+    size_t f = 0, t = 0;
+    EXPECT(cuMemGetInfo(&f, &t), CUDA_SUCCESS);
+    return f;
+}
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h1, h2, h3, big;
+    CUdeviceptr va;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    EXPECT(cuInit(0), CUDA_SUCCESS);
+    EXPECT(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+    EXPECT(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+    EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+    size_t before = free_bytes();
+    EXPECT(cuMemAddressReserve(&va, 16 * G, 0, 0, 0), CUDA_SUCCESS);
+
+    /* map, then release at once: live until unmapped */
+    EXPECT(cuMemCreate(&h1, 2 * G, &prop, 0), CUDA_SUCCESS);
+    EXPECT(cuMemMap(va, 2 * G, 0, h1, 0), CUDA_SUCCESS);
+    EXPECT(cuMemRelease(h1), CUDA_SUCCESS);
+    memset((void *)va, 7, 2 * G);
+    REQUIRE(free_bytes() == before - 2 * G);
+
+    /* one handle mapped twice; partial unmap */
+    EXPECT(cuMemCreate(&h2, G, &prop, 0), CUDA_SUCCESS);
+    EXPECT(cuMemMap(va + 4 * G, G, 0, h2, 0), CUDA_SUCCESS);
+    EXPECT(cuMemMap(va + 6 * G, G, 0, h2, 0), CUDA_SUCCESS);
+    ((char *)va)[4 * G] = 42;
+    REQUIRE(((char *)va)[6 * G] == 42);
+    EXPECT(cuMemRelease(h2), CUDA_SUCCESS);
+    EXPECT(cuMemUnmap(va + 4 * G, G), CUDA_SUCCESS);
+    REQUIRE(free_bytes() == before - 3 * G);
+    EXPECT(cuMemUnmap(va + 6 * G, G), CUDA_SUCCESS);
+    REQUIRE(free_bytes() == before - 2 * G);
+
+    EXPECT(cuMemUnmap(va, 2 * G), CUDA_SUCCESS);
+    REQUIRE(free_bytes() == before);
+
+    EXPECT(cuMemCreate(&big, (size_t)1 << 44, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT(cuMemCreate(&h3, 3 * G, &prop, 0), CUDA_SUCCESS); /* leaked */
+    EXPECT(cuMemRelease(h1), CUDA_ERROR_INVALID_VALUE);      /* released twice */
+    EXPECT(cuMemAddressFree(va, 16 * G), CUDA_SUCCESS);
+    return 0;
+}

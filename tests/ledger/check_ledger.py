@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Hold a vramtrace report's "accounting" section against the simulated
+device's ledger (the independent ground truth).
+
+usage: check_ledger.py --ledger FILE --report JSON [--pid P]
+
+The ledger (VRAMTRACE_SIM_LEDGER, sim/README.md "Ledger") holds one JSON
+object per line. From the lines of one process (--pid, or the only pid in the
+file) this recomputes, per (device, kind), every field of the report's
+"accounting" array (docs: the contract between sim/ and report/):
+allocations, frees, failed, peak_live_bytes, live_bytes_at_failures,
+leaked_bytes, leaked_allocations; prints each difference and exits 1 on any,
+0 when all match, 2 on unusable input (a missing or malformed file, a report
+without "accounting", a ledger that contradicts itself).
+
+Rules: an allocation is live from its "alloc" line to its "free" line; a VMM
+handle (kind "vmm") is live from "vmm_create" until it is released and its
+last mapping is unmapped; a "fail" records the live bytes of its own (device,
+kind) at that moment; what is live at the "exit" line (or at the end of the
+ledger when the process died without one) is leaked. Debian python3, stdlib
+only.
+"""
+import argparse
+import json
+import sys
+
+FIELDS = ("allocations", "frees", "failed", "peak_live_bytes",
+          "live_bytes_at_failures", "leaked_bytes", "leaked_allocations")
+
+
+class Unusable(Exception):
+    """Input the checker cannot judge (exit status 2)."""
+
+
+def at(where):
+    """A (path, line number) as path:line."""
+    return f"{where[0]}:{where[1]}"
+
+
+class Key:
+    """The running numbers of one (device, kind)."""
+
+    def __init__(self):
+        self.allocations = self.frees = self.failed = 0
+        self.live_bytes = self.peak = 0
+        self.live = {}  # addr or handle -> size
+        self.at_failures = []
+
+    def born(self, ident, size, where):
+        if ident in self.live:
+            raise Unusable(f"{at(where)}: {ident} is already live")
+        self.live[ident] = size
+        self.allocations += 1
+        self.live_bytes += size
+        self.peak = max(self.peak, self.live_bytes)
+
+    def died(self, ident, where):
+        if ident not in self.live:
+            raise Unusable(f"{at(where)}: {ident} is not live")
+        self.live_bytes -= self.live.pop(ident)
+        self.frees += 1
+
+    def result(self):
+        return {"allocations": self.allocations, "frees": self.frees,
+                "failed": self.failed, "peak_live_bytes": self.peak,
+                "live_bytes_at_failures": list(self.at_failures),
+                "leaked_bytes": self.live_bytes,
+                "leaked_allocations": len(self.live)}
+
+
+class Process:
+    """The replay of one process's ledger lines, in the sim's order (seq)."""
+
+    def __init__(self):
+        self.keys = {}  # (device, kind) -> Key
+        self.handles = {}  # handle -> [device, mappings, released]
+        self.last_seq = 0
+        self.exited = False
+
+    def key(self, device, kind):
+        k = self.keys.get((device, kind))
+        if k is None:
+            k = self.keys[(device, kind)] = Key()
+        return k
+
+    def vmm(self, op, o, where):
+        h = field(o, "handle", where)
+        if op == "vmm_create":
+            self.key(field(o, "device", where), "vmm").born(h, field(o, "size", where), where)
+            self.handles[h] = [o["device"], 0, False]
+            return
+        state = self.handles.get(h)
+        if state is None:
+            raise Unusable(f"{at(where)}: {op} of unknown handle {h}")
+        if op == "vmm_map":
+            state[1] += 1
+        elif op == "vmm_unmap":
+            if state[1] == 0:
+                raise Unusable(f"{at(where)}: unmap of unmapped handle {h}")
+            state[1] -= 1
+        else:
+            if state[2]:
+                raise Unusable(f"{at(where)}: handle {h} released twice")
+            state[2] = True
+        if state[2] and state[1] == 0:  # released and no longer mapped: the memory dies
+            self.key(state[0], "vmm").died(h, where)
+            del self.handles[h]
+
+    def line(self, o, where):
+        if self.exited:
+            return  # after exit (e.g. another library's destructor): not counted
+        if o["seq"] <= self.last_seq:
+            raise Unusable(f"{at(where)}: seq {o['seq']} after {self.last_seq}")
+        self.last_seq = o["seq"]
+        op = o["op"]
+        if op == "alloc":
+            self.key(field(o, "device", where), field(o, "kind", where)).born(
+                field(o, "addr", where), field(o, "size", where), where)
+        elif op == "free":
+            self.key(field(o, "device", where), field(o, "kind", where)).died(
+                field(o, "addr", where), where)
+        elif op == "fail":
+            k = self.key(field(o, "device", where), field(o, "kind", where))
+            k.failed += 1
+            k.at_failures.append(k.live_bytes)
+        elif op in ("vmm_create", "vmm_map", "vmm_unmap", "vmm_release"):
+            self.vmm(op, o, where)
+        elif op == "exit":
+            self.exited = True
+        elif op != "bad_free":
+            raise Unusable(f"{at(where)}: unknown op {op!r}")
+
+    def result(self):
+        return {k: v.result() for k, v in self.keys.items()}
+
+
+def field(obj, name, where):
+    if name not in obj:
+        raise Unusable(f"{at(where)}: no \"{name}\"")
+    return obj[name]
+
+
+def replay(path, pid):
+    """(device, kind) -> expected accounting, from the ledger lines of `pid`
+    (or of the only process in the file), replayed as they stream by: the sim
+    writes each process's lines in seq order."""
+    procs = {}
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        raise Unusable(f"cannot read ledger {path}: {e.strerror}") from e
+    with f:
+        for n, text in enumerate(f, 1):
+            if not text.strip():
+                continue
+            try:
+                o = json.loads(text)
+            except ValueError as e:
+                raise Unusable(f"{path}:{n}: not JSON: {e}") from e
+            if not isinstance(o, dict) or "seq" not in o or "pid" not in o or "op" not in o:
+                raise Unusable(f"{path}:{n}: not a ledger line")
+            if pid is not None and o["pid"] != pid:
+                continue
+            proc = procs.get(o["pid"])
+            if proc is None:
+                proc = procs[o["pid"]] = Process()
+            proc.line(o, (path, n))
+    if pid is None and len(procs) > 1:
+        raise Unusable(f"{path}: the ledger holds pids {sorted(procs)}; pick one with --pid")
+    if not procs:
+        raise Unusable(f"{path}: no ledger line" + (f" of pid {pid}" if pid is not None else ""))
+    return next(iter(procs.values())).result()
+
+
+def read_report(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except OSError as e:
+        raise Unusable(f"cannot read report {path}: {e.strerror}") from e
+    except ValueError as e:
+        raise Unusable(f"{path}: not JSON: {e}") from e
+    acc = report.get("accounting") if isinstance(report, dict) else None
+    if not isinstance(acc, list):
+        raise Unusable(f"{path}: no \"accounting\" array")
+    out = {}
+    for entry in acc:
+        if not isinstance(entry, dict) or "device" not in entry or "kind" not in entry:
+            raise Unusable(f"{path}: accounting entry without device and kind: {entry!r}")
+        k = (entry["device"], entry["kind"])
+        if k in out:
+            raise Unusable(f"{path}: accounting lists device {k[0]} kind {k[1]} twice")
+        out[k] = entry
+    return out
+
+
+def compare(expected, reported):
+    """Mismatch messages, one per differing number or missing entry."""
+    problems = []
+
+    def name(k):
+        return f"device {k[0]} kind {k[1]}"
+
+    for k in sorted(expected.keys() | reported.keys(), key=lambda k: (k[0], k[1])):
+        if k not in reported:
+            problems.append(f"{name(k)}: in the ledger {expected[k]}, missing from the report")
+            continue
+        if k not in expected:
+            problems.append(f"{name(k)}: in the report, no such event in the ledger")
+            continue
+        for f in FIELDS:
+            want, got = expected[k][f], reported[k].get(f, "<missing>")
+            if want != got:
+                problems.append(f"{name(k)}: {f}: report {got}, ledger {want}")
+    return problems
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ledger", required=True)
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--pid", type=int)
+    args = ap.parse_args(argv)
+    try:
+        expected = replay(args.ledger, args.pid)
+        reported = read_report(args.report)
+    except Unusable as e:
+        print(f"check_ledger: {e}", file=sys.stderr)
+        return 2
+    problems = compare(expected, reported)
+    for p in problems:
+        print(f"check_ledger: mismatch: {p}")
+    if not problems:
+        print(f"check_ledger: report matches the ledger ({len(expected)} device/kind entries)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

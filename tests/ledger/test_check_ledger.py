@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Unit tests of check_ledger.py: small hand-written ledger + report pairs.
+A matching pair passes; each wrong number (one allocation too many, a peak
+off by some bytes, a wrong live-at-failure, wrong leaked bytes, a missing
+(device, kind)) makes it fail; unusable input exits 2."""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_ledger.py")
+PID = 4242
+
+
+def ledger_lines():
+    """A process: two device allocations, an OOM, a free, pinned host memory,
+    a VMM handle mapped twice and released while mapped, a leak at exit."""
+    ev = [
+        ("alloc", {"kind": "device", "device": 0, "addr": "0x1000", "size": 1000}),
+        ("alloc", {"kind": "device", "device": 0, "addr": "0x2000", "size": 4096}),
+        ("fail", {"kind": "device", "device": 0, "size": 1 << 40, "error": 2}),
+        ("free", {"kind": "device", "device": 0, "addr": "0x1000", "size": 1000}),
+        ("bad_free", {"addr": "0x1000", "error": 1}),
+        ("alloc", {"kind": "host_pinned", "device": -1, "addr": "0x9000", "size": 64}),
+        ("vmm_create", {"handle": "0xa", "device": 1, "size": 2 << 20}),
+        ("vmm_map", {"handle": "0xa", "device": 1, "addr": "0x40000000", "size": 2 << 20}),
+        ("vmm_map", {"handle": "0xa", "device": 1, "addr": "0x40200000", "size": 2 << 20}),
+        ("vmm_release", {"handle": "0xa", "device": 1, "size": 2 << 20}),
+        ("vmm_unmap", {"handle": "0xa", "device": 1, "addr": "0x40000000", "size": 2 << 20}),
+        ("fail", {"kind": "vmm", "device": 1, "size": 1 << 40, "error": 2}),
+        ("vmm_unmap", {"handle": "0xa", "device": 1, "addr": "0x40200000", "size": 2 << 20}),
+        ("exit", {}),
+    ]
+    out = []
+    for seq, (op, extra) in enumerate(ev, 1):
+        line = {"seq": seq, "pid": PID, "tid": PID, "t_ns": seq * 10, "op": op, "api": "x",
+                "error": 0}
+        line.update(extra)
+        out.append(line)
+    return out
+
+
+def good_report():
+    return {"accounting": [
+        {"device": -1, "kind": "host_pinned", "allocations": 1, "frees": 0, "failed": 0,
+         "peak_live_bytes": 64, "live_bytes_at_failures": [], "leaked_bytes": 64,
+         "leaked_allocations": 1},
+        {"device": 0, "kind": "device", "allocations": 2, "frees": 1, "failed": 1,
+         "peak_live_bytes": 5096, "live_bytes_at_failures": [5096], "leaked_bytes": 4096,
+         "leaked_allocations": 1},
+        {"device": 1, "kind": "vmm", "allocations": 1, "frees": 1, "failed": 1,
+         "peak_live_bytes": 2 << 20, "live_bytes_at_failures": [2 << 20], "leaked_bytes": 0,
+         "leaked_allocations": 0},
+    ]}
+
+
+class CheckLedger(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.ledger = os.path.join(self.dir.name, "ledger.jsonl")
+        self.report = os.path.join(self.dir.name, "report.json")
+        self.write_ledger(ledger_lines())
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write_ledger(self, lines):
+        with open(self.ledger, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(o) + "\n" for o in lines)
+
+    def run_checker(self, report, *extra):
+        with open(self.report, "w", encoding="utf-8") as f:
+            json.dump(report, f)
+        r = subprocess.run([sys.executable, CHECKER, "--ledger", self.ledger, "--report",
+                            self.report, *extra], capture_output=True, text=True, check=False)
+        return r.returncode, r.stdout + r.stderr
+
+    def entry(self, report, device, kind):
+        return next(e for e in report["accounting"] if (e["device"], e["kind"]) == (device, kind))
+
+    def assert_mismatch(self, report, needle):
+        rc, out = self.run_checker(report)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(needle, out)
+
+    def test_matching_pair_passes(self):
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 0, out)
+        self.assertIn("matches", out)
+
+    def test_one_allocation_too_many_fails(self):
+        r = good_report()
+        self.entry(r, 0, "device")["allocations"] += 1
+        self.assert_mismatch(r, "device 0 kind device: allocations: report 3, ledger 2")
+
+    def test_one_allocation_too_few_fails(self):
+        r = good_report()
+        self.entry(r, -1, "host_pinned")["allocations"] -= 1
+        self.assert_mismatch(r, "allocations: report 0, ledger 1")
+
+    def test_one_free_off_fails(self):
+        r = good_report()
+        self.entry(r, 1, "vmm")["frees"] = 0
+        self.assert_mismatch(r, "device 1 kind vmm: frees: report 0, ledger 1")
+
+    def test_peak_off_by_some_bytes_fails(self):
+        r = good_report()
+        self.entry(r, 0, "device")["peak_live_bytes"] -= 24
+        self.assert_mismatch(r, "peak_live_bytes: report 5072, ledger 5096")
+
+    def test_wrong_live_at_failure_fails(self):
+        r = good_report()
+        self.entry(r, 0, "device")["live_bytes_at_failures"] = [4096]
+        self.assert_mismatch(r, "live_bytes_at_failures: report [4096], ledger [5096]")
+
+    def test_extra_failure_fails(self):
+        r = good_report()
+        e = self.entry(r, 1, "vmm")
+        e["failed"], e["live_bytes_at_failures"] = 2, [2 << 20, 0]
+        self.assert_mismatch(r, "device 1 kind vmm: failed: report 2, ledger 1")
+
+    def test_wrong_leaked_fails(self):
+        r = good_report()
+        self.entry(r, 0, "device")["leaked_bytes"] = 5096
+        self.assert_mismatch(r, "leaked_bytes: report 5096, ledger 4096")
+        r = good_report()
+        self.entry(r, -1, "host_pinned")["leaked_allocations"] = 0
+        self.assert_mismatch(r, "leaked_allocations: report 0, ledger 1")
+
+    def test_missing_device_kind_fails(self):
+        r = good_report()
+        r["accounting"] = [e for e in r["accounting"] if e["kind"] != "vmm"]
+        self.assert_mismatch(r, "device 1 kind vmm: in the ledger")
+
+    def test_extra_device_kind_fails(self):
+        r = good_report()
+        extra = copy.deepcopy(self.entry(r, 0, "device"))
+        extra["kind"] = "managed"
+        r["accounting"].append(extra)
+        self.assert_mismatch(r, "device 0 kind managed: in the report, no such event")
+
+    def test_missing_field_fails(self):
+        r = good_report()
+        del self.entry(r, 0, "device")["frees"]
+        self.assert_mismatch(r, "frees: report <missing>, ledger 1")
+
+    def test_process_without_exit_leaks_what_is_live_at_the_end(self):
+        self.write_ledger([o for o in ledger_lines() if o["op"] != "exit"])
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 0, out)
+
+    def test_events_after_exit_are_not_counted(self):
+        late = {"seq": 99, "pid": PID, "tid": 1, "t_ns": 1, "op": "free", "api": "cudaFree",
+                "error": 0, "kind": "device", "device": 0, "addr": "0x2000", "size": 4096}
+        self.write_ledger(ledger_lines() + [late])
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 0, out)
+
+    def test_pid_selects_one_process(self):
+        other = [dict(o, pid=7) for o in ledger_lines()[:2]] + [
+            {"seq": 3, "pid": 7, "tid": 7, "t_ns": 1, "op": "exit", "api": "", "error": 0}]
+        self.write_ledger(ledger_lines() + other)
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 2, out)
+        self.assertIn("--pid", out)
+        rc, out = self.run_checker(good_report(), "--pid", str(PID))
+        self.assertEqual(rc, 0, out)
+        rc, out = self.run_checker(good_report(), "--pid", "7")
+        self.assertEqual(rc, 1, out)
+
+    def test_unusable_inputs_exit_2(self):
+        rc, out = self.run_checker({"totals": {}})
+        self.assertEqual(rc, 2, out)
+        self.assertIn("accounting", out)
+        with open(self.ledger, "a", encoding="utf-8") as f:
+            f.write("not json\n")
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 2, out)
+        os.unlink(self.ledger)
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 2, out)
+
+    def test_contradictory_ledger_exits_2(self):
+        lines = ledger_lines()
+        lines[3]["addr"] = "0x7777"  # a free of something never allocated
+        self.write_ledger(lines)
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 2, out)
+        self.assertIn("not live", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
