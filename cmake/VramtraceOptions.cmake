@@ -16,3 +16,15 @@ if(VRAMTRACE_SANITIZE)
     add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=undefined>)
   endif()
 endif()
+
+# A sanitized libvramtrace.so preloaded into a program must come after the
+# sanitizer's runtime (ASan/TSan check that they are first in the initial
+# library list). Tests preload "${VRAMTRACE_TEST_PRELOAD_PREFIX}libvramtrace.so".
+set(VRAMTRACE_TEST_PRELOAD_PREFIX "")
+if(VRAMTRACE_SANITIZE MATCHES "^(address|thread)$")
+  string(REPLACE "address" "asan" _vt_rt "${VRAMTRACE_SANITIZE}")
+  string(REPLACE "thread" "tsan" _vt_rt "${_vt_rt}")
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=lib${_vt_rt}.so
+                  OUTPUT_VARIABLE _vt_rt_path OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(VRAMTRACE_TEST_PRELOAD_PREFIX "${_vt_rt_path}:")
+endif()

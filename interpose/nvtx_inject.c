@@ -13,8 +13,10 @@
  *   NVTX_MEM_TYPE_VIRTUAL_ADDRESS (others are ignored with one NOTE).
  * Handles (domains, strings, ranges, heaps, regions, resources) are valid and
  * unique whether or not tracing is on; events are written only while
- * vti_enabled(). A pop, end or unregister whose beginning was not recorded is
- * not recorded either, so the trace stays balanced across a late session start.
+ * vti_enabled(); a beginning (push, mark, start, heap registration, thread
+ * name) starts the session when it has not started (vti_recording). A pop, end or unregister whose
+ * beginning was not recorded is not recorded either, so the trace stays balanced across a late
+ * session start.
  */
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
@@ -235,7 +237,7 @@ static struct vtn_stack *stack_of(nvtxDomainHandle_t d)
 
 static bool emit_range(enum vt_rec type, nvtxDomainHandle_t d, const char *name)
 {
-    if (!vti_enabled())
+    if (type == VT_REC_RANGE_POP ? !vti_enabled() : !vti_recording())
         return false;
     vt_event ev = {.type = type};
     ev.u.range.domain = domain_id(d);
@@ -279,7 +281,7 @@ static uint64_t range_counter;
 static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const char *name)
 {
     uint64_t id = next_id(&range_counter) << 1;
-    if (!vti_enabled())
+    if (!vti_recording())
         return id;
     vt_event ev = {.type = VT_REC_RANGE_START};
     ev.u.range_se.id = id | 1;
@@ -379,7 +381,7 @@ static void core_name_category_w(uint32_t category, const wchar_t *name)
 /* nvtxNameOsThread: a VT_REC_THREAD definition for that OS thread id. */
 static void name_thread(uint32_t tid, const char *name)
 {
-    if (!name || !vti_enabled())
+    if (!name || !vti_recording())
         return;
     vt_event ev = {.type = VT_REC_THREAD};
     ev.u.thread.id = tid;
@@ -666,7 +668,7 @@ static nvtxMemHeapHandle_t mem_heap_register(nvtxDomainHandle_t d, const nvtxMem
 {
     (void)d;
     uint64_t id = next_id(&heap_counter) << 1;
-    if (vti_enabled()) {
+    if (vti_recording()) {
         id |= 1;
         emit_heap_register(id, desc);
     }

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,19 @@ bool vti_enter(void)
 void vti_leave(void)
 {
     vti_tl_depth--;
+}
+
+/* The order lock (vti_internal.h, vti_order_lock). */
+static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void vti_order_lock(void)
+{
+    pthread_mutex_lock(&order_mutex);
+}
+
+void vti_order_unlock(void)
+{
+    pthread_mutex_unlock(&order_mutex);
 }
 
 static void write_ev(vti_thread *t, const vt_event *ev)
@@ -342,8 +356,8 @@ static void print_top_sites(int device)
         char b[32], where[512];
         fmt_bytes(sites[i].bytes, b, sizeof b);
         site_name(sites[i].stack, where, sizeof where);
-        fprintf(stderr, "vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b,
-                sites[i].count, sites[i].count == 1 ? "" : "s", where);
+        vti_msg("vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b, sites[i].count,
+                sites[i].count == 1 ? "" : "s", where);
     }
 }
 
@@ -356,7 +370,7 @@ static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint
     if (vti_settings_get()->quiet || k > MAX_DIAGNOSES)
         return;
     if (k == MAX_DIAGNOSES) {
-        fprintf(stderr, "vramtrace: further failed allocations are only in the trace\n");
+        vti_msg("vramtrace: further failed allocations are only in the trace\n");
         return;
     }
     vti_counters_get(device, &c);
@@ -364,16 +378,16 @@ static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint
     fmt_bytes(fr, fb, sizeof fb);
     fmt_bytes(to, tb, sizeof tb);
     fmt_bytes(c.live_bytes, lb, sizeof lb);
-    fprintf(stderr, "vramtrace: %s of %s failed with error %d on device %d\n", vt_api_name(api),
-            req, error, device);
+    vti_msg("vramtrace: %s of %s failed with error %d on device %d\n", vt_api_name(api), req, error,
+            device);
     if (have_info)
-        fprintf(stderr, "vramtrace:   device free %s of %s total\n", fb, tb);
+        vti_msg("vramtrace:   device free %s of %s total\n", fb, tb);
     else
-        fprintf(stderr, "vramtrace:   device free/total unknown (the query failed too)\n");
-    fprintf(stderr, "vramtrace:   live bytes counted by vramtrace: %s in %" PRIu64 " allocations\n",
-            lb, c.live_count);
+        vti_msg("vramtrace:   device free/total unknown (the query failed too)\n");
+    vti_msg("vramtrace:   live bytes counted by vramtrace: %s in %" PRIu64 " allocations\n", lb,
+            c.live_count);
     if (c.live_count)
-        fprintf(stderr, "vramtrace:   top call sites by live bytes:\n");
+        vti_msg("vramtrace:   top call sites by live bytes:\n");
     print_top_sites(device);
 }
 
@@ -419,11 +433,10 @@ static void summary_device(int device)
      * calls reserved (a caching allocator's segments count whole); the
      * report splits allocated from reserved. */
     if (device < 0)
-        fprintf(stderr, "vramtrace: host memory (pinned, registered): peak %s", peak);
+        vti_msg("vramtrace: host memory (pinned, registered): peak %s", peak);
     else
-        fprintf(stderr, "vramtrace: device %d: peak reserved %s", device, peak);
-    fprintf(stderr,
-            ", %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
+        vti_msg("vramtrace: device %d: peak reserved %s", device, peak);
+    vti_msg(", %" PRIu64 " allocations, leaked %s in %" PRIu64 " allocations, %" PRIu64
             " failed allocations\n",
             c.allocs, leak, c.live_count, c.failures);
 }

@@ -1,5 +1,5 @@
-/* session.c: the preload library's session: start (constructor or first
- * hook), per-thread writer buffers, stop on internal failure, exit, fatal
+/* session.c: the preload library's session: start (first hooked call or
+ * recorded event), per-thread writer buffers, stop on internal failure, exit, fatal
  * signals and fork. See interpose/README.md for the behaviour. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,6 +35,7 @@ static vt_writer *writer;
 static vt_tbuf *signal_tb; /* reserved for the END record of a fatal signal */
 static vti_settings settings = {.stack_depth = VTI_DEFAULT_STACK_DEPTH};
 static char trace_path[4096];
+static int session_pid; /* a vfork child shares the session but not this pid */
 static VTI_TLS vti_thread *tl_thread;
 static VTI_TLS bool tl_starting;
 static pthread_key_t thread_key;
@@ -80,8 +81,9 @@ const vti_settings *vti_settings_get(void)
 void vti_stop(const char *why)
 {
     int expected = S_ON;
-    if (atomic_compare_exchange_strong(&state, &expected, S_STOPPED))
-        fprintf(stderr, "vramtrace: tracing stopped: %s\n", why);
+    const char *err = writer ? vt_writer_error(writer) : NULL;
+    if (atomic_compare_exchange_strong(&state, &expected, S_STOPPED) && !settings.quiet)
+        vti_msg("vramtrace: tracing stopped: %s%s%s\n", why, err ? ": " : "", err ? err : "");
 }
 
 /* ---- per-thread state ---------------------------------------------------- */
@@ -323,27 +325,9 @@ static void header_fill(vt_header *h, header_data *d)
     h->start_mono_ns = vti_now_ns();
     h->vramtrace_version = VRAMTRACE_VERSION;
     h->stack_depth = (uint32_t)settings.stack_depth;
+    vti_run_header(h);
 }
 
-static const char *program_name(const char *exe)
-{
-    const char *slash = strrchr(exe, '/');
-    return slash ? slash + 1 : (*exe ? exe : "unknown");
-}
-
-/* Open the writer at settings.output; for the default name, an existing
- * file (pid reuse) moves on to vramtrace.<program>.<pid>.<n>.vtrace. */
-static vt_writer *writer_open(const vt_header *h, char *err, size_t errlen)
-{
-    struct stat st;
-    snprintf(trace_path, sizeof trace_path, "%s", settings.output);
-    for (int n = 1; settings.output_is_default && n < 100 && lstat(trace_path, &st) == 0; n++)
-        snprintf(trace_path, sizeof trace_path, "vramtrace.%s.%u.%d.vtrace",
-                 program_name(h->program), h->pid, n);
-    return vt_writer_open(trace_path, h, NULL, err, errlen);
-}
-
-static void install_signals(void);
 static void on_exit_handler(int status, void *arg);
 static void on_fork_child(void);
 
@@ -354,13 +338,16 @@ static bool session_start(void)
     char err[512] = "";
     vti_thread *t;
     header_fill(&h, &d);
-    vti_settings_read(&settings, program_name(d.exe), (int)h.pid);
+    vti_settings_read(&settings, (int)h.pid);
     h.stack_depth = (uint32_t)settings.stack_depth;
-    writer = writer_open(&h, err, sizeof err);
+    writer = vti_trace_open(&settings, &h, trace_path, sizeof trace_path, err, sizeof err);
+    if (writer)
+        vti_trace_announce(&settings, &h, trace_path);
     free(d.cmdline);
     if (!writer) {
-        fprintf(stderr, "vramtrace: tracing stopped: cannot create the trace %s: %s\n", trace_path,
-                err);
+        if (!settings.quiet)
+            vti_msg("vramtrace: tracing stopped: cannot create the trace %s: %s\n", trace_path,
+                    err);
         return false;
     }
     vti_stacks_init();
@@ -368,8 +355,8 @@ static bool session_start(void)
     pthread_key_create(&thread_key, thread_destroy);
     atomic_store(&state, S_ON);
     on_exit(on_exit_handler, NULL); /* glibc passes exit()'s status, atexit would not */
-    pthread_atfork(NULL, NULL, on_fork_child);
-    install_signals();
+    session_pid = (int)h.pid;
+    vti_guard_start();
     if ((t = thread_begin())) {
         vti_modules_sync(t, true);
         thread_end(t);
@@ -437,28 +424,52 @@ static void emit_end(int status, int sig, const char *reason)
     thread_end(t);
 }
 
-static void on_exit_handler(int status, void *arg)
+/* The end of the process: the END record, then the writer closed (or
+ * flushed when another thread is stuck in a hook). Once. */
+static void session_end(int status, const char *reason)
 {
     static _Atomic int done;
-    (void)arg;
     int s = atomic_load(&state);
     if (s == S_CHILD || !writer || atomic_exchange(&done, 1))
         return;
     vti_tl_depth++;
     vti_cupti_unload();
     vti_rec_end_summary(NULL);
-    emit_end(status, 0, "exit");
+    emit_end(status, 0, reason);
     atomic_store(&stopping, 1);
     if (threads_quiesce()) {
-        if (vt_writer_close(writer) != 0 && !settings.quiet)
-            fprintf(stderr, "vramtrace: writing %s failed\n", trace_path);
+        char err[256];
+        vt_writer_flush(writer);
+        snprintf(err, sizeof err, "%s", vt_writer_error(writer) ? vt_writer_error(writer) : "");
+        if (vt_writer_close(writer) != 0) {
+            if (!settings.quiet)
+                vti_msg("vramtrace: writing %s failed%s%s\n", trace_path, *err ? ": " : "", err);
+            s = S_STOPPED;
+        }
         writer = NULL;
     } else {
         vt_writer_flush(writer);
     }
     if (!settings.quiet && s == S_ON)
-        fprintf(stderr, "vramtrace: trace written to %s\n", trace_path);
+        vti_msg("vramtrace: trace written to %s\n", trace_path);
     vti_tl_depth--;
+}
+
+static void on_exit_handler(int status, void *arg)
+{
+    (void)arg;
+    session_end(status, "exit");
+}
+
+void vti_session_end(int status, const char *reason)
+{
+    if (getpid() != session_pid) /* a vfork child: the parent's session */
+        return;
+    if (vti_tl_depth > 0) { /* inside a hook (a signal handler's _exit): no locks */
+        vti_signal_flush(0);
+        return;
+    }
+    session_end(status, reason);
 }
 
 /* ---- fork ----------------------------------------------------------------- */
@@ -477,25 +488,14 @@ static void on_fork_child(void)
 
 /* ---- fatal signals -------------------------------------------------------- */
 
-static const int fatal_signals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGTERM, SIGINT};
-#define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-static struct sigaction old_actions[N_FATAL];
-static _Atomic int in_signal;
-
-static int fatal_index(int sig)
+void vti_signal_flush(int sig)
 {
-    for (size_t i = 0; i < N_FATAL; i++)
-        if (fatal_signals[i] == sig)
-            return (int)i;
-    return -1;
-}
-
-static void signal_flush(int sig, bool terminating)
-{
+    static _Atomic int in_signal;
     vt_event ev = {.type = VT_REC_END};
-    if (atomic_load(&state) != S_ON || !writer || atomic_exchange(&in_signal, 1))
+    if (atomic_load(&state) != S_ON || !writer || getpid() != session_pid ||
+        atomic_exchange(&in_signal, 1))
         return;
-    if (terminating && signal_tb) {
+    if (sig && signal_tb) {
         ev.ts_ns = vti_now_ns();
         ev.u.end.status = -1;
         ev.u.end.signal = sig;
@@ -506,50 +506,17 @@ static void signal_flush(int sig, bool terminating)
     atomic_store(&in_signal, 0);
 }
 
-/* Flush, then hand the signal to the previous disposition: the previous
- * handler is called directly; SIG_DFL is restored and the signal re-raised
- * (it is delivered when this handler returns). */
-static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
-{
-    int i = fatal_index(sig);
-    int saved = errno;
-    struct sigaction *old = i >= 0 ? &old_actions[i] : NULL;
-    bool dfl = !old || (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL);
-    signal_flush(sig, dfl);
-    if (dfl) {
-        signal(sig, SIG_DFL);
-        raise(sig);
-    } else if (old->sa_flags & SA_SIGINFO) {
-        old->sa_sigaction(sig, info, ctx);
-    } else if (old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-    }
-    errno = saved;
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fatal_signal;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < N_FATAL; i++) {
-        if (sigaction(fatal_signals[i], NULL, &old_actions[i]) != 0)
-            continue;
-        /* A program that ignores SIGINT/SIGTERM keeps ignoring it. */
-        if (!(old_actions[i].sa_flags & SA_SIGINFO) && old_actions[i].sa_handler == SIG_IGN)
-            continue;
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
-}
-
 /* ---- constructor ----------------------------------------------------------- */
 
+/* The session itself starts at the first hooked call or recorded event
+ * (vti_session_ensure): a process that never calls CUDA writes nothing. A
+ * forked child never records, whether or not its parent had started. */
 __attribute__((constructor)) static void vti_constructor(void)
 {
     const char *self = vti_self_path(), *nvtx = getenv("NVTX_INJECTION64_PATH");
+    vti_guard_init();
     if (self && (!nvtx || !*nvtx)) /* NVTX treats an empty value as unset */
         setenv("NVTX_INJECTION64_PATH", self, 1);
-    vti_session_ensure();
+    vti_run_init();
+    pthread_atfork(NULL, NULL, on_fork_child);
 }

@@ -13,6 +13,10 @@
 /* true while the session records (started, not stopped by an internal
  * failure, not a child that gave up after fork). */
 bool vti_enabled(void);
+/* vti_enabled() for an event that must be kept (an NVTX range, heap or
+ * thread name begins): starts the session first when it has not started
+ * yet, as a hooked CUDA call does (README.md, "Processes and runs"). */
+bool vti_recording(void);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t vti_now_ns(void);
 /* Record ev from the calling thread (ts_ns 0 = now). Returns 0, or -1 when

@@ -24,20 +24,31 @@
 /* ---- settings (settings.c) ---------------------------------------------- */
 
 typedef struct vti_settings {
-    char output[4096]; /* the trace path, %p and %h expanded */
-    bool output_is_default;
-    int stack_depth; /* frames kept, 1..VTI_MAX_STACK_DEPTH */
+    char output[4096];      /* VRAMTRACE_OUTPUT, %p and %h expanded (unused when default) */
+    bool output_is_default; /* no VRAMTRACE_OUTPUT: vramtrace.<program>.<pid>.vtrace */
+    int stack_depth;        /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
 } vti_settings;
 
-/* Read VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and VRAMTRACE_QUIET into s.
- * A bad value prints one line on stderr and keeps the default. program is
- * the executable's base name, pid the process id. */
-void vti_settings_read(vti_settings *s, const char *program, int pid);
-/* Expand %p (pid), %h (host name) and %% in pattern into out (outlen
- * bytes). Returns 0, or -1 when the result does not fit or has an unknown
- * %-sequence. */
-int vti_expand_path(const char *pattern, int pid, const char *host, char *out, size_t outlen);
+/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT and VRAMTRACE_STACK_DEPTH into s.
+ * A bad value prints one line on stderr (unless quiet) and keeps the
+ * default. pid is the process id. */
+void vti_settings_read(vti_settings *s, int pid);
+
+/* ---- runs and trace names (naming.c) ------------------------------------ */
+
+/* In the constructor: inherit the run id (VT_ENV_RUN_ID) or start a run by
+ * setting a new one in the environment, so the process tree shares it. */
+void vti_run_init(void);
+/* The header's run fields: run id ("" if none), parent pid, launcher rank. */
+void vti_run_header(vt_header *h);
+/* Create this process's trace by the run's naming rule (vtrace.h, "Run
+ * naming"): the name in path (len bytes). NULL with a message in err. */
+vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path, size_t len,
+                          char *err, size_t errlen);
+/* After vti_trace_open: add path to the run's list (VT_ENV_RUN_LIST) and,
+ * unless quiet, say so when the run's name was held by an earlier run. */
+void vti_trace_announce(const vti_settings *s, const vt_header *h, const char *path);
 
 /* ---- per-thread state (session.c) --------------------------------------- */
 
@@ -73,6 +84,26 @@ void vti_cupti_unload(void);
 void vti_stop(const char *why);
 /* The settings in force. */
 const vti_settings *vti_settings_get(void);
+/* The end of the process without exit handlers (_exit, _Exit, quick_exit;
+ * guard.c): END record with status and reason, trace closed. Nothing in a
+ * vfork child; only a signal-safe flush when called inside a hook. */
+void vti_session_end(int status, const char *reason);
+/* From a fatal-signal handler: END record for signal sig (0: none) and a
+ * best-effort, lock-free flush (vt_writer_flush_from_signal). */
+void vti_signal_flush(int sig);
+
+/* ---- what the program sees (guard.c) ------------------------------------- */
+
+/* Remember which file descriptor 2 is (first thing in the constructor). */
+void vti_guard_init(void);
+/* printf-style message on the stderr the program started with, and only
+ * while descriptor 2 is still that file (else dropped: never into a file the
+ * program opened on 2). One write(2) of at most 2 KiB. */
+void vti_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At session start: the flush handler on fatal signals the program leaves
+ * at SIG_DFL, an alternate signal stack for this thread when it has none,
+ * and a quick_exit handler. */
+void vti_guard_start(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 
@@ -255,17 +286,30 @@ void vti_rec_free(uint64_t addr, uint8_t space);
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
                     int (*device)(void));
 
+/* Outermost allocation and free calls of all threads run one at a time,
+ * with their records written inside: the trace's order of allocations and
+ * frees is then the order in which the driver performed them (an allocation
+ * stamped after its call returns and a free stamped before its call would
+ * otherwise be reordered against another thread's calls, shrinking the live
+ * set the report sees). Nested hooked calls (depth > 0) never take it. */
+void vti_order_lock(void);
+void vti_order_unlock(void);
+
 /* The one shape of an allocation hook, for hooks_runtime.c and
  * hooks_driver.c: resolve F, call, record the outcome of the outermost call,
  * return the real result untouched. RC_T is the API's error type, OK its
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter();                                                                      \
+    bool outer = vti_enter() && real;                                                              \
+    if (outer)                                                                                     \
+        vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
-    if (outer && real)                                                                             \
+    if (outer) {                                                                                   \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
                        (API), (uint64_t)(uintptr_t)(STREAM), DEVICE);                              \
+        vti_order_unlock();                                                                        \
+    }                                                                                              \
     vti_leave();                                                                                   \
     return rc
 
@@ -273,10 +317,14 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
  * may be reused by another thread as soon as it returns). */
 #define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    RC_T rc;                                                                                       \
-    if (vti_enter() && real)                                                                       \
+    bool outer = vti_enter() && real;                                                              \
+    if (outer) {                                                                                   \
+        vti_order_lock();                                                                          \
         vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
-    rc = real ? CALL : NONE;                                                                       \
+    }                                                                                              \
+    RC_T rc = real ? CALL : NONE;                                                                  \
+    if (outer)                                                                                     \
+        vti_order_unlock();                                                                        \
     vti_leave();                                                                                   \
     return rc
 

@@ -239,7 +239,10 @@ bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out)
     for (size_t i = 0; i < n; i++)
         if (!strcmp(r[i]->program, r[0]->program) && point_of(r[i], &p[m]))
             m++;
-    bracket b = find_bracket(p, m);
+    bool distinct = false; /* the processes of one run share a batch: no advice */
+    for (size_t i = 1; i < m; i++)
+        distinct |= p[i].batch != p[0].batch;
+    bracket b = distinct ? find_bracket(p, m) : (bracket){.bound = -1};
     vr_arena *a = r[0]->arena;
     if (b.lo && b.hi)
         advise_between(a, &b, out);

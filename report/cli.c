@@ -1,9 +1,9 @@
 /* cli.c: the vramtrace command: run, report, check. */
 #include "report.h"
+#include "run_internal.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,7 +27,8 @@ enum { EXIT_LIMIT = 1, EXIT_INPUT = 2 };
 static const char usage_main[] =
     "usage: vramtrace COMMAND [ARGS]\n"
     "\n"
-    "  run [--sim[=DEVICE]] [-o FILE] -- PROGRAM ARGS...   record PROGRAM's device memory\n"
+    "  run [--sim[=DEVICE]] [-o FILE] [--force] -- PROGRAM ARGS...\n"
+    "        record the device memory of PROGRAM and every process it starts\n"
     "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
     "             [--max-growth SIZE]\n"
@@ -36,14 +37,18 @@ static const char usage_main[] =
     "  vramtrace --version\n";
 
 static const char usage_run[] =
-    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--sim[=DEVICE]] [-o FILE] [--force] [--] PROGRAM [ARGS...]\n"
     "\n"
-    "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print where its\n"
-    "trace was written. The exit status is PROGRAM's (128+N if killed by signal N).\n"
+    "Run PROGRAM with libvramtrace.so preloaded (LD_PRELOAD) and print every trace\n"
+    "of the run when it ends. PROGRAM may be a launcher (timeout, sh, env, mpirun,\n"
+    "torchrun): only processes that call CUDA record; the first one gets FILE, each\n"
+    "further one FILE with its pid before the extension (a.vtrace -> a.<pid>.vtrace).\n"
+    "The exit status is PROGRAM's (128+N if killed by signal N).\n"
     "\n"
     "  --sim[=DEVICE]  run on the simulated CUDA device (LD_LIBRARY_PATH gets its\n"
     "                  directory; DEVICE sets VRAMTRACE_SIM_DEVICE, e.g. t4)\n"
     "  -o, --output FILE  trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host)\n"
+    "  -f, --force     replace an existing FILE (never replaced otherwise)\n"
     "  -h, --help\n";
 
 static const char usage_report[] =
@@ -51,6 +56,10 @@ static const char usage_report[] =
     "\n"
     "Replay traces and explain peak, out-of-memory failures, leaks, growth and\n"
     "fragmentation. Text goes to stdout; several files are shown side by side.\n"
+    "A trace named like a run (-o a.vtrace) brings the run's other traces\n"
+    "(a.<pid>.vtrace); traces of one run get a run section first: processes and\n"
+    "devices side by side, device totals summed over processes, and for each\n"
+    "failed allocation what the other processes held on its device then.\n"
     "\n"
     "  --json FILE     JSON report (format \"vramtrace-report\")\n"
     "  --html FILE     self-contained HTML report (no network needed)\n"
@@ -80,7 +89,14 @@ static const char usage_check[] =
     "                      caching allocator that freed its cache and retried)\n"
     "  --max-growth SIZE   growth of live bytes per iteration (least-squares fit)\n"
     "  --allow-truncated   check a cut trace on what it holds\n"
-    "  -h, --help\n";
+    "  --allow-incomplete  check a trace without an end-of-process record (the\n"
+    "                      program is still running, or died by _exit, SIGKILL or\n"
+    "                      a stack overflow: what came after the last flush is lost)\n"
+    "  --allow-empty       pass a trace with no allocation, free or failure\n"
+    "  -h, --help\n"
+    "\n"
+    "A trace the checker cannot vouch for exits 2: no end-of-process record, or no\n"
+    "memory event at all (a wrapper process was traced, or everything was lost).\n";
 
 /* ---- run ------------------------------------------------------------------ */
 
@@ -144,7 +160,7 @@ static vr_options progress_options(void)
 }
 
 typedef struct run_opts {
-    bool sim;
+    bool sim, force;
     const char *sim_device, *output;
 } run_opts;
 
@@ -179,76 +195,16 @@ static int run_setenv(const run_opts *o)
     return 0;
 }
 
-/* Expand %p and %h of VRAMTRACE_OUTPUT (see interpose/settings.c). */
-static void expand_output(const char *pat, pid_t pid, char *out, size_t len)
-{
-    char host[256] = "unknown";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    size_t n = 0;
-    for (const char *p = pat; *p && n + 1 < len; p++) {
-        if (p[0] == '%' && (p[1] == 'p' || p[1] == 'h' || p[1] == '%')) {
-            p++;
-            int w = *p == 'p'   ? snprintf(out + n, len - n, "%d", (int)pid)
-                    : *p == 'h' ? snprintf(out + n, len - n, "%s", host)
-                                : snprintf(out + n, len - n, "%%");
-            n += w > 0 ? (size_t)w : 0;
-            if (n >= len)
-                n = len - 1;
-        } else {
-            out[n++] = *p;
-        }
-    }
-    out[n] = '\0';
-}
-
-/* The preload never overwrites a trace (O_EXCL): say so before running the
- * program rather than after it ran untraced. Patterns with %p cannot clash. */
-static bool output_exists(const run_opts *o)
-{
-    if (!o->output || strstr(o->output, "%p") || access(o->output, F_OK) != 0)
-        return false;
-    fprintf(stderr,
-            "vramtrace run: %s already exists and a trace is never overwritten: remove it or "
-            "choose another -o (%%p in the name adds the process id)\n",
-            o->output);
-    return true;
-}
-
-static void print_trace_path(const run_opts *o, pid_t pid)
-{
-    char path[PATH_MAX];
-    if (o->output) {
-        expand_output(o->output, pid, path, sizeof path);
-        if (access(path, F_OK) == 0)
-            fprintf(stderr, "vramtrace run: trace: %s\n", path);
-        else
-            fprintf(stderr, "vramtrace: no trace at %s (did the program use CUDA?)\n", path);
-        return;
-    }
-    glob_t g;
-    char pat[128];
-    snprintf(pat, sizeof pat, "vramtrace.*.%d.vtrace", (int)pid);
-    int rc = glob(pat, 0, NULL, &g);
-    snprintf(pat, sizeof pat, "vramtrace.*.%d.*.vtrace", (int)pid);
-    if (rc == 0 || rc == GLOB_NOMATCH)
-        rc = glob(pat, rc == 0 ? GLOB_APPEND : 0, NULL, &g);
-    if (g.gl_pathc == 0)
-        fprintf(stderr, "vramtrace: no trace written (did the program use CUDA?)\n");
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        fprintf(stderr, "vramtrace run: trace: %s\n", g.gl_pathv[i]);
-    globfree(&g);
-}
-
 static int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"sim", optional_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"force", no_argument, NULL, 'f'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     run_opts o = {0};
     int c;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             o.sim = true;
@@ -256,6 +212,9 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'o':
             o.output = optarg;
+            break;
+        case 'f':
+            o.force = true;
             break;
         case 'h':
             fputs(usage_run, stdout);
@@ -269,12 +228,14 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "vramtrace run: no program given\n%s", usage_run);
         return EXIT_INPUT;
     }
-    if (output_exists(&o) || run_setenv(&o) < 0)
+    vr_run_list rl;
+    if (vr_run_output_check(o.output, o.force) < 0 || run_setenv(&o) < 0 || vr_run_begin(&rl) < 0)
         return EXIT_INPUT;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "vramtrace run: fork: %s\n", strerror(errno));
+        vr_run_end(&rl);
         return EXIT_INPUT;
     }
     if (pid == 0) {
@@ -286,9 +247,11 @@ static int cmd_run(int argc, char **argv)
     signal(SIGQUIT, SIG_IGN);
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            vr_run_end(&rl);
             return EXIT_INPUT;
-    print_trace_path(&o, pid);
+        }
+    vr_run_end(&rl);
     if (WIFSIGNALED(st)) {
         fprintf(stderr, "vramtrace: %s killed by signal %d\n", argv[optind], WTERMSIG(st));
         return 128 + WTERMSIG(st);
@@ -303,19 +266,114 @@ typedef struct out_file {
     int (*render)(FILE *, vr_report *const *, size_t, const vr_options *);
 } out_file;
 
+/* Identity (device, inode) of each input trace, to refuse outputs onto them. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+/* Refuse an output path that is a symbolic link or that names one of the
+ * inputs (same device and inode, through any link): 0 or -1 with a message. */
+static int output_refused(const char *path, const file_id *in, size_t nin)
+{
+    struct stat st;
+    if (!strcmp(path, "-"))
+        return 0;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        fprintf(stderr, "vramtrace: %s is a symbolic link: refusing to write through it\n", path);
+        return -1;
+    }
+    if (stat(path, &st) != 0)
+        return 0;
+    for (size_t i = 0; i < nin; i++)
+        if (st.st_dev == in[i].dev && st.st_ino == in[i].ino) {
+            fprintf(stderr, "vramtrace: %s is an input trace: refusing to overwrite it\n", path);
+            return -1;
+        }
+    return 0;
+}
+
+/* Check every output path against the inputs and each other; 0 or -1. */
+static int outputs_refused(char **inputs, size_t nin, const char *const *outs, size_t nout)
+{
+    file_id *ids = calloc(nin + 1, sizeof *ids);
+    int rc = ids ? 0 : -1;
+    for (size_t i = 0; ids && i < nin; i++) {
+        struct stat st;
+        if (stat(inputs[i], &st) == 0)
+            ids[i] = (file_id){st.st_dev, st.st_ino};
+    }
+    for (size_t i = 0; rc == 0 && i < nout; i++) {
+        if (!outs[i])
+            continue;
+        rc = output_refused(outs[i], ids, nin);
+        for (size_t j = 0; j < i && rc == 0; j++)
+            if (outs[j] && strcmp(outs[i], "-") && !strcmp(outs[i], outs[j])) {
+                fprintf(stderr, "vramtrace: %s is given for two outputs\n", outs[i]);
+                rc = -1;
+            }
+        for (size_t j = 0; j < nin && rc == 0; j++)
+            if (!strcmp(outs[i], inputs[j])) {
+                fprintf(stderr, "vramtrace: %s is an input trace: refusing to overwrite it\n",
+                        outs[i]);
+                rc = -1;
+            }
+    }
+    free(ids);
+    return rc;
+}
+
+/* A new temporary file next to path (O_EXCL, never through a link), with the
+ * permissions fopen("w") would give; its name into tmp. NULL on error. */
+static FILE *temp_beside(const char *path, char *tmp, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    if (snprintf(tmp, len, "%.*s.%s.XXXXXX", dirlen, path, slash ? slash + 1 : path) >= (int)len) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return NULL;
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+/* Render into a temporary file and rename it onto o->path: a failure leaves
+ * no half-written file, and a link planted meanwhile is replaced, never
+ * followed. "-" writes to stdout; an existing device or FIFO is written in
+ * place. */
 static int write_output(const out_file *o, vr_report *const *r, size_t n, const vr_options *opt)
 {
+    char tmp[PATH_MAX];
     if (!o->path)
         return 0;
+    struct stat st;
     bool dash = !strcmp(o->path, "-");
-    FILE *f = dash ? stdout : fopen(o->path, "w");
+    /* A device or FIFO (/dev/null, a pipe) is written in place. */
+    bool direct = dash || (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode));
+    FILE *f = dash ? stdout : direct ? fopen(o->path, "w") : temp_beside(o->path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "vramtrace report: cannot write %s: %s\n", o->path, strerror(errno));
         return -1;
     }
     int rc = o->render(f, r, n, opt);
-    if (!dash && fclose(f) != 0)
+    if (dash)
+        rc = fflush(f) != 0 ? -1 : rc;
+    else if (direct)
+        rc = fclose(f) != 0 ? -1 : rc;
+    else if (fclose(f) != 0 || rc < 0 || rename(tmp, o->path) != 0)
         rc = -1;
+    if (rc < 0 && !direct)
+        unlink(tmp);
     if (rc < 0)
         fprintf(stderr, "vramtrace report: error writing %s\n", o->path);
     return rc;
@@ -418,17 +476,28 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "vramtrace report: no trace file given\n%s", usage_report);
         return EXIT_INPUT;
     }
-    vr_report **r = calloc(n, sizeof(*r));
-    if (!r)
+    char **files;
+    vr_run_files(argv + optind, n, &files, &n);
+    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path};
+    if (outputs_refused(files, n, paths, sizeof paths / sizeof paths[0]) < 0) {
+        vr_run_files_free(files, n);
         return EXIT_INPUT;
-    int rc = load_all(argv + optind, n, &opt, r, "report");
+    }
+    vr_report **r = calloc(n, sizeof(*r));
+    if (!r) {
+        vr_run_files_free(files, n);
+        return EXIT_INPUT;
+    }
+    int rc = load_all(files, n, &opt, r, "report");
+    vr_run_files_free(files, n);
     if (rc == EXIT_INPUT) {
         free_all(r, n);
         return rc;
     }
     if (allow_trunc)
         rc = 0;
-    if (!quiet && vr_render_text(stdout, r, n, &opt) < 0)
+    if (!quiet &&
+        (vr_render_runs(stdout, r, n, &opt) < 0 || vr_render_text(stdout, r, n, &opt) < 0))
         rc = EXIT_INPUT;
     for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
         if (write_output(&outs[i], r, n, &opt) < 0)
@@ -451,19 +520,44 @@ static int size_arg(const char *opt, const char *s, int64_t *out)
     return 0;
 }
 
+/* A trace the limits cannot be judged on: no END record (the end of the
+ * process was not seen, so later events may be missing), or no memory event
+ * at all. Prints why; true when check must fail. */
+static bool unvouched(const vr_report *r, bool allow_incomplete, bool allow_empty)
+{
+    if (!r->has_end && !allow_incomplete) {
+        fprintf(stderr,
+                "vramtrace check: %s: no end-of-process record: the program is still running "
+                "or ended without exit() (_exit, SIGKILL, stack overflow), so events may be "
+                "missing; --allow-incomplete checks what is there\n",
+                r->path);
+        return true;
+    }
+    if (r->allocations + r->frees + r->failed_allocations == 0 && !allow_empty) {
+        fprintf(stderr,
+                "vramtrace check: %s: 0 events recorded (no allocation, free or failure): "
+                "nothing to check; --allow-empty passes it\n",
+                r->path);
+        return true;
+    }
+    return false;
+}
+
 static int cmd_check(int argc, char **argv)
 {
-    enum { O_PEAK = 256, O_LEAK, O_HOSTLEAK, O_GROWTH, O_NOOOM, O_TRUNC };
+    enum { O_PEAK = 256, O_LEAK, O_HOSTLEAK, O_GROWTH, O_NOOOM, O_TRUNC, O_INCOMPLETE, O_EMPTY };
     static const struct option opts[] = {{"max-peak", required_argument, NULL, O_PEAK},
                                          {"max-leaked", required_argument, NULL, O_LEAK},
                                          {"max-host-leaked", required_argument, NULL, O_HOSTLEAK},
                                          {"max-growth", required_argument, NULL, O_GROWTH},
                                          {"no-oom", no_argument, NULL, O_NOOOM},
                                          {"allow-truncated", no_argument, NULL, O_TRUNC},
+                                         {"allow-incomplete", no_argument, NULL, O_INCOMPLETE},
+                                         {"allow-empty", no_argument, NULL, O_EMPTY},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     vr_limits lim = {.max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1};
-    bool allow_trunc = false;
+    bool allow_trunc = false, allow_incomplete = false, allow_empty = false;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
@@ -486,6 +580,12 @@ static int cmd_check(int argc, char **argv)
         case O_TRUNC:
             allow_trunc = true;
             break;
+        case O_INCOMPLETE:
+            allow_incomplete = true;
+            break;
+        case O_EMPTY:
+            allow_empty = true;
+            break;
         case 'h':
             fputs(usage_check, stdout);
             return 0;
@@ -506,6 +606,10 @@ static int cmd_check(int argc, char **argv)
         return EXIT_INPUT;
     int rc = load_all(argv + optind, 1, &opt, r, "check");
     if (rc == EXIT_INPUT || (rc == 1 && !allow_trunc)) {
+        free_all(r, 1);
+        return EXIT_INPUT;
+    }
+    if (unvouched(r[0], allow_incomplete, allow_empty)) {
         free_all(r, 1);
         return EXIT_INPUT;
     }

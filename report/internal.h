@@ -55,15 +55,29 @@ typedef struct vr_sampler {
     int slot;        /* which samples[] array in a site this sampler fills */
 } vr_sampler;
 
+/* Growth samples are kept for at most this many call sites (1 KiB each),
+ * the first ones live at a sample; past it a note says so. */
+#define VR_MAX_SAMPLED_SITES 65536
+/* Entries of one site table (peak, leaks, range sites) symbolized and merged
+ * at most (model.c); the rest, the smallest, are left out with a note. */
+#define VR_MAX_MERGED_SITES 20000
+
 /* A call site (stack leaf) or an NVTX range: live bytes now and at the
- * peak (lazy snapshot: see peak.c), plus growth samples. */
+ * peak (lazy snapshot: see peak.c). A site's growth samples ([2][VR_SAMPLES],
+ * arena) are allocated when it is first live at a sample: a site never live
+ * at one has only zeros (vr_counter_samples), and costs 48 bytes. */
 typedef struct vr_counter {
     uint64_t key;
-    uint64_t live, live_count;
-    uint64_t snap, snap_count;
+    uint64_t live, snap;
     uint64_t snap_epoch;
-    uint64_t samples[2][VR_SAMPLES];
+    /* live allocations: fewer than the live map could ever hold (2^32 of
+     * them would take 256 GiB of it), so 32 bits keep the entry at 48 bytes */
+    uint32_t live_count, snap_count;
+    uint64_t (*samples)[VR_SAMPLES];
 } vr_counter;
+
+/* Growth samples of slot (vr_sampler.slot) of a site: VR_SAMPLES values. */
+const uint64_t *vr_counter_samples(const vr_counter *c, int slot);
 
 typedef struct vr_live {
     uint64_t key; /* address */
@@ -146,8 +160,8 @@ typedef struct vr_devstate {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
-    vr_bucket *buckets;
-    size_t nbuckets;
+    vr_bucket *buckets;     /* grows by doubling up to VR_TIMELINE_BUCKETS */
+    size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
 } vr_devstate;
 
@@ -236,6 +250,8 @@ typedef struct vr_state {
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
     vr_sampler iter, pat;
+    size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
+    bool sampled_sites_capped;
     uint64_t total_samples[2][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */
     vr_map alloc_sites;               /* stack id -> device allocations seen there */
@@ -374,7 +390,9 @@ const char *vr_format_time(uint64_t ns, char *buf, size_t len);
 uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
 const char *vr_basename(const char *path);
 
-/* escaping helpers for renderers */
+/* Escaping helpers for renderers: a quoted JSON string / HTML text. Bytes
+ * that are not well-formed UTF-8 come out as U+FFFD (\ufffd, &#xfffd;), so
+ * the output is valid UTF-8 whatever the trace holds. */
 void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
 const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);

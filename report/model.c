@@ -19,6 +19,14 @@ typedef struct raw_vec {
     size_t n, cap;
 } raw_vec;
 
+/* Room for n entries at once (n: the source map's length), so collecting a
+ * table never doubles past what it holds. */
+static void raw_reserve(raw_vec *rv, size_t n)
+{
+    rv->cap = n ? n : 1;
+    rv->v = vr_xmalloc(rv->cap * sizeof(raw_site));
+}
+
 static void raw_push(raw_vec *rv, uint32_t stack, uint32_t range, uint64_t bytes, uint64_t count)
 {
     if (rv->n == rv->cap) {
@@ -41,10 +49,35 @@ static int cmp_bytes_desc(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+static int cmp_raw_bytes_desc(const void *a, const void *b)
+{
+    const raw_site *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x->stack != y->stack ? (x->stack < y->stack ? -1 : 1)
+                                : (x->range > y->range) - (x->range < y->range);
+}
+
+/* Keep report memory bounded by the trace's distinct stacks: past
+ * VR_MAX_MERGED_SITES entries only the largest are symbolized and merged
+ * (a few hundred bytes each), with a note. */
+static void cap_sites(vr_state *s, raw_vec *rv)
+{
+    if (rv->n <= VR_MAX_MERGED_SITES)
+        return;
+    qsort(rv->v, rv->n, sizeof(raw_site), cmp_raw_bytes_desc);
+    vr_state_note(s,
+                  "%zu distinct stacks in one table: only the %d largest are symbolized and "
+                  "merged",
+                  rv->n, VR_MAX_MERGED_SITES);
+    rv->n = VR_MAX_MERGED_SITES;
+}
+
 /* Symbolize, merge entries whose stacks symbolize alike, sort by bytes. */
 static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by_range,
                             size_t *out_n)
 {
+    cap_sites(s, rv);
     for (size_t i = 0; i < rv->n; i++) {
         raw_site *r = &rv->v[i];
         if (by_range) {
@@ -84,6 +117,7 @@ static vr_site *peak_counters(vr_state *s, vr_symbolizer *sy, vr_map *m, bool by
 {
     raw_vec rv = {0};
     size_t i = 0;
+    raw_reserve(&rv, m->len);
     for (vr_counter *c; (c = vr_map_next(m, &i));) {
         uint64_t cnt, b = vr_counter_peak(s, c, &cnt);
         if (b)
@@ -103,6 +137,7 @@ static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
     const char *dom = r->phases[0].range;
     raw_vec rv = {0};
     size_t i = 0;
+    raw_reserve(&rv, s->site_ranges.len);
     for (vr_counter *c; (c = vr_map_next(&s->site_ranges, &i));) {
         const char *name = vr_state_string(s, (uint32_t)(c->key >> 32));
         if (strcmp(name[0] ? name : "(no range)", dom))
@@ -123,6 +158,7 @@ static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_
     vr_leaks_group(s, kind, &groups, bytes, count);
     raw_vec rv = {0};
     size_t i = 0;
+    raw_reserve(&rv, groups.len);
     for (vr_counter *c; (c = vr_map_next(&groups, &i));)
         raw_push(&rv, (uint32_t)c->key, 0, c->live, c->live_count);
     vr_map_destroy(&groups);
@@ -223,17 +259,21 @@ static int cmp_group_key(const void *a, const void *b)
  * that one call site recorded under several raw stacks grows as one. */
 static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_sampler *sp, size_t *n)
 {
-    growth_group *g = vr_xcalloc(s->sites.len + 1, sizeof(growth_group));
-    size_t m = 0, i = 0;
+    size_t sampled = 0, m = 0, i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
+        sampled += c->samples != NULL; /* at most VR_MAX_SAMPLED_SITES */
+    growth_group *g = vr_xcalloc(sampled + 1, sizeof(growth_group));
+    i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        const uint64_t *smp = vr_counter_samples(c, sp->slot);
         uint64_t any = 0;
-        for (uint32_t t = 0; t < sp->n; t++)
-            any |= c->samples[sp->slot][t];
+        for (uint32_t t = 0; c->samples && t < sp->n; t++)
+            any |= smp[t];
         if (!any) /* adds nothing to a group: not worth symbolizing */
             continue;
         g[m].st = vr_symbolize(sy, (uint32_t)c->key);
         g[m].key = vr_stack_key(s->arena, &g[m].st);
-        memcpy(g[m].samples, c->samples[sp->slot], sizeof g[m].samples);
+        memcpy(g[m].samples, smp, sizeof g[m].samples);
         m++;
     }
     if (m)

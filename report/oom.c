@@ -75,7 +75,7 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, double *slope, doubl
         if (c->live * 50 < live) /* under 2%: not worth a fit */
             continue;
         double sl, r;
-        vr_fit(c->samples[sp->slot], sp->n, sp->stride, &sl, &r);
+        vr_fit(vr_counter_samples(c, sp->slot), sp->n, sp->stride, &sl, &r);
         if (sl <= 0 || r <= 0.9)
             continue;
         growing += c->live;

@@ -43,7 +43,7 @@ static void counter_add(const vr_state *s, vr_counter *c, int64_t delta, int cou
 {
     counter_touch(s, c);
     c->live += (uint64_t)delta;
-    c->live_count += (uint64_t)(int64_t)count;
+    c->live_count += (uint32_t)count; /* -1 wraps to a decrement */
 }
 
 void vr_snapshot_peak(vr_state *s)
@@ -174,9 +174,13 @@ static void timeline_compact(vr_devstate *d)
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 {
     uint64_t rel = vr_rel_ns(s, ts);
-    if (!d->buckets) {
-        d->buckets = vr_xcalloc(VR_TIMELINE_BUCKETS, sizeof(vr_bucket));
+    if (!d->buckets)
         d->bucket_ns = 1000;
+    if (d->nbuckets == d->capbuckets && d->capbuckets < VR_TIMELINE_BUCKETS) {
+        d->capbuckets = d->capbuckets ? 2 * d->capbuckets : 4;
+        if (d->capbuckets > VR_TIMELINE_BUCKETS)
+            d->capbuckets = VR_TIMELINE_BUCKETS;
+        d->buckets = vr_xrealloc(d->buckets, d->capbuckets * sizeof(vr_bucket));
     }
     uint64_t idx = rel / d->bucket_ns;
     if (!d->nbuckets || d->buckets[d->nbuckets - 1].index < idx) {
@@ -209,11 +213,38 @@ void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 
 /* ---- growth samplers ----------------------------------------------------- */
 
+const uint64_t *vr_counter_samples(const vr_counter *c, int slot)
+{
+    static const uint64_t zeros[VR_SAMPLES];
+    return c->samples ? c->samples[slot] : zeros;
+}
+
+/* Give a live site its samples (zeros so far: it was never live at a sample
+ * before), unless VR_MAX_SAMPLED_SITES sites have them already. */
+static bool site_sampled(vr_state *s, vr_counter *c)
+{
+    if (c->samples || !c->live)
+        return c->samples != NULL;
+    if (s->nsampled_sites >= VR_MAX_SAMPLED_SITES) {
+        if (!s->sampled_sites_capped)
+            vr_state_note(s,
+                          "growth is analysed for the first %d call sites live at a sample "
+                          "only (the trace has more)",
+                          VR_MAX_SAMPLED_SITES);
+        s->sampled_sites_capped = true;
+        return false;
+    }
+    c->samples = vr_alloc(s->arena, 2 * sizeof *c->samples);
+    s->nsampled_sites++;
+    return true;
+}
+
 static void sampler_record(vr_state *s, vr_sampler *sp)
 {
     size_t i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
-        c->samples[sp->slot][sp->n] = c->live;
+        if (site_sampled(s, c))
+            c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
     sp->n++;
     if (sp->n < VR_SAMPLES)
@@ -221,7 +252,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
     /* decimate: keep the odd-indexed samples (ticks 2k * stride) */
     i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
-        for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
+        for (uint32_t k = 0; c->samples && k < VR_SAMPLES / 2; k++)
             c->samples[sp->slot][k] = c->samples[sp->slot][2 * k + 1];
     for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
         s->total_samples[sp->slot][k] = s->total_samples[sp->slot][2 * k + 1];

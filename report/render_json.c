@@ -3,6 +3,7 @@
  * are listed in DESIGN.md ("The report"). Times are ns since the trace's
  * start, sizes are bytes. */
 #include "internal.h"
+#include "run_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -337,6 +338,7 @@ int vr_render_json(FILE *out, vr_report *const *r, size_t n, const vr_options *o
             one(out, r[i], top);
         }
         fputc(']', out);
+        vr_render_runs_json(out, r, n); /* run_report.c */
         batch_advice(out, r, n);
         fputc('}', out);
     }

@@ -287,7 +287,8 @@ typedef struct vr_batch_advice {
 } vr_batch_advice;
 
 /* Fills *out (strings owned by r[0]); false when there is no advice (fewer
- * than two runs, none with a --batch and a known device size). */
+ * than two runs with a --batch and a known device size, or all at one batch,
+ * such as the processes of one run). */
 bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out);
 
 /* ---- CI limits (vramtrace check) ---------------------------------------- */

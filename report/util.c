@@ -293,6 +293,43 @@ const char *vr_format_time(uint64_t ns, char *buf, size_t len)
 
 /* ---- escaping ------------------------------------------------------------ */
 
+/* Length (2..4) of the well-formed UTF-8 sequence starting with the byte
+ * >= 0x80 at p, or 0 when it is not one (RFC 3629 section 4: no overlongs,
+ * no surrogates, nothing above U+10FFFF). */
+static int utf8_seq_len(const unsigned char *p)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+    int n = c >= 0xc2 && c <= 0xdf   ? 2
+            : c >= 0xe0 && c <= 0xef ? 3
+            : c >= 0xf0 && c <= 0xf4 ? 4
+                                     : 0;
+    if (c == 0xe0)
+        lo = 0xa0;
+    else if (c == 0xed)
+        hi = 0x9f;
+    else if (c == 0xf0)
+        lo = 0x90;
+    else if (c == 0xf4)
+        hi = 0x8f;
+    for (int i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+        if (p[i] < lo || p[i] > hi)
+            return 0;
+    return n;
+}
+
+/* Copy the UTF-8 sequence at *p to f, or write bad for a byte that does not
+ * start one; advances *p to the last byte consumed. */
+static void put_utf8(FILE *f, const unsigned char **p, const char *bad)
+{
+    int n = utf8_seq_len(*p);
+    if (!n) {
+        fputs(bad, f);
+        return;
+    }
+    fwrite(*p, 1, (size_t)n, f);
+    *p += n - 1;
+}
+
 void vr_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -319,6 +356,8 @@ void vr_json_str(FILE *f, const char *s)
         default:
             if (*p < 0x20 || *p == 0x7f)
                 fprintf(f, "\\u%04x", *p);
+            else if (*p >= 0x80)
+                put_utf8(f, &p, "\\ufffd");
             else
                 fputc(*p, f);
         }
@@ -348,6 +387,8 @@ void vr_html_str(FILE *f, const char *s)
         default:
             if (*p < 0x20 && *p != '\n' && *p != '\t')
                 fputc('?', f);
+            else if (*p >= 0x80)
+                put_utf8(f, &p, "&#xfffd;");
             else
                 fputc(*p, f);
         }

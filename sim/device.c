@@ -47,6 +47,7 @@ static int device_init(struct sim_device *d, int ordinal)
 static void state_init_once(void)
 {
     sim_config_load(&sim_cfg);
+    sim_shared_init();
     for (int i = 0; i < sim_cfg.ndevices; i++)
         if (device_init(&sim_devices[i], i) != 0)
             return;
@@ -79,10 +80,24 @@ static size_t device_taken(const struct sim_device *d)
     return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pool.reserved + d->phys_used;
 }
 
+/* Bytes still free on the device: this process's and the other processes'
+ * (shared.c) taken bytes off the capacity; locked. */
+static size_t device_room(const struct sim_device *d)
+{
+    size_t taken = device_taken(d) + sim_shared_others(d->ordinal);
+    return taken < sim_cfg.capacity ? sim_cfg.capacity - taken : 0;
+}
+
+/* After a change of what the device takes: tell the other processes; locked. */
+static void device_publish(const struct sim_device *d)
+{
+    sim_shared_publish(d->ordinal, device_taken(d));
+}
+
 void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes)
 {
     pthread_mutex_lock(&d->lock);
-    *free_bytes = sim_cfg.capacity - device_taken(d);
+    *free_bytes = device_room(d);
     *total_bytes = sim_cfg.capacity;
     pthread_mutex_unlock(&d->lock);
 }
@@ -111,12 +126,13 @@ int sim_phys_alloc(struct sim_device *d, size_t len, uint64_t *offset)
     uintptr_t off = 0;
     int err = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&d->lock);
-    if (len <= sim_cfg.capacity - device_taken(d) && phys_init(d) == 0)
+    if (len <= device_room(d) && phys_init(d) == 0)
         off = ra_take(&d->phys_ra, len, SIM_LARGE_ALIGN);
     if (off) {
         d->phys_used += len;
         *offset = off;
         err = CUDA_SUCCESS;
+        device_publish(d);
     }
     pthread_mutex_unlock(&d->lock);
     return err;
@@ -127,6 +143,7 @@ void sim_phys_free(struct sim_device *d, uint64_t offset, size_t len)
     pthread_mutex_lock(&d->lock);
     ra_give(&d->phys_ra, (uintptr_t)offset, len);
     d->phys_used -= len;
+    device_publish(d);
     fallocate(d->phys_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len);
     pthread_mutex_unlock(&d->lock);
 }
@@ -150,7 +167,7 @@ static void release_pages(const struct sim_device *d, uintptr_t start, size_t le
 /* Take `len` bytes of the device's range if the accounting allows; locked. */
 static uintptr_t device_take(struct sim_device *d, size_t len, size_t align)
 {
-    if (len > sim_cfg.capacity - device_taken(d))
+    if (len > device_room(d))
         return 0;
     return ra_take(&d->ra, len, align);
 }
@@ -180,8 +197,10 @@ int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *
         ra_give(&d->ra, p, r);
         p = 0;
     }
-    if (p)
+    if (p) {
         d->used += r;
+        device_publish(d);
+    }
     pthread_mutex_unlock(&d->lock);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -220,6 +239,7 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
     ra_give(&d->ra, a->ptr, a->rounded);
     d->used -= a->rounded;
     release_pages(d, a->ptr, a->rounded);
+    device_publish(d);
 }
 
 int sim_free(struct sim_device *d, uintptr_t p)
@@ -337,6 +357,7 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
         if (pool->used > pool->used_high)
             pool->used_high = pool->used;
     }
+    device_publish(d);
     pthread_mutex_unlock(&d->lock);
     *out = p;
     return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -346,12 +367,14 @@ void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep)
 {
     pthread_mutex_lock(&pool->dev->lock);
     pool_trim_locked(pool, keep);
+    device_publish(pool->dev);
     pthread_mutex_unlock(&pool->dev->lock);
 }
 
 void sim_ctx_activate(struct sim_device *d)
 {
     d->ctx.active = 1;
+    device_publish(d);
 }
 
 /* Free every allocation and the pool; locked. */
@@ -370,4 +393,5 @@ void sim_ctx_destroy(struct sim_device *d)
     d->pool.release_threshold = 0;
     d->pool.reserved_high = d->pool.used_high = 0;
     d->ctx.active = 0;
+    device_publish(d);
 }

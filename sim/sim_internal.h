@@ -36,6 +36,12 @@ struct sim_config {
 /* Read VRAMTRACE_SIM_DEVICE / _MEMORY / _DEVICES / _CONTEXT_RESERVE; a bad value
  * prints one line on stderr and keeps the default. */
 void sim_config_load(struct sim_config *cfg);
+/* Devices shared by processes (shared.c, VRAMTRACE_SIM_SHARED=FILE; no-ops
+ * when unset): read the variable once; bytes the other live processes take
+ * on device; publish the bytes this process takes on device. */
+void sim_shared_init(void);
+size_t sim_shared_others(int device);
+void sim_shared_publish(int device, size_t bytes);
 /* Parse "2GiB", "512MiB", "1.5GB", "4096" (bytes). Returns 0 or -1. */
 int sim_parse_size(const char *s, size_t *out);
 

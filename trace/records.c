@@ -425,6 +425,9 @@ enum htag {
     H_VERSION = 7,
     H_STACK_DEPTH = 8,
     H_FLAGS = 9,
+    H_RUN_ID = 10,
+    H_PPID = 11,
+    H_RANK = 12, /* rank + 1; 0 or absent: none */
 };
 
 static void put_u32le(uint8_t *o, uint32_t v)
@@ -463,8 +466,8 @@ static uint32_t header_argc(const vt_header *h)
 uint8_t *vt_header_encode(const vt_header *h, size_t *len)
 {
     uint32_t argc = header_argc(h);
-    size_t cap = VT_FILE_PREFIX_LEN + (9 + (size_t)argc) * (2 * VT_VARINT_MAX) +
-                 (3 + (size_t)argc) * VT_MAX_STRING_LEN;
+    size_t cap = VT_FILE_PREFIX_LEN + (12 + (size_t)argc) * (2 * VT_VARINT_MAX) +
+                 (4 + (size_t)argc) * VT_MAX_STRING_LEN;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return NULL;
@@ -481,6 +484,11 @@ uint8_t *vt_header_encode(const vt_header *h, size_t *len)
     o = hput_s(o, H_VERSION, h->vramtrace_version);
     o = hput_u(o, H_STACK_DEPTH, h->stack_depth);
     o = hput_u(o, H_FLAGS, h->flags);
+    if (h->run_id && *h->run_id)
+        o = hput_s(o, H_RUN_ID, h->run_id);
+    o = hput_u(o, H_PPID, h->ppid);
+    if (h->has_rank)
+        o = hput_u(o, H_RANK, (uint64_t)h->rank + 1);
     put_u32le(buf + VT_MAGIC_LEN + 4, (uint32_t)(o - buf - VT_FILE_PREFIX_LEN));
     *len = (size_t)(o - buf);
     return buf;
@@ -538,6 +546,13 @@ static void header_set_u(vt_header *h, unsigned tag, uint64_t v)
     case H_FLAGS:
         h->flags = (uint32_t)v;
         break;
+    case H_PPID:
+        h->ppid = (uint32_t)v;
+        break;
+    case H_RANK:
+        h->has_rank = v >= 1 && v <= (uint64_t)UINT32_MAX + 1;
+        h->rank = h->has_rank ? (uint32_t)(v - 1) : 0;
+        break;
     default: /* unknown: skipped */
         break;
     }
@@ -553,6 +568,8 @@ static int string_slot(vt_header_store *hs, unsigned tag)
         return 1;
     case H_VERSION:
         return 2;
+    case H_RUN_ID:
+        return VT_HDR_RUN_ID_SLOT;
     case H_ARG:
         return hs->h.argc < VT_MAX_ARGV ? (int)(3 + hs->h.argc++) : -1;
     default:
@@ -595,6 +612,7 @@ int vt_header_decode(const uint8_t *p, size_t len, vt_header_store *hs, char *er
     hs->h.host = hs->strings[0] ? hs->strings[0] : "";
     hs->h.program = hs->strings[1] ? hs->strings[1] : "";
     hs->h.vramtrace_version = hs->strings[2] ? hs->strings[2] : "";
+    hs->h.run_id = hs->strings[VT_HDR_RUN_ID_SLOT] ? hs->strings[VT_HDR_RUN_ID_SLOT] : "";
     for (uint32_t i = 0; i < hs->h.argc; i++)
         hs->argv[i] = hs->strings[3 + i];
     hs->h.argv = hs->argv;

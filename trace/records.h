@@ -130,9 +130,11 @@ uint8_t *vt_header_encode(const vt_header *h, size_t *len);
 int vt_prefix_decode(const uint8_t *p, uint32_t *version, uint32_t *header_len, char *err,
                      size_t errlen);
 /* Decoded header: owns its strings. */
+/* strings[]: host, program, version, argv..., then the run id. */
+#define VT_HDR_RUN_ID_SLOT (3 + VT_MAX_ARGV)
 typedef struct vt_header_store {
     vt_header h;
-    char *strings[3 + VT_MAX_ARGV];
+    char *strings[4 + VT_MAX_ARGV];
     const char *argv[VT_MAX_ARGV];
 } vt_header_store;
 /* Decode a header block of len bytes into hs (strings malloc'd and

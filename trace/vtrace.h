@@ -160,9 +160,59 @@ typedef struct vt_header {
     const char *vramtrace_version; /* e.g. "0.1.0" */
     uint32_t stack_depth;          /* VRAMTRACE_STACK_DEPTH in force */
     uint32_t flags;                /* VT_HDR_* */
+    const char *run_id;            /* the run this process belongs to (vt_run_id_new), "" if none */
+    uint32_t ppid;                 /* parent process id at start, 0 if unknown */
+    bool has_rank;                 /* a launcher gave this process a rank (vt_rank_from_env) */
+    uint32_t rank;                 /* that rank when has_rank */
 } vt_header;
 
 #define VT_HDR_CHILD_AFTER_FORK 0x1u /* written by a forked child (own file) */
+
+/* ---- Run naming ------------------------------------------------------------
+ * The one naming rule of the traces of a run (shared by libvramtrace.so and
+ * the vramtrace command; interpose/README.md, "Processes and runs").
+ *
+ * A run is the process tree started under one run id (VT_ENV_RUN_ID, 16
+ * lower-case hex digits, set by `vramtrace run` or, when absent, by the first
+ * preloaded process, and inherited). A process records only once it makes a
+ * hooked CUDA call. Its trace is named:
+ *   - with VT_ENV_OUTPUT (a pattern: %p = pid, %h = host, %% = %; any other
+ *     %-sequence is an error): the expanded name if it is free (the first
+ *     recording process of the run gets it), else that name with ".<pid>"
+ *     inserted before the extension (a.vtrace -> a.<pid>.vtrace; then
+ *     a.<pid>.<n>.vtrace, n = 1.., if that exists too, e.g. pid reuse);
+ *   - else vramtrace.<program>.<pid>.vtrace (then .<pid>.<n>.vtrace).
+ * An existing file is never overwritten. Each recording process appends its
+ * trace's absolute path, one line per write(2), to the file VT_ENV_RUN_LIST
+ * names when that is set (`vramtrace run` reads it back at the end). */
+#define VT_ENV_OUTPUT "VRAMTRACE_OUTPUT"
+#define VT_ENV_RUN_ID "VRAMTRACE_RUN_ID"
+#define VT_ENV_RUN_LIST "VRAMTRACE_RUN_LIST"
+#define VT_RUN_ID_LEN 16
+
+/* Expand %p (pid), %h (host) and %% of pattern into out (len bytes).
+ * Returns 0, or -1 when it does not fit, is empty or has another %-escape. */
+int vt_name_expand(const char *pattern, uint32_t pid, const char *host, char *out, size_t len);
+/* vramtrace.<program>.<pid>.vtrace (n = 0) or vramtrace.<program>.<pid>.<n>.vtrace.
+ * 0, or -1 when it does not fit. */
+int vt_name_default(const char *program, uint32_t pid, unsigned n, char *out, size_t len);
+/* name with ".<pid>" (n = 0) or ".<pid>.<n>" inserted before the extension
+ * of its last component (the text from its last '.', not a leading one; no
+ * extension: appended). 0, or -1 when it does not fit. */
+int vt_name_with_pid(const char *name, uint32_t pid, unsigned n, char *out, size_t len);
+/* true when path is run_name with a pid inserted (vt_name_with_pid's shape). */
+bool vt_name_is_sibling(const char *run_name, const char *path);
+/* A new random run id (VT_RUN_ID_LEN hex digits + NUL) from getrandom(2). 0 or -1. */
+int vt_run_id_new(char out[VT_RUN_ID_LEN + 1]);
+/* true when s has the run id's shape. */
+bool vt_run_id_valid(const char *s);
+/* The rank a distributed launcher gave this process, from the first set of
+ * RANK (torchrun), OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH, Intel
+ * MPI), SLURM_PROCID (srun): a decimal 0..INT32_MAX; -1 when none is set. */
+int32_t vt_rank_from_env(void);
+/* Append path (made absolute with the working directory) and a newline to
+ * the existing file list with one O_APPEND write. 0, or -1 with errno. */
+int vt_run_list_add(const char *list, const char *path);
 
 /* ---- Events (what the reader yields, what the writer takes) -------------- */
 

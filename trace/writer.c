@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,9 @@
 #define MIN_TBUF_BYTES (2u * VT_REC_MAX)
 #define MAX_TBUF_BYTES (16u << 20)
 #define POOL_SPARE 8u
+/* The trace's descriptor is moved at or above this number (or just below
+ * RLIMIT_NOFILE when that is lower), away from the program's own. */
+#define FD_FLOOR 1000
 /* A batch larger than this is split into several frames (reader cap / 2). */
 #define FRAME_CONTENT_MAX (VT_MAX_BATCH_BYTES / 2)
 
@@ -55,7 +59,10 @@ struct vt_tbuf {
 };
 
 struct vt_writer {
-    int fd;
+    int fd;    /* under flush_lock once the writer thread runs */
+    dev_t dev; /* identity of the file created, checked before each write */
+    ino_t ino;
+    char path[4096]; /* absolute, to reopen the same file (fd_reclaim) */
     size_t tbuf_bytes;
     uint64_t flush_ns;
     bool has_thread;
@@ -126,6 +133,69 @@ static int write_all(int fd, const uint8_t *p, size_t n)
         n -= (size_t)k;
     }
     return 0;
+}
+
+/* ---- The trace's own descriptor ------------------------------------------- */
+
+/* Move fd to a close-on-exec number at FD_FLOOR or above; returns the new
+ * descriptor (the old one is closed) or fd itself when that fails. */
+static int fd_move_high(int fd)
+{
+    struct rlimit rl;
+    int floor = FD_FLOOR;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)FD_FLOOR + 32)
+        floor = rl.rlim_cur > 64 ? (int)rl.rlim_cur - 32 : 3;
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    if (hi < 0)
+        return fd;
+    close(fd);
+    return hi;
+}
+
+/* Is w->fd still the file the writer created (device and inode)? The
+ * program may have closed it and opened its own file on the same number,
+ * or dup2()ed over it. Async-signal-safe. */
+static bool fd_is_ours(const vt_writer *w)
+{
+    struct stat st;
+    return w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino;
+}
+
+/* The descriptor is no longer the trace's: reopen the same file (append,
+ * never created or truncated, never through a link) on a new descriptor; the
+ * old number is left alone, it is the program's now. 0, or ESTALE when the
+ * file is gone (w->fd = -1). Async-signal-safe. */
+static int fd_reclaim(vt_writer *w)
+{
+    struct stat st;
+    int fd = open(w->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino)) {
+        close(fd);
+        fd = -1;
+    }
+    w->fd = fd >= 0 ? fd_move_high(fd) : -1;
+    return fd >= 0 ? 0 : ESTALE;
+}
+
+/* Write to the trace's own file only, with SIGXFSZ blocked: at the file size
+ * limit (RLIMIT_FSIZE) write() fails with EFBIG and the signal it raised is
+ * consumed, so the program is not killed for the trace's size. 0 or an errno
+ * value (ESTALE: the file could not be reopened). flush_lock held. */
+static int write_guarded(vt_writer *w, const uint8_t *p, size_t n)
+{
+    sigset_t xfsz, old, pending;
+    if (!fd_is_ours(w) && fd_reclaim(w) != 0)
+        return ESTALE;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    int e = write_all(w->fd, p, n);
+    if (e == EFBIG && !was_pending)
+        sigtimedwait(&xfsz, NULL, &(struct timespec){0, 0});
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
 }
 
 static void chunk_init(vt_chunk *c, uint32_t thread_id)
@@ -216,7 +286,7 @@ static int compress_piece(vt_writer *w, const void *p, size_t n, ZSTD_EndDirecti
             *errnum = 0;
             return -1;
         }
-        if (out.pos && (*errnum = write_all(w->fd, w->out, out.pos)) != 0)
+        if (out.pos && (*errnum = write_guarded(w, w->out, out.pos)) != 0)
             return -1;
         atomic_fetch_add(&w->bytes, out.pos);
         bool done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
@@ -326,7 +396,15 @@ static int flush_locked(vt_writer *w, bool kill)
     vt_chunk *batch = swap_all(w, kill);
     int errnum = 0, rc = failed(w) ? -1 : write_batch(w, batch, &errnum);
     if (rc < 0 && !failed(w)) {
-        if (errnum)
+        if (errnum == EFBIG)
+            set_error(w, "the file size limit (RLIMIT_FSIZE, ulimit -f) was reached: %s",
+                      strerror(EFBIG));
+        else if (errnum == ESTALE)
+            set_error(w,
+                      "the trace's descriptor was closed or replaced by the program and "
+                      "%s could not be reopened",
+                      w->path);
+        else if (errnum)
             set_error(w, "writing the trace failed: %s", strerror(errnum));
         else
             set_error(w, "zstd compression failed");
@@ -552,18 +630,37 @@ static vt_writer *writer_alloc(const vt_writer_opts *o)
     return w;
 }
 
+/* The file's absolute name (the program may chdir before a reopen). */
+static void remember_path(vt_writer *w, const char *path)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", w->fd);
+    ssize_t n = readlink(link, w->path, sizeof w->path - 1);
+    if (n > 0 && w->path[0] == '/')
+        w->path[n] = '\0';
+    else
+        snprintf(w->path, sizeof w->path, "%s", path);
+}
+
 /* Create the file and write the header; -1 with a message in err. */
 static int create_file(vt_writer *w, const char *path, const vt_header *hdr, char *err,
                        size_t errlen)
 {
+    struct stat st;
     w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (w->fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
         return -1;
     }
+    w->fd = fd_move_high(w->fd);
+    if (fstat(w->fd, &st) == 0) {
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+    }
+    remember_path(w, path);
     size_t len;
     uint8_t *buf = vt_header_encode(hdr, &len);
-    int e = buf ? write_all(w->fd, buf, len) : ENOMEM;
+    int e = buf ? write_guarded(w, buf, len) : ENOMEM;
     free(buf);
     if (e) {
         snprintf(err, errlen, "cannot write the header of %s: %s", path, strerror(e));
@@ -617,7 +714,7 @@ int vt_writer_close(vt_writer *w)
         return -1;
     stop_thread(w);
     int rc = flush_now(w, true);
-    if (close(w->fd) < 0 && rc == 0) {
+    if (fd_is_ours(w) && close(w->fd) < 0 && rc == 0) {
         set_error(w, "closing the trace failed: %s", strerror(errno));
         rc = -1;
     }
@@ -642,7 +739,7 @@ void vt_writer_abandon_after_fork(vt_writer *w)
     /* Locks may be held by threads that do not exist here: touch none. The
      * memory is left allocated so stale tbuf pointers keep returning -1. */
     set_error(w, "trace writer abandoned in a forked child");
-    if (w->fd >= 0)
+    if (fd_is_ours(w))
         close(w->fd);
     w->fd = -1;
 }
@@ -666,10 +763,13 @@ static vt_chunk *signal_collect(vt_writer *w)
     return head;
 }
 
+/* Is c the current chunk of a buffer this flush locked? Buffers it could
+ * not lock are being written by their thread (refill may change their cur)
+ * and gave nothing to the batch, so they are not looked at. */
 static bool chunk_is_current(const vt_writer *w, const vt_chunk *c)
 {
     for (const vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
-        if (tb->cur == c)
+        if (tb->signal_locked && tb->cur == c)
             return true;
     return false;
 }
@@ -714,7 +814,7 @@ static bool signal_trylock_all(vt_writer *w)
 
 void vt_writer_flush_from_signal(vt_writer *w)
 {
-    if (!w || failed(w) || w->fd < 0 || !signal_trylock_all(w))
+    if (!w || failed(w) || !signal_trylock_all(w))
         return;
     vt_chunk *batch = signal_collect(w);
     int errnum = 0;

@@ -21,7 +21,8 @@ env LD_LIBRARY_PATH="$libpath" "$program" >"$outdir/stdout.plain" 2>"$outdir/std
 run() {
     name=$1
     shift
-    env "$@" VRAMTRACE_OUTPUT="$outdir/$name.vtrace" LD_PRELOAD="$preload" \
+    env "$@" VRAMTRACE_OUTPUT="$outdir/$name.vtrace" VRAMTRACE_SIM_LEDGER="$outdir/$name.ledger" \
+        LD_PRELOAD="$preload" \
         LD_LIBRARY_PATH="$libpath" "$program" >"$outdir/$name.stdout" 2>"$outdir/$name.stderr" ||
         fail "$name: exit status $?"
     cmp -s "$outdir/$name.stdout" "$outdir/stdout.plain" || {
@@ -31,6 +32,10 @@ run() {
     [ -f "$outdir/$name.vtrace" ] || fail "$name: no trace"
     "$checker" "$outdir/$name.vtrace" --expect allocs=3 --expect failed=1 \
         --expect failed_errors=2 >/dev/null || fail "$name: trace check failed"
+    # with VTI_VRAMTRACE (the tool): the report against the sim's own ledger
+    [ -z "${VTI_VRAMTRACE:-}" ] || sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" \
+        "$VTI_VRAMTRACE" "$outdir/$name.vtrace" "$outdir/$name.ledger" "$outdir/$name.json" ||
+        fail "$name: the report does not match the sim's ledger"
 }
 
 has() { grep -qF -- "$2" "$outdir/$1.stderr" || fail "$1: stderr lacks '$2'"; }

@@ -5,7 +5,8 @@
 set -u
 tool=$1 preload=$2 simdir=$3 outdir=$4 prog=$5
 rm -rf "$outdir" && mkdir -p "$outdir" || exit 1
-VRAMTRACE_OUTPUT="$outdir/trace.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$simdir" \
+VRAMTRACE_SIM_LEDGER="$outdir/ledger.jsonl" \
+    VRAMTRACE_OUTPUT="$outdir/trace.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$simdir" \
     "$prog" >"$outdir/stdout" || { echo "FAIL: t_leak failed" >&2; exit 1; }
 site=$(sed -n 's/^leak_site: //p' "$outdir/stdout" | head -n 1)
 func=${site% *}
@@ -15,4 +16,7 @@ fileline=${site#* }
 cat "$outdir/report.txt"
 grep -q "$func" "$outdir/report.txt" || { echo "FAIL: $func not in the report" >&2; exit 1; }
 grep -q "$fileline" "$outdir/report.txt" || { echo "FAIL: $fileline not in the report" >&2; exit 1; }
+sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$tool" "$outdir/trace.vtrace" \
+    "$outdir/ledger.jsonl" "$outdir/report.json" ||
+    { echo "FAIL: the report does not match the sim's ledger" >&2; exit 1; }
 echo "report_names_leak: ok ($func at $fileline)"

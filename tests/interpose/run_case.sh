@@ -10,6 +10,8 @@
 #   signal:N    the program must die from signal N; the trace must read back
 #   kill        SIGKILL once the program printed "ready"; the trace must read back
 #   fork        normal, and OUTDIR must hold exactly one trace (the parent's)
+#   notrace     compare, stderr too, and no trace at all (a program that
+#               makes no hooked CUDA call writes nothing)
 # With VTI_VRAMTRACE set (the vramtrace tool), normal and compare runs also
 # write the sim's ledger and hold the report's accounting against it
 # (tests/ledger/report_vs_ledger.sh).
@@ -39,7 +41,7 @@ normal | fork)
     cat "$outdir/stderr" >&2
     [ $st -eq 0 ] || fail "exit status $st"
     ;;
-compare)
+compare | notrace)
     env LD_LIBRARY_PATH="$libpath" "$@" >"$outdir/stdout.plain" 2>"$outdir/stderr.plain"
     st_plain=$?
     run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr"
@@ -59,7 +61,10 @@ signal:*)
     [ $st -eq $((128 + sig)) ] || fail "exit status $st, expected death by signal $sig"
     ;;
 kill)
-    run_traced "$@" >"$outdir/stdout" 2>"$outdir/stderr" &
+    # A simple command, not the function: $! is then the program itself (env
+    # execs it), not a subshell that would leave the program running.
+    env VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" "$@" \
+        >"$outdir/stdout" 2>"$outdir/stderr" &
     pid=$!
     i=0
     until grep -q ready "$outdir/stdout" 2>/dev/null; do
@@ -67,6 +72,8 @@ kill)
         [ $i -lt 600 ] || { kill -9 $pid; fail "no 'ready' within 60 s"; }
         sleep 0.1
     done
+    exe=$(readlink "/proc/$pid/exe")
+    [ "$exe" = "$(readlink -f "$1")" ] || { kill -9 $pid; fail "pid $pid is $exe, not the program"; }
     kill -9 $pid
     wait $pid
     st=$?
@@ -75,6 +82,13 @@ kill)
 *) fail "unknown mode $mode" ;;
 esac
 
+if [ "$mode" = notrace ]; then
+    cmp -s "$outdir/stderr" "$outdir/stderr.plain" || fail "stderr differs with vramtrace"
+    n=$(ls "$outdir" | grep -c '\.vtrace$')
+    [ "$n" -eq 0 ] || fail "$n traces in $outdir, expected none"
+    echo "run_case: ok ($mode)"
+    exit 0
+fi
 [ -f "$trace" ] || fail "no trace at $trace"
 if [ "$mode" = fork ]; then
     n=$(ls "$outdir" | grep -c '\.vtrace$')

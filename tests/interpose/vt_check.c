@@ -43,6 +43,13 @@ typedef struct state {
     Dwfl *dwfl;
 } state;
 
+static void state_free(state *s)
+{
+    free(s->map);
+    free(s->node);
+    free(s->alloc_stacks);
+}
+
 static size_t slot_of(const state *s, uint64_t addr)
 {
     size_t i = (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 20) & (s->cap - 1);
@@ -342,6 +349,9 @@ int main(int argc, char **argv)
     dwfl_report_end(s.dwfl, NULL, NULL);
     if (rc < 0) {
         fprintf(stderr, "vt_check: %s: %s\n", argv[1], vt_reader_error(r));
+        vt_reader_close(r);
+        dwfl_end(s.dwfl);
+        state_free(&s);
         return 2;
     }
     summarize(&s, frame, vt_reader_truncated(r));
@@ -354,5 +364,6 @@ int main(int argc, char **argv)
             ok &= expect(argv[i + 1]);
     vt_reader_close(r);
     dwfl_end(s.dwfl);
+    state_free(&s);
     return ok ? 0 : 1;
 }

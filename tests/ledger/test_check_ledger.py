@@ -67,9 +67,11 @@ class CheckLedger(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def write_ledger(self, lines):
+    def write_ledger(self, lines, compact=False):
+        """compact: spelled as the sim writes it (the checker's fast path)."""
+        seps = (",", ":") if compact else None
         with open(self.ledger, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(o) + "\n" for o in lines)
+            f.writelines(json.dumps(o, separators=seps) + "\n" for o in lines)
 
     def run_checker(self, report, *extra):
         with open(self.report, "w", encoding="utf-8") as f:
@@ -90,6 +92,18 @@ class CheckLedger(unittest.TestCase):
         rc, out = self.run_checker(good_report())
         self.assertEqual(rc, 0, out)
         self.assertIn("matches", out)
+
+    def test_sim_spelling_gives_the_same_result(self):
+        self.write_ledger(ledger_lines(), compact=True)
+        with open(self.ledger, encoding="utf-8") as f:
+            self.assertIn('{"seq":1,"pid":4242,"tid":4242,"t_ns":10,"op":"alloc","api":"x",'
+                          '"error":0,"kind":"device","device":0,"addr":"0x1000","size":1000}',
+                          f.read())
+        rc, out = self.run_checker(good_report())
+        self.assertEqual(rc, 0, out)
+        r = good_report()
+        self.entry(r, 0, "device")["allocations"] += 1
+        self.assert_mismatch(r, "device 0 kind device: allocations: report 3, ledger 2")
 
     def test_one_allocation_too_many_fails(self):
         r = good_report()

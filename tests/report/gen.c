@@ -298,6 +298,34 @@ static void sc_xss(vtg *g)
     vtg_end(g, 600, 0);
 }
 
+/* basic without its END record (a program still running, or _exit). */
+static void sc_noend(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_alloc(g, 100, 0x10000000, 10 * MiB, 2);
+}
+
+/* Definitions and an END but no memory event (a wrapper was traced). */
+static void sc_empty(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_end(g, 100, 0);
+}
+
+/* argv (see vtg_scenario), an NVTX name and a module path that are not
+ * valid UTF-8: the JSON, Chrome and HTML outputs must still be. */
+static void sc_badutf8(vtg *g)
+{
+    prelude(g, GiB);
+    vtg_module(g, 3, "/tmp/\xff\xfe/lib.so", 0, 0x400000, 0x500000);
+    vtg_stack(g, 7, 1, 0x400100);
+    vtg_string(g, 9, "range \xc3\x28 \xed\xa0\x80 \xf0\x9f\x98 end \xe2\x82\xac");
+    vtg_push(g, 100, 9);
+    vtg_alloc(g, 200, 0x10000000, 10 * MiB, 7);
+    vtg_pop(g, 400);
+    vtg_end(g, 600, 0);
+}
+
 int vtg_scenario(const char *name, const char *path)
 {
     static const struct {
@@ -313,6 +341,9 @@ int vtg_scenario(const char *name, const char *path)
         {"frag", sc_frag, 1, {"frag"}},
         {"external", sc_external, 1, {"external"}},
         {"xss", sc_xss, 2, {"xss", "<b>bold</b>"}},
+        {"noend", sc_noend, 1, {"noend"}},
+        {"empty", sc_empty, 1, {"empty"}},
+        {"badutf8", sc_badutf8, 2, {"bad\xff", "arg\xc0\xafx"}},
     };
     for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
         if (strcmp(sc[i].name, name) != 0)
@@ -377,6 +408,71 @@ int vtg_big(const char *path, uint64_t events)
         n += 3;
     }
     free(live);
+    vtg_end(&g, t, 0);
+    return vtg_close(&g);
+}
+
+/* ---- stress traces (what a small trace can multiply) ------------------------ */
+
+/* n distinct stacks (a fresh leaf per allocation), each allocated and freed. */
+static void stress_stacks(vtg *g, uint64_t n, uint64_t *t)
+{
+    vtg_module(g, 1, "/opt/fake/libuser.so", 0, 0x1000, 0x10000000);
+    vtg_device(g, 0, "SimGPU", 80 * GiB);
+    vtg_stack(g, 1, 0, 0x1000);
+    for (uint64_t i = 0; i < n; i++) {
+        vtg_stack(g, (uint32_t)(i + 2), 1, 0x2000 + i * 16);
+        vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096, (uint32_t)(i + 2));
+        if (i % 2)
+            vtg_free(g, (*t)++, 0x100000000ull + (i << 12));
+    }
+}
+
+/* n NVTX ranges, each with its own name, pushed and never popped, one
+ * allocation inside each. */
+static void stress_ranges(vtg *g, uint64_t n, uint64_t *t)
+{
+    prelude(g, GiB);
+    for (uint64_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "range %llu", (unsigned long long)i);
+        vtg_string(g, (uint32_t)(i + 100), name);
+        vtg_push(g, (*t)++, (uint32_t)(i + 100));
+        vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096, 2);
+    }
+}
+
+/* n device ids, one allocation (then a free) on each. */
+static void stress_devices(vtg *g, uint64_t n, uint64_t *t)
+{
+    prelude(g, GiB);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t addr = 0x100000000ull + (i << 12);
+        put(g, (vt_event){.type = VT_REC_ALLOC,
+                          .ts_ns = g->t0 + (*t)++,
+                          .u.alloc = {.addr = addr,
+                                      .size = 4096,
+                                      .stack = 2,
+                                      .device = (int32_t)i,
+                                      .api = VT_API_CUDA_MALLOC}});
+        put(g, (vt_event){.type = VT_REC_FREE,
+                          .ts_ns = g->t0 + (*t)++,
+                          .u.free = {addr, (int32_t)i, VT_API_CUDA_MALLOC}});
+    }
+}
+
+int vtg_stress(const char *path, const char *kind, uint64_t n)
+{
+    const char *argv[] = {kind};
+    void (*fn)(vtg *, uint64_t, uint64_t *) = !strcmp(kind, "stacks")    ? stress_stacks
+                                              : !strcmp(kind, "ranges")  ? stress_ranges
+                                              : !strcmp(kind, "devices") ? stress_devices
+                                                                         : NULL;
+    vtg g;
+    uint64_t t = 1000;
+    if (!fn || vtg_open(&g, path, 1, argv) < 0)
+        return -1;
+    fn(&g, n, &t);
     vtg_end(&g, t, 0);
     return vtg_close(&g);
 }

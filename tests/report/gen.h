@@ -50,5 +50,9 @@ void vtg_end(vtg *g, uint64_t t, int status);
 int vtg_scenario(const char *name, const char *path);
 /* A large trace for the benchmark: about `events` events. */
 int vtg_big(const char *path, uint64_t events);
+/* A trace small on disk whose report state grows with n: kind "stacks" (n
+ * distinct stacks), "ranges" (n NVTX ranges never popped) or "devices" (n
+ * device ids). Returns 0, or -1 (unknown kind, I/O). */
+int vtg_stress(const char *path, const char *kind, uint64_t n);
 
 #endif

@@ -10,7 +10,8 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 contains() { grep -q -- "$2" "$1" || fail "$1 lacks '$2'"; }
 
-timeout 120 "$VT" run --sim=t4 -o "$T/real.vtrace" -- "$PROG" >"$T/run.out" 2>"$T/run.err" ||
+VRAMTRACE_SIM_LEDGER="$T/ledger.jsonl" \
+    timeout 120 "$VT" run --sim=t4 -o "$T/real.vtrace" -- "$PROG" >"$T/run.out" 2>"$T/run.err" ||
     fail "run: exit $? ($(tail -3 "$T/run.err"))"
 contains "$T/run.err" "vramtrace run: trace: $T/real.vtrace"
 timeout 120 "$VT" report "$T/real.vtrace" --json "$T/real.json" --html "$T/real.html" \
@@ -23,6 +24,11 @@ contains "$T/report.txt" "by grow_site\|at grow_site"
 contains "$T/report.txt" "verdict: capacity"
 contains "$T/real.json" '"function":"too_big"'
 contains "$T/real.json" '"name":"Tesla T4"'
+# The report's accounting against the sim's own ledger (tests/ledger).
+if grep -q '"accounting"' "$T/real.json"; then
+    python3 "$(dirname "$0")/../ledger/check_ledger.py" --ledger "$T/ledger.jsonl" \
+        --report "$T/real.json" || fail "the report does not match the sim's ledger"
+fi
 timeout 120 "$VT" check "$T/real.vtrace" --no-oom >/dev/null
 [ $? -eq 1 ] || fail "check --no-oom should fail"
 [ $fails -eq 0 ] && echo "real program reported as expected"

@@ -444,6 +444,31 @@ static void test_outside_recording_agrees(void **state)
     vr_report_free(r);
 }
 
+/* A run that dies in its first step (allocations over 30 ms, then an OOM,
+ * no NVTX, no repeated call site): no iterations, so no growth and no
+ * projection. Time windows used to fit a slope through the ramp-up. */
+static void test_no_projection_first_step(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"firststep"};
+    open_trace(&g, "firststep", 1, argv);
+    uint64_t ms = 1000000;
+    for (uint32_t i = 0; i < 30; i++) {
+        vtg_stack(&g, 100 + i, 0, 0x2000 + i);
+        vtg_alloc(&g, (i + 1) * ms, 0x10000000 + i * 16 * MiB, 16 * MiB, 100 + i);
+    }
+    vtg_failed(&g, 31 * ms, 600 * MiB, 1, 500 * MiB, GiB);
+    vtg_end(&g, 32 * ms, 1);
+    vr_report *r = close_and_analyze(&g, "firststep");
+    assert_string_equal(r->iteration_kind, "");
+    assert_int_equal(r->iterations, 0);
+    assert_int_equal(r->total_growth.projected_oom_iteration, -1);
+    assert_true(r->total_growth.bytes_per_iteration == 0);
+    assert_int_equal(r->ngrowth, 0);
+    vr_report_free(r);
+}
+
 /* More failures than the report keeps: the first ones and the latest are
  * listed, so the fatal failure (the last, never retried) is never lost; a
  * retry after the cap still marks only its own failure recovered. */
@@ -778,9 +803,10 @@ static void test_batch_advice(void **state)
     assert_true(a.next > 0 && a.next < a.batch);
     /* another program's run is no point of this one: one run alone advises nothing */
     a = advise("train", BA_TRUE / 2, "other", BA_TRUE * 2, &ok);
-    assert_true(ok); /* "train" alone: measured, asks for a second run */
-    assert_string_equal(a.kind, "measured");
-    assert_int_equal(a.fails, -1);
+    assert_false(ok);
+    assert_string_equal(a.kind, "");
+    advise("train", BA_TRUE / 2, "train", BA_TRUE / 2, &ok); /* e.g. two processes of a run */
+    assert_false(ok);
     vr_report *one = batch_run("train", 10);
     assert_false(vr_batch_advise(&one, 1, &a));
     vr_report_free(one);
@@ -1260,6 +1286,7 @@ int main(void)
         cmocka_unit_test(test_vmm_handle_key),
         cmocka_unit_test(test_html_timeline_window),
         cmocka_unit_test(test_vmm_mapped_release),
+        cmocka_unit_test(test_no_projection_first_step),
         cmocka_unit_test(test_claim_after_other_alloc),
         cmocka_unit_test(test_frag_at_peak_instant),
         cmocka_unit_test(test_outside_recording_agrees),

@@ -1,5 +1,6 @@
 /* vt_gen: write a synthetic trace (tests/report/gen.c) to a file.
  *   vt_gen SCENARIO OUT       basic growth capacity leakoom frag external xss
+ *                             noend empty badutf8
  *   vt_gen big N OUT          about N events (benchmark) */
 #include "gen.h"
 

@@ -221,7 +221,7 @@ static void test_periodic_flush(void **state)
 static int full_disk_child(const char *path)
 {
     struct rlimit rl = {8192, 8192};
-    signal(SIGXFSZ, SIG_IGN);
+    /* SIGXFSZ keeps its default action (kill): the writer must block it. */
     if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
         return 10;
     char err[256];
@@ -313,6 +313,66 @@ static void test_fork_abandon(void **state)
     assert_int_equal(count_events(path, &truncated), 300); /* the child added nothing */
     const char *names[] = {"fork.vtrace"};
     vtt_rmdir(dir, names, 1);
+}
+
+/* The descriptor the writer holds for path (found in /proc/self/fd), or -1. */
+static int trace_fd(const char *path)
+{
+    for (int fd = 0; fd < 4096; fd++) {
+        char link[64], target[1024];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n > 0 && (target[n] = '\0', strstr(target, path) || strstr(path, target)))
+            return fd;
+    }
+    return -1;
+}
+
+/* The program closes the trace's descriptor and opens its own file on that
+ * number, then dup2()s another file over the new one: the writer never
+ * writes into either, reopens the trace and keeps every event. */
+static void test_descriptor_taken(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], data[1024], err[256];
+    vtt_path(path, sizeof path, dir, "own.vtrace");
+    vtt_path(data, sizeof data, dir, "data");
+    vt_header h = vtt_header();
+    vt_writer_opts o = {.no_thread = true};
+    vt_writer *w = vt_writer_open(path, &h, &o, err, sizeof err);
+    assert_non_null(w);
+    int fd = trace_fd(path);
+    assert_true(fd >= 64); /* away from the program's low descriptors */
+    assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    vt_tbuf *tb = vt_writer_attach(w, 1);
+    write_n(tb, 0, 100);
+    assert_int_equal(vt_writer_flush(w), 0);
+    close(fd);
+    int dfd = open(data, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(dfd >= 0);
+    assert_int_equal(write(dfd, "17 bytes of data\n", 17), 17);
+    assert_int_equal(dup2(dfd, fd), fd);
+    write_n(tb, 100, 100);
+    assert_int_equal(vt_writer_flush(w), 0);
+    int nfd = trace_fd(path);
+    assert_true(nfd >= 0 && nfd != fd);
+    assert_int_equal(dup2(dfd, nfd), nfd); /* and again */
+    write_n(tb, 200, 100);
+    vt_writer_detach(w, tb);
+    assert_int_equal(vt_writer_close(w), 0);
+    struct stat st;
+    assert_int_equal(fstat(dfd, &st), 0);
+    assert_int_equal(st.st_size, 17);             /* the program's file is untouched */
+    assert_int_equal(fcntl(fd, F_GETFD) >= 0, 1); /* its descriptors stay open */
+    assert_int_equal(fcntl(nfd, F_GETFD) >= 0, 1);
+    close(fd);
+    close(nfd);
+    close(dfd);
+    bool truncated;
+    assert_int_equal(count_events(path, &truncated), 300);
+    assert_false(truncated);
+    const char *names[] = {"own.vtrace", "data"};
+    vtt_rmdir(dir, names, 2);
 }
 
 /* ---- Fatal-signal flush ------------------------------------------------------- */
@@ -421,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_periodic_flush),
         cmocka_unit_test(test_write_failure),
         cmocka_unit_test(test_fork_abandon),
+        cmocka_unit_test(test_descriptor_taken),
         cmocka_unit_test(test_signal_flush),
         cmocka_unit_test(test_signal_flush_under_load),
     };

@@ -46,7 +46,7 @@ static void ref_forward(shape4 s, const double *x, const double *g, const double
 {
     size_t plane = (size_t)s.h * s.w;
     for (int c = 0; c < s.c; c++) {
-        double mean, var;
+        double mean = 0.0, var = 0.0;
         ref_moments(s, x, c, &mean, &var);
         for (int n = 0; n < s.n; n++)
             for (size_t j = 0; j < plane; j++)
@@ -139,7 +139,7 @@ static void check_forward_case(shape4 s, uint64_t seed)
             fail_msg("y[%zu] = %g, reference %g", i, k.y[i], ref[i]);
     double m = (double)s.n * s.h * s.w;
     for (int c = 0; c < s.c; c++) {
-        double mean, var;
+        double mean = 0.0, var = 0.0;
         ref_moments(s, x, c, &mean, &var);
         assert_true(tu_close(k.sm[c], mean, 1e-6, 1e-5));
         assert_true(tu_close(k.si[c], 1.0 / sqrt(var + EPS), 1e-6, 1e-5));

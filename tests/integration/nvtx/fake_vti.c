@@ -49,6 +49,12 @@ bool vti_enabled(void)
     return fake_enabled;
 }
 
+/* The fake session is started (or not) by the test: nothing to start. */
+bool vti_recording(void)
+{
+    return fake_enabled;
+}
+
 uint64_t vti_now_ns(void)
 {
     struct timespec ts;

@@ -1,0 +1,100 @@
+/* bench_report_limits: `vramtrace report` memory on traces that multiply
+ * report state cheaply (issue 14): N distinct stacks, N NVTX ranges never
+ * popped, N device ids (tests/report/gen.c, vtg_stress).
+ *
+ *   bench_report_limits VRAMTRACE [STACKS RANGES DEVICES] [--max-rss MIB]
+ *
+ * Defaults: 1000000 stacks, 100000 ranges, 100000 devices. For each trace
+ * prints its size, the report's wall time and maximum resident set size
+ * (getrusage of the child); exits 1 when a report fails or, with --max-rss,
+ * when its RSS exceeds MIB (the goal: 512). */
+#include "gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run `vramtrace report -q --json /dev/null path`; exit status, or -1. */
+static int run_report(const char *vt, const char *path, double *wall, long *maxrss_kib)
+{
+    double t = now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execl(vt, vt, "report", "-q", "--json", "/dev/null", path, (char *)NULL);
+        perror("exec vramtrace");
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) < 0)
+        return -1;
+    *wall = now_s() - t;
+    *maxrss_kib = ru.ru_maxrss;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int one(const char *vt, const char *kind, uint64_t n, long max_rss_mib)
+{
+    char path[] = "/tmp/vt_limits.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    unlink(path); /* the writer creates it (O_EXCL) */
+    if (vtg_stress(path, kind, n) != 0) {
+        fprintf(stderr, "bench_report_limits: cannot write the %s trace\n", kind);
+        return -1;
+    }
+    struct stat st;
+    stat(path, &st);
+    double wall = 0;
+    long rss = 0;
+    int rc = run_report(vt, path, &wall, &rss);
+    unlink(path);
+    printf("%-8s n=%-8llu trace %8.1f KiB  report exit %d  %7.2f s  max RSS %7.1f MiB\n", kind,
+           (unsigned long long)n, (double)st.st_size / 1024, rc, wall, (double)rss / 1024);
+    if (rc != 0)
+        return -1;
+    if (max_rss_mib > 0 && rss / 1024 > max_rss_mib) {
+        printf("  FAIL: max RSS over %ld MiB\n", max_rss_mib);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n[3] = {1000000, 100000, 100000};
+    long max_rss = 0;
+    int k = 0;
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_report_limits VRAMTRACE [STACKS RANGES DEVICES] "
+                        "[--max-rss MIB]\n");
+        return 2;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--max-rss") && i + 1 < argc)
+            max_rss = atol(argv[++i]);
+        else if (k < 3)
+            n[k++] = strtoull(argv[i], NULL, 10);
+    }
+    const char *kinds[] = {"stacks", "ranges", "devices"};
+    int bad = 0;
+    for (int i = 0; i < 3; i++)
+        bad |= one(argv[1], kinds[i], n[i], max_rss) != 0;
+    return bad ? 1 : 0;
+}

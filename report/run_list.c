@@ -1,0 +1,103 @@
+/* run_list.c: `vramtrace run`'s side of a run (trace/vtrace.h, "Run
+ * naming"): one run id for the process tree, the list every recording
+ * process adds its trace to, and what is printed when the program ends. */
+#include "run_internal.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int vr_run_begin(vr_run_list *rl)
+{
+    const char *tmp = getenv("TMPDIR");
+    memset(rl, 0, sizeof *rl);
+    if (vt_run_id_new(rl->id) != 0) {
+        fprintf(stderr, "vramtrace run: cannot draw a run id: %s\n", strerror(errno));
+        return -1;
+    }
+    snprintf(rl->list, sizeof rl->list, "%s/vramtrace-run.%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
+             rl->id);
+    int fd = mkstemp(rl->list);
+    if (fd < 0) {
+        fprintf(stderr, "vramtrace run: cannot create the run's list in %s: %s\n",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        rl->list[0] = '\0';
+        return -1;
+    }
+    close(fd);
+    setenv(VT_ENV_RUN_ID, rl->id, 1);
+    setenv(VT_ENV_RUN_LIST, rl->list, 1);
+    return 0;
+}
+
+/* path relative to the working directory when it lies under it. */
+static const char *shown(const char *path, const char *cwd)
+{
+    size_t n = strlen(cwd);
+    if (n > 1 && !strncmp(path, cwd, n) && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
+void vr_run_end(vr_run_list *rl)
+{
+    char cwd[PATH_MAX] = "", line[PATH_MAX + 64];
+    FILE *f = rl->list[0] ? fopen(rl->list, "r") : NULL;
+    size_t n = 0;
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    for (int pass = 0; f && pass < 2; pass++) {
+        rewind(f);
+        if (pass == 1 && n > 1)
+            fprintf(stderr, "vramtrace run: %zu traces (run %s):\n", n, rl->id);
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (pass == 0)
+                n++;
+            else if (n == 1)
+                fprintf(stderr, "vramtrace run: trace: %s\n", shown(line, cwd));
+            else
+                fprintf(stderr, "vramtrace run:   %s\n", shown(line, cwd));
+        }
+    }
+    if (!n)
+        fprintf(stderr, "vramtrace run: no trace written (no process of the run made a CUDA "
+                        "call)\n");
+    if (f)
+        fclose(f);
+    if (rl->list[0])
+        unlink(rl->list);
+    rl->list[0] = '\0';
+}
+
+int vr_run_output_check(const char *pattern, bool force)
+{
+    char host[256] = "unknown", path[PATH_MAX];
+    if (!pattern)
+        return 0;
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    if (vt_name_expand(pattern, 0, host, path, sizeof path) != 0) {
+        fprintf(stderr,
+                "vramtrace run: bad -o '%s': a path with only %%p (pid), %%h (host) or %%%% "
+                "escapes\n",
+                pattern);
+        return -1;
+    }
+    if (strstr(pattern, "%p") || access(path, F_OK) != 0)
+        return 0; /* every process's own name, or free */
+    if (force && unlink(path) == 0)
+        return 0;
+    if (force) {
+        fprintf(stderr, "vramtrace run: --force: cannot remove %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fprintf(stderr,
+            "vramtrace run: %s already exists and a trace is never overwritten: remove it, "
+            "choose another -o, or replace it with --force\n",
+            path);
+    return -1;
+}

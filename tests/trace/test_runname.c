@@ -1,0 +1,128 @@
+/* test_runname: the run naming rule of trace/runname.c (vtrace.h, "Run
+ * naming"), the run id and rank helpers, and the header's run fields. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "records.h"
+#include "vtrace.h"
+
+static void expand(void **state)
+{
+    char out[64];
+    (void)state;
+    assert_int_equal(vt_name_expand("t.%p.%h.%%.vtrace", 42, "box", out, sizeof out), 0);
+    assert_string_equal(out, "t.42.box.%.vtrace");
+    assert_int_equal(vt_name_expand("t.%q.vtrace", 42, "box", out, sizeof out), -1);
+    assert_int_equal(vt_name_expand("t.%", 42, "box", out, sizeof out), -1);
+    assert_int_equal(vt_name_expand("", 42, "box", out, sizeof out), -1);
+    assert_int_equal(vt_name_expand("%h%h%h%h%h%h%h%h", 1, "0123456789", out, sizeof out), -1);
+}
+
+static void names(void **state)
+{
+    char out[64];
+    (void)state;
+    assert_int_equal(vt_name_default("train", 7, 0, out, sizeof out), 0);
+    assert_string_equal(out, "vramtrace.train.7.vtrace");
+    assert_int_equal(vt_name_default("train", 7, 2, out, sizeof out), 0);
+    assert_string_equal(out, "vramtrace.train.7.2.vtrace");
+    assert_int_equal(vt_name_with_pid("a.vtrace", 99, 0, out, sizeof out), 0);
+    assert_string_equal(out, "a.99.vtrace");
+    assert_int_equal(vt_name_with_pid("d.x/a.b.vtrace", 99, 3, out, sizeof out), 0);
+    assert_string_equal(out, "d.x/a.b.99.3.vtrace");
+    assert_int_equal(vt_name_with_pid("d.x/trace", 5, 0, out, sizeof out), 0);
+    assert_string_equal(out, "d.x/trace.5");
+    assert_int_equal(vt_name_with_pid(".hidden", 5, 0, out, sizeof out), 0);
+    assert_string_equal(out, ".hidden.5");
+    assert_int_equal(vt_name_with_pid("a.vtrace", 99, 0, out, 8), -1);
+}
+
+static void siblings(void **state)
+{
+    (void)state;
+    assert_true(vt_name_is_sibling("a.vtrace", "a.123.vtrace"));
+    assert_true(vt_name_is_sibling("d/a.vtrace", "d/a.123.4.vtrace"));
+    assert_false(vt_name_is_sibling("a.vtrace", "a.vtrace"));
+    assert_false(vt_name_is_sibling("a.vtrace", "ab.123.vtrace"));
+    assert_false(vt_name_is_sibling("a.vtrace", "a.x12.vtrace"));
+    assert_false(vt_name_is_sibling("a.vtrace", "a.123.json"));
+    assert_false(vt_name_is_sibling("a.vtrace", "a.1.2.3.vtrace"));
+}
+
+static void run_ids(void **state)
+{
+    char a[VT_RUN_ID_LEN + 1], b[VT_RUN_ID_LEN + 1];
+    (void)state;
+    assert_int_equal(vt_run_id_new(a), 0);
+    assert_int_equal(vt_run_id_new(b), 0);
+    assert_true(vt_run_id_valid(a));
+    assert_string_not_equal(a, b);
+    assert_false(vt_run_id_valid("0123"));
+    assert_false(vt_run_id_valid("0123456789ABCDEF"));
+    assert_false(vt_run_id_valid(NULL));
+}
+
+static void ranks(void **state)
+{
+    (void)state;
+    unsetenv("RANK");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMI_RANK");
+    unsetenv("SLURM_PROCID");
+    assert_int_equal(vt_rank_from_env(), -1);
+    setenv("PMI_RANK", "3", 1);
+    assert_int_equal(vt_rank_from_env(), 3);
+    setenv("RANK", "x", 1);
+    assert_int_equal(vt_rank_from_env(), 3);
+    setenv("RANK", "1", 1);
+    assert_int_equal(vt_rank_from_env(), 1);
+}
+
+static void header_fields(void **state)
+{
+    vt_header h = {.pid = 5, .host = "h", .program = "p", .vramtrace_version = "v"};
+    vt_header_store hs;
+    size_t len;
+    char err[128];
+    (void)state;
+    h.run_id = "0123456789abcdef";
+    h.ppid = 4;
+    h.has_rank = true;
+    h.rank = 0;
+    uint8_t *buf = vt_header_encode(&h, &len);
+    assert_non_null(buf);
+    assert_int_equal(
+        vt_header_decode(buf + VT_FILE_PREFIX_LEN, len - VT_FILE_PREFIX_LEN, &hs, err, sizeof err),
+        0);
+    assert_string_equal(hs.h.run_id, "0123456789abcdef");
+    assert_int_equal(hs.h.ppid, 4);
+    assert_true(hs.h.has_rank);
+    assert_int_equal(hs.h.rank, 0);
+    vt_header_store_free(&hs);
+    free(buf);
+    h.run_id = NULL;
+    h.has_rank = false;
+    buf = vt_header_encode(&h, &len);
+    assert_int_equal(
+        vt_header_decode(buf + VT_FILE_PREFIX_LEN, len - VT_FILE_PREFIX_LEN, &hs, err, sizeof err),
+        0);
+    assert_string_equal(hs.h.run_id, "");
+    assert_false(hs.h.has_rank);
+    vt_header_store_free(&hs);
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(expand),  cmocka_unit_test(names), cmocka_unit_test(siblings),
+        cmocka_unit_test(run_ids), cmocka_unit_test(ranks), cmocka_unit_test(header_fields),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
