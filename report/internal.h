@@ -374,6 +374,11 @@ void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 void vr_leaks_group(vr_state *s, enum vt_kind kind, vr_map *groups, uint64_t *bytes,
                     uint64_t *count);
 
+/* batch.c: "vramtrace run -o batchN.vtrace -- ARGV" with argv's --batch set
+ * to batch (the vramtrace run options of the first recording, such as
+ * --sim, are the user's to repeat). */
+char *vr_batch_command(vr_arena *a, const char *const *argv, size_t argc, int64_t batch);
+
 /* model.c */
 void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt);
 

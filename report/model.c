@@ -242,6 +242,55 @@ static int cmp_growth(const void *a, const void *b)
     return x->stack.id < y->stack.id ? -1 : x->stack.id > y->stack.id;
 }
 
+/* A growth candidate: the samples of every site whose stack symbolizes alike
+ * (vr_stack_key), summed. */
+typedef struct growth_group {
+    const char *key;
+    vr_stack st;
+    uint64_t samples[VR_SAMPLES];
+} growth_group;
+
+static int cmp_group_key(const void *a, const void *b)
+{
+    return strcmp(((const growth_group *)a)->key, ((const growth_group *)b)->key);
+}
+
+/* Sites grouped by their logical frame chain (inlined frames included), so
+ * that one call site recorded under several raw stacks grows as one. */
+static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_sampler *sp, size_t *n)
+{
+    size_t sampled = 0, m = 0, i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
+        sampled += c->samples != NULL; /* at most VR_MAX_SAMPLED_SITES */
+    growth_group *g = vr_xcalloc(sampled + 1, sizeof(growth_group));
+    i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        const uint64_t *smp = vr_counter_samples(c, sp->slot);
+        uint64_t any = 0;
+        for (uint32_t t = 0; c->samples && t < sp->n; t++)
+            any |= smp[t];
+        if (!any) /* adds nothing to a group: not worth symbolizing */
+            continue;
+        g[m].st = vr_symbolize(sy, (uint32_t)c->key);
+        g[m].key = vr_stack_key(s->arena, &g[m].st);
+        memcpy(g[m].samples, smp, sizeof g[m].samples);
+        m++;
+    }
+    if (m)
+        qsort(g, m, sizeof(growth_group), cmp_group_key);
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (k && !strcmp(g[k - 1].key, g[j].key)) {
+            for (size_t t = 0; t < VR_SAMPLES; t++)
+                g[k - 1].samples[t] += g[j].samples[t];
+        } else {
+            g[k++] = g[j];
+        }
+    }
+    *n = k;
+    return g;
+}
+
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
@@ -259,26 +308,19 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
     if (sp->n < 3)
         return;
-    size_t cap = 16, n = 0, i = 0;
-    vr_growth *g = vr_xmalloc(cap * sizeof(vr_growth));
-    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
-        vr_growth x =
-            fit_growth(vr_counter_samples(c, sp->slot), sp, r->iterations, room, total_live);
+    size_t ngroups, n = 0;
+    growth_group *groups = growth_groups(s, sy, sp, &ngroups);
+    vr_growth *out = vr_alloc(s->arena, (ngroups ? ngroups : 1) * sizeof(vr_growth));
+    for (size_t k = 0; k < ngroups; k++) {
+        vr_growth x = fit_growth(groups[k].samples, sp, r->iterations, room, total_live);
         if (x.bytes_per_iteration < 1.0 || x.r2 < 0.5)
             continue;
-        x.stack.id = (uint32_t)c->key;
-        if (n == cap)
-            g = vr_xrealloc(g, (cap *= 2) * sizeof(vr_growth));
-        g[n++] = x;
+        x.stack = groups[k].st;
+        out[n++] = x;
     }
+    free(groups);
     if (n)
-        qsort(g, n, sizeof(vr_growth), cmp_growth);
-    vr_growth *out = vr_alloc(s->arena, (n ? n : 1) * sizeof(vr_growth));
-    for (size_t k = 0; k < n; k++) {
-        out[k] = g[k];
-        out[k].stack = vr_symbolize(sy, g[k].stack.id);
-    }
-    free(g);
+        qsort(out, n, sizeof(vr_growth), cmp_growth);
     r->growth = out;
     r->ngrowth = n;
 }
@@ -296,6 +338,7 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     o->id = d->id;
     o->name = vr_strdup(s->arena, d->name ? d->name : "");
     o->total_bytes = d->total;
+    o->baseline_bytes = d->have_baseline ? d->baseline_used : 0;
     o->peak_allocated = d->peak_alloc;
     o->peak_allocated_t_ns = vr_rel_ns(s, d->peak_alloc_t);
     o->peak_reserved = d->peak_res;
@@ -327,15 +370,45 @@ static void build_devices(vr_state *s, vr_report *r)
 
 /* ---- OOMs -------------------------------------------------------------------- */
 
+static bool same_frame(const vr_frame *x, const vr_frame *y)
+{
+    char b1[64], b2[64];
+    return !strcmp(vr_frame_label(x, b1, sizeof b1), vr_frame_label(y, b2, sizeof b2));
+}
+
+/* Leading (leaf-side) frames every top site of o shares: an allocator's own
+ * frames (ga_malloc < alloc_tensor < tr_new), which name no site apart. 0
+ * with fewer than two sites. */
+static size_t shared_frames(const vr_oom *o)
+{
+    if (o->ntop_sites < 2)
+        return 0;
+    size_t n = o->top_sites[0].stack.n;
+    for (size_t k = 1; k < o->ntop_sites; k++) {
+        const vr_stack *x = &o->top_sites[0].stack, *y = &o->top_sites[k].stack;
+        size_t c = 0;
+        while (c < n && c < y->n && same_frame(&x->frames[c], &y->frames[c]))
+            c++;
+        n = c;
+    }
+    return n;
+}
+
 /* "leaf < caller < caller" (up to 4 functions): names call sites that share
- * an allocator entry point apart. */
-static const char *site_name(vr_arena *a, const vr_stack *st)
+ * an allocator entry point apart. With `shared` common leaf-side frames
+ * (shared_frames) beyond the first two, the middle ones are elided:
+ * "leaf < ... < last shared < first distinct < ...". */
+static const char *site_name(vr_arena *a, const vr_stack *st, size_t shared)
 {
     if (!st->n)
         return "(no stack)";
     char *out = "";
     const char *prev = NULL;
     for (size_t i = 0, k = 0; i < st->n && k < 4; i++) {
+        if (i == 1 && shared > 2) {
+            i = shared - 1;
+            out = vr_sprintf(a, "%s < ...", out);
+        }
         char buf[64];
         const char *fn = vr_frame_label(&st->frames[i], buf, sizeof buf);
         if (prev && !strcmp(prev, fn))
@@ -352,37 +425,49 @@ static char *dominant(vr_arena *a, const vr_oom *o)
     char *out = "";
     char b1[32];
     uint64_t live = o->live_allocated ? o->live_allocated : 1;
+    size_t shared = shared_frames(o);
     for (size_t i = 0; i < o->ntop_sites && i < 3; i++) {
         const vr_site *t = &o->top_sites[i];
-        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "", site_name(a, &t->stack),
-                         vr_format_size(t->bytes, b1, sizeof b1),
+        out = vr_sprintf(a, "%s%s%s (%s, %.0f%%)", out, i ? ", " : "",
+                         site_name(a, &t->stack, shared), vr_format_size(t->bytes, b1, sizeof b1),
                          100.0 * (double)t->bytes / (double)live);
     }
     return out;
 }
 
-/* The capacity explanation's suggested batch (see vr_oom.batch_kind). */
-static const char *batch_advice(vr_arena *a, const vr_oom *o, const char *e)
+/* The capacity explanation's suggested batch (see vr_oom.batch_kind). An
+ * upper bound is never worded as a batch that fits: it comes with the
+ * commands that measure one (a second run, then vr_batch_advise on both). */
+static const char *batch_advice(vr_arena *a, const vr_report *r, const vr_oom *o, const char *e)
 {
     char b1[32], b2[32];
     if (o->max_batch < 0)
         return e;
-    if (!strcmp(o->batch_kind, "upper_bound"))
-        return vr_sprintf(a,
-                          "%s; at --batch %lld the largest batch that fits is at most about %lld "
-                          "(no training step completed, so the full step's need is unknown: "
-                          "rerun at a smaller batch to measure)",
-                          e, (long long)o->batch, (long long)o->max_batch);
-    return vr_sprintf(a,
-                      "%s; at --batch %lld the largest batch that fits is about %lld (measured "
-                      "from a completed step: %s that does not scale with the batch + %s per "
-                      "sample)",
-                      e, (long long)o->batch, (long long)o->max_batch,
-                      vr_format_size(o->batch_fixed_bytes, b1, sizeof b1),
-                      vr_format_size(o->batch_per_sample_bytes, b2, sizeof b2));
+    if (!strcmp(o->batch_kind, "upper_bound")) {
+        int64_t next = o->max_batch / 2 > 0 ? o->max_batch / 2 : 1;
+        return vr_sprintf(
+            a,
+            "%s; at --batch %lld no training step completed, so no batch is known to fit: "
+            "batches above %lld cannot fit (an upper bound: this step's live data and request, "
+            "scaled to the batch, already exceed the device, and the full step needs more); to "
+            "measure the largest batch that fits, record a run at a smaller batch and report "
+            "both traces: %s && vramtrace report %s batch%lld.vtrace",
+            e, (long long)o->batch, (long long)o->max_batch,
+            vr_batch_command(a, r->argv, r->argc, next), r->path, (long long)next);
+    }
+    return vr_sprintf(
+        a,
+        "%s; at --batch %lld the largest batch that fits is estimated at about %lld (from a "
+        "completed step: %s that does not scale with the batch + %s per sample; a caching "
+        "allocator's memory is a step function of the batch, so confirm it with a run: %s && "
+        "vramtrace report %s batch%lld.vtrace)",
+        e, (long long)o->batch, (long long)o->max_batch,
+        vr_format_size(o->batch_fixed_bytes, b1, sizeof b1),
+        vr_format_size(o->batch_per_sample_bytes, b2, sizeof b2),
+        vr_batch_command(a, r->argv, r->argc, o->max_batch), r->path, (long long)o->max_batch);
 }
 
-static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
+static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     const char *dom = dominant(a, o);
@@ -409,7 +494,8 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
         return vr_sprintf(a,
                           "%s grows by %s per iteration (R^2 = %.3f) and holds %.0f%% of the %s "
                           "live: memory is retained across iterations; live data: %s",
-                          o->ntop_sites ? site_name(a, &o->top_sites[0].stack) : "a call site",
+                          o->ntop_sites ? site_name(a, &o->top_sites[0].stack, shared_frames(o))
+                                        : "a call site",
                           vr_format_size((uint64_t)raw->leak_slope, b1, sizeof b1), raw->leak_r2,
                           o->ntop_sites && o->live_allocated
                               ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated
@@ -428,9 +514,42 @@ static const char *explain(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o)
             vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
             vr_format_size(o->baseline_bytes, b5, sizeof b5),
             vr_format_size(o->external_bytes, b6, sizeof b6), dom[0] ? dom : "nothing recorded");
-        return batch_advice(a, o, e);
+        return batch_advice(a, r, o, e);
     }
     }
+}
+
+static int cmp_site_bytes(const void *a, const void *b)
+{
+    const vr_site *x = a, *y = b;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* Merge the failure's top sites whose stacks symbolize alike (one logical
+ * call site recorded under several raw stacks), largest first after the
+ * first `keep` (the leaking site leads a leak verdict). Returns the new count.
+ * Only the raw top sites are merged: a part of a site outside them is not
+ * added. */
+static size_t merge_top(vr_arena *a, vr_site *t, size_t n, size_t keep)
+{
+    const char *keys[8];
+    size_t m = 0;
+    for (size_t i = 0; i < n && i < 8; i++) {
+        const char *k = vr_stack_key(a, &t[i].stack);
+        size_t j = 0;
+        while (j < m && strcmp(keys[j], k))
+            j++;
+        if (j < m) {
+            t[j].bytes += t[i].bytes;
+            t[j].count += t[i].count;
+            continue;
+        }
+        keys[m] = k;
+        t[m++] = t[i];
+    }
+    if (m > keep)
+        qsort(t + keep, m - keep, sizeof(vr_site), cmp_site_bytes);
+    return m;
 }
 
 static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
@@ -450,8 +569,8 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
             t[k].count = raw->top_counts[k];
         }
         o->top_sites = t;
-        o->ntop_sites = raw->ntop;
-        o->explanation = explain(s->arena, raw, o);
+        o->ntop_sites = merge_top(s->arena, t, raw->ntop, o->verdict == VR_VERDICT_LEAK);
+        o->explanation = explain(s->arena, r, raw, o);
     }
     r->ooms = out;
     r->nooms = s->nooms;

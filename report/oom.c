@@ -90,29 +90,6 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, double *slope, doubl
     return NULL;
 }
 
-static int64_t argv_batch(const vt_header *h)
-{
-    for (uint32_t i = 0; h && h->argv && i < h->argc; i++) {
-        const char *a = h->argv[i];
-        if (!a)
-            continue;
-        const char *v = NULL;
-        if ((!strcmp(a, "--batch") || !strcmp(a, "--batch-size")) && i + 1 < h->argc)
-            v = h->argv[i + 1];
-        else if (!strncmp(a, "--batch=", 8))
-            v = a + 8;
-        else if (!strncmp(a, "--batch-size=", 13))
-            v = a + 13;
-        if (v) {
-            char *end;
-            long long b = strtoll(v, &end, 10);
-            if (end != v && *end == '\0' && b > 0)
-                return b;
-        }
-    }
-    return -1;
-}
-
 /* Live bytes on device allocated before `since` and since then. */
 static void live_split(vr_state *s, int32_t device, uint64_t since, uint64_t *before,
                        uint64_t *after)
@@ -140,6 +117,8 @@ static void batch_upper_bound(vr_state *s, vr_oom_raw *o, uint64_t start, uint64
     room -= baseline + persistent;
     double per_sample = (double)(act + o->o.requested_bytes) / (double)o->o.batch;
     o->o.max_batch = (int64_t)((double)room / per_sample);
+    if (o->o.max_batch >= o->o.batch) /* this batch failed: it does not fit */
+        o->o.max_batch = o->o.batch - 1;
     o->o.batch_kind = "upper_bound";
 }
 
@@ -168,7 +147,7 @@ static void batch_measured(vr_state *s, vr_oom_raw *o, size_t it, uint64_t basel
 
 static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t baseline)
 {
-    o->o.batch = argv_batch(s->hdr);
+    o->o.batch = s->hdr ? vr_argv_batch(s->hdr->argv, s->hdr->argc) : -1;
     o->o.max_batch = -1;
     o->o.batch_kind = "";
     if (o->o.batch <= 0 || !t || !t->depth || !o->o.device_total_bytes)

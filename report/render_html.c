@@ -438,14 +438,15 @@ static void batch_html(FILE *f, const vr_oom *o)
         return;
     if (!strcmp(o->batch_kind, "upper_bound"))
         fprintf(f,
-                "<p class=\"batch upper_bound\">suggested batch: at most about %" PRId64
-                " (upper bound: no training step completed, so the full step's need is "
-                "unknown; rerun at a smaller batch to measure)</p>",
+                "<p class=\"batch upper_bound\">batches above %" PRId64
+                " cannot fit (an upper bound, not a batch known to fit: no training step "
+                "completed; the explanation gives the run that measures one)</p>",
                 o->max_batch);
     else if (!strcmp(o->batch_kind, "measured"))
         fprintf(f,
-                "<p class=\"batch measured\">suggested batch: about %" PRId64
-                " (measured from a completed training step)</p>",
+                "<p class=\"batch measured\">estimated largest batch: about %" PRId64
+                " (from a completed training step; the explanation gives the run that "
+                "confirms it)</p>",
                 o->max_batch);
 }
 

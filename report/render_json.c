@@ -307,6 +307,24 @@ static void one(FILE *f, const vr_report *r, size_t top)
     fputs("}", f);
 }
 
+/* ,"batch_advice":{...} across the runs (vr_batch_advise), when there is one */
+static void batch_advice(FILE *f, vr_report *const *r, size_t n)
+{
+    vr_batch_advice a;
+    if (!vr_batch_advise(r, n, &a))
+        return;
+    fputs(",\"batch_advice\":{\"kind\":", f);
+    vr_json_str(f, a.kind);
+    fprintf(f,
+            ",\"batch\":%" PRId64 ",\"largest_completed_batch\":%" PRId64
+            ",\"smallest_failed_batch\":%" PRId64 ",\"next_batch\":%" PRId64 ",\"text\":",
+            a.batch, a.fits, a.fails, a.next);
+    vr_json_str(f, a.text);
+    fputs(",\"next_command\":", f);
+    vr_json_str(f, a.next_command);
+    fputc('}', f);
+}
+
 int vr_render_json(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
 {
     size_t top = vr_top(opt) * 10; /* JSON is for machines: more sites */
@@ -321,6 +339,7 @@ int vr_render_json(FILE *out, vr_report *const *r, size_t n, const vr_options *o
         }
         fputc(']', out);
         vr_render_runs_json(out, r, n); /* run_report.c */
+        batch_advice(out, r, n);
         fputc('}', out);
     }
     fputc('\n', out);

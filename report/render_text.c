@@ -295,6 +295,12 @@ static void combined(FILE *f, vr_report *const *r, size_t n)
                 SZ(r[i]->leaked_bytes, b3), r[i]->nooms, g > 0 ? SZ((uint64_t)g, b4) : "0",
                 verdicts);
     }
+    vr_batch_advice adv;
+    if (vr_batch_advise(r, n, &adv)) {
+        fprintf(f, "batch advice: %s\n", adv.text);
+        if (adv.next_command[0])
+            fprintf(f, "  next run: %s\n", adv.next_command);
+    }
     fputc('\n', f);
 }
 

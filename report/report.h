@@ -33,7 +33,9 @@ extern "C" {
 
 /* One symbolized frame. Strings are never NULL ("??" or "" when unknown). */
 typedef struct vr_frame {
-    const char *function; /* demangled where possible; "??" if unknown */
+    const char *function; /* demangled where possible; "??" if unknown; "name+0x1c" (offset
+                           * of ip in the symbol) when no line is known, so that call
+                           * sites of one function without debug info stay apart */
     const char *file;     /* source file, "" if unknown */
     uint32_t line;        /* 0 if unknown */
     const char *module;   /* path of the loaded object, "" if unknown */
@@ -79,6 +81,9 @@ typedef struct vr_device {
     int32_t id;
     const char *name;
     uint64_t total_bytes; /* 0 if unknown */
+    /* device use outside the recording at the first meminfo sample (the CUDA
+     * context, other processes); 0 if unknown */
+    uint64_t baseline_bytes;
     uint64_t peak_allocated, peak_allocated_t_ns;
     uint64_t peak_reserved, peak_reserved_t_ns;
     const vr_point *timeline; /* downsampled (<= VR_MAX_POINTS), exact peak kept */
@@ -140,8 +145,9 @@ typedef struct vr_oom {
      * first allocation to the failing iteration's first allocation), largest
      * B with need(B) <= device total - use outside the recording.
      * "upper_bound" when no iteration completed: the failing iteration's live
-     * bytes + request scaled; the whole step needs more, so the batch that
-     * fits is at most this. "" when none. */
+     * bytes + request scaled (and below the failed batch); the whole step
+     * needs more, so batches above it cannot fit: a bound, never a batch known
+     * to fit. "" when none. */
     int64_t batch, max_batch;
     const char *batch_kind;                             /* "measured", "upper_bound", "" */
     uint64_t batch_fixed_bytes, batch_per_sample_bytes; /* measured only, else 0 */
@@ -262,6 +268,35 @@ int vr_render_folded(FILE *out, vr_report *const *r, size_t n, const vr_options 
  * (re-read from each report's file in a second streaming pass), OOMs as
  * instant events. */
 int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+
+/* ---- batch advice across runs (batch.c) -------------------------------- */
+
+/* The --batch / --batch-size value of argv (also --batch=N), -1 if none. */
+int64_t vr_argv_batch(const char *const *argv, size_t argc);
+
+/* The largest batch that fits, from n runs of one program at different
+ * --batch (see batch.c): each completed run fits, each run that died of an
+ * OOM does not; between the largest completed batch and the smallest failed
+ * one the need (bytes, fixed + per sample) is interpolated to the device's
+ * usable bytes, or extrapolated from the two largest completed runs. */
+typedef struct vr_batch_advice {
+    /* "measured": batch is a run that completed (the largest one when
+     * batch + 1 failed; else no estimate goes beyond it); "estimate": not run
+     * yet, between fits and fails or beyond fits; "upper_bound": no run completed, batches above
+     * batch cannot fit.
+     * "" when the runs tell nothing. */
+    const char *kind;
+    int64_t batch;            /* the advised batch, -1 none */
+    int64_t fits, fails;      /* largest completed / smallest failed batch, -1 none */
+    int64_t next;             /* the batch to record next to confirm or narrow it, -1 none */
+    const char *text;         /* one sentence for the text report */
+    const char *next_command; /* `vramtrace run` command line for next, "" none */
+} vr_batch_advice;
+
+/* Fills *out (strings owned by r[0]); false when there is no advice (fewer
+ * than two runs with a --batch and a known device size, or all at one batch,
+ * such as the processes of one run). */
+bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out);
 
 /* ---- CI limits (vramtrace check) ---------------------------------------- */
 

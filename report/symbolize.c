@@ -1,8 +1,9 @@
 /* symbolize.c: stack trie leaf -> frames, with elfutils libdw on the
  * recorded module map (one Dwfl per module, reported lazily with
  * dwfl_report_elf at the recorded load bias). Function names come from the
- * DWARF scopes (dwarf_getscopes gives inlined frames, as eu-addr2line -i
- * does) or the ELF symbol table; C++ names are demangled with libstdc++'s
+ * DWARF scopes (every logical frame of an inline chain with its own call
+ * line, as eu-addr2line -i gives them) or the ELF symbol table with the
+ * offset in the symbol when there is no line (func+0x1c); C++ names are demangled with libstdc++'s
  * __cxa_demangle when it can be loaded. Frames inside vramtrace, the CUDA
  * libraries and NVTX's inlined API lead the raw stack and are folded away.
  * Python frames (recorded as their own nodes) become frames of module
@@ -160,46 +161,71 @@ static bool is_function_scope(Dwarf_Die *d)
            tag == DW_TAG_entry_point;
 }
 
-/* Frames for the scopes at pc (inlined first). Returns the count. */
+/* The source file of a DW_AT_call_file index in the CU's file table. */
+static const char *call_file(vr_symbolizer *sy, Dwarf_Die *cu, Dwarf_Die *inl)
+{
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    Dwarf_Attribute a;
+    Dwarf_Word cf = 0;
+    if (!dwarf_attr(inl, DW_AT_call_file, &a) || dwarf_formudata(&a, &cf) != 0 ||
+        dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || cf >= nfiles)
+        return "";
+    const char *fn = dwarf_filesrc(files, cf, NULL, NULL);
+    return fn ? vr_strdup(sy->s->arena, fn) : "";
+}
+
+static uint32_t call_line(Dwarf_Die *inl)
+{
+    Dwarf_Attribute a;
+    Dwarf_Word cl = 0;
+    if (!dwarf_attr(inl, DW_AT_call_line, &a) || dwarf_formudata(&a, &cl) != 0)
+        return 0;
+    return (uint32_t)cl;
+}
+
+/* The logical frames at ip, innermost first, as eu-addr2line -i finds them:
+ * dwarf_getscopes gives the innermost scope at the address (its list also
+ * holds the inlined function's abstract origin scopes, not its callers), and
+ * dwarf_getscopes_die on that DIE gives the physical nesting: each
+ * DW_TAG_inlined_subroutine, then the DW_TAG_subprogram it was inlined into.
+ * The innermost frame is at base's line (the line table's); each caller is at
+ * the DW_AT_call_file/DW_AT_call_line of the inlined instance below it.
+ * Returns the count (0: no scope, use base alone). */
 static size_t inline_frames(vr_symbolizer *sy, Dwfl_Module *mod, uint64_t ip, vr_frame *out,
                             size_t max, const vr_frame *base)
 {
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
-    Dwarf_Die *scopes = NULL;
-    int ns = cu ? dwarf_getscopes(cu, ip - bias, &scopes) : 0;
+    Dwarf_Die *scopes = NULL, *chain = NULL;
+    if (!cu || dwarf_getscopes(cu, ip - bias, &scopes) <= 0) {
+        free(scopes);
+        return 0;
+    }
+    Dwarf_Die inner = scopes[0];
+    free(scopes);
+    int ns = dwarf_getscopes_die(&inner, &chain);
     size_t n = 0;
     const char *file = base->file;
     uint32_t line = base->line;
-    Dwarf_Files *files = NULL;
-    size_t nfiles = 0;
-    if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-        files = NULL;
     for (int i = 0; i < ns && n < max; i++) {
-        if (!is_function_scope(&scopes[i]))
+        if (!is_function_scope(&chain[i]))
             continue;
         vr_frame *f = &out[n++];
         *f = *base;
-        const char *name = die_name(sy, &scopes[i]);
+        const char *name = die_name(sy, &chain[i]);
         if (name)
             f->function = name;
         f->file = file;
         f->line = line;
-        f->inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+        f->inlined = dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine;
         if (!f->inlined)
             break;
-        /* the caller's position is the inlined subroutine's call site */
-        Dwarf_Attribute a;
-        Dwarf_Word cf = 0, cl = 0;
-        if (dwarf_attr(&scopes[i], DW_AT_call_file, &a))
-            dwarf_formudata(&a, &cf);
-        if (dwarf_attr(&scopes[i], DW_AT_call_line, &a))
-            dwarf_formudata(&a, &cl);
-        const char *fn = files && cf < nfiles ? dwarf_filesrc(files, cf, NULL, NULL) : NULL;
-        file = fn ? vr_strdup(sy->s->arena, fn) : "";
-        line = (uint32_t)cl;
+        /* the caller's position is the inlined instance's call site */
+        file = call_file(sy, cu, &chain[i]);
+        line = call_line(&chain[i]);
     }
-    free(scopes);
+    free(chain);
     return n;
 }
 
@@ -221,7 +247,9 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
     vr_frame tmp[16];
     size_t n = 0;
     if (mod) {
-        const char *sym = dwfl_module_addrname(mod, ip);
+        GElf_Off off = 0;
+        GElf_Sym esym;
+        const char *sym = dwfl_module_addrinfo(mod, ip, &off, &esym, NULL, NULL, NULL);
         if (sym)
             base.function = demangled(sy, sym);
         Dwfl_Line *ln = dwfl_module_getsrc(mod, ip);
@@ -230,8 +258,12 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
         if (src) {
             base.file = vr_strdup(sy->s->arena, src);
             base.line = (uint32_t)(lineno > 0 ? lineno : 0);
+            n = inline_frames(sy, mod, ip, tmp, 16, &base);
+        } else if (sym) {
+            /* no line to tell call sites of one function apart: the offset does */
+            base.function =
+                vr_sprintf(sy->s->arena, "%s+0x%llx", base.function, (unsigned long long)off);
         }
-        n = inline_frames(sy, mod, ip, tmp, 16, &base);
     }
     if (!n)
         tmp[n++] = base;

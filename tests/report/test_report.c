@@ -143,8 +143,11 @@ static void test_verdict_capacity(void **state)
     assert_int_equal(o->top_sites[0].stack.id, 3);
     /* the OOM is in the first train_step: only an upper bound is known */
     assert_string_equal(o->batch_kind, "upper_bound");
-    assert_non_null(strstr(o->explanation, "largest batch that fits is at most about 60 (no "
-                                           "training step completed"));
+    assert_non_null(strstr(o->explanation, "no training step completed, so no batch is known "
+                                           "to fit: batches above 60 cannot fit (an upper bound"));
+    assert_null(strstr(o->explanation, "largest batch that fits is"));
+    /* ... and the commands that measure one, at half the bound */
+    assert_non_null(strstr(o->explanation, "vramtrace run -o batch30.vtrace --"));
     assert_int_equal(r->failed_allocations, 1);
     vr_report_free(r);
 }
@@ -296,15 +299,19 @@ static void test_batch_measured(void **state)
     assert_int_equal(o->batch_fixed_bytes, 200 * MiB);
     assert_int_equal(o->batch_per_sample_bytes, 4 * MiB);
     assert_int_equal(o->max_batch, 181);
-    assert_non_null(strstr(o->explanation, "largest batch that fits is about 181 (measured"));
+    assert_non_null(strstr(o->explanation, "largest batch that fits is estimated at about 181 "
+                                           "(from a completed step"));
+    assert_non_null(strstr(o->explanation, "confirm it with a run: vramtrace run -o "
+                                           "batch181.vtrace --"));
     char *json = render(vr_render_json, r);
     assert_non_null(strstr(json, "\"suggested_batch\":181,\"suggested_batch_kind\":\"measured\""));
     free(json);
     char *html = render(vr_render_html, r);
-    assert_non_null(strstr(html, "class=\"batch measured\">suggested batch: about 181 (measured"));
+    assert_non_null(
+        strstr(html, "class=\"batch measured\">estimated largest batch: about 181 (from"));
     free(html);
     char *text = render(vr_render_text, r);
-    assert_non_null(strstr(text, "largest batch that fits is about 181 (measured"));
+    assert_non_null(strstr(text, "largest batch that fits is estimated at about 181"));
     free(text);
     vr_report_free(r);
 }
@@ -658,14 +665,152 @@ static void test_html_batch_kind(void **state)
     (void)state;
     vr_report *r = scenario("capacity");
     char *html = render(vr_render_html, r);
-    assert_non_null(strstr(html, "class=\"batch upper_bound\">suggested batch: at most about 60 "
-                                 "(upper bound"));
+    assert_non_null(strstr(html, "class=\"batch upper_bound\">batches above 60 cannot fit (an "
+                                 "upper bound, not a batch known to fit"));
     assert_null(strstr(html, "class=\"batch measured\""));
     free(html);
     char *text = render(vr_render_text, r);
-    assert_non_null(strstr(text, "at most about 60 (no training step completed"));
+    assert_non_null(strstr(text, "batches above 60 cannot fit (an upper bound"));
     free(text);
     vr_report_free(r);
+}
+
+/* Two raw stacks that differ only in a folded vramtrace frame are one call
+ * site: their growth is fitted as one (20 MiB + 20 MiB per iteration), and
+ * a failure lists them as one top site. */
+static void test_growth_merged(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("growth_merged");
+    if (access(path, F_OK) != 0) {
+        vtg g;
+        const char *argv[] = {"merged"};
+        assert_int_equal(vtg_open(&g, path, 1, argv), 0);
+        vtg_module(&g, 1, "/opt/fake/libuser.so", 0, 0x1000, 0x100000);
+        vtg_module(&g, 2, "/opt/fake/lib/libvramtrace.so", 0, 0x200000, 0x300000);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_stack(&g, 2, 1, 0x2200);
+        vtg_stack(&g, 3, 2, 0x200100); /* the same site, through a vramtrace frame */
+        vtg_string(&g, 1, "train_step");
+        vtg_device(&g, 0, "SimGPU", 64 * GiB);
+        uint64_t t = 1000;
+        for (uint64_t i = 0; i < 10; i++) {
+            vtg_push(&g, t++, 1);
+            vtg_alloc(&g, t++, 0x100000000 + i * 64 * MiB, 20 * MiB, 2);
+            vtg_alloc(&g, t++, 0x800000000 + i * 64 * MiB, 20 * MiB, 3);
+            vtg_pop(&g, t++);
+        }
+        vtg_failed(&g, t++, 64 * GiB, 2, 64 * GiB - 400 * MiB, 64 * GiB);
+        vtg_end(&g, t, 1);
+        assert_int_equal(vtg_close(&g), 0);
+    }
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(r->ngrowth, 1);
+    assert_true(fabs(r->growth[0].bytes_per_iteration - 40.0 * MiB) < 1.0);
+    /* ... and the failure's top sites hold it once, with both stacks' bytes */
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].ntop_sites, 1);
+    assert_int_equal(r->ooms[0].top_sites[0].bytes, 400 * MiB);
+    assert_int_equal(r->ooms[0].top_sites[0].count, 20);
+    vr_report_free(r);
+}
+
+/* ---- batch advice across runs (batch.c) --------------------------------------------- */
+
+/* A program whose step needs BA_FIXED + BA_PER * batch bytes on a 1 GiB
+ * device with 100 MiB used outside the recording: the largest batch that
+ * fits is (usable - fixed) / per sample. */
+#define BA_FIXED (200 * MiB)
+#define BA_PER (4 * MiB)
+#define BA_USABLE (GiB - 100 * MiB)
+#define BA_TRUE ((int64_t)((BA_USABLE - BA_FIXED) / BA_PER))
+
+static vr_report *batch_run(const char *program, int64_t batch)
+{
+    char name[64], arg[32];
+    snprintf(name, sizeof name, "batch_%s_%lld", program, (long long)batch);
+    snprintf(arg, sizeof arg, "%lld", (long long)batch);
+    const char *path = tmp_path(name);
+    const char *argv[] = {program, "--batch", arg};
+    if (access(path, F_OK) != 0) {
+        vtg g;
+        assert_int_equal(vtg_open(&g, path, 3, argv), 0);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_device(&g, 0, "SimGPU", GiB);
+        vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+        vtg_alloc(&g, 200, 0x10000000, BA_FIXED, 1);
+        uint64_t act = BA_PER * (uint64_t)batch;
+        bool fits = BA_FIXED + act <= BA_USABLE;
+        if (fits) {
+            vtg_alloc(&g, 300, 0x100000000, act, 1);
+            vtg_free(&g, 400, 0x100000000);
+        } else {
+            vtg_failed(&g, 300, act, 1, BA_USABLE - BA_FIXED, GiB);
+        }
+        vtg_end(&g, 500, fits ? 0 : 1);
+        assert_int_equal(vtg_close(&g), 0);
+    }
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    if (!r)
+        fail_msg("analyze %s: %s", name, err);
+    return r;
+}
+
+static vr_batch_advice advise(const char *p1, int64_t b1, const char *p2, int64_t b2, bool *ok)
+{
+    static vr_report *keep[2]; /* freed by the next call */
+    for (int i = 0; i < 2; i++)
+        vr_report_free(keep[i]);
+    keep[0] = batch_run(p1, b1);
+    keep[1] = batch_run(p2, b2);
+    vr_batch_advice a;
+    *ok = vr_batch_advise(keep, 2, &a);
+    return a;
+}
+
+static void test_batch_advice(void **state)
+{
+    (void)state;
+    bool ok;
+    /* one run that fits, one that fails: interpolated to the device */
+    vr_batch_advice a = advise("train", BA_TRUE / 2, "train", BA_TRUE * 2, &ok);
+    assert_true(ok);
+    assert_string_equal(a.kind, "estimate");
+    assert_int_equal(a.batch, BA_TRUE);
+    assert_int_equal(a.fits, BA_TRUE / 2);
+    assert_int_equal(a.fails, BA_TRUE * 2);
+    assert_int_equal(a.next, BA_TRUE);
+    assert_non_null(strstr(a.next_command, "vramtrace run -o batch"));
+    assert_non_null(strstr(a.next_command, " train --batch "));
+    /* two runs that fit: extrapolated from their step peaks */
+    a = advise("train", BA_TRUE / 4, "train", BA_TRUE / 2, &ok);
+    assert_string_equal(a.kind, "estimate");
+    assert_int_equal(a.batch, BA_TRUE);
+    /* the answer and the batch above it: measured */
+    a = advise("train", BA_TRUE, "train", BA_TRUE + 1, &ok);
+    assert_string_equal(a.kind, "measured");
+    assert_int_equal(a.batch, BA_TRUE);
+    assert_int_equal(a.next, -1);
+    assert_string_equal(a.next_command, "");
+    /* two failed runs: only an upper bound, worded as one, and a smaller run to record */
+    a = advise("train", BA_TRUE * 2, "train", BA_TRUE * 3, &ok);
+    assert_string_equal(a.kind, "upper_bound");
+    assert_true(a.batch < BA_TRUE * 2);
+    assert_non_null(strstr(a.text, "cannot fit"));
+    assert_true(a.next > 0 && a.next < a.batch);
+    /* another program's run is no point of this one: one run alone advises nothing */
+    a = advise("train", BA_TRUE / 2, "other", BA_TRUE * 2, &ok);
+    assert_false(ok);
+    assert_string_equal(a.kind, "");
+    advise("train", BA_TRUE / 2, "train", BA_TRUE / 2, &ok); /* e.g. two processes of a run */
+    assert_false(ok);
+    vr_report *one = batch_run("train", 10);
+    assert_false(vr_batch_advise(&one, 1, &a));
+    vr_report_free(one);
+    advise("train", 1, "train", 1, &ok); /* frees the last pair */
 }
 
 /* At the peak "backward" (stacks 2, 3, 4: 30, 20 and 10 MiB, stack 2 also
@@ -1150,6 +1295,8 @@ int main(void)
         cmocka_unit_test(test_range_sites),
         cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_json_several),
+        cmocka_unit_test(test_batch_advice),
+        cmocka_unit_test(test_growth_merged),
         cmocka_unit_test(test_chrome_folded),
         cmocka_unit_test(test_text_sections),
         cmocka_unit_test(test_check),

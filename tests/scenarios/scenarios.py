@@ -240,6 +240,26 @@ def stack_funcs(stack):
     return [f.get("function") or "" for f in stack]
 
 
+def inline_chain_ok(stack):
+    """conv_forward (inlined into block_forward) <- block_forward <- tr_net_forward: every caller
+    frame's line, read from the trainer's own source file, calls the function of the frame below
+    it (the report once dropped block_forward after an inlined conv_forward)."""
+    funcs = stack_funcs(stack)
+    want = ["conv_forward", "block_forward", "tr_net_forward"]
+    idx = next((i for i in range(len(funcs) - 2) if funcs[i:i + 3] == want), None)
+    if idx is None:
+        return False
+    for callee, caller in zip(stack[idx:idx + 2], stack[idx + 1:idx + 3]):
+        try:
+            with open(caller.get("file") or "") as f:
+                text = f.read().splitlines()[caller["line"] - 1]
+        except (OSError, IndexError, KeyError, TypeError):
+            return False
+        if callee["function"] + "(" not in text:
+            return False
+    return stack[idx].get("inlined") is True
+
+
 def has_forward_frame(stack):
     """True when the stack's allocation comes from a forward op (and not from a backward one)."""
     funcs = stack_funcs(stack)
@@ -427,12 +447,14 @@ class Scenario:
 # The scenarios.
 
 def sc_capacity_batch(s):
-    """Batch 1024 at 256x256 on a T4: capacity OOM dominated by forward activations. The OOM
-    comes in the first train_step, so the report's suggested batch is only an upper bound (the
-    true largest fit, by bisection, must not exceed it). With --vary-batch=64,1024 a step at
-    batch 64 completes before the step at 1024 fails: the suggestion is measured from it, must
-    really fit when rerun at a fixed batch, and must not be wildly conservative (>= half the
-    true largest fit)."""
+    """Batch 1024 at 256x256 on a T4 (the README's quick start): capacity OOM dominated by
+    forward activations. The OOM comes in the first train_step, so the report gives only an
+    upper bound, worded as one (the true largest fit, by bisection, must not exceed it), and the
+    commands of a second run. Following them, `vramtrace report A B` on two runs (the largest
+    batch that completed, the smallest that failed) advises a batch that must fit when run and
+    be within 2 % of the bisected largest fit. With --vary-batch=64,1024 a step at batch 64
+    completes before the step at 1024 fails: the single-run suggestion measured from it must
+    really fit when rerun at a fixed batch and be >= half the true largest fit."""
     base = ["--image-size", "256", "--steps", "2"]
     big = s.record("batch1024", base + ["--batch", "1024"])
     s.expect_oom(big, "batch 1024")
@@ -442,6 +464,11 @@ def sc_capacity_batch(s):
     s.expect(tops and has_forward_frame(tops[0]["stack"]),
              "the dominant live site at the OOM is a forward activation: "
              + (" <- ".join(stack_funcs(tops[0]["stack"])[:7]) if tops else "(no top site)"))
+    s.expect(tops and inline_chain_ok(tops[0]["stack"]),
+             "the dominant site's inlined frames keep their callers, each at the source line that "
+             "calls the frame below it: "
+             + (" <- ".join(f"{f.get('function')}:{f.get('line')}" for f in tops[0]["stack"][3:7])
+                if tops else "(no top site)"))
     expl = o.get("explanation") or ""
     first = expl.split("dominated by", 1)[1].split("(", 1)[0] if "dominated by" in expl else ""
     s.expect(any(f in first for f in FORWARD_FUNCS) and "backward" not in first,
@@ -453,16 +480,38 @@ def sc_capacity_batch(s):
     s.expect(bound and bound > 0 and o.get("suggested_batch_kind") == "upper_bound",
              f"no step completed: the suggestion {bound} is flagged "
              f"{o.get('suggested_batch_kind')!r} (want 'upper_bound')")
-    m = re.search(r"largest batch that fits is at most about (\d+) \(no training step completed",
-                  expl)
+    m = re.search(r"no training step completed, so no batch is known to fit: batches above (\d+) "
+                  r"cannot fit \(an upper bound", expl)
     s.expect(m and int(m[1]) == bound,
              f"the explanation words it as a bound on the same batch ({m[1] if m else 'none'})")
+    s.expect("largest batch that fits is" not in expl and "suggested batch" not in expl,
+             "the bound is never worded as a batch that fits")
     s.wrong_claim(o.get("verdict") == "fragmentation", "batch 1024 at 256x256 is a fragmentation OOM")
     # The largest batch that really fits (bisection on the trainer alone).
     true_fit = None if s.wrong else largest_fitting_batch(s, base, 1, 1024)
     if not s.wrong:
         s.expect(true_fit and bound and true_fit <= bound,
                  f"the true largest fit {true_fit} (bisection) is within the bound {bound}")
+    else:
+        at_bound = s.record(f"batch{bound}", base + ["--batch", str(bound)])
+        s.wrong_claim(at_bound.rc == 0, f"the upper bound {bound} fits when run")
+    # Measured advice: follow vramtrace's own commands from the OOM, two runs per report.
+    advice, steps, runs = guided_batch_advice(s, base, big, expl)
+    s.extra["batch_advice_steps"] = steps
+    adv = advice.get("batch") or -1
+    s.expect(advice.get("kind") in ("measured", "estimate") and adv > 0,
+             f"two runs give a measured advice: {advice.get('kind')!r} {adv} "
+             f"({advice.get('text')!r})")
+    if adv > 0:
+        fit = runs.get(adv) or s.record(f"batch{adv}", base + ["--batch", str(adv)])
+        s.expect(fit.rc == 0 and fit.fatal_oom is None,
+                 f"the advised batch {adv} fits when run (exit {fit.rc})")
+        if not s.wrong and steps:
+            s.expect(true_fit and abs(adv - true_fit) <= 0.02 * true_fit,
+                     f"the advice {adv} from the runs at {steps[-1]['runs']} is within 2 % of "
+                     f"the largest batch that fits, {true_fit} (bisection)")
+    s.expect(all(st["batch"] >= (true_fit or 0) for st in steps if st["kind"] == "upper_bound"),
+             "every upper bound on the way is >= the true largest fit")
     vary = s.record("vary64_1024", base + ["--batch", "1024", "--vary-batch=64,1024"])
     s.expect_oom(vary, "--vary-batch=64,1024")
     v = vary.fatal_oom or {}
@@ -472,30 +521,77 @@ def sc_capacity_batch(s):
     measured = v.get("suggested_batch")
     s.expect(measured and measured > 0 and v.get("suggested_batch_kind") == "measured",
              f"the suggestion {measured} is 'measured' (got {v.get('suggested_batch_kind')!r})")
-    fit = None
+    vfit = None
     if measured and measured > 0:
-        fit = s.record(f"batch{measured}", base + ["--batch", str(measured)])
-        s.expect(fit.rc == 0 and fit.fatal_oom is None,
-                 f"the measured batch {measured} really fits when rerun (exit {fit.rc})")
-        if fit.rc == 0:
-            s.expect_clean(fit, f"batch {measured}")
+        vfit = s.record(f"batch{measured}", base + ["--batch", str(measured)])
+        s.expect(vfit.rc == 0 and vfit.fatal_oom is None,
+                 f"the measured batch {measured} really fits when rerun (exit {vfit.rc})")
+        if vfit.rc == 0:
+            s.expect_clean(vfit, f"batch {measured}")
         if not s.wrong:
             s.expect(true_fit and measured >= 0.5 * true_fit,
                      f"and is not wildly conservative: {measured} >= 0.5 x the true largest fit "
                      f"{true_fit}")
     s.extra["largest_batch_that_fits"] = true_fit
     s.extra["suggested_batch_upper_bound"] = bound
-    s.extra["suggested_batch"] = measured
+    s.extra["suggested_batch"] = adv
+    s.extra["vary_batch_suggested_batch"] = measured
     s.extra["vary_batch_run"] = vary.summary("--vary-batch=64,1024")
+    trail = "; ".join(f"{'+'.join(str(b) for b in st['runs'])} -> {st['kind']} {st['batch']}"
+                      for st in steps)
     return s.finish("capacity_batch",
                     "Why does DCGAN at 256x256, batch 1024, run out of memory on a T4, and what "
                     "batch fits?",
                     big.summary("batch 1024"),
-                    fit.summary(f"measured suggested batch {measured}") if fit else None,
+                    fit.summary(f"advised batch {adv} (two runs)") if adv > 0 else None,
                     big.verdict,
-                    notes=f"first-step OOM: at most {bound} (upper bound); measured from a "
-                          f"completed batch-64 step: {measured}; largest batch that really fits "
-                          f"(bisection): {true_fit}")
+                    notes=f"first-step OOM: batches above {bound} cannot fit (upper bound); "
+                          f"`vramtrace report A B` on the runs its commands name (runs -> "
+                          f"advice): {trail}; largest batch that really fits (bisection): "
+                          f"{true_fit}; a completed batch-64 step in the same run "
+                          f"(--vary-batch=64,1024) alone: {measured}")
+
+
+def report_runs(s, runs, tag):
+    """`vramtrace report A B --json`: the batch advice across the runs' traces."""
+    vts = [os.path.join(s.work, r.tag + ".vtrace") for r in runs]
+    js = os.path.join(s.work, tag + ".json")
+    p = subprocess.run([s.opts.vramtrace, "report"] + vts + ["--json", js, "--quiet"],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0 or not os.path.exists(js):
+        raise HarnessError(f"vramtrace report {' '.join(vts)}: exit {p.returncode}: {p.stderr}")
+    with open(js) as f:
+        return json.load(f).get("batch_advice") or {}
+
+
+def guided_batch_advice(s, base, first, explanation, max_runs=8):
+    """Follow vramtrace's commands from a failed run: record the batch the OOM's explanation
+    names, then `vramtrace report` the two runs that bracket the answer (the largest batch that
+    completed and the smallest that failed; the two nearest when one side is missing) and record
+    the batch it names next, until its advice is 'measured' or max_runs runs. Returns (the last
+    advice, [{runs, kind, batch}], {batch: Run})."""
+    m = re.search(r"vramtrace run -o batch(\d+)\.vtrace", explanation)
+    if not m:
+        return {}, [], {}
+    runs = {int(first.argv[first.argv.index("--batch") + 1]): first}
+    nxt, advice, steps = int(m[1]), {}, []
+    for i in range(max_runs):
+        if nxt in runs:
+            break
+        runs[nxt] = s.record(f"advice_batch{nxt}", base + ["--batch", str(nxt)])
+        ok = sorted(b for b, r in runs.items() if r.rc == 0)
+        bad = sorted(b for b, r in runs.items() if r.rc != 0 and (not ok or b > ok[-1]))
+        pair = [ok[-1], bad[0]] if ok and bad else (ok[-2:] if ok else bad[:2])
+        if len(pair) < 2:
+            break
+        advice = report_runs(s, [runs[b] for b in pair], f"advice{i}")
+        steps.append({"runs": pair, "kind": advice.get("kind"), "batch": advice.get("batch")})
+        print(f"        report {pair[0]} + {pair[1]}: {advice.get('kind')} {advice.get('batch')}",
+              flush=True)
+        if advice.get("kind") == "measured" or (advice.get("next_batch") or -1) <= 0:
+            break
+        nxt = advice["next_batch"]
+    return advice, steps, runs
 
 
 def largest_fitting_batch(s, base, lo, hi):

@@ -1,0 +1,258 @@
+/* batch.c: the largest batch that fits, from runs of one program at
+ * different --batch (`vramtrace report A B ...`).
+ *
+ * Each run is a measured point: a run that completed fits (its need: the
+ * peak of reserved bytes, the caching allocator's rounding, fragmentation
+ * and cache included); a run that died of an OOM does not fit (its need at
+ * the fatal failure: the bytes the program still held after the allocator
+ * freed its cache, plus the request). Between the largest batch that
+ * completed (L) and the smallest that failed (H) the need is interpolated
+ * affinely (fixed + per sample) to the device's usable bytes (total - use
+ * outside the recording). With completed runs only, the affine fit of the
+ * two largest extrapolates. A caching allocator's reserved memory is a step
+ * function of the batch (it frees its cache and retries near the limit), so
+ * an extrapolation is only an estimate until a run confirms it: the advice
+ * names the next batch to record until L + 1 is known to fail. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t vr_argv_batch(const char *const *argv, size_t argc)
+{
+    for (size_t i = 0; argv && i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!a)
+            continue;
+        if ((!strcmp(a, "--batch") || !strcmp(a, "--batch-size")) && i + 1 < argc)
+            v = argv[i + 1];
+        else if (!strncmp(a, "--batch=", 8))
+            v = a + 8;
+        else if (!strncmp(a, "--batch-size=", 13))
+            v = a + 13;
+        if (v) {
+            char *end;
+            long long b = strtoll(v, &end, 10);
+            if (end != v && *end == '\0' && b > 0)
+                return b;
+        }
+    }
+    return -1;
+}
+
+typedef struct run_point {
+    const vr_report *r;
+    int64_t batch;
+    bool fits;
+    uint64_t need;   /* bytes, see the file comment */
+    int64_t bound;   /* the run's own upper bound (failed runs), -1 none */
+    uint64_t usable; /* device bytes the program can use */
+} run_point;
+
+static const vr_device *first_device(const vr_report *r)
+{
+    for (size_t i = 0; i < r->ndevices; i++)
+        if (r->devices[i].total_bytes)
+            return &r->devices[i];
+    return NULL;
+}
+
+/* A run's point; false when it tells nothing (no --batch, no device size,
+ * or it ended for another reason than an OOM). */
+static bool point_of(const vr_report *r, run_point *p)
+{
+    const vr_device *d = first_device(r);
+    size_t fatal = vr_fatal_oom(r);
+    *p = (run_point){.r = r, .batch = vr_argv_batch(r->argv, r->argc), .bound = -1};
+    if (p->batch <= 0 || !d)
+        return false;
+    p->usable = d->total_bytes > d->baseline_bytes ? d->total_bytes - d->baseline_bytes : 0;
+    if (fatal != SIZE_MAX) {
+        const vr_oom *o = &r->ooms[fatal];
+        p->need = o->live_reserved + o->requested_bytes;
+        if (!strcmp(o->batch_kind, "upper_bound"))
+            p->bound = o->max_batch;
+        return true;
+    }
+    p->fits = r->has_end && r->exit_status == 0 && r->exit_signal == 0;
+    p->need = r->peak_reserved;
+    return p->fits;
+}
+
+/* The batch where the line through (b0, n0) and (b1, n1) reaches usable. */
+static int64_t affine_cross(int64_t b0, uint64_t n0, int64_t b1, uint64_t n1, uint64_t usable)
+{
+    double slope = ((double)n1 - (double)n0) / (double)(b1 - b0);
+    if (slope <= 0)
+        return -1;
+    return b0 + (int64_t)(((double)usable - (double)n0) / slope);
+}
+
+char *vr_batch_command(vr_arena *a, const char *const *argv, size_t argc, int64_t batch)
+{
+    char *c = vr_sprintf(a, "vramtrace run -o batch%lld.vtrace --", (long long)batch);
+    for (size_t i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (i && (!strcmp(argv[i - 1], "--batch") || !strcmp(argv[i - 1], "--batch-size")))
+            arg = vr_sprintf(a, "%lld", (long long)batch);
+        else if (!strncmp(arg, "--batch=", 8))
+            arg = vr_sprintf(a, "--batch=%lld", (long long)batch);
+        else if (!strncmp(arg, "--batch-size=", 13))
+            arg = vr_sprintf(a, "--batch-size=%lld", (long long)batch);
+        c = vr_sprintf(a, "%s %s", c, arg);
+    }
+    return c;
+}
+
+/* L, H and the best points: lo = the largest completed run, lo2 the next
+ * one, hi = the smallest failed run above lo. */
+typedef struct bracket {
+    const run_point *lo, *lo2, *hi;
+    int64_t bound; /* tightest upper bound of failed runs (batch that cannot fit + ...) */
+} bracket;
+
+static bracket find_bracket(const run_point *p, size_t n)
+{
+    bracket b = {.bound = -1};
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].fits)
+            continue;
+        if (!b.lo || p[i].batch > b.lo->batch) {
+            b.lo2 = b.lo;
+            b.lo = &p[i];
+        } else if (p[i].batch != b.lo->batch && (!b.lo2 || p[i].batch > b.lo2->batch)) {
+            b.lo2 = &p[i];
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].fits)
+            continue;
+        if ((!b.lo || p[i].batch > b.lo->batch) && (!b.hi || p[i].batch < b.hi->batch))
+            b.hi = &p[i];
+        if (p[i].bound >= 0 && (b.bound < 0 || p[i].bound < b.bound))
+            b.bound = p[i].bound;
+    }
+    return b;
+}
+
+static void advise_failed_only(vr_arena *a, const bracket *b, vr_batch_advice *out)
+{
+    int64_t cap = b->hi->batch - 1;
+    if (b->bound >= 0 && b->bound < cap)
+        cap = b->bound;
+    out->kind = "upper_bound";
+    out->batch = cap;
+    out->next = cap / 2 > 0 ? cap / 2 : 1;
+    out->text = vr_sprintf(a,
+                           "no run completed: batches above %lld cannot fit (an upper bound, not "
+                           "a batch known to fit); record a run at a smaller batch",
+                           (long long)cap);
+}
+
+static void advise_completed_only(vr_arena *a, const bracket *b, vr_batch_advice *out)
+{
+    const run_point *lo = b->lo;
+    out->fits = lo->batch;
+    if (!b->lo2) {
+        out->kind = "measured";
+        out->batch = lo->batch;
+        out->next = lo->batch * 2;
+        out->text = vr_sprintf(a,
+                               "batch %lld fits (measured); one completed run gives no "
+                               "per-sample cost: record a second run at another batch",
+                               (long long)lo->batch);
+        return;
+    }
+    int64_t e = affine_cross(b->lo2->batch, b->lo2->need, lo->batch, lo->need, lo->usable);
+    out->kind = e > lo->batch ? "estimate" : "measured";
+    out->batch = e > lo->batch ? e : lo->batch;
+    out->next = e > lo->batch ? e : -1;
+    out->text = vr_sprintf(
+        a,
+        "batch %lld fits (measured); the affine fit of the step peaks of the runs at %lld and "
+        "%lld (%s per sample) reaches the device at about %lld%s",
+        (long long)lo->batch, (long long)b->lo2->batch, (long long)lo->batch,
+        vr_format_size((uint64_t)(((double)lo->need - (double)b->lo2->need) /
+                                  (double)(lo->batch - b->lo2->batch)),
+                       (char[32]){0}, 32),
+        (long long)out->batch,
+        e > lo->batch ? " (an estimate until a run confirms it: the allocator's reserved memory "
+                        "is a step function of the batch)"
+                      : "");
+}
+
+static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
+{
+    const run_point *lo = b->lo, *hi = b->hi;
+    int64_t e = affine_cross(lo->batch, lo->need, hi->batch, hi->need, lo->usable);
+    if (e < 0)
+        e = lo->batch + (hi->batch - lo->batch) / 2;
+    if (e >= hi->batch)
+        e = hi->batch - 1;
+    if (e < lo->batch)
+        e = lo->batch;
+    out->fits = lo->batch;
+    out->fails = hi->batch;
+    out->batch = e;
+    if (e == lo->batch && hi->batch == lo->batch + 1) {
+        out->kind = "measured";
+        out->text = vr_sprintf(a,
+                               "the largest batch that fits is %lld (measured: it completed, "
+                               "and %lld failed)",
+                               (long long)lo->batch, (long long)hi->batch);
+        return;
+    }
+    if (e == lo->batch) {
+        out->kind = "measured";
+        out->text =
+            vr_sprintf(a,
+                       "batch %lld fits (measured) and %lld fails; the need interpolated "
+                       "between them already reaches the device at %lld, so %lld is "
+                       "advised (batches %lld to %lld are not measured)",
+                       (long long)lo->batch, (long long)hi->batch, (long long)lo->batch,
+                       (long long)lo->batch, (long long)lo->batch + 1, (long long)hi->batch - 1);
+        return;
+    }
+    out->kind = "estimate";
+    out->next = e;
+    out->text = vr_sprintf(
+        a,
+        "batch %lld fits and %lld fails (measured); between them the need (fixed + per sample: "
+        "the completed run's peak reserved, the failed run's bytes held at its fatal failure + "
+        "the request) reaches the device at about %lld (an estimate until a run confirms it)",
+        (long long)lo->batch, (long long)hi->batch, (long long)e);
+}
+
+bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out)
+{
+    *out = (vr_batch_advice){.kind = "",
+                             .batch = -1,
+                             .fits = -1,
+                             .fails = -1,
+                             .next = -1,
+                             .text = "",
+                             .next_command = ""};
+    if (n < 2)
+        return false;
+    run_point *p = vr_xcalloc(n, sizeof(run_point));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i]->program, r[0]->program) && point_of(r[i], &p[m]))
+            m++;
+    bool distinct = false; /* the processes of one run share a batch: no advice */
+    for (size_t i = 1; i < m; i++)
+        distinct |= p[i].batch != p[0].batch;
+    bracket b = distinct ? find_bracket(p, m) : (bracket){.bound = -1};
+    vr_arena *a = r[0]->arena;
+    if (b.lo && b.hi)
+        advise_between(a, &b, out);
+    else if (b.lo)
+        advise_completed_only(a, &b, out);
+    else if (b.hi)
+        advise_failed_only(a, &b, out);
+    const vr_report *model = b.hi ? b.hi->r : b.lo ? b.lo->r : NULL;
+    if (model && out->next > 0)
+        out->next_command = vr_batch_command(a, model->argv, model->argc, out->next);
+    free(p);
+    return out->kind[0] != '\0';
+}
