@@ -55,10 +55,11 @@ def check_between(leaks, script, outer, inner):
         if len(pos) < 2:
             continue
         mid = s[pos[inner] + 1 : pos[outer]]
-        names = [f["function"] for f in mid]
+        # a frame without line information is labelled name+0xOFFSET (docs/report.md)
+        names = [f["function"].split("+0x")[0] for f in mid]
         if pos[inner] < pos[outer] and "_PyEval_EvalFrameDefault" in names and any(
-            f.get("module") != "python" and f["function"] != "_PyEval_EvalFrameDefault"
-            for f in mid
+            f.get("module") != "python" and n != "_PyEval_EvalFrameDefault"
+            for f, n in zip(mid, names)
         ):
             return []
         return [f"between {inner} and {outer}: {names}, want an eval frame and C frames"]
