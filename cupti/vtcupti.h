@@ -1,4 +1,4 @@
-/* vtcupti.h: CUPTI side of vramtrace (DESIGN.md: "CUPTI").
+/* vtcupti.h: CUPTI side of vramtrace (cupti/README.md, docs/architecture.md).
  *
  * Built as build/lib/libvramtrace_cupti.so when CUPTI is found. The preload
  * library (interpose/) never links it: it dlopen()s it next to itself and

@@ -1,4 +1,4 @@
-/* nvtx_inject.c: the NVTX injection inside libvramtrace.so (DESIGN.md, "NVTX").
+/* nvtx_inject.c: the NVTX injection inside libvramtrace.so (interpose/NVTX.md).
  *
  * NVTX (header-only, embedded in every module that uses it) loads the library
  * named by NVTX_INJECTION64_PATH and calls InitializeInjectionNvtx2 once per

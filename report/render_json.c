@@ -1,6 +1,6 @@
 /* render_json.c: --json FILE. One trace: one object with format
  * "vramtrace-report"; several: {"format", "version", "files": [...]}. Keys
- * are listed in DESIGN.md ("The report"). Times are ns since the trace's
+ * are listed in docs/architecture.md ("The JSON report"). Times are ns since the trace's
  * start, sizes are bytes. */
 #include "internal.h"
 #include "run_internal.h"

@@ -14,7 +14,7 @@ static int find_sim_cudart(struct dl_phdr_info *info, size_t size, void *data)
     const char *base = name ? strrchr(name, '/') : NULL;
     if (!base || strncmp(base + 1, "libcudart.so", 12) != 0)
         return 0;
-    /* build/lib/sim/ or <prefix>/lib/vramtrace/sim/ (DESIGN.md, "The simulated device") */
+    /* build/lib/sim/ or <prefix>/lib/vramtrace/sim/ (sim/README.md) */
     size_t dir_len = (size_t)(base - name);
     if (dir_len >= 4 && strncmp(base - 4, "/sim", 4) == 0)
         *(int *)data = 1;
