@@ -8,6 +8,7 @@
  * `vramtrace report -q --json /dev/null TRACE` once and prints the wall time,
  * events per second and the child's maximum resident set size (getrusage).
  * Goal (issue): under 10 s on one core and under 200 MiB for 10M events. */
+#include "bench_run.h"
 #include "gen.h"
 
 #include <stdio.h>
@@ -18,34 +19,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Run vramtrace report on path; fills wall seconds and max RSS (KiB). */
-static int run_report(const char *vt, const char *path, double *wall, long *maxrss_kib)
-{
-    double t = now_s();
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execl(vt, vt, "report", "-q", "--json", "/dev/null", path, (char *)NULL);
-        perror("exec vramtrace");
-        _exit(127);
-    }
-    int st;
-    struct rusage ru;
-    if (wait4(pid, &st, 0, &ru) < 0)
-        return -1;
-    *wall = now_s() - t;
-    *maxrss_kib = ru.ru_maxrss;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
 
 int main(int argc, char **argv)
 {
@@ -65,7 +38,7 @@ int main(int argc, char **argv)
     } else {
         snprintf(path, sizeof path, "/tmp/bench_report.%d.vtrace", (int)getpid());
     }
-    double t = now_s();
+    double t = bench_now_s();
     if (vtg_big(path, events) != 0) {
         fprintf(stderr, "bench_report: cannot write %s\n", path);
         return 1;
@@ -73,13 +46,13 @@ int main(int argc, char **argv)
     struct stat sb;
     stat(path, &sb);
     printf("trace: %llu events, %.1f MiB, written in %.2f s\n", (unsigned long long)events,
-           (double)sb.st_size / 1048576.0, now_s() - t);
+           (double)sb.st_size / 1048576.0, bench_now_s() - t);
     double wall;
     long rss;
-    int rc = run_report(argv[1], path, &wall, &rss);
+    int rc = bench_run_report(argv[1], path, &wall, &rss);
     if (!keep)
         unlink(path);
-    if (rc < 0) {
+    if (rc != 0) {
         fprintf(stderr, "bench_report: vramtrace report failed\n");
         return 1;
     }

@@ -8,6 +8,7 @@
  * prints its size, the report's wall time and maximum resident set size
  * (getrusage of the child); exits 1 when a report fails or, with --max-rss,
  * when its RSS exceeds MIB (the goal: 512). */
+#include "bench_run.h"
 #include "gen.h"
 
 #include <stdio.h>
@@ -18,34 +19,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Run `vramtrace report -q --json /dev/null path`; exit status, or -1. */
-static int run_report(const char *vt, const char *path, double *wall, long *maxrss_kib)
-{
-    double t = now_s();
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execl(vt, vt, "report", "-q", "--json", "/dev/null", path, (char *)NULL);
-        perror("exec vramtrace");
-        _exit(127);
-    }
-    int st;
-    struct rusage ru;
-    if (wait4(pid, &st, 0, &ru) < 0)
-        return -1;
-    *wall = now_s() - t;
-    *maxrss_kib = ru.ru_maxrss;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int one(const char *vt, const char *kind, uint64_t n, long max_rss_mib)
 {
@@ -63,7 +36,7 @@ static int one(const char *vt, const char *kind, uint64_t n, long max_rss_mib)
     stat(path, &st);
     double wall = 0;
     long rss = 0;
-    int rc = run_report(vt, path, &wall, &rss);
+    int rc = bench_run_report(vt, path, &wall, &rss);
     unlink(path);
     printf("%-8s n=%-8llu trace %8.1f KiB  report exit %d  %7.2f s  max RSS %7.1f MiB\n", kind,
            (unsigned long long)n, (double)st.st_size / 1024, rc, wall, (double)rss / 1024);
