@@ -184,7 +184,9 @@ def replay(path, pid):
     return next(iter(procs.values())).result()
 
 
-def read_report(path):
+def read_report(path, pid=None):
+    """The report's accounting by (device, kind). A report of several traces
+    ({"files": [...]}) gives the file whose program pid is `pid`."""
     try:
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
@@ -192,6 +194,12 @@ def read_report(path):
         raise Unusable(f"cannot read report {path}: {e.strerror}") from e
     except ValueError as e:
         raise Unusable(f"{path}: not JSON: {e}") from e
+    if isinstance(report, dict) and isinstance(report.get("files"), list):
+        mine = [f for f in report["files"]
+                if isinstance(f, dict) and f.get("program", {}).get("pid") == pid]
+        if len(mine) != 1:
+            raise Unusable(f"{path}: a report of several traces needs --pid of one of them")
+        report = mine[0]
     acc = report.get("accounting") if isinstance(report, dict) else None
     if not isinstance(acc, list):
         raise Unusable(f"{path}: no \"accounting\" array")
@@ -235,7 +243,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         expected = replay(args.ledger, args.pid)
-        reported = read_report(args.report)
+        reported = read_report(args.report, args.pid)
     except Unusable as e:
         print(f"check_ledger: {e}", file=sys.stderr)
         return 2

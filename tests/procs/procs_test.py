@@ -100,11 +100,33 @@ def vt_check(a, path):
     return dict(line.split("=", 1) for line in p.stdout.split() if "=" in line)
 
 
+def check_ledgers(a, cwd, traces, ldir):
+    """Each process's report accounting against the sim's own ledger of that
+    process (tests/ledger/check_ledger.py)."""
+    rep = os.path.join(ldir, "report.json")
+    p = subprocess.run([a.vramtrace, "report", "-q", "--json", rep] + traces, cwd=cwd,
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"report --json exited {p.returncode}: {p.stderr}")
+    with open(rep) as f:
+        doc = json.load(f)
+    checker = os.path.join(a.src, "..", "ledger", "check_ledger.py")
+    for f in doc.get("files", [doc]):
+        pid = f["program"]["pid"]
+        q = subprocess.run([sys.executable, checker, "--ledger", os.path.join(ldir, f"ledger.{pid}"),
+                            "--report", rep, "--pid", str(pid)], capture_output=True, text=True)
+        check(q.returncode == 0, f"pid {pid}: report vs the sim's ledger: {q.stdout}{q.stderr}")
+
+
 def run_mode(a, mode, cmd, extra, ntraces, each):
     cwd = fresh(a, mode)
     opt = ["-o", "run.vtrace"] if mode == "o" else []
+    ldir = os.path.join(a.out, "simledger." + mode)
+    shutil.rmtree(ldir, ignore_errors=True)
+    os.makedirs(ldir)
+    env = base_env(extra)
+    env["VRAMTRACE_SIM_LEDGER"] = os.path.join(ldir, "ledger.%p")
     p = subprocess.run([a.vramtrace, "run", "--sim"] + opt + ["--"] + cmd, cwd=cwd,
-                       env=base_env(extra), capture_output=True, text=True, timeout=120)
+                       env=env, capture_output=True, text=True, timeout=120)
     sys.stderr.write(p.stderr)
     check(p.returncode == 0, f"{mode}: vramtrace run exited {p.returncode}")
     traces = named(p.stderr)
@@ -118,6 +140,7 @@ def run_mode(a, mode, cmd, extra, ntraces, each):
     if mode == "o":
         check("run.vtrace" in traces, "o: no process got the run's name run.vtrace")
     stats = {t: vt_check(a, os.path.join(cwd, t)) for t in traces}
+    check_ledgers(a, cwd, traces, ldir)
     for t, s in stats.items():
         for k, v in (each or {}).items():
             check(s.get(k) == v, f"{mode}: {t}: {k}={s.get(k)}, expected {v}")
