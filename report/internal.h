@@ -47,6 +47,18 @@ void *vr_map_next(const vr_map *m, size_t *i);
 
 #define VR_SAMPLES 64 /* growth samples kept per site (decimated by 2) */
 #define VR_TIMELINE_BUCKETS 1000
+/* Hover samples (timeline tooltips): at most this many instants, each with
+ * the VR_HOVER_SITES largest live call sites (decimated by 2 when full). */
+#define VR_HOVER_POINTS 256
+
+/* One hover sample: the largest live sites (stack ids, bytes) right after
+ * the first change in a window of hover_ns. */
+typedef struct vr_hover_raw {
+    uint64_t t_rel; /* ns since the trace's start */
+    uint64_t allocated;
+    uint32_t stack[VR_HOVER_SITES];
+    uint64_t bytes[VR_HOVER_SITES];
+} vr_hover_raw;
 
 typedef struct vr_sampler {
     uint64_t ticks;  /* iterations (or time windows) seen */
@@ -258,7 +270,10 @@ typedef struct vr_state {
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
     vr_sampler iter, pat;
-    size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
+    vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
+    size_t nhover;
+    uint64_t hover_ns, hover_last; /* window length; index of the last sampled window + 1 */
+    size_t nsampled_sites;         /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[2][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */

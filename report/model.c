@@ -355,6 +355,48 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     o->ntimeline = n;
 }
 
+/* The hover point at the exact peak: the largest sites of the peak's
+ * composition (r->sites, merged by symbolized stack). */
+static vr_hover peak_hover(const vr_report *r)
+{
+    vr_hover h = {.t_ns = r->peak_allocated_t_ns, .allocated = r->peak_allocated};
+    for (size_t k = 0; k < VR_HOVER_SITES && k < r->nsites; k++) {
+        h.stack[k] = r->sites[k].stack;
+        h.bytes[k] = r->sites[k].bytes;
+        h.n++;
+    }
+    return h;
+}
+
+/* The hover samples with their stacks symbolized, and the peak's own point
+ * in its place in time (the samples miss it unless it opened a window). */
+static void build_hover(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_hover *h = vr_alloc(s->arena, (s->nhover + 2) * sizeof(vr_hover));
+    size_t n = 0;
+    bool peak = r->peak_allocated == 0;
+    for (size_t i = 0; i < s->nhover; i++) {
+        const vr_hover_raw *raw = &s->hover[i];
+        if (!peak && raw->t_rel >= r->peak_allocated_t_ns) {
+            h[n++] = peak_hover(r);
+            peak = true;
+            if (raw->t_rel == r->peak_allocated_t_ns)
+                continue;
+        }
+        h[n] = (vr_hover){.t_ns = raw->t_rel, .allocated = raw->allocated};
+        for (size_t k = 0; k < VR_HOVER_SITES && raw->bytes[k]; k++) {
+            h[n].stack[k] = vr_symbolize(sy, raw->stack[k]);
+            h[n].bytes[k] = raw->bytes[k];
+            h[n].n++;
+        }
+        n++;
+    }
+    if (!peak)
+        h[n++] = peak_hover(r);
+    r->hover = h;
+    r->nhover = n;
+}
+
 static void build_devices(vr_state *s, vr_report *r)
 {
     vr_device *out = vr_alloc(s->arena, (s->devices.len + 1) * sizeof(vr_device));
@@ -691,6 +733,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     r->sites = peak_counters(s, sy, &s->sites, false, &r->nsites);
     r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
     build_range_sites(s, sy, r);
+    build_hover(s, sy, r);
     build_leaks(s, sy, r);
     vr_acct_build(s, r);
     build_growth(s, sy, r);

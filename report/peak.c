@@ -171,8 +171,54 @@ static void timeline_compact(vr_devstate *d)
     d->bucket_ns *= 2;
 }
 
+/* ---- hover samples ------------------------------------------------------- */
+
+/* Keeps the VR_HOVER_SITES largest of the live site counters in h. */
+static void hover_top(vr_state *s, vr_hover_raw *h)
+{
+    memset(h->stack, 0, sizeof h->stack);
+    memset(h->bytes, 0, sizeof h->bytes);
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        if (!c->live || c->live <= h->bytes[VR_HOVER_SITES - 1])
+            continue;
+        size_t k = VR_HOVER_SITES - 1;
+        for (; k > 0 && h->bytes[k - 1] < c->live; k--) {
+            h->bytes[k] = h->bytes[k - 1];
+            h->stack[k] = h->stack[k - 1];
+        }
+        h->bytes[k] = c->live;
+        h->stack[k] = (uint32_t)c->key;
+    }
+}
+
+/* Samples the largest live sites at the first change of each window of
+ * hover_ns (1 us at first); when VR_HOVER_POINTS are kept, every other one
+ * is dropped and the windows double. O(sites) per kept window. */
+static void hover_touch(vr_state *s, uint64_t rel)
+{
+    if (!s->hover_ns)
+        s->hover_ns = 1000;
+    uint64_t idx = rel / s->hover_ns;
+    if (s->nhover && idx < s->hover_last)
+        return;
+    if (s->nhover == VR_HOVER_POINTS) {
+        for (size_t k = 0; k < VR_HOVER_POINTS / 2; k++)
+            s->hover[k] = s->hover[2 * k + 1];
+        s->nhover = VR_HOVER_POINTS / 2;
+        s->hover_ns *= 2;
+        idx = rel / s->hover_ns;
+    }
+    vr_hover_raw *h = &s->hover[s->nhover++];
+    h->t_rel = rel;
+    h->allocated = s->allocated;
+    hover_top(s, h);
+    s->hover_last = idx + 1;
+}
+
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 {
+    hover_touch(s, vr_rel_ns(s, ts));
     uint64_t rel = vr_rel_ns(s, ts);
     if (!d->buckets)
         d->bucket_ns = 1000;

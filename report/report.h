@@ -92,6 +92,17 @@ typedef struct vr_device {
 
 #define VR_MAX_POINTS 2000
 
+/* The largest live call sites at one instant (timeline tooltips): sampled
+ * during the replay at most VR_HOVER_POINTS times (internal.h), all devices. */
+#define VR_HOVER_SITES 3
+typedef struct vr_hover {
+    uint64_t t_ns;      /* since the trace's start */
+    uint64_t allocated; /* bytes, all devices */
+    size_t n;           /* sites below, largest first */
+    vr_stack stack[VR_HOVER_SITES];
+    uint64_t bytes[VR_HOVER_SITES];
+} vr_hover;
+
 typedef struct vr_leak {
     vr_stack stack;
     uint64_t bytes, count;
@@ -235,6 +246,8 @@ typedef struct vr_report {
     size_t nooms;
     const vr_range_span *spans; /* top-level iteration spans (shading), capped */
     size_t nspans;
+    const vr_hover *hover; /* in time order */
+    size_t nhover;
     const char *const *notes;
     size_t nnotes;
 
