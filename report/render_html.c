@@ -18,6 +18,8 @@
 #define W 1000.0
 #define H 240.0
 #define FG_MAX_SITES 2000
+/* frames of a stack shown before "… N more frames" (which expands it) */
+#define STACK_SHOWN 4
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -449,6 +451,20 @@ static void timeline_svg(FILE *f, const vr_report *r, size_t idx, const scale *s
     fputs("</svg>", f);
 }
 
+/* Names the capacities too large to draw (timeline_ymax leaves them out). */
+static void capacity_note(FILE *f, const vr_report *r, double ymax)
+{
+    char b[32];
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const vr_device *d = &r->devices[i];
+        if (d->total_bytes && (double)d->total_bytes > ymax)
+            fprintf(f, "; <span class=\"capacity\">device %d capacity %s (above the scale)</span>",
+                    d->id, SZ(d->total_bytes, b));
+        else if (d->total_bytes)
+            fprintf(f, "; dashed grey: device %d capacity", d->id);
+    }
+}
+
 /* The short name of a hover site: its first frame and file:line (or
  * module), HTML-escaped by the script (textContent). */
 static void hover_site_name(FILE *f, const vr_stack *st)
@@ -520,7 +536,8 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
         esc(f, r->iteration_name);
         fputc(')', f);
     }
-    fputs("</div>", f);
+    capacity_note(f, r, timeline_ymax(r));
+    fputs("; hover for the largest live call sites</div>", f);
 }
 
 /* ---- flamegraph ------------------------------------------------------------- */
@@ -613,7 +630,7 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
                 "</td><td>",
                 SZ(r->sites[i].bytes, b), pct(r->sites[i].bytes, r->peak_allocated),
                 r->sites[i].count);
-        stack_html(f, &r->sites[i].stack, 10);
+        stack_html(f, &r->sites[i].stack, STACK_SHOWN);
         fputs("</td></tr>", f);
     }
     fputs("</table><h3>Peak by NVTX range</h3><table><tr><th>bytes</th><th>%</th>"
@@ -666,7 +683,7 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
     esc(f, o->explanation);
     batch_html(f, o);
     fputs("</td><td>", f);
-    stack_html(f, &o->stack, 6);
+    stack_html(f, &o->stack, STACK_SHOWN);
     fputs("</td></tr>", f);
 }
 
@@ -706,7 +723,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
         fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>%s</td><td>",
                 SZ(r->leaks[i].bytes, b), r->leaks[i].count, r->leaks[i].kind);
-        stack_html(f, &r->leaks[i].stack, 10);
+        stack_html(f, &r->leaks[i].stack, STACK_SHOWN);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
@@ -740,7 +757,7 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
         if (g->projected_oom_iteration >= 0)
             fprintf(f, "iteration %" PRId64, g->projected_oom_iteration);
         fputs("</td><td>", f);
-        stack_html(f, &g->stack, 8);
+        stack_html(f, &g->stack, STACK_SHOWN);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
