@@ -785,20 +785,35 @@ static void frag_table(FILE *f, const vr_report *r, size_t top)
     fputs("</table>", f);
 }
 
+/* "+1.00 MiB (R² 0.998, 5 iterations)", or why there is none. */
+static void growth_cell(FILE *f, const vr_report *r)
+{
+    char b[32];
+    double g = r->total_growth.bytes_per_iteration;
+    if (!r->iterations || !(r->iteration_name[0] || r->iteration_kind[0])) {
+        fputs("no iterations", f);
+        return;
+    }
+    fprintf(f, "%s%s (R² %.3f, %" PRIu64 " iterations)", g < 0 ? "−" : "+",
+            SZ((uint64_t)(g < 0 ? -g : g), b), r->total_growth.r2, r->iterations);
+}
+
 static void combined(FILE *f, vr_report *const *r, size_t n)
 {
     char b1[32], b2[32], b3[32];
     fputs("<h2>Summary</h2><table><tr><th>file</th><th>peak allocated</th><th>peak reserved"
-          "</th><th>leaked</th><th>OOMs</th></tr>",
+          "</th><th>leaked</th><th>growth per iteration</th><th>OOMs</th></tr>",
           f);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<tr><td><a href=\"#trace-%zu\">", i);
         esc(f, vr_basename(r[i]->path));
         fprintf(f,
                 "</a></td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                "<td class=\"n\">%zu</td></tr>",
+                "<td class=\"n growth\">",
                 SZ(r[i]->peak_allocated, b1), SZ(r[i]->peak_reserved, b2),
-                SZ(r[i]->leaked_bytes, b3), r[i]->nooms);
+                SZ(r[i]->leaked_bytes, b3));
+        growth_cell(f, r[i]);
+        fprintf(f, "</td><td class=\"n\">%zu</td></tr>", r[i]->nooms);
     }
     fputs("</table>", f);
 }
