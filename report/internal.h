@@ -51,6 +51,17 @@ void *vr_map_next(const vr_map *m, size_t *i);
  * the VR_HOVER_SITES largest live call sites (decimated by 2 when full). */
 #define VR_HOVER_POINTS 256
 
+/* Names (NVTX Mem region names: tensor names a caching allocator gives its
+ * regions) given at one call site: the first VR_SITE_NAMES distinct ones and
+ * how many more. */
+#define VR_SITE_NAMES 3
+typedef struct vr_site_names {
+    uint64_t key; /* stack id */
+    uint32_t name[VR_SITE_NAMES];
+    uint32_t n;
+    uint64_t more;
+} vr_site_names;
+
 /* One hover sample: the largest live sites (stack ids, bytes) right after
  * the first change in a window of hover_ns. */
 typedef struct vr_hover_raw {
@@ -278,6 +289,7 @@ typedef struct vr_state {
     uint64_t total_samples[2][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */
     vr_map alloc_sites;               /* stack id -> device allocations seen there */
+    vr_map site_names;                /* stack id -> vr_site_names (region names) */
     uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
     bool pat_freed;                   /* a free happened since the anchor's last allocation */
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
@@ -334,6 +346,9 @@ void vr_heap_register(vr_state *s, const vt_event *ev);
 uint64_t vr_heap_unregister(vr_state *s, uint64_t heap, bool reset_only);
 void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range);
 void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
+/* A region was named (string id): the name is kept for the call site that
+ * registered the region (vr_site_names); unknown regions are ignored. */
+void vr_region_name(vr_state *s, uint64_t heap, uint64_t addr, uint32_t name);
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
 /* A direct allocation appeared: mark it in_heap when a heap covers it. */
 void vr_heap_check_alloc(vr_state *s, vr_live *l);

@@ -3,6 +3,8 @@
  * symbolizes only the stacks that appear in these results. */
 #include "internal.h"
 
+#include <inttypes.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,20 @@ static void cap_sites(vr_state *s, raw_vec *rv)
 }
 
 /* Symbolize, merge entries whose stacks symbolize alike, sort by bytes. */
+/* The region names given at a stack id, joined: "a, b, c (+N more)". */
+static const char *site_names(vr_state *s, uint32_t stack)
+{
+    const vr_site_names *sn = vr_map_get(&s->site_names, stack);
+    if (!sn || !sn->n)
+        return "";
+    char *out = "";
+    for (uint32_t i = 0; i < sn->n; i++)
+        out = vr_sprintf(s->arena, "%s%s%s", out, i ? ", " : "", vr_state_string(s, sn->name[i]));
+    if (sn->more)
+        out = vr_sprintf(s->arena, "%s (+%" PRIu64 " more)", out, sn->more);
+    return out;
+}
+
 static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by_range,
                             size_t *out_n)
 {
@@ -106,6 +122,7 @@ static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by
         out[i].range = by_range ? (rv->v[i].key[0] ? rv->v[i].key : "(no range)")
                                 : vr_state_string(s, rv->v[i].range);
         out[i].range = vr_strdup(s->arena, out[i].range);
+        out[i].names = by_range ? "" : site_names(s, rv->v[i].stack);
         out[i].bytes = rv->v[i].bytes;
         out[i].count = rv->v[i].count;
     }
@@ -363,6 +380,7 @@ static vr_hover peak_hover(const vr_report *r)
     for (size_t k = 0; k < VR_HOVER_SITES && k < r->nsites; k++) {
         h.stack[k] = r->sites[k].stack;
         h.bytes[k] = r->sites[k].bytes;
+        h.names[k] = r->sites[k].names;
         h.n++;
     }
     return h;
@@ -387,6 +405,7 @@ static void build_hover(vr_state *s, vr_symbolizer *sy, vr_report *r)
         for (size_t k = 0; k < VR_HOVER_SITES && raw->bytes[k]; k++) {
             h[n].stack[k] = vr_symbolize(sy, raw->stack[k]);
             h[n].bytes[k] = raw->bytes[k];
+            h[n].names[k] = site_names(s, raw->stack[k]);
             h[n].n++;
         }
         n++;

@@ -45,6 +45,7 @@ static const char css[] =
     "div.fg-match{color:#fff}"
     ".tooltip{position:absolute;background:#fff;border:1px solid #888;padding:4px 8px;"
     "box-shadow:2px 2px 6px rgba(0,0,0,.2);font-size:12px;pointer-events:none;max-width:560px}"
+    ".regions{font:12px monospace;color:#6a1b9a;padding-left:1em}"
     ".tooltip ol{margin:0;padding-left:1.5em}.tt-time{font-weight:bold}";
 
 /* Builds every icicle (flamegraph) from its JSON block: data = [[bytes,
@@ -467,7 +468,7 @@ static void capacity_note(FILE *f, const vr_report *r, double ymax)
 
 /* The short name of a hover site: its first frame and file:line (or
  * module), HTML-escaped by the script (textContent). */
-static void hover_site_name(FILE *f, const vr_stack *st)
+static void hover_site_name(FILE *f, const vr_stack *st, const char *names)
 {
     char buf[64], name[512];
     if (!st->n) {
@@ -480,6 +481,10 @@ static void hover_site_name(FILE *f, const vr_stack *st)
                  vr_basename(fr->file), fr->line);
     else
         snprintf(name, sizeof name, "%s", vr_frame_label(fr, buf, sizeof buf));
+    if (names && names[0]) {
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, " [%s]", names);
+    }
     vr_json_str(f, name);
 }
 
@@ -503,7 +508,7 @@ static void hover_data(FILE *f, const vr_report *r, size_t idx)
         fprintf(f, "%s[%" PRIu64 ",[", i ? "," : "", h->t_ns);
         for (size_t k = 0; k < h->n; k++) {
             fputs(k ? ",[" : "[", f);
-            hover_site_name(f, &h->stack[k]);
+            hover_site_name(f, &h->stack[k], h->names[k]);
             fprintf(f, ",%" PRIu64 "]", h->bytes[k]);
         }
         fputs("]]", f);
@@ -617,6 +622,16 @@ static double pct(uint64_t a, uint64_t b)
     return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* The NVTX Mem region names given at a site, beside its stack. */
+static void names_html(FILE *f, const char *names)
+{
+    if (!names || !names[0])
+        return;
+    fputs("<div class=\"regions\">regions: ", f);
+    esc(f, names);
+    fputs("</div>", f);
+}
+
 static void sites_table(FILE *f, const vr_report *r, size_t top)
 {
     char b[32];
@@ -631,6 +646,7 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
                 SZ(r->sites[i].bytes, b), pct(r->sites[i].bytes, r->peak_allocated),
                 r->sites[i].count);
         stack_html(f, &r->sites[i].stack, STACK_SHOWN);
+        names_html(f, r->sites[i].names);
         fputs("</td></tr>", f);
     }
     fputs("</table><h3>Peak by NVTX range</h3><table><tr><th>bytes</th><th>%</th>"

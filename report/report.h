@@ -56,6 +56,9 @@ typedef struct vr_stack {
 typedef struct vr_site {
     vr_stack stack;
     const char *range; /* innermost NVTX range, "" if none (phases: the range) */
+    /* NVTX Mem region names given at this site ("G.5.bn_out, G.5.x (+2
+     * more)"), "" if none (phases: "") */
+    const char *names;
     uint64_t bytes;
     uint64_t count;
 } vr_site;
@@ -101,6 +104,7 @@ typedef struct vr_hover {
     size_t n;           /* sites below, largest first */
     vr_stack stack[VR_HOVER_SITES];
     uint64_t bytes[VR_HOVER_SITES];
+    const char *names[VR_HOVER_SITES]; /* vr_site.names of each */
 } vr_hover;
 
 typedef struct vr_leak {

@@ -33,6 +33,8 @@ grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/dom.html" || fail "range nam
 grep -q '&lt;script&gt;alert(2)&lt;/script&gt;' "$T/dom.html" || fail "note not shown escaped"
 grep -q '<script>alert' "$T/dom.html" && fail "a script element from the trace is in the DOM"
 grep -q '&lt;b&gt;bold&lt;/b&gt;' "$T/dom.html" || fail "argv not shown escaped"
+grep -q '<div class="regions">regions: G.5.bn_out, &lt;script&gt;alert(4)&lt;/script&gt;</div>' \
+    "$T/dom.html" || fail "NVTX Mem region names not shown (escaped) beside their site"
 
 # y ticks in binary units, the device's capacity drawn as a line (the frag
 # trace's 1 GiB device is within 4x its peak) or named above the scale, the
