@@ -62,8 +62,8 @@ typedef struct vr_site_names {
     uint64_t more;
 } vr_site_names;
 
-/* One hover sample: the largest live sites (stack ids, bytes) right after
- * the first change in a window of hover_ns. */
+/* One hover sample: the largest live sites (stack ids, bytes) as the last
+ * change in a window of hover_ns left them. */
 typedef struct vr_hover_raw {
     uint64_t t_rel; /* ns since the trace's start */
     uint64_t allocated;
@@ -283,8 +283,10 @@ typedef struct vr_state {
     vr_sampler iter, pat;
     vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
     size_t nhover;
-    uint64_t hover_ns, hover_last; /* window length; index of the last sampled window + 1 */
-    size_t nsampled_sites;         /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
+    uint64_t hover_ns;     /* window length */
+    uint64_t hover_t;      /* last change of the site counters (ns since the start) */
+    bool hover_dirty;      /* changed since the last kept sample */
+    size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[2][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */
@@ -331,6 +333,8 @@ void vr_account_reserved(vr_state *s, int32_t device, int64_t delta);
 void vr_account_direct(vr_state *s, const vr_live *l, int sign);
 /* Timeline downsampling: record the current state of dev at time ts. */
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts);
+/* Keeps the hover sample of the last change (end of the replay). */
+void vr_hover_flush(vr_state *s);
 /* A new peak is complete: take the (lazy) snapshot of the counters. */
 void vr_snapshot_peak(vr_state *s);
 /* Materialized snapshot value of a counter (bytes/count at the peak). */

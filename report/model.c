@@ -745,6 +745,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
 {
     if (s->peak_pending)
         vr_snapshot_peak(s); /* the trace ended at its peak */
+    vr_hover_flush(s);
     vr_symbolizer *sy = vr_symbolizer_new(s, opt && opt->no_symbols, opt && opt->native);
     build_header(s, r);
     build_misc(s, r);
