@@ -180,6 +180,14 @@ def run(page, expected, outdir):
             break
         time.sleep(0.1)
     page.shot(os.path.join(outdir, "1-opened.png"))
+    # the page opens short: folded sections, opened they make it longer
+    short = page.js("document.documentElement.scrollHeight")
+    full = page.js("""(function(){var d=document.querySelectorAll('details:not([open])');
+        d.forEach(function(e){e.open=true});var h=document.documentElement.scrollHeight;
+        d.forEach(function(e){e.open=false});return h})()""")
+    print(f"page height: {short} px as opened, {full} px with every section and stack open")
+    if not short < full:
+        fails.append("no folded section: the page does not open shorter than in full")
 
     # hover: the pointer just right of the peak dot; the tooltip names the
     # peak's largest sites
