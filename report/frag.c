@@ -162,6 +162,22 @@ void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
     vr_account(s, h->device, r->stack, r->range, (int64_t)r->size, 1);
 }
 
+void vr_region_name(vr_state *s, uint64_t heap, uint64_t addr, uint32_t name)
+{
+    vr_heap *h = heap_get(s, heap);
+    vr_region *r = h ? region_find(h, addr) : NULL;
+    if (!r || !name)
+        return;
+    vr_site_names *sn = vr_map_put(&s->site_names, r->stack, NULL);
+    for (uint32_t i = 0; i < sn->n; i++)
+        if (sn->name[i] == name)
+            return;
+    if (sn->n < VR_SITE_NAMES)
+        sn->name[sn->n++] = name;
+    else
+        sn->more++;
+}
+
 void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr)
 {
     vr_heap *h = heap_get(s, heap);

@@ -47,6 +47,29 @@ void *vr_map_next(const vr_map *m, size_t *i);
 
 #define VR_SAMPLES 64 /* growth samples kept per site (decimated by 2) */
 #define VR_TIMELINE_BUCKETS 1000
+/* Hover samples (timeline tooltips): at most this many instants, each with
+ * the VR_HOVER_SITES largest live call sites (decimated by 2 when full). */
+#define VR_HOVER_POINTS 256
+
+/* Names (NVTX Mem region names: tensor names a caching allocator gives its
+ * regions) given at one call site: the first VR_SITE_NAMES distinct ones and
+ * how many more. */
+#define VR_SITE_NAMES 3
+typedef struct vr_site_names {
+    uint64_t key; /* stack id */
+    uint32_t name[VR_SITE_NAMES];
+    uint32_t n;
+    uint64_t more;
+} vr_site_names;
+
+/* One hover sample: the largest live sites (stack ids, bytes) as the last
+ * change in a window of hover_ns left them. */
+typedef struct vr_hover_raw {
+    uint64_t t_rel; /* ns since the trace's start */
+    uint64_t allocated;
+    uint32_t stack[VR_HOVER_SITES];
+    uint64_t bytes[VR_HOVER_SITES];
+} vr_hover_raw;
 
 typedef struct vr_sampler {
     uint64_t ticks;  /* iterations (or time windows) seen */
@@ -258,11 +281,17 @@ typedef struct vr_state {
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
     vr_sampler iter, pat;
+    vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
+    size_t nhover;
+    uint64_t hover_ns;     /* window length */
+    uint64_t hover_t;      /* last change of the site counters (ns since the start) */
+    bool hover_dirty;      /* changed since the last kept sample */
     size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[2][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */
     vr_map alloc_sites;               /* stack id -> device allocations seen there */
+    vr_map site_names;                /* stack id -> vr_site_names (region names) */
     uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
     bool pat_freed;                   /* a free happened since the anchor's last allocation */
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
@@ -304,6 +333,8 @@ void vr_account_reserved(vr_state *s, int32_t device, int64_t delta);
 void vr_account_direct(vr_state *s, const vr_live *l, int sign);
 /* Timeline downsampling: record the current state of dev at time ts. */
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts);
+/* Keeps the hover sample of the last change (end of the replay). */
+void vr_hover_flush(vr_state *s);
 /* A new peak is complete: take the (lazy) snapshot of the counters. */
 void vr_snapshot_peak(vr_state *s);
 /* Materialized snapshot value of a counter (bytes/count at the peak). */
@@ -319,6 +350,9 @@ void vr_heap_register(vr_state *s, const vt_event *ev);
 uint64_t vr_heap_unregister(vr_state *s, uint64_t heap, bool reset_only);
 void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range);
 void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
+/* A region was named (string id): the name is kept for the call site that
+ * registered the region (vr_site_names); unknown regions are ignored. */
+void vr_region_name(vr_state *s, uint64_t heap, uint64_t addr, uint32_t name);
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
 /* A direct allocation appeared: mark it in_heap when a heap covers it. */
 void vr_heap_check_alloc(vr_state *s, vr_live *l);

@@ -3,6 +3,8 @@
  * symbolizes only the stacks that appear in these results. */
 #include "internal.h"
 
+#include <inttypes.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,20 @@ static void cap_sites(vr_state *s, raw_vec *rv)
 }
 
 /* Symbolize, merge entries whose stacks symbolize alike, sort by bytes. */
+/* The region names given at a stack id, joined: "a, b, c (+N more)". */
+static const char *site_names(vr_state *s, uint32_t stack)
+{
+    const vr_site_names *sn = vr_map_get(&s->site_names, stack);
+    if (!sn || !sn->n)
+        return "";
+    char *out = "";
+    for (uint32_t i = 0; i < sn->n; i++)
+        out = vr_sprintf(s->arena, "%s%s%s", out, i ? ", " : "", vr_state_string(s, sn->name[i]));
+    if (sn->more)
+        out = vr_sprintf(s->arena, "%s (+%" PRIu64 " more)", out, sn->more);
+    return out;
+}
+
 static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by_range,
                             size_t *out_n)
 {
@@ -106,6 +122,7 @@ static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by
         out[i].range = by_range ? (rv->v[i].key[0] ? rv->v[i].key : "(no range)")
                                 : vr_state_string(s, rv->v[i].range);
         out[i].range = vr_strdup(s->arena, out[i].range);
+        out[i].names = by_range ? "" : site_names(s, rv->v[i].stack);
         out[i].bytes = rv->v[i].bytes;
         out[i].count = rv->v[i].count;
     }
@@ -353,6 +370,50 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     }
     o->timeline = p;
     o->ntimeline = n;
+}
+
+/* The hover point at the exact peak: the largest sites of the peak's
+ * composition (r->sites, merged by symbolized stack). */
+static vr_hover peak_hover(const vr_report *r)
+{
+    vr_hover h = {.t_ns = r->peak_allocated_t_ns, .allocated = r->peak_allocated};
+    for (size_t k = 0; k < VR_HOVER_SITES && k < r->nsites; k++) {
+        h.stack[k] = r->sites[k].stack;
+        h.bytes[k] = r->sites[k].bytes;
+        h.names[k] = r->sites[k].names;
+        h.n++;
+    }
+    return h;
+}
+
+/* The hover samples with their stacks symbolized, and the peak's own point
+ * in its place in time (the samples miss it unless it opened a window). */
+static void build_hover(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_hover *h = vr_alloc(s->arena, (s->nhover + 2) * sizeof(vr_hover));
+    size_t n = 0;
+    bool peak = r->peak_allocated == 0;
+    for (size_t i = 0; i < s->nhover; i++) {
+        const vr_hover_raw *raw = &s->hover[i];
+        if (!peak && raw->t_rel >= r->peak_allocated_t_ns) {
+            h[n++] = peak_hover(r);
+            peak = true;
+            if (raw->t_rel == r->peak_allocated_t_ns)
+                continue;
+        }
+        h[n] = (vr_hover){.t_ns = raw->t_rel, .allocated = raw->allocated};
+        for (size_t k = 0; k < VR_HOVER_SITES && raw->bytes[k]; k++) {
+            h[n].stack[k] = vr_symbolize(sy, raw->stack[k]);
+            h[n].bytes[k] = raw->bytes[k];
+            h[n].names[k] = site_names(s, raw->stack[k]);
+            h[n].n++;
+        }
+        n++;
+    }
+    if (!peak)
+        h[n++] = peak_hover(r);
+    r->hover = h;
+    r->nhover = n;
 }
 
 static void build_devices(vr_state *s, vr_report *r)
@@ -684,6 +745,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
 {
     if (s->peak_pending)
         vr_snapshot_peak(s); /* the trace ended at its peak */
+    vr_hover_flush(s);
     vr_symbolizer *sy = vr_symbolizer_new(s, opt && opt->no_symbols, opt && opt->native);
     build_header(s, r);
     build_misc(s, r);
@@ -691,6 +753,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     r->sites = peak_counters(s, sy, &s->sites, false, &r->nsites);
     r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
     build_range_sites(s, sy, r);
+    build_hover(s, sy, r);
     build_leaks(s, sy, r);
     vr_acct_build(s, r);
     build_growth(s, sy, r);

@@ -68,12 +68,18 @@ void vr_snapshot_peak(vr_state *s)
     }
 }
 
+static void hover_before(vr_state *s, uint64_t rel);
+
 /* The all-devices part of an allocated-bytes change: lazy snapshot, site and
  * phase counters, the peak. */
 static void account_sites(vr_state *s, uint32_t stack, uint32_t range, int64_t delta, int count)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
+    uint64_t rel = vr_rel_ns(s, s->t_last);
+    hover_before(s, rel);
+    s->hover_t = rel;
+    s->hover_dirty = true;
     counter_add(s, vr_counter_get(&s->sites, stack), delta, count);
     counter_add(s, vr_counter_get(&s->phases, range), delta, count);
     counter_add(s, vr_counter_get(&s->site_ranges, (uint64_t)range << 32 | stack), delta, count);
@@ -169,6 +175,63 @@ static void timeline_compact(vr_devstate *d)
     }
     d->nbuckets = out;
     d->bucket_ns *= 2;
+}
+
+/* ---- hover samples ------------------------------------------------------- */
+
+/* Keeps the VR_HOVER_SITES largest of the live site counters in h. */
+static void hover_top(vr_state *s, vr_hover_raw *h)
+{
+    memset(h->stack, 0, sizeof h->stack);
+    memset(h->bytes, 0, sizeof h->bytes);
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        if (!c->live || c->live <= h->bytes[VR_HOVER_SITES - 1])
+            continue;
+        size_t k = VR_HOVER_SITES - 1;
+        for (; k > 0 && h->bytes[k - 1] < c->live; k--) {
+            h->bytes[k] = h->bytes[k - 1];
+            h->stack[k] = h->stack[k - 1];
+        }
+        h->bytes[k] = c->live;
+        h->stack[k] = (uint32_t)c->key;
+    }
+}
+
+/* Records the state of the site counters as it stood after the last change
+ * (hover_t, ns since the start). */
+static void hover_record(vr_state *s)
+{
+    if (s->nhover == VR_HOVER_POINTS) {
+        for (size_t k = 0; k < VR_HOVER_POINTS / 2; k++)
+            s->hover[k] = s->hover[2 * k + 1];
+        s->nhover = VR_HOVER_POINTS / 2;
+        s->hover_ns *= 2;
+    }
+    vr_hover_raw *h = &s->hover[s->nhover++];
+    h->t_rel = s->hover_t;
+    h->allocated = s->allocated;
+    hover_top(s, h);
+    s->hover_dirty = false;
+}
+
+/* Called before the site counters change at `rel`: when the last change lies
+ * in an earlier window of hover_ns (1 us at first), the state it left (exact
+ * until now) is kept: one sample per window. When VR_HOVER_POINTS are kept,
+ * every other one is dropped and the windows double. O(sites) per kept
+ * window. */
+static void hover_before(vr_state *s, uint64_t rel)
+{
+    if (!s->hover_ns)
+        s->hover_ns = 1000;
+    if (s->hover_dirty && rel / s->hover_ns > s->hover_t / s->hover_ns)
+        hover_record(s);
+}
+
+void vr_hover_flush(vr_state *s)
+{
+    if (s->hover_dirty)
+        hover_record(s);
 }
 
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)

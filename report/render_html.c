@@ -18,6 +18,8 @@
 #define W 1000.0
 #define H 240.0
 #define FG_MAX_SITES 2000
+/* frames of a stack shown before "… N more frames" (which expands it) */
+#define STACK_SHOWN 4
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -36,32 +38,114 @@ static const char css[] =
     "tr.fatal td{background:#fdecec;border-top:2px solid #d00;border-bottom:2px solid #d00}"
     ".fatal-label{color:#b00020;font-weight:bold;margin:0 0 .3em}"
     "tr.recovered td{color:#888}tr.recovered .verdict{color:#999}"
-    ".recovered-label{font-style:italic;margin:0 0 .3em}.batch{margin:.3em 0 0;font-weight:bold}";
+    ".recovered-label{font-style:italic;margin:0 0 .3em}.batch{margin:.3em 0 0;font-weight:bold}"
+    "details.sec>summary{cursor:pointer}details.sec>summary h3{display:inline-block;margin:1em 0 "
+    ".3em}"
+    "details.more>summary{cursor:pointer;color:#555}.fg div{cursor:pointer}.fg "
+    "div.fg-match{color:#fff}"
+    ".tooltip{position:absolute;background:#fff;border:1px solid #888;padding:4px 8px;"
+    "box-shadow:2px 2px 6px rgba(0,0,0,.2);font-size:12px;pointer-events:none;max-width:560px}"
+    ".regions{font:12px monospace;color:#6a1b9a;padding-left:1em}"
+    ".tooltip ol{margin:0;padding-left:1.5em}.tt-time{font-weight:bold}";
 
-/* Builds every flamegraph from its JSON block: data = [[bytes, [frames root
- * first]], ...]. A tree is merged by frame label; each node becomes a div
- * whose width is proportional to its bytes. */
+/* Builds every icicle (flamegraph) from its JSON block: data = [[bytes,
+ * [frames root first]], ...]. A tree is merged by frame label; each node
+ * becomes a div whose width is proportional to its bytes, labelled with its
+ * size; a click zooms on a node (its ancestors become grey bars that zoom
+ * out), the search box highlights frames whose name contains the text and
+ * sums their bytes. The timelines' hover reads each tldata block (see
+ * hover_data) and shows the time, allocated and reserved bytes and the
+ * largest live sites at the pointer. All text goes in with textContent. */
 static const char script[] =
     "(function(){\n"
-    "function fmt(b){var u=['B','KiB','MiB','GiB','TiB'],i=0;while(b>=1024&&i<4){b/=1024;i++}"
-    "return (i?b.toFixed(2):b)+' '+u[i]}\n"
-    "document.querySelectorAll('script.fgdata').forEach(function(s){\n"
-    " var data=JSON.parse(s.textContent),root={n:'all',b:0,c:{}};\n"
+    "function fmt(b){var "
+    "u=['B','KiB','MiB','GiB','TiB'],i=0;while(b>=1024&&i<4){b/=1024;i++}return "
+    "(i?b.toFixed(2):b)+' '+u[i]}\n"
+    "function fmtT(ns){return ns>=1e9?(ns/1e9).toFixed(3)+' s':ns>=1e6?(ns/1e6).toFixed(3)+' "
+    "ms':(ns/1e3).toFixed(1)+' us'}\n"
+    "function icicle(s){\n"
+    " var data=JSON.parse(s.textContent),root={n:'all',b:0,c:{},p:null};\n"
     " data.forEach(function(e){var node=root;root.b+=e[0];e[1].forEach(function(f){\n"
-    "  var k=node.c[f]||(node.c[f]={n:f,b:0,c:{}});k.b+=e[0];node=k;});});\n"
-    " var box=document.getElementById(s.dataset.target),rows=0;\n"
-    " function draw(node,x,d){if(d>rows)rows=d;var el=document.createElement('div');\n"
-    "  var w=root.b?node.b/root.b*100:100;el.style.left=x+'%';el.style.width=w+'%';\n"
-    "  el.style.top=(d*18)+'px';var h=(node.n.length*37)%360;\n"
-    "  el.style.background='hsl('+(d?20+h%40:200)+',80%,'+(60+h%20)+'%)';\n"
-    "  el.className='fg-frame';el.textContent=node.n;el.title=node.n+' \\u2014 '+fmt(node.b)+"
-    "' ('+w.toFixed(1)+'%)';box.appendChild(el);\n"
-    "  var cx=x;Object.keys(node.c).map(function(k){return node.c[k]}).sort(function(a,b){"
-    "return b.b-a.b}).forEach(function(c){draw(c,cx,d+1);cx+=root.b?c.b/root.b*100:0;});}\n"
-    " draw(root,0,0);box.style.height=((rows+1)*18+2)+'px';\n"
+    "  var k=node.c[f]||(node.c[f]={n:f,b:0,c:{},p:node});k.b+=e[0];node=k;});});\n"
+    " var "
+    "id=s.dataset.target,box=document.getElementById(id),q=document.getElementById(id+'-search'),\n"
+    "  "
+    "st=document.getElementById(id+'-status'),reset=document.getElementById(id+'-reset'),top=root;"
+    "\n"
+    " function match(n){var t=q&&q.value;return t&&n.n.toLowerCase().indexOf(t.toLowerCase())>=0}\n"
+    " function render(){\n"
+    "  box.textContent='';var rows=0,hit=0;\n"
+    "  function draw(node,x,d,under){if(d>rows)rows=d;var "
+    "el=document.createElement('div'),m=match(node);\n"
+    "   var w=top.b?node.b/top.b*100:100;el.style.left=x+'%';el.style.width=w+'%';\n"
+    "   el.style.top=(d*18)+'px';var h=(node.n.length*37)%360;\n"
+    "   el.style.background=m?'#e040fb':'hsl('+(d?20+h%40:200)+',80%,'+(60+h%20)+'%)';\n"
+    "   el.className='fg-frame'+(m?' fg-match':'');el.textContent=node.n+' '+fmt(node.b);\n"
+    "   el.title=node.n+' \\u2014 '+fmt(node.b)+' ('+(root.b?node.b/root.b*100:100).toFixed(1)+'% "
+    "of all)';\n"
+    "   el.addEventListener('click',function(){top=node;render()});box.appendChild(el);\n"
+    "   if(m&&!under)hit+=node.b;\n"
+    "   var cx=x;Object.keys(node.c).map(function(k){return node.c[k]}).sort(function(a,b){\n"
+    "    return "
+    "b.b-a.b}).forEach(function(c){draw(c,cx,d+1,under||m);cx+=top.b?c.b/top.b*100:0;});}\n"
+    "  var d=0,chain=[];for(var a=top.p;a;a=a.p)chain.unshift(a);\n"
+    "  chain.forEach(function(a){var "
+    "el=document.createElement('div');el.style.left='0%';el.style.width='100%';\n"
+    "   el.style.top=(d*18)+'px';el.style.background='#ddd';el.className='fg-frame fg-parent';\n"
+    "   el.textContent=a.n+' "
+    "'+fmt(a.b);el.addEventListener('click',function(){top=a;render()});box.appendChild(el);d++;});"
+    "\n"
+    "  draw(top,0,d,false);box.style.height=((rows+1)*18+2)+'px';\n"
+    "  box.dataset.zoom=top.n;\n"
+    "  if(st)st.textContent=(top!==root?'zoomed on '+top.n+' ('+fmt(top.b)+'); "
+    "':'')+(q&&q.value?'matching \\u201c'+q.value+'\\u201d: '+fmt(hit)+' "
+    "('+(root.b?hit/root.b*100:0).toFixed(1)+'%)':'');\n"
+    " }\n"
+    " render();\n"
+    " if(q)q.addEventListener('input',render);\n"
+    " if(reset)reset.addEventListener('click',function(){top=root;if(q)q.value='';render()});\n"
     " box.setAttribute('data-rendered','1');\n"
-    " var done=document.createElement('span');done.id=s.dataset.target+'-rendered';\n"
+    " var done=document.createElement('span');done.id=id+'-rendered';\n"
     " box.parentNode.insertBefore(done,box.nextSibling);\n"
+    "}\n"
+    "document.querySelectorAll('script.fgdata').forEach(icicle);\n"
+    "function last(a,t){var lo=0,hi=a.length-1,r=-1;while(lo<=hi){var "
+    "m=(lo+hi)>>1;if(a[m][0]<=t){r=m;lo=m+1}else hi=m-1}return r}\n"
+    "document.querySelectorAll('script.tldata').forEach(function(s){\n"
+    " var "
+    "data=JSON.parse(s.textContent),idx=s.dataset.idx,tip=document.getElementById('tooltip-'+idx);"
+    "\n"
+    " ['timeline-'+idx,'timeline-'+idx+'-whole'].forEach(function(sid){\n"
+    "  var svg=document.getElementById(sid);if(!svg)return;var "
+    "cur=svg.querySelector('line.cursor');\n"
+    "  svg.addEventListener('mousemove',function(ev){\n"
+    "   var rc=svg.getBoundingClientRect(),x=(ev.clientX-rc.left)*1000/rc.width,\n"
+    "    t0=+svg.dataset.t0,t1=+svg.dataset.t1,x0=+svg.dataset.x0,xw=+svg.dataset.xw;\n"
+    "   if(x<x0||x>x0+xw){tip.hidden=true;cur.setAttribute('visibility','hidden');return}\n"
+    "   var "
+    "t=t0+(x-x0)/"
+    "xw*(t1-t0);cur.setAttribute('x1',x);cur.setAttribute('x2',x);cur.setAttribute('visibility','"
+    "visible');\n"
+    "   tip.textContent='';var "
+    "h=document.createElement('div');h.className='tt-time';h.textContent='at "
+    "'+fmtT(t);tip.appendChild(h);\n"
+    "   data.dev.forEach(function(pts,d){var "
+    "i=last(pts,t),p=i<0?[0,0,0]:pts[i],e=document.createElement('div');\n"
+    "    e.className='tt-bytes';e.textContent=(data.dev.length>1?'device #'+d+': ':'')+'allocated "
+    "'+fmt(p[1])+', reserved '+fmt(p[2]);tip.appendChild(e);});\n"
+    "   var k=last(data.hover,t),ul=document.createElement('ol');ul.className='tt-sites';\n"
+    "   if(k>=0){var hs=data.hover[k];var c=document.createElement('div');c.className='note';\n"
+    "    c.textContent='largest live call sites (as of '+fmtT(hs[0])+'):';tip.appendChild(c);\n"
+    "    hs[1].forEach(function(e){var "
+    "li=document.createElement('li');li.className='tt-site';li.textContent=e[0]+' \\u2014 "
+    "'+fmt(e[1]);ul.appendChild(li);});}\n"
+    "   "
+    "tip.appendChild(ul);tip.hidden=false;tip.style.left=(ev.pageX+12)+'px';tip.style.top=(ev."
+    "pageY+12)+'px';});\n"
+    "  "
+    "svg.addEventListener('mouseleave',function(){tip.hidden=true;cur.setAttribute('visibility','"
+    "hidden')});\n"
+    " });\n"
     "});\n"
     "document.querySelectorAll('input.tl-whole').forEach(function(cb){\n"
     " cb.checked=false;cb.addEventListener('change',function(){var i=cb.dataset.idx;\n"
@@ -75,31 +159,43 @@ static void esc(FILE *f, const char *s)
     vr_html_str(f, s);
 }
 
+static void frame_html(FILE *f, const vr_frame *fr)
+{
+    char buf[64];
+    fputs("<li>", f);
+    esc(f, vr_frame_label(fr, buf, sizeof buf));
+    if (fr->file[0]) {
+        fputs(" <span class=\"note\">", f);
+        esc(f, fr->file);
+        fprintf(f, ":%" PRIu32 "</span>", fr->line);
+    } else if (fr->module[0]) {
+        fputs(" <span class=\"note\">in ", f);
+        esc(f, vr_basename(fr->module));
+        fputs("</span>", f);
+    }
+    if (fr->inlined)
+        fputs(" <i>inlined</i>", f);
+    fputs("</li>", f);
+}
+
+/* The first max frames, the rest in a closed <details> that expands the
+ * stack in full. */
 static void stack_html(FILE *f, const vr_stack *st, size_t max)
 {
     fputs("<ul class=\"stack\">", f);
     if (!st->n)
         fputs("<li>(no stack recorded)</li>", f);
-    for (size_t i = 0; i < st->n && i < max; i++) {
-        const vr_frame *fr = &st->frames[i];
-        char buf[64];
-        fputs("<li>", f);
-        esc(f, vr_frame_label(fr, buf, sizeof buf));
-        if (fr->file[0]) {
-            fputs(" <span class=\"note\">", f);
-            esc(f, fr->file);
-            fprintf(f, ":%" PRIu32 "</span>", fr->line);
-        } else if (fr->module[0]) {
-            fputs(" <span class=\"note\">in ", f);
-            esc(f, vr_basename(fr->module));
-            fputs("</span>", f);
-        }
-        if (fr->inlined)
-            fputs(" <i>inlined</i>", f);
-        fputs("</li>", f);
+    for (size_t i = 0; i < st->n && i < max; i++)
+        frame_html(f, &st->frames[i]);
+    if (st->n > max) {
+        fprintf(f,
+                "<li><details class=\"more\"><summary>… %zu more frames</summary>"
+                "<ul class=\"stack\">",
+                st->n - max);
+        for (size_t i = max; i < st->n; i++)
+            frame_html(f, &st->frames[i]);
+        fputs("</ul></details></li>", f);
     }
-    if (st->n > max)
-        fprintf(f, "<li>… %zu more</li>", st->n - max);
     fputs("</ul>", f);
 }
 
@@ -177,8 +273,10 @@ static void marks_svg(FILE *f, const vr_report *r, const scale *s)
     double px = sx(s, r->peak_allocated_t_ns), py = sy(s, r->peak_allocated);
     fprintf(f,
             "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d00\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\">peak %s</text>",
-            px, py, px + 6, py < 35 ? py + 12 : py - 6, SZ(r->peak_allocated, b));
+            "<text class=\"peak-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">"
+            "peak %s</text>",
+            px, py, px > W - 160 ? px - 6 : px + 6, py < 35 ? py + 12 : py - 6,
+            px > W - 160 ? "end" : "start", SZ(r->peak_allocated, b));
 }
 
 /* A tick step of 1, 2 or 5 times a power of ten (ns) giving at most ~8
@@ -206,13 +304,44 @@ static void tick_label(FILE *f, uint64_t t, double t1)
         fprintf(f, "%.6g us", (double)t / 1e3);
 }
 
+/* A y tick step of 1, 2 or 4 times a power of two (bytes) giving at most
+ * 6 ticks up to ymax: binary units, so labels read "512 MiB", "1 GiB". */
+static uint64_t ytick_step(double ymax)
+{
+    uint64_t p = 1;
+    while ((double)p * 6 < ymax)
+        p *= 2;
+    return p;
+}
+
+/* "0", "512 MiB", "1.5 GiB": the shortest binary-unit label of v. */
+static const char *ytick_label(uint64_t v, char *buf, size_t len)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double x = (double)v;
+    size_t u = 0;
+    while (x >= 1024 && u < 4) {
+        x /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.4g %s", x, unit[u]);
+    return v ? buf : "0";
+}
+
 static void axes_svg(FILE *f, const scale *s)
 {
     char b[32];
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>", X0,
             H - 20, W - 10, H - 20);
-    fprintf(f, "<text x=\"2\" y=\"24\">%s</text><text x=\"2\" y=\"%.0f\">0</text>",
-            SZ((uint64_t)s->ymax, b), H - 22);
+    uint64_t ystep = ytick_step(s->ymax);
+    for (uint64_t v = 0; (double)v <= s->ymax; v += ystep) {
+        double y = sy(s, v);
+        fprintf(f,
+                "<line class=\"ytick\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#eee\"/><text class=\"ytick\" x=\"%.0f\" y=\"%.1f\" "
+                "text-anchor=\"end\">%s</text>",
+                X0, W - 10, y, y, X0 - 3, y + 4, ytick_label(v, b, sizeof b));
+    }
     uint64_t step = tick_step(s->t1 - s->t0);
     for (uint64_t t = ((uint64_t)s->t0 + step - 1) / step * step; (double)t <= s->t1; t += step) {
         double x = sx(s, t);
@@ -269,11 +398,19 @@ static double timeline_ymax(const vr_report *r)
         if ((double)m * 1.1 > ymax)
             ymax = (double)m * 1.1;
     }
+    /* the capacity is drawn when it is at most 4x the peak (above, the
+     * curves would be flat); the note under the timeline names it anyway */
+    for (size_t i = 0; i < r->ndevices; i++) {
+        double t = (double)r->devices[i].total_bytes;
+        if (t && t <= 4 * ymax && t * 1.05 > ymax)
+            ymax = t * 1.05;
+    }
     return ymax;
 }
 
 static void device_lines(FILE *f, const vr_report *r, const scale *s)
 {
+    char b[32];
     static const char *colors[][2] = {{"#1f6feb", "#f0883e"}, {"#2da44e", "#bf3989"}};
     for (size_t i = 0; i < r->ndevices; i++) {
         const vr_device *d = &r->devices[i];
@@ -282,8 +419,11 @@ static void device_lines(FILE *f, const vr_report *r, const scale *s)
         if (d->total_bytes && (double)d->total_bytes <= s->ymax)
             fprintf(f,
                     "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
-                    "stroke-dasharray=\"6 3\"><title>device %d total</title></line>",
-                    X0, W - 10, sy(s, d->total_bytes), sy(s, d->total_bytes), d->id);
+                    "stroke-dasharray=\"6 3\" class=\"capacity\"><title>device %d capacity"
+                    "</title></line><text class=\"capacity\" x=\"%.0f\" y=\"%.1f\" "
+                    "text-anchor=\"end\" fill=\"#666\">device %d capacity %s</text>",
+                    X0, W - 10, sy(s, d->total_bytes), sy(s, d->total_bytes), d->id, W - 12,
+                    sy(s, d->total_bytes) + 12, d->id, SZ(d->total_bytes, b));
     }
 }
 
@@ -294,17 +434,86 @@ static void timeline_svg(FILE *f, const vr_report *r, size_t idx, const scale *s
     const char *sfx = whole ? "-whole" : "";
     fprintf(f,
             "<svg id=\"timeline-%zu%s\" class=\"timeline%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+            "data-idx=\"%zu\" data-t0=\"%.0f\" data-t1=\"%.0f\" data-x0=\"%.0f\" "
+            "data-xw=\"%.0f\" "
             "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\"%s>"
             "<clipPath id=\"clip-%zu%s\"><rect x=\"%.0f\" y=\"0\" width=\"%.0f\" "
             "height=\"%.0f\"/></clipPath><g clip-path=\"url(#clip-%zu%s)\">",
-            idx, sfx, whole ? " whole" : "", W, H, W, H, whole ? " style=\"display:none\"" : "",
-            idx, sfx, X0, W - 10 - X0, H, idx, sfx);
+            idx, sfx, whole ? " whole" : "", idx, s->t0, s->t1, X0, W - 60.0, W, H, W, H,
+            whole ? " style=\"display:none\"" : "", idx, sfx, X0, W - 10 - X0, H, idx, sfx);
     spans_svg(f, r, s);
     device_lines(f, r, s);
     marks_svg(f, r, s);
-    fputs("</g>", f);
+    fprintf(f,
+            "<line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"20\" y2=\"%.0f\" "
+            "stroke=\"#555\" visibility=\"hidden\"/></g>",
+            H - 20);
     axes_svg(f, s);
     fputs("</svg>", f);
+}
+
+/* Names the capacities too large to draw (timeline_ymax leaves them out). */
+static void capacity_note(FILE *f, const vr_report *r, double ymax)
+{
+    char b[32];
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const vr_device *d = &r->devices[i];
+        if (d->total_bytes && (double)d->total_bytes > ymax)
+            fprintf(f, "; <span class=\"capacity\">device %d capacity %s (above the scale)</span>",
+                    d->id, SZ(d->total_bytes, b));
+        else if (d->total_bytes)
+            fprintf(f, "; dashed grey: device %d capacity", d->id);
+    }
+}
+
+/* The short name of a hover site: its first frame and file:line (or
+ * module), HTML-escaped by the script (textContent). */
+static void hover_site_name(FILE *f, const vr_stack *st, const char *names)
+{
+    char buf[64], name[512];
+    if (!st->n) {
+        vr_json_str(f, "(no stack)");
+        return;
+    }
+    const vr_frame *fr = &st->frames[0];
+    if (fr->file[0])
+        snprintf(name, sizeof name, "%s (%s:%" PRIu32 ")", vr_frame_label(fr, buf, sizeof buf),
+                 vr_basename(fr->file), fr->line);
+    else
+        snprintf(name, sizeof name, "%s", vr_frame_label(fr, buf, sizeof buf));
+    if (names && names[0]) {
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, " [%s]", names);
+    }
+    vr_json_str(f, name);
+}
+
+/* The data the timeline's hover reads: {"dev":[[[t,alloc,res],...],...],
+ * "hover":[[t,[[name,bytes],...]],...]} (ns since the start, bytes). */
+static void hover_data(FILE *f, const vr_report *r, size_t idx)
+{
+    fprintf(f, "<script type=\"application/json\" class=\"tldata\" data-idx=\"%zu\">{\"dev\":[",
+            idx);
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const vr_device *d = &r->devices[i];
+        fprintf(f, "%s[", i ? "," : "");
+        for (size_t k = 0; k < d->ntimeline; k++)
+            fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", k ? "," : "", d->timeline[k].t_ns,
+                    d->timeline[k].allocated, d->timeline[k].reserved);
+        fputc(']', f);
+    }
+    fputs("],\"hover\":[", f);
+    for (size_t i = 0; i < r->nhover; i++) {
+        const vr_hover *h = &r->hover[i];
+        fprintf(f, "%s[%" PRIu64 ",[", i ? "," : "", h->t_ns);
+        for (size_t k = 0; k < h->n; k++) {
+            fputs(k ? ",[" : "[", f);
+            hover_site_name(f, &h->stack[k], h->names[k]);
+            fprintf(f, ",%" PRIu64 "]", h->bytes[k]);
+        }
+        fputs("]]", f);
+    }
+    fputs("]}</script>", f);
 }
 
 static void timeline(FILE *f, const vr_report *r, size_t idx)
@@ -313,13 +522,16 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
     scale act = activity_scale(r, ymax);
     scale all = {0, act.t1 > (double)r->duration_ns ? act.t1 : (double)r->duration_ns, ymax};
     fprintf(f,
-            "<h3>Timeline</h3><p class=\"note\">showing the recorded device activity, "
+            "<summary><h3>Timeline</h3></summary><p class=\"note\">showing the recorded device "
+            "activity, "
             "%s – %s of a %s run (times since the process started) "
             "<label><input type=\"checkbox\" class=\"tl-whole\" data-idx=\"%zu\"> whole "
             "run</label></p>",
             VR_TIME((uint64_t)act.t0), VR_TIME((uint64_t)act.t1), VR_TIME(r->duration_ns), idx);
     timeline_svg(f, r, idx, &act, false);
     timeline_svg(f, r, idx, &all, true);
+    fprintf(f, "<div id=\"tooltip-%zu\" class=\"tooltip\" hidden></div>", idx);
+    hover_data(f, r, idx);
     fputs("<div class=\"note\">blue: allocated, orange: reserved (registered heaps "
           "+ direct allocations); red dot: peak; dashed red: failed allocations (pale: "
           "recovered); shaded: iterations",
@@ -329,7 +541,8 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
         esc(f, r->iteration_name);
         fputc(')', f);
     }
-    fputs("</div>", f);
+    capacity_note(f, r, timeline_ymax(r));
+    fputs("; hover for the largest live call sites</div>", f);
 }
 
 /* ---- flamegraph ------------------------------------------------------------- */
@@ -337,10 +550,15 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
 static void flamegraph(FILE *f, const vr_report *r, size_t idx)
 {
     fprintf(f,
-            "<h3>Flamegraph of the peak</h3><div id=\"flamegraph-%zu\" class=\"fg\"></div>"
+            "<summary><h3>Icicle of the peak</h3></summary><p class=\"fg-tools\">"
+            "<input type=\"search\" id=\"flamegraph-%zu-search\" placeholder=\"search "
+            "frames\"> <button type=\"button\" id=\"flamegraph-%zu-reset\">reset zoom"
+            "</button> <span class=\"note\" id=\"flamegraph-%zu-status\"></span> "
+            "<span class=\"note\">(click a frame to zoom, a grey bar to zoom out)</span></p>"
+            "<div id=\"flamegraph-%zu\" class=\"fg\"></div>"
             "<script type=\"application/json\" class=\"fgdata\" "
             "data-target=\"flamegraph-%zu\">[",
-            idx, idx);
+            idx, idx, idx, idx, idx);
     for (size_t i = 0; i < r->nsites && i < FG_MAX_SITES; i++) {
         const vr_site *s = &r->sites[i];
         fprintf(f, "%s[%" PRIu64 ",[", i ? "," : "", s->bytes);
@@ -404,10 +622,21 @@ static double pct(uint64_t a, uint64_t b)
     return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* The NVTX Mem region names given at a site, beside its stack. */
+static void names_html(FILE *f, const char *names)
+{
+    if (!names || !names[0])
+        return;
+    fputs("<div class=\"regions\">regions: ", f);
+    esc(f, names);
+    fputs("</div>", f);
+}
+
 static void sites_table(FILE *f, const vr_report *r, size_t top)
 {
     char b[32];
-    fputs("<h3>Top call sites at the peak</h3><table id=\"sites\"><tr><th>bytes</th><th>%</th>"
+    fputs("<summary><h3>Top call sites at the peak</h3></summary><table "
+          "id=\"sites\"><tr><th>bytes</th><th>%</th>"
           "<th>allocations</th><th>stack</th></tr>",
           f);
     for (size_t i = 0; i < r->nsites && i < top; i++) {
@@ -416,7 +645,8 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
                 "</td><td>",
                 SZ(r->sites[i].bytes, b), pct(r->sites[i].bytes, r->peak_allocated),
                 r->sites[i].count);
-        stack_html(f, &r->sites[i].stack, 10);
+        stack_html(f, &r->sites[i].stack, STACK_SHOWN);
+        names_html(f, r->sites[i].names);
         fputs("</td></tr>", f);
     }
     fputs("</table><h3>Peak by NVTX range</h3><table><tr><th>bytes</th><th>%</th>"
@@ -469,7 +699,7 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
     esc(f, o->explanation);
     batch_html(f, o);
     fputs("</td><td>", f);
-    stack_html(f, &o->stack, 6);
+    stack_html(f, &o->stack, STACK_SHOWN);
     fputs("</td></tr>", f);
 }
 
@@ -477,7 +707,7 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
  * time order, recovered ones muted. */
 static void ooms_table(FILE *f, const vr_report *r, size_t top)
 {
-    fprintf(f, "<h3>Out of memory (%zu)</h3>", r->nooms);
+    fprintf(f, "<summary><h3>Out of memory (%zu)</h3></summary>", r->nooms);
     if (!r->nooms)
         return;
     fputs("<table id=\"ooms\"><tr><th>#, time</th><th>request</th><th>device free</th>"
@@ -496,8 +726,9 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
     char b[32];
     char h[32];
     fprintf(f,
-            "<h3>Leaks: %s of device memory in %" PRIu64 " allocations live at %s; host memory "
-            "(pinned, registered): %s in %" PRIu64 "</h3>",
+            "<summary><h3>Leaks: %s of device memory in %" PRIu64
+            " allocations live at %s; host memory "
+            "(pinned, registered): %s in %" PRIu64 "</h3></summary>",
             SZ(r->leaked_bytes, b), r->leaked_count, r->has_end ? "exit" : "the end",
             SZ(r->host_leaked_bytes, h), r->host_leaked_count);
     if (!r->nleaks)
@@ -508,7 +739,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
         fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>%s</td><td>",
                 SZ(r->leaks[i].bytes, b), r->leaks[i].count, r->leaks[i].kind);
-        stack_html(f, &r->leaks[i].stack, 10);
+        stack_html(f, &r->leaks[i].stack, STACK_SHOWN);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
@@ -517,7 +748,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
 static void growth_table(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32], b2[32];
-    fputs("<h3>Growth per iteration (", f);
+    fputs("<summary><h3>Growth per iteration (", f);
     if (r->iteration_name[0]) {
         fputs("NVTX range ", f);
         esc(f, r->iteration_name);
@@ -526,8 +757,8 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
     } else {
         fputs("no iterations: no growth measured", f);
     }
-    fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f</h3>", r->iterations,
-            r->total_growth.bytes_per_iteration, r->total_growth.r2);
+    fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f</h3></summary>",
+            r->iterations, r->total_growth.bytes_per_iteration, r->total_growth.r2);
     if (!r->ngrowth)
         return;
     fputs("<table id=\"growth\"><tr><th>per iteration</th><th>R²</th><th>live</th>"
@@ -542,7 +773,7 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
         if (g->projected_oom_iteration >= 0)
             fprintf(f, "iteration %" PRId64, g->projected_oom_iteration);
         fputs("</td><td>", f);
-        stack_html(f, &g->stack, 8);
+        stack_html(f, &g->stack, STACK_SHOWN);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
@@ -551,7 +782,7 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
 static void frag_table(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32], b2[32], b3[32];
-    fputs("<h3>Fragmentation inside registered heaps</h3>", f);
+    fputs("<summary><h3>Fragmentation inside registered heaps</h3></summary>", f);
     if (!r->nfrag) {
         fputs("<p class=\"note\">no heaps registered (no NVTX Mem annotations)</p>", f);
         return;
@@ -570,22 +801,71 @@ static void frag_table(FILE *f, const vr_report *r, size_t top)
     fputs("</table>", f);
 }
 
+/* "+1.00 MiB (R² 0.998, 5 iterations)", or why there is none. */
+static void growth_cell(FILE *f, const vr_report *r)
+{
+    char b[32];
+    double g = r->total_growth.bytes_per_iteration;
+    if (!r->iterations || !(r->iteration_name[0] || r->iteration_kind[0])) {
+        fputs("no iterations", f);
+        return;
+    }
+    fprintf(f, "%s%s (R² %.3f, %" PRIu64 " iterations)", g < 0 ? "−" : "+",
+            SZ((uint64_t)(g < 0 ? -g : g), b), r->total_growth.r2, r->iterations);
+}
+
 static void combined(FILE *f, vr_report *const *r, size_t n)
 {
     char b1[32], b2[32], b3[32];
     fputs("<h2>Summary</h2><table><tr><th>file</th><th>peak allocated</th><th>peak reserved"
-          "</th><th>leaked</th><th>OOMs</th></tr>",
+          "</th><th>leaked</th><th>growth per iteration</th><th>OOMs</th></tr>",
           f);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<tr><td><a href=\"#trace-%zu\">", i);
         esc(f, vr_basename(r[i]->path));
         fprintf(f,
                 "</a></td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                "<td class=\"n\">%zu</td></tr>",
+                "<td class=\"n growth\">",
                 SZ(r[i]->peak_allocated, b1), SZ(r[i]->peak_reserved, b2),
-                SZ(r[i]->leaked_bytes, b3), r[i]->nooms);
+                SZ(r[i]->leaked_bytes, b3));
+        growth_cell(f, r[i]);
+        fprintf(f, "</td><td class=\"n\">%zu</td></tr>", r[i]->nooms);
     }
     fputs("</table>", f);
+}
+
+static void sec_open(FILE *f, const char *name, bool open)
+{
+    fprintf(f, "<details class=\"sec\" data-sec=\"%s\"%s>", name, open ? " open" : "");
+}
+
+/* The sections of one trace, each a <details> whose summary is its heading:
+ * the timeline, the failures and the icicle open, the long tables closed
+ * unless they are what the run is about (leaks, growth), so the page opens
+ * short. */
+static void sections(FILE *f, const vr_report *r, size_t i, size_t top)
+{
+    sec_open(f, "timeline", true);
+    timeline(f, r, i);
+    fputs("</details>", f);
+    sec_open(f, "ooms", r->nooms > 0);
+    ooms_table(f, r, top);
+    fputs("</details>", f);
+    sec_open(f, "icicle", true);
+    flamegraph(f, r, i);
+    fputs("</details>", f);
+    sec_open(f, "sites", false);
+    sites_table(f, r, top);
+    fputs("</details>", f);
+    sec_open(f, "leaks", r->leaked_bytes > 0);
+    leaks_table(f, r, top);
+    fputs("</details>", f);
+    sec_open(f, "growth", r->ngrowth > 0);
+    growth_table(f, r, top);
+    fputs("</details>", f);
+    sec_open(f, "fragmentation", false);
+    frag_table(f, r, top);
+    fputs("</details>", f);
 }
 
 int vr_render_html(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
@@ -605,13 +885,7 @@ int vr_render_html(FILE *out, vr_report *const *r, size_t n, const vr_options *o
         esc(out, r[i]->path);
         fputs("</h2>", out);
         summary(out, r[i]);
-        timeline(out, r[i], i);
-        ooms_table(out, r[i], top);
-        flamegraph(out, r[i], i);
-        sites_table(out, r[i], top);
-        leaks_table(out, r[i], top);
-        growth_table(out, r[i], top);
-        frag_table(out, r[i], top);
+        sections(out, r[i], i, top);
         fputs("</section>\n", out);
     }
     fputs("<script>", out);

@@ -35,6 +35,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->iter.stride = 1;
     s->iter.slot = 0;
     vr_map_init(&s->alloc_sites, sizeof(vr_counter));
+    vr_map_init(&s->site_names, sizeof(vr_site_names));
     s->pat.stride = 1;
     s->pat.slot = 1;
     s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
@@ -74,6 +75,7 @@ void vr_state_destroy(vr_state *s)
     vr_acct_destroy(s);
     vr_map_destroy(&s->vmm_maps);
     vr_map_destroy(&s->alloc_sites);
+    vr_map_destroy(&s->site_names);
     vr_map_destroy(&s->strings);
     vr_map_destroy(&s->stacknodes);
     vr_map_destroy(&s->pyframes);
@@ -466,6 +468,9 @@ static void on_timed(vr_state *s, const vt_event *ev)
         break;
     case VT_REC_REGION_RESIZE:
         vr_region_resize(s, ev->u.region.heap, ev->u.region.addr, ev->u.region.size);
+        break;
+    case VT_REC_REGION_NAME:
+        vr_region_name(s, ev->u.region.heap, ev->u.region.addr, ev->u.region.name);
         break;
     case VT_REC_END:
         on_end(s, ev);

@@ -56,6 +56,9 @@ typedef struct vr_stack {
 typedef struct vr_site {
     vr_stack stack;
     const char *range; /* innermost NVTX range, "" if none (phases: the range) */
+    /* NVTX Mem region names given at this site ("G.5.bn_out, G.5.x (+2
+     * more)"), "" if none (phases: "") */
+    const char *names;
     uint64_t bytes;
     uint64_t count;
 } vr_site;
@@ -91,6 +94,18 @@ typedef struct vr_device {
 } vr_device;
 
 #define VR_MAX_POINTS 2000
+
+/* The largest live call sites at one instant (timeline tooltips): sampled
+ * during the replay at most VR_HOVER_POINTS times (internal.h), all devices. */
+#define VR_HOVER_SITES 3
+typedef struct vr_hover {
+    uint64_t t_ns;      /* since the trace's start */
+    uint64_t allocated; /* bytes, all devices */
+    size_t n;           /* sites below, largest first */
+    vr_stack stack[VR_HOVER_SITES];
+    uint64_t bytes[VR_HOVER_SITES];
+    const char *names[VR_HOVER_SITES]; /* vr_site.names of each */
+} vr_hover;
 
 typedef struct vr_leak {
     vr_stack stack;
@@ -235,6 +250,8 @@ typedef struct vr_report {
     size_t nooms;
     const vr_range_span *spans; /* top-level iteration spans (shading), capped */
     size_t nspans;
+    const vr_hover *hover; /* in time order */
+    size_t nhover;
     const char *const *notes;
     size_t nnotes;
 

@@ -145,6 +145,13 @@ void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size,
                       .u.region = {heap, addr, size, stack, 0}});
 }
 
+void vtg_region_name(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint32_t name)
+{
+    put(g, (vt_event){.type = VT_REC_REGION_NAME,
+                      .ts_ns = g->t0 + t,
+                      .u.region = {heap, addr, 0, 0, name}});
+}
+
 void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr)
 {
     put(g, (vt_event){.type = VT_REC_REGION_UNREGISTER,
@@ -263,8 +270,13 @@ static void sc_frag(vtg *g)
     vtg_alloc(g, 200, 0x200000000, 900 * MiB, 4);
     vtg_alloc(g, 300, 0x10000000, 100 * MiB, 5);
     vtg_heap(g, 301, 1, 0x10000000, 100 * MiB);
+    vtg_string(g, 20, "G.5.bn_out");
+    vtg_string(g, 21, "<script>alert(4)</script>");
     for (uint64_t i = 0; i < 10; i++)
         vtg_region(g, 400 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 2);
+    /* NVTX Mem region names: shown beside the site (and escaped) */
+    vtg_region_name(g, 420, 1, 0x10000000, 20);
+    vtg_region_name(g, 421, 1, 0x10000000 + 10 * MiB, 21);
     for (uint64_t i = 1; i < 10; i += 2)
         vtg_region_free(g, 500 + i, 1, 0x10000000 + i * 10 * MiB);
     vtg_failed(g, 600, 30 * MiB, 3, 24 * MiB, GiB);

@@ -42,6 +42,8 @@ void vtg_pop(vtg *g, uint64_t t);
 void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size);
 void vtg_heap_free(vtg *g, uint64_t t, uint64_t id);
 void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size, uint32_t stack);
+/* Name a region (NVTX Mem regions name): string id `name`. */
+void vtg_region_name(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint32_t name);
 void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr);
 void vtg_end(vtg *g, uint64_t t, int status);
 

@@ -33,6 +33,20 @@ grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/dom.html" || fail "range nam
 grep -q '&lt;script&gt;alert(2)&lt;/script&gt;' "$T/dom.html" || fail "note not shown escaped"
 grep -q '<script>alert' "$T/dom.html" && fail "a script element from the trace is in the DOM"
 grep -q '&lt;b&gt;bold&lt;/b&gt;' "$T/dom.html" || fail "argv not shown escaped"
+grep -q '<div class="regions">regions: G.5.bn_out, &lt;script&gt;alert(4)&lt;/script&gt;</div>' \
+    "$T/dom.html" || fail "NVTX Mem region names not shown (escaped) beside their site"
+
+# y ticks in binary units, the device's capacity drawn as a line (the frag
+# trace's 1 GiB device is within 4x its peak) or named above the scale, the
+# multi-file summary's growth column (one cell per file), sections that fold.
+grep -q '<text class="ytick"[^>]*>4 MiB<' "$T/dom.html" || fail "no binary-unit y tick (4 MiB)"
+grep -q '<text class="capacity"[^>]*>device 0 capacity 1.00 GiB<' "$T/dom.html" ||
+    fail "no capacity line label"
+grep -q 'growth per iteration</th>' "$T/dom.html" || fail "the summary lacks the growth column"
+[ "$(grep -o 'class="n growth"' "$T/dom.html" | wc -l)" -eq 2 ] ||
+    fail "the summary does not have one growth cell per file"
+grep -q '<details class="sec" data-sec="fragmentation">' "$T/dom.html" ||
+    fail "the fragmentation section is not a closed <details>"
 
 # The "whole run" checkbox swaps the activity view for the whole-run one.
 sed 's#</body>#<script>document.querySelector("input.tl-whole").click()</script></body>#' \

@@ -249,6 +249,56 @@ static void test_peak_segment(void **state)
     vr_report_free(r);
 }
 
+/* The hover point at or before t (the page's rule), NULL if none. */
+static const vr_hover *hover_at(const vr_report *r, uint64_t t)
+{
+    const vr_hover *h = NULL;
+    for (size_t i = 0; i < r->nhover && r->hover[i].t_ns <= t; i++)
+        h = &r->hover[i];
+    return h;
+}
+
+/* The sites a hover point lists, as leaf ips, with their bytes. */
+static void assert_hover(const vr_report *r, uint64_t t, size_t n, const uint64_t *leaf_ip,
+                         const uint64_t *bytes)
+{
+    const vr_hover *h = hover_at(r, t);
+    assert_non_null(h);
+    assert_int_equal(h->n, n);
+    for (size_t k = 0; k < n; k++) {
+        assert_true(h->stack[k].n > 0);
+        assert_int_equal(h->stack[k].frames[0].ip, leaf_ip[k]);
+        assert_int_equal(h->bytes[k], bytes[k]);
+    }
+}
+
+/* Timeline tooltips: the three largest live sites at an instant, 10 us
+ * apart (more than a hover window), read back at instants between events. */
+static void test_hover_sites(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"hover"};
+    open_trace(&g, "hover", 1, argv);
+    for (uint32_t i = 2; i <= 5; i++)
+        vtg_stack(&g, i, 1, 0x1000 * i);
+    for (uint32_t i = 2; i <= 5; i++) /* site i: (i - 1) MiB at i * 10 us */
+        vtg_alloc(&g, i * 10000, 0x10000000ull * i, (i - 1) * MiB, i);
+    vtg_free(&g, 60000, 0x50000000);
+    vtg_free(&g, 70000, 0x40000000);
+    vtg_end(&g, 80000, 0);
+    vr_report *r = close_and_analyze(&g, "hover");
+    /* site i's leaf: stack i's ip, 0x1000 * i (recorded ip) */
+    assert_hover(r, 25000, 1, (uint64_t[]){0x2000}, (uint64_t[]){1 * MiB});
+    assert_hover(r, 55000, 3, (uint64_t[]){0x5000, 0x4000, 0x3000},
+                 (uint64_t[]){4 * MiB, 3 * MiB, 2 * MiB});
+    assert_hover(r, 65000, 3, (uint64_t[]){0x4000, 0x3000, 0x2000},
+                 (uint64_t[]){3 * MiB, 2 * MiB, 1 * MiB});
+    assert_hover(r, 75000, 2, (uint64_t[]){0x3000, 0x2000}, (uint64_t[]){2 * MiB, 1 * MiB});
+    assert_null(hover_at(r, 20000 - 1));
+    vr_report_free(r);
+}
+
 /* The last event of a cut trace is a direct allocation: still counted. */
 static void test_peak_pending_at_end(void **state)
 {
@@ -1279,6 +1329,7 @@ int main(void)
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_external),
         cmocka_unit_test(test_peak_segment),
+        cmocka_unit_test(test_hover_sites),
         cmocka_unit_test(test_peak_pending_at_end),
         cmocka_unit_test(test_batch_measured),
         cmocka_unit_test(test_recovered),
