@@ -160,6 +160,7 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
     ev.u.meminfo.free_bytes = free_b;
     ev.u.meminfo.total_bytes = total_b;
     write_ev(t, &ev);
+    vti_iter_meminfo(device, free_b);
 }
 
 static void first_call(vti_thread *t, int device, enum vt_level level)
@@ -467,4 +468,7 @@ void vti_rec_end_summary(const char *trace_path)
     for (int d = -1; d < VTI_MAX_DEVICES; d++) /* host and device 0 always */
         if (d <= 0 || (seen & (1ull << d)))
             summary_device(d);
+    char line[256];
+    if (vti_iter_headline(line, sizeof line)) /* the report's headline, when it grows */
+        vti_msg("vramtrace: %s\n", line);
 }

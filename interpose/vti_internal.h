@@ -369,5 +369,12 @@ int vti_driver_device(void);
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
 /* End of session: final meminfo, summary on stderr. */
 void vti_rec_end_summary(const char *trace_path);
+/* iterfit.c: growth per iteration for the exit line. vti_iter_end (vti.h);
+ * vti_iter_meminfo: a memory-info sample (the first per device gives
+ * the room the recording may grow into); vti_iter_headline: one line
+ * "GROWING: +44.54 MiB per train_step (R^2 1.000 over 20 train_steps): out of
+ * memory projected at train_step 338" into out, false when nothing grows. */
+void vti_iter_meminfo(int device, uint64_t free_b);
+bool vti_iter_headline(char *out, size_t len);
 
 #endif
