@@ -123,16 +123,17 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
     char b1[32];
     switch (o->verdict) {
     case VR_VERDICT_CAPACITY:
-        if (o->batch >= 0 && !strcmp(o->batch_kind, "measured"))
+        if (o->max_batch > 0 && !strcmp(o->batch_kind, "measured"))
             return vr_sprintf(r->arena,
-                              "use --batch %" PRId64 " (measured: the largest batch "
-                              "that fits this device)",
-                              o->batch);
-        if (o->batch >= 0)
+                              "use --batch %" PRId64 " (measured: the largest batch that fits "
+                              "this device, from a completed step at --batch %" PRId64 ")",
+                              o->max_batch, o->batch);
+        if (o->max_batch > 0)
             return vr_sprintf(r->arena,
-                              "use a batch of at most %" PRId64 " (an upper bound: "
-                              "batches above it cannot fit; record a smaller one to measure)",
-                              o->batch);
+                              "use a smaller batch: batches above %" PRId64 " cannot fit (no "
+                              "step completed at --batch %" PRId64 "); record --batch %" PRId64
+                              " and report both traces to measure the largest that fits",
+                              o->max_batch, o->batch, o->max_batch / 2 > 0 ? o->max_batch / 2 : 1);
         return "the working set does not fit: use a smaller batch or model, or a larger device";
     case VR_VERDICT_LEAK:
         if (g && g->nsites)
@@ -156,6 +157,29 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
     return "";
 }
 
+/* The failing call's frame that follows the allocation wrappers: the
+ * innermost functions that the largest live sites (two or three) share; the
+ * failing stack's last frame in one of them is a wrapper, the next one is
+ * named. Its first frame when no wrapper is recognised. */
+static const char *oom_site(const vr_report *r, const vr_oom *o)
+{
+    if (!o->stack.n)
+        return "(no stack)";
+    size_t m = o->ntop_sites < 3 ? o->ntop_sites : 3, p = m ? o->top_sites[0].stack.n : 0, at = 0;
+    for (size_t i = 1; i < m; i++) {
+        const vr_stack *a = &o->top_sites[0].stack, *b = &o->top_sites[i].stack;
+        size_t k = 0;
+        while (k < p && k < b->n && !strcmp(a->frames[k].function, b->frames[k].function))
+            k++;
+        p = k;
+    }
+    for (size_t j = 0; m >= 2 && j < o->stack.n; j++)
+        for (size_t k = 0; k < p; k++)
+            if (!strcmp(o->stack.frames[j].function, o->top_sites[0].stack.frames[k].function))
+                at = j + 1 < o->stack.n ? j + 1 : j;
+    return frame_name(r->arena, &o->stack.frames[at]);
+}
+
 static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
 {
     char b1[32], b2[32], b3[32];
@@ -165,7 +189,7 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
         headline_growing(r, &g);
     h->kind = "oom";
     h->cause = vr_verdict_name(o->verdict);
-    const char *site = o->stack.n ? frame_name(r->arena, &o->stack.frames[0]) : "(no stack)";
+    const char *site = oom_site(r, o);
     h->text = vr_sprintf(r->arena,
                          "OUT OF MEMORY (%s): %s of %s failed on device %d (free %s of %s) at "
                          "%s%s%s",
