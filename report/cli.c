@@ -186,6 +186,8 @@ static int run_setenv_sim(const run_opts *o, const char *dir, const char *preloa
                 dir, dir, VRAMTRACE_INSTALL_SIMDIR);
         return -1;
     }
+    if (o->sim_device && vr_sim_profile_check(path, o->sim_device) < 0)
+        return -1;
     prepend_env("LD_LIBRARY_PATH", path, ':');
     snprintf(rt, sizeof rt, "%s/libcudart.so.13", path);
     prepend_env("LD_PRELOAD", rt, ':');

@@ -24,6 +24,13 @@ void vr_run_end(vr_run_list *rl);
  * pattern, or names an existing file (removed instead with force). */
 int vr_run_output_check(const char *pattern, bool force);
 
+/* --sim=DEVICE before the program starts: -1 with a message listing the
+ * profiles when DEVICE is not one of the simulated device's (asked of
+ * SIMDIR/libcuda.so.1's vtsim_profiles in a child that leaves with _exit, so
+ * that no destructor of the sim runs in vramtrace; sim/README.md,
+ * "Identity"), else 0 (also when the sim gives no list). */
+int vr_sim_profile_check(const char *simdir, const char *want);
+
 /* The files to report: each given path, then the traces of its run that
  * carry its name with a pid inserted (vt_name_is_sibling, same run id), in
  * its directory. *out is malloc'd (strings too); free with vr_run_files_free. */

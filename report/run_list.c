@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dlfcn.h>
+#include <strings.h>
+#include <sys/wait.h>
 
 int vr_run_begin(vr_run_list *rl)
 {
@@ -100,4 +103,41 @@ int vr_run_output_check(const char *pattern, bool force)
             "choose another -o, or replace it with --force\n",
             path);
     return -1;
+}
+
+/* In the child: 0 when want is one of the sim's profiles (or the sim gives
+ * no list), 1 with the message. */
+static int profile_known(const char *simdir, const char *want)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/libcuda.so.1", simdir);
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    const char *(*list)(void) = NULL;
+    if (h)
+        *(void **)&list = dlsym(h, "vtsim_profiles");
+    if (!list)
+        return 0;
+    const char *keys = list();
+    size_t n = strlen(want);
+    for (const char *k = keys; *k; k += strcspn(k, " "), k += *k == ' ')
+        if (strcspn(k, " ") == n && !strncasecmp(k, want, n))
+            return 0;
+    fprintf(stderr, "vramtrace run: unknown --sim profile '%s': the simulated device has %s\n",
+            want, keys);
+    return 1;
+}
+
+int vr_sim_profile_check(const char *simdir, const char *want)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0; /* cannot ask: the sim warns and uses its default */
+    if (pid == 0)
+        _exit(profile_known(simdir, want)); /* _exit: none of the sim's destructors */
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 1 ? -1 : 0;
 }
