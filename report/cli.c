@@ -280,6 +280,7 @@ static int cmd_run(int argc, char **argv)
     vr_run_list rl;
     if (vr_run_output_check(o.output, o.force) < 0 || run_setenv(&o) < 0 || vr_run_begin(&rl) < 0)
         return EXIT_INPUT;
+    rl.no_driver = !o.sim && !vr_cuda_driver_present(); /* then one line naming --sim */
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
