@@ -291,8 +291,8 @@ typedef struct vr_culprit {
  * headroom on the device). Strings live in the report's arena. */
 typedef struct vr_headline {
     const char *kind, *cause;
-    const char *text;   /* one line, no newline */
-    const char *remedy; /* one sentence, no newline */
+    const char *text;                /* one line, no newline */
+    const char *remedy;              /* one sentence, no newline */
     double bytes_per_iteration;      /* growing: total rate; else 0 */
     int64_t projected_oom_iteration; /* growing: as vr_growth; else -1 */
     uint64_t iterations;
