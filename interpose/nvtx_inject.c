@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -216,6 +217,7 @@ struct vtn_stack {
     nvtxDomainHandle_t domain;
     uint32_t depth;
     uint64_t recorded;
+    char top[48]; /* the open top-level range's name (an iteration: iterfit.c) */
 };
 
 static __thread struct vtn_stack tls_stacks[VTN_TLS_DOMAINS];
@@ -253,6 +255,8 @@ static int range_push(nvtxDomainHandle_t d, const char *name)
     if (!s)
         return 0;
     uint32_t level = s->depth++;
+    if (level == 0)
+        snprintf(s->top, sizeof s->top, "%s", name ? name : "");
     if (level < 64)
         s->recorded = rec ? s->recorded | (1ull << level) : s->recorded & ~(1ull << level);
     return (int)level;
@@ -271,6 +275,8 @@ static int range_pop(nvtxDomainHandle_t d)
     uint32_t level = --s->depth;
     if (level >= 64 || (s->recorded >> level & 1))
         emit_range(VT_REC_RANGE_POP, d, NULL);
+    if (level == 0 && vti_enabled())
+        vti_iter_end(s->top);
     return (int)level;
 }
 

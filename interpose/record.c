@@ -12,11 +12,8 @@
 
 #include "vti_internal.h"
 
-#define MAX_DIAGNOSES 10
-
 static _Atomic uint64_t devices_seen; /* bit d for device d < VTI_MAX_DEVICES */
 static _Atomic int first_call_done;
-static _Atomic int diagnoses;
 
 bool vti_enter(void)
 {
@@ -160,6 +157,7 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
     ev.u.meminfo.free_bytes = free_b;
     ev.u.meminfo.total_bytes = total_b;
     write_ev(t, &ev);
+    vti_iter_meminfo(device, free_b);
 }
 
 static void first_call(vti_thread *t, int device, enum vt_level level)
@@ -213,6 +211,7 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     write_ev(t, &ev);
     first_call(t, device < 0 ? 0 : device, info->level);
     vti_thread_put(t);
+    vti_diag_alloc(size, device);
 }
 
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
@@ -299,109 +298,7 @@ void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)
     vti_thread_put(t);
 }
 
-/* ---- failures and the OOM diagnosis ------------------------------------- */
-
-static void fmt_bytes(uint64_t b, char *out, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(out, len, "%" PRIu64 " B", b);
-    else
-        snprintf(out, len, "%.1f %s", v, units[u]);
-}
-
-static bool is_cuda_or_self(const char *path)
-{
-    const char *base = path ? strrchr(path, '/') : NULL;
-    base = base ? base + 1 : path;
-    return !base || strncmp(base, "libcuda", 7) == 0 || strncmp(base, "libvramtrace", 12) == 0 ||
-           strncmp(base, "libcupti", 8) == 0;
-}
-
-/* The interpreter's call machinery, skipped when a Python frame follows. */
-static bool is_python_glue(const char *path)
-{
-    const char *base = path ? strrchr(path, '/') : NULL;
-    base = base ? base + 1 : path;
-    return base && (!strncmp(base, "libffi", 6) || !strncmp(base, "_ctypes.", 8) ||
-                    !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9));
-}
-
-/* "function+0xoff (module)" for the first frame of stack outside
- * vramtrace and the CUDA libraries, named with dladdr. */
-static void site_name(uint32_t stack, char *out, size_t len)
-{
-    uint64_t ips[VTI_MAX_STACK_DEPTH];
-    int n = vti_stack_ips(stack, ips, VTI_MAX_STACK_DEPTH);
-    snprintf(out, len, "<no stack>");
-    for (int i = 0; i < n; i++) {
-        Dl_info info;
-        const char *mod;
-        if (vti_py_label(ips[i], out, len))
-            return; /* the innermost Python frame names the site */
-        if (!dladdr((void *)(uintptr_t)ips[i], &info) || is_cuda_or_self(info.dli_fname) ||
-            (is_python_glue(info.dli_fname) && i + 1 < n))
-            continue;
-        mod = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
-        mod = mod ? mod + 1 : (info.dli_fname ? info.dli_fname : "?");
-        if (info.dli_sname)
-            snprintf(out, len, "%s+0x%" PRIxPTR " (%s)", info.dli_sname,
-                     (uintptr_t)ips[i] + 1 - (uintptr_t)info.dli_saddr, mod);
-        else
-            snprintf(out, len, "%s+0x%" PRIxPTR, mod,
-                     (uintptr_t)ips[i] + 1 - (uintptr_t)info.dli_fbase);
-        return;
-    }
-}
-
-static void print_top_sites(int device)
-{
-    vti_site sites[5];
-    int n = vti_live_top_sites(device, sites, 5);
-    for (int i = 0; i < n; i++) {
-        char b[32], where[512];
-        fmt_bytes(sites[i].bytes, b, sizeof b);
-        site_name(sites[i].stack, where, sizeof where);
-        vti_msg("vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b, sites[i].count,
-                sites[i].count == 1 ? "" : "s", where);
-    }
-}
-
-static void diagnose(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
-                     uint64_t to, bool have_info)
-{
-    char req[32], fb[32], tb[32], lb[32];
-    vti_counters c;
-    int k = atomic_fetch_add(&diagnoses, 1);
-    if (vti_settings_get()->quiet || k > MAX_DIAGNOSES)
-        return;
-    if (k == MAX_DIAGNOSES) {
-        vti_msg("vramtrace: further failed allocations are only in the trace\n");
-        return;
-    }
-    vti_counters_get(device, &c);
-    fmt_bytes(size, req, sizeof req);
-    fmt_bytes(fr, fb, sizeof fb);
-    fmt_bytes(to, tb, sizeof tb);
-    fmt_bytes(c.live_bytes, lb, sizeof lb);
-    vti_msg("vramtrace: %s of %s failed with error %d on device %d\n", vt_api_name(api), req, error,
-            device);
-    if (have_info)
-        vti_msg("vramtrace:   device free %s of %s total\n", fb, tb);
-    else
-        vti_msg("vramtrace:   device free/total unknown (the query failed too)\n");
-    vti_msg("vramtrace:   live bytes counted by vramtrace: %s in %" PRIu64 " allocations\n", lb,
-            c.live_count);
-    if (c.live_count)
-        vti_msg("vramtrace:   top call sites by live bytes:\n");
-    print_top_sites(device);
-}
+/* ---- failures (the OOM diagnosis: diagnose.c) ------------------------------ */
 
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api)
 {
@@ -427,7 +324,7 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api)
         emit_meminfo(t, device, fr, to);
     vti_count_failure(device);
     vti_thread_put(t);
-    diagnose(size, error, device, api, fr, to, have);
+    vti_diag_failed(size, error, device, api, fr, to, have, ev.u.failed.stack);
 }
 
 /* ---- end ------------------------------------------------------------------ */
@@ -439,8 +336,8 @@ static void summary_device(int device)
     vti_counters_get(device, &c);
     if (!c.allocs && !c.failures)
         return;
-    fmt_bytes(c.peak_bytes, peak, sizeof peak);
-    fmt_bytes(c.live_bytes, leak, sizeof leak);
+    vti_fmt_bytes(c.peak_bytes, peak, sizeof peak);
+    vti_fmt_bytes(c.live_bytes, leak, sizeof leak);
     /* The preload sees allocation calls only: its peak is what the report
      * calls reserved (a caching allocator's segments count whole); the
      * report splits allocated from reserved. */
@@ -462,9 +359,13 @@ void vti_rec_end_summary(const char *trace_path)
     if (t && atomic_load(&first_call_done) && vti_sample_meminfo(VT_LEVEL_DRIVER, &fr, &to))
         emit_meminfo(t, vti_driver_device(), fr, to);
     vti_thread_put(t);
+    vti_diag_flush(); /* a failure not followed by a successful retry */
     if (vti_settings_get()->quiet)
         return;
     for (int d = -1; d < VTI_MAX_DEVICES; d++) /* host and device 0 always */
         if (d <= 0 || (seen & (1ull << d)))
             summary_device(d);
+    char line[256];
+    if (vti_iter_headline(line, sizeof line)) /* the report's headline, when it grows */
+        vti_msg("vramtrace: %s\n", line);
 }

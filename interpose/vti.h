@@ -29,4 +29,8 @@ uint32_t vti_capture_stack(int skip);
  * returns its id (> 0), or 0 when tracing is off. */
 uint32_t vti_intern_string(const char *s);
 
+/* A top-level NVTX push/pop range named name ended: an iteration for the
+ * exit line's growth verdict (iterfit.c samples the live device bytes). */
+void vti_iter_end(const char *name);
+
 #endif

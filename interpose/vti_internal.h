@@ -369,5 +369,23 @@ int vti_driver_device(void);
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
 /* End of session: final meminfo, summary on stderr. */
 void vti_rec_end_summary(const char *trace_path);
+/* diagnose.c: the OOM diagnosis (at most 9 lines per fatal failure; the
+ * rule in diagnose.c and README.md). vti_diag_failed: a failed allocation
+ * (snapshot of the live sites; printed later); vti_diag_alloc: a successful
+ * allocation of size on device by the calling thread (a retry that recovers
+ * drops the pending failure, anything else prints it); vti_diag_flush: print
+ * the pending one (at exit). vti_fmt_bytes: "1.5 GiB". */
+void vti_diag_failed(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
+                     uint64_t to, bool have_info, uint32_t stack);
+void vti_diag_alloc(uint64_t size, int device);
+void vti_diag_flush(void);
+void vti_fmt_bytes(uint64_t b, char *out, size_t len);
+/* iterfit.c: growth per iteration for the exit line. vti_iter_end (vti.h);
+ * vti_iter_meminfo: a memory-info sample (the first per device gives
+ * the room the recording may grow into); vti_iter_headline: one line
+ * "GROWING: +44.54 MiB per train_step (R^2 1.000 over 20 train_steps): out of
+ * memory projected at train_step 338" into out, false when nothing grows. */
+void vti_iter_meminfo(int device, uint64_t free_b);
+bool vti_iter_headline(char *out, size_t len);
 
 #endif

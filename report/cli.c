@@ -186,6 +186,8 @@ static int run_setenv_sim(const run_opts *o, const char *dir, const char *preloa
                 dir, dir, VRAMTRACE_INSTALL_SIMDIR);
         return -1;
     }
+    if (o->sim_device && vr_sim_profile_check(path, o->sim_device) < 0)
+        return -1;
     prepend_env("LD_LIBRARY_PATH", path, ':');
     snprintf(rt, sizeof rt, "%s/libcudart.so.13", path);
     prepend_env("LD_PRELOAD", rt, ':');
@@ -278,6 +280,7 @@ static int cmd_run(int argc, char **argv)
     vr_run_list rl;
     if (vr_run_output_check(o.output, o.force) < 0 || run_setenv(&o) < 0 || vr_run_begin(&rl) < 0)
         return EXIT_INPUT;
+    rl.no_driver = !o.sim && !vr_cuda_driver_present(); /* then one line naming --sim */
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {

@@ -577,6 +577,20 @@ static void flamegraph(FILE *f, const vr_report *r, size_t idx)
 
 /* ---- tables --------------------------------------------------------------------- */
 
+/* The headline (vr_headline_of): verdict and remedy under the trace's name. */
+static void headline(FILE *f, const vr_report *r)
+{
+    vr_headline h;
+    vr_headline_of(r, &h);
+    fputs("<p class=\"verdict\" id=\"verdict\" data-kind=\"", f);
+    esc(f, h.kind);
+    fputs("\"><b>", f);
+    esc(f, h.text);
+    fputs("</b><br>remedy: ", f);
+    esc(f, h.remedy);
+    fputs("</p>", f);
+}
+
 static void summary(FILE *f, const vr_report *r)
 {
     char b1[32], b2[32], b3[32];
@@ -884,6 +898,7 @@ int vr_render_html(FILE *out, vr_report *const *r, size_t n, const vr_options *o
         fprintf(out, "<section id=\"trace-%zu\"><h2>", i);
         esc(out, r[i]->path);
         fputs("</h2>", out);
+        headline(out, r[i]);
         summary(out, r[i]);
         sections(out, r[i], i, top);
         fputs("</section>\n", out);

@@ -288,11 +288,48 @@ static void notes(FILE *f, const vr_report *r)
     fputc(']', f);
 }
 
+/* ,"verdict":{kind, cause, text, remedy, bytes_per_iteration,
+ * projected_oom_iteration, iterations, iteration_name, sites: [{label,
+ * bytes_per_iteration, share, stack}]} (report.h, vr_headline) */
+static void verdict(FILE *f, const vr_report *r)
+{
+    vr_headline h;
+    vr_headline_of(r, &h);
+    fputs(",\"verdict\":{\"kind\":", f);
+    vr_json_str(f, h.kind);
+    fputs(",\"cause\":", f);
+    vr_json_str(f, h.cause);
+    fputs(",\"text\":", f);
+    vr_json_str(f, h.text);
+    fputs(",\"remedy\":", f);
+    vr_json_str(f, h.remedy);
+    fputs(",\"bytes_per_iteration\":", f);
+    num(f, h.bytes_per_iteration);
+    fprintf(f, ",\"projected_oom_iteration\":%" PRId64 ",\"iterations\":%" PRIu64,
+            h.projected_oom_iteration, h.iterations);
+    fputs(",\"iteration_name\":", f);
+    vr_json_str(f, h.iteration_name);
+    fputs(",\"sites\":[", f);
+    for (size_t k = 0; k < h.nsites; k++) {
+        fputs(k ? ",{\"label\":" : "{\"label\":", f);
+        vr_json_str(f, h.sites[k].label);
+        fputs(",\"bytes_per_iteration\":", f);
+        num(f, h.sites[k].bytes_per_iteration);
+        fputs(",\"share\":", f);
+        num(f, h.sites[k].share);
+        fputs(",\"stack\":", f);
+        stack(f, &h.sites[k].stack);
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}
+
 static void one(FILE *f, const vr_report *r, size_t top)
 {
     fputs("{\"format\":\"" VR_REPORT_FORMAT "\",\"version\":1,", f);
     key(f, "file");
     vr_json_str(f, r->path);
+    verdict(f, r);
     program(f, r);
     devices(f, r);
     totals(f, r);

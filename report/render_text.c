@@ -304,6 +304,25 @@ static void combined(FILE *f, vr_report *const *r, size_t n)
     fputc('\n', f);
 }
 
+/* The headline (vr_headline_of): the verdict line, its remedy, then each
+ * growing site with its share and the culprit's stack. */
+static void headline(FILE *f, const vr_report *r, size_t top)
+{
+    char b1[32];
+    vr_headline h;
+    vr_headline_of(r, &h);
+    fprintf(f, "%s\nremedy: %s\n", h.text, h.remedy);
+    for (size_t k = 0; k < h.nsites && k < top; k++) {
+        fprintf(f, "  %5.1f%%  %s/%s  %s\n", 100.0 * h.sites[k].share,
+                SZ((uint64_t)h.sites[k].bytes_per_iteration, b1), h.iteration_name,
+                h.sites[k].label);
+        print_stack(f, &h.sites[k].stack, "      ", 4);
+    }
+    if (h.nsites > top)
+        fprintf(f, "  ... %zu more growing sites\n", h.nsites - top);
+    fputc('\n', f);
+}
+
 int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
 {
     size_t top = vr_top(opt);
@@ -312,6 +331,7 @@ int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *o
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputc('\n', out);
+        headline(out, r[i], top);
         summary(out, r[i]);
         peak(out, r[i], top);
         ooms(out, r[i], top);

@@ -286,6 +286,39 @@ int vr_render_folded(FILE *out, vr_report *const *r, size_t n, const vr_options 
  * instant events. */
 int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
 
+/* ---- the headline verdict (verdict.c) ----------------------------------- */
+
+/* One growing call site named by its culprit: the first frame outside the
+ * allocation wrappers that every growing site shares (the common innermost
+ * frames), so that "tr_new <- alloc_tensor <- ga_malloc" is skipped and the
+ * function that keeps creating what is retained is named. */
+typedef struct vr_culprit {
+    const char *label;          /* "function (file:line)" of the culprit frame */
+    vr_stack stack;             /* the culprit's stack (from the culprit frame outward) */
+    double bytes_per_iteration; /* summed over the growing sites through it */
+    double share;               /* of the growing sites' summed rate, 0..1 */
+} vr_culprit;
+
+/* The one verdict a report opens with (text's first line, the HTML header,
+ * JSON "verdict"), and its remedy. kind is, in this order of precedence:
+ * "oom" (a failed allocation that was not recovered; cause = its
+ * vr_verdict_name), "growing" (total live bytes grow per iteration with
+ * R^2 >= 0.8 over >= 3 iterations and an out-of-memory iteration can be
+ * projected), "leaked" (device memory live at exit), "healthy" (the peak's
+ * headroom on the device). Strings live in the report's arena. */
+typedef struct vr_headline {
+    const char *kind, *cause;
+    const char *text;                /* one line, no newline */
+    const char *remedy;              /* one sentence, no newline */
+    double bytes_per_iteration;      /* growing: total rate; else 0 */
+    int64_t projected_oom_iteration; /* growing: as vr_growth; else -1 */
+    uint64_t iterations;
+    const char *iteration_name; /* "train_step" or "iteration" */
+    const vr_culprit *sites;    /* growing: every growing site, fastest first */
+    size_t nsites;
+} vr_headline;
+void vr_headline_of(const vr_report *r, vr_headline *out);
+
 /* ---- batch advice across runs (batch.c) -------------------------------- */
 
 /* The --batch / --batch-size value of argv (also --batch=N), -1 if none. */

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dlfcn.h>
+#include <strings.h>
+#include <sys/wait.h>
 
 int vr_run_begin(vr_run_list *rl)
 {
@@ -42,6 +45,34 @@ static const char *shown(const char *path, const char *cwd)
     return path;
 }
 
+/* No driver: remove the traces without a single allocation (the program's
+ * CUDA calls failed for want of a driver) and say so in one line naming
+ * --sim. The number of traces kept. */
+static size_t no_driver_end(FILE *f)
+{
+    char line[PATH_MAX + 64], err[256];
+    size_t kept = 0, removed = 0;
+    vr_options opt = {.no_symbols = true};
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        vr_report *r = vr_analyze(line, &opt, err, sizeof err);
+        bool empty = r && !r->allocations && !r->failed_allocations;
+        vr_report_free(r);
+        if (empty && unlink(line) == 0)
+            removed++;
+        else
+            kept++;
+    }
+    if (!kept)
+        fprintf(stderr,
+                "vramtrace run: no CUDA driver on this machine (libcuda.so.1 not found)%s: "
+                "run the program on the simulated device with --sim (e.g. --sim=t4)\n",
+                removed ? ", the program allocated nothing and its trace was removed" : "");
+    if (f)
+        rewind(f);
+    return kept;
+}
+
 void vr_run_end(vr_run_list *rl)
 {
     char cwd[PATH_MAX] = "", line[PATH_MAX + 64];
@@ -49,6 +80,11 @@ void vr_run_end(vr_run_list *rl)
     size_t n = 0;
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
+    if (rl->no_driver && !no_driver_end(f)) {
+        fclose(f);
+        f = NULL;
+        n = 1; /* said above */
+    }
     for (int pass = 0; f && pass < 2; pass++) {
         rewind(f);
         if (pass == 1 && n > 1)
@@ -100,4 +136,56 @@ int vr_run_output_check(const char *pattern, bool force)
             "choose another -o, or replace it with --force\n",
             path);
     return -1;
+}
+
+/* In the child: 0 when want is one of the sim's profiles (or the sim gives
+ * no list), 1 with the message. */
+static int profile_known(const char *simdir, const char *want)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/libcuda.so.1", simdir);
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    const char *(*list)(void) = NULL;
+    if (h)
+        *(void **)&list = dlsym(h, "vtsim_profiles");
+    if (!list)
+        return 0;
+    const char *keys = list();
+    size_t n = strlen(want);
+    for (const char *k = keys; *k; k += strcspn(k, " "), k += *k == ' ')
+        if (strcspn(k, " ") == n && !strncasecmp(k, want, n))
+            return 0;
+    fprintf(stderr, "vramtrace run: unknown --sim profile '%s': the simulated device has %s\n",
+            want, keys);
+    return 1;
+}
+
+int vr_sim_profile_check(const char *simdir, const char *want)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0; /* cannot ask: the sim warns and uses its default */
+    if (pid == 0)
+        _exit(profile_known(simdir, want)); /* _exit: none of the sim's destructors */
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 1 ? -1 : 0;
+}
+
+bool vr_cuda_driver_present(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return true; /* cannot ask: assume there is one */
+    if (pid == 0)
+        _exit(dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) ? 0 : 1);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return true;
+    return !(WIFEXITED(st) && WEXITSTATUS(st) == 1);
 }

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,26 @@ int sim_parse_size(const char *s, size_t *out)
     return -1;
 }
 
+/* The profile keys, space-separated, in the table's order (README.md,
+ * "Identity"): for a tool to check a VRAMTRACE_SIM_DEVICE value before it
+ * starts a program. Exported from libcuda.so.1. */
+static char profile_keys[256];
+
+static void fill_keys(void)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof profiles / sizeof *profiles && len < sizeof profile_keys; i++)
+        len += (size_t)snprintf(profile_keys + len, sizeof profile_keys - len, "%s%s", i ? " " : "",
+                                profiles[i].key);
+}
+
+const char *vtsim_profiles(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_keys);
+    return profile_keys;
+}
+
 static void bad_env(const char *var, const char *val, const char *want)
 {
     fprintf(stderr, "vramtrace-sim: ignoring %s='%s': %s\n", var, val, want);
@@ -78,7 +99,9 @@ static void load_profile(struct sim_config *cfg)
             cfg->profile = &profiles[i];
             return;
         }
-    bad_env("VRAMTRACE_SIM_DEVICE", v, "expected t4, a100-40gb, a100-80gb or h100-80gb; using t4");
+    char want[320];
+    snprintf(want, sizeof want, "expected one of: %s; using %s", vtsim_profiles(), profiles[0].key);
+    bad_env("VRAMTRACE_SIM_DEVICE", v, want);
 }
 
 static void load_sizes(struct sim_config *cfg)

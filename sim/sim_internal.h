@@ -33,6 +33,8 @@ struct sim_config {
     int ndevices;
 };
 
+/* The profile keys, space-separated (exported: README.md, "Identity"). */
+const char *vtsim_profiles(void);
 /* Read VRAMTRACE_SIM_DEVICE / _MEMORY / _DEVICES / _CONTEXT_RESERVE; a bad value
  * prints one line on stderr and keeps the default. */
 void sim_config_load(struct sim_config *cfg);

@@ -1,0 +1,325 @@
+/* diagnose.c: the OOM diagnosis on stderr, at most DIAG_LINES lines, once
+ * per fatal failure (interpose/README.md, "The OOM diagnosis").
+ *
+ * A caching allocator answers a failure by freeing its cache and retrying
+ * (PyTorch, the workload's ga_malloc), so a failure is only known to be
+ * fatal later. The rule: a failed allocation is kept pending with a snapshot
+ * of the live sites; it is dropped when the same thread's next allocation is
+ * the same size on the same device and succeeds (recovered: the report's
+ * rule, report.h vr_oom.recovered); a failed retry of the same request
+ * replaces it (one diagnosis per request); any other next allocation of that
+ * thread, another failure of another thread, or the end of the process
+ * prints it. Sites are named by function and file:line with elfutils libdw,
+ * dlopened only then (the preload never links it), else dladdr's symbol+off. */
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vti_internal.h"
+
+#define MAX_DIAGNOSES 10
+#define DIAG_SITES 5
+
+typedef struct pending {
+    bool set;
+    pthread_t thread;
+    uint64_t size, fr, to;
+    int error, device;
+    enum vt_api api;
+    bool have_info;
+    uint32_t stack;
+    uint64_t attempts; /* failed attempts of this request (retries included) */
+    vti_counters c;
+    vti_site sites[DIAG_SITES];
+    int nsites;
+} pending;
+
+static pthread_mutex_t diag_lock = PTHREAD_MUTEX_INITIALIZER;
+static pending pend;
+static _Atomic int pend_set; /* pend.set, read without the lock */
+static int diagnoses;        /* printed, under diag_lock */
+static uint64_t earlier;     /* failed attempts already printed or recovered */
+
+void vti_fmt_bytes(uint64_t b, char *out, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, len, "%" PRIu64 " B", b);
+    else
+        snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+/* ---- naming frames: libdw when it can be loaded, else dladdr ------------- */
+
+typedef struct dw_api {
+    Dwfl *(*begin)(const Dwfl_Callbacks *);
+    int (*proc_report)(Dwfl *, pid_t);
+    int (*report_end)(Dwfl *, int (*)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *),
+                      void *);
+    Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
+    const char *(*addrname)(Dwfl_Module *, GElf_Addr);
+    Dwfl_Line *(*getsrc)(Dwfl_Module *, Dwarf_Addr);
+    const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *, Dwarf_Word *);
+    void (*end)(Dwfl *);
+    Dwfl_Callbacks cb;
+    char *debuginfo_path;
+} dw_api;
+
+/* The process's modules in libdw (dwfl_linux_proc_report), or NULL. */
+static Dwfl *dw_open(dw_api *a)
+{
+    void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return NULL;
+    *(void **)&a->begin = dlsym(h, "dwfl_begin");
+    *(void **)&a->proc_report = dlsym(h, "dwfl_linux_proc_report");
+    *(void **)&a->report_end = dlsym(h, "dwfl_report_end");
+    *(void **)&a->addrmodule = dlsym(h, "dwfl_addrmodule");
+    *(void **)&a->addrname = dlsym(h, "dwfl_module_addrname");
+    *(void **)&a->getsrc = dlsym(h, "dwfl_module_getsrc");
+    *(void **)&a->lineinfo = dlsym(h, "dwfl_lineinfo");
+    *(void **)&a->end = dlsym(h, "dwfl_end");
+    *(void **)&a->cb.find_elf = dlsym(h, "dwfl_linux_proc_find_elf");
+    *(void **)&a->cb.find_debuginfo = dlsym(h, "dwfl_standard_find_debuginfo");
+    a->cb.debuginfo_path = &a->debuginfo_path;
+    if (!a->begin || !a->proc_report || !a->report_end || !a->addrmodule || !a->addrname ||
+        !a->getsrc || !a->lineinfo || !a->end || !a->cb.find_elf || !a->cb.find_debuginfo)
+        return NULL; /* the handle stays: a later dlopen is cheap */
+    Dwfl *d = a->begin(&a->cb);
+    if (d && (a->proc_report(d, getpid()) != 0 || a->report_end(d, NULL, NULL) != 0)) {
+        a->end(d);
+        d = NULL;
+    }
+    return d;
+}
+
+static bool skipped(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    return !base || !strncmp(base, "libcuda", 7) || !strncmp(base, "libvramtrace", 12) ||
+           !strncmp(base, "libcupti", 8) || !strncmp(base, "libffi", 6) ||
+           !strncmp(base, "_ctypes.", 8) || !strncmp(base, "libpython", 9);
+}
+
+/* "function (file:line)" or "symbol+0xoff (module)" for one ip. */
+static void frame_name(const dw_api *a, Dwfl *d, uint64_t ip, char *out, size_t len)
+{
+    Dl_info info = {0};
+    if (vti_py_label(ip, out, len))
+        return;
+    Dwfl_Module *m = d ? a->addrmodule(d, ip) : NULL;
+    const char *fn = m ? a->addrname(m, ip) : NULL;
+    Dwfl_Line *l = m ? a->getsrc(m, ip) : NULL;
+    int line = 0;
+    const char *file = l ? a->lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+    if (fn && file && line > 0) {
+        const char *b = strrchr(file, '/');
+        snprintf(out, len, "%s (%s:%d)", fn, b ? b + 1 : file, line);
+    } else if (dladdr((void *)(uintptr_t)ip, &info) && info.dli_sname) {
+        snprintf(out, len, "%s+0x%" PRIxPTR, info.dli_sname,
+                 (uintptr_t)ip + 1 - (uintptr_t)info.dli_saddr);
+    } else {
+        const char *b = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+        snprintf(out, len, "%s+0x%" PRIxPTR, b ? b + 1 : "?",
+                 (uintptr_t)ip + 1 - (uintptr_t)info.dli_fbase);
+    }
+}
+
+typedef struct site_ips {
+    uint64_t ips[VTI_MAX_STACK_DEPTH];
+    uint64_t fn[VTI_MAX_STACK_DEPTH]; /* the function's start (dladdr), else the ip */
+    int n;
+} site_ips;
+
+/* FNV-1a of a function's name: frames of one function compare equal. */
+static uint64_t name_hash(const char *n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *n; n++)
+        h = (h ^ (unsigned char)*n) * 1099511628211ull;
+    return h;
+}
+
+/* The stack's ips outside vramtrace and the CUDA libraries, innermost first;
+ * fn identifies each frame's function (libdw's symbol, dladdr's, the ip). */
+static void user_ips(const dw_api *a, Dwfl *d, uint32_t stack, site_ips *s)
+{
+    uint64_t ips[VTI_MAX_STACK_DEPTH];
+    int n = vti_stack_ips(stack, ips, VTI_MAX_STACK_DEPTH);
+    s->n = 0;
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        bool py = ips[i] & VTI_PY_NODE;
+        bool named = !py && dladdr((void *)(uintptr_t)ips[i], &info);
+        if (named && skipped(info.dli_fname) && s->n == 0)
+            continue;
+        Dwfl_Module *m = d && !py ? a->addrmodule(d, ips[i]) : NULL;
+        const char *fn = m ? a->addrname(m, ips[i]) : NULL;
+        s->ips[s->n] = ips[i];
+        s->fn[s->n++] = fn                        ? name_hash(fn)
+                        : named && info.dli_saddr ? (uint64_t)(uintptr_t)info.dli_saddr
+                                                  : ips[i];
+    }
+}
+
+/* Innermost frames that the failing stack and every top site share (the
+ * allocation wrappers), kept below one frame of each. */
+static int shared_prefix(const site_ips *s, int n)
+{
+    int p = s[0].n;
+    for (int i = 1; i < n; i++) {
+        int k = 0;
+        while (k < p && k < s[i].n && s[i].fn[k] == s[0].fn[k])
+            k++;
+        p = k;
+    }
+    for (int i = 0; i < n; i++)
+        if (s[i].n && p >= s[i].n)
+            p = s[i].n - 1;
+    return p < 0 ? 0 : p;
+}
+
+/* "culprit (file:line) <- caller (file:line)" from frame p on. */
+static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, char *out, size_t len)
+{
+    char f1[256], f2[256];
+    if (!s->n) {
+        snprintf(out, len, "<no stack>");
+        return;
+    }
+    frame_name(a, d, s->ips[p], f1, sizeof f1);
+    if (p + 1 < s->n) {
+        frame_name(a, d, s->ips[p + 1], f2, sizeof f2);
+        snprintf(out, len, "%s <- %s", f1, f2);
+    } else {
+        snprintf(out, len, "%s", f1);
+    }
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+static void print_sites(const pending *p, const dw_api *a, Dwfl *d, site_ips *s, int prefix)
+{
+    char b[32], where[600];
+    if (p->nsites)
+        vti_msg("vramtrace:   largest live call sites (allocation wrappers they share "
+                "skipped):\n");
+    for (int i = 0; i < p->nsites; i++) {
+        vti_fmt_bytes(p->sites[i].bytes, b, sizeof b);
+        site_text(a, d, &s[i + 1], prefix, where, sizeof where);
+        vti_msg("vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b,
+                p->sites[i].count, p->sites[i].count == 1 ? "" : "s", where);
+    }
+}
+
+/* At most 9 lines: the failure, where, live, up to 5 sites, the pointer. */
+static void print_pending(const pending *p)
+{
+    char req[32], fb[32], tb[32], lb[32], where[600];
+    dw_api a = {0};
+    Dwfl *d = dw_open(&a);
+    site_ips s[DIAG_SITES + 1];
+    user_ips(&a, d, p->stack, &s[0]);
+    for (int i = 0; i < p->nsites; i++)
+        user_ips(&a, d, p->sites[i].stack, &s[i + 1]);
+    int prefix = shared_prefix(s, p->nsites + 1);
+    vti_fmt_bytes(p->size, req, sizeof req);
+    vti_fmt_bytes(p->fr, fb, sizeof fb);
+    vti_fmt_bytes(p->to, tb, sizeof tb);
+    vti_fmt_bytes(p->c.live_bytes, lb, sizeof lb);
+    vti_msg("vramtrace: OUT OF MEMORY: %s of %s failed with error %d on device %d%s%s%s%s%s\n",
+            vt_api_name(p->api), req, p->error, p->device, p->have_info ? ", free " : "",
+            p->have_info ? fb : "", p->have_info ? " of " : "", p->have_info ? tb : "",
+            p->attempts > 1 ? " (also its retry)" : "");
+    site_text(&a, d, &s[0], prefix, where, sizeof where);
+    vti_msg("vramtrace:   requested at %s\n", where);
+    vti_msg("vramtrace:   live: %s in %" PRIu64 " allocations%s\n", lb, p->c.live_count,
+            earlier ? "; earlier failures were recovered by retries" : "");
+    print_sites(p, &a, d, s, prefix);
+    vti_msg("vramtrace:   cause and remedy: vramtrace report on this trace\n");
+    if (d)
+        a.end(d);
+}
+
+/* Print and clear the pending failure (under diag_lock). */
+static void flush_locked(void)
+{
+    if (!pend.set)
+        return;
+    pending p = pend;
+    pend.set = false;
+    atomic_store(&pend_set, 0);
+    if (vti_settings_get()->quiet || diagnoses > MAX_DIAGNOSES)
+        return;
+    if (diagnoses++ == MAX_DIAGNOSES) {
+        vti_msg("vramtrace: further failed allocations are only in the trace\n");
+        return;
+    }
+    print_pending(&p);
+}
+
+void vti_diag_failed(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
+                     uint64_t to, bool have_info, uint32_t stack)
+{
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&diag_lock);
+    uint64_t attempts = 1;
+    if (pend.set && pthread_equal(pend.thread, self) && pend.size == size && pend.device == device)
+        attempts += pend.attempts; /* a failed retry of the same request */
+    else
+        flush_locked();
+    pend = (pending){.set = true,
+                     .thread = self,
+                     .size = size,
+                     .fr = fr,
+                     .to = to,
+                     .error = error,
+                     .device = device,
+                     .api = api,
+                     .have_info = have_info,
+                     .stack = stack,
+                     .attempts = attempts};
+    vti_counters_get(device, &pend.c);
+    pend.nsites = vti_live_top_sites(device, pend.sites, DIAG_SITES);
+    atomic_store(&pend_set, 1);
+    pthread_mutex_unlock(&diag_lock);
+}
+
+void vti_diag_alloc(uint64_t size, int device)
+{
+    if (!atomic_load(&pend_set))
+        return;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&diag_lock);
+    if (pend.set && pthread_equal(pend.thread, self)) {
+        if (pend.size == size && pend.device == device) { /* recovered by a retry */
+            earlier += pend.attempts;
+            pend.set = false;
+            atomic_store(&pend_set, 0);
+        } else {
+            flush_locked();
+        }
+    }
+    pthread_mutex_unlock(&diag_lock);
+}
+
+void vti_diag_flush(void)
+{
+    if (!atomic_load(&pend_set))
+        return;
+    pthread_mutex_lock(&diag_lock);
+    flush_locked();
+    pthread_mutex_unlock(&diag_lock);
+}

@@ -1,0 +1,135 @@
+/* iterfit.c: growth per iteration in process, for the exit line's verdict.
+ * An iteration is a top-level NVTX push/pop range (the report's rule:
+ * report/growth.c, the most frequent top-level range); at each of its ends
+ * the live device bytes are sampled into a running least-squares fit per
+ * range name. The projection is the report's (report/model.c, fit_growth):
+ * iterations + ceil((room - live) / slope), room = the device's free bytes
+ * at its first memory-info sample + the bytes live then. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vti_internal.h"
+
+#define ITER_NAMES 8
+
+typedef struct iter_fit {
+    char name[48];
+    uint64_t n;      /* completed iterations */
+    uint64_t y0;     /* live bytes at the first end (samples are centred on it) */
+    uint64_t y_last; /* live bytes at the last end */
+    double sx, sy, sxx, sxy, syy;
+} iter_fit;
+
+static pthread_mutex_t iter_lock = PTHREAD_MUTEX_INITIALIZER;
+static iter_fit fits[ITER_NAMES];
+static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
+
+static uint64_t live_device_bytes(void)
+{
+    uint64_t sum = 0;
+    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
+        vti_counters c;
+        vti_counters_get(d, &c);
+        sum += c.live_bytes;
+    }
+    return sum;
+}
+
+void vti_iter_meminfo(int device, uint64_t free_b)
+{
+    if (device < 0 || device >= VTI_MAX_DEVICES)
+        return;
+    vti_counters c;
+    vti_counters_get(device, &c);
+    pthread_mutex_lock(&iter_lock);
+    if (!room[device])
+        room[device] = free_b + c.live_bytes;
+    pthread_mutex_unlock(&iter_lock);
+}
+
+static iter_fit *fit_of(const char *name)
+{
+    for (int i = 0; i < ITER_NAMES; i++) {
+        if (!fits[i].name[0]) {
+            snprintf(fits[i].name, sizeof fits[i].name, "%s", name);
+            return &fits[i];
+        }
+        if (!strncmp(fits[i].name, name, sizeof fits[i].name - 1))
+            return &fits[i];
+    }
+    return NULL;
+}
+
+void vti_iter_end(const char *name)
+{
+    if (!name || !*name)
+        return;
+    uint64_t y = live_device_bytes();
+    pthread_mutex_lock(&iter_lock);
+    iter_fit *f = fit_of(name);
+    if (f) {
+        if (!f->n)
+            f->y0 = y;
+        double x = (double)++f->n, v = (double)y - (double)f->y0;
+        f->sx += x;
+        f->sy += v;
+        f->sxx += x * x;
+        f->sxy += x * v;
+        f->syy += v * v;
+        f->y_last = y;
+    }
+    pthread_mutex_unlock(&iter_lock);
+}
+
+static void fmt_size(double b, char *out, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024.0 && u < 4) {
+        b /= 1024.0;
+        u++;
+    }
+    snprintf(out, len, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+}
+
+/* "GROWING: ..." for the most frequent iteration name when it grows. */
+static bool growing_line(const iter_fit *f, uint64_t rm, char *out, size_t len)
+{
+    double n = (double)f->n, dx = n * f->sxx - f->sx * f->sx, dy = n * f->syy - f->sy * f->sy;
+    if (f->n < 3 || dx <= 0)
+        return false;
+    double cov = n * f->sxy - f->sx * f->sy, slope = cov / dx;
+    double r2 = dy > 0 ? cov * cov / (dx * dy) : 0;
+    if (slope < 1.0 || r2 < 0.8 || rm <= f->y_last)
+        return false;
+    double q = (double)(rm - f->y_last) / slope; /* ceil, as the report's fit_growth */
+    int64_t left = (int64_t)q;
+    left += (double)left < q;
+    int64_t at = (int64_t)f->n + left;
+    char rate[32];
+    fmt_size(slope, rate, sizeof rate);
+    snprintf(out, len,
+             "GROWING: +%s per %s (R^2 %.3f over %" PRIu64 " %ss): out of memory projected at "
+             "%s %" PRId64,
+             rate, f->name, r2 > 1 ? 1.0 : r2, f->n, f->name, f->name, at);
+    return true;
+}
+
+bool vti_iter_headline(char *out, size_t len)
+{
+    bool ok = false;
+    pthread_mutex_lock(&iter_lock);
+    const iter_fit *best = NULL;
+    uint64_t rm = 0;
+    for (int i = 0; i < ITER_NAMES; i++)
+        if (fits[i].name[0] && (!best || fits[i].n > best->n))
+            best = &fits[i];
+    for (int d = 0; d < VTI_MAX_DEVICES; d++)
+        rm = room[d] > rm ? room[d] : rm;
+    if (best)
+        ok = growing_line(best, rm, out, len);
+    pthread_mutex_unlock(&iter_lock);
+    return ok;
+}

@@ -1,0 +1,253 @@
+/* verdict.c: the headline every report opens with (report.h, vr_headline):
+ * one verdict (OOM and its cause, growing, leaked at exit, healthy) and its
+ * remedy. The fragmentation remedies are the ones the scenario suite
+ * measured (docs/scenarios.md, rows vary_batch_fragmentation and
+ * empty_cache); the capacity remedy is the OOM's suggested batch (oom.c). */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SZ(v, b) vr_format_size((v), (b), sizeof(b))
+
+static bool same_frame(const vr_frame *a, const vr_frame *b)
+{
+    return a->line == b->line && !strcmp(a->function, b->function) && !strcmp(a->file, b->file);
+}
+
+/* Innermost frames that every growing site shares (the allocation wrappers);
+ * 0 with one site. Never the whole of any stack. */
+static size_t common_prefix(const vr_report *r)
+{
+    if (r->ngrowth < 2)
+        return 0;
+    size_t p = r->growth[0].stack.n;
+    for (size_t i = 1; i < r->ngrowth; i++) {
+        const vr_stack *a = &r->growth[0].stack, *b = &r->growth[i].stack;
+        size_t k = 0;
+        while (k < p && k < b->n && same_frame(&a->frames[k], &b->frames[k]))
+            k++;
+        p = k;
+    }
+    for (size_t i = 0; i < r->ngrowth; i++)
+        if (r->growth[i].stack.n && p >= r->growth[i].stack.n)
+            p = r->growth[i].stack.n - 1;
+    return p;
+}
+
+static const char *frame_name(vr_arena *a, const vr_frame *fr)
+{
+    char buf[160];
+    const char *fn = vr_frame_label(fr, buf, sizeof buf);
+    if (fr->file[0] && fr->line)
+        return vr_sprintf(a, "%s (%s:%" PRIu32 ")", fn, vr_basename(fr->file), fr->line);
+    return vr_strdup(a, fn);
+}
+
+static int cmp_culprit(const void *a, const void *b)
+{
+    const vr_culprit *x = a, *y = b;
+    if (x->bytes_per_iteration != y->bytes_per_iteration)
+        return x->bytes_per_iteration < y->bytes_per_iteration ? 1 : -1;
+    return strcmp(x->label, y->label);
+}
+
+/* Every growing site grouped by its culprit frame, fastest first. */
+static vr_culprit *culprits(const vr_report *r, size_t *n)
+{
+    size_t p = common_prefix(r), m = 0;
+    double sum = 0;
+    vr_culprit *c = vr_alloc(r->arena, (r->ngrowth ? r->ngrowth : 1) * sizeof *c);
+    for (size_t i = 0; i < r->ngrowth; i++) {
+        const vr_growth *g = &r->growth[i];
+        vr_stack st = g->stack;
+        if (st.n > p) {
+            st.frames += p;
+            st.n -= p;
+        }
+        const char *label = st.n ? frame_name(r->arena, &st.frames[0]) : "(no stack)";
+        size_t k = 0;
+        while (k < m && strcmp(c[k].label, label))
+            k++;
+        if (k == m) /* growth is fastest first: the first stack is the fastest */
+            c[m++] = (vr_culprit){.label = label, .stack = st};
+        c[k].bytes_per_iteration += g->bytes_per_iteration;
+        sum += g->bytes_per_iteration;
+    }
+    for (size_t k = 0; k < m; k++)
+        c[k].share = sum > 0 ? c[k].bytes_per_iteration / sum : 0;
+    if (m)
+        qsort(c, m, sizeof *c, cmp_culprit);
+    *n = m;
+    return c;
+}
+
+static bool growing(const vr_report *r)
+{
+    const vr_growth *t = &r->total_growth;
+    return t->bytes_per_iteration >= 1.0 && t->r2 >= 0.8 && r->iterations >= 3 &&
+           t->projected_oom_iteration >= 0 && r->ngrowth > 0;
+}
+
+/* "a 44.54 MiB per train_step ..." plus the growing sites with shares */
+static void headline_growing(const vr_report *r, vr_headline *h)
+{
+    char b1[32], b2[32];
+    const vr_growth *t = &r->total_growth;
+    h->kind = "growing";
+    h->sites = culprits(r, &h->nsites);
+    h->bytes_per_iteration = t->bytes_per_iteration;
+    h->projected_oom_iteration = t->projected_oom_iteration;
+    h->iterations = r->iterations;
+    char *s = vr_sprintf(
+        r->arena,
+        "GROWING: +%s per %s (R^2 %.3f over %" PRIu64
+        " %ss, live %s): out of memory projected at %s %" PRId64 "; growing sites:",
+        SZ((uint64_t)t->bytes_per_iteration, b1), h->iteration_name, t->r2, r->iterations,
+        h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, t->projected_oom_iteration);
+    for (size_t k = 0; k < h->nsites; k++)
+        s = vr_sprintf(r->arena, "%s%s %s %.0f%%", s, k ? "," : "", h->sites[k].label,
+                       100.0 * h->sites[k].share);
+    h->text = s;
+    h->remedy = vr_sprintf(r->arena,
+                           "release what %s keeps alive across %ss (a list or history that "
+                           "holds tensors: keep detached scalars, or drop the references at the "
+                           "end of each %s)",
+                           h->nsites ? h->sites[0].label : "the growing site", h->iteration_name,
+                           h->iteration_name);
+}
+
+static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_headline *g)
+{
+    char b1[32];
+    switch (o->verdict) {
+    case VR_VERDICT_CAPACITY:
+        if (o->max_batch > 0 && !strcmp(o->batch_kind, "measured"))
+            return vr_sprintf(r->arena,
+                              "use --batch %" PRId64 " (measured: the largest batch that fits "
+                              "this device, from a completed step at --batch %" PRId64 ")",
+                              o->max_batch, o->batch);
+        if (o->max_batch > 0)
+            return vr_sprintf(r->arena,
+                              "use a smaller batch: batches above %" PRId64 " cannot fit (no "
+                              "step completed at --batch %" PRId64 "); record --batch %" PRId64
+                              " and report both traces to measure the largest that fits",
+                              o->max_batch, o->batch, o->max_batch / 2 > 0 ? o->max_batch / 2 : 1);
+        return "the working set does not fit: use a smaller batch or model, or a larger device";
+    case VR_VERDICT_LEAK:
+        if (g && g->nsites)
+            return vr_sprintf(r->arena, "release what %s keeps alive across iterations",
+                              g->sites[0].label);
+        return "memory live from earlier iterations was never freed: release it (see Growth)";
+    case VR_VERDICT_FRAGMENTATION:
+        return vr_sprintf(r->arena,
+                          "free blocks (largest %s) are too small: empty the allocator's cache "
+                          "between steps (torch.cuda.empty_cache(), train --empty-cache: the "
+                          "vary_batch_fragmentation scenario then ran all its steps), keep input "
+                          "shapes fixed, or set "
+                          "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                          SZ(o->heap_largest_free, b1));
+    case VR_VERDICT_EXTERNAL:
+        return vr_sprintf(r->arena,
+                          "%s of the device was in use outside this process: free it "
+                          "or run alone on the device",
+                          SZ(o->baseline_bytes + o->external_bytes, b1));
+    }
+    return "";
+}
+
+/* The failing call's frame that follows the allocation wrappers: the
+ * innermost functions that the largest live sites (two or three) share; the
+ * failing stack's last frame in one of them is a wrapper, the next one is
+ * named. Its first frame when no wrapper is recognised. */
+static const char *oom_site(const vr_report *r, const vr_oom *o)
+{
+    if (!o->stack.n)
+        return "(no stack)";
+    size_t m = o->ntop_sites < 3 ? o->ntop_sites : 3, p = m ? o->top_sites[0].stack.n : 0, at = 0;
+    for (size_t i = 1; i < m; i++) {
+        const vr_stack *a = &o->top_sites[0].stack, *b = &o->top_sites[i].stack;
+        size_t k = 0;
+        while (k < p && k < b->n && !strcmp(a->frames[k].function, b->frames[k].function))
+            k++;
+        p = k;
+    }
+    for (size_t j = 0; m >= 2 && j < o->stack.n; j++)
+        for (size_t k = 0; k < p; k++)
+            if (!strcmp(o->stack.frames[j].function, o->top_sites[0].stack.frames[k].function))
+                at = j + 1 < o->stack.n ? j + 1 : j;
+    return frame_name(r->arena, &o->stack.frames[at]);
+}
+
+static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
+{
+    char b1[32], b2[32], b3[32];
+    const vr_oom *o = &r->ooms[i];
+    vr_headline g = {.iteration_name = h->iteration_name};
+    if (growing(r))
+        headline_growing(r, &g);
+    h->kind = "oom";
+    h->cause = vr_verdict_name(o->verdict);
+    const char *site = oom_site(r, o);
+    h->text = vr_sprintf(r->arena,
+                         "OUT OF MEMORY (%s): %s of %s failed on device %d (free %s of %s) at "
+                         "%s%s%s",
+                         h->cause, o->api, SZ(o->requested_bytes, b1), o->device,
+                         SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3), site,
+                         o->range[0] ? " in " : "", o->range);
+    h->remedy = oom_remedy(r, o, &g);
+    if (o->verdict == VR_VERDICT_LEAK && g.kind) {
+        h->sites = g.sites;
+        h->nsites = g.nsites;
+        h->bytes_per_iteration = g.bytes_per_iteration;
+    }
+}
+
+static void headline_rest(const vr_report *r, vr_headline *h)
+{
+    char b1[32], b2[32], b3[32];
+    if (r->leaked_count) {
+        h->kind = "leaked";
+        const char *site = r->nleaks && r->leaks[0].stack.n
+                               ? frame_name(r->arena, &r->leaks[0].stack.frames[0])
+                               : "(no stack)";
+        h->text = vr_sprintf(r->arena,
+                             "LEAKED AT EXIT: %s of device memory in %" PRIu64
+                             " allocations, the largest part allocated at %s",
+                             SZ(r->leaked_bytes, b1), r->leaked_count, site);
+        h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
+        return;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < r->ndevices; i++)
+        total = r->devices[i].total_bytes > total ? r->devices[i].total_bytes : total;
+    h->kind = "healthy";
+    if (total)
+        h->text = vr_sprintf(r->arena,
+                             "HEALTHY: peak reserved %s of %s (%.1f%%), headroom %s; nothing "
+                             "leaked, no growth, no failed allocation",
+                             SZ(r->peak_reserved, b1), SZ(total, b2),
+                             100.0 * (double)r->peak_reserved / (double)total,
+                             SZ(total > r->peak_reserved ? total - r->peak_reserved : 0, b3));
+    else
+        h->text = vr_sprintf(r->arena,
+                             "HEALTHY: peak reserved %s (device size unknown); nothing leaked, "
+                             "no growth, no failed allocation",
+                             SZ(r->peak_reserved, b1));
+    h->remedy = "none needed";
+}
+
+void vr_headline_of(const vr_report *r, vr_headline *h)
+{
+    *h = (vr_headline){.cause = "",
+                       .projected_oom_iteration = -1,
+                       .iteration_name = r->iteration_name[0] ? r->iteration_name : "iteration"};
+    size_t fatal = vr_fatal_oom(r);
+    if (fatal != SIZE_MAX)
+        headline_oom(r, fatal, h);
+    else if (growing(r))
+        headline_growing(r, h);
+    else
+        headline_rest(r, h);
+}
