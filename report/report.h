@@ -335,13 +335,14 @@ typedef struct vr_diff_site {
 
 typedef struct vr_diff {
     const vr_report *run[2];
-    vr_diff_site *sites; /* largest change first, then by key */
+    vr_diff_site *sites; /* largest change first; equal changes: the larger
+                          * bytes at the peak (both runs summed) first */
     size_t nsites;
     size_t only[2]; /* sites seen in one run only: [0] before, [1] after */
 } vr_diff;
 
-/* Match the sites of before and after (both must outlive the diff). NULL
- * only when memory runs out. */
+/* Match the sites of before and after (both must outlive the diff). Never
+ * NULL (vr_xmalloc's rule: out of memory ends the process). */
 vr_diff *vr_diff_new(const vr_report *before, const vr_report *after);
 void vr_diff_free(vr_diff *d);
 /* Renderers of the diff of r[0] (before) and r[1] (after); n must be 2.
