@@ -29,7 +29,8 @@ static const char usage_main[] =
     "\n"
     "  run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] [--force] -- PROGRAM ARGS...\n"
     "        record the device memory of PROGRAM and every process it starts\n"
-    "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
+    "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--memory-viz F]\n"
+    "                 [--top N] [--quiet]\n"
     "  diff BEFORE AFTER [--json F] [--html F] [--top N] [--quiet]\n"
     "        peak, leaks, growth and OOMs per call site, sorted by change\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
@@ -73,6 +74,9 @@ static const char usage_report[] =
     "  --html FILE     self-contained HTML report (no network needed)\n"
     "  --folded FILE   bytes at the peak per stack, for flamegraph.pl / speedscope\n"
     "  --chrome FILE   Chrome trace JSON (Perfetto): memory counters, NVTX ranges, OOMs\n"
+    "  --memory-viz FILE  PyTorch memory snapshot (pickle) for pytorch.org/memory_viz:\n"
+    "                  segments at the fatal failure (else at the peak), device_traces\n"
+    "                  up to then\n"
     "  --top N         entries per table (default 10)\n"
     "  -q, --quiet     no text report on stdout\n"
     "  --no-symbols    do not read debug information (addresses only)\n"
@@ -470,11 +474,12 @@ static void free_all(vr_report **r, size_t n)
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE };
+    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE, O_MEMVIZ };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"html", required_argument, NULL, O_HTML},
                                          {"folded", required_argument, NULL, O_FOLDED},
                                          {"chrome", required_argument, NULL, O_CHROME},
+                                         {"memory-viz", required_argument, NULL, O_MEMVIZ},
                                          {"top", required_argument, NULL, O_TOP},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"no-symbols", no_argument, NULL, O_NOSYM},
@@ -485,7 +490,8 @@ static int cmd_report(int argc, char **argv)
     out_file outs[] = {{NULL, vr_render_json},
                        {NULL, vr_render_html},
                        {NULL, vr_render_folded},
-                       {NULL, vr_render_chrome}};
+                       {NULL, vr_render_chrome},
+                       {NULL, vr_render_memviz}};
     vr_options opt = progress_options();
     bool quiet = false, allow_trunc = false;
     int c;
@@ -496,6 +502,9 @@ static int cmd_report(int argc, char **argv)
         case O_FOLDED:
         case O_CHROME:
             outs[c - O_JSON].path = optarg;
+            break;
+        case O_MEMVIZ:
+            outs[4].path = optarg;
             break;
         case O_TOP:
             if (parse_top(optarg, &opt.top) < 0) {
@@ -531,7 +540,7 @@ static int cmd_report(int argc, char **argv)
     }
     char **files;
     vr_run_files(argv + optind, n, &files, &n);
-    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path};
+    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path, outs[4].path};
     if (outputs_refused(files, n, paths, sizeof paths / sizeof paths[0]) < 0) {
         vr_run_files_free(files, n);
         return EXIT_INPUT;

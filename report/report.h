@@ -269,6 +269,13 @@ int vr_render_folded(FILE *out, vr_report *const *r, size_t n, const vr_options 
  * instant events. */
 int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
 
+/* PyTorch memory snapshot (the pickled dict of torch.cuda.memory._snapshot(),
+ * PyTorch 2.x) of the one trace r[0] (re-read from its file): segments and
+ * blocks at the fatal failure, else at the peak of allocated bytes, and the
+ * device_traces up to then (memviz.c gives the mapping). -1 with a message
+ * when n != 1 or the file cannot be re-read; -1 on I/O error. */
+int vr_render_memviz(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+
 /* ---- batch advice across runs (batch.c) -------------------------------- */
 
 /* The --batch / --batch-size value of argv (also --batch=N), -1 if none. */
