@@ -243,11 +243,44 @@ static void html_totals(FILE *f, const vr_diff *d)
             unrecovered(a), unrecovered(b));
 }
 
-static void html_stack(FILE *f, const vr_stack *st)
+static bool same_frame(const vr_frame *a, const vr_frame *b)
+{
+    return a->line == b->line && !strcmp(a->function, b->function) && !strcmp(a->file, b->file);
+}
+
+/* Leading (leaf-side) frames every shown site shares (an allocator's own
+ * frames): the summaries start after them. 0 with fewer than two sites. */
+static size_t shared_frames(const vr_diff *d, size_t shown)
+{
+    if (shown < 2)
+        return 0;
+    size_t n = d->sites[0].stack.n;
+    for (size_t k = 1; k < shown; k++) {
+        const vr_stack *x = &d->sites[0].stack, *y = &d->sites[k].stack;
+        size_t i = 0;
+        while (i < n && i < y->n && same_frame(&x->frames[i], &y->frames[i]))
+            i++;
+        n = i;
+    }
+    return n;
+}
+
+/* The stack, collapsed to its first frame after the shared ones. */
+static void html_stack(FILE *f, const vr_stack *st, size_t shared)
 {
     char buf[64];
     fputs("<details><summary>", f);
-    vr_html_str(f, st->n ? vr_frame_label(&st->frames[0], buf, sizeof buf) : "(no stack)");
+    size_t k = shared < st->n ? shared : 0;
+    if (!st->n)
+        fputs("(no stack)", f);
+    else {
+        vr_html_str(f, vr_frame_label(&st->frames[k], buf, sizeof buf));
+        if (st->frames[k].file[0]) {
+            fputs(" (", f);
+            vr_html_str(f, vr_basename(st->frames[k].file));
+            fprintf(f, ":%" PRIu32 ")", st->frames[k].line);
+        }
+    }
     fputs("</summary>", f);
     for (size_t i = 0; i < st->n; i++) {
         const vr_frame *fr = &st->frames[i];
@@ -263,7 +296,7 @@ static void html_stack(FILE *f, const vr_stack *st)
 }
 
 /* One table row: change, peak, growth, leaked, OOM, the stack (expandable). */
-static void html_site(FILE *f, const vr_diff_site *s)
+static void html_site(FILE *f, const vr_diff_site *s, size_t shared)
 {
     fprintf(f, "<tr><td>%s</td>", USIZE((uint64_t)s->change));
     fprintf(f, "<td>%s &rarr; %s</td>", USIZE(s->peak[0]), USIZE(s->peak[1]));
@@ -271,7 +304,7 @@ static void html_site(FILE *f, const vr_diff_site *s)
     fprintf(f, "<td>%s &rarr; %s</td>", SSIZE(s->growth[0]), SSIZE(s->growth[1]));
     fprintf(f, "<td>%s &rarr; %s</td>", USIZE(s->leaked[0]), USIZE(s->leaked[1]));
     fprintf(f, "<td>%s &rarr; %s</td><td class=\"s\">", USIZE(s->oom[0]), USIZE(s->oom[1]));
-    html_stack(f, &s->stack);
+    html_stack(f, &s->stack, shared);
     fputs("</td></tr>\n", f);
 }
 
@@ -287,9 +320,12 @@ int vr_render_diff_html(FILE *out, vr_report *const *r, size_t n, const vr_optio
             "<table><tr><th>change</th><th>peak</th><th>&Delta; peak</th><th>growth/iteration</th>"
             "<th>leaked</th><th>at OOM</th><th>call stack</th></tr>\n",
             d->nsites, d->only[0], d->only[1]);
-    size_t top = vr_top(opt);
-    for (size_t i = 0; i < d->nsites && i < top && d->sites[i].change > 0; i++)
-        html_site(out, &d->sites[i]);
+    size_t top = vr_top(opt), shown = 0;
+    while (shown < d->nsites && shown < top && d->sites[shown].change > 0)
+        shown++;
+    size_t shared = shared_frames(d, shown);
+    for (size_t i = 0; i < shown; i++)
+        html_site(out, &d->sites[i], shared);
     fputs("</table></body></html>\n", out);
     vr_diff_free(d);
     return ferror(out) ? -1 : 0;
