@@ -29,7 +29,10 @@ static const char usage_main[] =
     "\n"
     "  run [--sim[=DEVICE]] [--torch-tensors] [-o FILE] [--force] -- PROGRAM ARGS...\n"
     "        record the device memory of PROGRAM and every process it starts\n"
-    "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--top N] [--quiet]\n"
+    "  report FILE... [--json F] [--html F] [--folded F] [--chrome F] [--memory-viz F]\n"
+    "                 [--top N] [--quiet]\n"
+    "  diff BEFORE AFTER [--json F] [--html F] [--top N] [--quiet]\n"
+    "        peak, leaks, growth and OOMs per call site, sorted by change\n"
     "  check FILE [--max-peak SIZE] [--max-leaked SIZE] [--max-host-leaked SIZE] [--no-oom]\n"
     "             [--max-growth SIZE]\n"
     "\n"
@@ -71,6 +74,9 @@ static const char usage_report[] =
     "  --html FILE     self-contained HTML report (no network needed)\n"
     "  --folded FILE   bytes at the peak per stack, for flamegraph.pl / speedscope\n"
     "  --chrome FILE   Chrome trace JSON (Perfetto): memory counters, NVTX ranges, OOMs\n"
+    "  --memory-viz FILE  PyTorch memory snapshot (pickle) for pytorch.org/memory_viz:\n"
+    "                  segments at the fatal failure (else at the peak), device_traces\n"
+    "                  up to then\n"
     "  --top N         entries per table (default 10)\n"
     "  -q, --quiet     no text report on stdout\n"
     "  --no-symbols    do not read debug information (addresses only)\n"
@@ -471,11 +477,12 @@ static void free_all(vr_report **r, size_t n)
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE };
+    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE, O_MEMVIZ };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"html", required_argument, NULL, O_HTML},
                                          {"folded", required_argument, NULL, O_FOLDED},
                                          {"chrome", required_argument, NULL, O_CHROME},
+                                         {"memory-viz", required_argument, NULL, O_MEMVIZ},
                                          {"top", required_argument, NULL, O_TOP},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"no-symbols", no_argument, NULL, O_NOSYM},
@@ -486,7 +493,8 @@ static int cmd_report(int argc, char **argv)
     out_file outs[] = {{NULL, vr_render_json},
                        {NULL, vr_render_html},
                        {NULL, vr_render_folded},
-                       {NULL, vr_render_chrome}};
+                       {NULL, vr_render_chrome},
+                       {NULL, vr_render_memviz}};
     vr_options opt = progress_options();
     bool quiet = false, allow_trunc = false;
     int c;
@@ -497,6 +505,9 @@ static int cmd_report(int argc, char **argv)
         case O_FOLDED:
         case O_CHROME:
             outs[c - O_JSON].path = optarg;
+            break;
+        case O_MEMVIZ:
+            outs[4].path = optarg;
             break;
         case O_TOP:
             if (parse_top(optarg, &opt.top) < 0) {
@@ -532,7 +543,7 @@ static int cmd_report(int argc, char **argv)
     }
     char **files;
     vr_run_files(argv + optind, n, &files, &n);
-    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path};
+    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path, outs[4].path};
     if (outputs_refused(files, n, paths, sizeof paths / sizeof paths[0]) < 0) {
         vr_run_files_free(files, n);
         return EXIT_INPUT;
@@ -557,6 +568,91 @@ static int cmd_report(int argc, char **argv)
         if (write_output(&outs[i], r, n, &opt) < 0)
             rc = EXIT_INPUT;
     free_all(r, n);
+    return rc;
+}
+
+/* ---- diff ------------------------------------------------------------------- */
+
+static const char usage_diff[] =
+    "usage: vramtrace diff BEFORE AFTER [options]\n"
+    "\n"
+    "Compare two traces (a run before and after a change) per call site, matched\n"
+    "by symbolized frames (function, file, line), not addresses: bytes live at the\n"
+    "peak, leaked at exit, growth per iteration and live at the fatal failure,\n"
+    "sorted by the largest change. Like heaptrack_print --diff.\n"
+    "\n"
+    "  --json FILE     JSON diff (format \"vramtrace-diff\")\n"
+    "  --html FILE     self-contained HTML page\n"
+    "  --top N         sites shown in text and HTML (default 10)\n"
+    "  -q, --quiet     no text on stdout\n"
+    "  --no-symbols    do not read debug information (sites then match by address)\n"
+    "  -h, --help\n"
+    "\n"
+    "Exit: 0 ok, 1 a trace is truncated, 2 unusable input or output error.\n";
+
+static int cmd_diff(int argc, char **argv)
+{
+    enum { O_JSON = 256, O_HTML, O_TOP, O_NOSYM };
+    static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
+                                         {"html", required_argument, NULL, O_HTML},
+                                         {"top", required_argument, NULL, O_TOP},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"no-symbols", no_argument, NULL, O_NOSYM},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    out_file outs[] = {{NULL, vr_render_diff_json}, {NULL, vr_render_diff_html}};
+    vr_options opt = progress_options();
+    bool quiet = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_JSON:
+        case O_HTML:
+            outs[c - O_JSON].path = optarg;
+            break;
+        case O_TOP:
+            if (parse_top(optarg, &opt.top) < 0) {
+                fprintf(stderr, "vramtrace diff: --top wants a positive number, not '%s'\n",
+                        optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case O_NOSYM:
+            opt.no_symbols = true;
+            break;
+        case 'h':
+            fputs(usage_diff, stdout);
+            return 0;
+        default:
+            fputs(usage_diff, stderr);
+            return EXIT_INPUT;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "vramtrace diff: two trace files wanted (BEFORE AFTER)\n%s", usage_diff);
+        return EXIT_INPUT;
+    }
+    char **files = argv + optind;
+    const char *paths[] = {outs[0].path, outs[1].path};
+    vr_report **r = calloc(2, sizeof(*r));
+    if (!r || outputs_refused(files, 2, paths, 2) < 0) {
+        free(r);
+        return EXIT_INPUT;
+    }
+    int rc = load_all(files, 2, &opt, r, "diff");
+    if (rc == EXIT_INPUT) {
+        free_all(r, 2);
+        return rc;
+    }
+    if (!quiet && vr_render_diff_text(stdout, r, 2, &opt) < 0)
+        rc = EXIT_INPUT;
+    for (size_t i = 0; i < 2; i++)
+        if (write_output(&outs[i], r, 2, &opt) < 0)
+            rc = EXIT_INPUT;
+    free_all(r, 2);
     return rc;
 }
 
@@ -690,6 +786,7 @@ int main(int argc, char **argv)
     int (*fn)(int, char **) = !strcmp(cmd, "run")      ? cmd_run
                               : !strcmp(cmd, "report") ? cmd_report
                               : !strcmp(cmd, "check")  ? cmd_check
+                              : !strcmp(cmd, "diff")   ? cmd_diff
                                                        : NULL;
     if (!fn) {
         fprintf(stderr, "vramtrace: unknown command '%s'\n%s", cmd, usage_main);

@@ -449,4 +449,38 @@ size_t vr_fatal_oom(const vr_report *r);
  * r->ooms, SIZE_MAX past the last. */
 size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top);
 
+/* replay.c: replay one event into s (as vr_analyze does); settle what is
+ * pending after the last one. */
+void vr_replay_one(vr_state *s, const vt_event *ev);
+void vr_replay_settle(vr_state *s);
+/* util.c: length (2..4) of the well-formed UTF-8 sequence at p (a byte >=
+ * 0x80), 0 when it is not one (RFC 3629 section 4). */
+int vr_utf8_len(const unsigned char *p);
+
+/* pickle.c: a streaming writer of Python pickle protocol 2 (the opcodes of
+ * CPython's Lib/pickletools.py that a dict of lists of dicts of ints and
+ * strings needs). Values are pushed on the unpickler's stack: a container is
+ * begun (vr_pk_dict / vr_pk_list), then vr_pk_mark, its items (key, value
+ * pairs for a dict), then vr_pk_setitems / vr_pk_appends. Errors show in
+ * ferror(f). */
+typedef struct vr_pickle {
+    FILE *f;
+    uint32_t memo; /* next memo index (LONG_BINPUT) */
+} vr_pickle;
+void vr_pk_begin(vr_pickle *p, FILE *f);   /* PROTO 2 */
+void vr_pk_end(vr_pickle *p);              /* STOP */
+void vr_pk_dict(vr_pickle *p);             /* EMPTY_DICT */
+void vr_pk_list(vr_pickle *p);             /* EMPTY_LIST */
+void vr_pk_mark(vr_pickle *p);             /* MARK */
+void vr_pk_setitems(vr_pickle *p);         /* SETITEMS: pairs since the mark into the dict */
+void vr_pk_appends(vr_pickle *p);          /* APPENDS: items since the mark into the list */
+void vr_pk_int(vr_pickle *p, int64_t v);   /* BININT (32-bit) or LONG1 (8 bytes) */
+void vr_pk_uint(vr_pickle *p, uint64_t v); /* BININT or LONG1 (up to 9 bytes) */
+/* BINUNICODE; bytes that are not well-formed UTF-8 become U+FFFD. */
+void vr_pk_str(vr_pickle *p, const char *s);
+void vr_pk_tuple2(vr_pickle *p); /* TUPLE2 of the two values on top */
+/* LONG_BINPUT: remember the value on top; returns its memo index. */
+uint32_t vr_pk_put(vr_pickle *p);
+void vr_pk_get(vr_pickle *p, uint32_t memo); /* LONG_BINGET */
+
 #endif

@@ -558,6 +558,18 @@ static void replay_event(vr_state *s, const vt_event *ev)
     on_timed(s, ev);
 }
 
+/* For a second pass over a trace (memviz.c): the same replay, one event at a
+ * time, and the settling of what is pending at its end. */
+void vr_replay_one(vr_state *s, const vt_event *ev)
+{
+    replay_event(s, ev);
+}
+
+void vr_replay_settle(vr_state *s)
+{
+    settle_pending(s, NULL);
+}
+
 /* ---- progress ------------------------------------------------------------ */
 
 static uint64_t mono_ns(void)

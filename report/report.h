@@ -319,6 +319,13 @@ typedef struct vr_headline {
 } vr_headline;
 void vr_headline_of(const vr_report *r, vr_headline *out);
 
+/* PyTorch memory snapshot (the pickled dict of torch.cuda.memory._snapshot(),
+ * PyTorch 2.x) of the one trace r[0] (re-read from its file): segments and
+ * blocks at the fatal failure, else at the peak of allocated bytes, and the
+ * device_traces up to then (memviz.c gives the mapping). -1 with a message
+ * when n != 1 or the file cannot be re-read; -1 on I/O error. */
+int vr_render_memviz(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+
 /* ---- batch advice across runs (batch.c) -------------------------------- */
 
 /* The --batch / --batch-size value of argv (also --batch=N), -1 if none. */
@@ -365,6 +372,42 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
 int vr_parse_size(const char *s, uint64_t *bytes);
 /* Human size "1.50 GiB" into buf; returns buf. */
 const char *vr_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- diff of two runs (diff.c; heaptrack_print --diff is the anchor) ---- */
+
+/* One call site in two runs, matched by its symbolized frames (function,
+ * source file name, line and module name of every frame; never addresses,
+ * so two builds or two address layouts of one program match). [0] is the
+ * run before, [1] the run after; 0 where a run lacks the site. */
+typedef struct vr_diff_site {
+    vr_stack stack;     /* from the run after, else the run before */
+    uint64_t peak[2];   /* bytes live at the peak (vr_report.sites) */
+    uint64_t leaked[2]; /* device bytes live at exit (vr_report.leaks) */
+    double growth[2];   /* bytes per iteration (vr_report.growth) */
+    uint64_t oom[2];    /* bytes live at the fatal failure (its top_sites) */
+    /* The sort key, bytes: the largest of |delta peak|, |delta leaked|,
+     * |delta oom| and |delta growth| times the larger iteration count. */
+    double change;
+} vr_diff_site;
+
+typedef struct vr_diff {
+    const vr_report *run[2];
+    vr_diff_site *sites; /* largest change first; equal changes: the larger
+                          * bytes at the peak (both runs summed) first */
+    size_t nsites;
+    size_t only[2]; /* sites seen in one run only: [0] before, [1] after */
+} vr_diff;
+
+/* Match the sites of before and after (both must outlive the diff). Never
+ * NULL (vr_xmalloc's rule: out of memory ends the process). */
+vr_diff *vr_diff_new(const vr_report *before, const vr_report *after);
+void vr_diff_free(vr_diff *d);
+/* Renderers of the diff of r[0] (before) and r[1] (after); n must be 2.
+ * Text: totals then sites by change; JSON: format "vramtrace-diff"; HTML: a
+ * self-contained page. 0 or -1 (I/O error, n != 2). */
+int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+int vr_render_diff_json(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
+int vr_render_diff_html(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
 
 #ifdef __cplusplus
 }

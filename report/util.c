@@ -317,6 +317,11 @@ static int utf8_seq_len(const unsigned char *p)
     return n;
 }
 
+int vr_utf8_len(const unsigned char *p)
+{
+    return utf8_seq_len(p);
+}
+
 /* Copy the UTF-8 sequence at *p to f, or write bad for a byte that does not
  * start one; advances *p to the last byte consumed. */
 static void put_utf8(FILE *f, const unsigned char **p, const char *bad)
