@@ -52,16 +52,17 @@ static bool cuda_loaded(void)
     return false;
 }
 
-/* The simulated device (sim/README.md, "Identity") has no driver for CUPTI to
- * attach to: CUPTI is not expected to work there, so it is not started and
- * no note is written. */
-static bool driver_is_simulated(void)
+/* CUPTI is expected to work only over a real driver: not where no
+ * libcuda.so.1 loads (no driver), nor over the simulated device
+ * (sim/README.md, "Identity"), which has no driver for CUPTI to attach to.
+ * Where it is not expected, it is not started and no note is written. */
+static bool cupti_expected(void)
 {
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    bool sim = h && vti_real_dlsym(h, "vtsim_identity");
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    bool real = h && !vti_real_dlsym(h, "vtsim_identity");
     if (h)
         dlclose(h);
-    return sim;
+    return real;
 }
 
 static void cupti_start(void)
@@ -71,7 +72,7 @@ static void cupti_start(void)
     const char *slash = self ? strrchr(self, '/') : NULL;
     void *h;
     vtc_start_fn start;
-    if (driver_is_simulated())
+    if (!cupti_expected())
         return;
     snprintf(path, sizeof path, "%.*s/libvramtrace_cupti.so", slash ? (int)(slash - self) : 1,
              slash ? self : ".");
