@@ -40,10 +40,14 @@ SCENARIOS = {
                               ["fits", "allocated", "tensor_count"]),
     # The generator output appended to a list every step: growth, then OOM.
     "retained_list": (["sc_retained.py", "256", "300"], {"VRAMTRACE_SIM_MEMORY": "3GiB"}, [],
-                      ["oom_growth", "growth", "reserved"]),
-    # Same, tensor by tensor: the appending line holds the peak.
+                      ["oom_growth", "growth", "growth_python", "reserved"]),
+    # A wrong expectation (run only with --wrong): per segment the growing
+    # site is the call that found the cache full, not the appending line.
+    "retained_list_segment_line": (["sc_retained.py", "256", "300"],
+                                   {"VRAMTRACE_SIM_MEMORY": "3GiB"}, [], ["growth_line"]),
+    # Same, tensor by tensor: the appending line holds the peak and grows.
     "retained_list_tensors": (["sc_retained.py", "256", "120"], {"VRAMTRACE_SIM_MEMORY": "3GiB"},
-                              ["--torch-tensors"], ["fits", "allocated", "append_line"]),
+                              ["--torch-tensors"], ["fits", "allocated", "append_line", "growth_line"]),
     # The whole dataset .cuda()'d up front, then training: OOM; streamed batches fit.
     "preload_dataset": (["sc_preload.py", "preload"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                         ["oom_capacity", "oom_message", "reserved"]),
@@ -212,10 +216,22 @@ def check(r, what, tq):
         top = max((x["bytes_per_iteration"] for x in g), default=0)
         print(f"growth: {top:.0f} B/iteration over {rep['total_growth']['iterations']} iterations")
         return top > 0 or fail("no growing site")
+    if what in ("growth_line", "growth_python"):
+        # The top growing site's innermost frame in the script. Per tensor
+        # (--torch-tensors) it must be the line that appends; with the default
+        # allocator the growing segments are cudaMalloc'd by whichever call
+        # found the cache full (printed, must be a line of the script).
+        g = max(rep.get("growth") or [], key=lambda x: x["bytes_per_iteration"], default=None)
+        py = [f for f in (g or {}).get("stack", []) if f["module"] == "python"
+              and os.path.basename(f["file"]) == r.script[0]]
+        got = f"{r.script[0]}:{py[0]['line']}" if py else None
+        want = append_line(r.script[0])
+        print(f"growing site's script frame: {got} (the appending line: {want})")
+        if what == "growth_python":
+            return got is not None or fail("the growing site's stack has no script frame")
+        return got == want or fail(f"the growing site does not name {want}")
     if what == "append_line":
-        src = open(os.path.join(HERE, r.script[0])).read().splitlines()
-        line = next(i + 1 for i, t in enumerate(src) if t.strip().startswith("history.append("))
-        want = f"{r.script[0]}:{line}"
+        want = append_line(r.script[0])
         top = max(rep["phases"], key=lambda p: p["bytes"])
         print(f"largest range at the peak: {top['range']!r} ({top['bytes']} B)")
         return top["range"].startswith(want) or fail(f"the peak's range does not name {want}")
@@ -224,6 +240,14 @@ def check(r, what, tq):
         print(f"segments released: {n}")
         return n > 0 or fail("empty_cache released no segment")
     raise ValueError(what)
+
+
+def append_line(script):
+    """'script:N', N the line of `script` that starts with history.append(
+    (found in the source, never typed here)."""
+    src = open(os.path.join(HERE, script)).read().splitlines()
+    line = next(i + 1 for i, t in enumerate(src) if t.strip().startswith("history.append("))
+    return f"{script}:{line}"
 
 
 def perturb(tq):
