@@ -91,6 +91,9 @@ def _holds_saving(r):
         return "–"
     ta, tb = _get(r, "without", "time_per_step_s"), _get(r, "with", "time_per_step_s")
     t = f"; time per step {secs(ta)} → {secs(tb)}" if ta and tb else ""
+    by_size = sorted((r.get("peak_allocated_by_size") or {}).items(), key=lambda x: int(x[0]))
+    for size, (a, b) in by_size:
+        t += f"; {size}×{size} memory-only: peak allocated {_pct((a - b) / a)}"
     if d >= BIG:
         return f"holds: peak allocated {_pct(d)}{t}"
     if d > 0:
