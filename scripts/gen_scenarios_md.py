@@ -148,7 +148,8 @@ def _holds_growth(r):
 def _holds_reclaim(r):
     d = _drop(r)
     return "–" if d is None else (
-        f"does not hold: peak allocated {_pct(d)}, peak reserved {_pct(_drop(r, 'peak_reserved_bytes'))}"
+        f"does not hold: peak allocated {_pct(d)}, peak reserved "
+        f"{_pct(_drop(r, 'peak_reserved_bytes'))}"
         if d < BIG else f"holds: peak allocated {_pct(d)}")
 
 

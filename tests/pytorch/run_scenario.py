@@ -50,7 +50,8 @@ SCENARIOS = {
                                    {"VRAMTRACE_SIM_MEMORY": "3GiB"}, [], ["growth_line"]),
     # Same, tensor by tensor: the appending line holds the peak and grows.
     "retained_list_tensors": (["sc_retained.py", "256", "120"], {"VRAMTRACE_SIM_MEMORY": "3GiB"},
-                              ["--torch-tensors"], ["fits", "allocated", "append_line", "growth_line"]),
+                              ["--torch-tensors"],
+                              ["fits", "allocated", "append_line", "growth_line"]),
     # The whole dataset .cuda()'d up front, then training: OOM; streamed batches fit.
     "preload_dataset": (["sc_preload.py", "preload"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                         ["oom_capacity", "oom_message", "reserved"]),
