@@ -38,12 +38,20 @@ SCENARIOS = {
     # Per-tensor view of the fitting run (backend:cudaMallocAsync).
     "dcgan_64_b256_tensors": (["sc_dcgan.py", "64", "256", "3"], {}, ["--torch-tensors"],
                               ["fits", "allocated", "tensor_count"]),
+    # Seed 004's own model for its batch-1024 warning: a 10-50-2 linear network.
+    "seed004_linear_b1024": (["sc_linear.py", "1024", "10"], {}, [],
+                             ["fits", "reserved", "snapshot"]),
     # The generator output appended to a list every step: growth, then OOM.
     "retained_list": (["sc_retained.py", "256", "300"], {"VRAMTRACE_SIM_MEMORY": "3GiB"}, [],
-                      ["oom_growth", "growth", "reserved"]),
-    # Same, tensor by tensor: the appending line holds the peak.
+                      ["oom_growth", "growth", "growth_python", "reserved"]),
+    # A wrong expectation (run only with --wrong): per segment the growing
+    # site is the call that found the cache full, not the appending line.
+    "retained_list_segment_line": (["sc_retained.py", "256", "300"],
+                                   {"VRAMTRACE_SIM_MEMORY": "3GiB"}, [], ["growth_line"]),
+    # Same, tensor by tensor: the appending line holds the peak and grows.
     "retained_list_tensors": (["sc_retained.py", "256", "120"], {"VRAMTRACE_SIM_MEMORY": "3GiB"},
-                              ["--torch-tensors"], ["fits", "allocated", "append_line"]),
+                              ["--torch-tensors"],
+                              ["fits", "allocated", "append_line", "growth_line"]),
     # The whole dataset .cuda()'d up front, then training: OOM; streamed batches fit.
     "preload_dataset": (["sc_preload.py", "preload"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                         ["oom_capacity", "oom_message", "reserved"]),
@@ -60,6 +68,32 @@ SCENARIOS = {
     # torch.cuda.empty_cache() every step: segments go back each step.
     "empty_cache": (["sc_empty_cache.py", "64", "256", "3"], {}, [],
                     ["fits", "reserved", "released"]),
+}
+
+
+# The seed claim each scenario settles, for docs/scenarios.md (quoted verbatim
+# from /work/shared/seeds; scripts/gen_scenarios_md.py --seeds checks the
+# quote) and the bundled trainer's scenario it sits beside.
+_C004 = ("004_060870a9c5c9ae9b.txt", "This code, while simple, will likely trigger an OOM "
+         "error due to the very high batch size of 1024.", "capacity_batch")
+_C003 = ("003_7e94842d2192a4a5.txt", "repeated allocation and deallocation of tensors on the "
+         "GPU can lead to memory fragmentation, making it difficult to allocate even relatively "
+         "small tensors, even if sufficient total VRAM is available", "vary_batch_fragmentation")
+CLAIMS = {
+    "seed004_linear_b1024": _C004,
+    "dcgan_256_b1024_oom": _C004,
+    "retained_list": ("004_060870a9c5c9ae9b.txt", "These tensors can accumulate in memory, "
+                      "again leading to an eventual OOM.", "retain_history"),
+    "retained_list_tensors": ("004_060870a9c5c9ae9b.txt", "These tensors can accumulate in "
+                              "memory, again leading to an eventual OOM.", "retain_history"),
+    "preload_dataset": ("004_060870a9c5c9ae9b.txt", "This occurs frequently when an entire "
+                        "dataset is preloaded into a single tensor in GPU memory",
+                        "preload_dataset"),
+    "vary_shapes": _C003,
+    "vary_shapes_expandable": _C003,
+    "empty_cache": ("001_114072b8f3aca488.txt", "`torch.cuda.empty_cache()` is particularly "
+                    "important when using a GPU, as it forces the GPU to release unused memory.",
+                    "empty_cache"),
 }
 
 
@@ -212,10 +246,22 @@ def check(r, what, tq):
         top = max((x["bytes_per_iteration"] for x in g), default=0)
         print(f"growth: {top:.0f} B/iteration over {rep['total_growth']['iterations']} iterations")
         return top > 0 or fail("no growing site")
+    if what in ("growth_line", "growth_python"):
+        # The top growing site's innermost frame in the script. Per tensor
+        # (--torch-tensors) it must be the line that appends; with the default
+        # allocator the growing segments are cudaMalloc'd by whichever call
+        # found the cache full (printed, must be a line of the script).
+        g = max(rep.get("growth") or [], key=lambda x: x["bytes_per_iteration"], default=None)
+        py = [f for f in (g or {}).get("stack", []) if f["module"] == "python"
+              and os.path.basename(f["file"]) == r.script[0]]
+        got = f"{r.script[0]}:{py[0]['line']}" if py else None
+        want = append_line(r.script[0])
+        print(f"growing site's script frame: {got} (the appending line: {want})")
+        if what == "growth_python":
+            return got is not None or fail("the growing site's stack has no script frame")
+        return got == want or fail(f"the growing site does not name {want}")
     if what == "append_line":
-        src = open(os.path.join(HERE, r.script[0])).read().splitlines()
-        line = next(i + 1 for i, t in enumerate(src) if t.strip().startswith("history.append("))
-        want = f"{r.script[0]}:{line}"
+        want = append_line(r.script[0])
         top = max(rep["phases"], key=lambda p: p["bytes"])
         print(f"largest range at the peak: {top['range']!r} ({top['bytes']} B)")
         return top["range"].startswith(want) or fail(f"the peak's range does not name {want}")
@@ -224,6 +270,44 @@ def check(r, what, tq):
         print(f"segments released: {n}")
         return n > 0 or fail("empty_cache released no segment")
     raise ValueError(what)
+
+
+def append_line(script):
+    """'script:N', N the line of `script` that starts with history.append(
+    (found in the source, never typed here)."""
+    src = open(os.path.join(HERE, script)).read().splitlines()
+    line = next(i + 1 for i, t in enumerate(src) if t.strip().startswith("history.append("))
+    return f"{script}:{line}"
+
+
+def result(r, traced, ok, checks):
+    """The scenario's numbers for scripts/gen_scenarios_md.py --torch-results:
+    vramtrace's (report JSON) beside PyTorch's own (memory_stats, message)."""
+    rep, tq = r.rep, r.torch
+    oom = fatal_oom(rep)
+    g = max(rep.get("growth") or [], key=lambda x: x["bytes_per_iteration"], default=None)
+    py = [f for f in (g or {}).get("stack", []) if f["module"] == "python"
+          and os.path.basename(f["file"]) == r.script[0]]
+    unalloc = re.search(r"and (.+?) is reserved by PyTorch but unallocated",
+                        tq.get("oom_message", ""))
+    seed, claim, beside = CLAIMS[r.name]
+    return {
+        "name": r.name, "seed": {"file": seed, "claim": claim}, "beside": beside,
+        "script": " ".join(r.script), "environment": " ".join(
+            [f"{k}={v}" for k, v in r.env_extra.items()] + r.vt_opts),
+        "exit": traced.returncode, "passed": ok, "checks": checks, "torch": tq.get("torch"),
+        "peak_allocated_bytes": rep["devices"][0]["peak_allocated_bytes"],
+        "peak_reserved_bytes": rep["devices"][0]["peak_reserved_bytes"],
+        "cudamalloc_calls": rep["totals"]["allocations"], "frees": rep["totals"]["frees"],
+        "verdict": oom["verdict"] if oom else None,
+        "requested_bytes": oom["requested_bytes"] if oom else None,
+        "growth_bytes_per_iteration": g["bytes_per_iteration"] if g else None,
+        "growth_line": f"{r.script[0]}:{py[0]['line']}" if py else None,
+        "torch_allocated_peak": tq.get("allocated_bytes.all.peak"),
+        "torch_reserved_peak": tq.get("reserved_bytes.all.peak"),
+        "torch_unallocated": unalloc.group(1) if unalloc else None,
+        "torch_oom": tq.get("oom_message", "").split(".")[0] or None,
+    }
 
 
 def perturb(tq):
@@ -243,6 +327,7 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--wrong", action="store_true")
+    ap.add_argument("--results", help="write NAME.json here for gen_scenarios_md.py")
     ap.add_argument("name", choices=sorted(SCENARIOS))
     o = ap.parse_args()
     try:
@@ -267,8 +352,15 @@ def main():
     ok = check_same(plain, traced)
     if o.wrong:
         perturb(r.torch)
+    checks = []
     for what in r.checks:
-        ok = check(r, what, r.torch) and ok
+        one = check(r, what, r.torch)
+        checks.append({"what": what, "ok": one})
+        ok = one and ok
+    if o.results and not o.wrong and r.name in CLAIMS:
+        os.makedirs(o.results, exist_ok=True)
+        with open(os.path.join(o.results, r.name + ".json"), "w") as f:
+            json.dump(result(r, traced, ok, checks), f, indent=1)
     if o.wrong:
         print("wrong ground truth", "CAUGHT" if not ok else "NOT caught")
         return 0 if not ok else 1

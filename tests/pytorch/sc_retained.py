@@ -14,8 +14,7 @@ def body(st):
         with torch.cuda.nvtx.range("step"):
             torchscen.train_step(batch, 64)
             with torch.cuda.nvtx.range(torchscen.here("history.append(")):
-                fake = torch.empty((batch, 3, 64, 64), device="cuda")
-                history.append(fake)  # the retained tensor
+                history.append(torch.empty((batch, 3, 64, 64), device="cuda"))  # retained
         print(f"step {step} kept {len(history)}")
 
 

@@ -779,13 +779,26 @@ def sc_checkpoint(s):
              f"recorded); the plain run recomputes none")
     s.wrong_claim(n_re == 0, "--checkpoint recomputes nothing")
     s.wrong_claim(ck.peak_allocated >= base.peak_allocated, "--checkpoint does not lower the peak")
+    # The same at the seeds' image sizes, memory-only (peaks only; the arithmetic is skipped).
+    sizes = {}
+    for size in (64, 256):
+        a2 = ["--image-size", str(size), "--batch", "32", "--steps", "2"]
+        b2 = s.record(f"plain{size}", a2)
+        c2 = s.record(f"checkpoint{size}", a2 + ["--checkpoint"])
+        s.expect(c2.peak_allocated < b2.peak_allocated,
+                 f"{size}x{size} memory-only: --checkpoint lowers peak allocated "
+                 f"({fmt_bytes(b2.peak_allocated)} -> {fmt_bytes(c2.peak_allocated)})")
+        sizes[str(size)] = [b2.peak_allocated, c2.peak_allocated]
+    s.extra["peak_allocated_by_size"] = sizes
     return s.finish("checkpoint",
                     "Does gradient checkpointing lower memory, and what does it cost in time?",
                     base.summary("no checkpointing"), ck.summary("--checkpoint"), "no OOM",
                     notes="real arithmetic (cpu backend on the simulated device), 32x32, batch 32; "
                           f"{n_re // max(steps, 1)} G blocks recomputed per step, "
                           f"{ck.range_seconds('recompute') / max(steps, 1) * 1000:.1f} ms of "
-                          "recomputation per step")
+                          "recomputation per step; memory-only at batch 32: " + ", ".join(
+                              f"{k}x{k} {fmt_bytes(v[0])} -> {fmt_bytes(v[1])}"
+                              for k, v in sizes.items()))
 
 
 def sc_fp16(s):
