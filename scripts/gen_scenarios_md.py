@@ -25,6 +25,13 @@ ORDER = ["capacity_batch", "retain_history", "preload_dataset", "vary_batch_frag
          "gan_annotations"]
 
 
+def relative_paths(text):
+    """Paths of the checkout that ran the suite, as paths from the repository root
+    (`/any/where/build/bin/train` -> `build/bin/train`), so the page does not depend
+    on where it was generated."""
+    return re.sub(r"(?<![\w.])/[^\s`]*?/(build/)", r"\1", text)
+
+
 def mib(n):
     return "–" if n is None else f"{n / 1048576.0:,.1f} MiB"
 
@@ -311,6 +318,11 @@ def render(results, torch=None):
       "(CPU backend). Times are measured on a shared 2-core CI machine and recorded, never "
       "asserted.")
     w("")
+    w("Data: every row trains on `--synthetic` images. Each claim here is about memory or time "
+      "per step, which the pixel values cannot change: `scenario_synthetic_data_is_sound` runs "
+      "the same real training on Debian's Fashion-MNIST and on synthetic data and requires the "
+      "same allocations, frees and peaks from both reports.")
+    w("")
     w("| # | seed | claim (quoted) | runs (without → with) | peak allocated | peak reserved | "
       "cudaMalloc calls | time per step | vramtrace verdict | does the seed's claim hold? | "
       "suite |")
@@ -399,7 +411,7 @@ def main(argv):
     if problems:
         return 1
     with open(o.output, "w", encoding="utf-8") as f:
-        f.write(render(results, torch))
+        f.write(relative_paths(render(results, torch)))
     print(f"gen_scenarios_md: {len(results)} scenarios -> {o.output}")
     return 0
 

@@ -159,6 +159,17 @@ def start_chromium(chromium, url, tmp):
     raise RuntimeError("no page target")
 
 
+def wait_js(page, expr, timeout=10.0):
+    """Polls expr in the page until it is truthy (a loaded machine may take a
+    while to run the page's handlers and lay it out); its last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = page.js(expr)
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(0.05)
+
+
 def fmt(b):
     """The page's fmt() (its script): binary units, two decimals."""
     u, i, x = ["B", "KiB", "MiB", "GiB", "TiB"], 0, float(b)
@@ -228,7 +239,8 @@ def run(page, expected, outdir):
         was = page.js("document.querySelector('details.more').open")
         hidden = page.js("document.querySelector('details.more').getBoundingClientRect().height")
         page.click(*c)
-        time.sleep(0.2)
+        wait_js(page, "document.querySelector('details.more').open && document.querySelector("
+                f"'details.more').getBoundingClientRect().height > {hidden}")
         shown = page.js("document.querySelector('details.more').getBoundingClientRect().height")
         opened = page.js("document.querySelector('details.more').open")
         page.shot(os.path.join(outdir, "3-stack-expanded.png"))
@@ -248,7 +260,9 @@ def run(page, expected, outdir):
         fails.append(f"no icicle frame named {leaf!r}")
     else:
         page.click(*page.center("#fg-pick"))
-        time.sleep(0.2)
+        wait_js(page, "(function(){var p=document.getElementById('fg-pick');return p&&"
+                "p.getBoundingClientRect().width/document.getElementById('flamegraph-0')"
+                ".getBoundingClientRect().width>0.98})()")
         zoom = page.js("document.getElementById('flamegraph-0').dataset.zoom")
         after = page.js(pick % json.dumps(leaf))
         page.shot(os.path.join(outdir, "4-icicle-zoomed.png"))
@@ -261,7 +275,7 @@ def run(page, expected, outdir):
     page.click(*page.center("#flamegraph-0-reset"))
     page.click(*page.center("#flamegraph-0-search"))
     page.call("Input.insertText", text=leaf)
-    time.sleep(0.2)
+    wait_js(page, "document.getElementById('flamegraph-0-status').textContent.length > 0")
     status = page.js("document.getElementById('flamegraph-0-status').textContent")
     matches = page.js("document.querySelectorAll('#flamegraph-0 div.fg-match').length")
     total = sum(s["bytes"] for s in expected["sites"]
