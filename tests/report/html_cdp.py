@@ -260,9 +260,7 @@ def run(page, expected, outdir):
         fails.append(f"no icicle frame named {leaf!r}")
     else:
         page.click(*page.center("#fg-pick"))
-        wait_js(page, "(function(){var p=document.getElementById('fg-pick');return p&&"
-                "p.getBoundingClientRect().width/document.getElementById('flamegraph-0')"
-                ".getBoundingClientRect().width>0.98})()")
+        wait_js(page, "(%s) > 0.98" % (pick % json.dumps(leaf)))
         zoom = page.js("document.getElementById('flamegraph-0').dataset.zoom")
         after = page.js(pick % json.dumps(leaf))
         page.shot(os.path.join(outdir, "4-icicle-zoomed.png"))
