@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,24 +39,45 @@ static int expand_path(const char *spec, pid_t pid, char *out, size_t cap)
     return 0;
 }
 
-/* Open the file for this process (again after fork); locked. -1: no ledger. */
+/* Whether this process has a ledger: unknown until the first line is due,
+ * then off or on for the life of the process (a forked child starts over). */
+enum { LEDGER_UNKNOWN, LEDGER_OFF, LEDGER_ON };
+static _Atomic int ledger_state = LEDGER_UNKNOWN;
+static pthread_once_t ledger_once = PTHREAD_ONCE_INIT;
+
+/* A forked child writes its own lines, numbered from 1 (its fork-time copy of
+ * the lock may be held: it is reset, as the child has one thread). */
+static void ledger_child(void)
+{
+    if (ledger_fd >= 0)
+        close(ledger_fd);
+    ledger_fd = -1;
+    ledger_seq = 0;
+    pthread_mutex_init(&ledger_lock, NULL);
+    atomic_store(&ledger_state, LEDGER_UNKNOWN);
+}
+
+static void ledger_register_fork(void)
+{
+    pthread_atfork(NULL, NULL, ledger_child);
+}
+
+/* Open the file for this process once; locked. -1: no ledger. */
 static int ledger_open(void)
 {
-    pid_t pid = getpid();
     char path[4096];
-    if (ledger_fd >= 0 && ledger_pid == pid)
+    if (atomic_load(&ledger_state) != LEDGER_UNKNOWN)
         return ledger_fd;
+    pthread_once(&ledger_once, ledger_register_fork);
     const char *spec = getenv("VRAMTRACE_SIM_LEDGER");
-    if (ledger_fd >= 0)
-        close(ledger_fd); /* a forked child: its own sequence */
-    ledger_fd = -1;
-    ledger_pid = pid;
+    ledger_pid = getpid();
     ledger_seq = 0;
-    if (!spec || !*spec || expand_path(spec, pid, path, sizeof path) != 0)
-        return -1;
-    ledger_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (ledger_fd < 0)
-        fprintf(stderr, "vramtrace-sim: cannot open ledger %s: %s\n", path, strerror(errno));
+    if (spec && *spec && expand_path(spec, ledger_pid, path, sizeof path) == 0) {
+        ledger_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (ledger_fd < 0)
+            fprintf(stderr, "vramtrace-sim: cannot open ledger %s: %s\n", path, strerror(errno));
+    }
+    atomic_store(&ledger_state, ledger_fd >= 0 ? LEDGER_ON : LEDGER_OFF);
     return ledger_fd;
 }
 
@@ -65,6 +87,8 @@ static void ledger_line(const char *op, const char *fmt, ...)
     char buf[1024];
     struct timespec ts;
     va_list ap;
+    if (atomic_load_explicit(&ledger_state, memory_order_acquire) == LEDGER_OFF)
+        return; /* no ledger asked for: nothing on the allocation path */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     pthread_mutex_lock(&ledger_lock);
     if (ledger_open() >= 0) {
