@@ -155,13 +155,14 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
                                         const CUmemAllocationProp *prop, unsigned long long flags)
 {
     create_fn real = (create_fn)vti_real(F_cuMemCreate);
-    bool outer = vti_enter();
+    bool outer = vti_enter() && real;
+    uint32_t stack = outer ? vti_hook_stack() : 0;
     CUresult rc = real ? real(handle, size, prop, flags) : NO_DRIVER;
     int dev = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1;
-    if (outer && real && rc == CUDA_SUCCESS)
-        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0);
-    else if (outer && real)
-        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE);
+    if (outer && rc == CUDA_SUCCESS)
+        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0, stack);
+    else if (outer)
+        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, stack);
     vti_leave();
     return rc;
 }

@@ -181,7 +181,16 @@ void vti_rec_first_call(enum vt_level level)
 
 /* ---- allocation and free ------------------------------------------------- */
 
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream)
+uint32_t vti_hook_stack(void)
+{
+    vti_thread *t = vti_thread_get();
+    uint32_t stack = t ? vti_stack_capture(t, 0) : 0;
+    vti_thread_put(t);
+    return stack;
+}
+
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
+                   uint32_t stack)
 {
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC};
@@ -191,7 +200,7 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
         return;
     e = (vti_live){.addr = addr,
                    .size = size,
-                   .stack = vti_stack_capture(t, 0),
+                   .stack = stack,
                    .device = device,
                    .api = (uint8_t)api,
                    .space = (uint8_t)info->space};
@@ -215,13 +224,13 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
 }
 
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
-                    int (*device)(void))
+                    int (*device)(void), uint32_t stack)
 {
     int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : device();
     if (ok && p)
-        vti_rec_alloc(p, size, dev, api, stream);
+        vti_rec_alloc(p, size, dev, api, stream, stack);
     else if (!ok)
-        vti_rec_failed(size, error, dev, api);
+        vti_rec_failed(size, error, dev, api, stack);
 }
 
 static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t size, int device)
@@ -300,7 +309,7 @@ void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)
 
 /* ---- failures (the OOM diagnosis: diagnose.c) ------------------------------ */
 
-void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api)
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack)
 {
     enum vt_level level = vt_api_get(api)->level;
     vti_thread *t = vti_thread_get();
@@ -310,7 +319,7 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api)
     if (!t)
         return;
     ev.ts_ns = vti_now_ns();
-    ev.u.failed.stack = vti_stack_capture(t, 0);
+    ev.u.failed.stack = stack;
     note_device(t, device);
     have = vti_sample_meminfo(level, &fr, &to);
     ev.u.failed.size = size;

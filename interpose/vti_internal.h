@@ -292,9 +292,15 @@ void vti_live_reset(void);
 bool vti_enter(void);
 void vti_leave(void);
 
-/* Record a successful allocation; its handle space and runtime/driver level
- * come from api's row in the trace's api table (vt_api_get). */
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream);
+/* The calling thread's call stack as a stack id (0: none, or not recording).
+ * Hooks take it before the order lock: the unwind is the costliest part of
+ * a record and needs no order. */
+uint32_t vti_hook_stack(void);
+/* Record a successful allocation made at call stack `stack`; its handle
+ * space and runtime/driver level come from api's row in the trace's api
+ * table (vt_api_get). */
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
+                   uint32_t stack);
 /* Record a successful cuMemMap of handle at [addr, addr + size) (bytes) and
  * a successful cuMemUnmap of [addr, addr + size): a VMM handle's memory
  * stays live until released and unmapped everywhere. */
@@ -308,7 +314,7 @@ void vti_rec_free(uint64_t addr, uint8_t space);
  * with error. The device is -1 for host kinds, else device() (called only
  * then: the thread's current device). */
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
-                    int (*device)(void));
+                    int (*device)(void), uint32_t stack);
 
 /* Outermost allocation and free calls of all threads run one at a time,
  * with their records written inside: the trace's order of allocations and
@@ -326,12 +332,13 @@ void vti_order_unlock(void);
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_enter() && real;                                                              \
+    uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
     if (outer)                                                                                     \
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
-                       (API), (uint64_t)(uintptr_t)(STREAM), DEVICE);                              \
+                       (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack);                       \
         vti_order_unlock();                                                                        \
     }                                                                                              \
     vti_leave();                                                                                   \
@@ -352,9 +359,9 @@ void vti_order_unlock(void);
     vti_leave();                                                                                   \
     return rc
 
-/* Record a failed allocation with a memory-info sample and print the OOM
- * diagnosis on stderr. */
-void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api);
+/* Record a failed allocation made at call stack `stack` with a memory-info
+ * sample, and hold the OOM diagnosis (diagnose.c). */
+void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack);
 /* Record a memory-info sample taken by the application (cudaMemGetInfo,
  * cuMemGetInfo). */
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
