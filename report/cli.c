@@ -350,7 +350,7 @@ static int output_refused(const char *path, const file_id *in, size_t nin)
 }
 
 /* Check every output path against the inputs and each other; 0 or -1. */
-static int outputs_refused(char **inputs, size_t nin, const char *const *outs, size_t nout)
+static int outputs_refused(char **inputs, size_t nin, const out_file *out, size_t nout)
 {
     file_id *ids = calloc(nin + 1, sizeof *ids);
     int rc = ids ? 0 : -1;
@@ -359,6 +359,9 @@ static int outputs_refused(char **inputs, size_t nin, const char *const *outs, s
         if (stat(inputs[i], &st) == 0)
             ids[i] = (file_id){st.st_dev, st.st_ino};
     }
+    const char *outs[nout ? nout : 1];
+    for (size_t i = 0; i < nout; i++)
+        outs[i] = out[i].path;
     for (size_t i = 0; rc == 0 && i < nout; i++) {
         if (!outs[i])
             continue;
@@ -435,6 +438,17 @@ static int write_output(const out_file *o, vr_report *const *r, size_t n, const 
     return rc;
 }
 
+/* Every requested output of outs[nouts]; -1 when one of them failed. */
+static int write_outputs(const out_file *outs, size_t nouts, vr_report *const *r, size_t n,
+                         const vr_options *opt)
+{
+    int rc = 0;
+    for (size_t i = 0; i < nouts; i++)
+        if (write_output(&outs[i], r, n, opt) < 0)
+            rc = -1;
+    return rc;
+}
+
 static int parse_top(const char *s, size_t *top)
 {
     char *end;
@@ -444,6 +458,31 @@ static int parse_top(const char *s, size_t *top)
         return -1;
     *top = (size_t)v;
     return 0;
+}
+
+/* The view options report and diff share. */
+enum { O_TOP = 200, O_NOSYM };
+
+/* Applies a view option (--top, -q, --no-symbols) of command cmd: 1 handled,
+ * 0 not one of them, -1 a bad value (said on stderr). */
+static int view_option(int c, const char *cmd, vr_options *opt, bool *quiet)
+{
+    switch (c) {
+    case O_TOP:
+        if (parse_top(optarg, &opt->top) < 0) {
+            fprintf(stderr, "vramtrace %s: --top wants a positive number, not '%s'\n", cmd, optarg);
+            return -1;
+        }
+        return 1;
+    case 'q':
+        *quiet = true;
+        return 1;
+    case O_NOSYM:
+        opt->no_symbols = true;
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* Load every file; returns 0, 1 if one is truncated, 2 if one is unusable. */
@@ -477,7 +516,7 @@ static void free_all(vr_report **r, size_t n)
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TOP, O_NOSYM, O_TRUNC, O_NATIVE, O_MEMVIZ };
+    enum { O_JSON = 256, O_HTML, O_FOLDED, O_CHROME, O_TRUNC, O_NATIVE, O_MEMVIZ };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"html", required_argument, NULL, O_HTML},
                                          {"folded", required_argument, NULL, O_FOLDED},
@@ -499,6 +538,11 @@ static int cmd_report(int argc, char **argv)
     bool quiet = false, allow_trunc = false;
     int c;
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        int v = view_option(c, "report", &opt, &quiet);
+        if (v < 0)
+            return EXIT_INPUT;
+        if (v > 0)
+            continue;
         switch (c) {
         case O_JSON:
         case O_HTML:
@@ -508,19 +552,6 @@ static int cmd_report(int argc, char **argv)
             break;
         case O_MEMVIZ:
             outs[4].path = optarg;
-            break;
-        case O_TOP:
-            if (parse_top(optarg, &opt.top) < 0) {
-                fprintf(stderr, "vramtrace report: --top wants a positive number, not '%s'\n",
-                        optarg);
-                return EXIT_INPUT;
-            }
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case O_NOSYM:
-            opt.no_symbols = true;
             break;
         case O_NATIVE:
             opt.native = true;
@@ -543,8 +574,7 @@ static int cmd_report(int argc, char **argv)
     }
     char **files;
     vr_run_files(argv + optind, n, &files, &n);
-    const char *paths[] = {outs[0].path, outs[1].path, outs[2].path, outs[3].path, outs[4].path};
-    if (outputs_refused(files, n, paths, sizeof paths / sizeof paths[0]) < 0) {
+    if (outputs_refused(files, n, outs, sizeof outs / sizeof outs[0]) < 0) {
         vr_run_files_free(files, n);
         return EXIT_INPUT;
     }
@@ -564,9 +594,8 @@ static int cmd_report(int argc, char **argv)
     if (!quiet &&
         (vr_render_runs(stdout, r, n, &opt) < 0 || vr_render_text(stdout, r, n, &opt) < 0))
         rc = EXIT_INPUT;
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
-        if (write_output(&outs[i], r, n, &opt) < 0)
-            rc = EXIT_INPUT;
+    if (write_outputs(outs, sizeof outs / sizeof outs[0], r, n, &opt) < 0)
+        rc = EXIT_INPUT;
     free_all(r, n);
     return rc;
 }
@@ -592,7 +621,7 @@ static const char usage_diff[] =
 
 static int cmd_diff(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HTML, O_TOP, O_NOSYM };
+    enum { O_JSON = 256, O_HTML };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"html", required_argument, NULL, O_HTML},
                                          {"top", required_argument, NULL, O_TOP},
@@ -605,23 +634,15 @@ static int cmd_diff(int argc, char **argv)
     bool quiet = false;
     int c;
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        int v = view_option(c, "diff", &opt, &quiet);
+        if (v < 0)
+            return EXIT_INPUT;
+        if (v > 0)
+            continue;
         switch (c) {
         case O_JSON:
         case O_HTML:
             outs[c - O_JSON].path = optarg;
-            break;
-        case O_TOP:
-            if (parse_top(optarg, &opt.top) < 0) {
-                fprintf(stderr, "vramtrace diff: --top wants a positive number, not '%s'\n",
-                        optarg);
-                return EXIT_INPUT;
-            }
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case O_NOSYM:
-            opt.no_symbols = true;
             break;
         case 'h':
             fputs(usage_diff, stdout);
@@ -636,9 +657,8 @@ static int cmd_diff(int argc, char **argv)
         return EXIT_INPUT;
     }
     char **files = argv + optind;
-    const char *paths[] = {outs[0].path, outs[1].path};
     vr_report **r = calloc(2, sizeof(*r));
-    if (!r || outputs_refused(files, 2, paths, 2) < 0) {
+    if (!r || outputs_refused(files, 2, outs, 2) < 0) {
         free(r);
         return EXIT_INPUT;
     }
@@ -649,9 +669,8 @@ static int cmd_diff(int argc, char **argv)
     }
     if (!quiet && vr_render_diff_text(stdout, r, 2, &opt) < 0)
         rc = EXIT_INPUT;
-    for (size_t i = 0; i < 2; i++)
-        if (write_output(&outs[i], r, 2, &opt) < 0)
-            rc = EXIT_INPUT;
+    if (write_outputs(outs, 2, r, 2, &opt) < 0)
+        rc = EXIT_INPUT;
     free_all(r, 2);
     return rc;
 }
