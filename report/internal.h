@@ -438,6 +438,12 @@ const char *vr_basename(const char *path);
 void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
 const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
+/* Two frames are the same source place: function, file and line. */
+bool vr_same_frame(const vr_frame *a, const vr_frame *b);
+/* How many leading (innermost) frames stacks a and b share, at most limit,
+ * by `same` (vr_same_frame, or a caller's own rule). */
+size_t vr_shared_frames(const vr_stack *a, const vr_stack *b, size_t limit,
+                        bool (*same)(const vr_frame *, const vr_frame *));
 size_t vr_top(const vr_options *opt);
 /* The failure users care about: the last failed allocation that was not
  * recovered (r->ooms is in time order). Its index, or SIZE_MAX when every

@@ -446,11 +446,7 @@ static size_t shared_frames(const vr_oom *o)
         return 0;
     size_t n = o->top_sites[0].stack.n;
     for (size_t k = 1; k < o->ntop_sites; k++) {
-        const vr_stack *x = &o->top_sites[0].stack, *y = &o->top_sites[k].stack;
-        size_t c = 0;
-        while (c < n && c < y->n && same_frame(&x->frames[c], &y->frames[c]))
-            c++;
-        n = c;
+        n = vr_shared_frames(&o->top_sites[0].stack, &o->top_sites[k].stack, n, same_frame);
     }
     return n;
 }

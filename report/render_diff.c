@@ -243,11 +243,6 @@ static void html_totals(FILE *f, const vr_diff *d)
             unrecovered(a), unrecovered(b));
 }
 
-static bool same_frame(const vr_frame *a, const vr_frame *b)
-{
-    return a->line == b->line && !strcmp(a->function, b->function) && !strcmp(a->file, b->file);
-}
-
 /* Leading (leaf-side) frames every shown site shares (an allocator's own
  * frames): the summaries start after them. 0 with fewer than two sites. */
 static size_t shared_frames(const vr_diff *d, size_t shown)
@@ -256,11 +251,7 @@ static size_t shared_frames(const vr_diff *d, size_t shown)
         return 0;
     size_t n = d->sites[0].stack.n;
     for (size_t k = 1; k < shown; k++) {
-        const vr_stack *x = &d->sites[0].stack, *y = &d->sites[k].stack;
-        size_t i = 0;
-        while (i < n && i < y->n && same_frame(&x->frames[i], &y->frames[i]))
-            i++;
-        n = i;
+        n = vr_shared_frames(&d->sites[0].stack, &d->sites[k].stack, n, vr_same_frame);
     }
     return n;
 }

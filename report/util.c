@@ -419,6 +419,20 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len)
     return buf;
 }
 
+bool vr_same_frame(const vr_frame *a, const vr_frame *b)
+{
+    return a->line == b->line && !strcmp(a->function, b->function) && !strcmp(a->file, b->file);
+}
+
+size_t vr_shared_frames(const vr_stack *a, const vr_stack *b, size_t limit,
+                        bool (*same)(const vr_frame *, const vr_frame *))
+{
+    size_t k = 0;
+    while (k < limit && k < a->n && k < b->n && same(&a->frames[k], &b->frames[k]))
+        k++;
+    return k;
+}
+
 size_t vr_top(const vr_options *opt)
 {
     return opt && opt->top ? opt->top : 10;

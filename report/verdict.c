@@ -11,11 +11,6 @@
 
 #define SZ(v, b) vr_format_size((v), (b), sizeof(b))
 
-static bool same_frame(const vr_frame *a, const vr_frame *b)
-{
-    return a->line == b->line && !strcmp(a->function, b->function) && !strcmp(a->file, b->file);
-}
-
 /* Innermost frames that every growing site shares (the allocation wrappers);
  * 0 with one site. Never the whole of any stack. */
 static size_t common_prefix(const vr_report *r)
@@ -24,11 +19,7 @@ static size_t common_prefix(const vr_report *r)
         return 0;
     size_t p = r->growth[0].stack.n;
     for (size_t i = 1; i < r->ngrowth; i++) {
-        const vr_stack *a = &r->growth[0].stack, *b = &r->growth[i].stack;
-        size_t k = 0;
-        while (k < p && k < b->n && same_frame(&a->frames[k], &b->frames[k]))
-            k++;
-        p = k;
+        p = vr_shared_frames(&r->growth[0].stack, &r->growth[i].stack, p, vr_same_frame);
     }
     for (size_t i = 0; i < r->ngrowth; i++)
         if (r->growth[i].stack.n && p >= r->growth[i].stack.n)
