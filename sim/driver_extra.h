@@ -23,7 +23,4 @@ int sim_device_attr(CUdevice_attribute a, const struct sim_profile *p, int dev, 
 /* The calling thread's current context (top of its context stack), or NULL;
  * a destroyed context is never returned. */
 struct CUctx_st *sim_ctx_current(void);
-/* Whether contexts made with cuCtxCreate are alive on device `ordinal`
- * (the device's memory lives while any context does). Takes no lock. */
-int sim_ctx_created_live(int ordinal);
 #endif
