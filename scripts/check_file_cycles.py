@@ -17,9 +17,9 @@ graph (a folder whose circles are still being removed); the files of every other
 checked. The folders the ctest skips are one CMake list, VRAMTRACE_CYCLES_PENDING
 (tests/repo/CMakeLists.txt).
 
---unused also prints, per target, the global functions and data defined in it that no object of
-the whole build uses (candidates for dead code: the CUDA entry points a library exports are
-among them by design, so this is a list to read, and it never changes the exit status).
+--unused also prints, per target, the global (strong) functions and data defined in it that no
+object of the whole build uses (candidates for dead code: the CUDA entry points a library exports
+are among them by design, so this is a list to read, and it never changes the exit status).
 
 Exit 0 no circle, 1 at least one circle, 2 bad arguments or unreadable build (no compile
 database, nm failed). Python 3.9+ standard library and binutils' nm only.
@@ -208,8 +208,8 @@ def report_cycles(tgt, edges, comps):
 
 def report_unused(tgt, files, used_anywhere):
     for name, defined, _ in files:
-        for sym in sorted(defined):
-            if sym not in used_anywhere:
+        for sym, weak in sorted(defined.items()):
+            if not weak and sym not in used_anywhere:
                 print(f"unused in target {tgt}: {name}: {sym}")
 
 

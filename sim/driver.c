@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int sim_drv_initialized;
+static int sim_drv_initialized;
 
 struct err_entry {
     int code;

@@ -60,7 +60,9 @@ static int is_live(const struct CUctx_st *c)
     return k && __atomic_load_n(&k->magic, __ATOMIC_ACQUIRE) == CREATED_MAGIC;
 }
 
-struct CUctx_st *sim_ctx_current(void)
+/* The calling thread's current context (top of its context stack), or NULL;
+ * a destroyed context is never returned. */
+static struct CUctx_st *sim_ctx_current(void)
 {
     struct CUctx_st *c = depth ? stack[depth - 1] : NULL;
     return c && (is_primary(c) || is_live(c)) ? c : NULL;

@@ -37,7 +37,8 @@ int rt_device(void)
     return cur_dev;
 }
 
-void rt_forget_context(int dev)
+/* Forget the retained context of dev (after cudaDeviceReset). */
+static void rt_forget_context(int dev)
 {
     pthread_mutex_lock(&ctx_lock);
     contexts[dev] = NULL;

@@ -94,6 +94,4 @@ void rt_ledger_result(cudaError_t e);
 /* The cudaDeviceProp fields beyond the core ones, from the driver's
  * attributes (runtime_props_extra.c). */
 void rt_fill_props_extra(struct cudaDeviceProp *p, int dev);
-/* Forget the retained context of dev (after cudaDeviceReset). */
-void rt_forget_context(int dev);
 #endif
