@@ -26,6 +26,7 @@ database, nm failed). Python 3.9+ standard library and binutils' nm only.
 """
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import re
@@ -227,8 +228,11 @@ def main():
         fail(f"no --source and no CMAKE_HOME_DIRECTORY in {args.build}/CMakeCache.txt")
     targets = targets_from(args.build, source)
     per_target, used_anywhere = {}, set()
+    all_objs = [obj for objs in targets.values() for _, obj in objs]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        syms = dict(zip(all_objs, pool.map(symbols, all_objs)))
     for tgt, objs in sorted(targets.items()):
-        files = [(name, *symbols(obj)) for name, obj in sorted(objs)]
+        files = [(name, *syms[obj]) for name, obj in sorted(objs)]
         for _, _, used in files:
             used_anywhere |= used
         per_target[tgt] = [f for f in files if folder_of(f[0]) not in args.skip]
