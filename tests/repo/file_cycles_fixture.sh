@@ -5,7 +5,8 @@
 # symbol). Compiled the way CMake does (CMakeFiles/<target>.dir/*.o, a compile
 # database naming each object), the checker must exit 1 and name the circle
 # with one witness symbol per edge. Built with -DNO_BACK_EDGE (b.c reads a
-# static a_counter of its own) it must exit 0; with --skip fix, too.
+# static a_counter of its own) it must exit 0; with --skip fix, too. --unused
+# lists the globals no object uses.
 set -eu
 CHECK=$1
 CC=$2
@@ -57,6 +58,13 @@ rc=0
 cat "$D/out"
 [ "$rc" -eq 0 ] || fail "no circle (static a_counter in b.c): exit $rc"
 grep -q '1 targets, 2 files, 0 circle(s)$' "$D/out" || fail "summary: $(cat "$D/out")"
+
+# --unused: a.c's a_entry and (without the back edge) a_counter are used by no
+# object; b_value is used by a.c; b.c's static a_counter is never listed.
+"$CHECK" "$D/build" --unused >"$D/out" 2>&1 || fail "--unused: exit $?"
+grep -q '^unused in target fixture: fix/a.c: a_entry$' "$D/out" || fail "--unused: a_entry missing"
+grep -q '^unused in target fixture: fix/a.c: a_counter$' "$D/out" || fail "--unused: a_counter missing"
+[ "$(grep -c '^unused' "$D/out")" -eq 2 ] || fail "--unused lists more: $(cat "$D/out")"
 
 rm "$D/build/compile_commands.json"
 rc=0
