@@ -4,7 +4,7 @@
  * ledger (docs/report.md, "The accounting section"). Fed by replay.c
  * at each event's own place in the trace's time order, so it does not depend
  * on the heap/pending logic of the allocated/reserved accounting. */
-#include "internal.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * record is there), grouped by stack. Valgrind's wording: "N bytes in M
  * allocations are definitely lost". One memory kind at a time: host kinds
  * (pinned, registered) are reported apart from device memory. */
-#include "internal.h"
+#include "state.h"
 
 void vr_leaks_group(vr_state *s, enum vt_kind kind, vr_map *groups, uint64_t *bytes,
                     uint64_t *count)

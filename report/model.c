@@ -1,7 +1,7 @@
 /* model.c: from the replay state to the vr_report model: peak composition,
  * leaks (live at exit, grouped by stack), growth fits, OOM explanations;
  * symbolizes only the stacks that appear in these results. */
-#include "internal.h"
+#include "state.h"
 
 #include <inttypes.h>
 

@@ -7,7 +7,7 @@
  * (O(1)). A counter modified later first copies its live value into its
  * snapshot (it cannot have changed since the epoch began); at the end,
  * counters not touched since the last epoch still hold the peak value. */
-#include "internal.h"
+#include "state.h"
 
 #include <string.h>
 

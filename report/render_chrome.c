@@ -12,13 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct chrome_string {
+    uint64_t key; /* string id */
+    char *text;
+} chrome_string;
+
+typedef struct chrome_depth {
+    uint64_t key;  /* thread id */
+    uint64_t open; /* push ranges open */
+} chrome_depth;
+
 typedef struct pass {
     FILE *f;
     bool first;
     uint32_t pid;
     uint64_t t0;
-    vr_map strings; /* vr_string */
-    vr_map depth;   /* thread -> open push ranges (vr_counter.live) */
+    vr_map strings; /* chrome_string */
+    vr_map depth;   /* chrome_depth */
 } pass;
 
 static void sep(pass *p)
@@ -35,7 +45,7 @@ static double us(uint64_t ns)
 
 static const char *str(pass *p, uint32_t id)
 {
-    vr_string *s = id ? vr_map_get(&p->strings, id) : NULL;
+    chrome_string *s = id ? vr_map_get(&p->strings, id) : NULL;
     return s ? s->text : "(unnamed)";
 }
 
@@ -50,7 +60,7 @@ static void on_event(pass *p, const vt_event *ev)
 {
     switch (ev->type) {
     case VT_REC_STRING: {
-        vr_string *s = vr_map_put(&p->strings, ev->u.string.id, NULL);
+        chrome_string *s = vr_map_put(&p->strings, ev->u.string.id, NULL);
         free(s->text);
         s->text = strdup(ev->u.string.text ? ev->u.string.text : "");
         break;
@@ -65,17 +75,17 @@ static void on_event(pass *p, const vt_event *ev)
         fputs("}}", p->f);
         break;
     case VT_REC_RANGE_PUSH:
-        ((vr_counter *)vr_map_put(&p->depth, ev->thread_id, NULL))->live++;
+        ((chrome_depth *)vr_map_put(&p->depth, ev->thread_id, NULL))->open++;
         ev_head(p, "B", ev->ts_ns, ev->thread_id);
         fputs(",\"cat\":\"nvtx\",\"name\":", p->f);
         vr_json_str(p->f, str(p, ev->u.range.name));
         fputc('}', p->f);
         break;
     case VT_REC_RANGE_POP: {
-        vr_counter *d = vr_map_get(&p->depth, ev->thread_id);
-        if (!d || !d->live)
+        chrome_depth *d = vr_map_get(&p->depth, ev->thread_id);
+        if (!d || !d->open)
             break;
-        d->live--;
+        d->open--;
         ev_head(p, "E", ev->ts_ns, ev->thread_id);
         fputc('}', p->f);
         break;
@@ -100,13 +110,13 @@ static void ranges(pass *p, const vr_report *r)
     if (!rd)
         return;
     p->t0 = vt_reader_header(rd)->start_mono_ns;
-    vr_map_init(&p->strings, sizeof(vr_string));
-    vr_map_init(&p->depth, sizeof(vr_counter));
+    vr_map_init(&p->strings, sizeof(chrome_string));
+    vr_map_init(&p->depth, sizeof(chrome_depth));
     vt_event ev;
     while (vt_reader_next(rd, &ev) == 1)
         on_event(p, &ev);
     size_t i = 0;
-    for (vr_string *s; (s = vr_map_next(&p->strings, &i));)
+    for (chrome_string *s; (s = vr_map_next(&p->strings, &i));)
         free(s->text);
     vr_map_destroy(&p->strings);
     vr_map_destroy(&p->depth);
