@@ -28,7 +28,7 @@ static void cover(vr_state *s, vr_heap *h, vr_live *l)
     else
         vr_account_direct(s, l, -1);
     l->in_heap = 1;
-    l->heap = h->key;
+    vr_live_ext_get(s, l->key)->heap = h->key;
     h->covered_alloc = l->key;
     h->device = l->device;
     s->uncovered_heaps--;
@@ -102,7 +102,7 @@ uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
     if (l && l->in_heap) { /* counted again only if not freed right after */
         l->in_heap = 0;
         l->pending = VR_PENDING_UNCOVERED;
-        l->pending_ts = s->t_last;
+        vr_live_ext_get(s, l->key)->pending_ts = s->t_last;
         uncovered = l->key;
     } else if (!h->covered_alloc) {
         s->uncovered_heaps--;

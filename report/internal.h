@@ -25,15 +25,37 @@ void *vr_xmalloc(size_t bytes);
 void *vr_xcalloc(size_t n, size_t size);
 void *vr_xrealloc(void *p, size_t bytes);
 
-/* ---- map: open-addressing hash table, u64 key -> fixed-size entry ------- */
+/* ---- map: hash table, u64 key -> fixed-size entry ------------------------ */
 
-/* Entries start with a uint64_t key. Linear probing, backward-shift delete:
- * entry pointers are valid until the next put or del. */
+/* The one hash table of report/. Entries (esize bytes, starting with their
+ * uint64_t key) live in a dense array in insertion order and never move: an
+ * entry's item number (vr_map_index_of, vr_map_at) stays valid until it is
+ * deleted, so callers may cache it; a deleted entry's item is reused by a
+ * later insert. Lookups go through an index of 8-byte slots (the key's
+ * 32-bit hash and the item number), open addressing with linear probing at
+ * load <= 3/4 and backward-shift deletion (Knuth, TAOCP vol. 3, 6.4,
+ * Algorithm R): growing rebuilds only the index, from the hashes in its
+ * slots, without reading or moving entries. Entry pointers are valid until
+ * the next insert (vr_map_put, vr_map_insert, vr_map_reserve). Memory per
+ * entry: esize + 8 to 16 bytes of index + 1 bit. */
 typedef struct vr_map {
-    uint8_t *slots; /* cap * esize */
-    uint8_t *used;  /* cap */
-    size_t cap, len, esize;
+    uint8_t *items;  /* capitems * esize */
+    uint64_t *alive; /* bitmap over items: 1 = an entry, 0 = a free hole */
+    uint64_t *index; /* icap slots (a power of two) */
+    size_t len;      /* entries */
+    size_t esize, nitems, capitems, icap;
+    size_t free_item; /* first free hole + 1, 0 = none (list through the holes) */
+    uint64_t mods;    /* changes of the index's layout (hints check it) */
 } vr_map;
+
+/* Where vr_map_find left a key: its slot (found) or the empty slot where it
+ * goes (not found), for one vr_map_insert / vr_map_remove without probing
+ * again. Valid until the next insert or delete (mods tells). */
+typedef struct vr_map_hint {
+    size_t slot;
+    uint32_t hash;
+    uint64_t mods;
+} vr_map_hint;
 
 void vr_map_init(vr_map *m, size_t esize);
 void vr_map_destroy(vr_map *m);
@@ -42,6 +64,22 @@ void *vr_map_get(const vr_map *m, uint64_t key);
  * *created tells which (may be NULL). */
 void *vr_map_put(vr_map *m, uint64_t key, bool *created);
 bool vr_map_del(vr_map *m, uint64_t key);
+/* vr_map_get that also fills *hint (may be NULL). */
+void *vr_map_find(const vr_map *m, uint64_t key, vr_map_hint *hint);
+/* Inserts key, absent (vr_map_find returned NULL with this hint): a zeroed
+ * entry with its key set. */
+void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint);
+/* Deletes the entry vr_map_find found with this hint (nothing changed the
+ * map since). */
+void vr_map_remove(vr_map *m, const vr_map_hint *hint);
+/* Starts loading key's index slot into the cache (a later find of it does
+ * not wait for memory): for batches of lookups. */
+void vr_map_prefetch(const vr_map *m, uint64_t key);
+/* Room for n entries without growing (a trace's known counts). */
+void vr_map_reserve(vr_map *m, size_t n);
+/* The entry at item i (vr_map_index_of), NULL when it was deleted. */
+void *vr_map_at(const vr_map *m, uint32_t i);
+uint32_t vr_map_index_of(const vr_map *m, const void *e);
 /* Iterate: start with *i = 0; returns NULL at the end. */
 void *vr_map_next(const vr_map *m, size_t *i);
 

@@ -40,22 +40,33 @@ static void on_device(vr_state *s, const vt_event *ev)
         d->total = ev->u.device.total_bytes;
 }
 
-static void free_live(vr_state *s, vr_live *l)
+/* The live allocation an ALLOC or FREE event names, looked up once per
+ * event (replay_event) and handed to every step that needs it. */
+typedef struct vr_found {
+    uint64_t key;
+    vr_live *live; /* NULL: not live */
+    vr_map_hint hint;
+} vr_found;
+
+/* Drops live allocation l; hint: where vr_map_find found it (NULL: look). */
+static void free_live(vr_state *s, vr_live *l, const vr_map_hint *hint)
 {
     uint64_t addr = l->key;
     vr_acct_free(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->device < 0) {
         s->host_pinned -= l->size;
     } else {
-        if (l->in_heap) {
-            /* its memory is gone, so is the heap: l is now pending, never counted */
-            vr_heap_unregister(s, l->heap, false);
-            l = vr_map_get(&s->live, addr);
-        }
+        if (l->in_heap) /* its memory is gone, so is the heap: l is now pending, never counted */
+            vr_heap_unregister(s, vr_live_ext_get(s, addr)->heap, false);
         if (!l->pending)
             vr_account_direct(s, l, -1);
     }
-    vr_map_del(&s->live, addr);
+    if (s->live_ext.len)
+        vr_map_del(&s->live_ext, addr);
+    if (hint && hint->mods == s->live.mods)
+        vr_map_remove(&s->live, hint);
+    else
+        vr_map_del(&s->live, addr);
 }
 
 /* Count l as a direct allocation as if at time ts (the peak's time is the
@@ -71,24 +82,25 @@ static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
 static void pending_commit(vr_state *s, vr_live *l)
 {
     bool fresh = l->pending == VR_PENDING_NEW;
+    uint64_t since = fresh ? l->ts : vr_live_ext_get(s, l->key)->pending_ts;
     l->pending = VR_PENDING_NONE;
-    account_direct_at(s, l, l->pending_ts);
+    account_direct_at(s, l, since);
     if (!fresh)
         return;
     vr_iteration_alloc(s, l->size);
     vr_heap_check_alloc(s, l);
 }
 
-/* l is pending (see VR_PENDING_*) since ts. */
-static void hold(vr_state *s, vr_live *l, uint8_t kind, uint64_t ts)
+/* l is pending (see VR_PENDING_*): a new one since its own time (l->ts), an
+ * uncovered one since vr_live_ext.pending_ts. */
+static void hold(vr_state *s, vr_live *l, uint8_t kind)
 {
     l->pending = kind;
-    l->pending_ts = ts;
     if (s->npend == s->cappend) {
         s->cappend = s->cappend ? s->cappend * 2 : 16;
-        s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint64_t));
+        s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint32_t));
     }
-    s->pend[s->npend++] = l->key;
+    s->pend[s->npend++] = vr_map_index_of(&s->live, l);
 }
 
 /* Live-map key of an allocation: VMM handles (cuMemCreate) are not addresses
@@ -104,12 +116,11 @@ static uint64_t live_key(uint64_t addr, enum vt_api api)
  * (at a free address), a heap registration (it claims a pending allocation
  * at its address), a VMM mapping, and markers. They leave pending
  * allocations pending; every other event settles them first. */
-static bool neutral(const vr_state *s, const vt_event *ev)
+static bool neutral(const vr_state *s, const vt_event *ev, const vr_found *f)
 {
     switch (ev->type) {
     case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
-        return !vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) &&
-               !vr_pattern_ticks(s, ev->u.alloc.stack);
+        return !f->live && !vr_pattern_ticks(s, ev->u.alloc.stack);
     case VT_REC_HEAP_REGISTER:
     case VT_REC_VMM_MAP:
     case VT_REC_MARK:
@@ -125,13 +136,13 @@ static bool neutral(const vr_state *s, const vt_event *ev)
 /* Commit every pending allocation, in time order, each at its own time;
  * except an uncovered one that ev frees (free_live drops it uncounted).
  * ev may be NULL (the end of the trace). */
-static void settle_pending(vr_state *s, const vt_event *ev)
+static void settle_pending(vr_state *s, const vt_event *ev, const vr_found *f)
 {
-    if (!s->npend || (ev && neutral(s, ev)))
+    if (!s->npend || (ev && neutral(s, ev, f)))
         return;
-    uint64_t freed = ev && ev->type == VT_REC_FREE ? live_key(ev->u.free.addr, ev->u.free.api) : 0;
+    uint64_t freed = ev && ev->type == VT_REC_FREE ? f->key : 0;
     for (size_t i = 0; i < s->npend; i++) {
-        vr_live *l = vr_map_get(&s->live, s->pend[i]);
+        vr_live *l = vr_map_at(&s->live, s->pend[i]);
         if (!l || !l->pending)
             continue;
         if (l->pending == VR_PENDING_UNCOVERED && l->key == freed)
@@ -170,22 +181,21 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
-static void on_alloc(vr_state *s, const vt_event *ev)
+static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
 {
-    uint64_t key = live_key(ev->u.alloc.addr, ev->u.alloc.api);
-    vr_live *old = vr_map_get(&s->live, key);
-    if (old) { /* the free was not recorded: the address was reused */
-        free_live(s, old);
+    if (f->live) { /* the free was not recorded: the address was reused */
+        free_live(s, f->live, &f->hint);
         s->unknown_frees++;
     }
     s->allocations++;
     vr_thread *t = vr_state_thread(s, ev->thread_id);
     attempt(s, t, true, ev->u.alloc.size, ev->u.alloc.device);
-    vr_live *l = vr_map_put(&s->live, key, NULL);
+    uint32_t row = vr_site_row(s, ev->u.alloc.stack, vr_thread_range(t));
+    vr_live *l = vr_map_insert(&s->live, f->key, &f->hint);
     l->size = ev->u.alloc.size;
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
-    l->range = vr_thread_range(t);
+    l->row = row;
     l->kind = (uint8_t)vt_api_get(ev->u.alloc.api)->kind;
     l->device = vr_kind_device(ev->u.alloc.api, ev->u.alloc.device);
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
@@ -196,12 +206,20 @@ static void on_alloc(vr_state *s, const vt_event *ev)
         return;
     }
     vr_pattern_alloc(s, l->stack);
-    hold(s, vr_map_get(&s->live, key), VR_PENDING_NEW, ev->ts_ns);
+    hold(s, l, VR_PENDING_NEW);
 }
 
-static void on_free(vr_state *s, const vt_event *ev)
+static bool vmm_mapped(vr_state *s, const vr_live *l)
 {
-    vr_live *l = vr_map_get(&s->live, live_key(ev->u.free.addr, ev->u.free.api));
+    if (l->kind != VT_KIND_VMM)
+        return false;
+    const vr_live_ext *x = vr_map_get(&s->live_ext, l->key);
+    return x && x->nmaps;
+}
+
+static void on_free(vr_state *s, const vt_event *ev, const vr_found *f)
+{
+    vr_live *l = f->live;
     if (!l) {
         if (ev->u.free.addr)
             s->unknown_frees++;
@@ -209,11 +227,11 @@ static void on_free(vr_state *s, const vt_event *ev)
     }
     s->frees++;
     s->pat_freed = true;
-    if (l->kind == VT_KIND_VMM && l->nmaps) {
+    if (vmm_mapped(s, l)) {
         l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
         return;
     }
-    free_live(s, l);
+    free_live(s, l, &f->hint);
 }
 
 /* cuMemMap: the handle's memory stays alive while mapped. */
@@ -225,14 +243,13 @@ static void on_vmm_map(vr_state *s, const vt_event *ev)
         return; /* a handle created before the recording (or imported) */
     vr_vmm_map *m = vr_map_put(&s->vmm_maps, ev->u.vmm.addr, NULL);
     if (m->handle_key) { /* the address was mapped and its unmap not seen */
-        vr_live *old = vr_map_get(&s->live, m->handle_key);
+        vr_live_ext *old = vr_map_get(&s->live_ext, m->handle_key);
         if (old && old->nmaps)
             old->nmaps--;
     }
     m->size = ev->u.vmm.size;
     m->handle_key = key;
-    l = vr_map_get(&s->live, key);
-    l->nmaps++;
+    vr_live_ext_get(s, key)->nmaps++;
 }
 
 /* One mapping at address a goes: a released handle dies with its last one. */
@@ -242,10 +259,11 @@ static void unmap_one(vr_state *s, uint64_t a)
     uint64_t key = m->handle_key;
     vr_map_del(&s->vmm_maps, a);
     vr_live *l = vr_map_get(&s->live, key);
-    if (!l || !l->nmaps)
+    vr_live_ext *x = l ? vr_map_get(&s->live_ext, key) : NULL;
+    if (!x || !x->nmaps)
         return;
-    if (--l->nmaps == 0 && l->released)
-        free_live(s, l);
+    if (--x->nmaps == 0 && l->released)
+        free_live(s, l, NULL);
 }
 
 /* cuMemUnmap(addr, size): every mapping that starts inside the range. */
@@ -288,7 +306,7 @@ static void on_heap_unregister(vr_state *s, const vt_event *ev)
     uint64_t addr = vr_heap_unregister(s, ev->u.heap.heap, false);
     vr_live *l = addr ? vr_map_get(&s->live, addr) : NULL;
     if (l)
-        hold(s, l, VR_PENDING_UNCOVERED, ev->ts_ns);
+        hold(s, l, VR_PENDING_UNCOVERED);
 }
 
 /* A heap id registered again drops its old registration first; the
@@ -305,14 +323,14 @@ static void on_heap_register(vr_state *s, const vt_event *ev)
     vr_heap_register(s, ev);
 }
 
-static void on_timed(vr_state *s, const vt_event *ev)
+static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f)
 {
     switch (ev->type) {
     case VT_REC_ALLOC:
-        on_alloc(s, ev);
+        on_alloc(s, ev, f);
         break;
     case VT_REC_FREE:
-        on_free(s, ev);
+        on_free(s, ev, f);
         break;
     case VT_REC_ALLOC_FAILED:
         on_failed(s, ev);
@@ -364,7 +382,7 @@ static void on_timed(vr_state *s, const vt_event *ev)
 
 /* Events that may lower allocated bytes: the peak's composition and its
  * fragmentation are taken before any of their state changes. */
-static bool lowers(const vr_state *s, const vt_event *ev)
+static bool lowers(const vt_event *ev, const vr_found *f)
 {
     switch (ev->type) {
     case VT_REC_FREE:
@@ -375,10 +393,22 @@ static bool lowers(const vr_state *s, const vt_event *ev)
     case VT_REC_VMM_UNMAP:
         return true;
     case VT_REC_ALLOC: /* at a live address: its unrecorded free */
-        return vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) != NULL;
+        return f->live != NULL;
     default:
         return false;
     }
+}
+
+/* The one live-map lookup of an ALLOC or FREE event. */
+static void find_live(vr_state *s, const vt_event *ev, vr_found *f)
+{
+    if (ev->type == VT_REC_ALLOC)
+        f->key = live_key(ev->u.alloc.addr, ev->u.alloc.api);
+    else if (ev->type == VT_REC_FREE)
+        f->key = live_key(ev->u.free.addr, ev->u.free.api);
+    else
+        return;
+    f->live = vr_map_find(&s->live, f->key, &f->hint);
 }
 
 /* Feed one event to the state. */
@@ -427,11 +457,13 @@ static void replay_event(vr_state *s, const vt_event *ev)
     }
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
-    settle_pending(s, ev);
-    if (s->peak_pending && lowers(s, ev))
-        vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
+    vr_found f = {0};
+    find_live(s, ev, &f);
+    settle_pending(s, ev, &f);             /* neither inserts nor deletes live entries: */
+    if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
+        vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
     vr_tick_time(s, ev->ts_ns);
-    on_timed(s, ev);
+    on_timed(s, ev, &f);
 }
 
 /* For a second pass over a trace (memviz.c): the same replay, one event at a
@@ -443,7 +475,7 @@ void vr_replay_one(vr_state *s, const vt_event *ev)
 
 void vr_replay_settle(vr_state *s)
 {
-    settle_pending(s, NULL);
+    settle_pending(s, NULL, NULL);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -502,17 +534,42 @@ static void progress_end(vr_progress *p)
         fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
 }
 
+/* Events replay_all reads ahead: their live-map slots are fetched from
+ * memory together instead of one cache miss after the other. */
+#define VR_AHEAD 16
+
+/* Reads up to VR_AHEAD events into q, prefetching the live-map slots of
+ * allocations and frees. It stops after an event of another type: its
+ * strings live in the reader's buffer until the next read. */
+static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, int *rc)
+{
+    size_t n = 0;
+    while (n < VR_AHEAD && (*rc = vt_reader_next(rd, &q[n])) == 1) {
+        const vt_event *ev = &q[n++];
+        if (ev->type == VT_REC_ALLOC)
+            vr_map_prefetch(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api));
+        else if (ev->type == VT_REC_FREE)
+            vr_map_prefetch(&s->live, live_key(ev->u.free.addr, ev->u.free.api));
+        else
+            break;
+    }
+    return n;
+}
+
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
     vr_progress prog = progress_start(opt);
-    vt_event ev;
-    int rc;
-    while ((rc = vt_reader_next(rd, &ev)) == 1) {
-        replay_event(s, &ev);
-        if (prog.on && (s->events & 0xffff) == 0)
-            progress_update(&prog, rd);
+    vt_event q[VR_AHEAD];
+    int rc = 1;
+    while (rc == 1) {
+        size_t n = read_ahead(s, rd, q, &rc);
+        for (size_t i = 0; i < n; i++) {
+            replay_event(s, &q[i]);
+            if (prog.on && (s->events & 0xffff) == 0)
+                progress_update(&prog, rd);
+        }
     }
-    settle_pending(s, NULL);
+    settle_pending(s, NULL, NULL);
     progress_end(&prog);
     if (rc < 0) {
         const char *m = vt_reader_error(rd);

@@ -31,6 +31,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->site_ranges, sizeof(vr_counter));
     vr_map_init(&s->acct, sizeof(vr_acct));
     vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
+    vr_map_init(&s->live_ext, sizeof(vr_live_ext));
     s->iter.stride = 1;
     s->iter.slot = 0;
     vr_map_init(&s->alloc_sites, sizeof(vr_counter));
@@ -73,6 +74,8 @@ void vr_state_destroy(vr_state *s)
     free(s->exit_reason);
     vr_acct_destroy(s);
     vr_map_destroy(&s->vmm_maps);
+    vr_map_destroy(&s->live_ext);
+    free(s->leaf_rows);
     vr_map_destroy(&s->alloc_sites);
     vr_map_destroy(&s->site_names);
     vr_map_destroy(&s->strings);
@@ -115,16 +118,30 @@ const char *vr_state_string(const vr_state *s, uint32_t id)
 
 vr_devstate *vr_state_device(vr_state *s, int32_t id)
 {
+    if (s->device_item && s->device_id == id)
+        return vr_map_at(&s->devices, s->device_item - 1);
     bool created;
     vr_devstate *d = vr_map_put(&s->devices, (uint64_t)(int64_t)id + 1, &created);
     if (created)
         d->id = id;
+    s->device_id = id;
+    s->device_item = vr_map_index_of(&s->devices, d) + 1;
     return d;
 }
 
 vr_thread *vr_state_thread(vr_state *s, uint32_t tid)
 {
-    return vr_map_put(&s->threads, tid, NULL);
+    if (s->thread_item && s->thread_tid == tid)
+        return vr_map_at(&s->threads, s->thread_item - 1);
+    vr_thread *t = vr_map_put(&s->threads, tid, NULL);
+    s->thread_tid = tid;
+    s->thread_item = vr_map_index_of(&s->threads, t) + 1;
+    return t;
+}
+
+vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key)
+{
+    return vr_map_put(&s->live_ext, key, NULL);
 }
 
 size_t vr_topname(vr_state *s, uint32_t name)

@@ -60,28 +60,42 @@ typedef struct vr_counter {
     uint64_t live, snap;
     uint64_t snap_epoch;
     /* live allocations: fewer than the live map could ever hold (2^32 of
-     * them would take 256 GiB of it), so 32 bits keep the entry at 48 bytes */
+     * them would take 160 GiB of it), so 32 bits keep the entry small */
     uint32_t live_count, snap_count;
     uint64_t (*samples)[VR_SAMPLES];
+    /* site_ranges entries (a "site row", vr_site_row): the items of the
+     * same stack's sites counter and the same range's phases counter */
+    uint32_t site, phase;
 } vr_counter;
 
 /* Growth samples of slot (vr_sampler.slot) of a site: VR_SAMPLES values. */
 const uint64_t *vr_counter_samples(const vr_counter *c, int slot);
 
+/* A live allocation: 40 bytes (issue 18: at most 64 per live allocation
+ * with the map's index). Its counters are found through its site row, cached
+ * at allocation time; what few allocations need (heap, VMM mappings, the
+ * time an uncovered one became pending) is in vr_live_ext. */
 typedef struct vr_live {
     uint64_t key; /* address */
     uint64_t size;
     uint64_t ts;
-    uint32_t stack, range;
+    uint32_t stack;
+    uint32_t row; /* site row (vr_site_row) of stack and its thread's range */
     int32_t device;
-    uint8_t in_heap;     /* covered by a registered heap: counts as reserved only */
-    uint8_t pending;     /* VR_PENDING_*: not counted yet (see below) */
-    uint8_t kind;        /* enum vt_kind */
-    uint8_t released;    /* VMM: cuMemRelease seen, alive while mapped */
-    uint32_t nmaps;      /* VMM: live mappings of the handle */
-    uint64_t pending_ts; /* when it became pending (ns, trace clock) */
-    uint64_t heap;       /* the covering heap's id while in_heap */
+    uint8_t in_heap;  /* covered by a registered heap: counts as reserved only */
+    uint8_t pending;  /* VR_PENDING_*: not counted yet (see below) */
+    uint8_t kind;     /* enum vt_kind */
+    uint8_t released; /* VMM: cuMemRelease seen, alive while mapped */
 } vr_live;
+
+/* The rest of a live allocation that is in a heap, a VMM handle, or
+ * uncovered (s->live_ext, same key). */
+typedef struct vr_live_ext {
+    uint64_t key;
+    uint64_t heap;       /* the covering heap's id while in_heap */
+    uint64_t pending_ts; /* VR_PENDING_UNCOVERED since (ns, trace clock) */
+    uint32_t nmaps;      /* VMM: live mappings of the handle */
+} vr_live_ext;
 
 /* A device allocation whose accounting waits for the next event (of any
  * thread, in the trace's time order) that reads or lowers the allocated
@@ -215,10 +229,21 @@ typedef struct vr_state {
     vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
     vr_map acct;        /* vr_acct per (device, kind) */
     vr_map vmm_maps;    /* vr_vmm_map per mapped address */
-    uint64_t *pend;     /* live keys of pending allocations, in time order */
+    vr_map live_ext;    /* vr_live_ext of some live allocations */
+    uint32_t *pend;     /* live items of pending allocations, in time order */
     size_t npend, cappend;
     vr_module *modules;
     size_t nmodules, capmodules;
+    /* one-entry caches (item + 1, 0 = none) of the maps that never delete:
+     * most events hit the same thread, device and (device, kind) row */
+    uint32_t thread_tid, thread_item, device_item, acct_item;
+    int32_t device_id;
+    uint64_t acct_key;
+    /* site row of each leaf stack id below leaf_cap, with its range:
+     * range << 32 | (row item + 1), so the common allocation needs no
+     * hash lookup for its counters */
+    uint64_t *leaf_rows;
+    size_t leaf_cap;
 
     uint64_t allocated, reserved; /* all devices */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
@@ -303,8 +328,13 @@ size_t vr_topname(vr_state *s, uint32_t name);
 vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
 void vr_frag_push(vr_state *s, const vr_frag *f);
 
+/* The live allocation's extension (created zeroed). */
+vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key);
+
 /* peak.c: every change of allocated/reserved bytes goes through here. */
-vr_counter *vr_counter_get(vr_map *m, uint64_t key);
+/* The site row (site_ranges item) of allocations at stack inside range,
+ * created with its sites and phases counters when new. */
+uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range);
 /* Add delta (signed, bytes; count +1/-1/0) to the site and phase counters
  * and to the device's allocated bytes; tracks peaks and lazy snapshots. */
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,

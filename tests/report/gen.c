@@ -473,12 +473,22 @@ static void stress_devices(vtg *g, uint64_t n, uint64_t *t)
     }
 }
 
+/* n allocations on 200 call sites, never freed (the report's live map at n
+ * entries: issue 18's memory per live allocation). */
+static void stress_live(vtg *g, uint64_t n, uint64_t *t)
+{
+    big_stacks(g);
+    for (uint64_t i = 0; i < n; i++)
+        vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+}
+
 int vtg_stress(const char *path, const char *kind, uint64_t n)
 {
     const char *argv[] = {kind};
     void (*fn)(vtg *, uint64_t, uint64_t *) = !strcmp(kind, "stacks")    ? stress_stacks
                                               : !strcmp(kind, "ranges")  ? stress_ranges
                                               : !strcmp(kind, "devices") ? stress_devices
+                                              : !strcmp(kind, "live")    ? stress_live
                                                                          : NULL;
     vtg g;
     uint64_t t = 1000;

@@ -54,7 +54,8 @@ int vtg_scenario(const char *name, const char *path);
 int vtg_big(const char *path, uint64_t events);
 /* A trace small on disk whose report state grows with n: kind "stacks" (n
  * distinct stacks), "ranges" (n NVTX ranges never popped) or "devices" (n
- * device ids). Returns 0, or -1 (unknown kind, I/O). */
+ * device ids) or "live" (n allocations never freed). Returns 0, or -1
+ * (unknown kind, I/O). */
 int vtg_stress(const char *path, const char *kind, uint64_t n);
 
 #endif
