@@ -75,11 +75,24 @@ void vr_map_remove(vr_map *m, const vr_map_hint *hint);
 /* Starts loading key's index slot into the cache (a later find of it does
  * not wait for memory): for batches of lookups. */
 void vr_map_prefetch(const vr_map *m, uint64_t key);
+/* The same for key's entry, once its slot is in the cache (after
+ * vr_map_prefetch): reads the index, prefetches the first entry whose hash
+ * matches. */
+void vr_map_prefetch_entry(const vr_map *m, uint64_t key);
 /* Room for n entries without growing (a trace's known counts). */
 void vr_map_reserve(vr_map *m, size_t n);
-/* The entry at item i (vr_map_index_of), NULL when it was deleted. */
-void *vr_map_at(const vr_map *m, uint32_t i);
-uint32_t vr_map_index_of(const vr_map *m, const void *e);
+/* The entry at item i (vr_map_index_of), NULL when it was deleted. Inline:
+ * the replay's cached rows go through it on every event. */
+static inline void *vr_map_at(const vr_map *m, uint32_t i)
+{
+    bool alive = i < m->nitems && (m->alive[i / 64] >> (i % 64) & 1);
+    return alive ? m->items + (size_t)i * m->esize : NULL;
+}
+
+static inline uint32_t vr_map_index_of(const vr_map *m, const void *e)
+{
+    return (uint32_t)((size_t)((const uint8_t *)e - m->items) / m->esize);
+}
 /* Iterate: start with *i = 0; returns NULL at the end. */
 void *vr_map_next(const vr_map *m, size_t *i);
 

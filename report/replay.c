@@ -41,7 +41,7 @@ static void on_device(vr_state *s, const vt_event *ev)
 }
 
 /* The live allocation an ALLOC or FREE event names, looked up once per
- * event (replay_event) and handed to every step that needs it. */
+ * event (replay_keyed) and handed to every step that needs it. */
 typedef struct vr_found {
     uint64_t key;
     vr_live *live; /* NULL: not live */
@@ -110,6 +110,16 @@ static void hold(vr_state *s, vr_live *l, uint8_t kind)
 static uint64_t live_key(uint64_t addr, enum vt_api api)
 {
     return vt_api_get(api)->space == VT_SPACE_VMM_HANDLE ? addr | (1ull << 63) : addr;
+}
+
+/* The live-map key of an ALLOC or FREE event, 0 for other events. */
+static uint64_t event_key(const vt_event *ev)
+{
+    if (ev->type == VT_REC_ALLOC)
+        return live_key(ev->u.alloc.addr, ev->u.alloc.api);
+    if (ev->type == VT_REC_FREE)
+        return live_key(ev->u.free.addr, ev->u.free.api);
+    return 0;
 }
 
 /* Events that neither read nor lower the allocated bytes: a new allocation
@@ -399,20 +409,16 @@ static bool lowers(const vt_event *ev, const vr_found *f)
     }
 }
 
-/* The one live-map lookup of an ALLOC or FREE event. */
-static void find_live(vr_state *s, const vt_event *ev, vr_found *f)
+/* The one live-map lookup of an ALLOC or FREE event (key: event_key). */
+static void find_live(vr_state *s, const vt_event *ev, uint64_t key, vr_found *f)
 {
-    if (ev->type == VT_REC_ALLOC)
-        f->key = live_key(ev->u.alloc.addr, ev->u.alloc.api);
-    else if (ev->type == VT_REC_FREE)
-        f->key = live_key(ev->u.free.addr, ev->u.free.api);
-    else
-        return;
-    f->live = vr_map_find(&s->live, f->key, &f->hint);
+    f->key = key;
+    if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE)
+        f->live = vr_map_find(&s->live, key, &f->hint);
 }
 
-/* Feed one event to the state. */
-static void replay_event(vr_state *s, const vt_event *ev)
+/* Feed one event to the state; key: its event_key. */
+static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key)
 {
     s->events++;
     switch (ev->type) {
@@ -458,7 +464,7 @@ static void replay_event(vr_state *s, const vt_event *ev)
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
     vr_found f = {0};
-    find_live(s, ev, &f);
+    find_live(s, ev, key, &f);
     settle_pending(s, ev, &f);             /* neither inserts nor deletes live entries: */
     if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
         vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
@@ -470,7 +476,7 @@ static void replay_event(vr_state *s, const vt_event *ev)
  * time, and the settling of what is pending at its end. */
 void vr_replay_one(vr_state *s, const vt_event *ev)
 {
-    replay_event(s, ev);
+    replay_keyed(s, ev, event_key(ev));
 }
 
 void vr_replay_settle(vr_state *s)
@@ -539,20 +545,22 @@ static void progress_end(vr_progress *p)
 #define VR_AHEAD 16
 
 /* Reads up to VR_AHEAD events into q, prefetching the live-map slots of
- * allocations and frees. It stops after an event of another type: its
- * strings live in the reader's buffer until the next read. */
-static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, int *rc)
+ * allocations and frees, then the entries that frees will read. It stops
+ * after an event of another type: its strings live in the reader's buffer
+ * until the next read. */
+static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys, int *rc)
 {
     size_t n = 0;
     while (n < VR_AHEAD && (*rc = vt_reader_next(rd, &q[n])) == 1) {
-        const vt_event *ev = &q[n++];
-        if (ev->type == VT_REC_ALLOC)
-            vr_map_prefetch(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api));
-        else if (ev->type == VT_REC_FREE)
-            vr_map_prefetch(&s->live, live_key(ev->u.free.addr, ev->u.free.api));
-        else
+        const vt_event *ev = &q[n];
+        keys[n++] = event_key(ev);
+        if (ev->type != VT_REC_ALLOC && ev->type != VT_REC_FREE)
             break;
+        vr_map_prefetch(&s->live, keys[n - 1]);
     }
+    for (size_t i = 0; i < n; i++)
+        if (q[i].type == VT_REC_FREE)
+            vr_map_prefetch_entry(&s->live, keys[i]);
     return n;
 }
 
@@ -560,11 +568,12 @@ static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *e
 {
     vr_progress prog = progress_start(opt);
     vt_event q[VR_AHEAD];
+    uint64_t keys[VR_AHEAD];
     int rc = 1;
     while (rc == 1) {
-        size_t n = read_ahead(s, rd, q, &rc);
+        size_t n = read_ahead(s, rd, q, keys, &rc);
         for (size_t i = 0; i < n; i++) {
-            replay_event(s, &q[i]);
+            replay_keyed(s, &q[i], keys[i]);
             if (prog.on && (s->events & 0xffff) == 0)
                 progress_update(&prog, rd);
         }

@@ -181,6 +181,17 @@ void vr_map_prefetch(const vr_map *m, uint64_t key)
         __builtin_prefetch(&m->index[(uint32_t)hash64(key) & (m->icap - 1)]);
 }
 
+void vr_map_prefetch_entry(const vr_map *m, uint64_t key)
+{
+    uint32_t h = (uint32_t)hash64(key);
+    size_t mask = m->icap - 1, i = h & mask;
+    for (uint64_t sl; m->icap && (sl = m->index[i]); i = (i + 1) & mask)
+        if (slot_hash(sl) == h) {
+            __builtin_prefetch(item(m, slot_item(sl)));
+            return;
+        }
+}
+
 void *vr_map_get(const vr_map *m, uint64_t key)
 {
     return vr_map_find(m, key, NULL);
@@ -320,16 +331,6 @@ void *vr_map_next(const vr_map *m, size_t *i)
         if (item_alive(m, *i))
             return item(m, (*i)++);
     return NULL;
-}
-
-void *vr_map_at(const vr_map *m, uint32_t i)
-{
-    return i < m->nitems && item_alive(m, i) ? item(m, i) : NULL;
-}
-
-uint32_t vr_map_index_of(const vr_map *m, const void *e)
-{
-    return (uint32_t)(((const uint8_t *)e - m->items) / m->esize);
 }
 
 /* ---- sizes -------------------------------------------------------------- */
