@@ -720,6 +720,7 @@ static void build_misc(vr_state *s, vr_report *r)
     r->frag = f;
     r->nfrag = k;
     build_spans(s, r);
+    vr_nvtx_build(s, r);
 }
 
 static void build_notes(vr_state *s, vr_report *r)

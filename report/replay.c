@@ -417,10 +417,19 @@ static void find_live(vr_state *s, const vt_event *ev, uint64_t key, vr_found *f
         f->live = vr_map_find(&s->live, key, &f->hint);
 }
 
+/* The events nvtx.c keeps for the model. */
+static bool is_nvtx(uint8_t type)
+{
+    return type == VT_REC_THREAD || type == VT_REC_RANGE_PUSH || type == VT_REC_RANGE_POP ||
+           type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
+}
+
 /* Feed one event to the state; key: its event_key. */
 static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key)
 {
     s->events++;
+    if (is_nvtx(ev->type))
+        vr_nvtx_record(s, ev);
     switch (ev->type) {
     case VT_REC_MODULE:
         on_module(s, ev);

@@ -63,6 +63,10 @@ void vr_state_destroy(vr_state *s)
         free(h->regions);
     for (size_t k = 0; k < s->nmodules; k++)
         free(s->modules[k].path);
+    for (size_t k = 0; k < s->nnvtx; k++)
+        if (s->nvtx[k].ph == 'M') /* thread names: the only strings nvtx.c owns */
+            free((char *)s->nvtx[k].name);
+    free(s->nvtx);
     for (size_t k = 0; k < s->nnotes; k++)
         free(s->notes[k]);
     free(s->modules);

@@ -173,6 +173,7 @@ typedef struct vr_thread {
     uint64_t *stack; /* NVTX ranges: domain << 32 | name string id */
     uint64_t *stack_ts;
     size_t depth, cap;
+    uint32_t nvtx_open; /* push ranges open, as nvtx.c counts them */
     /* the thread's last failed allocation, until its next allocation attempt */
     bool fail_open;
     int32_t fail_device;
@@ -289,6 +290,11 @@ typedef struct vr_state {
 
     vr_range_span *spans;
     size_t nspans;
+    /* NVTX events for the model (nvtx.c); name holds a string id until
+     * vr_build_model resolves it (thread names: their own copy) */
+    vr_nvtx_event *nvtx;
+    size_t nnvtx, capnvtx;
+    bool nvtx_capped;
 
     vr_oom_raw *ooms;
     size_t nooms, capooms;
@@ -323,6 +329,12 @@ uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
 void vr_iteration_alloc(vr_state *s, uint64_t bytes);
 /* topnames index of a top-level range name (created), SIZE_MAX when full. */
 size_t vr_topname(vr_state *s, uint32_t name);
+
+/* nvtx.c: keeps ev for the model's NVTX events when it is one (thread
+ * names, push/pop and start/end ranges); vr_nvtx_build puts them in the
+ * model with their names (arena copies). vr_state_destroy frees them. */
+void vr_nvtx_record(vr_state *s, const vt_event *ev);
+void vr_nvtx_build(vr_state *s, vr_report *r);
 
 /* frag_measure.c: fragmentation of the device's heaps now (reads heaps). */
 vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);

@@ -589,3 +589,14 @@ const char *vr_verdict_name(enum vr_verdict v)
     }
     return "unknown";
 }
+
+vr_nvtx_counts vr_nvtx_count(const vr_report *r)
+{
+    vr_nvtx_counts c = {0};
+    for (size_t i = 0; i < r->nnvtx; i++) {
+        c.ranges += r->nvtx[i].ph == 'B';
+        c.start_end += r->nvtx[i].ph == 'b';
+        c.threads += r->nvtx[i].ph == 'M';
+    }
+    return c;
+}

@@ -294,6 +294,39 @@ static void sc_external(vtg *g)
     vtg_end(g, 400, 1);
 }
 
+/* Every section of the report model non-empty at once (the sections test):
+ * 20 iterations of train_step keeping 40 MiB each at site 2 inside
+ * "forward" (growth, phases, range sites, leaks), a heap with regions every
+ * other one freed (fragmentation), a pinned host buffer, a note, and a
+ * failed allocation (an OOM). */
+static void sc_sections(vtg *g)
+{
+    prelude(g, 4 * GiB);
+    vtg_note(g, "a note from the recorder");
+    vtg_meminfo(g, 100, 4 * GiB, 4 * GiB);
+    vtg_alloc_api(g, 150, 0x7f0000000000, MiB, 5, VT_API_CUDA_MALLOC_HOST);
+    vtg_alloc(g, 200, 0x10000000, 100 * MiB, 5);
+    vtg_heap(g, 201, 1, 0x10000000, 100 * MiB);
+    for (uint64_t i = 0; i < 10; i++)
+        vtg_region(g, 300 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 4);
+    for (uint64_t i = 1; i < 10; i += 2)
+        vtg_region_free(g, 400 + i, 1, 0x10000000 + i * 10 * MiB);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 20; i++) {
+        vtg_push(g, t++, 1);
+        vtg_push(g, t++, 3);
+        vtg_alloc(g, t++, 0x100000000 + i * 64 * MiB, 40 * MiB, 2);
+        vtg_alloc(g, t++, 0x80000000, 10 * MiB, 3);
+        vtg_free(g, t++, 0x80000000);
+        vtg_pop(g, t++);
+        vtg_pop(g, t++);
+    }
+    vtg_push(g, t++, 1);
+    vtg_failed(g, t++, 8 * GiB, 3, 3 * GiB, 4 * GiB);
+    vtg_pop(g, t++);
+    vtg_end(g, t, 1);
+}
+
 /* Strings from the trace that must come out escaped. */
 static void sc_xss(vtg *g)
 {
@@ -356,6 +389,7 @@ int vtg_scenario(const char *name, const char *path)
         {"noend", sc_noend, 1, {"noend"}},
         {"empty", sc_empty, 1, {"empty"}},
         {"badutf8", sc_badutf8, 2, {"bad\xff", "arg\xc0\xafx"}},
+        {"sections", sc_sections, 3, {"train", "--batch", "64"}},
     };
     for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
         if (strcmp(sc[i].name, name) != 0)
