@@ -48,7 +48,8 @@ void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr);
 void vtg_end(vtg *g, uint64_t t, int status);
 
 /* Write one of the named scenarios to path: basic, growth, capacity,
- * leakoom, frag, external, xss, noend, empty, badutf8, sections. Returns 0, or -1 (unknown name, I/O). */
+ * leakoom, frag, external, xss, noend, empty, badutf8, sections. Returns 0, or -1 (unknown name,
+ * I/O). */
 int vtg_scenario(const char *name, const char *path);
 /* A large trace for the benchmark: about `events` events. */
 int vtg_big(const char *path, uint64_t events);
