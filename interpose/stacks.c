@@ -1,4 +1,5 @@
-/* stacks.c: call stacks (libunwind's unw_backtrace fast path) deduplicated
+/* stacks.c: call stacks (unwind.c's cached CFI rules, else libunwind's
+ * unw_backtrace) deduplicated
  * in a trie of (ip, parent) nodes, and the module map from dl_iterate_phdr.
  * Anchor: heaptrack's trace tree (each new node written once). */
 #define UNW_LOCAL_ONLY
@@ -164,7 +165,7 @@ void vti_stacks_init(void)
  * builds take libunwind's step-by-step path: the fast path's per-thread
  * trace cache is freed by a TSD destructor that runs after the TSan runtime
  * has finished the thread. */
-static int backtrace_frames(void **buf, int max)
+static inline int backtrace_frames(void **buf, int max)
 {
 #ifdef VRAMTRACE_SANITIZED
     unw_context_t ctx;
@@ -184,6 +185,34 @@ static int backtrace_frames(void **buf, int max)
 #endif
 }
 
+/* Frames outside this library agree (check mode). */
+static bool same_frames(void **a, int na, void **b, int nb)
+{
+    while (na > 0 && in_self((uintptr_t)*a))
+        a++, na--;
+    while (nb > 0 && in_self((uintptr_t)*b))
+        b++, nb--;
+    return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
+}
+
+/* Return addresses, innermost first: the fast walk, else libunwind. Both
+ * are called from this one frame, so buf[0] is in this library either way. */
+static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max)
+{
+    int mode = vti_settings_get()->unwind, n = -1;
+    if (mode != VTI_UNWIND_LIBUNWIND)
+        n = vti_unwind_fast(&t->uw, buf, max);
+    if (mode == VTI_UNWIND_CHECK && n >= 0) {
+        void *ref[VTI_MAX_STACK_DEPTH + 8];
+        int nr = backtrace_frames(ref, max);
+        if (!same_frames(buf, n, ref, nr))
+            vti_stop("the fast stack walk differs from libunwind (VRAMTRACE_UNWIND=check)");
+    }
+    if (n < 0)
+        n = backtrace_frames(buf, max);
+    return n;
+}
+
 uint32_t vti_stack_capture(vti_thread *t, int skip)
 {
     int depth = vti_settings_get()->stack_depth;
@@ -191,7 +220,7 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
     uint64_t merged[VTI_MAX_STACK_DEPTH];
     if (depth <= 0)
         return 0;
-    n = backtrace_frames(t->frames, depth + 8);
+    n = capture_frames(t, t->frames, depth + 8);
     while (first < n && in_self((uintptr_t)t->frames[first]))
         first++;
     kept = n - first < depth ? n - first : depth;

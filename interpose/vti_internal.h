@@ -29,10 +29,15 @@ typedef struct vti_settings {
     int stack_depth;        /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
     bool python_frames; /* VRAMTRACE_PYTHON_FRAMES: Python frames in Python processes */
+    int unwind;         /* VRAMTRACE_UNWIND: one of VTI_UNWIND_* */
 } vti_settings;
 
-/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and
- * VRAMTRACE_PYTHON_FRAMES into s.
+/* VRAMTRACE_UNWIND: cached CFI rules with libunwind behind them (fast), only
+ * libunwind (the reference), or both, stopping on any difference (check). */
+enum { VTI_UNWIND_FAST, VTI_UNWIND_LIBUNWIND, VTI_UNWIND_CHECK };
+
+/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH,
+ * VRAMTRACE_PYTHON_FRAMES and VRAMTRACE_UNWIND into s.
  * A bad value prints one line on stderr (unless quiet) and keeps the
  * default. pid is the process id. */
 void vti_settings_read(vti_settings *s, int pid);
@@ -52,6 +57,31 @@ vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path,
  * unless quiet, say so when the run's name was held by an earlier run. */
 void vti_trace_announce(const vti_settings *s, const vt_header *h, const char *path);
 
+/* ---- fast stack walk (unwind.c) ------------------------------------------ */
+
+/* One thread's cache of unwinding rules: return address -> packed rule. */
+#define VTI_UW_SLOTS 512
+typedef struct vti_uw_slot {
+    uint64_t pc, rule;
+} vti_uw_slot;
+typedef struct vti_uw_thread {
+    uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
+    bool busy;                    /* filling a slot (a signal handler must not) */
+    vti_uw_slot slot[VTI_UW_SLOTS];
+} vti_uw_thread;
+
+/* Return addresses of the calling thread, innermost first, like libunwind's
+ * unw_backtrace(buf, max) called at the same place (buf[0]: the return
+ * address into the caller): up to max entries, their count returned. -1 when
+ * a frame needs libunwind (signal frame, CFI beyond "CFA = rsp|rbp + N",
+ * no CFI, an address outside the thread's stack): the caller then takes
+ * unw_backtrace. u: zero-initialised per-thread state, used only by its
+ * thread. Reads nothing outside the thread's live stack. */
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max);
+/* Tests only: shift the cached CFA offset of return address pc by delta
+ * bytes in the process-wide table (threads' caches keep their copy). */
+void vti_unwind_poison(uintptr_t pc, int32_t delta);
+
 /* ---- per-thread state (session.c) --------------------------------------- */
 
 typedef struct vti_thread {
@@ -62,6 +92,7 @@ typedef struct vti_thread {
     uint64_t cache_ips[VTI_MAX_STACK_DEPTH]; /* last stack, outermost first */
     uint32_t cache_ids[VTI_MAX_STACK_DEPTH];
     int cache_n;
+    vti_uw_thread uw; /* unwind.c's rule cache */
 } vti_thread;
 
 /* Depth of hooked calls on this thread (outermost = 1) and the in-hook flag

@@ -1,0 +1,347 @@
+/* unwind.c: the fast path of stack capture. Each return address is mapped
+ * once to the unwinding rule of its call site, read from the module's own
+ * .eh_frame by elfutils libdw (dwarf_getcfi_elf, dwarf_cfi_addrframe); the
+ * walk then follows cached rules, a few instructions per frame. Any frame
+ * whose rule is not "CFA = rsp|rbp + N, return address at CFA-8, rbp
+ * unchanged or saved at CFA-M" (signal frames, expression rules, no CFI, JIT
+ * code), and any address outside the thread's stack, sends the whole capture
+ * back to libunwind (stacks.c), so the result is always unw_backtrace's.
+ * Anchors: libunwind's x86_64 trace cache (Gtrace.c: the same frame rule
+ * kinds, a per-thread hash of return addresses) and the DWARF 5 call frame
+ * information rules (section 6.4). x86-64 only; elsewhere every capture is
+ * libunwind's. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vti_internal.h"
+
+/* A rule, packed in 64 bits: kind in bits 0..2, M (rbp saved at CFA-M, 0 =
+ * unchanged) in bits 8..23, N (CFA = reg + N) in bits 32..63. */
+enum { K_EMPTY, K_RSP, K_RBP, K_END, K_LIBUNWIND };
+#define RULE(kind, n, m) ((uint64_t)(kind) | ((uint64_t)(m) << 8) | ((uint64_t)(uint32_t)(n) << 32))
+#define RULE_KIND(r) ((int)((r)&7))
+#define RULE_M(r) ((uintptr_t)(((r) >> 8) & 0xffff))
+#define RULE_N(r) ((intptr_t)(int32_t)((r) >> 32))
+
+/* DWARF register numbers on x86-64 (System V psABI, figure 3.36). */
+enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
+
+/* ---- the process-wide rule table (filled under rules_lock) -------------- */
+
+typedef struct module {
+    struct module *next;
+    uintptr_t lo, hi, bias; /* PT_LOAD extent in memory, load bias */
+    Elf *elf;               /* the file, mapped; NULL: none readable */
+    Dwarf_CFI *cfi;         /* its .eh_frame; NULL: none */
+} module;
+
+static pthread_mutex_t rules_lock = PTHREAD_MUTEX_INITIALIZER;
+static module *modules;    /* guarded by rules_lock, never freed */
+static uint64_t *rule_pcs; /* open addressing, 0 = empty */
+static uint64_t *rule_vals;
+static size_t rule_mask, rule_count;
+
+static size_t pc_hash(uint64_t pc)
+{
+    uint64_t h = pc * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32);
+}
+
+static int table_grow(void)
+{
+    size_t cap = rule_pcs ? (rule_mask + 1) * 2 : 4096;
+    uint64_t *pcs = calloc(cap, sizeof *pcs), *vals = calloc(cap, sizeof *vals);
+    if (!pcs || !vals) {
+        free(pcs);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; rule_pcs && i <= rule_mask; i++) {
+        size_t j = pc_hash(rule_pcs[i]) & (cap - 1);
+        if (!rule_pcs[i])
+            continue;
+        while (pcs[j])
+            j = (j + 1) & (cap - 1);
+        pcs[j] = rule_pcs[i];
+        vals[j] = rule_vals[i];
+    }
+    free(rule_pcs);
+    free(rule_vals);
+    rule_pcs = pcs;
+    rule_vals = vals;
+    rule_mask = cap - 1;
+    return 0;
+}
+
+typedef struct find_ctx {
+    uintptr_t pc, lo, hi, bias;
+    char path[4096];
+    bool found;
+} find_ctx;
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    find_ctx *c = arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (info->dlpi_addr + ph->p_vaddr < lo)
+            lo = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+            hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (c->pc < lo || c->pc >= hi)
+        return 0;
+    c->lo = lo;
+    c->hi = hi;
+    c->bias = info->dlpi_addr;
+    c->found = true;
+    if (info->dlpi_name && *info->dlpi_name)
+        snprintf(c->path, sizeof c->path, "%s", info->dlpi_name);
+    else
+        snprintf(c->path, sizeof c->path, "/proc/self/exe");
+    return 1;
+}
+
+/* The module's file mapped (no descriptor kept open: the program's
+ * descriptors stay its own) and its .eh_frame. */
+static void module_open(module *m, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    elf_version(EV_CURRENT);
+    m->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    /* all read or mapped; FDREAD also lets go of the descriptor */
+    if (m->elf && elf_cntl(m->elf, ELF_C_FDREAD) == 0) {
+        elf_cntl(m->elf, ELF_C_FDDONE);
+        m->cfi = dwarf_getcfi_elf(m->elf);
+    }
+    close(fd);
+}
+
+/* The module holding pc as the loader has it now (dlclose'd modules at the
+ * same place are told apart by their extent and bias); NULL if none. */
+static module *module_for(uintptr_t pc)
+{
+    find_ctx c = {.pc = pc};
+    module *m;
+    dl_iterate_phdr(find_cb, &c);
+    if (!c.found)
+        return NULL;
+    for (m = modules; m; m = m->next)
+        if (m->lo == c.lo && m->hi == c.hi && m->bias == c.bias)
+            return m;
+    m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->lo = c.lo;
+    m->hi = c.hi;
+    m->bias = c.bias;
+    module_open(m, c.path);
+    m->next = modules;
+    modules = m;
+    return m;
+}
+
+/* "at CFA + off" as libdw writes an offset(N) register rule. */
+static bool at_cfa(const Dwarf_Op *ops, size_t nops, intptr_t *off)
+{
+    if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+        *off = 0;
+        return true;
+    }
+    if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+        *off = (intptr_t)ops[1].number;
+        return true;
+    }
+    return false;
+}
+
+/* The rule of one CFI row (libdw.h: dwarf_frame_cfa, dwarf_frame_register). */
+static uint64_t rule_of_frame(Dwarf_Frame *f)
+{
+    Dwarf_Op mem[3], *ops;
+    size_t nops;
+    intptr_t n, ra, bp = 0;
+    bool signal = false;
+    int reg;
+    if (dwarf_frame_info(f, NULL, NULL, &signal) != DW_RA || signal)
+        return K_LIBUNWIND;
+    if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx)
+        return K_LIBUNWIND;
+    reg = (int)ops[0].number;
+    n = (intptr_t)ops[0].number2;
+    if ((reg != DW_RSP && reg != DW_RBP) || n < INT32_MIN || n > INT32_MAX)
+        return K_LIBUNWIND;
+    if (dwarf_frame_register(f, DW_RA, mem, &ops, &nops) != 0)
+        return K_LIBUNWIND;
+    if (nops == 0 && ops) /* undefined: the outermost frame */
+        return K_END;
+    if (!at_cfa(ops, nops, &ra) || ra != -8)
+        return K_LIBUNWIND;
+    if (dwarf_frame_register(f, DW_RBP, mem, &ops, &nops) != 0)
+        return K_LIBUNWIND;
+    if ((nops != 0 || ops) && (!at_cfa(ops, nops, &bp) || bp > -8 || bp < -0xffff))
+        return K_LIBUNWIND;
+    return RULE(reg == DW_RSP ? K_RSP : K_RBP, n, (uintptr_t)-bp);
+}
+
+/* The rule for return address pc (the call site is pc - 1; the capture's
+ * own first pc is passed plus one). */
+static uint64_t rule_compute(uintptr_t pc)
+{
+    module *m = module_for(pc - 1);
+    Dwarf_Frame *f = NULL;
+    uint64_t r;
+    if (!m || !m->cfi || dwarf_cfi_addrframe(m->cfi, pc - 1 - m->bias, &f) != 0)
+        return K_LIBUNWIND;
+    r = rule_of_frame(f);
+    free(f);
+    return r;
+}
+
+static uint64_t rule_global(uintptr_t pc)
+{
+    size_t i;
+    uint64_t r;
+    pthread_mutex_lock(&rules_lock);
+    if ((!rule_pcs || rule_count * 2 >= rule_mask + 1) && table_grow() != 0) {
+        pthread_mutex_unlock(&rules_lock);
+        return K_LIBUNWIND;
+    }
+    for (i = pc_hash(pc) & rule_mask; rule_pcs[i]; i = (i + 1) & rule_mask)
+        if (rule_pcs[i] == pc)
+            break;
+    if (!rule_pcs[i]) {
+        rule_vals[i] = rule_compute(pc);
+        rule_pcs[i] = pc;
+        rule_count++;
+    }
+    r = rule_vals[i];
+    pthread_mutex_unlock(&rules_lock);
+    return r;
+}
+
+/* ---- the per-thread walk ------------------------------------------------- */
+
+/* The rule for pc: the thread's direct-mapped cache, else the process-wide
+ * table. A signal handler on this thread may run between the stores: the
+ * slot is invalid (pc 0) while its rule changes. */
+static inline uint64_t rule_get(vti_uw_thread *u, uintptr_t pc)
+{
+    vti_uw_slot *s = &u->slot[pc_hash(pc) & (VTI_UW_SLOTS - 1)];
+    uint64_t r;
+    if (s->pc == pc)
+        return s->rule;
+    if (u->busy) /* a signal handler interrupted a miss on this thread */
+        return K_LIBUNWIND;
+    u->busy = true;
+    r = rule_global(pc);
+    s->pc = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    s->rule = r;
+    atomic_signal_fence(memory_order_seq_cst);
+    s->pc = pc;
+    u->busy = false;
+    return r;
+}
+
+static int bounds_init(vti_uw_thread *u)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    u->stack_lo = 1;
+    u->stack_hi = 1; /* unknown: every capture is libunwind's */
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return -1;
+    if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+        u->stack_lo = (uintptr_t)addr;
+        u->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&a);
+    return 0;
+}
+
+#if defined(__x86_64__)
+/* Walk from (pc, sp, bp): buf gets the return addresses. pc is the first
+ * frame's key (its own pc plus one). */
+static int walk(vti_uw_thread *u, uintptr_t pc, uintptr_t sp, uintptr_t bp, void **buf, int max)
+{
+    const uintptr_t hi = u->stack_hi;
+    int n = 0;
+    if (sp < u->stack_lo || sp >= hi)
+        return -1;
+    while (n < max) {
+        uint64_t r = rule_get(u, pc);
+        int kind = RULE_KIND(r);
+        uintptr_t cfa, m = RULE_M(r);
+        if (kind == K_END)
+            return n;
+        if (kind != K_RSP && kind != K_RBP)
+            return -1;
+        cfa = (kind == K_RSP ? sp : bp) + (uintptr_t)RULE_N(r);
+        /* every read below lies in [sp, hi): the live part of this stack */
+        if (cfa & 7 || cfa < sp + 8 || cfa > hi || (m && cfa - m < sp))
+            return -1;
+        if (m)
+            bp = *(const uintptr_t *)(cfa - m);
+        pc = *(const uintptr_t *)(cfa - 8);
+        sp = cfa;
+        if (!pc)
+            return n;
+        buf[n++] = (void *)pc;
+    }
+    return n;
+}
+
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
+{
+    uintptr_t pc, sp, bp;
+    __asm__ volatile("lea 0(%%rip), %0\n\t"
+                     "mov %%rsp, %1\n\t"
+                     "mov %%rbp, %2"
+                     : "=r"(pc), "=r"(sp), "=r"(bp));
+    if (!u->stack_hi && bounds_init(u) != 0)
+        return -1;
+    return walk(u, pc + 1, sp, bp, buf, max);
+}
+#else
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
+{
+    (void)u;
+    (void)buf;
+    (void)max;
+    return -1;
+}
+#endif
+
+void vti_unwind_poison(uintptr_t pc, int32_t delta)
+{
+    uint64_t r;
+    size_t i;
+    pthread_mutex_lock(&rules_lock);
+    for (i = rule_pcs ? pc_hash(pc) & rule_mask : 0; rule_pcs && rule_pcs[i];
+         i = (i + 1) & rule_mask) {
+        if (rule_pcs[i] != pc)
+            continue;
+        r = rule_vals[i];
+        rule_vals[i] = RULE(RULE_KIND(r), RULE_N(r) + delta, RULE_M(r));
+        break;
+    }
+    pthread_mutex_unlock(&rules_lock);
+}
