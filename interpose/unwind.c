@@ -25,13 +25,8 @@
 
 #include "vti_internal.h"
 
-/* A rule, packed in 64 bits: kind in bits 0..2, M (rbp saved at CFA-M, 0 =
- * unchanged) in bits 8..23, N (CFA = reg + N) in bits 32..63. */
-enum { K_EMPTY, K_RSP, K_RBP, K_END, K_LIBUNWIND };
-#define RULE(kind, n, m) ((uint64_t)(kind) | ((uint64_t)(m) << 8) | ((uint64_t)(uint32_t)(n) << 32))
-#define RULE_KIND(r) ((int)((r)&7))
-#define RULE_M(r) ((uintptr_t)(((r) >> 8) & 0xffff))
-#define RULE_N(r) ((intptr_t)(int32_t)((r) >> 32))
+enum { K_RSP, K_RBP, K_END, K_LIBUNWIND };
+static const vti_uw_rule use_libunwind = {.kind = K_LIBUNWIND};
 
 /* DWARF register numbers on x86-64 (System V psABI, figure 3.36). */
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
@@ -48,7 +43,7 @@ typedef struct module {
 static pthread_mutex_t rules_lock = PTHREAD_MUTEX_INITIALIZER;
 static module *modules;    /* guarded by rules_lock, never freed */
 static uint64_t *rule_pcs; /* open addressing, 0 = empty */
-static uint64_t *rule_vals;
+static vti_uw_rule *rule_vals;
 static size_t rule_mask, rule_count;
 
 static size_t pc_hash(uint64_t pc)
@@ -60,7 +55,8 @@ static size_t pc_hash(uint64_t pc)
 static int table_grow(void)
 {
     size_t cap = rule_pcs ? (rule_mask + 1) * 2 : 4096;
-    uint64_t *pcs = calloc(cap, sizeof *pcs), *vals = calloc(cap, sizeof *vals);
+    uint64_t *pcs = calloc(cap, sizeof *pcs);
+    vti_uw_rule *vals = calloc(cap, sizeof *vals);
     if (!pcs || !vals) {
         free(pcs);
         free(vals);
@@ -172,7 +168,7 @@ static bool at_cfa(const Dwarf_Op *ops, size_t nops, intptr_t *off)
 }
 
 /* The rule of one CFI row (libdw.h: dwarf_frame_cfa, dwarf_frame_register). */
-static uint64_t rule_of_frame(Dwarf_Frame *f)
+static vti_uw_rule rule_of_frame(Dwarf_Frame *f)
 {
     Dwarf_Op mem[3], *ops;
     size_t nops;
@@ -180,48 +176,48 @@ static uint64_t rule_of_frame(Dwarf_Frame *f)
     bool signal = false;
     int reg;
     if (dwarf_frame_info(f, NULL, NULL, &signal) != DW_RA || signal)
-        return K_LIBUNWIND;
+        return use_libunwind;
     if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx)
-        return K_LIBUNWIND;
+        return use_libunwind;
     reg = (int)ops[0].number;
     n = (intptr_t)ops[0].number2;
     if ((reg != DW_RSP && reg != DW_RBP) || n < INT32_MIN || n > INT32_MAX)
-        return K_LIBUNWIND;
+        return use_libunwind;
     if (dwarf_frame_register(f, DW_RA, mem, &ops, &nops) != 0)
-        return K_LIBUNWIND;
+        return use_libunwind;
     if (nops == 0 && ops) /* undefined: the outermost frame */
-        return K_END;
+        return (vti_uw_rule){.kind = K_END};
     if (!at_cfa(ops, nops, &ra) || ra != -8)
-        return K_LIBUNWIND;
+        return use_libunwind;
     if (dwarf_frame_register(f, DW_RBP, mem, &ops, &nops) != 0)
-        return K_LIBUNWIND;
-    if ((nops != 0 || ops) && (!at_cfa(ops, nops, &bp) || bp > -8 || bp < -0xffff))
-        return K_LIBUNWIND;
-    return RULE(reg == DW_RSP ? K_RSP : K_RBP, n, (uintptr_t)-bp);
+        return use_libunwind;
+    if ((nops != 0 || ops) && (!at_cfa(ops, nops, &bp) || bp > -16 || bp < -0xffff))
+        return use_libunwind;
+    return (vti_uw_rule){(int32_t)n, bp ? (uint16_t)-bp : 8, reg == DW_RSP ? K_RSP : K_RBP};
 }
 
 /* The rule for return address pc (the call site is pc - 1; the capture's
  * own first pc is passed plus one). */
-static uint64_t rule_compute(uintptr_t pc)
+static vti_uw_rule rule_compute(uintptr_t pc)
 {
     module *m = module_for(pc - 1);
     Dwarf_Frame *f = NULL;
-    uint64_t r;
+    vti_uw_rule r;
     if (!m || !m->cfi || dwarf_cfi_addrframe(m->cfi, pc - 1 - m->bias, &f) != 0)
-        return K_LIBUNWIND;
+        return use_libunwind;
     r = rule_of_frame(f);
     free(f);
     return r;
 }
 
-static uint64_t rule_global(uintptr_t pc)
+static vti_uw_rule rule_global(uintptr_t pc)
 {
     size_t i;
-    uint64_t r;
+    vti_uw_rule r;
     pthread_mutex_lock(&rules_lock);
     if ((!rule_pcs || rule_count * 2 >= rule_mask + 1) && table_grow() != 0) {
         pthread_mutex_unlock(&rules_lock);
-        return K_LIBUNWIND;
+        return use_libunwind;
     }
     for (i = pc_hash(pc) & rule_mask; rule_pcs[i]; i = (i + 1) & rule_mask)
         if (rule_pcs[i] == pc)
@@ -238,29 +234,16 @@ static uint64_t rule_global(uintptr_t pc)
 
 /* ---- the per-thread walk ------------------------------------------------- */
 
-/* The rule for pc: the thread's direct-mapped cache, else the process-wide
- * table. A signal handler on this thread may run between the stores: the
- * slot is invalid (pc 0) while its rule changes. */
-static inline uint64_t rule_get(vti_uw_thread *u, uintptr_t pc)
+/* A miss in the thread's direct-mapped cache: the process-wide table fills
+ * slot s (a signal handler on this thread does not walk meanwhile: busy). */
+static __attribute__((noinline, cold)) vti_uw_rule rule_miss(vti_uw_slot *s, uintptr_t pc)
 {
-    vti_uw_slot *s = &u->slot[pc_hash(pc) & (VTI_UW_SLOTS - 1)];
-    uint64_t r;
-    if (s->pc == pc)
-        return s->rule;
-    if (u->busy) /* a signal handler interrupted a miss on this thread */
-        return K_LIBUNWIND;
-    u->busy = true;
-    r = rule_global(pc);
-    s->pc = 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    s->rule = r;
-    atomic_signal_fence(memory_order_seq_cst);
+    s->rule = rule_global(pc);
     s->pc = pc;
-    u->busy = false;
-    return r;
+    return s->rule;
 }
 
-static int bounds_init(vti_uw_thread *u)
+static void bounds_init(vti_uw_thread *u)
 {
     pthread_attr_t a;
     void *addr;
@@ -268,57 +251,117 @@ static int bounds_init(vti_uw_thread *u)
     u->stack_lo = 1;
     u->stack_hi = 1; /* unknown: every capture is libunwind's */
     if (pthread_getattr_np(pthread_self(), &a) != 0)
-        return -1;
+        return;
     if (pthread_attr_getstack(&a, &addr, &size) == 0) {
         u->stack_lo = (uintptr_t)addr;
         u->stack_hi = (uintptr_t)addr + size;
     }
     pthread_attr_destroy(&a);
-    return 0;
 }
 
 #if defined(__x86_64__)
-/* Walk from (pc, sp, bp): buf gets the return addresses. pc is the first
- * frame's key (its own pc plus one). */
-static int walk(vti_uw_thread *u, uintptr_t pc, uintptr_t sp, uintptr_t bp, void **buf, int max)
+/* One step out of frame *f by its rule into *next; false when the rule is
+ * not a simple one (*end: it was the outermost frame) or a read would leave
+ * [f->sp, hi), the live part of the thread's stack. */
+static inline bool step(vti_uw_thread *u, const vti_uw_frame *f, uintptr_t hi, vti_uw_frame *next,
+                        bool *end)
+{
+    vti_uw_slot *s = &u->slot[pc_hash(f->pc) & (VTI_UW_SLOTS - 1)];
+    vti_uw_rule r = s->pc == f->pc ? s->rule : rule_miss(s, f->pc);
+    uintptr_t cfa;
+    if (r.kind > K_RBP) {
+        *end = r.kind == K_END;
+        return false;
+    }
+    cfa = (r.kind == K_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.n;
+    if (cfa < f->sp + r.lim || cfa > hi)
+        return false;
+    next->pc = *(const uintptr_t *)(cfa - 8);
+    next->sp = cfa;
+    next->bp_at = r.lim == 8 ? 0 : cfa - r.lim;
+    next->bp = next->bp_at ? *(const uintptr_t *)next->bp_at : f->bp;
+    return true;
+}
+
+/* Old frames j+1.. still hold: each word the last walk read there is
+ * unchanged. Copies them to new (from k+1) and buf; returns how many. */
+static int reuse(const vti_uw_log *old, int j, vti_uw_log *new, int k, void **buf, int want)
+{
+    int i = 0;
+    for (; i < want && j + 1 + i < old->n; i++) {
+        const vti_uw_frame *o = &old->f[j + 1 + i];
+        if (*(const uintptr_t *)(o->sp - 8) != o->pc ||
+            (o->bp_at && *(const uintptr_t *)o->bp_at != o->bp))
+            break;
+        new->f[k + 1 + i] = *o;
+        buf[k + i] = (void *)o->pc;
+    }
+    return i;
+}
+
+/* From frame new->f[0]: buf gets the return addresses. Where a frame equals
+ * one of the last walk (same pc, rsp and rbp), the frames beyond it are the
+ * last walk's as long as the words it read are unchanged. */
+static int walk(vti_uw_thread *u, const vti_uw_log *old, vti_uw_log *new, void **buf, int max)
 {
     const uintptr_t hi = u->stack_hi;
-    int n = 0;
-    if (sp < u->stack_lo || sp >= hi)
+    int k = 0, j = 0;
+    bool end = false, ok = true;
+    if (new->f[0].sp < u->stack_lo || new->f[0].sp >= hi)
         return -1;
-    while (n < max) {
-        uint64_t r = rule_get(u, pc);
-        int kind = RULE_KIND(r);
-        uintptr_t cfa, m = RULE_M(r);
-        if (kind == K_END)
-            return n;
-        if (kind != K_RSP && kind != K_RBP)
-            return -1;
-        cfa = (kind == K_RSP ? sp : bp) + (uintptr_t)RULE_N(r);
-        /* every read below lies in [sp, hi): the live part of this stack */
-        if (cfa & 7 || cfa < sp + 8 || cfa > hi || (m && cfa - m < sp))
-            return -1;
-        if (m)
-            bp = *(const uintptr_t *)(cfa - m);
-        pc = *(const uintptr_t *)(cfa - 8);
-        sp = cfa;
-        if (!pc)
-            return n;
-        buf[n++] = (void *)pc;
+    while (k < max) {
+        const vti_uw_frame *f = &new->f[k];
+        while (j < old->n && old->f[j].sp < f->sp)
+            j++;
+        if (j < old->n && old->f[j].sp == f->sp && old->f[j].pc == f->pc && old->f[j].bp == f->bp) {
+            int got = reuse(old, j, new, k, buf, max - k);
+            k += got;
+            if (k < max && j + 1 + got == old->n && old->complete) {
+                end = true;
+                break;
+            }
+            j = old->n; /* a word changed, or the last walk stopped short */
+            continue;
+        }
+        if (!step(u, f, hi, &new->f[k + 1], &end)) {
+            ok = end;
+            break;
+        }
+        if (!new->f[k + 1].pc) /* a zero return address ends the stack */
+            break;
+        buf[k] = (void *)new->f[k + 1].pc;
+        k++;
     }
-    return n;
+    new->n = k + 1;
+    new->complete = end;
+    return ok ? k : -1;
 }
 
 int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
 {
     uintptr_t pc, sp, bp;
+    vti_uw_log *old, *new;
+    int n;
     __asm__ volatile("lea 0(%%rip), %0\n\t"
                      "mov %%rsp, %1\n\t"
                      "mov %%rbp, %2"
                      : "=r"(pc), "=r"(sp), "=r"(bp));
-    if (!u->stack_hi && bounds_init(u) != 0)
+    if (u->busy || max >= VTI_UW_LOG - 1)
         return -1;
-    return walk(u, pc + 1, sp, bp, buf, max);
+    u->busy = true;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!u->stack_hi)
+        bounds_init(u);
+    old = &u->log[u->cur];
+    new = &u->log[!u->cur];
+    new->f[0] = (vti_uw_frame){pc + 1, sp, bp, 0};
+    n = walk(u, old, new, buf, max);
+    if (n < 0)
+        new->n = 0;
+    u->cur = !u->cur;
+    atomic_signal_fence(memory_order_seq_cst);
+    u->busy = false;
+    return n;
 }
 #else
 int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
@@ -329,19 +372,3 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
     return -1;
 }
 #endif
-
-void vti_unwind_poison(uintptr_t pc, int32_t delta)
-{
-    uint64_t r;
-    size_t i;
-    pthread_mutex_lock(&rules_lock);
-    for (i = rule_pcs ? pc_hash(pc) & rule_mask : 0; rule_pcs && rule_pcs[i];
-         i = (i + 1) & rule_mask) {
-        if (rule_pcs[i] != pc)
-            continue;
-        r = rule_vals[i];
-        rule_vals[i] = RULE(RULE_KIND(r), RULE_N(r) + delta, RULE_M(r));
-        break;
-    }
-    pthread_mutex_unlock(&rules_lock);
-}

@@ -59,15 +59,39 @@ void vti_trace_announce(const vti_settings *s, const vt_header *h, const char *p
 
 /* ---- fast stack walk (unwind.c) ------------------------------------------ */
 
-/* One thread's cache of unwinding rules: return address -> packed rule. */
+/* How to step out of the frame of one return address: CFA = (kind 0: rsp,
+ * 1: rbp) + n; return address at CFA-8; rbp saved at CFA-lim, or unchanged
+ * when lim is 8. kind 2: outermost frame; 3: libunwind's to walk. */
+typedef struct vti_uw_rule {
+    int32_t n;
+    uint16_t lim;
+    uint8_t kind;
+} vti_uw_rule;
+/* One thread's cache of rules by return address (direct-mapped). */
 #define VTI_UW_SLOTS 512
 typedef struct vti_uw_slot {
-    uint64_t pc, rule;
+    uint64_t pc; /* 0: empty */
+    vti_uw_rule rule;
 } vti_uw_slot;
+/* One frame of a walk: its pc, rsp and rbp, and where rbp was read (0: it
+ * was unchanged). */
+typedef struct vti_uw_frame {
+    uintptr_t pc, sp, bp, bp_at;
+} vti_uw_frame;
+#define VTI_UW_LOG (VTI_MAX_STACK_DEPTH + 16)
+/* The last walk's frames: the next walk checks that the words it read are
+ * unchanged instead of walking those frames again. */
+typedef struct vti_uw_log {
+    int n;         /* frames; 0: none */
+    bool complete; /* it ended at the outermost frame */
+    vti_uw_frame f[VTI_UW_LOG];
+} vti_uw_log;
 typedef struct vti_uw_thread {
     uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
     bool busy;                    /* filling a slot (a signal handler must not) */
+    int cur;                      /* log[cur]: the last walk */
     vti_uw_slot slot[VTI_UW_SLOTS];
+    vti_uw_log log[2];
 } vti_uw_thread;
 
 /* Return addresses of the calling thread, innermost first, like libunwind's
@@ -78,9 +102,6 @@ typedef struct vti_uw_thread {
  * unw_backtrace. u: zero-initialised per-thread state, used only by its
  * thread. Reads nothing outside the thread's live stack. */
 int vti_unwind_fast(vti_uw_thread *u, void **buf, int max);
-/* Tests only: shift the cached CFA offset of return address pc by delta
- * bytes in the process-wide table (threads' caches keep their copy). */
-void vti_unwind_poison(uintptr_t pc, int32_t delta);
 
 /* ---- per-thread state (session.c) --------------------------------------- */
 

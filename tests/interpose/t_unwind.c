@@ -24,7 +24,7 @@
 #include "t_unwind.h"
 #include "vti_internal.h"
 
-#define MAX_FRAMES 300
+#define MAX_FRAMES 260
 
 static __thread vti_uw_thread tl_uw;
 static _Atomic int n_checks, n_fast, n_fallback, n_mismatch;
