@@ -263,7 +263,7 @@ static void bounds_init(vti_uw_thread *u)
 /* One step out of frame *f by its rule into *next; false when the rule is
  * not a simple one (*end: it was the outermost frame) or a read would leave
  * [f->sp, hi), the live part of the thread's stack. */
-static inline bool step(vti_uw_thread *u, const vti_uw_frame *f, uintptr_t hi, vti_uw_frame *next,
+static inline bool step(vti_uw_thread *u, vti_uw_frame *f, uintptr_t hi, vti_uw_frame *next,
                         bool *end)
 {
     vti_uw_slot *s = &u->slot[pc_hash(f->pc) & (VTI_UW_SLOTS - 1)];
@@ -273,6 +273,7 @@ static inline bool step(vti_uw_thread *u, const vti_uw_frame *f, uintptr_t hi, v
         *end = r.kind == K_END;
         return false;
     }
+    f->rbp_cfa = r.kind == K_RBP;
     cfa = (r.kind == K_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.n;
     if (cfa < f->sp + r.lim || cfa > hi)
         return false;
@@ -283,64 +284,113 @@ static inline bool step(vti_uw_thread *u, const vti_uw_frame *f, uintptr_t hi, v
     return true;
 }
 
-/* Old frames j+1.. still hold: each word the last walk read there is
- * unchanged. Copies them to new (from k+1) and buf; returns how many. */
-static int reuse(const vti_uw_log *old, int j, vti_uw_log *new, int k, void **buf, int want)
+/* The last walk's frames j+1.. still hold: each return address it read is
+ * unchanged, and so is each rbp the walk depended on (live). Their return
+ * addresses go to buf (at most want) and their rbp is brought up to date
+ * from bp, frame j's rbp now. Returns how many held. */
+static int recheck(vti_uw_thread *u, int j, uintptr_t bp, void **buf, int want)
 {
-    int i = 0;
-    for (; i < want && j + 1 + i < old->n; i++) {
-        const vti_uw_frame *o = &old->f[j + 1 + i];
-        if (*(const uintptr_t *)(o->sp - 8) != o->pc ||
-            (o->bp_at && *(const uintptr_t *)o->bp_at != o->bp))
+    int i = 0, end = u->n - j - 1 < want ? u->n - j - 1 : want;
+    for (vti_uw_frame *o = &u->last[j + 1]; i < end; i++, o++) {
+        uintptr_t nb = o->bp_at ? *(const uintptr_t *)o->bp_at : bp;
+        if (*(const uintptr_t *)(o->sp - 8) != o->pc || (o->live && nb != o->bp))
             break;
-        new->f[k + 1 + i] = *o;
-        buf[k + i] = (void *)o->pc;
+        o->bp = bp = nb;
+        buf[i] = (void *)o->pc;
     }
     return i;
 }
 
-/* From frame new->f[0]: buf gets the return addresses. Where a frame equals
- * one of the last walk (same pc, rsp and rbp), the frames beyond it are the
- * last walk's as long as the words it read are unchanged. */
-static int walk(vti_uw_thread *u, const vti_uw_log *old, vti_uw_log *new, void **buf, int max)
+/* Which of last[0..k] have an rbp the rest of the walk depends on: the frame
+ * itself or one beyond it, before rbp is read from the stack, takes rbp for
+ * its CFA. The outermost frame's rbp counts unless the walk ended there. */
+static void mark_live(vti_uw_thread *u, int k)
 {
-    const uintptr_t hi = u->stack_hi;
-    int k = 0, j = 0;
-    bool end = false, ok = true;
-    if (new->f[0].sp < u->stack_lo || new->f[0].sp >= hi)
-        return -1;
-    while (k < max) {
-        const vti_uw_frame *f = &new->f[k];
-        while (j < old->n && old->f[j].sp < f->sp)
-            j++;
-        if (j < old->n && old->f[j].sp == f->sp && old->f[j].pc == f->pc && old->f[j].bp == f->bp) {
-            int got = reuse(old, j, new, k, buf, max - k);
-            k += got;
-            if (k < max && j + 1 + got == old->n && old->complete) {
-                end = true;
-                break;
-            }
-            j = old->n; /* a word changed, or the last walk stopped short */
-            continue;
-        }
-        if (!step(u, f, hi, &new->f[k + 1], &end)) {
-            ok = end;
+    vti_uw_frame *f = &u->last[k];
+    bool live =
+        k + 1 == u->n ? !u->complete || f->rbp_cfa : f->rbp_cfa || (!f[1].bp_at && f[1].live);
+    for (;; f--) {
+        f->live = live;
+        if (f == u->last)
             break;
-        }
-        if (!new->f[k + 1].pc) /* a zero return address ends the stack */
-            break;
-        buf[k] = (void *)new->f[k + 1].pc;
-        k++;
+        live = f[-1].rbp_cfa || (!f->bp_at && live);
     }
-    new->n = k + 1;
-    new->complete = end;
-    return ok ? k : -1;
 }
 
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
+/* The new walk's frames: tmp[from..k] after last[0..from-1]. */
+static void keep(vti_uw_thread *u, int from, int k, bool complete)
+{
+    memcpy(u->last + from, u->tmp + from, (size_t)(k + 1 - from) * sizeof *u->tmp);
+    u->n = k + 1;
+    u->complete = complete;
+    mark_live(u, k);
+}
+
+/* Frames tmp[0..k] of this walk and frames j.. of the last one are the same
+ * frame (same pc, rsp and rbp): take the last walk's frames beyond it for as
+ * long as they hold. last[] becomes tmp[0..k] and those; returns the new k. */
+static int take_last(vti_uw_thread *u, int k, int j, void **buf, int max, bool *complete,
+                     bool *same)
+{
+    int got = recheck(u, j, u->tmp[k].bp, buf + k, max - k);
+    bool all = j + 1 + got == u->n, rbp_cfa = u->last[j].rbp_cfa;
+    if (k != j)
+        memmove(u->last + k + 1, u->last + j + 1, (size_t)got * sizeof *u->last);
+    memcpy(u->last, u->tmp, (size_t)(k + 1) * sizeof *u->tmp);
+    u->last[k].rbp_cfa = rbp_cfa; /* the same pc: the same rule */
+    *complete = k + got < max && all && u->complete;
+    *same = k == 0 && j == 0 && all && (*complete || got == max);
+    k += got;
+    u->tmp[k] = u->last[k];
+    return k;
+}
+
+/* From frame tmp[0]: buf gets the return addresses, up to max; -1 when a
+ * frame needs libunwind. *same: they are the last walk's. */
+static int walk(vti_uw_thread *u, void **buf, int max, bool *same)
+{
+    const uintptr_t hi = u->stack_hi;
+    int k = 0, j = 0, from = 0;
+    bool end = false;
+    if (u->tmp[0].sp < u->stack_lo || u->tmp[0].sp >= hi)
+        return -1;
+    while (k < max) {
+        vti_uw_frame *f = &u->tmp[k];
+        while (j < u->n && u->last[j].sp < f->sp)
+            j++;
+        if (j < u->n && u->last[j].sp == f->sp && u->last[j].pc == f->pc &&
+            (!u->last[j].live || u->last[j].bp == f->bp)) {
+            int at = k;
+            k = take_last(u, k, j, buf, max, &end, same);
+            if (end) {
+                u->n = k + 1;
+                u->complete = true;
+                mark_live(u, at);
+                return k;
+            }
+            from = k + 1;
+            j = VTI_UW_LOG; /* the rest is walked */
+            continue;
+        }
+        if (!step(u, f, hi, &u->tmp[k + 1], &end)) {
+            if (!end) {
+                u->n = 0;
+                return -1;
+            }
+            break;
+        }
+        if (!u->tmp[k + 1].pc) /* a zero return address ends the stack */
+            break;
+        buf[k] = (void *)u->tmp[k + 1].pc;
+        k++;
+    }
+    keep(u, from, k, end);
+    return k;
+}
+
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
 {
     uintptr_t pc, sp, bp;
-    vti_uw_log *old, *new;
     int n;
     __asm__ volatile("lea 0(%%rip), %0\n\t"
                      "mov %%rsp, %1\n\t"
@@ -349,23 +399,20 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
     if (u->busy || max >= VTI_UW_LOG - 1)
         return -1;
     u->busy = true;
+    *same = false;
     atomic_signal_fence(memory_order_seq_cst);
     if (!u->stack_hi)
         bounds_init(u);
-    old = &u->log[u->cur];
-    new = &u->log[!u->cur];
-    new->f[0] = (vti_uw_frame){pc + 1, sp, bp, 0};
-    n = walk(u, old, new, buf, max);
-    if (n < 0)
-        new->n = 0;
-    u->cur = !u->cur;
+    u->tmp[0] = (vti_uw_frame){.pc = pc + 1, .sp = sp, .bp = bp};
+    n = walk(u, buf, max, same);
     atomic_signal_fence(memory_order_seq_cst);
     u->busy = false;
     return n;
 }
 #else
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max)
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
 {
+    *same = false;
     (void)u;
     (void)buf;
     (void)max;

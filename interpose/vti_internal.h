@@ -73,25 +73,24 @@ typedef struct vti_uw_slot {
     uint64_t pc; /* 0: empty */
     vti_uw_rule rule;
 } vti_uw_slot;
-/* One frame of a walk: its pc, rsp and rbp, and where rbp was read (0: it
- * was unchanged). */
+/* One frame of a walk: its pc, rsp and rbp; where rbp was read (0: it was
+ * unchanged); whether stepping out of it takes rbp (rbp_cfa) and whether the
+ * rest of the walk depends on its rbp (live). */
 typedef struct vti_uw_frame {
     uintptr_t pc, sp, bp, bp_at;
+    bool rbp_cfa, live;
 } vti_uw_frame;
 #define VTI_UW_LOG (VTI_MAX_STACK_DEPTH + 16)
-/* The last walk's frames: the next walk checks that the words it read are
- * unchanged instead of walking those frames again. */
-typedef struct vti_uw_log {
-    int n;         /* frames; 0: none */
-    bool complete; /* it ended at the outermost frame */
-    vti_uw_frame f[VTI_UW_LOG];
-} vti_uw_log;
 typedef struct vti_uw_thread {
     uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
-    bool busy;                    /* filling a slot (a signal handler must not) */
-    int cur;                      /* log[cur]: the last walk */
+    bool busy;                    /* walking (a signal handler must not) */
+    bool complete;                /* the last walk ended at the outermost frame */
+    int n;                        /* frames in last[]; 0: none */
     vti_uw_slot slot[VTI_UW_SLOTS];
-    vti_uw_log log[2];
+    /* The last walk's frames: the next walk checks that the words it read
+     * are unchanged instead of walking those frames again. */
+    vti_uw_frame last[VTI_UW_LOG];
+    vti_uw_frame tmp[VTI_UW_LOG]; /* the frames of a walk in progress */
 } vti_uw_thread;
 
 /* Return addresses of the calling thread, innermost first, like libunwind's
@@ -100,8 +99,10 @@ typedef struct vti_uw_thread {
  * a frame needs libunwind (signal frame, CFI beyond "CFA = rsp|rbp + N",
  * no CFI, an address outside the thread's stack): the caller then takes
  * unw_backtrace. u: zero-initialised per-thread state, used only by its
- * thread. Reads nothing outside the thread's live stack. */
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max);
+ * thread. *same: the frames are exactly those of this thread's last
+ * successful walk (checked word by word, not assumed). Reads nothing outside
+ * the thread's live stack. */
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same);
 
 /* ---- per-thread state (session.c) --------------------------------------- */
 
@@ -113,7 +114,8 @@ typedef struct vti_thread {
     uint64_t cache_ips[VTI_MAX_STACK_DEPTH]; /* last stack, outermost first */
     uint32_t cache_ids[VTI_MAX_STACK_DEPTH];
     int cache_n;
-    vti_uw_thread uw; /* unwind.c's rule cache */
+    bool cache_native; /* the cache holds native frames only (no Python) */
+    vti_uw_thread uw;  /* unwind.c's rule cache and last walk */
 } vti_thread;
 
 /* Depth of hooked calls on this thread (outermost = 1) and the in-hook flag

@@ -27,7 +27,9 @@
 #define MAX_FRAMES 260
 
 static __thread vti_uw_thread tl_uw;
-static _Atomic int n_checks, n_fast, n_fallback, n_mismatch;
+static __thread void *tl_prev[MAX_FRAMES]; /* the last fast capture */
+static __thread int tl_prev_n = -1;
+static _Atomic int n_checks, n_fast, n_fallback, n_mismatch, n_same;
 static _Atomic int in_signal;
 static int corrupt;
 
@@ -44,7 +46,8 @@ static void report_mismatch(const char *what, void **a, int na, void **b, int nb
 __attribute__((noinline)) int tu_compare(const char *what)
 {
     void *a[MAX_FRAMES], *b[MAX_FRAMES];
-    int na = vti_unwind_fast(&tl_uw, a, MAX_FRAMES);
+    bool same;
+    int na = vti_unwind_fast(&tl_uw, a, MAX_FRAMES, &same);
     int nb = unw_backtrace(b, MAX_FRAMES);
     n_checks++;
     if (na < 0) {
@@ -54,6 +57,14 @@ __attribute__((noinline)) int tu_compare(const char *what)
         return 0;
     }
     n_fast++;
+    /* "the same frames as the last walk": entries 1.. are, 0 is this call */
+    if (same && (na != tl_prev_n || memcmp(a + 1, tl_prev + 1, (size_t)(na - 1) * sizeof *a))) {
+        n_mismatch++;
+        report_mismatch("said the same as the last walk", a, na, tl_prev, tl_prev_n);
+    }
+    n_same += same;
+    memcpy(tl_prev, a, (size_t)na * sizeof *a);
+    tl_prev_n = na;
     if (corrupt && na > 3 && n_fast == 5)
         a[2] = (char *)a[2] + 1;
     if (na != nb || memcmp(a + 1, b + 1, (size_t)(na - 1) * sizeof *a) != 0) {
@@ -67,6 +78,7 @@ __attribute__((noinline)) int tu_compare(const char *what)
 /* ---- recursion and VLA frames ------------------------------------------- */
 
 static volatile int sink; /* stays >= 0 */
+static volatile int reps = 3; /* a loop the compiler does not unroll */
 
 __attribute__((noinline)) static int recurse(int depth, const char *what)
 {
@@ -178,14 +190,19 @@ int main(int argc, char **argv)
     recurse(200, "depth 200");
     for (int i = 0; i < 3; i++) /* a cached walk, then a different one */
         recurse(20 + i, "repeated");
+    for (int i = 0; i < reps; i++) /* the same frames: "same" from the second */
+        recurse(20, "same");
     vla_frame(1, 5);
+    for (int i = 0; i < 4 * reps; i++) /* rbp-based frames of changing sizes */
+        vla_frame(1 + 24 * (i % 3), 2 + i % 2);
     alloca_frame(1000);
     threads();
     signals();
     longjmps();
     tu_cxx_exceptions();
-    printf("checks=%d fast=%d fallback=%d mismatch=%d\n", n_checks, n_fast, n_fallback, n_mismatch);
-    if (n_mismatch || n_fast == 0 || n_fast + n_fallback != n_checks)
+    printf("checks=%d fast=%d fallback=%d mismatch=%d same=%d\n", n_checks, n_fast, n_fallback,
+           n_mismatch, n_same);
+    if (n_mismatch || n_fast == 0 || n_fast + n_fallback != n_checks || n_same < 2)
         return 1;
     /* only the signal handlers may fall back (two handlers, 4 deep each) */
     return n_fallback <= 2 ? 0 : 1;
