@@ -290,15 +290,21 @@ static inline bool step(vti_uw_thread *u, vti_uw_frame *f, uintptr_t hi, vti_uw_
  * from bp, frame j's rbp now. Returns how many held. */
 static int recheck(vti_uw_thread *u, int j, uintptr_t bp, void **buf, int want)
 {
-    int i = 0, end = u->n - j - 1 < want ? u->n - j - 1 : want;
-    for (vti_uw_frame *o = &u->last[j + 1]; i < end; i++, o++) {
-        uintptr_t nb = o->bp_at ? *(const uintptr_t *)o->bp_at : bp;
-        if (*(const uintptr_t *)(o->sp - 8) != o->pc || (o->live && nb != o->bp))
+    vti_uw_frame *first = &u->last[j + 1], *o = first;
+    vti_uw_frame *end = o + (u->n - j - 1 < want ? u->n - j - 1 : want);
+    for (; o < end; o++, buf++) {
+        if (*(const uintptr_t *)(o->sp - 8) != o->pc)
             break;
-        o->bp = bp = nb;
-        buf[i] = (void *)o->pc;
+        if (o->bp_at) {
+            uintptr_t nb = *(const uintptr_t *)o->bp_at;
+            if (o->live && nb != o->bp)
+                break;
+            bp = nb;
+        }
+        o->bp = bp;
+        *buf = (void *)o->pc;
     }
-    return i;
+    return (int)(o - first);
 }
 
 /* Which of last[0..k] have an rbp the rest of the walk depends on: the frame
