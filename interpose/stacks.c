@@ -195,14 +195,18 @@ static bool same_frames(void **a, int na, void **b, int nb)
     return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
 }
 
-/* Return addresses, innermost first: the fast walk, else libunwind. Both
- * are called from this one frame, so buf[0] is in this library either way. */
+/* Return addresses, innermost first: the fast walk, else libunwind (the
+ * step loop that also teaches the fast walk its missing rules, or
+ * unw_backtrace). All are called from this one frame, so buf[0] is in this
+ * library either way. */
 static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same)
 {
     int mode = vti_settings_get()->unwind, n = -1;
     *same = false;
     if (mode != VTI_UNWIND_LIBUNWIND)
         n = vti_unwind_fast(&t->uw, buf, max, same);
+    if (n < 0 && mode != VTI_UNWIND_LIBUNWIND && t->uw.missed)
+        n = vti_unwind_learn(&t->uw, buf, max);
     if (mode == VTI_UNWIND_CHECK && n >= 0) {
         void *ref[VTI_MAX_STACK_DEPTH + 8];
         int nr = backtrace_frames(ref, max);

@@ -11,7 +11,9 @@
  * information rules (section 6.4). x86-64 only; elsewhere every capture is
  * libunwind's. */
 #include <dwarf.h>
+#define UNW_LOCAL_ONLY
 #include <elfutils/libdw.h>
+#include <libunwind.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -25,8 +27,10 @@
 
 #include "vti_internal.h"
 
-enum { K_RSP, K_RBP, K_END, K_LIBUNWIND };
+enum { K_RSP, K_RBP, K_END, K_LIBUNWIND, K_MISS };
 static const vti_uw_rule use_libunwind = {.kind = K_LIBUNWIND};
+/* How far vti_unwind_learn looks for a signal frame before it gives up. */
+#define LEARN_STEPS 4096
 
 /* DWARF register numbers on x86-64 (System V psABI, figure 3.36). */
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
@@ -210,37 +214,48 @@ static vti_uw_rule rule_compute(uintptr_t pc)
     return r;
 }
 
-static vti_uw_rule rule_global(uintptr_t pc)
+/* The process-wide rule for pc (under rules_lock): K_MISS when absent
+ * (computed and added only when learn: never inside a walk, which may run in
+ * a signal handler, where libdw's allocations are not safe). */
+static vti_uw_rule rule_global(uintptr_t pc, bool learn)
 {
-    size_t i;
-    vti_uw_rule r;
-    pthread_mutex_lock(&rules_lock);
-    if ((!rule_pcs || rule_count * 2 >= rule_mask + 1) && table_grow() != 0) {
-        pthread_mutex_unlock(&rules_lock);
-        return use_libunwind;
+    size_t i = 0;
+    vti_uw_rule r = {.kind = K_MISS};
+    if (rule_pcs)
+        for (i = pc_hash(pc) & rule_mask; rule_pcs[i]; i = (i + 1) & rule_mask)
+            if (rule_pcs[i] == pc)
+                return rule_vals[i];
+    if (!learn)
+        return r;
+    if (!rule_pcs || rule_count * 2 >= rule_mask + 1) {
+        if (table_grow() != 0)
+            return r;
+        for (i = pc_hash(pc) & rule_mask; rule_pcs[i]; i = (i + 1) & rule_mask)
+            ;
     }
-    for (i = pc_hash(pc) & rule_mask; rule_pcs[i]; i = (i + 1) & rule_mask)
-        if (rule_pcs[i] == pc)
-            break;
-    if (!rule_pcs[i]) {
-        rule_vals[i] = rule_compute(pc);
-        rule_pcs[i] = pc;
-        rule_count++;
-    }
-    r = rule_vals[i];
-    pthread_mutex_unlock(&rules_lock);
-    return r;
+    rule_vals[i] = rule_compute(pc);
+    rule_pcs[i] = pc;
+    rule_count++;
+    return rule_vals[i];
 }
 
-/* ---- the per-thread walk ------------------------------------------------- */
-
 /* A miss in the thread's direct-mapped cache: the process-wide table fills
- * slot s (a signal handler on this thread does not walk meanwhile: busy). */
-static __attribute__((noinline, cold)) vti_uw_rule rule_miss(vti_uw_slot *s, uintptr_t pc)
+ * slot s; a rule not known yet is left to vti_unwind_learn (u->missed). */
+static __attribute__((noinline, cold)) vti_uw_rule rule_miss(vti_uw_thread *u, vti_uw_slot *s,
+                                                             uintptr_t pc)
 {
-    s->rule = rule_global(pc);
+    vti_uw_rule r;
+    pthread_mutex_lock(&rules_lock);
+    r = rule_global(pc, false);
+    pthread_mutex_unlock(&rules_lock);
+    if (r.kind == K_MISS) {
+        u->missed = true;
+        u->miss_pc = pc;
+        return r;
+    }
+    s->rule = r;
     s->pc = pc;
-    return s->rule;
+    return r;
 }
 
 static void bounds_init(vti_uw_thread *u)
@@ -267,7 +282,7 @@ static inline bool step(vti_uw_thread *u, vti_uw_frame *f, uintptr_t hi, vti_uw_
                         bool *end)
 {
     vti_uw_slot *s = &u->slot[pc_hash(f->pc) & (VTI_UW_SLOTS - 1)];
-    vti_uw_rule r = s->pc == f->pc ? s->rule : rule_miss(s, f->pc);
+    vti_uw_rule r = s->pc == f->pc ? s->rule : rule_miss(u, s, f->pc);
     uintptr_t cfa;
     if (r.kind > K_RBP) {
         *end = r.kind == K_END;
@@ -415,10 +430,53 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
     u->busy = false;
     return n;
 }
+
+/* Learn the rules of a walk that missed some (u->missed): libunwind's step
+ * loop gives this capture's frames (buf, up to max: the same frames as
+ * unw_backtrace) and goes on to the outermost frame; only when it meets no
+ * signal frame (so this is no signal handler, where libdw's allocations are
+ * not safe) are the rules of the missed pc and of every return address
+ * computed. Returns the frame count, -1 when libunwind gave nothing. */
+int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
+{
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    unw_word_t ip;
+    int n = 0, steps = 0, rc = 1;
+    bool in_signal = false;
+    if (u->busy || unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+        return -1;
+    while (steps++ < LEARN_STEPS && (rc = unw_step(&cur)) > 0) {
+        in_signal |= unw_is_signal_frame(&cur) > 0;
+        if (n < max && unw_get_reg(&cur, UNW_REG_IP, &ip) == 0)
+            buf[n++] = (void *)(uintptr_t)ip;
+    }
+    if (rc == 0 && !in_signal && u->missed) {
+        u->busy = true;
+        atomic_signal_fence(memory_order_seq_cst);
+        pthread_mutex_lock(&rules_lock);
+        rule_global(u->miss_pc, true);
+        for (int i = 0; i < n; i++)
+            rule_global((uintptr_t)buf[i], true);
+        pthread_mutex_unlock(&rules_lock);
+        u->missed = false;
+        atomic_signal_fence(memory_order_seq_cst);
+        u->busy = false;
+    }
+    return n;
+}
 #else
 int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
 {
     *same = false;
+    (void)u;
+    (void)buf;
+    (void)max;
+    return -1;
+}
+
+int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
+{
     (void)u;
     (void)buf;
     (void)max;

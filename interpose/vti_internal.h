@@ -85,6 +85,8 @@ typedef struct vti_uw_thread {
     uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
     bool busy;                    /* walking (a signal handler must not) */
     bool complete;                /* the last walk ended at the outermost frame */
+    bool missed;                  /* a walk met a return address of no known rule, */
+    uintptr_t miss_pc;            /* this one: vti_unwind_learn's to learn */
     int n;                        /* frames in last[]; 0: none */
     vti_uw_slot slot[VTI_UW_SLOTS];
     /* The last walk's frames: the next walk checks that the words it read
@@ -103,6 +105,12 @@ typedef struct vti_uw_thread {
  * successful walk (checked word by word, not assumed). Reads nothing outside
  * the thread's live stack. */
 int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same);
+/* After vti_unwind_fast gave -1 with u->missed: the frames from libunwind's
+ * unw_step loop, as vti_unwind_fast would give them (-1: none), and, unless a
+ * signal frame is on the stack, the rules of all of them learnt (libdw reads
+ * and allocates: never in a signal handler). Called from the same frame as
+ * vti_unwind_fast. */
+int vti_unwind_learn(vti_uw_thread *u, void **buf, int max);
 
 /* ---- per-thread state (session.c) --------------------------------------- */
 
