@@ -6,6 +6,7 @@
  * (no circles: the file call-graph check of issue 19; docs/architecture.md,
  * "interpose/ in layers"):
  *   base       msg.c (stderr), real.c (real functions), livemap.c,
+ *              unwind.c (fast stack walk: libdw and libunwind only),
  *              settings.c, naming.c, iterfit.c, then state.c (re-entry
  *              depth, recording state, vti_stop: a stop from any layer)
  *   core       session.c (writer, thread buffers, vti_write)
