@@ -5,9 +5,15 @@
  * whose rule is not "CFA = rsp|rbp + N, return address at CFA-8, rbp
  * unchanged or saved at CFA-M" (signal frames, expression rules, no CFI, JIT
  * code), and any address outside the thread's stack, sends the whole capture
- * back to libunwind (stacks.c), so the result is always unw_backtrace's.
- * Anchors: libunwind's x86_64 trace cache (Gtrace.c: the same frame rule
- * kinds, a per-thread hash of return addresses) and the DWARF 5 call frame
+ * back to libunwind (stacks.c), so the result is always libunwind's. A walk
+ * never computes a rule: a return address not seen yet sends the capture to
+ * vti_unwind_learn (libunwind's step loop), which learns the rules of the
+ * whole stack where that is safe (no signal frame on it). Frames the last
+ * walk of the thread also had (same pc and rsp) are not walked again: the
+ * words that walk read there are compared instead.
+ * Anchors: libunwind's x86_64 trace cache (Gtrace.c: the same "standard
+ * frame" rule, cfa = rsp|rbp + offset, rip at cfa-8, rbp at cfa + offset, a
+ * per-thread hash of return addresses) and the DWARF 5 call frame
  * information rules (section 6.4). x86-64 only; elsewhere every capture is
  * libunwind's. */
 #include <dwarf.h>
