@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fail on circles of source files that call each other (docs/architecture.md, "No circles").
 
-    scripts/check_file_cycles.py BUILD_DIR [--source DIR] [--skip FOLDER]... [--unused]
+    scripts/check_file_cycles.py BUILD_DIR [--source DIR] [--skip PATH]... [--unused]
 
 Reads BUILD_DIR/compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS, on in the top-level
 CMakeLists.txt) and, for each target (the objects under one CMakeFiles/<target>.dir), builds the
@@ -11,11 +11,10 @@ definition wins over a weak one, as at link time. Tarjan's algorithm finds the s
 components; each one of more than one file is a circle. For each it prints the files, one
 concrete cycle, and every edge inside it with one witness symbol (the first by name).
 
-A file is in the folder its path starts with, relative to the source directory (a generated
-source, relative to the build directory). --skip FOLDER leaves that folder's files out of the
-graph (a folder whose circles are still being removed); the files of every other folder are
-checked. The folders the ctest skips are one CMake list, VRAMTRACE_CYCLES_PENDING
-(tests/repo/CMakeLists.txt).
+Files are named by their path relative to the source directory (a generated source, relative
+to the build directory). --skip PATH leaves that file, or every file under that folder, out of
+the graph (one whose circle is still being removed); every other file is checked. What the
+ctest skips is one CMake list, VRAMTRACE_CYCLES_PENDING (tests/repo/CMakeLists.txt).
 
 --unused also prints, per target, the global (strong) functions and data defined in it that no
 object of the whole build uses (candidates for dead code: the CUDA entry points a library exports
@@ -68,10 +67,10 @@ def relative_name(path, source, build):
     return path
 
 
-def folder_of(name):
-    """'sim' for 'sim/driver.c' and for 'build:sim/driver_entry_stubs.c'."""
+def skipped(name, skip):
+    """Whether file `name` ('sim/driver.c', 'build:sim/x.c') is, or is under, a path of skip."""
     name = name.split(":", 1)[-1]
-    return name.split(os.sep, 1)[0] if os.sep in name else "."
+    return any(name == p or name.startswith(p.rstrip("/") + "/") for p in skip)
 
 
 def output_of(entry):
@@ -218,8 +217,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", help="the build directory (with compile_commands.json)")
     ap.add_argument("--source", help="the source directory (default: from CMakeCache.txt)")
-    ap.add_argument("--skip", action="append", default=[], metavar="FOLDER",
-                    help="leave this top-level folder's files out (repeatable)")
+    ap.add_argument("--skip", action="append", default=[], metavar="PATH",
+                    help="leave this file, or this folder's files, out (repeatable)")
     ap.add_argument("--unused", action="store_true",
                     help="also list globals no object of the build uses")
     args = ap.parse_args()
@@ -235,7 +234,7 @@ def main():
         files = [(name, *syms[obj]) for name, obj in sorted(objs)]
         for _, _, used in files:
             used_anywhere |= used
-        per_target[tgt] = [f for f in files if folder_of(f[0]) not in args.skip]
+        per_target[tgt] = [f for f in files if not skipped(f[0], args.skip)]
     circles = 0
     for tgt, files in per_target.items():
         edges = graph_of(files)
@@ -245,9 +244,9 @@ def main():
         if args.unused:
             report_unused(tgt, files, used_anywhere)
     nfiles = sum(len(f) for f in per_target.values())
-    skipped = f", folders skipped: {' '.join(args.skip)}" if args.skip else ""
+    skips = f", skipped: {' '.join(args.skip)}" if args.skip else ""
     print(f"check_file_cycles: {len(per_target)} targets, {nfiles} files, "
-          f"{circles} circle(s){skipped}")
+          f"{circles} circle(s){skips}")
     return 1 if circles else 0
 
 

@@ -5,8 +5,8 @@
 # symbol). Compiled the way CMake does (CMakeFiles/<target>.dir/*.o, a compile
 # database naming each object), the checker must exit 1 and name the circle
 # with one witness symbol per edge. Built with -DNO_BACK_EDGE (b.c reads a
-# static a_counter of its own) it must exit 0; with --skip fix, too. --unused
-# lists the globals no object uses.
+# static a_counter of its own) it must exit 0; with --skip fix or --skip
+# fix/b.c, too. --unused lists the globals no object uses.
 set -eu
 CHECK=$1
 CC=$2
@@ -50,7 +50,11 @@ grep -q '^  cycle: fix/a.c -(b_value)-> fix/b.c -(a_counter)-> fix/a.c$' "$D/out
 rc=0
 "$CHECK" "$D/build" --skip fix >"$D/out" 2>&1 || rc=$?
 [ "$rc" -eq 0 ] || fail "--skip fix: exit $rc: $(cat "$D/out")"
-grep -q '0 circle(s), folders skipped: fix' "$D/out" || fail "--skip fix: $(cat "$D/out")"
+grep -q '0 circle(s), skipped: fix$' "$D/out" || fail "--skip fix: $(cat "$D/out")"
+rc=0
+"$CHECK" "$D/build" --skip fix/b.c >"$D/out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || fail "--skip fix/b.c: exit $rc: $(cat "$D/out")"
+grep -q '1 targets, 1 files, 0 circle(s), skipped: fix/b.c$' "$D/out" || fail "--skip fix/b.c: $(cat "$D/out")"
 
 build -DNO_BACK_EDGE
 rc=0
