@@ -53,13 +53,6 @@ static uint32_t gettid_u32(void)
     return (uint32_t)syscall(SYS_gettid);
 }
 
-uint64_t vti_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- per-thread state ---------------------------------------------------- */
 
 static void thread_unregister(vti_thread_ext *x)
@@ -235,7 +228,7 @@ static void header_fill(vt_header *h, header_data *d)
     h->argv = d->argv;
     clock_gettime(CLOCK_REALTIME, &ts);
     h->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    h->start_mono_ns = vti_now_ns();
+    h->start_mono_ns = vt_clock_ns();
     h->vramtrace_version = VRAMTRACE_VERSION;
     vti_run_header(h);
 }

@@ -402,7 +402,10 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
  * frees is then the order in which the driver performed them (an allocation
  * stamped after its call returns and a free stamped before its call would
  * otherwise be reordered against another thread's calls, shrinking the live
- * set the report sees). Nested hooked calls (depth > 0) never take it. */
+ * set the report sees: the sim's ledger counts the peak in the driver's
+ * order, interpose.threads checks it exactly). Timestamps (vti_now_ns) are
+ * also strictly increasing across threads. Nested hooked calls (depth > 0)
+ * never take it. */
 void vti_order_lock(void);
 void vti_order_unlock(void);
 

@@ -94,13 +94,6 @@ struct vt_writer {
 
 /* ---- Small helpers -------------------------------------------------------- */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Record the first error and stop the writer. */
 static void set_error(vt_writer *w, const char *fmt, ...)
 {
@@ -351,7 +344,7 @@ static vt_chunk *swap_all(vt_writer *w, bool kill)
     pthread_mutex_lock(&w->list_lock);
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
         pthread_mutex_lock(&tb->lock);
-    uint64_t now = mono_ns();
+    uint64_t now = vt_clock_ns();
     if (now > w->ts_floor)
         w->ts_floor = now;
     pthread_mutex_lock(&w->q_lock);
@@ -535,10 +528,10 @@ void vt_writer_detach(vt_writer *w, vt_tbuf *tb)
 static void *writer_main(void *arg)
 {
     vt_writer *w = arg;
-    uint64_t next = mono_ns() + w->flush_ns;
+    uint64_t next = vt_clock_ns() + w->flush_ns;
     pthread_mutex_lock(&w->q_lock);
     while (!w->stop) {
-        uint64_t now = mono_ns();
+        uint64_t now = vt_clock_ns();
         if (now < next) {
             struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
             pthread_cond_timedwait(&w->q_cond, &w->q_lock, &ts);
