@@ -1,7 +1,12 @@
 /* livemap.c: the in-process map of live allocations (address -> size,
  * stack, device, api) and per-device counters, for the OOM diagnosis and
  * the exit summary. Open addressing with linear probing and backward-shift
- * deletion, striped over STRIPES mutexes by address hash. */
+ * deletion, in STRIPES tables by address hash (each grows alone). One lock
+ * guards it all: the order lock (vti_internal.h), which the hooks already
+ * hold around every allocation and free, so the hot path takes no lock of
+ * its own and updates the counters without atomic read-modify-writes; the
+ * other callers (VMM mappings, device reset, CUPTI, the growth and exit
+ * lines) take it here. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,13 +24,11 @@ typedef struct slot {
 } slot;
 
 typedef struct stripe {
-    pthread_mutex_t lock;
     slot *slots;
     size_t mask, count;
 } stripe;
 
 static stripe stripes[STRIPES];
-static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
 
 typedef struct dev_counters {
     _Atomic uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
@@ -33,10 +36,43 @@ typedef struct dev_counters {
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
 
-static void stripes_init(void)
+/* The order lock (vti_internal.h, vti_order_lock); tl_holds: this thread
+ * holds it. */
+static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
+static VTI_TLS bool tl_holds;
+
+void vti_order_lock(void)
 {
-    for (int i = 0; i < STRIPES; i++)
-        pthread_mutex_init(&stripes[i].lock, NULL);
+    pthread_mutex_lock(&order_mutex);
+    tl_holds = true;
+}
+
+void vti_order_unlock(void)
+{
+    tl_holds = false;
+    pthread_mutex_unlock(&order_mutex);
+}
+
+/* Take the order lock unless this thread holds it; true when taken. */
+static bool guard_begin(void)
+{
+    if (tl_holds)
+        return false;
+    vti_order_lock();
+    return true;
+}
+
+static void guard_end(bool taken)
+{
+    if (taken)
+        vti_order_unlock();
+}
+
+/* counter += d under the order lock (atomic only for readers' sake). */
+static void add(_Atomic uint64_t *counter, uint64_t d)
+{
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + d,
+                          memory_order_relaxed);
 }
 
 static uint64_t key_hash(uint64_t addr, uint8_t space)
@@ -47,7 +83,6 @@ static uint64_t key_hash(uint64_t addr, uint8_t space)
 
 static stripe *stripe_of(uint64_t h)
 {
-    pthread_once(&stripes_once, stripes_init);
     return &stripes[(h >> 58) % STRIPES];
 }
 
@@ -88,12 +123,12 @@ static int stripe_grow(stripe *s)
 static void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
-    uint64_t live = atomic_fetch_add(&c->live_bytes, e->size) + e->size;
-    uint64_t peak = atomic_load(&c->peak_bytes);
-    while (live > peak && !atomic_compare_exchange_weak(&c->peak_bytes, &peak, live))
-        ;
-    atomic_fetch_add(&c->live_count, 1);
-    atomic_fetch_add(&c->allocs, 1);
+    uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
+    atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
+    if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
+        atomic_store_explicit(&c->peak_bytes, live, memory_order_relaxed);
+    add(&c->live_count, 1);
+    add(&c->allocs, 1);
 }
 
 /* Insert e without counting it (a mapping). */
@@ -101,7 +136,7 @@ static int insert_uncounted(const vti_live *e)
 {
     stripe *s = stripe_of(key_hash(e->addr, e->space));
     int rc = 0;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     if (s->count >= MAX_LIVE_PER_STRIPE)
         rc = -1;
     else if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && stripe_grow(s) != 0)
@@ -110,15 +145,17 @@ static int insert_uncounted(const vti_live *e)
         place(s->slots, s->mask, e);
         s->count++;
     }
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     return rc;
 }
 
 int vti_live_insert(const vti_live *e)
 {
+    bool taken = guard_begin();
     int rc = insert_uncounted(e);
     if (rc == 0)
         count_alloc(e);
+    guard_end(taken);
     return rc;
 }
 
@@ -144,9 +181,9 @@ static void erase(stripe *s, size_t i)
 static void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
-    atomic_fetch_sub(&c->live_bytes, e->size);
-    atomic_fetch_sub(&c->live_count, 1);
-    atomic_fetch_add(&c->frees, 1);
+    add(&c->live_bytes, -e->size);
+    add(&c->live_count, (uint64_t)-1);
+    add(&c->frees, 1);
 }
 
 /* The slot of (addr, space) whose hash is h in s, or NULL; s->lock held. */
@@ -163,15 +200,14 @@ bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
     uint64_t h = key_hash(addr, space);
     stripe *s = stripe_of(h);
     slot *sl;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     sl = find(s, h, addr, space);
     if (sl) {
         *out = sl->e;
         erase(s, (size_t)(sl - s->slots));
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (sl)
         count_free(out);
+    }
+    guard_end(taken);
     return sl != NULL;
 }
 
@@ -180,18 +216,18 @@ bool vti_live_release(uint64_t handle, vti_live *out)
     uint64_t h = key_hash(handle, VT_SPACE_VMM_HANDLE);
     stripe *s = stripe_of(h);
     bool dies = false;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     slot *sl = find(s, h, handle, VT_SPACE_VMM_HANDLE);
     if (sl) {
         *out = sl->e;
         sl->e.released = 1;
         dies = sl->e.maps == 0;
-        if (dies)
+        if (dies) {
             erase(s, (size_t)(sl - s->slots));
+            count_free(out);
+        }
     }
-    pthread_mutex_unlock(&s->lock);
-    if (dies)
-        count_free(out);
+    guard_end(taken);
     return sl != NULL;
 }
 
@@ -204,19 +240,19 @@ static int handle_maps(uint64_t handle, int delta)
     vti_live gone;
     int device = -1;
     bool dies = false;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     slot *sl = find(s, h, handle, VT_SPACE_VMM_HANDLE);
     if (sl && (delta > 0 || sl->e.maps)) {
         device = sl->e.device;
         sl->e.maps += (uint32_t)delta;
         dies = sl->e.maps == 0 && sl->e.released;
         gone = sl->e;
-        if (dies)
+        if (dies) {
             erase(s, (size_t)(sl - s->slots));
+            count_free(&gone);
+        }
     }
-    pthread_mutex_unlock(&s->lock);
-    if (dies)
-        count_free(&gone);
+    guard_end(taken);
     return device;
 }
 
@@ -239,13 +275,13 @@ static uint64_t unmap_one(uint64_t addr)
     uint64_t h = key_hash(addr, VTI_SPACE_MAPPING);
     stripe *s = stripe_of(h);
     vti_live m = {0};
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     slot *sl = find(s, h, addr, VTI_SPACE_MAPPING);
     if (sl) {
         m = sl->e;
         erase(s, (size_t)(sl - s->slots));
     }
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     if (sl)
         handle_maps(m.handle, -1);
     return sl ? m.size : 0;
@@ -263,9 +299,9 @@ bool vti_live_has(uint64_t addr)
     uint64_t h = key_hash(addr, 0);
     stripe *s = stripe_of(h);
     bool found;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     found = find(s, h, addr, 0) != NULL;
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     return found;
 }
 
@@ -284,7 +320,7 @@ static bool dies_in_reset(const vti_live *e)
 static bool pop_device(stripe *s, int device, vti_live *out)
 {
     bool found = false;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
         if (s->slots[i].used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
             *out = s->slots[i].e;
@@ -293,35 +329,40 @@ static bool pop_device(stripe *s, int device, vti_live *out)
             break;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     return found;
 }
 
 void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg), void *arg)
 {
     vti_live e;
-    pthread_once(&stripes_once, stripes_init);
+    bool taken = guard_begin();
     for (int k = 0; k < STRIPES; k++)
         while (pop_device(&stripes[k], device, &e)) {
             count_free(&e);
             fn(&e, arg);
         }
+    guard_end(taken);
 }
 
 void vti_counters_get(int device, vti_counters *out)
 {
     dev_counters *c = dev(device);
+    bool taken = guard_begin();
     out->live_bytes = atomic_load(&c->live_bytes);
     out->peak_bytes = atomic_load(&c->peak_bytes);
     out->live_count = atomic_load(&c->live_count);
     out->allocs = atomic_load(&c->allocs);
     out->frees = atomic_load(&c->frees);
     out->failures = atomic_load(&c->failures);
+    guard_end(taken);
 }
 
 void vti_count_failure(int device)
 {
-    atomic_fetch_add(&dev(device)->failures, 1);
+    bool taken = guard_begin();
+    add(&dev(device)->failures, 1);
+    guard_end(taken);
 }
 
 /* Add (stack, bytes) into the site list (linear; n small relative to the
@@ -351,14 +392,13 @@ int vti_live_top_sites(int device, vti_site *out, int n)
     int count = 0;
     if (!sites)
         return 0;
-    pthread_once(&stripes_once, stripes_init);
     for (int k = 0; k < STRIPES; k++) {
         stripe *s = &stripes[k];
-        pthread_mutex_lock(&s->lock);
+        bool taken = guard_begin();
         for (size_t i = 0; s->slots && i <= s->mask; i++)
             if (s->slots[i].used && s->slots[i].e.device == device)
                 site_add(sites, &count, CAP, s->slots[i].e.stack, s->slots[i].e.size);
-        pthread_mutex_unlock(&s->lock);
+        guard_end(taken);
     }
     qsort(sites, (size_t)count, sizeof *sites, site_cmp);
     if (count > n)

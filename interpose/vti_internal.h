@@ -405,7 +405,8 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
  * set the report sees: the sim's ledger counts the peak in the driver's
  * order, interpose.threads checks it exactly). Timestamps (vti_now_ns) are
  * also strictly increasing across threads. Nested hooked calls (depth > 0)
- * never take it. */
+ * never take it. It is defined in livemap.c: it also guards the live map
+ * and its counters. */
 void vti_order_lock(void);
 void vti_order_unlock(void);
 
