@@ -1,6 +1,7 @@
 /* livemap.c: the in-process map of live allocations (address -> size,
  * stack, device, api) and per-device counters, for the OOM diagnosis and
- * the exit summary. Open addressing with linear probing and backward-shift
+ * the exit summary. Open addressing (32-byte slots, load at most 3/4) with
+ * linear probing and backward-shift
  * deletion, in STRIPES tables by address hash (each grows alone). One lock
  * guards it all: the order lock (vti_internal.h), which the hooks already
  * hold around every allocation and free, so the hot path takes no lock of
@@ -19,8 +20,7 @@
 #define MAX_LIVE_PER_STRIPE (1u << 16)
 
 typedef struct slot {
-    vti_live e;
-    bool used;
+    vti_live e; /* e.used: the slot holds an entry */
 } slot;
 
 typedef struct stripe {
@@ -99,10 +99,10 @@ static dev_counters *dev(int device)
 static void place(slot *slots, size_t mask, const vti_live *e)
 {
     size_t i = key_hash(e->addr, e->space) & mask;
-    while (slots[i].used)
+    while (slots[i].e.used)
         i = (i + 1) & mask;
     slots[i].e = *e;
-    slots[i].used = true;
+    slots[i].e.used = true;
 }
 
 static int stripe_grow(stripe *s)
@@ -112,7 +112,7 @@ static int stripe_grow(stripe *s)
     if (!n)
         return -1;
     for (size_t i = 0; s->slots && i <= s->mask; i++)
-        if (s->slots[i].used)
+        if (s->slots[i].e.used)
             place(n, cap - 1, &s->slots[i].e);
     free(s->slots);
     s->slots = n;
@@ -139,7 +139,7 @@ static int insert_uncounted(const vti_live *e)
     bool taken = guard_begin();
     if (s->count >= MAX_LIVE_PER_STRIPE)
         rc = -1;
-    else if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && stripe_grow(s) != 0)
+    else if ((!s->slots || (s->count + 1) * 4 > (s->mask + 1) * 3) && stripe_grow(s) != 0)
         rc = -1;
     if (rc == 0) {
         place(s->slots, s->mask, e);
@@ -166,7 +166,7 @@ static void erase(stripe *s, size_t i)
     for (;;) {
         size_t home;
         j = (j + 1) & s->mask;
-        if (!s->slots[j].used)
+        if (!s->slots[j].e.used)
             break;
         home = key_hash(s->slots[j].e.addr, s->slots[j].e.space) & s->mask;
         if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
@@ -174,7 +174,7 @@ static void erase(stripe *s, size_t i)
             i = j;
         }
     }
-    s->slots[i].used = false;
+    s->slots[i].e.used = false;
     s->count--;
 }
 
@@ -189,7 +189,7 @@ static void count_free(const vti_live *e)
 /* The slot of (addr, space) whose hash is h in s, or NULL; s->lock held. */
 static slot *find(stripe *s, uint64_t h, uint64_t addr, uint8_t space)
 {
-    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask)
+    for (size_t i = h & s->mask; s->slots && s->slots[i].e.used; i = (i + 1) & s->mask)
         if (s->slots[i].e.addr == addr && s->slots[i].e.space == space)
             return &s->slots[i];
     return NULL;
@@ -261,7 +261,7 @@ int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     int device = handle_maps(handle, 1);
     vti_live m = {.addr = addr,
                   .size = size,
-                  .device = INT32_MIN,
+                  .device = INT16_MIN,
                   .space = VTI_SPACE_MAPPING,
                   .handle = handle};
     if (device != -1 && insert_uncounted(&m) != 0)
@@ -322,7 +322,7 @@ static bool pop_device(stripe *s, int device, vti_live *out)
     bool found = false;
     bool taken = guard_begin();
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
-        if (s->slots[i].used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
+        if (s->slots[i].e.used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
             *out = s->slots[i].e;
             erase(s, i);
             found = true;
@@ -396,7 +396,7 @@ int vti_live_top_sites(int device, vti_site *out, int n)
         stripe *s = &stripes[k];
         bool taken = guard_begin();
         for (size_t i = 0; s->slots && i <= s->mask; i++)
-            if (s->slots[i].used && s->slots[i].e.device == device)
+            if (s->slots[i].e.used && s->slots[i].e.device == device)
                 site_add(sites, &count, CAP, s->slots[i].e.stack, s->slots[i].e.size);
         guard_end(taken);
     }
