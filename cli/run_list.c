@@ -116,13 +116,10 @@ int cli_run_output_check(const char *pattern, bool force)
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     if (vt_name_expand(pattern, 0, host, path, sizeof path) != 0) {
-        fprintf(stderr,
-                "vramtrace run: bad -o '%s': a path with only %%p (pid), %%h (host) or %%%% "
-                "escapes\n",
-                pattern);
+        fprintf(stderr, "vramtrace run: bad -o '%s': %s\n", pattern, VT_NAME_PATTERN_RULE);
         return -1;
     }
-    if (strstr(pattern, "%p") || access(path, F_OK) != 0)
+    if (vt_name_has_pid(pattern) || access(path, F_OK) != 0)
         return 0; /* every process's own name, or free */
     if (force && unlink(path) == 0)
         return 0;

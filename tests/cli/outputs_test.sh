@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # outputs_test.sh VRAMTRACE VT_GEN: the output table's extensions: an output
 # option given a directory writes DIR/STEM.EXT, the same bytes as the named
-# file; refusals still hold on the names it makes.
+# file; refusals still hold on the names it makes. run -o's name pattern.
 set -u
 VT=$1 GEN=$2
 T=$(mktemp -d /tmp/vtouts.XXXXXX)
@@ -35,6 +35,17 @@ rm -f "$T/d/basic.json" && ln -s "$T/basic.vtrace" "$T/d/basic.json"
 "$VT" report -q "$T/basic.vtrace" --json "$T/d" 2>"$T/err"
 [ $? -eq 2 ] || fail "a link at DIR/basic.json was written through"
 grep -q "symbolic link" "$T/err" || fail "no reason given: $(cat "$T/err")"
+
+# run -o: "%%p" is a literal "%p" (trace/runname.c's rule), so an existing
+# file of that name is refused before the program starts; a bad escape is
+# refused with the rule.
+: >"$T/x%p.vtrace"
+"$VT" run -o "$T/x%%p.vtrace" -- true 2>"$T/err"
+[ $? -eq 2 ] || fail "run -o x%%p.vtrace over an existing x%p.vtrace was not refused"
+grep -q "already exists" "$T/err" || fail "run -o x%%p: $(cat "$T/err")"
+"$VT" run -o "$T/x%q.vtrace" -- true 2>"$T/err"
+[ $? -eq 2 ] || fail "run -o with %q was not refused"
+grep -qF "a path with only %p (pid), %h (host) or %% escapes" "$T/err" || fail "run -o %q: $(cat "$T/err")"
 
 [ "$fails" -eq 0 ] && echo "outputs: ok"
 exit $((fails > 0))
