@@ -35,8 +35,10 @@ static const char check_head[] =
     "\n"
     "Exit 0 when every limit holds, 1 with one line per broken limit, 2 when FILE\n"
     "cannot be used (not a trace, corrupt, truncated unless --allow-truncated).\n"
-    "SIZE: a number (a fraction allowed with a unit) and B, KiB, MiB, GiB, TiB,\n"
-    "K, M, G, T (1024-based) or KB, MB, GB, TB (1000-based):\n" VSIZE_EXAMPLES ".\n"
+    "SIZE: a number (a fraction allowed with a unit) and a unit,\n"
+    "    " VSIZE_UNITS_1024 "\n"
+    "    or " VSIZE_UNITS_1000 ":\n"
+    "    " VSIZE_EXAMPLES ".\n"
     "\n";
 
 static const char check_foot[] =

@@ -111,7 +111,7 @@ const char *vsize_strerror(int err)
     case VSIZE_NUMBER:
         return "not a number";
     case VSIZE_UNIT:
-        return "unknown unit (B, KiB, MiB, GiB, TiB, PiB, EiB, K, M, G, T, KB, MB, GB, TB, PB, EB)";
+        return "unknown unit (" VSIZE_UNITS ")";
     case VSIZE_FRACTION:
         return "a fraction of a byte";
     case VSIZE_RANGE:

@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The units, as help texts and vsize_strerror name them. */
+#define VSIZE_UNITS_1024 "B, KiB, MiB, GiB, TiB, PiB, EiB, K, M, G, T (1024-based)"
+#define VSIZE_UNITS_1000 "KB, MB, GB, TB, PB, EB (1000-based)"
+#define VSIZE_UNITS VSIZE_UNITS_1024 " or " VSIZE_UNITS_1000
 /* What to show after a refused size, e.g. "bad size 'x' (e.g. ...)". */
 #define VSIZE_EXAMPLES "e.g. 512MiB, 1.5GiB, 16g, 100MB or 4096"
 
