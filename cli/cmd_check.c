@@ -35,7 +35,7 @@ static const char check_head[] =
     "\n"
     "Exit 0 when every limit holds, 1 with one line per broken limit, 2 when FILE\n"
     "cannot be used (not a trace, corrupt, truncated unless --allow-truncated).\n"
-    "SIZE: a number (a fraction allowed with a unit) and a unit,\n"
+    "SIZE: a number of bytes, or a number (a fraction allowed) and a unit,\n"
     "    " VSIZE_UNITS_1024 "\n"
     "    or " VSIZE_UNITS_1000 ":\n"
     "    " VSIZE_EXAMPLES ".\n"
