@@ -60,15 +60,16 @@ typedef struct cli_output {
     cli_render_fn render;
 } cli_output;
 
-/* The outputs of command, in table order, and their option rows (a
- * cli_opt table whose vals are CLI_OUT_VAL + the output's index into
- * cli_outputs). */
+/* The table (ends with a row whose command is NULL). */
 #define CLI_OUT_VAL 1000
+#define CLI_MAX_OUTPUTS 16
 extern const cli_output cli_outputs[];
-const cli_opt *cli_output_opts(const char *command);
+/* The option rows of command's outputs, in table order, into rows (a
+ * cli_opt table whose vals are CLI_OUT_VAL + the output's index into
+ * cli_outputs); returns rows. */
+const cli_opt *cli_output_opts(const char *command, cli_opt rows[CLI_MAX_OUTPUTS + 1]);
 /* The paths a command was given for its outputs, indexed like cli_outputs
  * (owned: the DIR/STEM.EXT names cli_outputs_prepare made). */
-#define CLI_MAX_OUTPUTS 16
 typedef struct cli_out_paths {
     const char *path[CLI_MAX_OUTPUTS];
     char *owned[CLI_MAX_OUTPUTS];

@@ -156,14 +156,16 @@ static const char report_foot[] =
 
 static void report_usage(FILE *f)
 {
-    const cli_opt *tabs[] = {cli_output_opts("report"), view_opts, report_opts, NULL};
+    cli_opt rows[CLI_MAX_OUTPUTS + 1];
+    const cli_opt *tabs[] = {cli_output_opts("report", rows), view_opts, report_opts, NULL};
     cli_help(f, report_head, tabs, report_foot);
 }
 
 void cli_report_synopsis(FILE *f)
 {
+    cli_opt rows[CLI_MAX_OUTPUTS + 1];
     fputs("  report FILE...", f);
-    cli_synopsis(f, cli_output_opts("report"));
+    cli_synopsis(f, cli_output_opts("report", rows));
     fputs("\n                 [--top N] [--quiet]\n", f);
 }
 
@@ -195,7 +197,8 @@ static int report_files(char **files, size_t n, view *v)
 
 int cli_cmd_report(int argc, char **argv)
 {
-    const cli_opt *tabs[] = {cli_output_opts("report"), view_opts, report_opts, NULL};
+    cli_opt rows[CLI_MAX_OUTPUTS + 1];
+    const cli_opt *tabs[] = {cli_output_opts("report", rows), view_opts, report_opts, NULL};
     view v;
     int rc = parse_view(argc, argv, "report", tabs, report_usage, &v);
     if (rc >= 0)
@@ -229,14 +232,16 @@ static const char diff_head[] =
 
 static void diff_usage(FILE *f)
 {
-    const cli_opt *tabs[] = {cli_output_opts("diff"), view_opts, NULL};
+    cli_opt rows[CLI_MAX_OUTPUTS + 1];
+    const cli_opt *tabs[] = {cli_output_opts("diff", rows), view_opts, NULL};
     cli_help(f, diff_head, tabs, report_foot);
 }
 
 void cli_diff_synopsis(FILE *f)
 {
+    cli_opt rows[CLI_MAX_OUTPUTS + 1];
     fputs("  diff BEFORE AFTER", f);
-    cli_synopsis(f, cli_output_opts("diff"));
+    cli_synopsis(f, cli_output_opts("diff", rows));
     fputs(" [--top N] [--quiet]\n"
           "        peak, leaks, growth and OOMs per call site, sorted by change\n",
           f);
@@ -244,7 +249,8 @@ void cli_diff_synopsis(FILE *f)
 
 int cli_cmd_diff(int argc, char **argv)
 {
-    const cli_opt *tabs[] = {cli_output_opts("diff"), view_opts, NULL};
+    cli_opt rows[CLI_MAX_OUTPUTS + 1];
+    const cli_opt *tabs[] = {cli_output_opts("diff", rows), view_opts, NULL};
     view v;
     int rc = parse_view(argc, argv, "diff", tabs, diff_usage, &v);
     if (rc >= 0)

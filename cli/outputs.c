@@ -39,16 +39,14 @@ const cli_output cli_outputs[] = {
 _Static_assert(sizeof cli_outputs / sizeof cli_outputs[0] - 1 <= CLI_MAX_OUTPUTS,
                "cli_out_paths holds CLI_MAX_OUTPUTS paths");
 
-/* Each command's option rows, built once from the table (a cli_opt table). */
-const cli_opt *cli_output_opts(const char *command)
+const cli_opt *cli_output_opts(const char *command, cli_opt rows[CLI_MAX_OUTPUTS + 1])
 {
-    static cli_opt rows[2][CLI_MAX_OUTPUTS + 1];
-    size_t which = strcmp(command, "report") != 0, n = 0;
+    size_t n = 0;
     for (size_t i = 0; cli_outputs[i].command; i++)
         if (!strcmp(cli_outputs[i].command, command))
-            rows[which][n++] = cli_outputs[i].opt;
-    rows[which][n] = (cli_opt){0};
-    return rows[which];
+            rows[n++] = cli_outputs[i].opt;
+    rows[n] = (cli_opt){0};
+    return rows;
 }
 
 bool cli_output_option(int c, const char *command, cli_out_paths *p)
