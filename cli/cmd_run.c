@@ -72,6 +72,7 @@ static int exe_dir(char *buf, size_t len)
     *slash = '\0';
     return 0;
 }
+
 /* First of dir/../rel for rels that exists, into out. */
 static int find_rel(const char *dir, const char *const *rels, char *out, size_t len)
 {
