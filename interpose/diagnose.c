@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vsize.h"
 #include "vti_internal.h"
 
 #define MAX_DIAGNOSES 10
@@ -45,19 +46,10 @@ static _Atomic int pend_set; /* pend.set, read without the lock */
 static int diagnoses;        /* printed, under diag_lock */
 static uint64_t earlier;     /* failed attempts already printed or recovered */
 
+/* The one byte format (size/vsize.h), as the report prints sizes. */
 void vti_fmt_bytes(uint64_t b, char *out, size_t len)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(out, len, "%" PRIu64 " B", b);
-    else
-        snprintf(out, len, "%.1f %s", v, units[u]);
+    vsize_format(b, out, len);
 }
 
 /* ---- naming frames: libdw when it can be loaded, else dladdr ------------- */

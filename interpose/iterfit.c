@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vsize.h"
 #include "vti_internal.h"
 
 #define ITER_NAMES 8
@@ -83,15 +84,10 @@ void vti_iter_end(const char *name)
     pthread_mutex_unlock(&iter_lock);
 }
 
+/* b bytes, rounded to a whole byte, in the one byte format (size/vsize.h). */
 static void fmt_size(double b, char *out, size_t len)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024.0 && u < 4) {
-        b /= 1024.0;
-        u++;
-    }
-    snprintf(out, len, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+    vsize_format(b > 0 ? (uint64_t)(b + 0.5) : 0, out, len);
 }
 
 /* "GROWING: ..." for the most frequent iteration name when it grows. */

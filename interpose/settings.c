@@ -28,8 +28,7 @@ static void read_output(vti_settings *s, int pid)
             s->output_is_default = false;
             return;
         }
-        bad_setting(s, "VRAMTRACE_OUTPUT", v, "a path with only %p, %h or %% escapes",
-                    "vramtrace.<program>.<pid>.vtrace");
+        bad_setting(s, "VRAMTRACE_OUTPUT", v, VT_NAME_PATTERN_RULE, VT_NAME_DEFAULT_SHOWN);
     }
     s->output[0] = '\0';
 }

@@ -535,7 +535,7 @@ void vti_rec_end_summary(void);
  * (snapshot of the live sites; printed later); vti_diag_alloc: a successful
  * allocation of size on device by the calling thread (a retry that recovers
  * drops the pending failure, anything else prints it); vti_diag_flush: print
- * the pending one (at exit). vti_fmt_bytes: "1.5 GiB". */
+ * the pending one (at exit). vti_fmt_bytes: "1.50 GiB" (size/vsize.h). */
 void vti_diag_failed(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
                      uint64_t to, bool have_info, uint32_t stack);
 void vti_diag_alloc(uint64_t size, int device);

@@ -426,11 +426,18 @@ typedef struct vr_limits {
  * no_oom counts only unrecovered failed allocations (vr_oom.recovered). */
 int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
 
-/* Parse "512", "1.5GiB", "100 MB": B, KiB, MiB, GiB, TiB (binary), KB, MB,
- * GB, TB (decimal), case-insensitive. Returns 0 and *bytes, or -1. */
-int vr_parse_size(const char *s, uint64_t *bytes);
-/* Human size "1.50 GiB" into buf; returns buf. */
+/* Human size "1.50 GiB" into buf; returns buf. The one byte format of the
+ * project (size/vsize.h's vsize_format); the report's sizes are read by the
+ * vramtrace command with vsize_parse. */
 const char *vr_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* The run section of the text report (run_report.c): for every run id that
+ * 2 or more of the reports r[n] share, the processes side by side, each
+ * device's peak per process and summed over them, and for each failed
+ * allocation the memory the other processes held on its device at that
+ * moment, by call site. Nothing for traces of no shared run. 0 or -1 (I/O
+ * error). */
+int vr_render_runs(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
 
 /* ---- diff of two runs (diff.c; heaptrack_print --diff is the anchor) ---- */
 

@@ -1,6 +1,7 @@
 /* run_report.c: several processes of one run (a launcher's children, the
  * ranks of a distributed job) in one report: which files belong together
- * (same run id in the header, trace/vtrace.h "Run naming"), the processes
+ * (same run id in the header, trace/vtrace.h "Run naming"; which files are
+ * read is the vramtrace command's choice, cli/run_files.c), the processes
  * and their devices side by side with each device summed over processes,
  * and, for each failed allocation, the memory the run's other processes
  * held on its device at that moment, by call site: what one process sees
@@ -10,10 +11,9 @@
  * other processes' live memory at a failure comes from one more streaming
  * pass over their traces, up to the failure's time (same host: one
  * CLOCK_MONOTONIC for every process). */
-#include "run_internal.h"
 #include "internal.h"
+#include "run_internal.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@
 #define MAX_HELD_SITES 3
 #define MAX_FAILURES_PER_PROCESS 5
 
-/* ---- which files ---------------------------------------------------------- */
+/* ---- the processes' headers ------------------------------------------------ */
 
 /* The run id and clock of path's header; false when unreadable. */
 typedef struct run_hdr {
@@ -48,78 +48,6 @@ static bool read_hdr(const char *path, run_hdr *out)
     out->rank = h->has_rank ? (int64_t)h->rank : -1;
     vt_reader_close(rd);
     return true;
-}
-
-typedef struct strvec {
-    char **v;
-    size_t n, cap;
-} strvec;
-
-static bool sv_has(const strvec *sv, const char *s)
-{
-    for (size_t i = 0; i < sv->n; i++)
-        if (!strcmp(sv->v[i], s))
-            return true;
-    return false;
-}
-
-static void sv_add(strvec *sv, const char *s)
-{
-    if (sv_has(sv, s))
-        return;
-    if (sv->n == sv->cap) {
-        sv->cap = sv->cap ? 2 * sv->cap : 8;
-        sv->v = vr_xrealloc(sv->v, sv->cap * sizeof *sv->v);
-    }
-    sv->v[sv->n] = vr_xmalloc(strlen(s) + 1);
-    strcpy(sv->v[sv->n++], s);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Add the traces next to run_name that carry its name with a pid inserted
- * and belong to run_id, sorted by name. */
-static void add_siblings(strvec *sv, const char *run_name, const char *run_id)
-{
-    const char *slash = strrchr(run_name, '/');
-    size_t dlen = slash ? (size_t)(slash - run_name) + 1 : 0;
-    char dir[4096], path[8192];
-    snprintf(dir, sizeof dir, "%.*s", (int)(dlen ? dlen : 1), dlen ? run_name : ".");
-    DIR *d = opendir(dir);
-    size_t first = sv->n;
-    run_hdr h;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        snprintf(path, sizeof path, "%.*s%s", (int)dlen, run_name, e->d_name);
-        if (vt_name_is_sibling(run_name, path) && read_hdr(path, &h) && !strcmp(h.run_id, run_id))
-            sv_add(sv, path);
-    }
-    if (d)
-        closedir(d);
-    qsort(sv->v + first, sv->n - first, sizeof *sv->v, cmp_str);
-}
-
-int vr_run_files(char **paths, size_t n, char ***out, size_t *nout)
-{
-    strvec sv = {0};
-    run_hdr h;
-    for (size_t i = 0; i < n; i++) {
-        sv_add(&sv, paths[i]);
-        if (read_hdr(paths[i], &h) && h.run_id[0])
-            add_siblings(&sv, paths[i], h.run_id);
-    }
-    *out = sv.v;
-    *nout = sv.n;
-    return 0;
-}
-
-void vr_run_files_free(char **files, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(files[i]);
-    free(files);
 }
 
 /* ---- one run's processes -------------------------------------------------- */

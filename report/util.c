@@ -1,5 +1,6 @@
 /* util.c: arena, checked allocation, hash map, sizes, escaping. */
 #include "internal.h"
+#include "vsize.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -335,62 +336,9 @@ void *vr_map_next(const vr_map *m, size_t *i)
 
 /* ---- sizes -------------------------------------------------------------- */
 
-int vr_parse_size(const char *s, uint64_t *bytes)
-{
-    static const struct {
-        const char *suffix;
-        double mult;
-    } units[] = {
-        {"", 1},
-        {"b", 1},
-        {"kib", 1024.0},
-        {"mib", 1048576.0},
-        {"gib", 1073741824.0},
-        {"tib", 1099511627776.0},
-        {"kb", 1e3},
-        {"mb", 1e6},
-        {"gb", 1e9},
-        {"tb", 1e12},
-    };
-    if (!s)
-        return -1;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!isdigit((unsigned char)*s) && *s != '.')
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v < 0)
-        return -1;
-    while (isspace((unsigned char)*end))
-        end++;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcasecmp(end, units[i].suffix) != 0)
-            continue;
-        double b = v * units[i].mult;
-        if (b >= 18446744073709551615.0)
-            return -1;
-        *bytes = (uint64_t)(b + 0.5);
-        return 0;
-    }
-    return -1;
-}
-
 const char *vr_format_size(uint64_t bytes, char *buf, size_t len)
 {
-    static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)bytes;
-    size_t i = 0;
-    while (v >= 1024.0 && i + 1 < sizeof(u) / sizeof(u[0])) {
-        v /= 1024.0;
-        i++;
-    }
-    if (i == 0)
-        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-    else
-        snprintf(buf, len, "%.2f %s", v, u[i]);
-    return buf;
+    return vsize_format(bytes, buf, len);
 }
 
 const char *vr_format_time(uint64_t ns, char *buf, size_t len)

@@ -1,11 +1,11 @@
 /* Device profiles and the environment that picks them (see README.md for the
  * sources of each figure). */
 #include "sim_internal.h"
+#include "vsize.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,48 +20,6 @@ static const struct sim_profile profiles[] = {
     {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 512, 132, 9, 0, 50 << 20, 5120, 2619000, 1980000,
      2048, 233472},
 };
-
-static const struct {
-    const char *suffix;
-    double mult;
-} units[] = {
-    {"", 1},
-    {"b", 1},
-    {"kib", 1024.0},
-    {"mib", 1048576.0},
-    {"gib", 1073741824.0},
-    {"tib", 1099511627776.0},
-    {"kb", 1e3},
-    {"mb", 1e6},
-    {"gb", 1e9},
-    {"tb", 1e12},
-    {"k", 1024.0},
-    {"m", 1048576.0},
-    {"g", 1073741824.0},
-};
-
-int sim_parse_size(const char *s, size_t *out)
-{
-    char *end;
-    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
-        return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || !isfinite(v) || v < 0)
-        return -1;
-    while (*end == ' ')
-        end++;
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
-        if (strcasecmp(end, units[i].suffix) != 0)
-            continue;
-        double bytes = v * units[i].mult;
-        if (bytes >= 18446744073709551615.0 || bytes != floor(bytes))
-            return -1;
-        *out = (size_t)bytes;
-        return 0;
-    }
-    return -1;
-}
 
 /* The profile keys, space-separated, in the table's order (README.md,
  * "Identity"): for a tool to check a VRAMTRACE_SIM_DEVICE value before it
@@ -104,26 +62,44 @@ static void load_profile(struct sim_config *cfg)
     bad_env("VRAMTRACE_SIM_DEVICE", v, want);
 }
 
+/* A size by the one grammar (size/vsize.h) into *out; false, with the
+ * reason and want on stderr, when refused. */
+static bool size_env(const char *var, const char *v, const char *want, uint64_t *out)
+{
+    int rc = vsize_parse(v, out);
+    if (rc == VSIZE_OK)
+        return true;
+    char why[256];
+    snprintf(why, sizeof why, "%s; %s", vsize_strerror(rc), want);
+    bad_env(var, v, why);
+    return false;
+}
+
 static void load_sizes(struct sim_config *cfg)
 {
+    static const char want_reserve[] = "expected a size (" VSIZE_EXAMPLES ") of at most 16TiB, "
+                                       "such as 300MiB or 0; using the profile's";
     const char *v = getenv("VRAMTRACE_SIM_CONTEXT_RESERVE");
-    size_t n;
+    uint64_t n;
     cfg->reserve = cfg->profile->reserve_mib * SIM_MiB;
-    if (v && *v && sim_parse_size(v, &n) == 0)
-        cfg->reserve = (n + SIM_LARGE_ALIGN - 1) / SIM_LARGE_ALIGN * SIM_LARGE_ALIGN;
-    else if (v && *v)
-        bad_env("VRAMTRACE_SIM_CONTEXT_RESERVE", v,
-                "expected a size such as 300MiB or 0; using the profile's");
+    if (v && *v && size_env("VRAMTRACE_SIM_CONTEXT_RESERVE", v, want_reserve, &n)) {
+        if (n <= ((uint64_t)1 << 44))
+            cfg->reserve = (n + SIM_LARGE_ALIGN - 1) / SIM_LARGE_ALIGN * SIM_LARGE_ALIGN;
+        else
+            bad_env("VRAMTRACE_SIM_CONTEXT_RESERVE", v, want_reserve);
+    }
     cfg->capacity = cfg->profile->total_mib * SIM_MiB;
     v = getenv("VRAMTRACE_SIM_MEMORY");
     if (!v || !*v)
         return;
-    if (sim_parse_size(v, &n) == 0 && n > cfg->reserve && n <= ((size_t)1 << 44))
+    static const char want[] = "expected a size (" VSIZE_EXAMPLES ") above the context reserve "
+                               "and at most 16TiB; using the profile's";
+    if (!size_env("VRAMTRACE_SIM_MEMORY", v, want, &n))
+        return;
+    if (n > cfg->reserve && n <= ((uint64_t)1 << 44))
         cfg->capacity = n;
     else
-        bad_env("VRAMTRACE_SIM_MEMORY", v,
-                "expected a size above the context reserve and at most 16TiB, such as 2GiB, "
-                "512MiB, 4GB or 1073741824; using the profile's");
+        bad_env("VRAMTRACE_SIM_MEMORY", v, want);
 }
 
 static void load_count(struct sim_config *cfg)

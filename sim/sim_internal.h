@@ -44,8 +44,6 @@ void sim_config_load(struct sim_config *cfg);
 void sim_shared_init(void);
 size_t sim_shared_others(int device);
 void sim_shared_publish(int device, size_t bytes);
-/* Parse "2GiB", "512MiB", "1.5GB", "4096" (bytes). Returns 0 or -1. */
-int sim_parse_size(const char *s, size_t *out);
 
 enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM };
 

@@ -52,6 +52,17 @@ int vt_name_expand(const char *pattern, uint32_t pid, const char *host, char *ou
     return n > 0 ? 0 : -1;
 }
 
+bool vt_name_has_pid(const char *pattern)
+{
+    for (const char *p = pattern; p && *p; p++)
+        if (*p == '%' && p[1]) {
+            if (p[1] == 'p')
+                return true;
+            p++; /* %%, %h, or a bad escape vt_name_expand refuses */
+        }
+    return false;
+}
+
 int vt_name_default(const char *program, uint32_t pid, unsigned n, char *out, size_t len)
 {
     int w = n ? snprintf(out, len, "vramtrace.%s.%u.%u.vtrace", program, pid, n)

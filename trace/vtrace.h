@@ -206,9 +206,15 @@ uint64_t vt_clock_stamp(_Atomic uint64_t *last);
 #define VT_ENV_RUN_LIST "VRAMTRACE_RUN_LIST"
 #define VT_RUN_ID_LEN 16
 
+/* The rule of a name pattern and the default name, as messages show them. */
+#define VT_NAME_PATTERN_RULE "a path with only %p (pid), %h (host) or %% escapes"
+#define VT_NAME_DEFAULT_SHOWN "vramtrace.<program>.<pid>.vtrace"
 /* Expand %p (pid), %h (host) and %% of pattern into out (len bytes).
  * Returns 0, or -1 when it does not fit, is empty or has another %-escape. */
 int vt_name_expand(const char *pattern, uint32_t pid, const char *host, char *out, size_t len);
+/* true when pattern has a %p escape (each process then gets its own name;
+ * "%%p" is a literal "%p", not one), read by vt_name_expand's rule. */
+bool vt_name_has_pid(const char *pattern);
 /* vramtrace.<program>.<pid>.vtrace (n = 0) or vramtrace.<program>.<pid>.<n>.vtrace.
  * 0, or -1 when it does not fit. */
 int vt_name_default(const char *program, uint32_t pid, unsigned n, char *out, size_t len);

@@ -42,13 +42,13 @@ has() { grep -qF -- "$2" "$outdir/$1.stderr" || fail "$1: stderr lacks '$2'"; }
 
 run loud
 cat "$outdir/loud.stderr" >&2
-has loud "vramtrace: OUT OF MEMORY: cudaMalloc of 48.0 MiB failed with error 2 on device 0, free 24.0 MiB of 64.0 MiB"
-has loud "live: 40.0 MiB in 3 allocations"
-grep -q "1\. 24\.0 MiB in 1 allocation at alloc_weights (t_oom\.c:[0-9]*)" "$outdir/loud.stderr" ||
+has loud "vramtrace: OUT OF MEMORY: cudaMalloc of 48.00 MiB failed with error 2 on device 0, free 24.00 MiB of 64.00 MiB"
+has loud "live: 40.00 MiB in 3 allocations"
+grep -q "1\. 24\.00 MiB in 1 allocation at alloc_weights (t_oom\.c:[0-9]*)" "$outdir/loud.stderr" ||
     fail "loud: the top site is not alloc_weights (t_oom.c:LINE)"
-grep -q "2\. 16\.0 MiB in 2 allocations at alloc_activations (t_oom\.c:[0-9]*)" "$outdir/loud.stderr" ||
+grep -q "2\. 16\.00 MiB in 2 allocations at alloc_activations (t_oom\.c:[0-9]*)" "$outdir/loud.stderr" ||
     fail "loud: the second site is not alloc_activations"
-has loud "vramtrace: device 0: peak reserved 40.0 MiB"
+has loud "vramtrace: device 0: peak reserved 40.00 MiB"
 
 run quiet VRAMTRACE_QUIET=1
 if grep -q "vramtrace" "$outdir/quiet.stderr"; then

@@ -24,6 +24,22 @@ static void expand(void **state)
     assert_int_equal(vt_name_expand("%h%h%h%h%h%h%h%h", 1, "0123456789", out, sizeof out), -1);
 }
 
+/* Whether a pattern gives each process its own name, by the same rule. */
+static void has_pid(void **state)
+{
+    (void)state;
+    assert_true(vt_name_has_pid("t.%p.vtrace"));
+    assert_true(vt_name_has_pid("%h/%%%p"));
+    assert_false(vt_name_has_pid("t.%%p.vtrace")); /* a literal "%p" */
+    assert_false(vt_name_has_pid("t.%h.vtrace"));
+    assert_false(vt_name_has_pid("t.%"));
+    assert_false(vt_name_has_pid(""));
+    assert_false(vt_name_has_pid(NULL));
+    char out[64];
+    assert_int_equal(vt_name_expand("t.%%p.vtrace", 42, "box", out, sizeof out), 0);
+    assert_string_equal(out, "t.%p.vtrace"); /* agrees: no pid in the name */
+}
+
 static void names(void **state)
 {
     char out[64];
@@ -121,8 +137,9 @@ static void header_fields(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(expand),  cmocka_unit_test(names), cmocka_unit_test(siblings),
-        cmocka_unit_test(run_ids), cmocka_unit_test(ranks), cmocka_unit_test(header_fields),
+        cmocka_unit_test(expand),        cmocka_unit_test(has_pid), cmocka_unit_test(names),
+        cmocka_unit_test(siblings),      cmocka_unit_test(run_ids), cmocka_unit_test(ranks),
+        cmocka_unit_test(header_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,7 @@
 /* run_list.c: `vramtrace run`'s side of a run (trace/vtrace.h, "Run
  * naming"): one run id for the process tree, the list every recording
  * process adds its trace to, and what is printed when the program ends. */
-#include "run_internal.h"
-#include "internal.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,7 +12,7 @@
 #include <strings.h>
 #include <sys/wait.h>
 
-int vr_run_begin(vr_run_list *rl)
+int cli_run_begin(cli_run_list *rl)
 {
     const char *tmp = getenv("TMPDIR");
     memset(rl, 0, sizeof *rl);
@@ -73,7 +72,7 @@ static size_t no_driver_end(FILE *f)
     return kept;
 }
 
-void vr_run_end(vr_run_list *rl)
+void cli_run_end(cli_run_list *rl)
 {
     char cwd[PATH_MAX] = "", line[PATH_MAX + 64];
     FILE *f = rl->list[0] ? fopen(rl->list, "r") : NULL;
@@ -109,7 +108,7 @@ void vr_run_end(vr_run_list *rl)
     rl->list[0] = '\0';
 }
 
-int vr_run_output_check(const char *pattern, bool force)
+int cli_run_output_check(const char *pattern, bool force)
 {
     char host[256] = "unknown", path[PATH_MAX];
     if (!pattern)
@@ -117,13 +116,10 @@ int vr_run_output_check(const char *pattern, bool force)
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     if (vt_name_expand(pattern, 0, host, path, sizeof path) != 0) {
-        fprintf(stderr,
-                "vramtrace run: bad -o '%s': a path with only %%p (pid), %%h (host) or %%%% "
-                "escapes\n",
-                pattern);
+        fprintf(stderr, "vramtrace run: bad -o '%s': %s\n", pattern, VT_NAME_PATTERN_RULE);
         return -1;
     }
-    if (strstr(pattern, "%p") || access(path, F_OK) != 0)
+    if (vt_name_has_pid(pattern) || access(path, F_OK) != 0)
         return 0; /* every process's own name, or free */
     if (force && unlink(path) == 0)
         return 0;
@@ -160,7 +156,7 @@ static int profile_known(const char *simdir, const char *want)
     return 1;
 }
 
-int vr_sim_profile_check(const char *simdir, const char *want)
+int cli_sim_profile_check(const char *simdir, const char *want)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -175,7 +171,7 @@ int vr_sim_profile_check(const char *simdir, const char *want)
     return WIFEXITED(st) && WEXITSTATUS(st) == 1 ? -1 : 0;
 }
 
-bool vr_cuda_driver_present(void)
+bool cli_cuda_driver_present(void)
 {
     fflush(NULL);
     pid_t pid = fork();
