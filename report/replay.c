@@ -481,6 +481,9 @@ static void on_timed(vr_state *s, const vt_event *ev)
     case VT_REC_VMM_UNMAP:
         on_vmm_unmap(s, ev);
         break;
+    case VT_REC_POOL_STAT:
+        vr_pool_stat(s, ev);
+        break;
     default: /* marks, start/end ranges, region names: not needed here */
         break;
     }
