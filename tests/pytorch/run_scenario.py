@@ -234,7 +234,11 @@ def check(r, what, tq):
             m = re.search(r"and (.+?) is reserved by PyTorch but unallocated", tq["oom_message"])
             print(f"PyTorch: {m.group(1) if m else '?'} reserved but unallocated; request "
                   f"{format_size(oom['requested_bytes'])}")
-            return (m is not None) or fail("PyTorch's message names no unallocated reserve")
+            # vramtrace sees segments only with this allocator: its verdict is
+            # capacity (README, Known limits); pinned so that text stays true.
+            ok = m is not None or fail("PyTorch's message names no unallocated reserve")
+            return (oom["verdict"] == "capacity" or fail(
+                f"verdict {oom['verdict']}: update tests/pytorch/README.md")) and ok
         return oom["verdict"] == want or fail(f"verdict {oom['verdict']}, expected {want}")
     if what == "oom_pool":
         return check_oom_pool(oom, tq)
