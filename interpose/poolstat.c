@@ -46,18 +46,17 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
 {
     int dev = device();
     vt_event ev = {.type = VT_REC_POOL_STAT};
-    vti_tl_depth++; /* the queries below are vramtrace's own calls */
+    vti_enter(); /* the queries below are vramtrace's own calls */
     if (!pool)
         pool = current_pool(dev);
     bool have = pool && pool_bytes(pool, &ev.u.pool.reserved_bytes, &ev.u.pool.used_bytes);
-    vti_tl_depth--;
+    vti_leave();
     vti_thread *t = have ? vti_thread_get() : NULL;
     if (!t)
         return;
     ev.ts_ns = vti_now_ns();
     ev.u.pool.device = dev;
     ev.u.pool.pool = pool;
-    if (vt_write(t->tb, &ev) != 0)
-        vti_stop("the trace writer failed");
+    vti_write(t, &ev);
     vti_thread_put(t);
 }

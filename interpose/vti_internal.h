@@ -10,7 +10,8 @@
  *              depth, recording state, vti_stop: a stop from any layer)
  *   core       session.c (writer, thread buffers, vti_write)
  *   parts      strings.c, guard.c (signals), cupti_loader.c, pyframes.c,
- *              stacks.c, diagnose.c, record.c (calls -> records, summary)
+ *              stacks.c, diagnose.c, record.c (calls -> records, summary),
+ *              poolstat.c (a failed stream-ordered allocation's pool)
  *   top        lifecycle.c (constructor, start, hook prologue, exit, _exit,
  *              fork: calls the core, CUPTI, the summary in order)
  *   entries    hooks_runtime.c, hooks_driver.c, api.c (vti.h), then
