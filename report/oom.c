@@ -14,7 +14,7 @@
  *                  reserve at its failure counts as heap free bytes: pool.c);
  *   capacity       otherwise: live data + request exceed the device.
  */
-#include "internal.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,11 +2,10 @@
  * (VT_REC_POOL_STAT, written by the recorder just before that failure's
  * alloc_failed). The pool's reserved-but-unused bytes are the allocator's
  * free reserve, counted like a caching allocator's cached blocks (a heap's
- * free bytes, frag.c): memory the process holds that no allocation uses. */
-#include "internal.h"
-
-#include <inttypes.h>
-#include <stdio.h>
+ * free bytes, frag.c): memory the process holds that no allocation uses.
+ * Layer 4 of report/ (docs/architecture.md); the renderers' side is
+ * pool_text.c. */
+#include "state.h"
 
 /* cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY (both 2). */
 #define VR_ERR_OUT_OF_MEMORY 2
@@ -57,38 +56,4 @@ const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live)
         SZ(o->pool_reserved_bytes, b1), SZ(o->pool_used_bytes, b2), SZ(spare, b3),
         SZ(o->device_free_bytes, b4), SZ(spare + o->device_free_bytes, b5),
         SZ(o->requested_bytes, b6), live);
-}
-
-const char *vr_pool_remedy(vr_arena *a, const vr_oom *o)
-{
-    char b1[32];
-    return vr_sprintf(a,
-                      "the pool's free reserve (%s) is in holes smaller than the request: "
-                      "allocate in smaller or equal-sized pieces (fixed shapes), or use PyTorch's "
-                      "default backend with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
-                      "which maps and unmaps pages so freed memory goes back to the device (the "
-                      "torch_vary_shapes_expandable scenario then ran all its steps)",
-                      SZ(o->pool_reserved_bytes - o->pool_used_bytes, b1));
-}
-
-void vr_pool_text(FILE *f, const vr_oom *o)
-{
-    char b1[32], b2[32], b3[32];
-    if (o->has_pool)
-        fprintf(f, "  memory pool: %s reserved, %s used, %s free reserve\n",
-                SZ(o->pool_reserved_bytes, b1), SZ(o->pool_used_bytes, b2),
-                SZ(o->pool_reserved_bytes - o->pool_used_bytes, b3));
-}
-
-void vr_pool_json(FILE *f, const vr_oom *o)
-{
-    if (!o->has_pool) {
-        fputs("\"pool\":null,", f);
-        return;
-    }
-    fprintf(f,
-            "\"pool\":{\"reserved_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64
-            ",\"free_reserve_bytes\":%" PRIu64 "},",
-            o->pool_reserved_bytes, o->pool_used_bytes,
-            o->pool_reserved_bytes - o->pool_used_bytes);
 }
