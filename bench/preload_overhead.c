@@ -2,14 +2,19 @@
  * (a noinline recursive helper), timed inside the program so that start-up
  * and trace writing at exit are not counted.
  *
- * usage: preload_overhead cuda|malloc N DEPTH
+ * usage: preload_overhead cuda|malloc|hold N DEPTH
  *   cuda    cudaMalloc/cudaFree of 256 bytes (run on the simulated device)
  *   malloc  malloc/free of 256 bytes (the same shape for heaptrack)
- * Prints "ns_per_pair=<float>" and "pairs=<N>" on stdout. */
+ *   hold    N cudaMalloc of 256 bytes all live at once, then freed: the
+ *           process's peak resident memory is the figure (with and without
+ *           the preload, the difference over N is its memory per live
+ *           allocation)
+ * Prints "ns_per_pair=<float>", "pairs=<N>" and "max_rss_kib=<n>" on stdout. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static void *volatile sink;
@@ -29,6 +34,20 @@ static int cuda_pairs(long n)
             return -1;
     }
     return 0;
+}
+
+static int hold_all(long n)
+{
+    void **p = calloc((size_t)n, sizeof *p);
+    long i, got = 0;
+    if (!p)
+        return -1;
+    for (i = 0; i < n && cudaMalloc(&p[i], 256) == cudaSuccess; i++)
+        got++;
+    for (i = 0; i < got; i++)
+        cudaFree(p[i]);
+    free(p);
+    return got == n ? 0 : -1;
 }
 
 static int malloc_pairs(long n)
@@ -62,11 +81,15 @@ int main(int argc, char **argv)
     long n;
     int depth;
     double t0, t1;
-    if (argc != 4 || (strcmp(argv[1], "cuda") && strcmp(argv[1], "malloc"))) {
-        fprintf(stderr, "usage: preload_overhead cuda|malloc N DEPTH\n");
+    struct rusage ru;
+    if (argc != 4 ||
+        (strcmp(argv[1], "cuda") && strcmp(argv[1], "malloc") && strcmp(argv[1], "hold"))) {
+        fprintf(stderr, "usage: preload_overhead cuda|malloc|hold N DEPTH\n");
         return 2;
     }
-    loop = strcmp(argv[1], "cuda") == 0 ? cuda_pairs : malloc_pairs;
+    loop = strcmp(argv[1], "cuda") == 0   ? cuda_pairs
+           : strcmp(argv[1], "hold") == 0 ? hold_all
+                                          : malloc_pairs;
     n = atol(argv[2]);
     depth = atoi(argv[3]);
     if (n <= 0 || depth <= 0)
@@ -77,6 +100,8 @@ int main(int argc, char **argv)
     if (at_depth(depth, loop, n) != 0)
         return 3;
     t1 = now_ns();
-    printf("pairs=%ld\nns_per_pair=%.1f\n", n, (t1 - t0) / (double)n);
+    getrusage(RUSAGE_SELF, &ru);
+    printf("pairs=%ld\nns_per_pair=%.1f\nmax_rss_kib=%ld\n", n, (t1 - t0) / (double)n,
+           ru.ru_maxrss);
     return 0;
 }
