@@ -23,6 +23,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
                    SIZE, API, STREAM)
+/* Stream-ordered: a failure also records its pool's state (POOL: the given
+ * pool, 0 for the device's current one). */
+#define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL)                                        \
+    VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL,   \
+                           PTR, SIZE, VT_API_CU_MEM_ALLOC_ASYNC, STREAM,                           \
+                           vti_rec_pool_stat((uint64_t)(uintptr_t)(POOL), vti_driver_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 
@@ -106,15 +112,15 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    ALLOC_HOOK(F_cuMemAllocAsync, alloc_async_fn, real(dptr, bytesize, hStream), *dptr, bytesize,
-               VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+    ASYNC_HOOK(F_cuMemAllocAsync, alloc_async_fn, real(dptr, bytesize, hStream), *dptr, bytesize,
+               hStream, NULL);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                  CUstream hStream)
 {
-    ALLOC_HOOK(F_cuMemAllocAsync_ptsz, alloc_async_fn, real(dptr, bytesize, hStream), *dptr,
-               bytesize, VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+    ASYNC_HOOK(F_cuMemAllocAsync_ptsz, alloc_async_fn, real(dptr, bytesize, hStream), *dptr,
+               bytesize, hStream, NULL);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
@@ -130,15 +136,15 @@ VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStre
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
                                                     CUmemoryPool pool, CUstream hStream)
 {
-    ALLOC_HOOK(F_cuMemAllocFromPoolAsync, alloc_pool_fn, real(dptr, bytesize, pool, hStream), *dptr,
-               bytesize, VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+    ASYNC_HOOK(F_cuMemAllocFromPoolAsync, alloc_pool_fn, real(dptr, bytesize, pool, hStream), *dptr,
+               bytesize, hStream, pool);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                          CUmemoryPool pool, CUstream hStream)
 {
-    ALLOC_HOOK(F_cuMemAllocFromPoolAsync_ptsz, alloc_pool_fn, real(dptr, bytesize, pool, hStream),
-               *dptr, bytesize, VT_API_CU_MEM_ALLOC_ASYNC, hStream);
+    ASYNC_HOOK(F_cuMemAllocFromPoolAsync_ptsz, alloc_pool_fn, real(dptr, bytesize, pool, hStream),
+               *dptr, bytesize, hStream, pool);
 }
 
 typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,

@@ -25,6 +25,12 @@ static int runtime_device(void)
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
                    SIZE, API, STREAM)
+/* Stream-ordered: a failure also records its pool's state (POOL: the given
+ * pool, 0 for the device's current one). */
+#define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL)                                        \
+    VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL,   \
+                           PTR, SIZE, VT_API_CUDA_MALLOC_ASYNC, STREAM,                            \
+                           vti_rec_pool_stat((uint64_t)(uintptr_t)(POOL), runtime_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 
@@ -107,14 +113,14 @@ VTI_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 
 VTI_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
-    ALLOC_HOOK(F_cudaMallocAsync, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
-               VT_API_CUDA_MALLOC_ASYNC, hStream);
+    ASYNC_HOOK(F_cudaMallocAsync, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
+               hStream, NULL);
 }
 
 VTI_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
-    ALLOC_HOOK(F_cudaMallocAsync_ptsz, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
-               VT_API_CUDA_MALLOC_ASYNC, hStream);
+    ASYNC_HOOK(F_cudaMallocAsync_ptsz, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
+               hStream, NULL);
 }
 
 VTI_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
@@ -130,15 +136,15 @@ VTI_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 VTI_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
                                                cudaStream_t stream)
 {
-    ALLOC_HOOK(F_cudaMallocFromPoolAsync, malloc_pool_fn, real(ptr, size, memPool, stream), *ptr,
-               size, VT_API_CUDA_MALLOC_ASYNC, stream);
+    ASYNC_HOOK(F_cudaMallocFromPoolAsync, malloc_pool_fn, real(ptr, size, memPool, stream), *ptr,
+               size, stream, memPool);
 }
 
 VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
                                                     cudaStream_t stream)
 {
-    ALLOC_HOOK(F_cudaMallocFromPoolAsync_ptsz, malloc_pool_fn, real(ptr, size, memPool, stream),
-               *ptr, size, VT_API_CUDA_MALLOC_ASYNC, stream);
+    ASYNC_HOOK(F_cudaMallocFromPoolAsync_ptsz, malloc_pool_fn, real(ptr, size, memPool, stream),
+               *ptr, size, stream, memPool);
 }
 
 /* An application's memory query becomes a VT_REC_MEMINFO sample. */

@@ -11,7 +11,8 @@
  *              depth, recording state, vti_stop: a stop from any layer)
  *   core       session.c (writer, thread buffers, vti_write)
  *   parts      strings.c, guard.c (signals), cupti_loader.c, pyframes.c,
- *              stacks.c, diagnose.c, record.c (calls -> records, summary)
+ *              stacks.c, diagnose.c, record.c (calls -> records, summary),
+ *              poolstat.c (a failed stream-ordered allocation's pool)
  *   top        lifecycle.c (constructor, start, hook prologue, exit, _exit,
  *              fork: calls the core, CUPTI, the summary in order)
  *   entries    hooks_runtime.c, hooks_driver.c, api.c (vti.h), then
@@ -485,6 +486,12 @@ void vti_order_unlock(void);
  * return the real result untouched. RC_T is the API's error type, OK its
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
+    VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM, (void)0)
+/* The same, with ON_FAIL run (inside the order lock, before the failure is
+ * recorded) when the outermost call failed: the stream-ordered hooks pass
+ * vti_rec_pool_stat there. */
+#define VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,     \
+                               ON_FAIL)                                                            \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real;                                                         \
     uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
@@ -492,6 +499,8 @@ void vti_order_unlock(void);
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
+        if (rc != OK)                                                                              \
+            ON_FAIL;                                                                               \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
                        (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack);                       \
         vti_order_unlock();                                                                        \
@@ -514,6 +523,13 @@ void vti_order_unlock(void);
     vti_leave();                                                                                   \
     return rc
 
+/* After a failed stream-ordered allocation from pool (0: the non-pool
+ * variants, which take from the current pool of device(), the thread's
+ * device): a VT_REC_POOL_STAT with the pool's reserved and used bytes, asked
+ * of the real driver (cuDeviceGetMemPool, cuMemPoolGetAttribute; poolstat.c).
+ * Nothing when the driver cannot answer. Written before the failure's
+ * alloc_failed record. */
+void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
 /* Record a failed allocation made at call stack `stack` with a memory-info
  * sample, and hold the OOM diagnosis (diagnose.c). */
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack);

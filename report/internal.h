@@ -130,6 +130,14 @@ size_t vr_fatal_oom(const vr_report *r);
  * r->ooms, SIZE_MAX past the last. */
 size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top);
 
+/* pool_text.c: a stream-ordered failure's pool (vr_oom.has_pool) for the
+ * renderers: the fragmentation remedy naming its free reserve (arena a), one
+ * text line ("memory pool: ..."; nothing without a pool), and the JSON member
+ * "pool" with its trailing comma (null without one). */
+const char *vr_pool_remedy(vr_arena *a, const vr_oom *o);
+void vr_pool_text(FILE *f, const vr_oom *o);
+void vr_pool_json(FILE *f, const vr_oom *o);
+
 /* util.c: length (2..4) of the well-formed UTF-8 sequence at p (a byte >=
  * 0x80), 0 when it is not one (RFC 3629 section 4). */
 int vr_utf8_len(const unsigned char *p);

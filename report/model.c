@@ -541,6 +541,8 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
                           vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
                           dom);
     case VR_VERDICT_FRAGMENTATION:
+        if (o->has_pool)
+            return vr_pool_explain(a, o, dom);
         return vr_sprintf(a,
                           "the registered heaps hold %s free but the largest free block is %s, "
                           "smaller than the %s requested: the cache is fragmented; live data: %s",

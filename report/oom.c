@@ -10,7 +10,8 @@
  *                  live bytes (one >= 25%, together >= 50%);
  *   fragmentation  inside registered heaps, free bytes >= request but the
  *                  largest free block < request, while live data + request
- *                  would fit the device;
+ *                  would fit the device (a stream-ordered pool's free
+ *                  reserve at its failure counts as heap free bytes: pool.c);
  *   capacity       otherwise: live data + request exceed the device.
  */
 #include "state.h"
@@ -207,6 +208,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.device_total_bytes = ev->u.failed.total_bytes ? ev->u.failed.total_bytes : d->total;
     o->o.live_allocated = d->direct + d->region_bytes;
     o->o.live_reserved = d->direct + d->heap_bytes;
+    vr_oom_take_pool(d, ev, &o->o);
     o->stack = ev->u.failed.stack;
     o->range = vr_thread_range(t);
     top_sites(s, o);
@@ -218,6 +220,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
         o->o.external_bytes = expected_free - o->o.device_free_bytes;
 
     vr_frag f = vr_frag_now(s, o->o.device, "oom");
+    vr_frag_add_pool(&f, &o->o);
     o->o.heap_free = f.reserved - f.allocated;
     o->o.heap_largest_free = f.largest_free;
     if (f.reserved)

@@ -241,6 +241,7 @@ static void ooms(FILE *f, const vr_report *r)
                 o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
                 o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
+        vr_pool_json(f, o);
         key(f, "api");
         vr_json_str(f, o->api);
         fputc(',', f);

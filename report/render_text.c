@@ -143,6 +143,7 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
     if (o->recovered)
         fputs("  recovered: the same call's retry succeeded and the program went on\n", f);
     fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
+    vr_pool_text(f, o);
     if (o->range[0])
         fprintf(f, "  in NVTX range %s\n", o->range);
     print_stack(f, &o->stack, "    ", 8);

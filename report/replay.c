@@ -385,6 +385,9 @@ static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f)
     case VT_REC_VMM_UNMAP:
         on_vmm_unmap(s, ev);
         break;
+    case VT_REC_POOL_STAT:
+        vr_pool_stat(s, ev);
+        break;
     default: /* marks, start/end ranges, region names: not needed here */
         break;
     }

@@ -144,7 +144,13 @@ typedef struct vr_oom {
      * use not explained by recorded memory + baseline). */
     uint64_t baseline_bytes;
     uint64_t external_bytes;
-    uint64_t heap_free, heap_largest_free; /* inside registered heaps */
+    uint64_t heap_free, heap_largest_free; /* inside registered heaps (and the pool's reserve) */
+    /* A stream-ordered failure: its pool's state right after it (pool_stat
+     * record; bytes). reserved - used, the pool's free reserve, is counted in
+     * live_reserved and, for an out-of-memory error, in heap_free (never in
+     * heap_largest_free: every hole of the pool was smaller than the request). */
+    bool has_pool;
+    uint64_t pool_reserved_bytes, pool_used_bytes;
     enum vr_verdict verdict;
     const char *explanation;
     vr_stack stack; /* the failing call */

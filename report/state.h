@@ -163,7 +163,11 @@ typedef struct vr_devstate {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
-    vr_bucket *buckets;     /* grows by doubling up to VR_TIMELINE_BUCKETS */
+    /* a pool_stat waiting for its failure (the same thread's next alloc_failed) */
+    bool pool_pending;
+    uint32_t pool_tid;
+    uint64_t pool_reserved, pool_used; /* bytes */
+    vr_bucket *buckets;                /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
 } vr_devstate;
@@ -420,6 +424,26 @@ void vr_pattern_alloc(vr_state *s, uint32_t stack);
  * the batch estimate's iteration); touches no thread. */
 void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
+
+/* pool.c: a memory pool's state at a failed stream-ordered allocation. */
+/* A VT_REC_POOL_STAT: held on its device until the same thread's failure. */
+void vr_pool_stat(vr_state *s, const vt_event *ev);
+/* At failure ev on device d: the held pool state goes into o (has_pool,
+ * pool_reserved_bytes, pool_used_bytes) and the pool's free reserve
+ * (reserved - used, bytes) into o->live_reserved. Nothing when none is held
+ * for ev's thread. */
+void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o);
+/* Add the pool of an out-of-memory failure o to f, the heaps' fragmentation
+ * at that failure (frag.c's one definition): its reserved bytes to
+ * f->reserved, its used bytes to f->allocated. None of its free reserve
+ * counts as f->largest_free: a pool does not show its holes, and its failure
+ * shows that every one of them is smaller than the request (a free hole that
+ * fits is where a pool places an allocation: CUDA Programming Guide,
+ * "Stream Ordered Memory Allocator", memory reuse). */
+void vr_frag_add_pool(vr_frag *f, const vr_oom *o);
+/* The explanation of a fragmentation verdict with a pool (arena a), naming
+ * the reserve and the device's free bytes; live: the live-data summary. */
+const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live);
 
 /* leaks.c: live allocations of one kind grouped by stack (counters keyed by
  * stack id); their bytes and count. */

@@ -132,6 +132,8 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
                               g->sites[0].label);
         return "memory live from earlier iterations was never freed: release it (see Growth)";
     case VR_VERDICT_FRAGMENTATION:
+        if (o->has_pool)
+            return vr_pool_remedy(r->arena, o);
         return vr_sprintf(r->arena,
                           "free blocks (largest %s) are too small: empty the allocator's cache "
                           "between steps (torch.cuda.empty_cache(), train --empty-cache: the "

@@ -201,6 +201,16 @@ def _torch_holds(t):
                 f"at a {mib(t['requested_bytes'])} request; vramtrace's verdict is **{v}** "
                 f"(it sees PyTorch's segments, not the blocks inside them)"
                 if t.get("torch_unallocated") else f"not shown (verdict {v})")
+    if n == "vary_shapes_tensors":
+        pool = t.get("pool") or {}
+        at = t.get("torch_at_oom") or {}
+        return (f"holds: verdict **fragmentation**: the cudaMallocAsync pool holds "
+                f"{mib(pool.get('reserved_bytes'))} of which {mib(pool.get('used_bytes'))} are "
+                f"in use (PyTorch's memory_stats there: {mib(at.get('reserved_bytes.all.current'))}"
+                f" / {mib(at.get('allocated_bytes.all.current'))}), so "
+                f"{mib(pool.get('free_reserve_bytes'))} of free reserve, but no hole takes the "
+                f"{mib(t['requested_bytes'])} request"
+                if v == "fragmentation" else f"not shown (verdict {v})")
     if n == "vary_shapes_expandable":
         return ("expandable_segments:True removes it: the run completes" if t["exit"] == 0
                 else f"the remedy fails (exit {t['exit']})")

@@ -309,6 +309,7 @@ static struct pool_seg *pool_grow(struct CUmemPoolHandle_st *pool, size_t len)
     s->next = pool->segs;
     pool->segs = s;
     pool->reserved += len;
+    sim_ledger_pool("pool_grow", d->ordinal, p, len);
     if (pool->reserved > pool->reserved_high)
         pool->reserved_high = pool->reserved;
     return s;
@@ -325,6 +326,7 @@ static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep)
         }
         *pp = s->next;
         pool->reserved -= s->len;
+        sim_ledger_pool("pool_release", pool->dev->ordinal, s->base, s->len);
         ra_destroy(&s->ra);
         ra_give(&pool->dev->ra, s->base, s->len);
         release_pages(pool->dev, s->base, s->len);

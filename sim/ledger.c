@@ -152,6 +152,12 @@ void sim_ledger_free(const char *kind, int device, uintptr_t addr, size_t size)
                 device, (uintmax_t)addr, size);
 }
 
+void sim_ledger_pool(const char *op, int device, uintptr_t addr, size_t size)
+{
+    ledger_line(op, ",\"error\":0,\"device\":%d,\"addr\":\"0x%jx\",\"size\":%zu", device,
+                (uintmax_t)addr, size);
+}
+
 int sim_ledger_bad_free(uintptr_t addr, int err)
 {
     if (err != 0)

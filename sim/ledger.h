@@ -30,6 +30,11 @@ int vtsim_ledger_fail(const char *kind, int device, size_t size, int err);
 /* Allocation / end of an allocation's life (size: the API's size, bytes). */
 void sim_ledger_alloc(const char *kind, int device, uintptr_t addr, size_t size);
 void sim_ledger_free(const char *kind, int device, uintptr_t addr, size_t size);
+/* A stream-ordered pool's reserve: op "pool_grow" when the pool takes a
+ * segment [addr, addr + size) from the device, "pool_release" when it gives
+ * one back (trim, synchronization, context teardown). Not allocations: the
+ * pool's reserved bytes are the sum of its segments. */
+void sim_ledger_pool(const char *op, int device, uintptr_t addr, size_t size);
 /* A free that freed nothing (unknown pointer, double free): writes
  * {"op":"bad_free"} when err != 0. Returns err unchanged. */
 int sim_ledger_bad_free(uintptr_t addr, int err);

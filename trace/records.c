@@ -74,6 +74,7 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_VMM_UNMAP] = "vmm_unmap",
     [VT_REC_PY_FRAME] = "py_frame",
     [VT_REC_PY_STACK_NODE] = "py_stack_node",
+    [VT_REC_POOL_STAT] = "pool_stat",
 };
 
 const vt_api_info *vt_api_get(enum vt_api api)
@@ -213,6 +214,8 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
                          FLD(F_U32, py_frame.file), FLD(F_U32, py_frame.line)},
     [VT_REC_PY_STACK_NODE] = {FLD(F_U32, py_stack_node.id), FLD(F_U32, py_stack_node.parent),
                               FLD(F_U32, py_stack_node.frame)},
+    [VT_REC_POOL_STAT] = {TS, FLD(F_I32, pool.device), FLD(F_U64, pool.pool),
+                          FLD(F_U64, pool.reserved_bytes), FLD(F_U64, pool.used_bytes)},
 };
 
 static const field *string_field(unsigned type)

@@ -82,6 +82,8 @@ enum vt_rec {
     VT_REC_VMM_UNMAP = 26,         /* cuMemUnmap: ts, address, size (v2) */
     VT_REC_PY_FRAME = 27,      /* (v2) Python frame: id, function string id, file string id, line */
     VT_REC_PY_STACK_NODE = 28, /* (v2) stack trie node holding a Python frame: id, parent, frame */
+    VT_REC_POOL_STAT = 29, /* (v2) memory pool at a failed stream-ordered allocation: ts, device,
+                              pool, reserved, used; precedes that failure's alloc_failed */
     VT_REC_MAX_
 };
 
@@ -299,6 +301,12 @@ typedef struct vt_event {
             int32_t device;
             uint64_t free_bytes, total_bytes;
         } meminfo;
+        struct {
+            int32_t device;          /* the failed allocation's device */
+            uint64_t pool;           /* the pool's handle (CUmemoryPool / cudaMemPool_t) */
+            uint64_t reserved_bytes; /* ReservedMemCurrent: bytes the pool holds from the device */
+            uint64_t used_bytes;     /* UsedMemCurrent: bytes of its live allocations */
+        } pool;
         struct {
             uint32_t domain, name;
         } range; /* string ids; domain 0 = default domain */

@@ -92,6 +92,12 @@ class Stats:
     def oom(self, e):
         self.d["oom_message"] = str(e)
         self.capture()
+        # memory_stats() at the failure (capture() at exit overwrites the
+        # top-level keys once the failed step's tensors are gone). With
+        # backend:cudaMallocAsync reserved_bytes is the pool's
+        # ReservedMemCurrent and allocated_bytes its UsedMemCurrent.
+        self.d["at_oom"] = {k: self.d[k] for k in ("reserved_bytes.all.current",
+                                                   "allocated_bytes.all.current") if k in self.d}
 
     def write(self):
         path = os.environ.get("TORCHSCEN_STATS")

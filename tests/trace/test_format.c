@@ -70,6 +70,9 @@ static int describe_fields(const vt_event *e, char *o, size_t n)
     case VT_REC_MEMINFO:
         return snprintf(o, n, "dev=%d free=%llu total=%llu", u->meminfo.device,
                         U64(u->meminfo.free_bytes), U64(u->meminfo.total_bytes));
+    case VT_REC_POOL_STAT:
+        return snprintf(o, n, "dev=%d pool=%llx reserved=%llu used=%llu", u->pool.device,
+                        U64(u->pool.pool), U64(u->pool.reserved_bytes), U64(u->pool.used_bytes));
     case VT_REC_RANGE_PUSH:
     case VT_REC_RANGE_POP:
     case VT_REC_MARK:
@@ -170,6 +173,9 @@ static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i,
         break;
     case VT_REC_MEMINFO:
         e->u.meminfo = (__typeof__(e->u.meminfo)){i, a, b};
+        break;
+    case VT_REC_POOL_STAT:
+        e->u.pool = (__typeof__(e->u.pool)){i, a, b, a ^ b};
         break;
     case VT_REC_RANGE_PUSH:
     case VT_REC_MARK:

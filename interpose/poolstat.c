@@ -1,0 +1,62 @@
+/* poolstat.c: the state of a memory pool at a failed stream-ordered
+ * allocation (VT_REC_POOL_STAT, docs/trace.md). Asked of the driver, not the
+ * runtime: a runtime query that failed would overwrite the runtime's last
+ * error, which the program reads after its failed cudaMallocAsync
+ * (cudaGetLastError), and a cudaMemPool_t is a CUmemoryPool (driver_types.h),
+ * so one path serves both levels. */
+#include <cuda.h>
+#include <stdint.h>
+
+#include "vti_internal.h"
+
+typedef CUresult (*get_pool_fn)(CUmemoryPool *, CUdevice);
+typedef CUresult (*pool_attr_fn)(CUmemoryPool, CUmemPool_attribute, void *);
+
+/* The pool that an allocation without one takes from: the current pool of
+ * the device (CUDA Runtime API, cudaDeviceSetMemPool: "Unless a mempool is
+ * specified in the cudaMallocAsync call, cudaMallocAsync allocates from the
+ * current mempool of the provided stream's device"). 0 when unknown. */
+static uint64_t current_pool(int device)
+{
+    get_pool_fn get = (get_pool_fn)vti_real_driver("cuDeviceGetMemPool", "cuDeviceGetMemPool");
+    CUmemoryPool pool = NULL;
+    if (!get || device < 0 || get(&pool, (CUdevice)device) != CUDA_SUCCESS)
+        return 0;
+    return (uint64_t)(uintptr_t)pool;
+}
+
+/* Reserved and used bytes of pool (cuMemPoolGetAttribute,
+ * CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT / USED_MEM_CURRENT). false when the
+ * driver cannot answer. */
+static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
+{
+    pool_attr_fn attr =
+        (pool_attr_fn)vti_real_driver("cuMemPoolGetAttribute", "cuMemPoolGetAttribute");
+    cuuint64_t r = 0, u = 0;
+    CUmemoryPool p = (CUmemoryPool)(uintptr_t)pool;
+    if (!attr || attr(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) != CUDA_SUCCESS ||
+        attr(p, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u) != CUDA_SUCCESS)
+        return false;
+    *reserved = r;
+    *used = u;
+    return true;
+}
+
+void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
+{
+    int dev = device();
+    vt_event ev = {.type = VT_REC_POOL_STAT};
+    vti_enter(); /* the queries below are vramtrace's own calls */
+    if (!pool)
+        pool = current_pool(dev);
+    bool have = pool && pool_bytes(pool, &ev.u.pool.reserved_bytes, &ev.u.pool.used_bytes);
+    vti_leave();
+    vti_thread *t = have ? vti_thread_get() : NULL;
+    if (!t)
+        return;
+    ev.ts_ns = vti_now_ns();
+    ev.u.pool.device = dev;
+    ev.u.pool.pool = pool;
+    vti_write(t, &ev);
+    vti_thread_put(t);
+}

@@ -1,0 +1,59 @@
+/* pool.c: a stream-ordered memory pool's reserve at a failed allocation
+ * (VT_REC_POOL_STAT, written by the recorder just before that failure's
+ * alloc_failed). The pool's reserved-but-unused bytes are the allocator's
+ * free reserve, counted like a caching allocator's cached blocks (a heap's
+ * free bytes, frag.c): memory the process holds that no allocation uses.
+ * Layer 4 of report/ (docs/architecture.md); the renderers' side is
+ * pool_text.c. */
+#include "state.h"
+
+/* cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY (both 2). */
+#define VR_ERR_OUT_OF_MEMORY 2
+
+void vr_pool_stat(vr_state *s, const vt_event *ev)
+{
+    vr_devstate *d = vr_state_device(s, ev->u.pool.device);
+    d->pool_pending = true;
+    d->pool_tid = ev->thread_id;
+    d->pool_reserved = ev->u.pool.reserved_bytes;
+    d->pool_used = ev->u.pool.used_bytes;
+}
+
+void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
+{
+    if (!d->pool_pending || d->pool_tid != ev->thread_id)
+        return;
+    d->pool_pending = false;
+    o->has_pool = true;
+    o->pool_reserved_bytes = d->pool_reserved;
+    o->pool_used_bytes = d->pool_used < d->pool_reserved ? d->pool_used : d->pool_reserved;
+    o->live_reserved += o->pool_reserved_bytes - o->pool_used_bytes;
+}
+
+void vr_frag_add_pool(vr_frag *f, const vr_oom *o)
+{
+    if (!o->has_pool || o->error != VR_ERR_OUT_OF_MEMORY)
+        return;
+    f->reserved += o->pool_reserved_bytes;
+    f->allocated += o->pool_used_bytes;
+    uint64_t total_free = f->reserved - f->allocated;
+    f->fragmentation = total_free ? 1.0 - (double)f->largest_free / (double)total_free : 0.0;
+}
+
+#define SZ(v, b) vr_format_size((v), (b), sizeof(b))
+
+const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live)
+{
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    uint64_t spare = o->pool_reserved_bytes - o->pool_used_bytes;
+    return vr_sprintf(
+        a,
+        "the memory pool holds %s reserved from the device of which %s are in use: %s of free "
+        "reserve, and the device has %s free, together %s for the %s requested, but no piece is "
+        "large enough: every hole in the pool's reserve is smaller than the request (the pool "
+        "could not place it) and the device's free memory is too; the pool's reserve is "
+        "fragmented; live data: %s",
+        SZ(o->pool_reserved_bytes, b1), SZ(o->pool_used_bytes, b2), SZ(spare, b3),
+        SZ(o->device_free_bytes, b4), SZ(spare + o->device_free_bytes, b5),
+        SZ(o->requested_bytes, b6), live);
+}
