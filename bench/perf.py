@@ -51,16 +51,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The one list of figures: key, unit, target (op, value) or None, table row,
 # table column. --check, --readme and the measurement all read it.
-ROWS = [
+ROWS = [  # row, label ({...} from the output's info lines)
     ("d5", "added ns per cudaMalloc/cudaFree event, call depth 5"),
     ("d20", "added ns per cudaMalloc/cudaFree event, call depth 20"),
     ("d60", "added ns per cudaMalloc/cudaFree event, call depth 60"),
-    ("off", "added ns per event, stacks off (`VRAMTRACE_STACK_DEPTH=0`; floor: bare hook)"),
-    ("t8", "added ns per event, 8 threads at depth 20 (each its own pairs)"),
-    ("mem", "preload memory per live allocation, 2^18 → 2^20 live"),
-    ("storm", "`vramtrace report`, 2 M → 10 M-event alloc/free storm"),
-    ("live", "`vramtrace report`, 2^18 → 2^20 allocations never freed"),
-    ("gan", "GAN training, `--memory-only`, 50 steps: instructions added (callgrind)"),
+    ("off", "added ns per event, stacks off (`VRAMTRACE_STACK_DEPTH=0`; floor: bare hook, no unwinding)"),
+    ("t8", "added ns per event, {threads} threads at depth 20 (each its own pairs)"),
+    ("mem", "preload memory per live allocation, {live_lo} → {live_hi} live (without a tool: the simulated device's own)"),
+    ("storm", "`vramtrace report`, alloc/free storm of {storm_lo} → {storm_hi} events"),
+    ("live", "`vramtrace report`, {live_lo} → {live_hi} allocations never freed"),
+    ("gan", "GAN training (`train --synthetic --memory-only`, {gan_steps} steps): instructions added (callgrind Ir)"),
 ]
 TARGETS = {"d20": ("<=", 120), "d60": ("<=", 200), "off": ("<=", 40)}
 
@@ -350,9 +350,10 @@ def measure(args):
     for k, v in machine_info():
         print(f"info {k}={v}", flush=True)
     print(f"info date={datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
-    print(f"info mode={'quick' if args.quick else 'full'} reps={p['reps']} pairs={p['pairs'][0]},{p['pairs'][1]}"
-          f" live={p['live'][0]},{p['live'][1]} storm={p['storm'][0]},{p['storm'][1]}"
-          f" gan_steps={p['gan_steps']} threads={THREADS}", flush=True)
+    print(f"info mode={'quick' if args.quick else 'full'}")
+    print(f"info reps={p['reps']}\ninfo threads={THREADS}\ninfo gan_steps={p['gan_steps']}")
+    for k in ("pairs", "live", "storm"):
+        print(f"info {k}={p[k][0]},{p[k][1]}", flush=True)
     print(f"info heaptrack={heaptrack_version()}", flush=True)
     samples = {}
     with tempfile.TemporaryDirectory(prefix="vramtrace-perf.") as tmp:
@@ -407,7 +408,7 @@ def check(path):
     for k in ("cpu", "cores", "date", "mode"):
         if k not in info:
             raise Failed(f"{path}: no info {k}=")
-    print(f"{path}: {len(figs)} figures, all numbers ({info['mode'].split()[0]} run)")
+    print(f"{path}: {len(figs)} figures, all numbers ({info['mode']} run)")
 
 
 # ---- the README's table ------------------------------------------------------------
@@ -426,33 +427,56 @@ def cell(key, figs):
     return s + (f" ({fmt(rng[0])}–{fmt(rng[1])})" if rng else "")
 
 
+def target_text(key, target):
+    unit = cell(key, {key: (target[1], None)}).split(" ", 1)[1]
+    return f"{'≤' if target[0] == '<=' else '≥'} {target[1]} {unit}"
+
+
 def row_cells(row, figs):
     cells = {c: [] for c in COLUMNS + ["plain"]}
     for key, _, _, r, col in FIGURES:
         if r == row and col:
             cells[col].append(cell(key, figs))
     if row == "gan":
-        cells["plain"] = [f"{figs['gan.ir_plain'][0] / 1e6:.1f} M → {figs['gan.ir_vramtrace'][0] / 1e6:.1f} M Ir"]
-    target = next((f"{'≤' if t[0] == '<=' else '≥'} {t[1]}" for _, _, t, r, _ in FIGURES if r == row and t), "—")
-    return [", ".join(cells[c]) or "—" for c in COLUMNS + ["plain"]] + [target]
+        cells["plain"] = [f"{figs['gan.ir_plain'][0] / 1e6:.1f} M Ir (with: {figs['gan.ir_vramtrace'][0] / 1e6:.1f} M)"]
+    targets = [target_text(k, t) for k, _, t, r, _ in FIGURES if r == row and t]
+    return [", ".join(cells[c]) or "—" for c in COLUMNS + ["plain"]] + [", ".join(targets) or "—"]
+
+
+def count(n):
+    """2^k for powers of two from 2^10, else 1 M / 300 k / 20 000."""
+    n = int(n)
+    if n >= 1024 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return f"{n / 1e6:g} M" if n >= 1000000 else f"{n / 1e3:g} k" if n >= 1000 else str(n)
+
+
+def labels(info):
+    sizes = {"threads": info.get("threads", "?"), "gan_steps": info.get("gan_steps", "?")}
+    for k in ("pairs", "live", "storm"):
+        lo, _, hi = info.get(k, "?,?").partition(",")
+        sizes[k + "_lo"], sizes[k + "_hi"] = count(lo), count(hi)
+    return sizes
 
 
 def table(info, figs):
-    mode = info.get("mode", "")
+    sizes = labels(info)
     lines = [BEGIN, "",
-             f"Measured by `bench/perf.py` on {info.get('cpu')} ({info.get('cores')} cores, no GPU, "
-             f"simulated device), {info.get('date')}, commit {info.get('commit')}; {mode}; heaptrack "
-             f"{info.get('heaptrack')}; load average {info.get('loadavg_start')} at the start, "
-             f"{info.get('loadavg_end')} at the end (a shared machine: wall times are noisy). "
-             "Recording figures are wall ns added per event, the difference between two run sizes "
-             "minus the plain program's, median of the repetitions (range in brackets); heaptrack on "
-             "malloc/free of the same shape; floor: a bare hook plus libunwind's cached "
-             "`unw_backtrace` (`bench/floor_preload.c`). The full output, with CPU-time figures: "
-             "`bench/measured.txt`.", "",
+             f"Measured by `bench/perf.py` ({info.get('mode')} run) on {info.get('cpu')} "
+             f"({info.get('cores')} cores, no GPU, the simulated device), {info.get('date')}, commit "
+             f"{info.get('commit')}, heaptrack {info.get('heaptrack')}; load average "
+             f"{info.get('loadavg_start')} at the start, {info.get('loadavg_end')} at the end: a shared "
+             "machine, wall times are noisy. Recording: wall ns added per event (a cudaMalloc or a "
+             f"cudaFree), the difference between runs of {sizes['pairs_lo']} and {sizes['pairs_hi']} "
+             "pairs minus the same difference of the program alone, median of "
+             f"{info.get('reps')} interleaved repetitions (range in brackets); heaptrack on malloc/free "
+             "of the same shape; floor: a bare hook plus libunwind's cached `unw_backtrace` "
+             "(`bench/floor_preload.c`). \"Without a tool\": the program alone, per event (not added). "
+             "The full output, with CPU-time figures: `bench/measured.txt`.", "",
              "| what | vramtrace | heaptrack | floor | without a tool | target (vramtrace) |",
              "| --- | --- | --- | --- | --- | --- |"]
     for row, label in ROWS:
-        lines.append("| " + " | ".join([label] + row_cells(row, figs)) + " |")
+        lines.append("| " + " | ".join([label.format(**sizes)] + row_cells(row, figs)) + " |")
     lines += ["", END]
     return "\n".join(lines)
 
