@@ -85,10 +85,10 @@ FIGURES = _record_figures() + [
     ("memory.preload", "B/live", ("<=", 32), "mem", "vramtrace"),
     ("memory.sim", "B/live", None, "mem", "plain"),
     ("report.storm.events_per_s", "M/s", (">=", 20), "storm", "vramtrace"),
-    ("report.storm.cpu_events_per_s", "M/s", None, "storm", None),
+    ("report.storm.events_per_s_cpu", "M/s", None, "storm", None),
     ("report.storm.max_rss", "MiB", None, "storm", "vramtrace"),
     ("report.live.events_per_s", "M/s", (">=", 10), "live", "vramtrace"),
-    ("report.live.cpu_events_per_s", "M/s", None, "live", None),
+    ("report.live.events_per_s_cpu", "M/s", None, "live", None),
     ("report.live.bytes_per_live", "B/live", ("<=", 64), "live", "vramtrace"),
     ("gan.ir_plain", "Ir", None, "gan", "plain"),
     ("gan.ir_vramtrace", "Ir", None, "gan", None),
@@ -261,7 +261,7 @@ def report_pair(tools, reps, traces, events, key, samples):
         progress(f"report: {key}, repetition {rep + 1}/{reps}")
         lo, hi = report_run(tools, traces[0]), report_run(tools, traces[1])
         samples.setdefault(f"report.{key}.events_per_s", []).append(events / (hi[0] - lo[0]) / 1e6)
-        samples.setdefault(f"report.{key}.cpu_events_per_s", []).append(events / (hi[1] - lo[1]) / 1e6)
+        samples.setdefault(f"report.{key}.events_per_s_cpu", []).append(events / (hi[1] - lo[1]) / 1e6)
         rss.append((lo[2], hi[2]))
     return rss
 
@@ -424,7 +424,7 @@ def cell(key, figs):
     v, rng = figs[key]
     unit = {"ns/event": " ns", "B/live": " B", "M/s": " M events/s", "MiB": " MiB max RSS", "%": " %"}.get(unit, " " + unit)
     s = fmt(v) + unit
-    return s + (f" ({fmt(rng[0])}–{fmt(rng[1])})" if rng else "")
+    return s + (f" ({fmt(rng[0])} to {fmt(rng[1])})" if rng else "")
 
 
 def target_text(key, target):
@@ -436,7 +436,8 @@ def row_cells(row, figs):
     cells = {c: [] for c in COLUMNS + ["plain"]}
     for key, _, _, r, col in FIGURES:
         if r == row and col:
-            cells[col].append(cell(key, figs))
+            cpu = f"; CPU {cell(key + '_cpu', figs)}" if key + "_cpu" in figs else ""
+            cells[col].append(cell(key, figs) + cpu)
     if row == "gan":
         cells["plain"] = [f"{figs['gan.ir_plain'][0] / 1e6:.1f} M Ir (with: {figs['gan.ir_vramtrace'][0] / 1e6:.1f} M)"]
     targets = [target_text(k, t) for k, _, t, r, _ in FIGURES if r == row and t]
@@ -471,8 +472,10 @@ def table(info, figs):
              "pairs minus the same difference of the program alone, median of "
              f"{info.get('reps')} interleaved repetitions (range in brackets); heaptrack on malloc/free "
              "of the same shape; floor: a bare hook plus libunwind's cached `unw_backtrace` "
-             "(`bench/floor_preload.c`). \"Without a tool\": the program alone, per event (not added). "
-             "The full output, with CPU-time figures: `bench/measured.txt`.", "",
+             "(`bench/floor_preload.c`). \"CPU\": the same from user+system CPU time of the whole "
+             "process tree (vramtrace's writer thread, heaptrack_interpret), steadier than wall time "
+             "on a loaded machine. \"Without a tool\": the program alone, per event (not added). "
+             "The full output: `bench/measured.txt`.", "",
              "| what | vramtrace | heaptrack | floor | without a tool | target (vramtrace) |",
              "| --- | --- | --- | --- | --- | --- |"]
     for row, label in ROWS:
