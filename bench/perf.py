@@ -342,22 +342,25 @@ def print_figures(samples):
         print(line, flush=True)
 
 
-def measure(args):
-    p = dict(QUICK if args.quick else FULL)
-    if args.reps:
-        p["reps"] = args.reps
-    build = os.path.abspath(args.build)
+def print_info(p):
     for k, v in machine_info():
         print(f"info {k}={v}", flush=True)
     print(f"info date={datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
-    print(f"info mode={'quick' if args.quick else 'full'}")
+    print(f"info mode={p['mode']}")
     print(f"info reps={p['reps']}\ninfo threads={THREADS}\ninfo gan_steps={p['gan_steps']}")
     for k in ("pairs", "live", "storm"):
         print(f"info {k}={p[k][0]},{p[k][1]}", flush=True)
     print(f"info heaptrack={heaptrack_version()}", flush=True)
+
+
+def measure(args):
+    p = dict(QUICK if args.quick else FULL, mode="quick" if args.quick else "full")
+    if args.reps:
+        p["reps"] = args.reps
     samples = {}
     with tempfile.TemporaryDirectory(prefix="vramtrace-perf.") as tmp:
-        tools = Tools(build, tmp)
+        tools = Tools(os.path.abspath(args.build), tmp)
+        print_info(p)
         measure_recording(tools, p, samples)
         measure_memory(tools, p, samples)
         measure_report(tools, p, samples)
