@@ -21,11 +21,13 @@ static bool hooks_have(uint64_t addr)
 /* Inside a hooked call (the depth counter of the hooks). */
 static bool in_hook(void)
 {
-    return vti_tl_depth > 0;
+    return vti_inside();
 }
 
-static const vtc_host host = {
-    .abi_version = VTC_ABI_VERSION, .emit = vti_emit, .hooks_have = hooks_have, .in_hook = in_hook};
+static const vtc_host host = {.abi_version = VTC_ABI_VERSION,
+                              .emit = vti_session_emit,
+                              .hooks_have = hooks_have,
+                              .in_hook = in_hook};
 
 static void note(const char *why)
 {
@@ -36,7 +38,7 @@ static void note(const char *why)
     else
         snprintf(text, sizeof text, "CUPTI unavailable: %s", why);
     ev.u.note.text = text;
-    vti_emit(&ev);
+    vti_session_emit(&ev);
 }
 
 static bool cuda_loaded(void)
@@ -107,9 +109,9 @@ void vti_cupti_load(void)
     }
     if (!atomic_compare_exchange_strong(&cupti_state, &s, C_LOADING))
         return;
-    vti_tl_depth++;
+    vti_enter();
     cupti_start();
-    vti_tl_depth--;
+    vti_leave();
     atomic_store(&cupti_state, C_DONE);
 }
 

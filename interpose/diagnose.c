@@ -82,16 +82,16 @@ static Dwfl *dw_open(dw_api *a)
     void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return NULL;
-    *(void **)&a->begin = dlsym(h, "dwfl_begin");
-    *(void **)&a->proc_report = dlsym(h, "dwfl_linux_proc_report");
-    *(void **)&a->report_end = dlsym(h, "dwfl_report_end");
-    *(void **)&a->addrmodule = dlsym(h, "dwfl_addrmodule");
-    *(void **)&a->addrname = dlsym(h, "dwfl_module_addrname");
-    *(void **)&a->getsrc = dlsym(h, "dwfl_module_getsrc");
-    *(void **)&a->lineinfo = dlsym(h, "dwfl_lineinfo");
-    *(void **)&a->end = dlsym(h, "dwfl_end");
-    *(void **)&a->cb.find_elf = dlsym(h, "dwfl_linux_proc_find_elf");
-    *(void **)&a->cb.find_debuginfo = dlsym(h, "dwfl_standard_find_debuginfo");
+    *(void **)&a->begin = vti_real_dlsym(h, "dwfl_begin");
+    *(void **)&a->proc_report = vti_real_dlsym(h, "dwfl_linux_proc_report");
+    *(void **)&a->report_end = vti_real_dlsym(h, "dwfl_report_end");
+    *(void **)&a->addrmodule = vti_real_dlsym(h, "dwfl_addrmodule");
+    *(void **)&a->addrname = vti_real_dlsym(h, "dwfl_module_addrname");
+    *(void **)&a->getsrc = vti_real_dlsym(h, "dwfl_module_getsrc");
+    *(void **)&a->lineinfo = vti_real_dlsym(h, "dwfl_lineinfo");
+    *(void **)&a->end = vti_real_dlsym(h, "dwfl_end");
+    *(void **)&a->cb.find_elf = vti_real_dlsym(h, "dwfl_linux_proc_find_elf");
+    *(void **)&a->cb.find_debuginfo = vti_real_dlsym(h, "dwfl_standard_find_debuginfo");
     a->cb.debuginfo_path = &a->debuginfo_path;
     if (!a->begin || !a->proc_report || !a->report_end || !a->addrmodule || !a->addrname ||
         !a->getsrc || !a->lineinfo || !a->end || !a->cb.find_elf || !a->cb.find_debuginfo)

@@ -23,7 +23,7 @@ static CUresult CUDAAPI export_table_hook(const void **ppExportTable, const CUuu
 {
     export_fn real = atomic_load(&real_export);
     CUresult rc = real ? real(ppExportTable, pExportTableId) : CUDA_ERROR_NOT_FOUND;
-    if (rc != CUDA_SUCCESS && !atomic_exchange(&noted, 1) && vti_session_ensure()) {
+    if (rc != CUDA_SUCCESS && !atomic_exchange(&noted, 1) && vti_recording()) {
         char text[400];
         snprintf(text, sizeof text,
                  "the program's CUDA runtime could not reach the device: cuGetExportTable "

@@ -1,7 +1,7 @@
-/* guard.c: what the program sees of the preload besides its CUDA calls:
- * the stderr it started with, its signal dispositions and alternate signal
- * stack, and the ends of the process that skip exit handlers (_exit,
- * _Exit, quick_exit). See interpose/README.md, "What the program sees".
+/* guard.c: what the program sees of the preload's signal handling: its
+ * signal dispositions and alternate signal stack (messages: msg.c; the ends
+ * of the process that skip exit handlers: lifecycle.c). See
+ * interpose/README.md, "What the program sees".
  *
  * Signals: a fatal signal gets the preload's flush handler only where the
  * program's disposition is SIG_DFL, and sigaction()/signal() keep answering
@@ -11,75 +11,20 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "vti_internal.h"
-
-/* ---- stderr ----------------------------------------------------------------- */
-
-enum { ERR_UNKNOWN, ERR_KNOWN, ERR_NONE };
-static _Atomic int err_state = ERR_UNKNOWN;
-static dev_t err_dev;
-static ino_t err_ino;
-
-void vti_guard_init(void)
-{
-    struct stat st;
-    int expected = ERR_UNKNOWN;
-    if (fstat(STDERR_FILENO, &st) != 0) {
-        atomic_compare_exchange_strong(&err_state, &expected, ERR_NONE);
-        return;
-    }
-    err_dev = st.st_dev;
-    err_ino = st.st_ino;
-    atomic_compare_exchange_strong(&err_state, &expected, ERR_KNOWN);
-}
-
-/* Is descriptor 2 still the file it was when the preload started? */
-static bool stderr_is_original(void)
-{
-    struct stat st;
-    if (atomic_load(&err_state) == ERR_UNKNOWN)
-        vti_guard_init();
-    return atomic_load(&err_state) == ERR_KNOWN && fstat(STDERR_FILENO, &st) == 0 &&
-           st.st_dev == err_dev && st.st_ino == err_ino;
-}
-
-void vti_msg(const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n <= 0 || !stderr_is_original())
-        return;
-    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-    for (const char *p = buf; len > 0;) {
-        ssize_t k = write(STDERR_FILENO, p, len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return;
-        p += k;
-        len -= (size_t)k;
-    }
-}
 
 /* ---- the real libc functions ------------------------------------------------- */
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
 typedef int (*sigaltstack_fn)(const stack_t *, stack_t *);
-typedef void (*exit_fn)(int);
 
 static void *libc_next(const char *name)
 {
@@ -239,11 +184,6 @@ static void alt_stack_install(void)
     alt_stack = p;
 }
 
-static void on_quick_exit(void)
-{
-    vti_session_end(0, "quick_exit"); /* the status is not passed to handlers */
-}
-
 void vti_guard_start(void)
 {
     alt_stack_install();
@@ -252,28 +192,4 @@ void vti_guard_start(void)
         if (real_sigaction(fatal_signals[i], NULL, &cur) == 0 && is_default(&cur))
             hold((int)i, &cur);
     }
-    at_quick_exit(on_quick_exit); /* runs after the program's own handlers */
-}
-
-/* ---- ends without exit handlers ---------------------------------------------------- */
-
-static _Noreturn void real_exit(const char *name, int status)
-{
-    exit_fn f = (exit_fn)libc_next(name);
-    if (f)
-        f(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
-}
-
-VTI_EXPORT void _exit(int status)
-{
-    vti_session_end(status, "_exit");
-    real_exit("_exit", status);
-}
-
-VTI_EXPORT void _Exit(int status)
-{
-    vti_session_end(status, "_exit");
-    real_exit("_Exit", status);
 }

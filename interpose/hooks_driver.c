@@ -7,9 +7,6 @@
 
 #include "vti_internal.h"
 
-#undef cuGetProcAddress
-VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                             cuuint64_t flags);
 /* The CUDA 4.0 ABI of cuMemHostRegister (cuda.h maps the name to _v2). */
 #undef cuMemHostRegister
 VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
@@ -20,8 +17,6 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                          CUmemoryPool pool, CUstream hStream);
-
-void vti_redirect_proc(const char *symbol, int version, uint64_t flags, void **pfn);
 
 #define NO_DRIVER CUDA_ERROR_NOT_INITIALIZED
 
@@ -155,7 +150,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
                                         const CUmemAllocationProp *prop, unsigned long long flags)
 {
     create_fn real = (create_fn)vti_real(F_cuMemCreate);
-    bool outer = vti_enter() && real;
+    bool outer = vti_hook_enter() && real;
     uint32_t stack = outer ? vti_hook_stack() : 0;
     CUresult rc = real ? real(handle, size, prop, flags) : NO_DRIVER;
     int dev = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1;
@@ -182,7 +177,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 {
     CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                      unsigned long long) = vti_real(F_cuMemMap);
-    bool outer = vti_enter();
+    bool outer = vti_hook_enter();
     CUresult rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
     if (outer && real && rc == CUDA_SUCCESS)
         vti_rec_vmm_map(handle, ptr, size);
@@ -193,7 +188,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 VTI_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     CUresult (*real)(CUdeviceptr, size_t) = vti_real(F_cuMemUnmap);
-    bool outer = vti_enter();
+    bool outer = vti_hook_enter();
     CUresult rc = real ? real(ptr, size) : NO_DRIVER;
     if (outer && real && rc == CUDA_SUCCESS)
         vti_rec_vmm_unmap(ptr, size);
@@ -204,39 +199,11 @@ VTI_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 VTI_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
 {
     CUresult (*real)(size_t *, size_t *) = vti_real(F_cuMemGetInfo_v2);
-    bool outer = vti_enter();
+    bool outer = vti_hook_enter();
     CUresult rc = real ? real(free, total) : NO_DRIVER;
     if (outer && real && rc == CUDA_SUCCESS && free && total)
         vti_rec_meminfo(vti_driver_device(), *free, *total);
     vti_leave();
-    return rc;
-}
-
-/* The driver's own entry-point table: hooked names come back as the hooks
- * (the real pointer is remembered for forwarding), others untouched. */
-VTI_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-                                                cuuint64_t flags,
-                                                CUdriverProcAddressQueryResult *symbolStatus)
-{
-    CUresult (*real)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) =
-        vti_real(F_cuGetProcAddress_v2);
-    CUresult rc = real ? real(symbol, pfn, cudaVersion, flags, symbolStatus) : NO_DRIVER;
-    if (rc == CUDA_SUCCESS)
-        vti_redirect_proc(symbol, cudaVersion, flags, pfn);
-    if (rc == CUDA_SUCCESS)
-        vti_watch_export_table(symbol, pfn, __builtin_return_address(0));
-    return rc;
-}
-
-VTI_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                             cuuint64_t flags)
-{
-    CUresult (*real)(const char *, void **, int, cuuint64_t) = vti_real(F_cuGetProcAddress);
-    CUresult rc = real ? real(symbol, pfn, cudaVersion, flags) : NO_DRIVER;
-    if (rc == CUDA_SUCCESS)
-        vti_redirect_proc(symbol, cudaVersion, flags, pfn);
-    if (rc == CUDA_SUCCESS)
-        vti_watch_export_table(symbol, pfn, __builtin_return_address(0));
     return rc;
 }
 

@@ -145,7 +145,7 @@ VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cud
 VTI_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 {
     cudaError_t (*real)(size_t *, size_t *) = vti_real(F_cudaMemGetInfo);
-    bool outer = vti_enter();
+    bool outer = vti_hook_enter();
     cudaError_t rc = real ? real(free, total) : NO_RUNTIME;
     if (outer && real && rc == cudaSuccess && free && total)
         vti_rec_meminfo(vti_tl_device, *free, *total);
@@ -159,7 +159,7 @@ VTI_EXPORT cudaError_t cudaSetDevice(int device)
 {
     cudaError_t (*real)(int) = vti_real(F_cudaSetDevice);
     cudaError_t rc;
-    vti_enter();
+    vti_hook_enter();
     rc = real ? real(device) : NO_RUNTIME;
     if (rc == cudaSuccess)
         vti_tl_device = device;
@@ -174,7 +174,7 @@ VTI_EXPORT cudaError_t cudaDeviceReset(void)
 {
     cudaError_t (*real)(void) = vti_real(F_cudaDeviceReset);
     cudaError_t rc;
-    if (vti_enter() && real)
+    if (vti_hook_enter() && real)
         vti_rec_device_reset(vti_tl_device);
     rc = real ? real() : NO_RUNTIME;
     vti_leave();

@@ -367,24 +367,3 @@ int vti_live_top_sites(int device, vti_site *out, int n)
     free(sites);
     return count;
 }
-
-void vti_live_totals(uint64_t *count, uint64_t *bytes)
-{
-    *count = *bytes = 0;
-    for (int i = 0; i <= VTI_MAX_DEVICES; i++) {
-        *count += atomic_load(&counters[i].live_count);
-        *bytes += atomic_load(&counters[i].live_bytes);
-    }
-}
-
-void vti_live_reset(void)
-{
-    pthread_once(&stripes_once, stripes_init);
-    for (int k = 0; k < STRIPES; k++) {
-        pthread_mutex_lock(&stripes[k].lock);
-        free(stripes[k].slots);
-        stripes[k].slots = NULL;
-        stripes[k].mask = stripes[k].count = 0;
-        pthread_mutex_unlock(&stripes[k].lock);
-    }
-}

@@ -18,11 +18,6 @@ void vti_run_init(void)
     setenv(VT_ENV_RUN_ID, id, 1); /* the first preloaded process starts the run */
 }
 
-bool vti_recording(void)
-{
-    return vti_session_ensure();
-}
-
 void vti_run_header(vt_header *h)
 {
     const char *id = getenv(VT_ENV_RUN_ID);

@@ -384,8 +384,7 @@ static uint32_t text_id(vti_thread *t, uint32_t file, uint32_t name, uint32_t li
     ev.u.py_frame.function = name;
     ev.u.py_frame.file = file;
     ev.u.py_frame.line = line;
-    if (vt_write(t->tb, &ev) != 0)
-        vti_stop("the trace writer failed");
+    vti_write(t, &ev);
     return next_id;
 }
 
@@ -400,7 +399,7 @@ static uint32_t frame_resolve(vti_thread *t, const py_raw *r)
     str_text(ptr_at(r->code, api.l->co_file), file, sizeof file);
     str_text(ptr_at(r->code, api.l->co_name), name, sizeof name);
     uint32_t before = next_id, l = (uint32_t)(line > 0 ? line : 0);
-    uint32_t id = text_id(t, vti_intern_string(file), vti_intern_string(name), l);
+    uint32_t id = text_id(t, vti_intern(t, file), vti_intern(t, name), l);
     if (id > before)
         label_keep(id, file, name, l);
     return id;
@@ -494,21 +493,4 @@ bool vti_py_label(uint64_t node, char *out, size_t len)
     snprintf(out, len, "%s", ok ? labels[id - 1] : "[Python frames unknown]");
     pthread_mutex_unlock(&py_lock);
     return id == 0 || ok;
-}
-
-void vti_py_reset(void)
-{
-    pthread_mutex_lock(&py_lock);
-    for (uint32_t i = 0; i < cap_labels; i++)
-        free(labels[i]);
-    free(labels);
-    labels = NULL;
-    cap_labels = 0;
-    free(entries);
-    free(texts);
-    entries = NULL;
-    texts = NULL;
-    cap = used = 0;
-    next_id = 0;
-    pthread_mutex_unlock(&py_lock);
 }

@@ -1,6 +1,7 @@
 /* record.c: turning hooked calls into trace records (allocation, free,
- * failed allocation, memory-info samples, devices), the OOM diagnosis on
- * stderr and the exit summary. */
+ * failed allocation, memory-info samples, devices) and the exit summary
+ * (the OOM diagnosis on stderr: diagnose.c). Called by the hooks and the
+ * life cycle; calls the live map, stacks, diagnosis and session core. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -15,21 +16,6 @@
 static _Atomic uint64_t devices_seen; /* bit d for device d < VTI_MAX_DEVICES */
 static _Atomic int first_call_done;
 
-bool vti_enter(void)
-{
-    if (vti_tl_depth++ != 0)
-        return false;
-    if (!vti_session_ensure())
-        return false;
-    vti_cupti_load();
-    return true;
-}
-
-void vti_leave(void)
-{
-    vti_tl_depth--;
-}
-
 /* The order lock (vti_internal.h, vti_order_lock). */
 static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -43,12 +29,6 @@ void vti_order_unlock(void)
     pthread_mutex_unlock(&order_mutex);
 }
 
-static void write_ev(vti_thread *t, const vt_event *ev)
-{
-    if (vt_write(t->tb, ev) != 0)
-        vti_stop("the trace writer failed");
-}
-
 /* ---- real queries (never recorded as application calls) ---------------- */
 
 int vti_driver_device(void)
@@ -60,10 +40,10 @@ int vti_driver_device(void)
         f = vti_real_driver("cuCtxGetDevice", "cuCtxGetDevice");
         atomic_store(&fn, f);
     }
-    vti_tl_depth++;
+    vti_enter();
     if (!f || ((CUresult(*)(CUdevice *))f)(&d) != CUDA_SUCCESS)
         d = 0;
-    vti_tl_depth--;
+    vti_leave();
     return d;
 }
 
@@ -103,11 +83,11 @@ static bool runtime_meminfo(uint64_t *free_b, uint64_t *total_b)
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b)
 {
     bool ok;
-    vti_tl_depth++;
+    vti_enter();
     ok = driver_meminfo(free_b, total_b);
     if (!ok && level == VT_LEVEL_RUNTIME)
         ok = runtime_meminfo(free_b, total_b);
-    vti_tl_depth--;
+    vti_leave();
     if (!ok)
         *free_b = *total_b = 0;
     return ok;
@@ -123,10 +103,10 @@ static bool device_info(int device, char *name, int len, uint64_t *total)
     CUdevice d;
     size_t bytes = 0;
     bool ok;
-    vti_tl_depth++;
+    vti_enter();
     ok = get && gname && gmem && get(&d, device) == CUDA_SUCCESS &&
          gname(name, len, d) == CUDA_SUCCESS && gmem(&bytes, d) == CUDA_SUCCESS;
-    vti_tl_depth--;
+    vti_leave();
     *total = bytes;
     return ok;
 }
@@ -146,7 +126,7 @@ static void note_device(vti_thread *t, int device)
     ev.u.device.id = device;
     ev.u.device.name = name;
     ev.u.device.total_bytes = total;
-    write_ev(t, &ev);
+    vti_write(t, &ev);
 }
 
 static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)
@@ -156,7 +136,7 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
     ev.u.meminfo.device = device;
     ev.u.meminfo.free_bytes = free_b;
     ev.u.meminfo.total_bytes = total_b;
-    write_ev(t, &ev);
+    vti_write(t, &ev);
     vti_iter_meminfo(device, free_b);
 }
 
@@ -168,15 +148,6 @@ static void first_call(vti_thread *t, int device, enum vt_level level)
         return;
     if (vti_sample_meminfo(level, &fr, &to))
         emit_meminfo(t, device, fr, to);
-}
-
-void vti_rec_first_call(enum vt_level level)
-{
-    vti_thread *t = vti_thread_get();
-    if (!t)
-        return;
-    first_call(t, level == VT_LEVEL_DRIVER ? vti_driver_device() : vti_tl_device, level);
-    vti_thread_put(t);
 }
 
 /* ---- allocation and free ------------------------------------------------- */
@@ -217,7 +188,7 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     ev.u.alloc.device = device;
     ev.u.alloc.api = api;
     ev.u.alloc.stream = stream;
-    write_ev(t, &ev);
+    vti_write(t, &ev);
     first_call(t, device < 0 ? 0 : device, info->level);
     vti_thread_put(t);
     vti_diag_alloc(size, device);
@@ -244,7 +215,7 @@ static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t 
     ev.u.vmm.addr = addr;
     ev.u.vmm.size = size;
     ev.u.vmm.device = device;
-    write_ev(t, &ev);
+    vti_write(t, &ev);
     vti_thread_put(t);
 }
 
@@ -266,7 +237,7 @@ static void emit_free(vti_thread *t, const vti_live *e)
     ev.u.free.addr = e->addr;
     ev.u.free.device = e->device;
     ev.u.free.api = (enum vt_api)e->api;
-    write_ev(t, &ev);
+    vti_write(t, &ev);
 }
 
 void vti_rec_free(uint64_t addr, uint8_t space)
@@ -328,7 +299,7 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
     ev.u.failed.api = api;
     ev.u.failed.free_bytes = fr;
     ev.u.failed.total_bytes = to;
-    write_ev(t, &ev);
+    vti_write(t, &ev);
     if (have)
         emit_meminfo(t, device, fr, to);
     vti_count_failure(device);
@@ -359,12 +330,11 @@ static void summary_device(int device)
             c.allocs, leak, c.live_count, c.failures);
 }
 
-void vti_rec_end_summary(const char *trace_path)
+void vti_rec_end_summary(void)
 {
     vti_thread *t = vti_thread_get();
     uint64_t seen = atomic_load(&devices_seen);
     uint64_t fr, to;
-    (void)trace_path;
     if (t && atomic_load(&first_call_done) && vti_sample_meminfo(VT_LEVEL_DRIVER, &fr, &to))
         emit_meminfo(t, vti_driver_device(), fr, to);
     vti_thread_put(t);

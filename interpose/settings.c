@@ -1,4 +1,5 @@
-/* settings.c: VRAMTRACE_* environment of the preload library (README.md). */
+/* settings.c: VRAMTRACE_* environment of the preload library (README.md),
+ * read once at session start and held here. Calls only msg.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,8 +78,17 @@ static void read_python_frames(vti_settings *s)
     bad_setting(s, "VRAMTRACE_PYTHON_FRAMES", v, "0 or 1", "1");
 }
 
-void vti_settings_read(vti_settings *s, int pid)
+/* The settings in force: the defaults until the session starts. */
+static vti_settings settings = {.stack_depth = VTI_DEFAULT_STACK_DEPTH, .python_frames = true};
+
+const vti_settings *vti_settings_get(void)
 {
+    return &settings;
+}
+
+void vti_settings_read(int pid)
+{
+    vti_settings *s = &settings;
     read_quiet(s); /* first: it silences the complaints of the others */
     read_python_frames(s);
     read_depth(s);

@@ -97,8 +97,7 @@ static void emit_node(vti_thread *t, uint32_t id, uint32_t parent, uint64_t ip)
         ev.type = VT_REC_PY_STACK_NODE;
         ev.u.py_stack_node.frame = (uint32_t)ip;
     }
-    if (vt_write(t->tb, &ev) != 0)
-        vti_stop("the trace writer failed");
+    vti_write(t, &ev);
 }
 
 /* Resolve frames cache_ips[from..n) of t into node ids under the lock.
@@ -232,19 +231,6 @@ int vti_stack_ips(uint32_t id, uint64_t *ips, int max)
     return n;
 }
 
-void vti_stacks_reset(void)
-{
-    vti_py_reset();
-    pthread_mutex_lock(&trie_lock);
-    free(nodes);
-    free(table);
-    nodes = NULL;
-    table = NULL;
-    n_nodes = cap_nodes = 0;
-    table_mask = 0;
-    pthread_mutex_unlock(&trie_lock);
-}
-
 /* ---- module map --------------------------------------------------------- */
 
 static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -304,7 +290,8 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
     ev.u.module.bias = info->dlpi_addr;
     ev.u.module.start = info->dlpi_addr + lo;
     ev.u.module.end = info->dlpi_addr + hi;
-    return vt_write(c->t->tb, &ev) == 0 ? 0 : 1;
+    vti_write(c->t, &ev);
+    return vti_enabled() ? 0 : 1;
 }
 
 void vti_modules_sync(vti_thread *t, bool force)
@@ -316,7 +303,7 @@ void vti_modules_sync(vti_thread *t, bool force)
     if (force || !modules_emitted || c.adds != seen_adds || c.subs != seen_subs) {
         if (modules_emitted) {
             vt_event ev = {.type = VT_REC_MODULE_RESET};
-            vt_write(t->tb, &ev);
+            vti_write(t, &ev);
         }
         seen_adds = c.adds;
         seen_subs = c.subs;

@@ -1,7 +1,22 @@
 /* vti_internal.h: private plumbing of the preload library (interpose/).
- * vti.h is the interface other parts of interpose/ (NVTX injection) use;
- * this header is shared only by session.c, real.c, stacks.c, livemap.c,
- * record.c and the hooks_*.c files. */
+ * vti.h is the interface the NVTX injection uses; this header is shared by
+ * every other file of interpose/.
+ *
+ * Layers: each file calls only files earlier in this list, never later
+ * (no circles: the file call-graph check of issue 19; docs/architecture.md,
+ * "interpose/ in layers"):
+ *   base       msg.c (stderr), real.c (real functions), livemap.c,
+ *              settings.c, naming.c, iterfit.c, then state.c (re-entry
+ *              depth, recording state, vti_stop: a stop from any layer)
+ *   core       session.c (writer, thread buffers, vti_write)
+ *   parts      strings.c, guard.c (signals), cupti_loader.c, pyframes.c,
+ *              stacks.c, diagnose.c, record.c (calls -> records, summary)
+ *   top        lifecycle.c (constructor, start, hook prologue, exit, _exit,
+ *              fork: calls the core, CUPTI, the summary in order)
+ *   entries    hooks_runtime.c, hooks_driver.c, api.c (vti.h), then
+ *              export_table.c, nvtx_inject.c, and redirect.c (dlsym and
+ *              cuGetProcAddress: the only file taking the hooks' addresses)
+ */
 #ifndef VRAMTRACE_VTI_INTERNAL_H
 #define VRAMTRACE_VTI_INTERNAL_H
 
@@ -32,10 +47,66 @@ typedef struct vti_settings {
 } vti_settings;
 
 /* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and
- * VRAMTRACE_PYTHON_FRAMES into s.
- * A bad value prints one line on stderr (unless quiet) and keeps the
- * default. pid is the process id. */
-void vti_settings_read(vti_settings *s, int pid);
+ * VRAMTRACE_PYTHON_FRAMES into the settings in force (once, at session
+ * start). A bad value prints one line on stderr (unless quiet) and keeps
+ * the default. pid is the process id. */
+void vti_settings_read(int pid);
+/* The settings in force (defaults until the session starts). */
+const vti_settings *vti_settings_get(void);
+
+/* ---- messages (msg.c) ----------------------------------------------------- */
+
+/* Remember which file descriptor 2 is (first thing in the constructor). */
+void vti_msg_init(void);
+/* printf-style message on the stderr the program started with, and only
+ * while descriptor 2 is still that file (else dropped: never into a file the
+ * program opened on 2). One write(2) of at most 2 KiB. */
+void vti_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- re-entry depth and recording state (state.c) ---------------------- */
+
+/* Depth of vramtrace's own frames on this thread: hooked calls (outermost =
+ * 1) and vramtrace's own calls into CUDA. A hooked call made at depth > 0 is
+ * forwarded without recording. */
+extern VTI_TLS int vti_tl_depth;
+/* Current device of this thread as set through cudaSetDevice (runtime). */
+extern VTI_TLS int vti_tl_device;
+
+/* The one re-entry guard: between vti_enter() and vti_leave() the calling
+ * thread's hooked CUDA calls are vramtrace's own and are not recorded.
+ * Always paired in the same function. */
+static inline void vti_enter(void)
+{
+    vti_tl_depth++;
+}
+static inline void vti_leave(void)
+{
+    vti_tl_depth--;
+}
+/* Inside a hooked call or vramtrace's own call into CUDA. */
+static inline bool vti_inside(void)
+{
+    return vti_tl_depth > 0;
+}
+/* After vti_enter(): this is the thread's outermost vramtrace frame. */
+static inline bool vti_outermost(void)
+{
+    return vti_tl_depth == 1;
+}
+
+/* The session's state: off until the first hooked call, starting, on,
+ * stopped for good (an internal failure or the trace could not be made),
+ * or a forked child that never records. */
+enum { VTI_S_OFF, VTI_S_STARTING, VTI_S_ON, VTI_S_STOPPED, VTI_S_CHILD };
+int vti_state(void);
+/* Move from `from` to `to` atomically; false when the state was not `from`. */
+bool vti_state_move(int from, int to);
+void vti_state_set(int s);
+/* The exit is in progress: vti_enabled() answers false from now on. */
+void vti_state_stopping(void);
+/* Stop tracing for good (from any layer): print "vramtrace: tracing stopped:
+ * <why>" once unless quiet; the session core and life cycle read the state. */
+void vti_stop(const char *why);
 
 /* ---- runs and trace names (naming.c) ------------------------------------ */
 
@@ -52,7 +123,7 @@ vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path,
  * unless quiet, say so when the run's name was held by an earlier run. */
 void vti_trace_announce(const vti_settings *s, const vt_header *h, const char *path);
 
-/* ---- per-thread state (session.c) --------------------------------------- */
+/* ---- the session core (session.c) ---------------------------------------- */
 
 typedef struct vti_thread {
     vt_tbuf *tb;
@@ -64,56 +135,71 @@ typedef struct vti_thread {
     int cache_n;
 } vti_thread;
 
-/* Depth of hooked calls on this thread (outermost = 1) and the in-hook flag
- * for vramtrace's own calls into CUDA. */
-extern VTI_TLS int vti_tl_depth;
-/* Current device of this thread as set through cudaSetDevice (runtime). */
-extern VTI_TLS int vti_tl_device;
-
-/* Start the session if not started (thread-safe, idempotent, reentrant calls
- * return false). true when recording. */
-bool vti_session_ensure(void);
+/* Read the settings, create the trace (naming.c) and the signal buffer.
+ * false with the reason on stderr (unless quiet) when no trace could be
+ * made. Once, by the life cycle; the state is not changed here. */
+bool vti_session_open(void);
+/* true in the process that opened the session (not a vfork child). */
+bool vti_session_is_ours(void);
+/* The END record (status, reason), then the writer closed (or only flushed
+ * when another thread is stuck in a hook; about 2 s bound) and "trace
+ * written to" said unless quiet. Nothing in a forked child. */
+void vti_session_close(int status, const char *reason);
+/* In a forked child (pthread_atfork): the parent's writer is abandoned,
+ * the state becomes VTI_S_CHILD. */
+void vti_session_fork_child(void);
 /* The calling thread's state, attaching it to the writer on first use, and
  * marked busy until vti_thread_put (the writer is not closed meanwhile);
  * NULL when tracing is off. */
 vti_thread *vti_thread_get(void);
 void vti_thread_put(vti_thread *t);
-/* CUPTI (cupti_loader.c): load libvramtrace_cupti.so next to this library
- * and start it, or record why not (once); deferred until CUDA is loaded. */
-void vti_cupti_load(void);
-void vti_cupti_unload(void);
-/* Stop tracing for good: print "vramtrace: tracing stopped: <why>" once. */
-void vti_stop(const char *why);
-/* The settings in force. */
-const vti_settings *vti_settings_get(void);
-/* The end of the process without exit handlers (_exit, _Exit, quick_exit;
- * guard.c): END record with status and reason, trace closed. Nothing in a
- * vfork child; only a signal-safe flush when called inside a hook. */
-void vti_session_end(int status, const char *reason);
+/* Write ev through t's buffer: the one handling of a write failure (tracing
+ * stops, "the trace writer failed: <writer's error>"). */
+void vti_write(vti_thread *t, const vt_event *ev);
+/* vti_emit without starting the session: 0, or -1 when not recording. */
+int vti_session_emit(const vt_event *ev);
 /* From a fatal-signal handler: END record for signal sig (0: none) and a
  * best-effort, lock-free flush (vt_writer_flush_from_signal). */
 void vti_signal_flush(int sig);
 
-/* ---- what the program sees (guard.c) ------------------------------------- */
+/* ---- the life cycle (lifecycle.c) ------------------------------------------ */
 
-/* Remember which file descriptor 2 is (first thing in the constructor). */
-void vti_guard_init(void);
-/* printf-style message on the stderr the program started with, and only
- * while descriptor 2 is still that file (else dropped: never into a file the
- * program opened on 2). One write(2) of at most 2 KiB. */
-void vti_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Start the session if not started (thread-safe, idempotent; a call made
+ * while this thread starts it returns false). true when recording. */
+bool vti_session_ensure(void);
+/* The hook prologue: vti_enter(), then true when this call is the outermost
+ * hooked call of the thread and tracing is on (the session started, CUPTI
+ * loaded once CUDA is). Every hook ends with vti_leave(). */
+bool vti_hook_enter(void);
+
+/* ---- interned strings (strings.c) ----------------------------------------- */
+
+/* The id (> 0) of string s, emitting VT_REC_STRING through t the first time;
+ * 0 when the table is full (100 000 strings) or out of memory. */
+uint32_t vti_intern(vti_thread *t, const char *s);
+
+/* ---- signals (guard.c) ------------------------------------------------------ */
+
 /* At session start: the flush handler on fatal signals the program leaves
- * at SIG_DFL, an alternate signal stack for this thread when it has none,
- * and a quick_exit handler. */
+ * at SIG_DFL and an alternate signal stack for this thread when it has none. */
 void vti_guard_start(void);
+
+/* ---- CUPTI (cupti_loader.c) ---------------------------------------------- */
+
+/* Load libvramtrace_cupti.so next to this library and start it, or record
+ * why not (once); deferred until CUDA is loaded. vti_cupti_unload: stop it
+ * (at exit). */
+void vti_cupti_load(void);
+void vti_cupti_unload(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 
 /* Every hooked entry point, once: X(name). The runtime's (found in
  * libcudart when not next in the lookup order) and the driver's (libcuda)
- * lists generate enum vti_fn here and the name and hook tables in real.c;
- * hooks_runtime.c and hooks_driver.c check at compile time that each name of
- * their list is a hook they define with its CUDA prototype. */
+ * lists generate enum vti_fn here, the name table in real.c and the hook
+ * table in redirect.c; hooks_runtime.c, hooks_driver.c and redirect.c check
+ * at compile time that each name of their list is a hook they define with
+ * its CUDA prototype. */
 #define VTI_RUNTIME_HOOKS(X)                                                                       \
     X(cudaMalloc)                                                                                  \
     X(cudaFree)                                                                                    \
@@ -155,16 +241,18 @@ void vti_guard_start(void);
     X(cuMemRelease)                                                                                \
     X(cuMemMap)                                                                                    \
     X(cuMemUnmap)                                                                                  \
-    X(cuMemGetInfo_v2)                                                                             \
+    X(cuMemGetInfo_v2)
+/* The driver's entry-point table (redirect.c). */
+#define VTI_PROC_HOOKS(X)                                                                          \
     X(cuGetProcAddress)                                                                            \
     X(cuGetProcAddress_v2)
-#define VTI_HOOKS(X) VTI_RUNTIME_HOOKS(X) VTI_DRIVER_HOOKS(X)
+#define VTI_HOOKS(X) VTI_RUNTIME_HOOKS(X) VTI_DRIVER_HOOKS(X) VTI_PROC_HOOKS(X)
 
 #define VTI_FN_ENUM(n) F_##n,
 enum vti_fn {
     VTI_RUNTIME_HOOKS(VTI_FN_ENUM) F_RUNTIME_END_,
     F_DRIVER_START_ = F_RUNTIME_END_ - 1,
-    VTI_DRIVER_HOOKS(VTI_FN_ENUM) F_COUNT_
+    VTI_DRIVER_HOOKS(VTI_FN_ENUM) VTI_PROC_HOOKS(VTI_FN_ENUM) F_COUNT_
 };
 #undef VTI_FN_ENUM
 
@@ -180,6 +268,11 @@ enum vti_fn {
 /* The real (next) definition of a hooked function, or NULL when no CUDA
  * library provides it (yet). Never returns vramtrace's own hook. */
 void *vti_real(enum vti_fn f);
+/* The real definition p of f, handed out by dlsym or cuGetProcAddress
+ * (redirect.c; p is never a hook); the first one found is kept. */
+void vti_real_remember(enum vti_fn f, void *p);
+/* The enum vti_fn of a hooked name, -1 when name is not hooked. */
+int vti_fn_lookup(const char *name);
 /* A driver function that vramtrace does not hook (cuCtxGetDevice, ...),
  * fetched by base name through the real cuGetProcAddress, else by its
  * exported name from the loaded libcuda.so.1; NULL if none. */
@@ -209,8 +302,6 @@ void vti_modules_sync(vti_thread *t, bool force);
 /* Find this library's code range and set up libunwind (per-thread
  * caching); once, at session start, before any capture. */
 void vti_stacks_init(void);
-/* Free the trie (at close). */
-void vti_stacks_reset(void);
 
 /* ---- Python frames (pyframes.c) ----------------------------------------- */
 
@@ -227,8 +318,6 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
 /* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
  * unknown-frames note) into out; true when named. false for native ips. */
 bool vti_py_label(uint64_t node, char *out, size_t len);
-/* Forget the frame cache (at close, with the trie). */
-void vti_py_reset(void);
 
 /* ---- live map and counters (livemap.c) ---------------------------------- */
 
@@ -281,16 +370,8 @@ typedef struct vti_site {
     uint64_t bytes, count;
 } vti_site;
 int vti_live_top_sites(int device, vti_site *out, int n);
-/* Total live allocations / bytes over all devices and host. */
-void vti_live_totals(uint64_t *count, uint64_t *bytes);
-void vti_live_reset(void);
 
 /* ---- recording (record.c) ----------------------------------------------- */
-
-/* Hook prologue/epilogue: returns true when this call is the outermost
- * hooked call of the thread and tracing is on. */
-bool vti_enter(void);
-void vti_leave(void);
 
 /* The calling thread's call stack as a stack id (0: none, or not recording).
  * Hooks take it before the order lock: the unwind is the costliest part of
@@ -331,7 +412,7 @@ void vti_order_unlock(void);
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter() && real;                                                              \
+    bool outer = vti_hook_enter() && real;                                                         \
     uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
     if (outer)                                                                                     \
         vti_order_lock();                                                                          \
@@ -348,7 +429,7 @@ void vti_order_unlock(void);
  * may be reused by another thread as soon as it returns). */
 #define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_enter() && real;                                                              \
+    bool outer = vti_hook_enter() && real;                                                         \
     if (outer) {                                                                                   \
         vti_order_lock();                                                                          \
         vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
@@ -365,8 +446,6 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
 /* Record a memory-info sample taken by the application (cudaMemGetInfo,
  * cuMemGetInfo). */
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
-/* After the first successful hooked call: a start meminfo sample. */
-void vti_rec_first_call(enum vt_level level);
 /* Free every live allocation of device (cudaDeviceReset). */
 void vti_rec_device_reset(int device);
 /* The current device for a driver-level call (cuCtxGetDevice), else 0. */
@@ -374,8 +453,9 @@ int vti_driver_device(void);
 /* Sample free/total of the current device through the real functions;
  * returns false when no sample could be taken. */
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
-/* End of session: final meminfo, summary on stderr. */
-void vti_rec_end_summary(const char *trace_path);
+/* End of session: final meminfo, the pending OOM diagnosis and the summary
+ * on stderr (unless quiet). */
+void vti_rec_end_summary(void);
 /* diagnose.c: the OOM diagnosis (at most 9 lines per fatal failure; the
  * rule in diagnose.c and README.md). vti_diag_failed: a failed allocation
  * (snapshot of the live sites; printed later); vti_diag_alloc: a successful

@@ -1,0 +1,161 @@
+/* lifecycle.c: the top of the preload library: the constructor, the
+ * session's start at the first hooked call or recorded event, the hooks'
+ * prologue, and every end of the process (exit, _exit, _Exit, quick_exit)
+ * and fork. It calls down in order (session core, stacks, signal guard,
+ * CUPTI, exit summary); nothing below calls it back except through the
+ * state (state.c). See interpose/README.md for the behaviour. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vti_internal.h"
+
+static VTI_TLS bool tl_starting;
+static _Atomic bool opened; /* the trace was created: there is an end to write */
+
+static void on_exit_handler(int status, void *arg);
+static void on_quick_exit(void);
+
+/* The session core opened, stacks ready, then recording: the exit and
+ * signal handlers installed, the module map written. */
+static bool session_start(void)
+{
+    vti_thread *t;
+    if (!vti_session_open())
+        return false;
+    atomic_store(&opened, true);
+    vti_stacks_init();
+    vti_state_set(VTI_S_ON);
+    on_exit(on_exit_handler, NULL); /* glibc passes exit()'s status, atexit would not */
+    vti_guard_start();
+    at_quick_exit(on_quick_exit); /* runs after the program's own handlers */
+    if ((t = vti_thread_get())) {
+        vti_modules_sync(t, true);
+        vti_thread_put(t);
+    }
+    return true;
+}
+
+/* Another thread is starting the session: wait for it (not when this
+ * thread is the one starting: its own calls are not recorded). */
+static bool wait_started(void)
+{
+    if (tl_starting)
+        return false;
+    while (vti_state() == VTI_S_STARTING)
+        sched_yield();
+    return vti_enabled();
+}
+
+bool vti_session_ensure(void)
+{
+    int s = vti_state();
+    if (s == VTI_S_ON)
+        return vti_enabled();
+    if (s == VTI_S_STARTING)
+        return wait_started();
+    if (s != VTI_S_OFF || !vti_state_move(VTI_S_OFF, VTI_S_STARTING))
+        return vti_enabled();
+    tl_starting = true;
+    vti_enter();
+    if (!session_start())
+        vti_state_set(VTI_S_STOPPED);
+    vti_leave();
+    tl_starting = false;
+    if (vti_enabled())
+        vti_cupti_load();
+    return vti_enabled();
+}
+
+bool vti_hook_enter(void)
+{
+    vti_enter();
+    if (!vti_outermost() || !vti_session_ensure())
+        return false;
+    vti_cupti_load();
+    return true;
+}
+
+/* ---- ends ------------------------------------------------------------------ */
+
+/* The end of the process: CUPTI stopped, the summary, then the session
+ * core closes the trace. Once. */
+static void session_end(int status, const char *reason)
+{
+    static _Atomic int done;
+    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_exchange(&done, 1))
+        return;
+    vti_enter();
+    vti_cupti_unload();
+    vti_rec_end_summary();
+    vti_session_close(status, reason);
+    vti_leave();
+}
+
+static void on_exit_handler(int status, void *arg)
+{
+    (void)arg;
+    session_end(status, "exit");
+}
+
+/* An end without exit handlers: nothing in a vfork child (the parent's
+ * session); inside a hook (a signal handler's _exit) only the signal-safe
+ * flush. */
+static void session_end_now(int status, const char *reason)
+{
+    if (!atomic_load(&opened) || !vti_session_is_ours())
+        return;
+    if (vti_inside()) {
+        vti_signal_flush(0);
+        return;
+    }
+    session_end(status, reason);
+}
+
+static void on_quick_exit(void)
+{
+    session_end_now(0, "quick_exit"); /* the status is not passed to handlers */
+}
+
+typedef void (*exit_fn)(int);
+
+static _Noreturn void real_exit(const char *name, int status)
+{
+    exit_fn f = (exit_fn)vti_real_dlsym(RTLD_NEXT, name);
+    if (f)
+        f(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+VTI_EXPORT void _exit(int status)
+{
+    session_end_now(status, "_exit");
+    real_exit("_exit", status);
+}
+
+VTI_EXPORT void _Exit(int status)
+{
+    session_end_now(status, "_exit");
+    real_exit("_Exit", status);
+}
+
+/* ---- constructor ----------------------------------------------------------- */
+
+/* The session itself starts at the first hooked call or recorded event
+ * (vti_session_ensure): a process that never calls CUDA writes nothing. A
+ * forked child never records, whether or not its parent had started (the
+ * child stops tracing and writes nothing: README.md, "fork"). */
+__attribute__((constructor)) static void vti_constructor(void)
+{
+    const char *self = vti_self_path(), *nvtx = getenv("NVTX_INJECTION64_PATH");
+    vti_msg_init();
+    if (self && (!nvtx || !*nvtx)) /* NVTX treats an empty value as unset */
+        setenv("NVTX_INJECTION64_PATH", self, 1);
+    vti_run_init();
+    pthread_atfork(NULL, NULL, vti_session_fork_child);
+}
