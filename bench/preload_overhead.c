@@ -20,8 +20,6 @@
 
 #define MAX_THREADS 256
 
-static void *volatile sink;
-
 typedef struct job {
     int (*loop)(long);
     long n;
@@ -49,11 +47,10 @@ static int cuda_pairs(long n)
 static int malloc_pairs(long n)
 {
     for (long i = 0; i < n; i++) {
-        void *p = malloc(256);
+        void *volatile p = malloc(256); /* volatile: the pair is not elided */
         if (!p)
             return -1;
-        sink = p;
-        free(sink);
+        free(p);
     }
     return 0;
 }
@@ -64,7 +61,6 @@ static int cuda_live(long n)
         void *p = NULL;
         if (cudaMalloc(&p, 256) != cudaSuccess)
             return -1;
-        sink = p;
     }
     return 0;
 }
