@@ -78,6 +78,21 @@ static void read_python_frames(vti_settings *s)
     bad_setting(s, "VRAMTRACE_PYTHON_FRAMES", v, "0 or 1", "1");
 }
 
+/* VRAMTRACE_UNWIND: fast (default), libunwind or check. */
+static void read_unwind(vti_settings *s)
+{
+    const char *v = getenv("VRAMTRACE_UNWIND");
+    s->unwind = VTI_UNWIND_FAST;
+    if (!v || !*v || strcmp(v, "fast") == 0)
+        return;
+    if (strcmp(v, "libunwind") == 0)
+        s->unwind = VTI_UNWIND_LIBUNWIND;
+    else if (strcmp(v, "check") == 0)
+        s->unwind = VTI_UNWIND_CHECK;
+    else
+        bad_setting(s, "VRAMTRACE_UNWIND", v, "fast, libunwind or check", "fast");
+}
+
 /* The settings in force: the defaults until the session starts. */
 static vti_settings settings = {.stack_depth = VTI_DEFAULT_STACK_DEPTH, .python_frames = true};
 
@@ -92,5 +107,6 @@ void vti_settings_read(int pid)
     read_quiet(s); /* first: it silences the complaints of the others */
     read_python_frames(s);
     read_depth(s);
+    read_unwind(s);
     read_output(s, pid);
 }

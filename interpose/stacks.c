@@ -1,4 +1,5 @@
-/* stacks.c: call stacks (libunwind's unw_backtrace fast path) deduplicated
+/* stacks.c: call stacks (unwind.c's cached CFI rules, else libunwind's
+ * unw_backtrace) deduplicated
  * in a trie of (ip, parent) nodes, and the module map from dl_iterate_phdr.
  * Anchor: heaptrack's trace tree (each new node written once). */
 #define UNW_LOCAL_ONLY
@@ -163,7 +164,7 @@ void vti_stacks_init(void)
  * builds take libunwind's step-by-step path: the fast path's per-thread
  * trace cache is freed by a TSD destructor that runs after the TSan runtime
  * has finished the thread. */
-static int backtrace_frames(void **buf, int max)
+static inline int backtrace_frames(void **buf, int max)
 {
 #ifdef VRAMTRACE_SANITIZED
     unw_context_t ctx;
@@ -183,29 +184,86 @@ static int backtrace_frames(void **buf, int max)
 #endif
 }
 
+/* Frames outside this library agree (check mode). */
+static bool same_frames(void **a, int na, void **b, int nb)
+{
+    while (na > 0 && in_self((uintptr_t)*a))
+        a++, na--;
+    while (nb > 0 && in_self((uintptr_t)*b))
+        b++, nb--;
+    return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
+}
+
+/* Return addresses, innermost first: the fast walk, else libunwind (the
+ * step loop that also teaches the fast walk its missing rules, or
+ * unw_backtrace). All are called from this one frame, so buf[0] is in this
+ * library either way. */
+static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same)
+{
+    int mode = vti_settings_get()->unwind, n = -1;
+    *same = false;
+    if (mode != VTI_UNWIND_LIBUNWIND)
+        n = vti_unwind_fast(&t->uw, buf, max, same);
+    if (n < 0 && mode != VTI_UNWIND_LIBUNWIND && t->uw.missed)
+        n = vti_unwind_learn(&t->uw, buf, max);
+    if (mode == VTI_UNWIND_CHECK && n >= 0) {
+        void *ref[VTI_MAX_STACK_DEPTH + 8];
+        int nr = backtrace_frames(ref, max);
+        if (!same_frames(buf, n, ref, nr))
+            vti_stop("the fast stack walk differs from libunwind (VRAMTRACE_UNWIND=check)");
+    }
+    if (n < 0)
+        n = backtrace_frames(buf, max);
+    return n;
+}
+
+/* Native frames (innermost first) into the cache (outermost first, return
+ * addresses minus one); returns how many leading entries were already there. */
+static int cache_native(vti_thread *t, void *const *frames, int kept)
+{
+    int i = 0, limit = kept < t->cache_n ? kept : t->cache_n, common;
+    for (; i < limit; i++)
+        if (t->cache_ips[i] != (uint64_t)(uintptr_t)frames[kept - 1 - i] - 1)
+            break;
+    common = i;
+    for (; i < kept; i++)
+        t->cache_ips[i] = (uint64_t)(uintptr_t)frames[kept - 1 - i] - 1;
+    return common;
+}
+
+static int cache_merged(vti_thread *t, const uint64_t *ips, int kept)
+{
+    int i = 0, limit = kept < t->cache_n ? kept : t->cache_n, common;
+    while (i < limit && t->cache_ips[i] == ips[i])
+        i++;
+    common = i;
+    memcpy(t->cache_ips + i, ips + i, (size_t)(kept - i) * sizeof *ips);
+    return common;
+}
+
+/* The frames of the walk are the last walk's (the same frames of this
+ * library too, hence the same caller and skip) and the cache holds them. */
 uint32_t vti_stack_capture(vti_thread *t, int skip)
 {
     int depth = vti_settings_get()->stack_depth;
-    int n, first = skip, kept, common = 0, created = 0, py;
+    int n, first = skip, kept, common, created = 0, py;
     uint64_t merged[VTI_MAX_STACK_DEPTH];
+    bool same;
     if (depth <= 0)
         return 0;
-    n = backtrace_frames(t->frames, depth + 8);
+    n = capture_frames(t, t->frames, depth + 8, &same);
     while (first < n && in_self((uintptr_t)t->frames[first]))
         first++;
     kept = n - first < depth ? n - first : depth;
     if (kept <= 0)
         return 0;
     py = vti_py_merge(t, t->frames + first, kept, merged, VTI_MAX_STACK_DEPTH);
+    if (py < 0 && same && t->cache_native && t->cache_n == kept)
+        return t->cache_ids[kept - 1];
     if (py > 0)
         kept = py;
-    /* outermost first; return addresses minus one */
-    for (int i = 0; i < kept; i++) {
-        uint64_t ip = py > 0 ? merged[i] : (uint64_t)(uintptr_t)t->frames[first + kept - 1 - i] - 1;
-        if (common == i && i < t->cache_n && t->cache_ips[i] == ip)
-            common++;
-        t->cache_ips[i] = ip;
-    }
+    common = py > 0 ? cache_merged(t, merged, kept) : cache_native(t, t->frames + first, kept);
+    t->cache_native = py <= 0;
     t->cache_n = kept;
     if (common < kept)
         created = trie_extend(t, common, kept);

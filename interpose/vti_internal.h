@@ -6,6 +6,7 @@
  * (no circles: the file call-graph check of issue 19; docs/architecture.md,
  * "interpose/ in layers"):
  *   base       msg.c (stderr), real.c (real functions), livemap.c,
+ *              unwind.c (fast stack walk: libdw and libunwind only),
  *              settings.c, naming.c, iterfit.c, then state.c (re-entry
  *              depth, recording state, vti_stop: a stop from any layer)
  *   core       session.c (writer, thread buffers, vti_write)
@@ -44,10 +45,15 @@ typedef struct vti_settings {
     int stack_depth;        /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
     bool python_frames; /* VRAMTRACE_PYTHON_FRAMES: Python frames in Python processes */
+    int unwind;         /* VRAMTRACE_UNWIND: one of VTI_UNWIND_* */
 } vti_settings;
 
-/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH and
- * VRAMTRACE_PYTHON_FRAMES into the settings in force (once, at session
+/* VRAMTRACE_UNWIND: cached CFI rules with libunwind behind them (fast), only
+ * libunwind (the reference), or both, stopping on any difference (check). */
+enum { VTI_UNWIND_FAST, VTI_UNWIND_LIBUNWIND, VTI_UNWIND_CHECK };
+
+/* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH,
+ * VRAMTRACE_PYTHON_FRAMES and VRAMTRACE_UNWIND into the settings in force (once, at session
  * start). A bad value prints one line on stderr (unless quiet) and keeps
  * the default. pid is the process id. */
 void vti_settings_read(int pid);
@@ -123,6 +129,61 @@ vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path,
  * unless quiet, say so when the run's name was held by an earlier run. */
 void vti_trace_announce(const vti_settings *s, const vt_header *h, const char *path);
 
+/* ---- fast stack walk (unwind.c) ------------------------------------------ */
+
+/* How to step out of the frame of one return address: CFA = (kind 0: rsp,
+ * 1: rbp) + n; return address at CFA-8; rbp saved at CFA-lim, or unchanged
+ * when lim is 8. kind 2: outermost frame; 3: libunwind's to walk. */
+typedef struct vti_uw_rule {
+    int32_t n;
+    uint16_t lim;
+    uint8_t kind;
+} vti_uw_rule;
+/* One thread's cache of rules by return address (direct-mapped). */
+#define VTI_UW_SLOTS 512
+typedef struct vti_uw_slot {
+    uint64_t pc; /* 0: empty */
+    vti_uw_rule rule;
+} vti_uw_slot;
+/* One frame of a walk: its pc, rsp and rbp; where rbp was read (0: it was
+ * unchanged); whether stepping out of it takes rbp (rbp_cfa) and whether the
+ * rest of the walk depends on its rbp (live). */
+typedef struct vti_uw_frame {
+    uintptr_t pc, sp, bp, bp_at;
+    bool rbp_cfa, live;
+} vti_uw_frame;
+#define VTI_UW_LOG (VTI_MAX_STACK_DEPTH + 16)
+typedef struct vti_uw_thread {
+    uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
+    bool busy;                    /* walking (a signal handler must not) */
+    bool complete;                /* the last walk ended at the outermost frame */
+    bool missed;                  /* a walk met a return address of no known rule, */
+    uintptr_t miss_pc;            /* this one: vti_unwind_learn's to learn */
+    int n;                        /* frames in last[]; 0: none */
+    vti_uw_slot slot[VTI_UW_SLOTS];
+    /* The last walk's frames: the next walk checks that the words it read
+     * are unchanged instead of walking those frames again. */
+    vti_uw_frame last[VTI_UW_LOG];
+    vti_uw_frame tmp[VTI_UW_LOG]; /* the frames of a walk in progress */
+} vti_uw_thread;
+
+/* Return addresses of the calling thread, innermost first, like libunwind's
+ * unw_backtrace(buf, max) called at the same place (buf[0]: the return
+ * address into the caller): up to max entries, their count returned. -1 when
+ * a frame needs libunwind (signal frame, CFI beyond "CFA = rsp|rbp + N",
+ * no CFI, an address outside the thread's stack): the caller then takes
+ * unw_backtrace. u: zero-initialised per-thread state, used only by its
+ * thread. *same: the frames are exactly those of this thread's last
+ * successful walk (checked word by word, not assumed). Reads nothing outside
+ * the thread's live stack. */
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same);
+/* After vti_unwind_fast gave -1 with u->missed: the frames from libunwind's
+ * unw_step loop, as vti_unwind_fast would give them (-1: none), and, unless a
+ * signal frame is on the stack, the rules of all of them learnt (libdw reads
+ * and allocates: never in a signal handler). Called from the same frame as
+ * vti_unwind_fast. */
+int vti_unwind_learn(vti_uw_thread *u, void **buf, int max);
+
 /* ---- the session core (session.c) ---------------------------------------- */
 
 typedef struct vti_thread {
@@ -133,6 +194,8 @@ typedef struct vti_thread {
     uint64_t cache_ips[VTI_MAX_STACK_DEPTH]; /* last stack, outermost first */
     uint32_t cache_ids[VTI_MAX_STACK_DEPTH];
     int cache_n;
+    bool cache_native; /* the cache holds native frames only (no Python) */
+    vti_uw_thread uw;  /* unwind.c's rule cache and last walk */
 } vti_thread;
 
 /* Read the settings, create the trace (naming.c) and the signal buffer.

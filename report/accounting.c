@@ -4,7 +4,7 @@
  * ledger (docs/report.md, "The accounting section"). Fed by replay.c
  * at each event's own place in the trace's time order, so it does not depend
  * on the heap/pending logic of the allocated/reserved accounting. */
-#include "internal.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +16,17 @@ static uint64_t acct_key(int32_t device, enum vt_kind kind)
 
 static vr_acct *acct_get(vr_state *s, int32_t device, enum vt_kind kind)
 {
+    uint64_t key = acct_key(device, kind);
+    if (s->acct_item && s->acct_key == key)
+        return vr_map_at(&s->acct, s->acct_item - 1);
     bool created;
-    vr_acct *a = vr_map_put(&s->acct, acct_key(device, kind), &created);
+    vr_acct *a = vr_map_put(&s->acct, key, &created);
     if (created) {
         a->device = device;
         a->kind = (uint8_t)kind;
     }
+    s->acct_key = key;
+    s->acct_item = vr_map_index_of(&s->acct, a) + 1;
     return a;
 }
 

@@ -8,7 +8,7 @@
  * their regions), the share not in the largest contiguous free block of any
  * one heap: 1 - largest_free / total_free (0 when nothing is free). A request
  * larger than largest_free fails even though total_free would hold it. */
-#include "internal.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,20 +28,19 @@ static void cover(vr_state *s, vr_heap *h, vr_live *l)
     else
         vr_account_direct(s, l, -1);
     l->in_heap = 1;
-    l->heap = h->key;
+    vr_live_ext_get(s, l->key)->heap = h->key;
     h->covered_alloc = l->key;
     h->device = l->device;
     s->uncovered_heaps--;
 }
 
+bool vr_heap_known(const vr_state *s, uint64_t heap)
+{
+    return vr_map_get(&s->heaps, heap) != NULL;
+}
+
 void vr_heap_register(vr_state *s, const vt_event *ev)
 {
-    if (heap_get(s, ev->u.heap.heap)) {
-        uint64_t was = vr_heap_unregister(s, ev->u.heap.heap, false);
-        vr_live *old = was ? vr_map_get(&s->live, was) : NULL;
-        if (old && was != ev->u.heap.addr) /* re-registered elsewhere: direct again */
-            vr_pending_commit(s, old);     /* pending since now (vr_heap_unregister) */
-    }
     vr_heap *h = vr_map_put(&s->heaps, ev->u.heap.heap, NULL);
     h->addr = ev->u.heap.addr;
     h->size = ev->u.heap.size;
@@ -103,7 +102,7 @@ uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
     if (l && l->in_heap) { /* counted again only if not freed right after */
         l->in_heap = 0;
         l->pending = VR_PENDING_UNCOVERED;
-        l->pending_ts = s->t_last;
+        vr_live_ext_get(s, l->key)->pending_ts = s->t_last;
         uncovered = l->key;
     } else if (!h->covered_alloc) {
         s->uncovered_heaps--;
@@ -206,56 +205,4 @@ void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size)
     r->size = size;
     h->lf_dirty = true;
     vr_account(s, h->device, stack, range, delta, 0);
-}
-
-/* Largest gap between regions (clamped to the heap), bytes. */
-static uint64_t heap_largest_free(const vr_heap *h)
-{
-    uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
-    for (size_t i = 0; i < h->nregions; i++) {
-        const vr_region *r = &h->regions[i];
-        if (r->addr > cur && r->addr <= end && r->addr - cur > best)
-            best = r->addr - cur;
-        if (r->addr + r->size > cur)
-            cur = r->addr + r->size;
-    }
-    if (end > cur && end - cur > best)
-        best = end - cur;
-    return best;
-}
-
-vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
-{
-    vr_frag f = {.t_ns = vr_rel_ns(s, s->t_last), .device = device, .when = when};
-    size_t i = 0;
-    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
-        if (h->device != device)
-            continue;
-        f.reserved += h->size;
-        f.allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
-        if (h->lf_dirty) { /* only heaps whose regions changed are walked again */
-            h->largest_free = heap_largest_free(h);
-            h->lf_dirty = false;
-        }
-        if (h->largest_free > f.largest_free)
-            f.largest_free = h->largest_free;
-    }
-    uint64_t total_free = f.reserved - f.allocated;
-    f.fragmentation = total_free ? 1.0 - (double)f.largest_free / (double)total_free : 0.0;
-    if (f.fragmentation < 0)
-        f.fragmentation = 0;
-    return f;
-}
-
-#define VR_MAX_FRAGS 1000
-
-void vr_frag_push(vr_state *s, const vr_frag *f)
-{
-    if (s->nfrags == VR_MAX_FRAGS)
-        return;
-    if (s->nfrags == s->capfrags) {
-        s->capfrags = s->capfrags ? s->capfrags * 2 : 16;
-        s->frags = vr_xrealloc(s->frags, s->capfrags * sizeof(vr_frag));
-    }
-    s->frags[s->nfrags++] = *f;
 }

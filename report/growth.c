@@ -10,7 +10,7 @@
  * not an iteration). Evenly spaced time windows are never iterations: a
  * leak-free allocate/copy/free loop sampled at arbitrary instants shows
  * "growth" that is only where in the loop each sample fell. */
-#include "internal.h"
+#include "state.h"
 
 #include <math.h>
 #include <string.h>
@@ -94,11 +94,6 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
     t->depth = i - 1;
     if (t->depth == 0)
         top_level_ended(s, name, start, ts);
-}
-
-uint32_t vr_thread_range(const vr_thread *t)
-{
-    return t && t->depth ? (uint32_t)t->stack[t->depth - 1] : 0;
 }
 
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2)

@@ -27,7 +27,7 @@
  * memory_viz's replay of the trace ends in the segments' state. Pinned host
  * memory and the VMM API (cuMemCreate/cuMemMap) are not exported.
  */
-#include "internal.h"
+#include "state.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

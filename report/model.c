@@ -1,7 +1,7 @@
 /* model.c: from the replay state to the vr_report model: peak composition,
  * leaks (live at exit, grouped by stack), growth fits, OOM explanations;
  * symbolizes only the stacks that appear in these results. */
-#include "internal.h"
+#include "state.h"
 
 #include <inttypes.h>
 
@@ -720,6 +720,7 @@ static void build_misc(vr_state *s, vr_report *r)
     r->frag = f;
     r->nfrag = k;
     build_spans(s, r);
+    vr_nvtx_build(s, r);
 }
 
 static void build_notes(vr_state *s, vr_report *r)

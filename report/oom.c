@@ -13,7 +13,7 @@
  *                  would fit the device;
  *   capacity       otherwise: live data + request exceed the device.
  */
-#include "internal.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>

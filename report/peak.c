@@ -7,13 +7,52 @@
  * (O(1)). A counter modified later first copies its live value into its
  * snapshot (it cannot have changed since the epoch began); at the end,
  * counters not touched since the last epoch still hold the peak value. */
-#include "internal.h"
+#include "state.h"
 
 #include <string.h>
 
-vr_counter *vr_counter_get(vr_map *m, uint64_t key)
+static uint32_t site_row_new(vr_state *s, uint32_t stack, uint32_t range)
 {
-    return vr_map_put(m, key, NULL);
+    bool created;
+    vr_counter *c = vr_map_put(&s->site_ranges, (uint64_t)range << 32 | stack, &created);
+    uint32_t row = vr_map_index_of(&s->site_ranges, c);
+    if (created) {
+        uint32_t site = vr_map_index_of(&s->sites, vr_map_put(&s->sites, stack, NULL));
+        uint32_t phase = vr_map_index_of(&s->phases, vr_map_put(&s->phases, range, NULL));
+        c = vr_map_at(&s->site_ranges, row);
+        c->site = site;
+        c->phase = phase;
+    }
+    return row;
+}
+
+/* Room in the leaf cache for stack ids below want, at most twice the stack
+ * nodes seen (ids are node ids: a trace's own are dense). */
+static bool leaf_room(vr_state *s, uint32_t stack)
+{
+    if (stack < s->leaf_cap)
+        return true;
+    size_t limit = 2 * (s->stacknodes.len + 1024), cap = s->leaf_cap ? s->leaf_cap : 1024;
+    if (stack >= limit)
+        return false;
+    while (cap <= stack)
+        cap *= 2;
+    s->leaf_rows = vr_xrealloc(s->leaf_rows, cap * sizeof(uint64_t));
+    memset(s->leaf_rows + s->leaf_cap, 0, (cap - s->leaf_cap) * sizeof(uint64_t));
+    s->leaf_cap = cap;
+    return true;
+}
+
+uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range)
+{
+    if (!leaf_room(s, stack))
+        return site_row_new(s, stack, range);
+    uint64_t e = s->leaf_rows[stack];
+    if (e && (uint32_t)(e >> 32) == range)
+        return (uint32_t)e - 1;
+    uint32_t row = site_row_new(s, stack, range);
+    s->leaf_rows[stack] = (uint64_t)range << 32 | (row + 1);
+    return row;
 }
 
 static void counter_touch(const vr_state *s, vr_counter *c)
@@ -72,7 +111,7 @@ static void hover_before(vr_state *s, uint64_t rel);
 
 /* The all-devices part of an allocated-bytes change: lazy snapshot, site and
  * phase counters, the peak. */
-static void account_sites(vr_state *s, uint32_t stack, uint32_t range, int64_t delta, int count)
+static void account_sites(vr_state *s, uint32_t row, int64_t delta, int count)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
@@ -80,9 +119,10 @@ static void account_sites(vr_state *s, uint32_t stack, uint32_t range, int64_t d
     hover_before(s, rel);
     s->hover_t = rel;
     s->hover_dirty = true;
-    counter_add(s, vr_counter_get(&s->sites, stack), delta, count);
-    counter_add(s, vr_counter_get(&s->phases, range), delta, count);
-    counter_add(s, vr_counter_get(&s->site_ranges, (uint64_t)range << 32 | stack), delta, count);
+    vr_counter *c = vr_map_at(&s->site_ranges, row);
+    counter_add(s, c, delta, count);
+    counter_add(s, vr_map_at(&s->sites, c->site), delta, count);
+    counter_add(s, vr_map_at(&s->phases, c->phase), delta, count);
     s->allocated += (uint64_t)delta;
     if (s->allocated > s->peak_alloc) {
         s->peak_alloc = s->allocated;
@@ -124,7 +164,7 @@ static void device_peak_res(const vr_state *s, vr_devstate *d)
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
                 int count)
 {
-    account_sites(s, stack, range, delta, count);
+    account_sites(s, vr_site_row(s, stack, range), delta, count);
     vr_devstate *d = vr_state_device(s, device);
     device_peak_alloc(s, d);
     vr_timeline_touch(s, d, s->t_last);
@@ -143,7 +183,7 @@ void vr_account_direct(vr_state *s, const vr_live *l, int sign)
     int64_t delta = sign * (int64_t)l->size;
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
-    account_sites(s, l->stack, l->range, delta, sign);
+    account_sites(s, l->row, delta, sign);
     device_peak_alloc(s, d);
     account_reserved_total(s, delta);
     device_peak_res(s, d);

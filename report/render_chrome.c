@@ -2,7 +2,7 @@
  * Perfetto and chrome://tracing). "C" counter tracks of allocated/reserved
  * bytes per device (the downsampled timeline), NVTX push/pop ranges as
  * "B"/"E" slices per thread and start/end ranges as async "b"/"e" events
- * (both re-read from the trace in a second streaming pass), OOMs and the
+ * (the model's NVTX events, vr_report.nvtx), OOMs and the
  * leaks at exit as "i" instant events whose call stack ("sf") is in the
  * trace's "stackFrames" dictionary (Python frames as "function (file:line)",
  * category "python"). Timestamps in microseconds since the trace's start. */
@@ -16,9 +16,6 @@ typedef struct pass {
     FILE *f;
     bool first;
     uint32_t pid;
-    uint64_t t0;
-    vr_map strings; /* vr_string */
-    vr_map depth;   /* thread -> open push ranges (vr_counter.live) */
 } pass;
 
 static void sep(pass *p)
@@ -33,84 +30,43 @@ static double us(uint64_t ns)
     return (double)ns / 1000.0;
 }
 
-static const char *str(pass *p, uint32_t id)
-{
-    vr_string *s = id ? vr_map_get(&p->strings, id) : NULL;
-    return s ? s->text : "(unnamed)";
-}
-
-static void ev_head(pass *p, const char *ph, uint64_t ts, uint32_t tid)
+/* t_ns: ns since the trace's start. */
+static void ev_head(pass *p, const char *ph, uint64_t t_ns, uint32_t tid)
 {
     sep(p);
-    fprintf(p->f, "{\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, ph,
-            us(ts > p->t0 ? ts - p->t0 : 0), p->pid, tid);
+    fprintf(p->f, "{\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, ph, us(t_ns),
+            p->pid, tid);
 }
 
-static void on_event(pass *p, const vt_event *ev)
+static void nvtx_event(pass *p, const vr_nvtx_event *e)
 {
-    switch (ev->type) {
-    case VT_REC_STRING: {
-        vr_string *s = vr_map_put(&p->strings, ev->u.string.id, NULL);
-        free(s->text);
-        s->text = strdup(ev->u.string.text ? ev->u.string.text : "");
-        break;
-    }
-    case VT_REC_THREAD:
+    if (e->ph == 'M') {
         sep(p);
         fprintf(p->f,
                 "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
                 ",\"args\":{\"name\":",
-                p->pid, ev->u.thread.id);
-        vr_json_str(p->f, ev->u.thread.name);
+                p->pid, e->tid);
+        vr_json_str(p->f, e->name);
         fputs("}}", p->f);
-        break;
-    case VT_REC_RANGE_PUSH:
-        ((vr_counter *)vr_map_put(&p->depth, ev->thread_id, NULL))->live++;
-        ev_head(p, "B", ev->ts_ns, ev->thread_id);
-        fputs(",\"cat\":\"nvtx\",\"name\":", p->f);
-        vr_json_str(p->f, str(p, ev->u.range.name));
-        fputc('}', p->f);
-        break;
-    case VT_REC_RANGE_POP: {
-        vr_counter *d = vr_map_get(&p->depth, ev->thread_id);
-        if (!d || !d->live)
-            break;
-        d->live--;
-        ev_head(p, "E", ev->ts_ns, ev->thread_id);
-        fputc('}', p->f);
-        break;
+        return;
     }
-    case VT_REC_RANGE_START:
-    case VT_REC_RANGE_END:
-        ev_head(p, ev->type == VT_REC_RANGE_START ? "b" : "e", ev->ts_ns, ev->thread_id);
-        fprintf(p->f, ",\"cat\":\"nvtx\",\"id\":\"0x%" PRIx64 "\",\"name\":", ev->u.range_se.id);
-        vr_json_str(p->f, ev->type == VT_REC_RANGE_START ? str(p, ev->u.range_se.name) : "range");
-        fputc('}', p->f);
-        break;
-    default:
-        break;
+    ev_head(p, (char[]){e->ph, 0}, e->t_ns, e->tid);
+    if (e->ph == 'b' || e->ph == 'e')
+        fprintf(p->f, ",\"cat\":\"nvtx\",\"id\":\"0x%" PRIx64 "\"", e->id);
+    else if (e->ph == 'B')
+        fputs(",\"cat\":\"nvtx\"", p->f);
+    if (e->ph != 'E') {
+        fputs(",\"name\":", p->f);
+        vr_json_str(p->f, e->name);
     }
+    fputc('}', p->f);
 }
 
-/* Second pass: NVTX ranges. Stops quietly at corruption (reported elsewhere). */
+/* NVTX ranges and thread names, from the model. */
 static void ranges(pass *p, const vr_report *r)
 {
-    char err[256];
-    vt_reader *rd = vt_reader_open(r->path, err, sizeof err);
-    if (!rd)
-        return;
-    p->t0 = vt_reader_header(rd)->start_mono_ns;
-    vr_map_init(&p->strings, sizeof(vr_string));
-    vr_map_init(&p->depth, sizeof(vr_counter));
-    vt_event ev;
-    while (vt_reader_next(rd, &ev) == 1)
-        on_event(p, &ev);
-    size_t i = 0;
-    for (vr_string *s; (s = vr_map_next(&p->strings, &i));)
-        free(s->text);
-    vr_map_destroy(&p->strings);
-    vr_map_destroy(&p->depth);
-    vt_reader_close(rd);
+    for (size_t i = 0; i < r->nnvtx; i++)
+        nvtx_event(p, &r->nvtx[i]);
 }
 
 /* The "sf" id of stack k (0 = none): its innermost frame. */
@@ -170,7 +126,6 @@ static void leaks(pass *p, const vr_report *r)
 
 static void counters(pass *p, const vr_report *r)
 {
-    p->t0 = 0;
     for (size_t i = 0; i < r->ndevices; i++) {
         const vr_device *d = &r->devices[i];
         for (size_t k = 0; k < d->ntimeline; k++) {

@@ -591,6 +591,46 @@ static void headline(FILE *f, const vr_report *r)
     fputs("</p>", f);
 }
 
+static double pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* One row per (device, kind): the JSON "accounting" numbers. */
+static void accounting_table(FILE *f, const vr_report *r)
+{
+    char b1[32], b2[32];
+    if (!r->naccounting)
+        return;
+    fputs("<table " VR_MARK_ACCOUNTING_HTML "><tr><th>device</th><th>kind</th><th>allocations</th>"
+          "<th>frees</th><th>failed</th><th>peak live</th><th>leaked</th></tr>",
+          f);
+    for (size_t i = 0; i < r->naccounting; i++) {
+        const vr_acct_row *a = &r->accounting[i];
+        fprintf(f, a->host ? "<tr><td>host</td><td>" : "<tr><td>%d</td><td>", a->device);
+        esc(f, a->kind);
+        fprintf(f,
+                "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64
+                "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%s</td><td "
+                "class=\"n\">%s in %" PRIu64 "</td></tr>",
+                a->allocations, a->frees, a->failed, SZ(a->peak_live_bytes, b1),
+                SZ(a->leaked_bytes, b2), a->leaked_allocations);
+    }
+    fputs("</table>", f);
+}
+
+/* How many NVTX events the Chrome trace (--chrome) shows. */
+static void nvtx_line(FILE *f, const vr_report *r)
+{
+    if (!r->nnvtx)
+        return;
+    vr_nvtx_counts c = vr_nvtx_count(r);
+    fprintf(f,
+            "<p class=\"note\" " VR_MARK_NVTX_HTML ">NVTX: %zu push/pop ranges, %zu start/end "
+            "ranges, %zu named threads (--chrome shows them)</p>",
+            c.ranges, c.start_end, c.threads);
+}
+
 static void summary(FILE *f, const vr_report *r)
 {
     char b1[32], b2[32], b3[32];
@@ -629,11 +669,8 @@ static void summary(FILE *f, const vr_report *r)
         esc(f, r->notes[i]);
         fputs("</p>", f);
     }
-}
-
-static double pct(uint64_t a, uint64_t b)
-{
-    return b ? 100.0 * (double)a / (double)b : 0.0;
+    accounting_table(f, r);
+    nvtx_line(f, r);
 }
 
 /* The NVTX Mem region names given at a site, beside its stack. */
@@ -644,6 +681,29 @@ static void names_html(FILE *f, const char *names)
     fputs("<div class=\"regions\">regions: ", f);
     esc(f, names);
     fputs("</div>", f);
+}
+
+/* Call sites live at the peak inside the dominant range (phases[0]). */
+static void range_sites_table(FILE *f, const vr_report *r, size_t top)
+{
+    char b[32];
+    if (!r->nrange_sites)
+        return;
+    fputs("<h3 " VR_MARK_RANGE_SITES_HTML ">Top call sites in ", f);
+    esc(f, r->phases[0].range);
+    fputs(" at the peak</h3><table><tr><th>bytes</th><th>% of the range</th>"
+          "<th>allocations</th><th>stack</th></tr>",
+          f);
+    for (size_t i = 0; i < r->nrange_sites && i < top; i++) {
+        const vr_site *s = &r->range_sites[i];
+        fprintf(f,
+                "<tr><td class=\"n\">%s</td><td class=\"n\">%.1f</td><td class=\"n\">%" PRIu64
+                "</td><td>",
+                SZ(s->bytes, b), pct(s->bytes, r->phases[0].bytes), s->count);
+        stack_html(f, &s->stack, STACK_SHOWN);
+        fputs("</td></tr>", f);
+    }
+    fputs("</table>", f);
 }
 
 static void sites_table(FILE *f, const vr_report *r, size_t top)
@@ -673,6 +733,7 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
+    range_sites_table(f, r, top);
 }
 
 /* The suggested batch of a capacity failure, worded by its kind. */

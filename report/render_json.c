@@ -277,6 +277,32 @@ static void frag(FILE *f, const vr_report *r)
     fputc(']', f);
 }
 
+/* ,"range_sites":{"range": the dominant range (phases[0]), "sites":[...]} */
+static void range_sites(FILE *f, const vr_report *r, size_t top)
+{
+    fputs("," VR_MARK_RANGE_SITES_JSON "{\"range\":", f);
+    vr_json_str(f, r->nphases ? r->phases[0].range : "");
+    sites(f, "sites", r->range_sites, r->nrange_sites < top ? r->nrange_sites : top, false);
+    fputc('}', f);
+}
+
+/* ,"spans":[{name, start_ns, end_ns}] (top-level ranges, capped),
+ * ,"nvtx":{ranges, start_end_ranges, named_threads} (the events: --chrome) */
+static void nvtx(FILE *f, const vr_report *r)
+{
+    fputs("," VR_MARK_SPANS_JSON "[", f);
+    for (size_t i = 0; i < r->nspans; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        vr_json_str(f, r->spans[i].name);
+        fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 "}", r->spans[i].start_ns,
+                r->spans[i].end_ns);
+    }
+    vr_nvtx_counts c = vr_nvtx_count(r);
+    fprintf(
+        f, "]," VR_MARK_NVTX_JSON "{\"ranges\":%zu,\"start_end_ranges\":%zu,\"named_threads\":%zu}",
+        c.ranges, c.start_end, c.threads);
+}
+
 static void notes(FILE *f, const vr_report *r)
 {
     fprintf(f, ",\"truncated\":%s,\"notes\":[", r->truncated ? "true" : "false");
@@ -339,6 +365,8 @@ static void one(FILE *f, const vr_report *r, size_t top)
     ooms(f, r);
     sites(f, "sites", r->sites, r->nsites < top ? r->nsites : top, false);
     sites(f, "phases", r->phases, r->nphases, true);
+    range_sites(f, r, top);
+    nvtx(f, r);
     frag(f, r);
     notes(f, r);
     fputs("}", f);

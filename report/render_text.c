@@ -74,6 +74,10 @@ static void summary(FILE *f, const vr_report *r)
                 d->name[0] ? d->name : "?", d->total_bytes ? SZ(d->total_bytes, b1) : "size ?",
                 SZ(d->peak_allocated, b2), VR_TIME(d->peak_allocated_t_ns),
                 SZ(d->peak_reserved, b3));
+        if (d->ntimeline)
+            fprintf(f,
+                    "  " VR_MARK_TIMELINE_TEXT "%zu points, %zu hover samples (--html, --chrome)\n",
+                    d->ntimeline, r->nhover);
     }
     fprintf(f,
             "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations (%" PRIu64
@@ -323,6 +327,23 @@ static void headline(FILE *f, const vr_report *r, size_t top)
     fputc('\n', f);
 }
 
+/* Top-level NVTX ranges (the iterations the timeline shades) and how many
+ * NVTX events the Chrome trace has. */
+static void nvtx(FILE *f, const vr_report *r)
+{
+    vr_nvtx_counts c = vr_nvtx_count(r);
+    if (!r->nspans && !r->nnvtx)
+        return;
+    fputs("\n-- NVTX --\n", f);
+    if (r->nspans)
+        fprintf(f, VR_MARK_SPANS_TEXT "%zu spans, the first %s from %s to %s\n", r->nspans,
+                r->spans[0].name, VR_TIME(r->spans[0].start_ns), VR_TIME(r->spans[0].end_ns));
+    fprintf(f,
+            VR_MARK_NVTX_TEXT "%zu push/pop ranges, %zu start/end ranges, %zu named threads "
+                              "(--chrome shows them)\n",
+            c.ranges, c.start_end, c.threads);
+}
+
 int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
 {
     size_t top = vr_top(opt);
@@ -338,6 +359,7 @@ int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *o
         leaks(out, r[i], top);
         growth(out, r[i], top);
         frag(out, r[i], top);
+        nvtx(out, r[i]);
         sites(out, r[i], top);
     }
     return fflush(out) == 0 && !ferror(out) ? 0 : -1;

@@ -1,132 +1,12 @@
 /* replay.c: the single streaming pass over a trace. State is proportional to
  * live allocations, live regions, distinct stacks and strings; never to the
  * number of events. */
-#include "internal.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
-{
-    return ts > s->t0 ? ts - s->t0 : 0;
-}
-
-void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
-{
-    memset(s, 0, sizeof(*s));
-    s->arena = arena;
-    s->hdr = hdr;
-    s->t0 = hdr ? hdr->start_mono_ns : 0;
-    s->t_last = s->t0;
-    vr_map_init(&s->strings, sizeof(vr_string));
-    vr_map_init(&s->stacknodes, sizeof(vr_stacknode));
-    vr_map_init(&s->pyframes, sizeof(vr_pyframe));
-    vr_map_init(&s->threads, sizeof(vr_thread));
-    vr_map_init(&s->devices, sizeof(vr_devstate));
-    vr_map_init(&s->live, sizeof(vr_live));
-    vr_map_init(&s->heaps, sizeof(vr_heap));
-    vr_map_init(&s->sites, sizeof(vr_counter));
-    vr_map_init(&s->phases, sizeof(vr_counter));
-    vr_map_init(&s->site_ranges, sizeof(vr_counter));
-    vr_map_init(&s->acct, sizeof(vr_acct));
-    vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
-    s->iter.stride = 1;
-    s->iter.slot = 0;
-    vr_map_init(&s->alloc_sites, sizeof(vr_counter));
-    vr_map_init(&s->site_names, sizeof(vr_site_names));
-    s->pat.stride = 1;
-    s->pat.slot = 1;
-    s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
-    s->win_next = s->win_ns;
-    s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
-}
-
-void vr_state_destroy(vr_state *s)
-{
-    size_t i = 0;
-    for (vr_string *e; (e = vr_map_next(&s->strings, &i));)
-        free(e->text);
-    i = 0;
-    for (vr_thread *t; (t = vr_map_next(&s->threads, &i));) {
-        free(t->stack);
-        free(t->stack_ts);
-    }
-    i = 0;
-    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
-        free(d->name);
-        free(d->buckets);
-    }
-    i = 0;
-    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
-        free(h->regions);
-    for (size_t k = 0; k < s->nmodules; k++)
-        free(s->modules[k].path);
-    for (size_t k = 0; k < s->nnotes; k++)
-        free(s->notes[k]);
-    free(s->modules);
-    free(s->notes);
-    free(s->ooms);
-    free(s->frags);
-    free(s->spans);
-    free(s->pend);
-    free(s->exit_reason);
-    vr_acct_destroy(s);
-    vr_map_destroy(&s->vmm_maps);
-    vr_map_destroy(&s->alloc_sites);
-    vr_map_destroy(&s->site_names);
-    vr_map_destroy(&s->strings);
-    vr_map_destroy(&s->stacknodes);
-    vr_map_destroy(&s->pyframes);
-    vr_map_destroy(&s->threads);
-    vr_map_destroy(&s->devices);
-    vr_map_destroy(&s->live);
-    vr_map_destroy(&s->heaps);
-    vr_map_destroy(&s->sites);
-    vr_map_destroy(&s->phases);
-    vr_map_destroy(&s->site_ranges);
-}
-
-#define VR_MAX_NOTES 200
-
-void vr_state_note(vr_state *s, const char *fmt, ...)
-{
-    if (s->nnotes == VR_MAX_NOTES)
-        return;
-    if (s->nnotes == s->capnotes) {
-        s->capnotes = s->capnotes ? s->capnotes * 2 : 8;
-        s->notes = vr_xrealloc(s->notes, s->capnotes * sizeof(char *));
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    char *t = NULL;
-    if (vasprintf(&t, fmt, ap) < 0)
-        t = NULL;
-    va_end(ap);
-    if (t)
-        s->notes[s->nnotes++] = t;
-}
-
-const char *vr_state_string(const vr_state *s, uint32_t id)
-{
-    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
-    return e ? e->text : "";
-}
-
-vr_devstate *vr_state_device(vr_state *s, int32_t id)
-{
-    bool created;
-    vr_devstate *d = vr_map_put(&s->devices, (uint64_t)(int64_t)id + 1, &created);
-    if (created)
-        d->id = id;
-    return d;
-}
-
-vr_thread *vr_state_thread(vr_state *s, uint32_t tid)
-{
-    return vr_map_put(&s->threads, tid, NULL);
-}
 
 /* ---- event handlers ------------------------------------------------------ */
 
@@ -160,40 +40,33 @@ static void on_device(vr_state *s, const vt_event *ev)
         d->total = ev->u.device.total_bytes;
 }
 
-static void free_live(vr_state *s, vr_live *l)
+/* The live allocation an ALLOC or FREE event names, looked up once per
+ * event (replay_keyed) and handed to every step that needs it. */
+typedef struct vr_found {
+    uint64_t key;
+    vr_live *live; /* NULL: not live */
+    vr_map_hint hint;
+} vr_found;
+
+/* Drops live allocation l; hint: where vr_map_find found it (NULL: look). */
+static void free_live(vr_state *s, vr_live *l, const vr_map_hint *hint)
 {
     uint64_t addr = l->key;
     vr_acct_free(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->device < 0) {
         s->host_pinned -= l->size;
     } else {
-        if (l->in_heap) {
-            /* its memory is gone, so is the heap: l is now pending, never counted */
-            vr_heap_unregister(s, l->heap, false);
-            l = vr_map_get(&s->live, addr);
-        }
+        if (l->in_heap) /* its memory is gone, so is the heap: l is now pending, never counted */
+            vr_heap_unregister(s, vr_live_ext_get(s, addr)->heap, false);
         if (!l->pending)
             vr_account_direct(s, l, -1);
     }
-    vr_map_del(&s->live, addr);
-}
-
-size_t vr_topname(vr_state *s, uint32_t name)
-{
-    for (size_t i = 0; i < s->ntopnames; i++)
-        if (s->topnames[i].name == name)
-            return i;
-    if (s->ntopnames == VR_MAX_TOPNAMES)
-        return SIZE_MAX;
-    memset(&s->topnames[s->ntopnames], 0, sizeof(s->topnames[0]));
-    s->topnames[s->ntopnames].name = name;
-    return s->ntopnames++;
-}
-
-void vr_iteration_alloc(vr_state *s, uint64_t bytes)
-{
-    if (s->cur_top && !s->cur_top_input)
-        s->cur_top_input = bytes;
+    if (s->live_ext.len)
+        vr_map_del(&s->live_ext, addr);
+    if (hint && hint->mods == s->live.mods)
+        vr_map_remove(&s->live, hint);
+    else
+        vr_map_del(&s->live, addr);
 }
 
 /* Count l as a direct allocation as if at time ts (the peak's time is the
@@ -206,27 +79,28 @@ static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
     s->t_last = now;
 }
 
-void vr_pending_commit(vr_state *s, vr_live *l)
+static void pending_commit(vr_state *s, vr_live *l)
 {
     bool fresh = l->pending == VR_PENDING_NEW;
+    uint64_t since = fresh ? l->ts : vr_live_ext_get(s, l->key)->pending_ts;
     l->pending = VR_PENDING_NONE;
-    account_direct_at(s, l, l->pending_ts);
+    account_direct_at(s, l, since);
     if (!fresh)
         return;
     vr_iteration_alloc(s, l->size);
     vr_heap_check_alloc(s, l);
 }
 
-/* l is pending (see VR_PENDING_*) since ts. */
-static void hold(vr_state *s, vr_live *l, uint8_t kind, uint64_t ts)
+/* l is pending (see VR_PENDING_*): a new one since its own time (l->ts), an
+ * uncovered one since vr_live_ext.pending_ts. */
+static void hold(vr_state *s, vr_live *l, uint8_t kind)
 {
     l->pending = kind;
-    l->pending_ts = ts;
     if (s->npend == s->cappend) {
         s->cappend = s->cappend ? s->cappend * 2 : 16;
-        s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint64_t));
+        s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint32_t));
     }
-    s->pend[s->npend++] = l->key;
+    s->pend[s->npend++] = vr_map_index_of(&s->live, l);
 }
 
 /* Live-map key of an allocation: VMM handles (cuMemCreate) are not addresses
@@ -238,16 +112,25 @@ static uint64_t live_key(uint64_t addr, enum vt_api api)
     return vt_api_get(api)->space == VT_SPACE_VMM_HANDLE ? addr | (1ull << 63) : addr;
 }
 
+/* The live-map key of an ALLOC or FREE event, 0 for other events. */
+static uint64_t event_key(const vt_event *ev)
+{
+    if (ev->type == VT_REC_ALLOC)
+        return live_key(ev->u.alloc.addr, ev->u.alloc.api);
+    if (ev->type == VT_REC_FREE)
+        return live_key(ev->u.free.addr, ev->u.free.api);
+    return 0;
+}
+
 /* Events that neither read nor lower the allocated bytes: a new allocation
  * (at a free address), a heap registration (it claims a pending allocation
  * at its address), a VMM mapping, and markers. They leave pending
  * allocations pending; every other event settles them first. */
-static bool neutral(const vr_state *s, const vt_event *ev)
+static bool neutral(const vr_state *s, const vt_event *ev, const vr_found *f)
 {
     switch (ev->type) {
     case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
-        return !vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) &&
-               !vr_pattern_ticks(s, ev->u.alloc.stack);
+        return !f->live && !vr_pattern_ticks(s, ev->u.alloc.stack);
     case VT_REC_HEAP_REGISTER:
     case VT_REC_VMM_MAP:
     case VT_REC_MARK:
@@ -263,18 +146,18 @@ static bool neutral(const vr_state *s, const vt_event *ev)
 /* Commit every pending allocation, in time order, each at its own time;
  * except an uncovered one that ev frees (free_live drops it uncounted).
  * ev may be NULL (the end of the trace). */
-static void settle_pending(vr_state *s, const vt_event *ev)
+static void settle_pending(vr_state *s, const vt_event *ev, const vr_found *f)
 {
-    if (!s->npend || (ev && neutral(s, ev)))
+    if (!s->npend || (ev && neutral(s, ev, f)))
         return;
-    uint64_t freed = ev && ev->type == VT_REC_FREE ? live_key(ev->u.free.addr, ev->u.free.api) : 0;
+    uint64_t freed = ev && ev->type == VT_REC_FREE ? f->key : 0;
     for (size_t i = 0; i < s->npend; i++) {
-        vr_live *l = vr_map_get(&s->live, s->pend[i]);
+        vr_live *l = vr_map_at(&s->live, s->pend[i]);
         if (!l || !l->pending)
             continue;
         if (l->pending == VR_PENDING_UNCOVERED && l->key == freed)
             continue;
-        vr_pending_commit(s, l);
+        pending_commit(s, l);
     }
     s->npend = 0;
 }
@@ -308,22 +191,21 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
-static void on_alloc(vr_state *s, const vt_event *ev)
+static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
 {
-    uint64_t key = live_key(ev->u.alloc.addr, ev->u.alloc.api);
-    vr_live *old = vr_map_get(&s->live, key);
-    if (old) { /* the free was not recorded: the address was reused */
-        free_live(s, old);
+    if (f->live) { /* the free was not recorded: the address was reused */
+        free_live(s, f->live, &f->hint);
         s->unknown_frees++;
     }
     s->allocations++;
     vr_thread *t = vr_state_thread(s, ev->thread_id);
     attempt(s, t, true, ev->u.alloc.size, ev->u.alloc.device);
-    vr_live *l = vr_map_put(&s->live, key, NULL);
+    uint32_t row = vr_site_row(s, ev->u.alloc.stack, vr_thread_range(t));
+    vr_live *l = vr_map_insert(&s->live, f->key, &f->hint);
     l->size = ev->u.alloc.size;
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
-    l->range = vr_thread_range(t);
+    l->row = row;
     l->kind = (uint8_t)vt_api_get(ev->u.alloc.api)->kind;
     l->device = vr_kind_device(ev->u.alloc.api, ev->u.alloc.device);
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
@@ -334,12 +216,20 @@ static void on_alloc(vr_state *s, const vt_event *ev)
         return;
     }
     vr_pattern_alloc(s, l->stack);
-    hold(s, vr_map_get(&s->live, key), VR_PENDING_NEW, ev->ts_ns);
+    hold(s, l, VR_PENDING_NEW);
 }
 
-static void on_free(vr_state *s, const vt_event *ev)
+static bool vmm_mapped(vr_state *s, const vr_live *l)
 {
-    vr_live *l = vr_map_get(&s->live, live_key(ev->u.free.addr, ev->u.free.api));
+    if (l->kind != VT_KIND_VMM)
+        return false;
+    const vr_live_ext *x = vr_map_get(&s->live_ext, l->key);
+    return x && x->nmaps;
+}
+
+static void on_free(vr_state *s, const vt_event *ev, const vr_found *f)
+{
+    vr_live *l = f->live;
     if (!l) {
         if (ev->u.free.addr)
             s->unknown_frees++;
@@ -347,11 +237,11 @@ static void on_free(vr_state *s, const vt_event *ev)
     }
     s->frees++;
     s->pat_freed = true;
-    if (l->kind == VT_KIND_VMM && l->nmaps) {
+    if (vmm_mapped(s, l)) {
         l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
         return;
     }
-    free_live(s, l);
+    free_live(s, l, &f->hint);
 }
 
 /* cuMemMap: the handle's memory stays alive while mapped. */
@@ -363,14 +253,13 @@ static void on_vmm_map(vr_state *s, const vt_event *ev)
         return; /* a handle created before the recording (or imported) */
     vr_vmm_map *m = vr_map_put(&s->vmm_maps, ev->u.vmm.addr, NULL);
     if (m->handle_key) { /* the address was mapped and its unmap not seen */
-        vr_live *old = vr_map_get(&s->live, m->handle_key);
+        vr_live_ext *old = vr_map_get(&s->live_ext, m->handle_key);
         if (old && old->nmaps)
             old->nmaps--;
     }
     m->size = ev->u.vmm.size;
     m->handle_key = key;
-    l = vr_map_get(&s->live, key);
-    l->nmaps++;
+    vr_live_ext_get(s, key)->nmaps++;
 }
 
 /* One mapping at address a goes: a released handle dies with its last one. */
@@ -380,10 +269,11 @@ static void unmap_one(vr_state *s, uint64_t a)
     uint64_t key = m->handle_key;
     vr_map_del(&s->vmm_maps, a);
     vr_live *l = vr_map_get(&s->live, key);
-    if (!l || !l->nmaps)
+    vr_live_ext *x = l ? vr_map_get(&s->live_ext, key) : NULL;
+    if (!x || !x->nmaps)
         return;
-    if (--l->nmaps == 0 && l->released)
-        free_live(s, l);
+    if (--x->nmaps == 0 && l->released)
+        free_live(s, l, NULL);
 }
 
 /* cuMemUnmap(addr, size): every mapping that starts inside the range. */
@@ -426,17 +316,31 @@ static void on_heap_unregister(vr_state *s, const vt_event *ev)
     uint64_t addr = vr_heap_unregister(s, ev->u.heap.heap, false);
     vr_live *l = addr ? vr_map_get(&s->live, addr) : NULL;
     if (l)
-        hold(s, l, VR_PENDING_UNCOVERED, ev->ts_ns);
+        hold(s, l, VR_PENDING_UNCOVERED);
 }
 
-static void on_timed(vr_state *s, const vt_event *ev)
+/* A heap id registered again drops its old registration first; the
+ * allocation it covered, when the heap moved elsewhere, counts as direct
+ * again (pending since now: vr_heap_unregister). */
+static void on_heap_register(vr_state *s, const vt_event *ev)
+{
+    if (vr_heap_known(s, ev->u.heap.heap)) {
+        uint64_t was = vr_heap_unregister(s, ev->u.heap.heap, false);
+        vr_live *old = was ? vr_map_get(&s->live, was) : NULL;
+        if (old && was != ev->u.heap.addr)
+            pending_commit(s, old);
+    }
+    vr_heap_register(s, ev);
+}
+
+static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f)
 {
     switch (ev->type) {
     case VT_REC_ALLOC:
-        on_alloc(s, ev);
+        on_alloc(s, ev, f);
         break;
     case VT_REC_FREE:
-        on_free(s, ev);
+        on_free(s, ev, f);
         break;
     case VT_REC_ALLOC_FAILED:
         on_failed(s, ev);
@@ -452,7 +356,7 @@ static void on_timed(vr_state *s, const vt_event *ev)
         vr_growth_range_pop(s, vr_state_thread(s, ev->thread_id), ev->u.range.domain, ev->ts_ns);
         break;
     case VT_REC_HEAP_REGISTER:
-        vr_heap_register(s, ev);
+        on_heap_register(s, ev);
         break;
     case VT_REC_HEAP_UNREGISTER:
         on_heap_unregister(s, ev);
@@ -488,7 +392,7 @@ static void on_timed(vr_state *s, const vt_event *ev)
 
 /* Events that may lower allocated bytes: the peak's composition and its
  * fragmentation are taken before any of their state changes. */
-static bool lowers(const vr_state *s, const vt_event *ev)
+static bool lowers(const vt_event *ev, const vr_found *f)
 {
     switch (ev->type) {
     case VT_REC_FREE:
@@ -499,16 +403,33 @@ static bool lowers(const vr_state *s, const vt_event *ev)
     case VT_REC_VMM_UNMAP:
         return true;
     case VT_REC_ALLOC: /* at a live address: its unrecorded free */
-        return vr_map_get(&s->live, live_key(ev->u.alloc.addr, ev->u.alloc.api)) != NULL;
+        return f->live != NULL;
     default:
         return false;
     }
 }
 
-/* Feed one event to the state. */
-static void replay_event(vr_state *s, const vt_event *ev)
+/* The one live-map lookup of an ALLOC or FREE event (key: event_key). */
+static void find_live(vr_state *s, const vt_event *ev, uint64_t key, vr_found *f)
+{
+    f->key = key;
+    if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE)
+        f->live = vr_map_find(&s->live, key, &f->hint);
+}
+
+/* The events nvtx.c keeps for the model. */
+static bool is_nvtx(uint8_t type)
+{
+    return type == VT_REC_THREAD || type == VT_REC_RANGE_PUSH || type == VT_REC_RANGE_POP ||
+           type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
+}
+
+/* Feed one event to the state; key: its event_key. */
+static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key)
 {
     s->events++;
+    if (is_nvtx(ev->type))
+        vr_nvtx_record(s, ev);
     switch (ev->type) {
     case VT_REC_MODULE:
         on_module(s, ev);
@@ -551,23 +472,25 @@ static void replay_event(vr_state *s, const vt_event *ev)
     }
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
-    settle_pending(s, ev);
-    if (s->peak_pending && lowers(s, ev))
-        vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
+    vr_found f = {0};
+    find_live(s, ev, key, &f);
+    settle_pending(s, ev, &f);             /* neither inserts nor deletes live entries: */
+    if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
+        vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
     vr_tick_time(s, ev->ts_ns);
-    on_timed(s, ev);
+    on_timed(s, ev, &f);
 }
 
 /* For a second pass over a trace (memviz.c): the same replay, one event at a
  * time, and the settling of what is pending at its end. */
 void vr_replay_one(vr_state *s, const vt_event *ev)
 {
-    replay_event(s, ev);
+    replay_keyed(s, ev, event_key(ev));
 }
 
 void vr_replay_settle(vr_state *s)
 {
-    settle_pending(s, NULL);
+    settle_pending(s, NULL, NULL);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -626,17 +549,45 @@ static void progress_end(vr_progress *p)
         fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
 }
 
+/* Events replay_all reads ahead: their live-map slots are fetched from
+ * memory together instead of one cache miss after the other. */
+#define VR_AHEAD 16
+
+/* Reads up to VR_AHEAD events into q, prefetching the live-map slots of
+ * allocations and frees, then the entries that frees will read. It stops
+ * after an event of another type: its strings live in the reader's buffer
+ * until the next read. */
+static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys, int *rc)
+{
+    size_t n = 0;
+    while (n < VR_AHEAD && (*rc = vt_reader_next(rd, &q[n])) == 1) {
+        const vt_event *ev = &q[n];
+        keys[n++] = event_key(ev);
+        if (ev->type != VT_REC_ALLOC && ev->type != VT_REC_FREE)
+            break;
+        vr_map_prefetch(&s->live, keys[n - 1]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (q[i].type == VT_REC_FREE)
+            vr_map_prefetch_entry(&s->live, keys[i]);
+    return n;
+}
+
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
     vr_progress prog = progress_start(opt);
-    vt_event ev;
-    int rc;
-    while ((rc = vt_reader_next(rd, &ev)) == 1) {
-        replay_event(s, &ev);
-        if (prog.on && (s->events & 0xffff) == 0)
-            progress_update(&prog, rd);
+    vt_event q[VR_AHEAD];
+    uint64_t keys[VR_AHEAD];
+    int rc = 1;
+    while (rc == 1) {
+        size_t n = read_ahead(s, rd, q, keys, &rc);
+        for (size_t i = 0; i < n; i++) {
+            replay_keyed(s, &q[i], keys[i]);
+            if (prog.on && (s->events & 0xffff) == 0)
+                progress_update(&prog, rd);
+        }
     }
-    settle_pending(s, NULL);
+    settle_pending(s, NULL, NULL);
     progress_end(&prog);
     if (rc < 0) {
         const char *m = vt_reader_error(rd);

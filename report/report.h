@@ -194,6 +194,18 @@ typedef struct vr_range_span {
     const char *name;
 } vr_range_span;
 
+/* One NVTX event as the trace recorded it, in trace order: a thread's name
+ * ('M'), a push/pop range's begin ('B') and end ('E': pops without a push
+ * are left out), a start/end range's start ('b') and end ('e', matched by
+ * id). Chrome's trace event phases (render_chrome.c). */
+typedef struct vr_nvtx_event {
+    char ph;          /* 'M', 'B', 'E', 'b', 'e' */
+    uint32_t tid;     /* the thread (for 'M' the named one) */
+    uint64_t t_ns;    /* ns since the trace's start */
+    uint64_t id;      /* start/end ranges: their id */
+    const char *name; /* thread or range name; "" for 'E', "range" for 'e' */
+} vr_nvtx_event;
+
 /* Everything one trace says; owns all its memory (free with vr_report_free). */
 typedef struct vr_report {
     const char *path;
@@ -250,6 +262,8 @@ typedef struct vr_report {
     size_t nooms;
     const vr_range_span *spans; /* top-level iteration spans (shading), capped */
     size_t nspans;
+    const vr_nvtx_event *nvtx; /* every NVTX range and thread name, capped (a note) */
+    size_t nnvtx;
     const vr_hover *hover; /* in time order */
     size_t nhover;
     const char *const *notes;
@@ -257,6 +271,52 @@ typedef struct vr_report {
 
     struct vr_arena *arena; /* private */
 } vr_report;
+
+/* The sections of the report model: when a section is not empty (the
+ * expression on `r`, a const vr_report *), the marker that shows it in the
+ * text, JSON and HTML outputs. One list: renderers print the markers of the
+ * sections it names as VR_MARK_*, and the sections test
+ * (tests/report/test_sections.c) checks that every section of a trace where
+ * all are non-empty reaches all three outputs. The devices' timelines and
+ * hover samples are the "timeline" section. */
+#define VR_MODEL_SECTIONS(X)                                                                       \
+    X(verdict, r->nooms || r->ngrowth, "remedy: ", "\"verdict\":", "id=\"verdict\"")               \
+    X(program, r->argc, "program: ", "\"program\":", "<th>program</th>")                           \
+    X(devices, r->ndevices, "): peak allocated ", "\"devices\":", "<th>device ")                   \
+    X(timeline, r->ndevices && r->devices[0].ntimeline && r->nhover, VR_MARK_TIMELINE_TEXT,        \
+      "\"timeline\":", "\"hover\":[[")                                                             \
+    X(totals, r->allocations, " failed allocations (",                                             \
+      "\"totals\":", "<th>allocations / frees / failed</th>")                                      \
+    X(accounting, r->naccounting, "memory by kind", "\"accounting\":", VR_MARK_ACCOUNTING_HTML)    \
+    X(notes, r->nnotes, "  note: ", "\"notes\":[\"", "note: ")                                     \
+    X(sites, r->nsites, "-- Top sites at peak --", "\"sites\":", "id=\"sites\"")                   \
+    X(phases, r->nphases, "by NVTX range", "\"phases\":", "Peak by NVTX range")                    \
+    X(range_sites, r->nrange_sites, "top call sites in ", VR_MARK_RANGE_SITES_JSON,                \
+      VR_MARK_RANGE_SITES_HTML)                                                                    \
+    X(leaks, r->nleaks, "-- Leaks --", "\"leaks\":", "id=\"leaks\"")                               \
+    X(growth, r->ngrowth, "-- Growth --", "\"growth\":", "id=\"growth\"")                          \
+    X(ooms, r->nooms, "-- Out of memory", "\"ooms\":", "id=\"ooms\"")                              \
+    X(fragmentation, r->nfrag, "-- Fragmentation", "\"fragmentation\":", "id=\"fragmentation\"")   \
+    X(spans, r->nspans, VR_MARK_SPANS_TEXT, VR_MARK_SPANS_JSON, "class=\"phase\"")                 \
+    X(nvtx, r->nnvtx, VR_MARK_NVTX_TEXT, VR_MARK_NVTX_JSON, VR_MARK_NVTX_HTML)
+
+/* Markers of VR_MODEL_SECTIONS that renderers print from here. */
+#define VR_MARK_TIMELINE_TEXT "  timeline: "
+#define VR_MARK_ACCOUNTING_HTML "id=\"accounting\""
+#define VR_MARK_RANGE_SITES_JSON "\"range_sites\":"
+#define VR_MARK_RANGE_SITES_HTML "id=\"range_sites\""
+#define VR_MARK_SPANS_TEXT "top-level ranges: "
+#define VR_MARK_SPANS_JSON "\"spans\":"
+#define VR_MARK_NVTX_TEXT "NVTX events: "
+#define VR_MARK_NVTX_JSON "\"nvtx\":"
+#define VR_MARK_NVTX_HTML "id=\"nvtx\""
+
+/* NVTX events of r by kind: push/pop ranges ('B'), start/end ranges ('b'),
+ * named threads ('M'). */
+typedef struct vr_nvtx_counts {
+    size_t ranges, start_end, threads;
+} vr_nvtx_counts;
+vr_nvtx_counts vr_nvtx_count(const vr_report *r);
 
 typedef struct vr_options {
     size_t top;                 /* entries per table; 0 = 10 */
@@ -282,8 +342,7 @@ int vr_render_html(FILE *out, vr_report *const *r, size_t n, const vr_options *o
 /* Folded stacks of the bytes live at the peak: "root;...;leaf bytes". */
 int vr_render_folded(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
 /* Chrome trace JSON: counters from the timelines, NVTX ranges as B/E slices
- * (re-read from each report's file in a second streaming pass), OOMs as
- * instant events. */
+ * (the model's nvtx events), OOMs as instant events. */
 int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
 
 /* ---- the headline verdict (verdict.c) ----------------------------------- */

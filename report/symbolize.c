@@ -10,7 +10,7 @@
  * "python"; in their stacks the interpreter's own native frames are hidden
  * unless native (report --native). Only stacks asked for
  * are symbolized; results are cached per ip and per stack. */
-#include "internal.h"
+#include "state.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>

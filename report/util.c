@@ -102,6 +102,7 @@ char *vr_sprintf(vr_arena *a, const char *fmt, ...)
 
 /* ---- hash map ----------------------------------------------------------- */
 
+/* MurmurHash3's 64-bit finalizer (fmix64, public domain). */
 static size_t hash64(uint64_t k)
 {
     k ^= k >> 33;
@@ -120,101 +121,215 @@ void vr_map_init(vr_map *m, size_t esize)
 
 void vr_map_destroy(vr_map *m)
 {
-    free(m->slots);
-    free(m->used);
+    free(m->items);
+    free(m->alive);
+    free(m->index);
     memset(m, 0, sizeof(*m));
 }
 
-static inline void *slot(const vr_map *m, size_t i)
+static inline void *item(const vr_map *m, size_t i)
 {
-    return m->slots + i * m->esize;
+    return m->items + i * m->esize;
 }
 
-static inline uint64_t slot_key(const vr_map *m, size_t i)
+static inline uint64_t item_key(const vr_map *m, size_t i)
 {
     uint64_t k;
-    memcpy(&k, slot(m, i), sizeof(k));
+    memcpy(&k, item(m, i), sizeof(k));
     return k;
+}
+
+static inline bool item_alive(const vr_map *m, size_t i)
+{
+    return m->alive[i / 64] >> (i % 64) & 1;
+}
+
+/* Index slot: 0 = empty, else the key's 32-bit hash << 32 | (item + 1). The
+ * hash gives a slot's home without reading its item (rehash, delete). */
+static inline uint32_t slot_hash(uint64_t slot)
+{
+    return (uint32_t)(slot >> 32);
+}
+
+static inline size_t slot_item(uint64_t slot)
+{
+    return (size_t)(uint32_t)slot - 1;
+}
+
+void *vr_map_find(const vr_map *m, uint64_t key, vr_map_hint *hint)
+{
+    uint32_t h = (uint32_t)hash64(key);
+    size_t mask = m->icap - 1, i = h & mask;
+    if (hint)
+        *hint = (vr_map_hint){.slot = SIZE_MAX, .hash = h, .mods = m->mods};
+    if (!m->icap)
+        return NULL;
+    for (uint64_t sl; (sl = m->index[i]); i = (i + 1) & mask)
+        if (slot_hash(sl) == h && item_key(m, slot_item(sl)) == key) {
+            if (hint)
+                hint->slot = i;
+            return item(m, slot_item(sl));
+        }
+    if (hint)
+        hint->slot = i;
+    return NULL;
+}
+
+void vr_map_prefetch(const vr_map *m, uint64_t key)
+{
+    if (m->icap)
+        __builtin_prefetch(&m->index[(uint32_t)hash64(key) & (m->icap - 1)]);
+}
+
+void vr_map_prefetch_entry(const vr_map *m, uint64_t key)
+{
+    uint32_t h = (uint32_t)hash64(key);
+    size_t mask = m->icap - 1, i = h & mask;
+    for (uint64_t sl; m->icap && (sl = m->index[i]); i = (i + 1) & mask)
+        if (slot_hash(sl) == h) {
+            __builtin_prefetch(item(m, slot_item(sl)));
+            return;
+        }
 }
 
 void *vr_map_get(const vr_map *m, uint64_t key)
 {
-    if (!m->cap)
-        return NULL;
-    size_t mask = m->cap - 1;
-    for (size_t i = hash64(key) & mask; m->used[i]; i = (i + 1) & mask)
-        if (slot_key(m, i) == key)
-            return slot(m, i);
-    return NULL;
+    return vr_map_find(m, key, NULL);
 }
 
-static void map_grow(vr_map *m)
+/* Builds an index of icap slots from the old one (slots carry their hash:
+ * no item is read or moved). */
+static void index_build(vr_map *m, size_t icap)
 {
-    vr_map old = *m;
-    m->cap = old.cap ? old.cap * 2 : 64;
-    m->slots = vr_xmalloc(m->cap * m->esize);
-    m->used = vr_xcalloc(m->cap, 1);
-    m->len = 0;
-    for (size_t i = 0; i < old.cap; i++) {
-        if (!old.used[i])
+    uint64_t *old = m->index;
+    size_t oldcap = m->icap, mask = icap - 1;
+    m->index = vr_xcalloc(icap, sizeof(uint64_t));
+    m->icap = icap;
+    for (size_t k = 0; k < oldcap; k++) {
+        if (!old[k])
             continue;
-        size_t mask = m->cap - 1, j = hash64(slot_key(&old, i)) & mask;
-        while (m->used[j])
-            j = (j + 1) & mask;
-        memcpy(slot(m, j), slot(&old, i), m->esize);
-        m->used[j] = 1;
-        m->len++;
+        size_t i = slot_hash(old[k]) & mask;
+        while (m->index[i])
+            i = (i + 1) & mask;
+        m->index[i] = old[k];
     }
-    free(old.slots);
-    free(old.used);
+    free(old);
+    m->mods++;
+}
+
+/* An index for n entries at load <= 3/4. */
+static void index_reserve(vr_map *m, size_t n)
+{
+    size_t icap = m->icap ? m->icap : 64;
+    while (n * 4 > icap * 3)
+        icap *= 2;
+    if (icap != m->icap)
+        index_build(m, icap);
+}
+
+static void items_reserve(vr_map *m, size_t n)
+{
+    if (n <= m->capitems)
+        return;
+    size_t words = (n + 63) / 64, had = (m->capitems + 63) / 64;
+    m->items = vr_xrealloc(m->items, n * m->esize);
+    m->alive = vr_xrealloc(m->alive, words * sizeof(uint64_t));
+    memset(m->alive + had, 0, (words - had) * sizeof(uint64_t));
+    m->capitems = n;
+}
+
+void vr_map_reserve(vr_map *m, size_t n)
+{
+    index_reserve(m, n);
+    items_reserve(m, n);
+}
+
+/* An item for a new entry: the last freed hole, or the next one at the end. */
+static size_t item_take(vr_map *m)
+{
+    if (m->free_item) {
+        size_t i = m->free_item - 1;
+        m->free_item = (size_t)item_key(m, i);
+        return i;
+    }
+    if (m->nitems == m->capitems)
+        items_reserve(m, m->capitems ? m->capitems * 2 : 16);
+    return m->nitems++;
+}
+
+void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint)
+{
+    size_t i = hint->slot, mask = m->icap - 1;
+    if ((m->len + 1) * 4 > m->icap * 3) {
+        index_reserve(m, m->len + 1);
+        mask = m->icap - 1;
+        i = SIZE_MAX;
+    }
+    if (i == SIZE_MAX || hint->mods != m->mods) /* the index changed: probe again */
+        for (i = hint->hash & mask; m->index[i]; i = (i + 1) & mask)
+            ;
+    size_t it = item_take(m);
+    m->index[i] = (uint64_t)hint->hash << 32 | (uint64_t)(it + 1);
+    m->alive[it / 64] |= 1ull << (it % 64);
+    m->len++;
+    void *e = item(m, it);
+    memset(e, 0, m->esize);
+    memcpy(e, &key, sizeof(key));
+    return e;
 }
 
 void *vr_map_put(vr_map *m, uint64_t key, bool *created)
 {
-    void *e = vr_map_get(m, key);
+    vr_map_hint hint;
+    void *e = vr_map_find(m, key, &hint);
     if (created)
         *created = !e;
-    if (e)
-        return e;
-    if ((m->len + 1) * 4 > m->cap * 3)
-        map_grow(m);
-    size_t mask = m->cap - 1, i = hash64(key) & mask;
-    while (m->used[i])
-        i = (i + 1) & mask;
-    memset(slot(m, i), 0, m->esize);
-    memcpy(slot(m, i), &key, sizeof(key));
-    m->used[i] = 1;
-    m->len++;
-    return slot(m, i);
+    return e ? e : vr_map_insert(m, key, &hint);
+}
+
+/* Empties index slot i by backward shift: later slots of its cluster whose
+ * home is not between i and them move into the hole. */
+static void index_remove(vr_map *m, size_t i)
+{
+    size_t mask = m->icap - 1;
+    m->index[i] = 0;
+    for (size_t j = (i + 1) & mask; m->index[j]; j = (j + 1) & mask) {
+        size_t home = slot_hash(m->index[j]) & mask;
+        bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
+        if (!movable)
+            continue;
+        m->index[i] = m->index[j];
+        m->index[j] = 0;
+        i = j;
+    }
+    m->mods++;
+}
+
+void vr_map_remove(vr_map *m, const vr_map_hint *hint)
+{
+    size_t it = slot_item(m->index[hint->slot]);
+    index_remove(m, hint->slot);
+    m->alive[it / 64] &= ~(1ull << (it % 64));
+    uint64_t next = m->free_item; /* the hole keeps the free list in its key */
+    memcpy(item(m, it), &next, sizeof(next));
+    m->free_item = it + 1;
+    m->len--;
 }
 
 bool vr_map_del(vr_map *m, uint64_t key)
 {
-    uint8_t *e = vr_map_get(m, key);
-    if (!e)
+    vr_map_hint hint;
+    if (!vr_map_find(m, key, &hint))
         return false;
-    size_t mask = m->cap - 1, i = (size_t)(e - m->slots) / m->esize;
-    m->used[i] = 0;
-    m->len--;
-    /* backward-shift: move later entries of the cluster into the hole */
-    for (size_t j = (i + 1) & mask; m->used[j]; j = (j + 1) & mask) {
-        size_t home = hash64(slot_key(m, j)) & mask;
-        bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
-        if (!movable)
-            continue;
-        memcpy(slot(m, i), slot(m, j), m->esize);
-        m->used[i] = 1;
-        m->used[j] = 0;
-        i = j;
-    }
+    vr_map_remove(m, &hint);
     return true;
 }
 
 void *vr_map_next(const vr_map *m, size_t *i)
 {
-    for (; *i < m->cap; (*i)++)
-        if (m->used[*i])
-            return slot(m, (*i)++);
+    for (; *i < m->nitems; (*i)++)
+        if (item_alive(m, *i))
+            return item(m, (*i)++);
     return NULL;
 }
 
@@ -473,4 +588,15 @@ const char *vr_verdict_name(enum vr_verdict v)
         return "external";
     }
     return "unknown";
+}
+
+vr_nvtx_counts vr_nvtx_count(const vr_report *r)
+{
+    vr_nvtx_counts c = {0};
+    for (size_t i = 0; i < r->nnvtx; i++) {
+        c.ranges += r->nvtx[i].ph == 'B';
+        c.start_end += r->nvtx[i].ph == 'b';
+        c.threads += r->nvtx[i].ph == 'M';
+    }
+    return c;
 }

@@ -14,7 +14,19 @@ double bench_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
 int bench_run_report(const char *vt, const char *path, double *wall, long *maxrss_kib)
+{
+    double cpu;
+    return bench_run_report_cpu(vt, path, wall, &cpu, maxrss_kib);
+}
+
+int bench_run_report_cpu(const char *vt, const char *path, double *wall, double *cpu,
+                         long *maxrss_kib)
 {
     double t = bench_now_s();
     pid_t pid = fork();
@@ -31,5 +43,6 @@ int bench_run_report(const char *vt, const char *path, double *wall, long *maxrs
         return -1;
     *wall = bench_now_s() - t;
     *maxrss_kib = ru.ru_maxrss;
+    *cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

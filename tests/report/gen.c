@@ -294,6 +294,39 @@ static void sc_external(vtg *g)
     vtg_end(g, 400, 1);
 }
 
+/* Every section of the report model non-empty at once (the sections test):
+ * 20 iterations of train_step keeping 40 MiB each at site 2 inside
+ * "forward" (growth, phases, range sites, leaks), a heap with regions every
+ * other one freed (fragmentation), a pinned host buffer, a note, and a
+ * failed allocation (an OOM). */
+static void sc_sections(vtg *g)
+{
+    prelude(g, 4 * GiB);
+    vtg_note(g, "a note from the recorder");
+    vtg_meminfo(g, 100, 4 * GiB, 4 * GiB);
+    vtg_alloc_api(g, 150, 0x7f0000000000, MiB, 5, VT_API_CUDA_MALLOC_HOST);
+    vtg_alloc(g, 200, 0x10000000, 100 * MiB, 5);
+    vtg_heap(g, 201, 1, 0x10000000, 100 * MiB);
+    for (uint64_t i = 0; i < 10; i++)
+        vtg_region(g, 300 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 4);
+    for (uint64_t i = 1; i < 10; i += 2)
+        vtg_region_free(g, 400 + i, 1, 0x10000000 + i * 10 * MiB);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 20; i++) {
+        vtg_push(g, t++, 1);
+        vtg_push(g, t++, 3);
+        vtg_alloc(g, t++, 0x100000000 + i * 64 * MiB, 40 * MiB, 2);
+        vtg_alloc(g, t++, 0x80000000, 10 * MiB, 3);
+        vtg_free(g, t++, 0x80000000);
+        vtg_pop(g, t++);
+        vtg_pop(g, t++);
+    }
+    vtg_push(g, t++, 1);
+    vtg_failed(g, t++, 8 * GiB, 3, 3 * GiB, 4 * GiB);
+    vtg_pop(g, t++);
+    vtg_end(g, t, 1);
+}
+
 /* Strings from the trace that must come out escaped. */
 static void sc_xss(vtg *g)
 {
@@ -356,6 +389,7 @@ int vtg_scenario(const char *name, const char *path)
         {"noend", sc_noend, 1, {"noend"}},
         {"empty", sc_empty, 1, {"empty"}},
         {"badutf8", sc_badutf8, 2, {"bad\xff", "arg\xc0\xafx"}},
+        {"sections", sc_sections, 3, {"train", "--batch", "64"}},
     };
     for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
         if (strcmp(sc[i].name, name) != 0)
@@ -473,12 +507,22 @@ static void stress_devices(vtg *g, uint64_t n, uint64_t *t)
     }
 }
 
+/* n allocations on 200 call sites, never freed (the report's live map at n
+ * entries: issue 18's memory per live allocation). */
+static void stress_live(vtg *g, uint64_t n, uint64_t *t)
+{
+    big_stacks(g);
+    for (uint64_t i = 0; i < n; i++)
+        vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+}
+
 int vtg_stress(const char *path, const char *kind, uint64_t n)
 {
     const char *argv[] = {kind};
     void (*fn)(vtg *, uint64_t, uint64_t *) = !strcmp(kind, "stacks")    ? stress_stacks
                                               : !strcmp(kind, "ranges")  ? stress_ranges
                                               : !strcmp(kind, "devices") ? stress_devices
+                                              : !strcmp(kind, "live")    ? stress_live
                                                                          : NULL;
     vtg g;
     uint64_t t = 1000;

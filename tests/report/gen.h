@@ -48,13 +48,15 @@ void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr);
 void vtg_end(vtg *g, uint64_t t, int status);
 
 /* Write one of the named scenarios to path: basic, growth, capacity,
- * leakoom, frag, external, xss. Returns 0, or -1 (unknown name, I/O). */
+ * leakoom, frag, external, xss, noend, empty, badutf8, sections. Returns 0, or -1 (unknown name,
+ * I/O). */
 int vtg_scenario(const char *name, const char *path);
 /* A large trace for the benchmark: about `events` events. */
 int vtg_big(const char *path, uint64_t events);
 /* A trace small on disk whose report state grows with n: kind "stacks" (n
  * distinct stacks), "ranges" (n NVTX ranges never popped) or "devices" (n
- * device ids). Returns 0, or -1 (unknown kind, I/O). */
+ * device ids) or "live" (n allocations never freed). Returns 0, or -1
+ * (unknown kind, I/O). */
 int vtg_stress(const char *path, const char *kind, uint64_t n);
 
 #endif

@@ -1312,6 +1312,17 @@ static void test_map(void **state)
         }
     }
     assert_int_equal(m.len, live);
+    /* item numbers are stable: an entry stays at its item until deleted,
+     * through inserts that grow the index */
+    kv *first = vr_map_put(&m, 1, NULL);
+    first->value = 7;
+    uint32_t item = vr_map_index_of(&m, first);
+    for (uint64_t k = 0; k < 4 * N; k++)
+        vr_map_put(&m, (k + N) * 4096, NULL);
+    assert_ptr_equal(vr_map_at(&m, item), vr_map_get(&m, 1));
+    assert_int_equal(((kv *)vr_map_at(&m, item))->value, 7);
+    assert_true(vr_map_del(&m, 1));
+    assert_null(vr_map_at(&m, item));
     free(ref);
     vr_map_destroy(&m);
 }

@@ -1,0 +1,172 @@
+/* state.c: the replay state (state.h) and its accessors: lookups of the
+ * string, device and thread tables, notes, the trace-relative clock and the
+ * growth bookkeeping shared by the analyses. Calls util and accounting only;
+ * every analysis and the event driver (replay.c) sit above it. */
+#include "state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
+{
+    return ts > s->t0 ? ts - s->t0 : 0;
+}
+
+void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
+{
+    memset(s, 0, sizeof(*s));
+    s->arena = arena;
+    s->hdr = hdr;
+    s->t0 = hdr ? hdr->start_mono_ns : 0;
+    s->t_last = s->t0;
+    vr_map_init(&s->strings, sizeof(vr_string));
+    vr_map_init(&s->stacknodes, sizeof(vr_stacknode));
+    vr_map_init(&s->pyframes, sizeof(vr_pyframe));
+    vr_map_init(&s->threads, sizeof(vr_thread));
+    vr_map_init(&s->devices, sizeof(vr_devstate));
+    vr_map_init(&s->live, sizeof(vr_live));
+    vr_map_init(&s->heaps, sizeof(vr_heap));
+    vr_map_init(&s->sites, sizeof(vr_counter));
+    vr_map_init(&s->phases, sizeof(vr_counter));
+    vr_map_init(&s->site_ranges, sizeof(vr_counter));
+    vr_map_init(&s->acct, sizeof(vr_acct));
+    vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
+    vr_map_init(&s->live_ext, sizeof(vr_live_ext));
+    s->iter.stride = 1;
+    s->iter.slot = 0;
+    vr_map_init(&s->alloc_sites, sizeof(vr_counter));
+    vr_map_init(&s->site_names, sizeof(vr_site_names));
+    s->pat.stride = 1;
+    s->pat.slot = 1;
+    s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
+    s->win_next = s->win_ns;
+    s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
+}
+
+void vr_state_destroy(vr_state *s)
+{
+    size_t i = 0;
+    for (vr_string *e; (e = vr_map_next(&s->strings, &i));)
+        free(e->text);
+    i = 0;
+    for (vr_thread *t; (t = vr_map_next(&s->threads, &i));) {
+        free(t->stack);
+        free(t->stack_ts);
+    }
+    i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
+        free(d->name);
+        free(d->buckets);
+    }
+    i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
+        free(h->regions);
+    for (size_t k = 0; k < s->nmodules; k++)
+        free(s->modules[k].path);
+    for (size_t k = 0; k < s->nnvtx; k++)
+        if (s->nvtx[k].ph == 'M') /* thread names: the only strings nvtx.c owns */
+            free((char *)s->nvtx[k].name);
+    free(s->nvtx);
+    for (size_t k = 0; k < s->nnotes; k++)
+        free(s->notes[k]);
+    free(s->modules);
+    free(s->notes);
+    free(s->ooms);
+    free(s->frags);
+    free(s->spans);
+    free(s->pend);
+    free(s->exit_reason);
+    vr_acct_destroy(s);
+    vr_map_destroy(&s->vmm_maps);
+    vr_map_destroy(&s->live_ext);
+    free(s->leaf_rows);
+    vr_map_destroy(&s->alloc_sites);
+    vr_map_destroy(&s->site_names);
+    vr_map_destroy(&s->strings);
+    vr_map_destroy(&s->stacknodes);
+    vr_map_destroy(&s->pyframes);
+    vr_map_destroy(&s->threads);
+    vr_map_destroy(&s->devices);
+    vr_map_destroy(&s->live);
+    vr_map_destroy(&s->heaps);
+    vr_map_destroy(&s->sites);
+    vr_map_destroy(&s->phases);
+    vr_map_destroy(&s->site_ranges);
+}
+
+#define VR_MAX_NOTES 200
+
+void vr_state_note(vr_state *s, const char *fmt, ...)
+{
+    if (s->nnotes == VR_MAX_NOTES)
+        return;
+    if (s->nnotes == s->capnotes) {
+        s->capnotes = s->capnotes ? s->capnotes * 2 : 8;
+        s->notes = vr_xrealloc(s->notes, s->capnotes * sizeof(char *));
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *t = NULL;
+    if (vasprintf(&t, fmt, ap) < 0)
+        t = NULL;
+    va_end(ap);
+    if (t)
+        s->notes[s->nnotes++] = t;
+}
+
+const char *vr_state_string(const vr_state *s, uint32_t id)
+{
+    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
+    return e ? e->text : "";
+}
+
+vr_devstate *vr_state_device(vr_state *s, int32_t id)
+{
+    if (s->device_item && s->device_id == id)
+        return vr_map_at(&s->devices, s->device_item - 1);
+    bool created;
+    vr_devstate *d = vr_map_put(&s->devices, (uint64_t)(int64_t)id + 1, &created);
+    if (created)
+        d->id = id;
+    s->device_id = id;
+    s->device_item = vr_map_index_of(&s->devices, d) + 1;
+    return d;
+}
+
+vr_thread *vr_state_thread(vr_state *s, uint32_t tid)
+{
+    if (s->thread_item && s->thread_tid == tid)
+        return vr_map_at(&s->threads, s->thread_item - 1);
+    vr_thread *t = vr_map_put(&s->threads, tid, NULL);
+    s->thread_tid = tid;
+    s->thread_item = vr_map_index_of(&s->threads, t) + 1;
+    return t;
+}
+
+vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key)
+{
+    return vr_map_put(&s->live_ext, key, NULL);
+}
+
+size_t vr_topname(vr_state *s, uint32_t name)
+{
+    for (size_t i = 0; i < s->ntopnames; i++)
+        if (s->topnames[i].name == name)
+            return i;
+    if (s->ntopnames == VR_MAX_TOPNAMES)
+        return SIZE_MAX;
+    memset(&s->topnames[s->ntopnames], 0, sizeof(s->topnames[0]));
+    s->topnames[s->ntopnames].name = name;
+    return s->ntopnames++;
+}
+
+void vr_iteration_alloc(vr_state *s, uint64_t bytes)
+{
+    if (s->cur_top && !s->cur_top_input)
+        s->cur_top_input = bytes;
+}
+
+uint32_t vr_thread_range(const vr_thread *t)
+{
+    return t && t->depth ? (uint32_t)t->stack[t->depth - 1] : 0;
+}

@@ -1,0 +1,446 @@
+/* state.h: the replay state (vr_state) and the analyses' entry points,
+ * shared by the event driver (replay.c), the state's accessors (state.c),
+ * the analyses (peak, frag, growth, oom, leaks, accounting), the model
+ * builder (model.c) and the symbolizer. Renderers never include it: they see
+ * the model (report.h) only. Files call downwards only (docs/architecture.md,
+ * "report/"). Not installed. */
+#ifndef VRAMTRACE_REPORT_STATE_H
+#define VRAMTRACE_REPORT_STATE_H
+
+#include "internal.h"
+
+/* ---- replay state ------------------------------------------------------- */
+
+#define VR_SAMPLES 64 /* growth samples kept per site (decimated by 2) */
+#define VR_TIMELINE_BUCKETS 1000
+/* Hover samples (timeline tooltips): at most this many instants, each with
+ * the VR_HOVER_SITES largest live call sites (decimated by 2 when full). */
+#define VR_HOVER_POINTS 256
+
+/* Names (NVTX Mem region names: tensor names a caching allocator gives its
+ * regions) given at one call site: the first VR_SITE_NAMES distinct ones and
+ * how many more. */
+#define VR_SITE_NAMES 3
+typedef struct vr_site_names {
+    uint64_t key; /* stack id */
+    uint32_t name[VR_SITE_NAMES];
+    uint32_t n;
+    uint64_t more;
+} vr_site_names;
+
+/* One hover sample: the largest live sites (stack ids, bytes) as the last
+ * change in a window of hover_ns left them. */
+typedef struct vr_hover_raw {
+    uint64_t t_rel; /* ns since the trace's start */
+    uint64_t allocated;
+    uint32_t stack[VR_HOVER_SITES];
+    uint64_t bytes[VR_HOVER_SITES];
+} vr_hover_raw;
+
+typedef struct vr_sampler {
+    uint64_t ticks;  /* iterations (or time windows) seen */
+    uint64_t stride; /* ticks per kept sample */
+    uint32_t n;      /* samples kept */
+    int slot;        /* which samples[] array in a site this sampler fills */
+} vr_sampler;
+
+/* Growth samples are kept for at most this many call sites (1 KiB each),
+ * the first ones live at a sample; past it a note says so. */
+#define VR_MAX_SAMPLED_SITES 65536
+/* Entries of one site table (peak, leaks, range sites) symbolized and merged
+ * at most (model.c); the rest, the smallest, are left out with a note. */
+#define VR_MAX_MERGED_SITES 20000
+
+/* A call site (stack leaf) or an NVTX range: live bytes now and at the
+ * peak (lazy snapshot: see peak.c). A site's growth samples ([2][VR_SAMPLES],
+ * arena) are allocated when it is first live at a sample: a site never live
+ * at one has only zeros (vr_counter_samples), and costs 48 bytes. */
+typedef struct vr_counter {
+    uint64_t key;
+    uint64_t live, snap;
+    uint64_t snap_epoch;
+    /* live allocations: fewer than the live map could ever hold (2^32 of
+     * them would take 160 GiB of it), so 32 bits keep the entry small */
+    uint32_t live_count, snap_count;
+    uint64_t (*samples)[VR_SAMPLES];
+    /* site_ranges entries (a "site row", vr_site_row): the items of the
+     * same stack's sites counter and the same range's phases counter */
+    uint32_t site, phase;
+} vr_counter;
+
+/* Growth samples of slot (vr_sampler.slot) of a site: VR_SAMPLES values. */
+const uint64_t *vr_counter_samples(const vr_counter *c, int slot);
+
+/* A live allocation: 40 bytes (issue 18: at most 64 per live allocation
+ * with the map's index). Its counters are found through its site row, cached
+ * at allocation time; what few allocations need (heap, VMM mappings, the
+ * time an uncovered one became pending) is in vr_live_ext. */
+typedef struct vr_live {
+    uint64_t key; /* address */
+    uint64_t size;
+    uint64_t ts;
+    uint32_t stack;
+    uint32_t row; /* site row (vr_site_row) of stack and its thread's range */
+    int32_t device;
+    uint8_t in_heap;  /* covered by a registered heap: counts as reserved only */
+    uint8_t pending;  /* VR_PENDING_*: not counted yet (see below) */
+    uint8_t kind;     /* enum vt_kind */
+    uint8_t released; /* VMM: cuMemRelease seen, alive while mapped */
+} vr_live;
+
+/* The rest of a live allocation that is in a heap, a VMM handle, or
+ * uncovered (s->live_ext, same key). */
+typedef struct vr_live_ext {
+    uint64_t key;
+    uint64_t heap;       /* the covering heap's id while in_heap */
+    uint64_t pending_ts; /* VR_PENDING_UNCOVERED since (ns, trace clock) */
+    uint32_t nmaps;      /* VMM: live mappings of the handle */
+} vr_live_ext;
+
+/* A device allocation whose accounting waits for the next event (of any
+ * thread, in the trace's time order) that reads or lowers the allocated
+ * bytes: NEW (a cudaMalloc: a heap registration at its address before then
+ * makes it reserved only, anything else makes it a direct allocation counted
+ * at its own time) or UNCOVERED (its heap was unregistered: a free of it
+ * before then drops it, anything else makes it a direct allocation). Events
+ * that only add pending allocations or heaps (vr_event_neutral) do not settle
+ * it, so a caching allocator's segment never counts as allocated for the
+ * instant between its cudaMalloc and heap registration, and an allocation
+ * never waits for its own thread's next event. */
+enum { VR_PENDING_NONE = 0, VR_PENDING_NEW, VR_PENDING_UNCOVERED };
+
+/* One (device, kind) row of the accounting (report.h vr_acct_row), as the
+ * replay builds it. key: acct_key(device, kind). */
+typedef struct vr_acct {
+    uint64_t key;
+    int32_t device;
+    uint8_t kind; /* enum vt_kind */
+    uint64_t allocations, frees, failed;
+    uint64_t live, live_count, peak;
+    uint64_t *at_fail; /* live bytes at each failure */
+    size_t nfail, capfail;
+} vr_acct;
+
+/* A VMM mapping: virtual address -> the live-map key of its handle. */
+typedef struct vr_vmm_map {
+    uint64_t key; /* mapped address */
+    uint64_t size;
+    uint64_t handle_key;
+} vr_vmm_map;
+
+typedef struct vr_region {
+    uint64_t addr, size;
+    uint32_t stack, range;
+    uint64_t ts;
+} vr_region;
+
+typedef struct vr_heap {
+    uint64_t key; /* heap id */
+    uint64_t addr, size;
+    int32_t device;
+    uint64_t covered_alloc; /* address of the live allocation it covers, 0 = none */
+    vr_region *regions;     /* sorted by addr */
+    size_t nregions, capregions;
+    uint64_t region_bytes;
+    uint64_t largest_free; /* cached heap_largest_free, valid unless lf_dirty */
+    bool lf_dirty;
+} vr_heap;
+
+typedef struct vr_bucket {
+    uint64_t index; /* time bucket number */
+    uint64_t max_alloc, t_max, max_res;
+    uint64_t last_alloc, last_res, t_last;
+} vr_bucket;
+
+typedef struct vr_devstate {
+    uint64_t key; /* device id + 1 (0 is a valid device) */
+    int32_t id;
+    char *name;
+    uint64_t total;
+    uint64_t direct;     /* live direct allocations outside heaps */
+    uint64_t heap_bytes; /* registered heaps */
+    uint64_t region_bytes;
+    uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
+    bool have_baseline;
+    uint64_t baseline_used; /* device use outside the recording at the first meminfo */
+    vr_bucket *buckets;     /* grows by doubling up to VR_TIMELINE_BUCKETS */
+    size_t nbuckets, capbuckets;
+    uint64_t bucket_ns;
+} vr_devstate;
+
+typedef struct vr_thread {
+    uint64_t key;    /* thread id */
+    uint64_t *stack; /* NVTX ranges: domain << 32 | name string id */
+    uint64_t *stack_ts;
+    size_t depth, cap;
+    uint32_t nvtx_open; /* push ranges open, as nvtx.c counts them */
+    /* the thread's last failed allocation, until its next allocation attempt */
+    bool fail_open;
+    int32_t fail_device;
+    uint64_t fail_size;
+    size_t fail_index; /* into vr_state.ooms */
+    uint64_t fail_seq; /* vr_oom_raw.seq of that failure, in case its slot was reused */
+} vr_thread;
+
+typedef struct vr_module {
+    uint32_t id;
+    char *path;
+    uint64_t bias, start, end;
+} vr_module;
+
+typedef struct vr_stacknode {
+    uint64_t key; /* node id */
+    uint32_t parent;
+    uint64_t ip;
+    bool python;      /* a py_stack_node: pyframe instead of ip */
+    uint32_t pyframe; /* vr_pyframe id; 0 = the thread's Python frames are unknown */
+} vr_stacknode;
+
+/* A recorded Python frame (VT_REC_PY_FRAME): string ids and the line. */
+typedef struct vr_pyframe {
+    uint64_t key; /* py frame id */
+    uint32_t function, file, line;
+} vr_pyframe;
+
+typedef struct vr_string {
+    uint64_t key; /* string id */
+    char *text;
+} vr_string;
+
+/* An OOM before symbolization. */
+typedef struct vr_oom_raw {
+    vr_oom o;
+    uint32_t stack, range;
+    uint64_t top_keys[5], top_bytes[5], top_counts[5];
+    size_t ntop;
+    double leak_slope, leak_r2; /* growth of top_keys[0] when the verdict is leak */
+    uint64_t baseline;          /* device use outside the recording (bytes) */
+    uint64_t seq;               /* which failed allocation of the trace (1-based) */
+} vr_oom_raw;
+
+#define VR_MAX_TOPNAMES 16
+#define VR_MAX_SPANS 2000
+
+typedef struct vr_state {
+    vr_arena *arena;
+    const vt_header *hdr;
+    uint64_t t0, t_last;
+
+    vr_map strings, stacknodes, pyframes, threads, devices, live, heaps, sites, phases;
+    vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
+    vr_map acct;        /* vr_acct per (device, kind) */
+    vr_map vmm_maps;    /* vr_vmm_map per mapped address */
+    vr_map live_ext;    /* vr_live_ext of some live allocations */
+    uint32_t *pend;     /* live items of pending allocations, in time order */
+    size_t npend, cappend;
+    vr_module *modules;
+    size_t nmodules, capmodules;
+    /* one-entry caches (item + 1, 0 = none) of the maps that never delete:
+     * most events hit the same thread, device and (device, kind) row */
+    uint32_t thread_tid, thread_item, device_item, acct_item;
+    int32_t device_id;
+    uint64_t acct_key;
+    /* site row of each leaf stack id below leaf_cap, with its range:
+     * range << 32 | (row item + 1), so the common allocation needs no
+     * hash lookup for its counters */
+    uint64_t *leaf_rows;
+    size_t leaf_cap;
+
+    uint64_t allocated, reserved; /* all devices */
+    uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
+    uint64_t epoch;        /* snapshot epoch of the counters */
+    bool peak_pending;     /* a new peak was reached and not yet snapshotted */
+    uint64_t frag_peak_at; /* peak value when peak_frag was taken */
+    vr_frag peak_frag;
+    size_t uncovered_heaps; /* heaps without a covering allocation */
+    bool have_peak_frag;
+
+    uint64_t host_pinned, host_pinned_peak;
+    uint64_t allocations, frees, failed, unknown_frees, events;
+
+    /* growth: iterations (top-level NVTX ranges) and time windows */
+    struct {
+        uint32_t name;
+        uint64_t count;       /* completed */
+        uint64_t first_start; /* ts of the first start (trace clock) */
+        uint64_t last_peak;   /* peak reserved bytes of the last completed one */
+        uint64_t last_input;  /* its first device allocation (bytes), 0 = none */
+    } topnames[VR_MAX_TOPNAMES];
+    /* the top-level range in progress (iteration candidate) */
+    uint32_t cur_top;
+    uint64_t cur_top_peak, cur_top_input; /* peak reserved, first allocation (bytes) */
+    uint64_t recovered;                   /* failed allocations retried successfully */
+    size_t ntopnames;
+    uint32_t iter_name; /* current candidate, 0 = none */
+    vr_sampler iter, pat;
+    vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
+    size_t nhover;
+    uint64_t hover_ns;     /* window length */
+    uint64_t hover_t;      /* last change of the site counters (ns since the start) */
+    bool hover_dirty;      /* changed since the last kept sample */
+    size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
+    bool sampled_sites_capped;
+    uint64_t total_samples[2][VR_SAMPLES];
+    /* without NVTX: a repeating call-site pattern (see growth.c) */
+    vr_map alloc_sites;               /* stack id -> device allocations seen there */
+    vr_map site_names;                /* stack id -> vr_site_names (region names) */
+    uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
+    bool pat_freed;                   /* a free happened since the anchor's last allocation */
+    uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
+
+    vr_range_span *spans;
+    size_t nspans;
+    /* NVTX events for the model (nvtx.c); name holds a string id until
+     * vr_build_model resolves it (thread names: their own copy) */
+    vr_nvtx_event *nvtx;
+    size_t nnvtx, capnvtx;
+    bool nvtx_capped;
+
+    vr_oom_raw *ooms;
+    size_t nooms, capooms;
+    vr_frag *frags;
+    size_t nfrags, capfrags;
+
+    char **notes;
+    size_t nnotes, capnotes;
+    bool has_end;
+    int32_t exit_status, exit_signal;
+    char *exit_reason;
+} vr_state;
+
+/* ---- state.c: the state and its accessors (layer 1: calls util only) ---- */
+
+/* The files of report/ call downwards only (checked by the call-graph test):
+ *   util, accounting  <  state, frag_measure  <  peak  <  frag, growth  <  oom
+ *   <  leaks, symbolize  <  model  <  replay (the event driver, on top).
+ * An analysis never calls the driver: what must happen after it (a pending
+ * allocation committed, a thread touched) is returned to the driver. */
+void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr);
+void vr_state_destroy(vr_state *s);
+void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *vr_state_string(const vr_state *s, uint32_t id);
+vr_devstate *vr_state_device(vr_state *s, int32_t id);
+vr_thread *vr_state_thread(vr_state *s, uint32_t tid);
+/* The innermost NVTX range of a thread (NULL: none), 0 if none. */
+uint32_t vr_thread_range(const vr_thread *t);
+/* ns since the trace's start of a trace-clock time (0 before it). */
+uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
+/* A device allocation or region of `bytes` was counted (iteration input). */
+void vr_iteration_alloc(vr_state *s, uint64_t bytes);
+/* topnames index of a top-level range name (created), SIZE_MAX when full. */
+size_t vr_topname(vr_state *s, uint32_t name);
+
+/* nvtx.c: keeps ev for the model's NVTX events when it is one (thread
+ * names, push/pop and start/end ranges); vr_nvtx_build puts them in the
+ * model with their names (arena copies). vr_state_destroy frees them. */
+void vr_nvtx_record(vr_state *s, const vt_event *ev);
+void vr_nvtx_build(vr_state *s, vr_report *r);
+
+/* frag_measure.c: fragmentation of the device's heaps now (reads heaps). */
+vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
+void vr_frag_push(vr_state *s, const vr_frag *f);
+
+/* The live allocation's extension (created zeroed). */
+vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key);
+
+/* peak.c: every change of allocated/reserved bytes goes through here. */
+/* The site row (site_ranges item) of allocations at stack inside range,
+ * created with its sites and phases counters when new. */
+uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range);
+/* Add delta (signed, bytes; count +1/-1/0) to the site and phase counters
+ * and to the device's allocated bytes; tracks peaks and lazy snapshots. */
+void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
+                int count);
+void vr_account_reserved(vr_state *s, int32_t device, int64_t delta);
+/* A direct allocation (outside heaps) starts (sign +1) or stops (-1) counting:
+ * its device's direct bytes, vr_account and vr_account_reserved in one step,
+ * with one device lookup and one timeline update. */
+void vr_account_direct(vr_state *s, const vr_live *l, int sign);
+/* Timeline downsampling: record the current state of dev at time ts. */
+void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts);
+/* Keeps the hover sample of the last change (end of the replay). */
+void vr_hover_flush(vr_state *s);
+/* A new peak is complete: take the (lazy) snapshot of the counters. */
+void vr_snapshot_peak(vr_state *s);
+/* Materialized snapshot value of a counter (bytes/count at the peak). */
+uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count);
+/* Called before every event: time windows, growth sampling. */
+void vr_tick_time(vr_state *s, uint64_t ts);
+/* One tick of a growth sampler (an iteration ended, or a time window). */
+void vr_sampler_tick(vr_state *s, vr_sampler *sp);
+
+/* frag.c: heaps and regions. A heap id registered again is first dropped by
+ * the driver (vr_heap_known, vr_heap_unregister). */
+bool vr_heap_known(const vr_state *s, uint64_t heap);
+void vr_heap_register(vr_state *s, const vt_event *ev);
+/* Drops a heap (or only its regions). A live allocation it covered becomes
+ * VR_PENDING_UNCOVERED: returns its address (the caller hands it to the
+ * unregistering thread or commits it), 0 when none. */
+uint64_t vr_heap_unregister(vr_state *s, uint64_t heap, bool reset_only);
+void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range);
+void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
+/* A region was named (string id): the name is kept for the call site that
+ * registered the region (vr_site_names); unknown regions are ignored. */
+void vr_region_name(vr_state *s, uint64_t heap, uint64_t addr, uint32_t name);
+void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
+/* A direct allocation appeared: mark it in_heap when a heap covers it. */
+void vr_heap_check_alloc(vr_state *s, vr_live *l);
+
+/* accounting.c: the per-(device, kind) ledger of report.h's vr_acct_row.
+ * An allocation of size bytes became live / stopped being live; a failed
+ * allocation call (live bytes of its row are recorded). */
+void vr_acct_alloc(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size);
+void vr_acct_free(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size);
+void vr_acct_failed(vr_state *s, int32_t device, enum vt_kind kind);
+/* The rows, sorted by device then kind, into r (arena memory). */
+void vr_acct_build(vr_state *s, vr_report *r);
+void vr_acct_destroy(vr_state *s);
+/* The device (-1 for host kinds) an event of api on device counts on. */
+int32_t vr_kind_device(enum vt_api api, int32_t device);
+
+/* growth.c */
+void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts);
+void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts);
+/* Least-squares fit of samples (x = (i+1) * stride). */
+void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2);
+/* The sampler to use for growth: NVTX iterations if one was seen at least 3
+ * times, else the call-site pattern's if it completed at least 3, else NULL
+ * (no growth is reported). */
+const vr_sampler *vr_growth_sampler(const vr_state *s);
+/* A device allocation at stack is about to be replayed: true when it starts
+ * a call-site-pattern iteration (vr_pattern_alloc will tick). */
+bool vr_pattern_ticks(const vr_state *s, uint32_t stack);
+/* Account an allocation at stack for the call-site pattern; ticks the
+ * pattern sampler (before the allocation counts) when it starts an
+ * iteration. */
+void vr_pattern_alloc(vr_state *s, uint32_t stack);
+
+/* oom.c */
+/* A failed allocation by thread t (its ranges give the failure's range and
+ * the batch estimate's iteration); touches no thread. */
+void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
+void vr_oom_meminfo(vr_state *s, const vt_event *ev);
+
+/* leaks.c: live allocations of one kind grouped by stack (counters keyed by
+ * stack id); their bytes and count. */
+void vr_leaks_group(vr_state *s, enum vt_kind kind, vr_map *groups, uint64_t *bytes,
+                    uint64_t *count);
+
+/* model.c */
+void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt);
+
+/* symbolize.c */
+typedef struct vr_symbolizer vr_symbolizer;
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native);
+void vr_symbolizer_free(vr_symbolizer *sy);
+/* Symbolize and fold the stack of leaf id (cached per stack). */
+vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
+/* A stable key string for merging stacks that symbolize alike. */
+const char *vr_stack_key(vr_arena *a, const vr_stack *st);
+
+/* replay.c: replay one event into s (as vr_analyze does); settle what is
+ * pending after the last one. */
+void vr_replay_one(vr_state *s, const vt_event *ev);
+void vr_replay_settle(vr_state *s);
+
+#endif
