@@ -3,19 +3,22 @@
  * benchmark (bench/perf.py). The benchmark times the whole process from
  * outside at two sizes; the pairs are also timed inside the program.
  *
- * usage: preload_overhead cuda|malloc|live N DEPTH [THREADS]
+ * usage: preload_overhead cuda|malloc|live|hold N DEPTH [THREADS]
  *   cuda    N cudaMalloc/cudaFree pairs of 256 bytes (on the simulated device)
  *   malloc  N malloc/free pairs of 256 bytes (the same shape for heaptrack)
  *   live    N cudaMalloc of 256 bytes, never freed (memory per live allocation)
+ *   hold    N cudaMalloc of 256 bytes all live at once, then freed
  *   THREADS (default 1) threads each issue N / THREADS of them, each its own.
- * Prints "pairs=<N>" and "ns_per_pair=<float>" (wall ns inside the program
- * per pair or allocation, all threads together) on stdout. Exit 2 on bad
+ * Prints "pairs=<N>", "ns_per_pair=<float>" (wall ns inside the program
+ * per pair or allocation, all threads together) and "max_rss_kib=<n>" (the
+ * process's peak resident memory, getrusage) on stdout. Exit 2 on bad
  * usage, 3 when an allocation fails. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_THREADS 256
@@ -63,6 +66,20 @@ static int cuda_live(long n)
             return -1;
     }
     return 0;
+}
+
+static int hold_all(long n)
+{
+    void **p = calloc((size_t)n, sizeof *p);
+    long i, got = 0;
+    if (!p)
+        return -1;
+    for (i = 0; i < n && cudaMalloc(&p[i], 256) == cudaSuccess; i++)
+        got++;
+    for (i = 0; i < got; i++)
+        cudaFree(p[i]);
+    free(p);
+    return got == n ? 0 : -1;
 }
 
 /* Recurse to depth, then run the loop: every event has depth frames of this
@@ -114,6 +131,8 @@ static int (*mode_loop(const char *mode))(long)
         return malloc_pairs;
     if (!strcmp(mode, "live"))
         return cuda_live;
+    if (!strcmp(mode, "hold"))
+        return hold_all;
     return NULL;
 }
 
@@ -124,8 +143,9 @@ int main(int argc, char **argv)
     int depth = argc >= 4 ? atoi(argv[3]) : 0;
     int threads = argc >= 5 ? atoi(argv[4]) : 1;
     double t0, t1;
+    struct rusage ru;
     if (!loop || argc > 5 || n <= 0 || depth <= 0 || threads <= 0 || threads > MAX_THREADS) {
-        fprintf(stderr, "usage: preload_overhead cuda|malloc|live N DEPTH [THREADS]\n");
+        fprintf(stderr, "usage: preload_overhead cuda|malloc|live|hold N DEPTH [THREADS]\n");
         return 2;
     }
     if (loop != malloc_pairs && cuda_pairs(1) != 0) /* runtime initialisation, not timed */
@@ -134,6 +154,8 @@ int main(int argc, char **argv)
     if (run_threads(loop, n, depth, threads) != 0)
         return 3;
     t1 = now_ns();
-    printf("pairs=%ld\nns_per_pair=%.1f\n", n, (t1 - t0) / (double)n);
+    getrusage(RUSAGE_SELF, &ru);
+    printf("pairs=%ld\nns_per_pair=%.1f\nmax_rss_kib=%ld\n", n, (t1 - t0) / (double)n,
+           ru.ru_maxrss);
     return 0;
 }

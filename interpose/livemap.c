@@ -1,7 +1,13 @@
 /* livemap.c: the in-process map of live allocations (address -> size,
  * stack, device, api) and per-device counters, for the OOM diagnosis and
- * the exit summary. Open addressing with linear probing and backward-shift
- * deletion, striped over STRIPES mutexes by address hash. */
+ * the exit summary. Open addressing (32-byte slots, load at most 3/4) with
+ * linear probing and backward-shift
+ * deletion, in STRIPES tables by address hash (each grows alone). One lock
+ * guards it all: the order lock (vti_internal.h), which the hooks already
+ * hold around every allocation and free, so the hot path takes no lock of
+ * its own and updates the counters without atomic read-modify-writes; the
+ * other callers (VMM mappings, device reset, CUPTI, the growth and exit
+ * lines) take it here. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -14,18 +20,15 @@
 #define MAX_LIVE_PER_STRIPE (1u << 16)
 
 typedef struct slot {
-    vti_live e;
-    bool used;
+    vti_live e; /* e.used: the slot holds an entry */
 } slot;
 
 typedef struct stripe {
-    pthread_mutex_t lock;
     slot *slots;
     size_t mask, count;
 } stripe;
 
 static stripe stripes[STRIPES];
-static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
 
 typedef struct dev_counters {
     _Atomic uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
@@ -33,10 +36,43 @@ typedef struct dev_counters {
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
 
-static void stripes_init(void)
+/* The order lock (vti_internal.h, vti_order_lock); tl_holds: this thread
+ * holds it. */
+static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
+static VTI_TLS bool tl_holds;
+
+void vti_order_lock(void)
 {
-    for (int i = 0; i < STRIPES; i++)
-        pthread_mutex_init(&stripes[i].lock, NULL);
+    pthread_mutex_lock(&order_mutex);
+    tl_holds = true;
+}
+
+void vti_order_unlock(void)
+{
+    tl_holds = false;
+    pthread_mutex_unlock(&order_mutex);
+}
+
+/* Take the order lock unless this thread holds it; true when taken. */
+static bool guard_begin(void)
+{
+    if (tl_holds)
+        return false;
+    vti_order_lock();
+    return true;
+}
+
+static void guard_end(bool taken)
+{
+    if (taken)
+        vti_order_unlock();
+}
+
+/* counter += d under the order lock (atomic only for readers' sake). */
+static void add(_Atomic uint64_t *counter, uint64_t d)
+{
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + d,
+                          memory_order_relaxed);
 }
 
 static uint64_t key_hash(uint64_t addr, uint8_t space)
@@ -47,7 +83,6 @@ static uint64_t key_hash(uint64_t addr, uint8_t space)
 
 static stripe *stripe_of(uint64_t h)
 {
-    pthread_once(&stripes_once, stripes_init);
     return &stripes[(h >> 58) % STRIPES];
 }
 
@@ -64,10 +99,10 @@ static dev_counters *dev(int device)
 static void place(slot *slots, size_t mask, const vti_live *e)
 {
     size_t i = key_hash(e->addr, e->space) & mask;
-    while (slots[i].used)
+    while (slots[i].e.used)
         i = (i + 1) & mask;
     slots[i].e = *e;
-    slots[i].used = true;
+    slots[i].e.used = true;
 }
 
 static int stripe_grow(stripe *s)
@@ -77,7 +112,7 @@ static int stripe_grow(stripe *s)
     if (!n)
         return -1;
     for (size_t i = 0; s->slots && i <= s->mask; i++)
-        if (s->slots[i].used)
+        if (s->slots[i].e.used)
             place(n, cap - 1, &s->slots[i].e);
     free(s->slots);
     s->slots = n;
@@ -88,12 +123,12 @@ static int stripe_grow(stripe *s)
 static void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
-    uint64_t live = atomic_fetch_add(&c->live_bytes, e->size) + e->size;
-    uint64_t peak = atomic_load(&c->peak_bytes);
-    while (live > peak && !atomic_compare_exchange_weak(&c->peak_bytes, &peak, live))
-        ;
-    atomic_fetch_add(&c->live_count, 1);
-    atomic_fetch_add(&c->allocs, 1);
+    uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
+    atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
+    if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
+        atomic_store_explicit(&c->peak_bytes, live, memory_order_relaxed);
+    add(&c->live_count, 1);
+    add(&c->allocs, 1);
 }
 
 /* Insert e without counting it (a mapping). */
@@ -101,24 +136,26 @@ static int insert_uncounted(const vti_live *e)
 {
     stripe *s = stripe_of(key_hash(e->addr, e->space));
     int rc = 0;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     if (s->count >= MAX_LIVE_PER_STRIPE)
         rc = -1;
-    else if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && stripe_grow(s) != 0)
+    else if ((!s->slots || (s->count + 1) * 4 > (s->mask + 1) * 3) && stripe_grow(s) != 0)
         rc = -1;
     if (rc == 0) {
         place(s->slots, s->mask, e);
         s->count++;
     }
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     return rc;
 }
 
 int vti_live_insert(const vti_live *e)
 {
+    bool taken = guard_begin();
     int rc = insert_uncounted(e);
     if (rc == 0)
         count_alloc(e);
+    guard_end(taken);
     return rc;
 }
 
@@ -129,7 +166,7 @@ static void erase(stripe *s, size_t i)
     for (;;) {
         size_t home;
         j = (j + 1) & s->mask;
-        if (!s->slots[j].used)
+        if (!s->slots[j].e.used)
             break;
         home = key_hash(s->slots[j].e.addr, s->slots[j].e.space) & s->mask;
         if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
@@ -137,22 +174,22 @@ static void erase(stripe *s, size_t i)
             i = j;
         }
     }
-    s->slots[i].used = false;
+    s->slots[i].e.used = false;
     s->count--;
 }
 
 static void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
-    atomic_fetch_sub(&c->live_bytes, e->size);
-    atomic_fetch_sub(&c->live_count, 1);
-    atomic_fetch_add(&c->frees, 1);
+    add(&c->live_bytes, -e->size);
+    add(&c->live_count, (uint64_t)-1);
+    add(&c->frees, 1);
 }
 
 /* The slot of (addr, space) whose hash is h in s, or NULL; s->lock held. */
 static slot *find(stripe *s, uint64_t h, uint64_t addr, uint8_t space)
 {
-    for (size_t i = h & s->mask; s->slots && s->slots[i].used; i = (i + 1) & s->mask)
+    for (size_t i = h & s->mask; s->slots && s->slots[i].e.used; i = (i + 1) & s->mask)
         if (s->slots[i].e.addr == addr && s->slots[i].e.space == space)
             return &s->slots[i];
     return NULL;
@@ -163,15 +200,14 @@ bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
     uint64_t h = key_hash(addr, space);
     stripe *s = stripe_of(h);
     slot *sl;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     sl = find(s, h, addr, space);
     if (sl) {
         *out = sl->e;
         erase(s, (size_t)(sl - s->slots));
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (sl)
         count_free(out);
+    }
+    guard_end(taken);
     return sl != NULL;
 }
 
@@ -180,18 +216,18 @@ bool vti_live_release(uint64_t handle, vti_live *out)
     uint64_t h = key_hash(handle, VT_SPACE_VMM_HANDLE);
     stripe *s = stripe_of(h);
     bool dies = false;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     slot *sl = find(s, h, handle, VT_SPACE_VMM_HANDLE);
     if (sl) {
         *out = sl->e;
         sl->e.released = 1;
         dies = sl->e.maps == 0;
-        if (dies)
+        if (dies) {
             erase(s, (size_t)(sl - s->slots));
+            count_free(out);
+        }
     }
-    pthread_mutex_unlock(&s->lock);
-    if (dies)
-        count_free(out);
+    guard_end(taken);
     return sl != NULL;
 }
 
@@ -204,19 +240,19 @@ static int handle_maps(uint64_t handle, int delta)
     vti_live gone;
     int device = -1;
     bool dies = false;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     slot *sl = find(s, h, handle, VT_SPACE_VMM_HANDLE);
     if (sl && (delta > 0 || sl->e.maps)) {
         device = sl->e.device;
         sl->e.maps += (uint32_t)delta;
         dies = sl->e.maps == 0 && sl->e.released;
         gone = sl->e;
-        if (dies)
+        if (dies) {
             erase(s, (size_t)(sl - s->slots));
+            count_free(&gone);
+        }
     }
-    pthread_mutex_unlock(&s->lock);
-    if (dies)
-        count_free(&gone);
+    guard_end(taken);
     return device;
 }
 
@@ -225,7 +261,7 @@ int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     int device = handle_maps(handle, 1);
     vti_live m = {.addr = addr,
                   .size = size,
-                  .device = INT32_MIN,
+                  .device = INT16_MIN,
                   .space = VTI_SPACE_MAPPING,
                   .handle = handle};
     if (device != -1 && insert_uncounted(&m) != 0)
@@ -239,13 +275,13 @@ static uint64_t unmap_one(uint64_t addr)
     uint64_t h = key_hash(addr, VTI_SPACE_MAPPING);
     stripe *s = stripe_of(h);
     vti_live m = {0};
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     slot *sl = find(s, h, addr, VTI_SPACE_MAPPING);
     if (sl) {
         m = sl->e;
         erase(s, (size_t)(sl - s->slots));
     }
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     if (sl)
         handle_maps(m.handle, -1);
     return sl ? m.size : 0;
@@ -263,9 +299,9 @@ bool vti_live_has(uint64_t addr)
     uint64_t h = key_hash(addr, 0);
     stripe *s = stripe_of(h);
     bool found;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     found = find(s, h, addr, 0) != NULL;
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     return found;
 }
 
@@ -284,44 +320,49 @@ static bool dies_in_reset(const vti_live *e)
 static bool pop_device(stripe *s, int device, vti_live *out)
 {
     bool found = false;
-    pthread_mutex_lock(&s->lock);
+    bool taken = guard_begin();
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
-        if (s->slots[i].used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
+        if (s->slots[i].e.used && s->slots[i].e.device == device && dies_in_reset(&s->slots[i].e)) {
             *out = s->slots[i].e;
             erase(s, i);
             found = true;
             break;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    guard_end(taken);
     return found;
 }
 
 void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg), void *arg)
 {
     vti_live e;
-    pthread_once(&stripes_once, stripes_init);
+    bool taken = guard_begin();
     for (int k = 0; k < STRIPES; k++)
         while (pop_device(&stripes[k], device, &e)) {
             count_free(&e);
             fn(&e, arg);
         }
+    guard_end(taken);
 }
 
 void vti_counters_get(int device, vti_counters *out)
 {
     dev_counters *c = dev(device);
+    bool taken = guard_begin();
     out->live_bytes = atomic_load(&c->live_bytes);
     out->peak_bytes = atomic_load(&c->peak_bytes);
     out->live_count = atomic_load(&c->live_count);
     out->allocs = atomic_load(&c->allocs);
     out->frees = atomic_load(&c->frees);
     out->failures = atomic_load(&c->failures);
+    guard_end(taken);
 }
 
 void vti_count_failure(int device)
 {
-    atomic_fetch_add(&dev(device)->failures, 1);
+    bool taken = guard_begin();
+    add(&dev(device)->failures, 1);
+    guard_end(taken);
 }
 
 /* Add (stack, bytes) into the site list (linear; n small relative to the
@@ -351,14 +392,13 @@ int vti_live_top_sites(int device, vti_site *out, int n)
     int count = 0;
     if (!sites)
         return 0;
-    pthread_once(&stripes_once, stripes_init);
     for (int k = 0; k < STRIPES; k++) {
         stripe *s = &stripes[k];
-        pthread_mutex_lock(&s->lock);
+        bool taken = guard_begin();
         for (size_t i = 0; s->slots && i <= s->mask; i++)
-            if (s->slots[i].used && s->slots[i].e.device == device)
+            if (s->slots[i].e.used && s->slots[i].e.device == device)
                 site_add(sites, &count, CAP, s->slots[i].e.stack, s->slots[i].e.size);
-        pthread_mutex_unlock(&s->lock);
+        guard_end(taken);
     }
     qsort(sites, (size_t)count, sizeof *sites, site_cmp);
     if (count > n)

@@ -6,7 +6,6 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,19 +14,6 @@
 
 static _Atomic uint64_t devices_seen; /* bit d for device d < VTI_MAX_DEVICES */
 static _Atomic int first_call_done;
-
-/* The order lock (vti_internal.h, vti_order_lock). */
-static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void vti_order_lock(void)
-{
-    pthread_mutex_lock(&order_mutex);
-}
-
-void vti_order_unlock(void)
-{
-    pthread_mutex_unlock(&order_mutex);
-}
 
 /* ---- real queries (never recorded as application calls) ---------------- */
 

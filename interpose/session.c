@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -48,16 +49,30 @@ typedef struct vti_thread_ext {
 } vti_thread_ext;
 static tnode *threads;
 
+/* busy is written only by its own thread (a plain increment, no atomic
+ * read-modify-write); the exit handler reads it after barrier_all(). */
+static void busy_add(vti_thread_ext *x, int d)
+{
+    atomic_store_explicit(&x->busy, atomic_load_explicit(&x->busy, memory_order_relaxed) + d,
+                          d > 0 ? memory_order_relaxed : memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst); /* the hardware side is barrier_all's */
+}
+
+/* Every thread of the process passes a full memory barrier (Linux
+ * membarrier; the writer registered the private expedited kind), so a
+ * thread that marked itself busy before it could see `stopping` is seen
+ * busy. Exit path only. */
+static void barrier_all(void)
+{
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ||
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+        return;
+    nanosleep(&(struct timespec){0, 10000000}, NULL); /* stores drain long before */
+}
+
 static uint32_t gettid_u32(void)
 {
     return (uint32_t)syscall(SYS_gettid);
-}
-
-uint64_t vti_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- per-thread state ---------------------------------------------------- */
@@ -82,10 +97,10 @@ static void thread_destroy(void *arg)
         return;
     if (tl_thread == &x->t)
         tl_thread = NULL;
-    atomic_fetch_add(&x->busy, 1);
+    busy_add(x, 1);
     if (x->t.gen == atomic_load(&generation) && vti_state() != VTI_S_CHILD && writer)
         vt_writer_detach(writer, x->t.tb);
-    atomic_fetch_sub(&x->busy, 1);
+    busy_add(x, -1);
     thread_unregister(x);
     free(x);
 }
@@ -126,7 +141,8 @@ static vti_thread *thread_create(void)
 }
 
 /* Mark the thread busy with the writer, or NULL when tracing is off. The
- * seq_cst store/load pair with session_close() (Dekker) guarantees the
+ * busy store, then the state's load, against vti_session_close's stopping
+ * store, barrier_all() and busy load (an asymmetric Dekker) guarantee the
  * writer is not closed while a thread is between begin and end. */
 static vti_thread *thread_begin(void)
 {
@@ -140,9 +156,9 @@ static vti_thread *thread_begin(void)
             return NULL;
     }
     x = (vti_thread_ext *)t;
-    atomic_fetch_add(&x->busy, 1);
+    busy_add(x, 1);
     if (!vti_enabled()) {
-        atomic_fetch_sub(&x->busy, 1);
+        busy_add(x, -1);
         return NULL;
     }
     return t;
@@ -150,7 +166,7 @@ static vti_thread *thread_begin(void)
 
 static void thread_end(vti_thread *t)
 {
-    atomic_fetch_sub(&((vti_thread_ext *)t)->busy, 1);
+    busy_add((vti_thread_ext *)t, -1);
 }
 
 vti_thread *vti_thread_get(void)
@@ -235,7 +251,7 @@ static void header_fill(vt_header *h, header_data *d)
     h->argv = d->argv;
     clock_gettime(CLOCK_REALTIME, &ts);
     h->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    h->start_mono_ns = vti_now_ns();
+    h->start_mono_ns = vt_clock_ns();
     h->vramtrace_version = VRAMTRACE_VERSION;
     vti_run_header(h);
 }
@@ -276,11 +292,12 @@ bool vti_session_is_ours(void)
 static bool threads_quiesce(void)
 {
     vti_thread *self = tl_thread;
+    barrier_all();
     for (int i = 0; i < 2000; i++) {
         bool busy = false;
         pthread_mutex_lock(&threads_lock);
         for (tnode *n = threads; n; n = n->next)
-            if (n->t != self && atomic_load(n->busy) > 0)
+            if (n->t != self && atomic_load_explicit(n->busy, memory_order_acquire) > 0)
                 busy = true;
         pthread_mutex_unlock(&threads_lock);
         if (!busy)

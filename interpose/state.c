@@ -3,7 +3,8 @@
  * other file may read or move this state; this file calls only settings.c
  * (quiet) and msg.c (the "tracing stopped" line). A stop requested from deep
  * inside (the writer failed, a table is full) lands here, and the life cycle
- * (lifecycle.c) and the session core (session.c) read it. */
+ * (lifecycle.c) and the session core (session.c) read it. The events'
+ * timestamps (vti_now_ns) come from here too. */
 #include <stdatomic.h>
 
 #include "vti_internal.h"
@@ -12,7 +13,8 @@ VTI_TLS int vti_tl_depth;
 VTI_TLS int vti_tl_device;
 
 static _Atomic int state = VTI_S_OFF;
-static _Atomic int stopping; /* exit in progress: no new writes */
+static _Atomic int stopping;        /* exit in progress: no new writes */
+static _Atomic uint64_t last_stamp; /* the latest event timestamp (vt_clock_stamp) */
 
 int vti_state(void)
 {
@@ -44,4 +46,9 @@ void vti_stop(const char *why)
 {
     if (vti_state_move(VTI_S_ON, VTI_S_STOPPED) && !vti_settings_get()->quiet)
         vti_msg("vramtrace: tracing stopped: %s\n", why);
+}
+
+uint64_t vti_now_ns(void)
+{
+    return vt_clock_stamp(&last_stamp);
 }

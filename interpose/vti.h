@@ -17,7 +17,9 @@ bool vti_enabled(void);
  * thread name begins): starts the session first when it has not started
  * yet, as a hooked CUDA call does (README.md, "Processes and runs"). */
 bool vti_recording(void);
-/* CLOCK_MONOTONIC in ns. */
+/* An event's timestamp: CLOCK_MONOTONIC ns, strictly increasing across the
+ * process's threads (vt_clock_stamp): the trace's order of events is the
+ * order in which they took their stamps. */
 uint64_t vti_now_ns(void);
 /* Record ev from the calling thread (ts_ns 0 = now). Returns 0, or -1 when
  * tracing is off. Never blocks on unwinding; never fails the caller. */

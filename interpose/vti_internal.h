@@ -386,16 +386,23 @@ bool vti_py_label(uint64_t node, char *out, size_t len);
 
 #define VTI_MAX_DEVICES 64
 
+/* 32 bytes: the live map's slot. */
 typedef struct vti_live {
     uint64_t addr, size;
-    uint32_t stack;
-    int32_t device;
+    union {
+        struct {
+            uint32_t stack;
+            uint32_t maps; /* VMM handle: live mappings */
+        };
+        uint64_t handle; /* mapping: its handle */
+    };
+    int16_t device; /* -1: host; INT16_MIN: a mapping */
     uint8_t api;
     uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
     uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
-    uint32_t maps;    /* VMM handle: live mappings */
-    uint64_t handle;  /* mapping: its handle */
+    uint8_t used;     /* the live map's own: the slot holds an entry */
 } vti_live;
+_Static_assert(sizeof(vti_live) == 32, "a live map slot is 32 bytes");
 
 /* A VMM mapping's entry (addr = mapped address): not an allocation, never
  * counted; it keeps its handle's memory alive. */
@@ -465,7 +472,11 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
  * frees is then the order in which the driver performed them (an allocation
  * stamped after its call returns and a free stamped before its call would
  * otherwise be reordered against another thread's calls, shrinking the live
- * set the report sees). Nested hooked calls (depth > 0) never take it. */
+ * set the report sees: the sim's ledger counts the peak in the driver's
+ * order, interpose.threads checks it exactly). Timestamps (vti_now_ns) are
+ * also strictly increasing across threads. Nested hooked calls (depth > 0)
+ * never take it. It is defined in livemap.c: it also guards the live map
+ * and its counters. */
 void vti_order_lock(void);
 void vti_order_unlock(void);
 

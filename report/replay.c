@@ -495,13 +495,6 @@ void vr_replay_settle(vr_state *s)
 
 /* ---- progress ------------------------------------------------------------ */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The progress bar on stderr: only on a terminal, only once the replay has
  * run for `after` ns, redrawn when the percentage changes, and wiped at the
  * end with spaces (no escape sequences: any terminal, TERM=dumb too). */
@@ -518,7 +511,7 @@ static vr_progress progress_start(const vr_options *opt)
 {
     vr_progress p = {.pct = -1};
     p.on = opt && opt->progress && isatty(2);
-    p.started = p.on ? mono_ns() : 0;
+    p.started = p.on ? vt_clock_ns() : 0;
     p.after =
         (uint64_t)(opt && opt->progress_after_ms ? opt->progress_after_ms : 2000) * 1000000ull;
     return p;
@@ -526,7 +519,7 @@ static vr_progress progress_start(const vr_options *opt)
 
 static void progress_update(vr_progress *p, vt_reader *rd)
 {
-    if (mono_ns() - p->started < p->after)
+    if (vt_clock_ns() - p->started < p->after)
         return;
     uint64_t size = vt_reader_file_size(rd), off = vt_reader_offset(rd);
     int pct = size ? (int)(off * 100 / size) : 0;

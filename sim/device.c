@@ -16,7 +16,9 @@ struct sim_device sim_devices[SIM_MAX_DEVICES];
 static pthread_once_t state_once = PTHREAD_ONCE_INIT;
 static int state_ok;
 
-size_t sim_round(size_t size)
+/* Bytes an allocation of `size` bytes takes: 512-byte granules under 2 MiB,
+ * 2 MiB granules from 2 MiB up; 0 when that overflows. */
+static size_t sim_round(size_t size)
 {
     size_t a = size < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN;
     if (size > SIZE_MAX - a)

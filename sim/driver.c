@@ -1,12 +1,12 @@
-/* The simulated CUDA driver (libcuda.so.1): initialisation, devices, primary
- * contexts, error strings and cuGetProcAddress. */
+/* The simulated CUDA driver (libcuda.so.1): initialisation, devices and
+ * error strings. Contexts are in driver_ctx.c, above this file. */
 #include "driver_common.h"
 #include "driver_extra.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int sim_drv_initialized;
+static int sim_drv_initialized;
 
 struct err_entry {
     int code;
@@ -20,17 +20,6 @@ CUresult sim_check_init(void)
 {
     return __atomic_load_n(&sim_drv_initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
                                                                    : CUDA_ERROR_NOT_INITIALIZED;
-}
-
-struct sim_device *sim_need_device(CUresult *err)
-{
-    *err = sim_check_init();
-    if (*err)
-        return NULL;
-    struct sim_device *d = sim_current_device();
-    if (!d)
-        *err = CUDA_ERROR_INVALID_CONTEXT;
-    return d;
 }
 
 void sim_sync_device(struct sim_device *d)
@@ -122,91 +111,6 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
     if (!pi || sim_device_attr(attrib, sim_cfg.profile, dev, pi) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
-}
-
-/* The context reserve is taken when the primary context is first retained
- * (or first used after a reset). */
-CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
-{
-    CUresult err = sim_check_device(dev);
-    if (err)
-        return err;
-    if (!pctx)
-        return CUDA_ERROR_INVALID_VALUE;
-    struct sim_device *d = &sim_devices[dev];
-    pthread_mutex_lock(&d->lock);
-    d->ctx.refcount++;
-    if (!d->ctx.active)
-        sim_ctx_activate(d);
-    pthread_mutex_unlock(&d->lock);
-    *pctx = &d->ctx;
-    return CUDA_SUCCESS;
-}
-
-/* At refcount 0 the context is destroyed with all its memory, unless contexts
- * made with cuCtxCreate still live on the device (driver_ctx.c). */
-CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxRelease_v2");
-    CUresult err = sim_check_device(dev);
-    if (err)
-        return err;
-    struct sim_device *d = &sim_devices[dev];
-    pthread_mutex_lock(&d->lock);
-    if (d->ctx.refcount == 0)
-        err = CUDA_ERROR_INVALID_CONTEXT;
-    else if (--d->ctx.refcount == 0 && !sim_ctx_created_live(d->ordinal))
-        sim_ctx_destroy(d);
-    pthread_mutex_unlock(&d->lock);
-    return err;
-}
-
-CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
-{
-    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
-    CUresult err = sim_check_device(dev);
-    if (err)
-        return err;
-    struct sim_device *d = &sim_devices[dev];
-    pthread_mutex_lock(&d->lock);
-    sim_ctx_destroy(d);
-    pthread_mutex_unlock(&d->lock);
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
-{
-    CUresult err = sim_check_device(dev);
-    if (err)
-        return err;
-    if (!flags || !active)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim_devices[dev].lock);
-    *active = sim_devices[dev].ctx.active;
-    pthread_mutex_unlock(&sim_devices[dev].lock);
-    *flags = 0;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
-{
-    CUresult err;
-    struct sim_device *d = sim_need_device(&err);
-    if (!d)
-        return err;
-    if (!device)
-        return CUDA_ERROR_INVALID_VALUE;
-    *device = d->ordinal;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxSynchronize(void)
-{
-    CUresult err;
-    struct sim_device *d = sim_need_device(&err);
-    if (d)
-        sim_sync_device(d);
-    return err;
 }
 
 /* The simulated device runs no kernels. */

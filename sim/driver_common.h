@@ -8,7 +8,6 @@
 #include "ledger.h"
 #include "sim_internal.h"
 
-extern int sim_drv_initialized;
 /* The device of the calling thread's current context, or NULL. */
 struct sim_device *sim_current_device(void);
 /* CUDA_ERROR_NOT_INITIALIZED before cuInit, else CUDA_SUCCESS. */

@@ -1,5 +1,7 @@
-/* Contexts of the simulated driver: each thread's context stack, contexts
- * made with cuCtxCreate besides the primary ones. Rules: CUDA Driver API
+/* Contexts of the simulated driver: the primary contexts (retain, release,
+ * reset), each thread's context stack and its current device, contexts made
+ * with cuCtxCreate besides the primary ones. Above driver.c (cuInit and the
+ * device checks), which never calls here. Rules: CUDA Driver API
  * reference, "Context Management" (cuCtxCreate pushes the new context,
  * cuCtxDestroy pops it when current to the calling thread, cuCtxSetCurrent
  * replaces the top of the stack, NULL pops). Simplification: every context of
@@ -58,7 +60,9 @@ static int is_live(const struct CUctx_st *c)
     return k && __atomic_load_n(&k->magic, __ATOMIC_ACQUIRE) == CREATED_MAGIC;
 }
 
-struct CUctx_st *sim_ctx_current(void)
+/* The calling thread's current context (top of its context stack), or NULL;
+ * a destroyed context is never returned. */
+static struct CUctx_st *sim_ctx_current(void)
 {
     struct CUctx_st *c = depth ? stack[depth - 1] : NULL;
     return c && (is_primary(c) || is_live(c)) ? c : NULL;
@@ -70,9 +74,107 @@ struct sim_device *sim_current_device(void)
     return c ? &sim_devices[c->ordinal] : NULL;
 }
 
-int sim_ctx_created_live(int ordinal)
+/* Whether contexts made with cuCtxCreate are alive on device `ordinal`
+ * (the device's memory lives while any context does). Takes no lock. */
+static int created_live_on(int ordinal)
 {
     return __atomic_load_n(&created_live[ordinal], __ATOMIC_ACQUIRE) > 0;
+}
+
+struct sim_device *sim_need_device(CUresult *err)
+{
+    *err = sim_check_init();
+    if (*err)
+        return NULL;
+    struct sim_device *d = sim_current_device();
+    if (!d)
+        *err = CUDA_ERROR_INVALID_CONTEXT;
+    return d;
+}
+
+/* The context reserve is taken when the primary context is first retained
+ * (or first used after a reset). */
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_device *d = &sim_devices[dev];
+    pthread_mutex_lock(&d->lock);
+    d->ctx.refcount++;
+    if (!d->ctx.active)
+        sim_ctx_activate(d);
+    pthread_mutex_unlock(&d->lock);
+    *pctx = &d->ctx;
+    return CUDA_SUCCESS;
+}
+
+/* At refcount 0 the context is destroyed with all its memory, unless contexts
+ * made with cuCtxCreate still live on the device. */
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxRelease_v2");
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    struct sim_device *d = &sim_devices[dev];
+    pthread_mutex_lock(&d->lock);
+    if (d->ctx.refcount == 0)
+        err = CUDA_ERROR_INVALID_CONTEXT;
+    else if (--d->ctx.refcount == 0 && !created_live_on(d->ordinal))
+        sim_ctx_destroy(d);
+    pthread_mutex_unlock(&d->lock);
+    return err;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    struct sim_device *d = &sim_devices[dev];
+    pthread_mutex_lock(&d->lock);
+    sim_ctx_destroy(d);
+    pthread_mutex_unlock(&d->lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim_devices[dev].lock);
+    *active = sim_devices[dev].ctx.active;
+    pthread_mutex_unlock(&sim_devices[dev].lock);
+    *flags = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    if (!d)
+        return err;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = d->ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    if (d)
+        sim_sync_device(d);
+    return err;
 }
 
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)

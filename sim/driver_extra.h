@@ -1,7 +1,6 @@
-/* Internal interface of the simulated driver's wider API surface: contexts
- * other than the primary one and their per-thread stack, the device-attribute
- * table, and the fallback for entry points the simulated device cannot serve.
- * Not installed. */
+/* Internal interface of the simulated driver's wider API surface: the
+ * device-attribute table and the fallback for entry points the simulated
+ * device cannot serve. Not installed. */
 #ifndef SIM_DRIVER_EXTRA_H
 #define SIM_DRIVER_EXTRA_H
 #include <cuda.h>
@@ -19,11 +18,4 @@ CUresult sim_unsupported(const char *name);
  * (the real card's value, table in profile_attrs.c). Returns 0 and sets *out,
  * or -1 for a value that is not a CUdevice_attribute. */
 int sim_device_attr(CUdevice_attribute a, const struct sim_profile *p, int dev, int *out);
-
-/* The calling thread's current context (top of its context stack), or NULL;
- * a destroyed context is never returned. */
-struct CUctx_st *sim_ctx_current(void);
-/* Whether contexts made with cuCtxCreate are alive on device `ordinal`
- * (the device's memory lives while any context does). Takes no lock. */
-int sim_ctx_created_live(int ordinal);
 #endif

@@ -93,9 +93,3 @@ void ra_give(struct range_alloc *ra, uintptr_t addr, size_t len)
     if (b) /* on host OOM the range is lost to the allocator, never reused twice */
         *pp = b;
 }
-
-int ra_empty(const struct range_alloc *ra)
-{
-    return ra->free_list && !ra->free_list->next && ra->free_list->start == ra->base &&
-           ra->free_list->len == ra->len;
-}

@@ -28,6 +28,4 @@ void ra_destroy(struct range_alloc *ra);
 uintptr_t ra_take(struct range_alloc *ra, size_t len, size_t align);
 /* Give back [addr, addr+len), which ra_take returned. */
 void ra_give(struct range_alloc *ra, uintptr_t addr, size_t len);
-/* 1 when nothing is taken. */
-int ra_empty(const struct range_alloc *ra);
 #endif

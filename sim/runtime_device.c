@@ -1,15 +1,10 @@
-/* The simulated runtime's state: driver loading, per-thread device and last
- * error, errors and version queries. */
+/* The simulated runtime's state: per-thread device and last error, the
+ * primary contexts it retains, errors and version queries. The driver is
+ * loaded in runtime_driver.c. */
 #include "runtime_internal.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 
-struct rt_driver rt_drv;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static cudaError_t load_err;
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext contexts[64];
 static __thread int cur_dev;
@@ -23,40 +18,6 @@ struct rt_err_entry {
 static const struct rt_err_entry rt_errors[] = {
 #include "errors_runtime.inc"
 };
-
-typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
-                           CUdriverProcAddressQueryResult *);
-
-static int fetch(gpa_fn gpa, const char *name, void **slot)
-{
-    CUdriverProcAddressQueryResult st;
-    return gpa(name, slot, CUDART_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS ? 0
-                                                                                             : -1;
-}
-
-#define RT_FETCH(n) bad |= fetch(gpa, #n, (void **)&rt_drv.n);
-
-static void load(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    gpa_fn gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
-    int bad = 0;
-    if (!gpa) {
-        load_err = cudaErrorInsufficientDriver;
-        return;
-    }
-    RT_DRIVER_FUNCS(RT_FETCH)
-    if (bad)
-        load_err = cudaErrorInsufficientDriver;
-    else if (rt_drv.cuInit(0) != CUDA_SUCCESS)
-        load_err = cudaErrorInitializationError;
-}
-
-cudaError_t rt_load(void)
-{
-    pthread_once(&load_once, load);
-    return load_err;
-}
 
 cudaError_t rt_err(CUresult r)
 {
@@ -76,7 +37,8 @@ int rt_device(void)
     return cur_dev;
 }
 
-void rt_forget_context(int dev)
+/* Forget the retained context of dev (after cudaDeviceReset). */
+static void rt_forget_context(int dev)
 {
     pthread_mutex_lock(&ctx_lock);
     contexts[dev] = NULL;

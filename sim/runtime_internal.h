@@ -60,7 +60,8 @@ struct rt_driver {
 };
 extern struct rt_driver rt_drv;
 
-/* Load the driver once; cudaSuccess, or the error every later call returns. */
+/* Load the driver once (runtime_driver.c); cudaSuccess, or the error every
+ * later call returns. */
 cudaError_t rt_load(void);
 /* rt_load, then make the calling thread's device current (retaining its
  * primary context, which takes the context reserve, on first use). */
@@ -74,22 +75,23 @@ cudaError_t rt_err(CUresult r);
 /* Ledger scope of a runtime entry point (runtime_ledger.c): names the lines
  * written during the call after it and, for an allocation call (kind not
  * NULL), writes a "fail" line when the call returns an error through rt_ret
- * and none was written yet. size: requested bytes. */
+ * and none was written yet. size: requested bytes; device: the calling
+ * thread's device at the call (the fail line's device; host kinds write -1).
+ * Loads the driver (rt_load) at the first scope, to use its ledger. */
 struct rt_ledger_scope {
     int token;
     const char *kind;
     size_t size;
+    int device;
 };
-struct rt_ledger_scope rt_ledger_begin(const char *api, const char *kind, size_t size);
+struct rt_ledger_scope rt_ledger_begin(const char *api, const char *kind, size_t size, int device);
 void rt_ledger_end(struct rt_ledger_scope *s);
 /* Called by rt_ret with every result it returns. */
 void rt_ledger_result(cudaError_t e);
 #define RT_LEDGER_SCOPE(api, kind, size)                                                           \
     __attribute__((cleanup(rt_ledger_end))) struct rt_ledger_scope rt_ledger_scope_ =              \
-        rt_ledger_begin(api, kind, size)
+        rt_ledger_begin(api, kind, size, rt_device())
 /* The cudaDeviceProp fields beyond the core ones, from the driver's
  * attributes (runtime_props_extra.c). */
 void rt_fill_props_extra(struct cudaDeviceProp *p, int dev);
-/* Forget the retained context of dev (after cudaDeviceReset). */
-void rt_forget_context(int dev);
 #endif

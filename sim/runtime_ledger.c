@@ -34,18 +34,18 @@ static void fns_load(void)
     dlclose(h); /* the runtime's own dlopen keeps the driver loaded */
 }
 
-struct rt_ledger_scope rt_ledger_begin(const char *api, const char *kind, size_t size)
+struct rt_ledger_scope rt_ledger_begin(const char *api, const char *kind, size_t size, int device)
 {
     pthread_once(&fns_once, fns_load);
     tl_result = cudaSuccess;
-    return (struct rt_ledger_scope){fns.enter(api), kind, size};
+    return (struct rt_ledger_scope){fns.enter(api), kind, size, device};
 }
 
 void rt_ledger_end(struct rt_ledger_scope *s)
 {
     if (s->kind && tl_result != cudaSuccess) {
         int host = s->kind[0] == 'h'; /* host_pinned, host_registered */
-        fns.fail(s->kind, host ? -1 : rt_device(), s->size, tl_result);
+        fns.fail(s->kind, host ? -1 : s->device, s->size, tl_result);
     }
     fns.leave(s->token);
 }

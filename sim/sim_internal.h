@@ -107,9 +107,6 @@ extern struct sim_device sim_devices[SIM_MAX_DEVICES];
 int sim_state_init(void);
 /* The device whose range holds addr, or NULL. */
 struct sim_device *sim_device_of(uintptr_t addr);
-/* Bytes an allocation of `size` bytes takes: 512-byte granules under 2 MiB,
- * 2 MiB granules from 2 MiB up. */
-size_t sim_round(size_t size);
 
 /* Device memory; all lock the device. Return a CUresult. */
 int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out);

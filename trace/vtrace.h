@@ -34,6 +34,7 @@
 #ifndef VRAMTRACE_VTRACE_H
 #define VRAMTRACE_VTRACE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -169,6 +170,19 @@ typedef struct vt_header {
 } vt_header;
 
 #define VT_HDR_CHILD_AFTER_FORK 0x1u /* written by a forked child (own file) */
+
+/* ---- Clock ------------------------------------------------------------------
+ * One clock for the recorder, the writer and the report (clock.c): event
+ * timestamps are CLOCK_MONOTONIC ns (the header's start_mono_ns is on it). */
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t vt_clock_ns(void);
+/* An event's timestamp: CLOCK_MONOTONIC ns, made strictly greater than every
+ * stamp taken before from the same *last (the caller's state, one per
+ * process: start it at 0). The stamps' order is then the order in which the
+ * calls took them, across threads, and each thread's stamps increase. One
+ * compare-and-swap (repeated only under contention). */
+uint64_t vt_clock_stamp(_Atomic uint64_t *last);
 
 /* ---- Run naming ------------------------------------------------------------
  * The one naming rule of the traces of a run (shared by libvramtrace.so and

@@ -1,7 +1,14 @@
 /* writer.c: per-thread buffers, the writer thread and zstd frames.
  *
- * Each attached thread encodes records straight into its current chunk under
- * the chunk owner's (tbuf's) lock, which is contended only during a flush.
+ * Each attached thread encodes records straight into its current chunk. Its
+ * common case takes no lock and no atomic read-modify-write: the owner marks
+ * itself busy (a plain store), checks that no flush has frozen its buffer,
+ * writes, and clears busy (a release store). A flush takes the buffer's lock,
+ * sets frozen, runs the asymmetric barrier (Linux membarrier, private
+ * expedited: every thread of the process passes a full barrier, so an owner
+ * either sees frozen or its busy is seen) and waits for busy to clear. Every
+ * other case (a full chunk, a frozen buffer, no membarrier) writes under the
+ * tbuf's lock, as before.
  * A full chunk goes to the full queue and the thread takes a fresh one from a
  * bounded pool (2 per attached thread + POOL_SPARE); when the pool is
  * exhausted the thread flushes itself (back-pressure, never unbounded memory).
@@ -25,7 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -54,6 +64,8 @@ struct vt_tbuf {
     vt_tbuf *next;      /* in w->tbufs, under list_lock */
     vt_chunk *cur;      /* under lock; NULL until the next write */
     atomic_bool dead;   /* the writer was closed: vt_write returns -1 */
+    atomic_int busy;    /* the owner is in a lock-free write (owner stores only) */
+    atomic_int frozen;  /* a flush holds lock and owns cur: owners take the lock */
     bool signal_locked; /* vt_writer_flush_from_signal holds lock */
     uint32_t thread_id;
 };
@@ -66,6 +78,7 @@ struct vt_writer {
     size_t tbuf_bytes;
     uint64_t flush_ns;
     bool has_thread;
+    bool asym; /* membarrier registered: lock-free writes (see the top) */
     pthread_t thread;
 
     pthread_mutex_t flush_lock; /* one flush at a time; owns cctx and out */
@@ -85,7 +98,7 @@ struct vt_writer {
     unsigned nchunks;
     bool stop;
 
-    uint64_t ts_floor; /* CLOCK_MONOTONIC at the last swap; under all tbuf locks */
+    _Atomic uint64_t ts_floor; /* CLOCK_MONOTONIC at the last swap; set while all are frozen */
     atomic_bool failed;
     atomic_flag err_claimed;
     atomic_uint_least64_t bytes;
@@ -93,13 +106,6 @@ struct vt_writer {
 };
 
 /* ---- Small helpers -------------------------------------------------------- */
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Record the first error and stop the writer. */
 static void set_error(vt_writer *w, const char *fmt, ...)
@@ -342,6 +348,38 @@ static int write_batch(vt_writer *w, vt_chunk *batch, int *errnum)
 
 /* ---- Flush ------------------------------------------------------------------ */
 
+/* ---- The asymmetric barrier -------------------------------------------------- */
+
+static bool barrier_register(void)
+{
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* Every thread of the process passes a full memory barrier. Async-signal-safe. */
+static void barrier_all(void)
+{
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
+/* list_lock and every tbuf lock held: owners stop writing without the lock;
+ * returns when none is inside such a write. */
+static void freeze_all(vt_writer *w)
+{
+    if (!w->asym)
+        return;
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
+        atomic_store_explicit(&tb->frozen, 1, memory_order_relaxed);
+    barrier_all();
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
+        while (atomic_load_explicit(&tb->busy, memory_order_acquire))
+            sched_yield();
+}
+
+static void thaw(vt_tbuf *tb)
+{
+    atomic_store_explicit(&tb->frozen, 0, memory_order_release);
+}
+
 /* The epoch swap: lock every tbuf, take the full queue and every current
  * chunk holding data, raise the timestamp floor, unlock. With kill, also
  * mark every tbuf dead (vt_writer_close). Returns the batch, oldest first. */
@@ -351,9 +389,10 @@ static vt_chunk *swap_all(vt_writer *w, bool kill)
     pthread_mutex_lock(&w->list_lock);
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
         pthread_mutex_lock(&tb->lock);
-    uint64_t now = mono_ns();
-    if (now > w->ts_floor)
-        w->ts_floor = now;
+    freeze_all(w);
+    uint64_t now = vt_clock_ns();
+    if (now > atomic_load_explicit(&w->ts_floor, memory_order_relaxed))
+        atomic_store_explicit(&w->ts_floor, now, memory_order_relaxed);
     pthread_mutex_lock(&w->q_lock);
     head = queue_take_locked(w, &tail);
     pthread_mutex_unlock(&w->q_lock);
@@ -370,8 +409,10 @@ static vt_chunk *swap_all(vt_writer *w, bool kill)
         if (kill)
             atomic_store(&tb->dead, true);
     }
-    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
+        thaw(tb);
         pthread_mutex_unlock(&tb->lock);
+    }
     pthread_mutex_unlock(&w->list_lock);
     return head;
 }
@@ -460,17 +501,15 @@ static int refill(vt_tbuf *tb)
     return 0;
 }
 
-static int write_locked(vt_tbuf *tb, const vt_event *ev, size_t need)
+/* Encode ev into tb's current chunk (room checked), its timestamp raised to
+ * the last swap's floor. */
+static int encode(vt_tbuf *tb, const vt_event *ev)
 {
-    vt_writer *w = tb->w;
-    if (atomic_load(&tb->dead) || failed(w))
-        return -1;
-    if ((!tb->cur || tb->cur->cap - tb->cur->len < need) && refill(tb) < 0)
-        return -1;
+    uint64_t floor = atomic_load_explicit(&tb->w->ts_floor, memory_order_relaxed);
     vt_event clamped;
-    if (!vt_rec_is_definition(ev->type) && ev->ts_ns < w->ts_floor) {
+    if (!vt_rec_is_definition(ev->type) && ev->ts_ns < floor) {
         clamped = *ev;
-        clamped.ts_ns = w->ts_floor;
+        clamped.ts_ns = floor;
         ev = &clamped;
     }
     size_t n = vt_rec_encode(tb->cur->data + tb->cur->len, &tb->cur->d, ev);
@@ -478,11 +517,41 @@ static int write_locked(vt_tbuf *tb, const vt_event *ev, size_t need)
     return n ? 0 : -1;
 }
 
+static int write_locked(vt_tbuf *tb, const vt_event *ev, size_t need)
+{
+    vt_writer *w = tb->w;
+    if (atomic_load(&tb->dead) || failed(w))
+        return -1;
+    if ((!tb->cur || tb->cur->cap - tb->cur->len < need) && refill(tb) < 0)
+        return -1;
+    return encode(tb, ev);
+}
+
+/* The common case without the lock (see the top): 0 or -1 when written,
+ * 1 when the locked path must do it. */
+static int write_lock_free(vt_tbuf *tb, const vt_event *ev, size_t need)
+{
+    int rc = 1;
+    atomic_store_explicit(&tb->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst); /* the barrier is barrier_all's */
+    if (!atomic_load_explicit(&tb->frozen, memory_order_acquire) &&
+        !atomic_load_explicit(&tb->dead, memory_order_relaxed) && tb->cur &&
+        tb->cur->cap - tb->cur->len >= need)
+        rc = encode(tb, ev);
+    atomic_store_explicit(&tb->busy, 0, memory_order_release);
+    return rc;
+}
+
 int vt_write(vt_tbuf *tb, const vt_event *ev)
 {
     if (!tb || atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
         return -1;
     size_t need = VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
+    if (tb->w->asym) {
+        int rc = write_lock_free(tb, ev, need);
+        if (rc <= 0)
+            return rc;
+    }
     pthread_mutex_lock(&tb->lock);
     int rc = write_locked(tb, ev, need);
     pthread_mutex_unlock(&tb->lock);
@@ -499,6 +568,8 @@ vt_tbuf *vt_writer_attach(vt_writer *w, uint32_t thread_id)
     if (!tb)
         return NULL;
     pthread_mutex_init(&tb->lock, NULL);
+    atomic_init(&tb->busy, 0);
+    atomic_init(&tb->frozen, 0);
     tb->w = w;
     tb->thread_id = thread_id;
     atomic_init(&tb->dead, false);
@@ -535,10 +606,10 @@ void vt_writer_detach(vt_writer *w, vt_tbuf *tb)
 static void *writer_main(void *arg)
 {
     vt_writer *w = arg;
-    uint64_t next = mono_ns() + w->flush_ns;
+    uint64_t next = vt_clock_ns() + w->flush_ns;
     pthread_mutex_lock(&w->q_lock);
     while (!w->stop) {
-        uint64_t now = mono_ns();
+        uint64_t now = vt_clock_ns();
         if (now < next) {
             struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
             pthread_cond_timedwait(&w->q_cond, &w->q_lock, &ts);
@@ -681,6 +752,7 @@ vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_write
     }
     if (create_file(w, path, hdr, err, errlen) < 0)
         goto fail;
+    w->asym = barrier_register();
     if (!o.no_thread) {
         int rc = start_thread(w);
         if (rc) {
@@ -754,6 +826,17 @@ static vt_chunk *signal_collect(vt_writer *w)
     w->full_head = NULL; /* rebuilt empty by signal_release */
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
         tb->signal_locked = pthread_mutex_trylock(&tb->lock) == 0;
+        if (tb->signal_locked && w->asym)
+            atomic_store_explicit(&tb->frozen, 1, memory_order_relaxed);
+    }
+    if (w->asym)
+        barrier_all();
+    for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
+        if (tb->signal_locked && atomic_load_explicit(&tb->busy, memory_order_acquire)) {
+            thaw(tb); /* its owner is inside a write (maybe the interrupted thread) */
+            pthread_mutex_unlock(&tb->lock);
+            tb->signal_locked = false;
+        }
         if (tb->signal_locked && tb->cur && tb->cur->len) {
             *tail = tb->cur;
             tail = &tb->cur->next;
@@ -793,6 +876,7 @@ static void signal_release(vt_writer *w, vt_chunk *batch)
         if (tb->cur && tb->cur->len)
             chunk_init(tb->cur, tb->thread_id);
         tb->signal_locked = false;
+        thaw(tb);
         pthread_mutex_unlock(&tb->lock);
     }
 }

@@ -184,7 +184,7 @@ static int parse_float(const char *name, const char *s, float lo, float hi, floa
 static int parse_vary(tr_options *o, const char *list, FILE *err)
 {
     o->n_vary = 0;
-    if (!list) { /* filled in by tr_options_finish from --batch */
+    if (!list) { /* filled in by finish_vary from --batch */
         o->vary_batch[0] = -1;
         o->n_vary = 1;
         return 0;

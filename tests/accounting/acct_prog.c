@@ -1,5 +1,5 @@
 /* acct_prog: allocation patterns whose report the accounting tests check
- * (acct_test.sh). Each case is what issue 11 saw miscounted:
+ * (acct_test.py). Each case is what issue 11 saw miscounted:
  *
  *   producer  a thread allocates 4 x 64 MiB and makes no further CUDA call;
  *             main then asks for 128 MiB (fails on a 640 MiB device with a

@@ -49,18 +49,23 @@ static int write_seed(const char *path, int nthreads, int frames)
         return -1;
     }
     uint64_t k = 0;
+    int bad = 0;
     for (int f = 0; f < frames; f++) {
         for (int t = 0; t < nthreads; t++) {
             vt_tbuf *tb = vt_writer_attach(w, (uint32_t)(100 + t));
             for (int r = 1; r < VT_REC_MAX_; r++) {
                 vt_event e = sample((enum vt_rec)r, k++);
-                vt_write(tb, &e);
+                bad |= vt_write(tb, &e) != 0;
             }
             vt_writer_detach(w, tb);
         }
-        vt_writer_flush(w);
+        bad |= vt_writer_flush(w) != 0;
     }
-    return vt_writer_close(w);
+    if (vt_writer_close(w) != 0 || bad) {
+        fprintf(stderr, "vt_fuzz_seeds: writing %s failed\n", path);
+        return -1;
+    }
+    return 0;
 }
 
 /* Write the decompressed first frame of the trace at path to out. */

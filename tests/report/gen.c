@@ -10,6 +10,7 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
+    g->failed = 0;
     g->t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + 3600000000000ull;
     vt_header h = {.format_version = VT_FORMAT_VERSION,
                    .pid = 4242,
@@ -35,12 +36,14 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
 int vtg_close(vtg *g)
 {
     vt_writer_detach(g->w, g->tb);
-    return vt_writer_close(g->w);
+    int rc = vt_writer_close(g->w);
+    return g->failed ? -1 : rc;
 }
 
 static void put(vtg *g, vt_event ev)
 {
-    vt_write(g->tb, &ev);
+    if (vt_write(g->tb, &ev) != 0)
+        g->failed = 1;
 }
 
 void vtg_string(vtg *g, uint32_t id, const char *text)

@@ -15,10 +15,12 @@ typedef struct vtg {
     vt_writer *w;
     vt_tbuf *tb;
     uint64_t t0; /* start_mono_ns of the trace */
+    int failed;  /* a vt_write failed: vtg_close returns -1 */
 } vtg;
 
 /* Create path (must not exist) with argv in the header. Returns 0 or -1. */
 int vtg_open(vtg *g, const char *path, int argc, const char *const *argv);
+/* Close the trace. Returns 0, or -1 when it or any write failed. */
 int vtg_close(vtg *g);
 
 void vtg_string(vtg *g, uint32_t id, const char *text);

@@ -1,0 +1,45 @@
+/* The simulated runtime's driver: libcuda.so.1 loaded once with dlopen and its
+ * entry points fetched with cuGetProcAddress_v2, as the real runtime does.
+ * Below every other runtime file (the ledger scope included): it calls none. */
+#include "runtime_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+struct rt_driver rt_drv;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static cudaError_t load_err;
+
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+                           CUdriverProcAddressQueryResult *);
+
+static int fetch(gpa_fn gpa, const char *name, void **slot)
+{
+    CUdriverProcAddressQueryResult st;
+    return gpa(name, slot, CUDART_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS ? 0
+                                                                                             : -1;
+}
+
+#define RT_FETCH(n) bad |= fetch(gpa, #n, (void **)&rt_drv.n);
+
+static void load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    gpa_fn gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+    int bad = 0;
+    if (!gpa) {
+        load_err = cudaErrorInsufficientDriver;
+        return;
+    }
+    RT_DRIVER_FUNCS(RT_FETCH)
+    if (bad)
+        load_err = cudaErrorInsufficientDriver;
+    else if (rt_drv.cuInit(0) != CUDA_SUCCESS)
+        load_err = cudaErrorInitializationError;
+}
+
+cudaError_t rt_load(void)
+{
+    pthread_once(&load_once, load);
+    return load_err;
+}

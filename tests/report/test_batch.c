@@ -1,0 +1,156 @@
+/* test_batch.c: batch advice (batch.c): measured within one run, and across runs. */
+#include "report_test.h"
+
+/* argv --batch 64, 100 MiB used outside the recording, 200 MiB of weights.
+ * train_step 1 loads a 16 MiB input (batch 16 by the input ratio) and peaks
+ * at 264 MiB; train_step 2 loads 64 MiB and fails: per sample
+ * (264 - 200) / 16 = 4 MiB, largest batch (924 - 200) / 4 = 181. */
+static void test_batch_measured(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"train", "--batch", "64"};
+    open_trace(&g, "measured", 3, argv);
+    vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+    vtg_alloc(&g, 200, 0x10000000, 200 * MiB, 1);
+    vtg_push(&g, 300, 1);
+    vtg_alloc(&g, 301, 0x100000000, 16 * MiB, 1);
+    for (uint64_t i = 0; i < 3; i++)
+        vtg_alloc(&g, 302 + i, 0x200000000 + i * 16 * MiB, 16 * MiB, 1);
+    vtg_free(&g, 310, 0x100000000);
+    for (uint64_t i = 0; i < 3; i++)
+        vtg_free(&g, 311 + i, 0x200000000 + i * 16 * MiB);
+    vtg_pop(&g, 320);
+    vtg_push(&g, 400, 1);
+    vtg_alloc(&g, 401, 0x100000000, 64 * MiB, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        vtg_alloc(&g, 402 + i, 0x200000000 + i * 64 * MiB, 64 * MiB, 1);
+    vtg_failed(&g, 500, 256 * MiB, 1, 148 * MiB, GiB);
+    vtg_end(&g, 600, 1);
+    vr_report *r = close_and_analyze(&g, "measured");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_string_equal(o->batch_kind, "measured");
+    assert_int_equal(o->batch_fixed_bytes, 200 * MiB);
+    assert_int_equal(o->batch_per_sample_bytes, 4 * MiB);
+    assert_int_equal(o->max_batch, 181);
+    assert_non_null(strstr(o->explanation, "largest batch that fits is estimated at about 181 "
+                                           "(from a completed step"));
+    assert_non_null(strstr(o->explanation, "confirm it with a run: vramtrace run -o "
+                                           "batch181.vtrace --"));
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"suggested_batch\":181,\"suggested_batch_kind\":\"measured\""));
+    free(json);
+    char *html = render(vr_render_html, r);
+    assert_non_null(
+        strstr(html, "class=\"batch measured\">estimated largest batch: about 181 (from"));
+    free(html);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "largest batch that fits is estimated at about 181"));
+    free(text);
+    vr_report_free(r);
+}
+
+/* A program whose step needs BA_FIXED + BA_PER * batch bytes on a 1 GiB
+ * device with 100 MiB used outside the recording: the largest batch that
+ * fits is (usable - fixed) / per sample. */
+#define BA_FIXED (200 * MiB)
+#define BA_PER (4 * MiB)
+#define BA_USABLE (GiB - 100 * MiB)
+#define BA_TRUE ((int64_t)((BA_USABLE - BA_FIXED) / BA_PER))
+
+static vr_report *batch_run(const char *program, int64_t batch)
+{
+    char name[64], arg[32];
+    snprintf(name, sizeof name, "batch_%s_%lld", program, (long long)batch);
+    snprintf(arg, sizeof arg, "%lld", (long long)batch);
+    const char *path = tmp_path(name);
+    const char *argv[] = {program, "--batch", arg};
+    if (access(path, F_OK) != 0) {
+        vtg g;
+        assert_int_equal(vtg_open(&g, path, 3, argv), 0);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_device(&g, 0, "SimGPU", GiB);
+        vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+        vtg_alloc(&g, 200, 0x10000000, BA_FIXED, 1);
+        uint64_t act = BA_PER * (uint64_t)batch;
+        bool fits = BA_FIXED + act <= BA_USABLE;
+        if (fits) {
+            vtg_alloc(&g, 300, 0x100000000, act, 1);
+            vtg_free(&g, 400, 0x100000000);
+        } else {
+            vtg_failed(&g, 300, act, 1, BA_USABLE - BA_FIXED, GiB);
+        }
+        vtg_end(&g, 500, fits ? 0 : 1);
+        assert_int_equal(vtg_close(&g), 0);
+    }
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    if (!r)
+        fail_msg("analyze %s: %s", name, err);
+    return r;
+}
+
+static vr_batch_advice advise(const char *p1, int64_t b1, const char *p2, int64_t b2, bool *ok)
+{
+    static vr_report *keep[2]; /* freed by the next call */
+    for (int i = 0; i < 2; i++)
+        vr_report_free(keep[i]);
+    keep[0] = batch_run(p1, b1);
+    keep[1] = batch_run(p2, b2);
+    vr_batch_advice a;
+    *ok = vr_batch_advise(keep, 2, &a);
+    return a;
+}
+
+static void test_batch_advice(void **state)
+{
+    (void)state;
+    bool ok;
+    /* one run that fits, one that fails: interpolated to the device */
+    vr_batch_advice a = advise("train", BA_TRUE / 2, "train", BA_TRUE * 2, &ok);
+    assert_true(ok);
+    assert_string_equal(a.kind, "estimate");
+    assert_int_equal(a.batch, BA_TRUE);
+    assert_int_equal(a.fits, BA_TRUE / 2);
+    assert_int_equal(a.fails, BA_TRUE * 2);
+    assert_int_equal(a.next, BA_TRUE);
+    assert_non_null(strstr(a.next_command, "vramtrace run -o batch"));
+    assert_non_null(strstr(a.next_command, " train --batch "));
+    /* two runs that fit: extrapolated from their step peaks */
+    a = advise("train", BA_TRUE / 4, "train", BA_TRUE / 2, &ok);
+    assert_string_equal(a.kind, "estimate");
+    assert_int_equal(a.batch, BA_TRUE);
+    /* the answer and the batch above it: measured */
+    a = advise("train", BA_TRUE, "train", BA_TRUE + 1, &ok);
+    assert_string_equal(a.kind, "measured");
+    assert_int_equal(a.batch, BA_TRUE);
+    assert_int_equal(a.next, -1);
+    assert_string_equal(a.next_command, "");
+    /* two failed runs: only an upper bound, worded as one, and a smaller run to record */
+    a = advise("train", BA_TRUE * 2, "train", BA_TRUE * 3, &ok);
+    assert_string_equal(a.kind, "upper_bound");
+    assert_true(a.batch < BA_TRUE * 2);
+    assert_non_null(strstr(a.text, "cannot fit"));
+    assert_true(a.next > 0 && a.next < a.batch);
+    /* another program's run is no point of this one: one run alone advises nothing */
+    a = advise("train", BA_TRUE / 2, "other", BA_TRUE * 2, &ok);
+    assert_false(ok);
+    assert_string_equal(a.kind, "");
+    advise("train", BA_TRUE / 2, "train", BA_TRUE / 2, &ok); /* e.g. two processes of a run */
+    assert_false(ok);
+    vr_report *one = batch_run("train", 10);
+    assert_false(vr_batch_advise(&one, 1, &a));
+    vr_report_free(one);
+    advise("train", 1, "train", 1, &ok); /* frees the last pair */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_measured),
+        cmocka_unit_test(test_batch_advice),
+    };
+    return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
+}

@@ -1,0 +1,98 @@
+/* test_growth.c: growth across iterations (growth.c): the iteration, the fitted growth per
+ * call site and its projection. */
+#include "report_test.h"
+
+static void test_growth(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("growth");
+    assert_string_equal(r->iteration_name, "train_step");
+    assert_int_equal(r->iterations, 10);
+    assert_true(r->ngrowth >= 1);
+    assert_int_equal(r->growth[0].stack.id, 2);
+    assert_true(fabs(r->growth[0].bytes_per_iteration - (double)MiB) < 1.0);
+    assert_true(r->growth[0].r2 > 0.999999);
+    /* 10 MiB live after 10 iterations, 1 GiB device: out at iteration 1024 */
+    assert_int_equal(r->growth[0].projected_oom_iteration, 1024);
+    for (size_t i = 0; i < r->ngrowth; i++)
+        assert_int_not_equal(r->growth[i].stack.id, 3); /* freed every iteration */
+    assert_true(fabs(r->total_growth.bytes_per_iteration - (double)MiB) < 1.0);
+    vr_report_free(r);
+}
+
+/* A run that dies in its first step (allocations over 30 ms, then an OOM,
+ * no NVTX, no repeated call site): no iterations, so no growth and no
+ * projection. Time windows used to fit a slope through the ramp-up. */
+static void test_no_projection_first_step(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"firststep"};
+    open_trace(&g, "firststep", 1, argv);
+    uint64_t ms = 1000000;
+    for (uint32_t i = 0; i < 30; i++) {
+        vtg_stack(&g, 100 + i, 0, 0x2000 + i);
+        vtg_alloc(&g, (i + 1) * ms, 0x10000000 + i * 16 * MiB, 16 * MiB, 100 + i);
+    }
+    vtg_failed(&g, 31 * ms, 600 * MiB, 1, 500 * MiB, GiB);
+    vtg_end(&g, 32 * ms, 1);
+    vr_report *r = close_and_analyze(&g, "firststep");
+    assert_string_equal(r->iteration_kind, "");
+    assert_int_equal(r->iterations, 0);
+    assert_int_equal(r->total_growth.projected_oom_iteration, -1);
+    assert_true(r->total_growth.bytes_per_iteration == 0);
+    assert_int_equal(r->ngrowth, 0);
+    vr_report_free(r);
+}
+
+/* Two raw stacks that differ only in a folded vramtrace frame are one call
+ * site: their growth is fitted as one (20 MiB + 20 MiB per iteration), and
+ * a failure lists them as one top site. */
+static void test_growth_merged(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("growth_merged");
+    if (access(path, F_OK) != 0) {
+        vtg g;
+        const char *argv[] = {"merged"};
+        assert_int_equal(vtg_open(&g, path, 1, argv), 0);
+        vtg_module(&g, 1, "/opt/fake/libuser.so", 0, 0x1000, 0x100000);
+        vtg_module(&g, 2, "/opt/fake/lib/libvramtrace.so", 0, 0x200000, 0x300000);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_stack(&g, 2, 1, 0x2200);
+        vtg_stack(&g, 3, 2, 0x200100); /* the same site, through a vramtrace frame */
+        vtg_string(&g, 1, "train_step");
+        vtg_device(&g, 0, "SimGPU", 64 * GiB);
+        uint64_t t = 1000;
+        for (uint64_t i = 0; i < 10; i++) {
+            vtg_push(&g, t++, 1);
+            vtg_alloc(&g, t++, 0x100000000 + i * 64 * MiB, 20 * MiB, 2);
+            vtg_alloc(&g, t++, 0x800000000 + i * 64 * MiB, 20 * MiB, 3);
+            vtg_pop(&g, t++);
+        }
+        vtg_failed(&g, t++, 64 * GiB, 2, 64 * GiB - 400 * MiB, 64 * GiB);
+        vtg_end(&g, t, 1);
+        assert_int_equal(vtg_close(&g), 0);
+    }
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(r->ngrowth, 1);
+    assert_true(fabs(r->growth[0].bytes_per_iteration - 40.0 * MiB) < 1.0);
+    /* ... and the failure's top sites hold it once, with both stacks' bytes */
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].ntop_sites, 1);
+    assert_int_equal(r->ooms[0].top_sites[0].bytes, 400 * MiB);
+    assert_int_equal(r->ooms[0].top_sites[0].count, 20);
+    vr_report_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_no_projection_first_step),
+        cmocka_unit_test(test_growth_merged),
+    };
+    return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
+}

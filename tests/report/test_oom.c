@@ -1,0 +1,227 @@
+/* test_oom.c: out-of-memory failures (oom.c, verdict.c): the verdicts, the use outside the
+ * recording, recovered and fatal failures and how many are kept. */
+#include "internal.h"
+#include "report_test.h"
+
+static void test_verdict_capacity(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("capacity");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_int_equal(o->requested_bytes, 256 * MiB);
+    assert_int_equal(o->live_allocated, 712 * MiB);
+    assert_int_equal(o->batch, 64);
+    assert_int_equal(o->max_batch, 60);
+    assert_int_equal(o->t_ns, 500);
+    assert_true(o->ntop_sites >= 2);
+    assert_int_equal(o->top_sites[0].stack.id, 3);
+    /* the OOM is in the first train_step: only an upper bound is known */
+    assert_string_equal(o->batch_kind, "upper_bound");
+    assert_non_null(strstr(o->explanation, "no training step completed, so no batch is known "
+                                           "to fit: batches above 60 cannot fit (an upper bound"));
+    assert_null(strstr(o->explanation, "largest batch that fits is"));
+    /* ... and the commands that measure one, at half the bound */
+    assert_non_null(strstr(o->explanation, "vramtrace run -o batch30.vtrace --"));
+    assert_int_equal(r->failed_allocations, 1);
+    vr_report_free(r);
+}
+
+static void test_verdict_leak(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("leakoom");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_LEAK);
+    assert_int_equal(r->ooms[0].top_sites[0].stack.id, 2);
+    assert_non_null(strstr(r->ooms[0].explanation, "40.00 MiB per iteration"));
+    vr_report_free(r);
+}
+
+static void test_verdict_frag(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("frag");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_FRAGMENTATION);
+    assert_int_equal(o->heap_free, 50 * MiB);
+    assert_int_equal(o->heap_largest_free, 10 * MiB);
+    /* reserved = heap + direct outside heaps; allocated = regions + direct */
+    assert_int_equal(o->live_reserved, 1000 * MiB);
+    assert_int_equal(o->live_allocated, 950 * MiB);
+    assert_int_equal(r->peak_reserved, 1000 * MiB);
+    assert_int_equal(r->peak_allocated, 1000 * MiB); /* 900 + 10 regions of 10 */
+    bool oom_frag = false;
+    for (size_t i = 0; i < r->nfrag; i++)
+        if (!strcmp(r->frag[i].when, "oom")) {
+            oom_frag = true;
+            assert_true(fabs(r->frag[i].fragmentation - 0.8) < 1e-9);
+        }
+    assert_true(oom_frag);
+    vr_report_free(r);
+}
+
+static void test_verdict_external(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("external");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_EXTERNAL);
+    assert_int_equal(r->ooms[0].external_bytes, 574 * MiB);
+    assert_int_equal(r->ooms[0].device_free_bytes, 100 * MiB);
+    vr_report_free(r);
+}
+
+/* The OOM's use outside the recording: the same numbers in the model (and
+ * so in JSON) as in the text: the baseline plus what appeared since. */
+static void test_outside_recording_agrees(void **state)
+{
+    (void)state;
+    vr_report *r = scenario("capacity");
+    assert_true(r->nooms >= 1);
+    const vr_oom *o = &r->ooms[r->nooms - 1];
+    char want[128], b1[32], b2[32];
+    snprintf(want, sizeof want, "%s of it used outside the recording: %s in use at the start",
+             vr_format_size(o->baseline_bytes + o->external_bytes, b1, sizeof b1),
+             vr_format_size(o->baseline_bytes, b2, sizeof b2));
+    assert_int_equal(o->baseline_bytes, 100 * MiB);
+    assert_non_null(strstr(o->explanation, want));
+    vr_report_free(r);
+}
+
+/* More failures than the report keeps: the first ones and the latest are
+ * listed, so the fatal failure (the last, never retried) is never lost; a
+ * retry after the cap still marks only its own failure recovered. */
+static void test_oom_cap_keeps_fatal(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"retries"};
+    open_trace(&g, "retries", 1, argv);
+    for (uint64_t i = 0; i < 1499; i++) {
+        vtg_failed(&g, 100 + 2 * i, 64 * MiB, 1, 32 * MiB, GiB);
+        vtg_alloc(&g, 101 + 2 * i, 0x10000000 + i * 0x1000000, 64 * MiB, 1); /* retried */
+    }
+    vtg_failed(&g, 5000, 512 * MiB, 1, 32 * MiB, GiB); /* the fatal one */
+    vtg_end(&g, 6000, 2);
+    vr_report *r = close_and_analyze(&g, "retries");
+    assert_int_equal(r->failed_allocations, 1500);
+    assert_int_equal(r->recovered_allocations, 1499);
+    assert_int_equal(r->nooms, 1000);
+    size_t fatal = vr_fatal_oom(r);
+    assert_int_equal(fatal, 999);
+    assert_int_equal(r->ooms[fatal].requested_bytes, 512 * MiB);
+    assert_false(r->ooms[fatal].recovered);
+    assert_true(r->ooms[998].recovered);
+    char *json = render(vr_render_json, r);
+    const char *f1 = strstr(json, "\"fatal\":true");
+    assert_non_null(f1);
+    assert_null(strstr(f1 + 1, "\"fatal\":true")); /* exactly one */
+    free(json);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "1000 of 1500 failed allocations kept"));
+    free(text);
+    vr_report_free(r);
+}
+
+/* A failed cudaMalloc whose retry (same thread, same size) succeeds is
+ * recovered; a failure followed by a failed retry is not. */
+static void test_recovered(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"retry"};
+    open_trace(&g, "retry", 1, argv);
+    vtg_alloc(&g, 100, 0x10000000, 500 * MiB, 1);
+    vtg_failed(&g, 200, 600 * MiB, 1, 400 * MiB, GiB);
+    vtg_free(&g, 300, 0x10000000); /* the cache is released */
+    vtg_alloc(&g, 400, 0x20000000, 600 * MiB, 1);
+    vtg_failed(&g, 500, 300 * MiB, 1, 200 * MiB, GiB);
+    vtg_alloc(&g, 600, 0x60000000, 100 * MiB, 1); /* another size: not a retry */
+    vtg_end(&g, 700, 0);
+    vr_report *r = close_and_analyze(&g, "retry");
+    assert_int_equal(r->nooms, 2);
+    assert_true(r->ooms[0].recovered);
+    assert_false(r->ooms[1].recovered);
+    assert_int_equal(r->recovered_allocations, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    vr_limits lim = {
+        .max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1, .no_oom = true};
+    assert_int_equal(vr_check(f, r, &lim), 1);
+    fclose(f);
+    assert_non_null(strstr(buf, "1 failed allocations not recovered"));
+    free(buf);
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"recovered\":true"));
+    assert_non_null(strstr(json, "\"recovered_failed_allocations\":1"));
+    free(json);
+    vr_report_free(r);
+
+    open_trace(&g, "retry_ok", 1, argv);
+    vtg_failed(&g, 200, 600 * MiB, 1, 400 * MiB, GiB);
+    vtg_alloc(&g, 400, 0x20000000, 600 * MiB, 1);
+    vtg_end(&g, 700, 0);
+    r = close_and_analyze(&g, "retry_ok");
+    f = fopen("/dev/null", "w");
+    assert_int_equal(vr_check(f, r, &lim), 0);
+    fclose(f);
+    vr_report_free(r);
+}
+
+/* A recovered failure then a fatal one: the fatal one leads the OOM
+ * section (text and HTML), the recovered one is muted and says so. */
+static void test_oom_fatal_first(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"fatal"};
+    open_trace(&g, "fatal", 1, argv);
+    vtg_alloc(&g, 100, 0x10000000, 500 * MiB, 1);
+    vtg_failed(&g, 200, 600 * MiB, 1, 400 * MiB, GiB);
+    vtg_free(&g, 300, 0x10000000);
+    vtg_alloc(&g, 400, 0x20000000, 600 * MiB, 1); /* the retry: #1 recovered */
+    vtg_failed(&g, 500, 300 * MiB, 1, 200 * MiB, GiB);
+    vtg_end(&g, 700, 1);
+    vr_report *r = close_and_analyze(&g, "fatal");
+    assert_int_equal(vr_fatal_oom(r), 1);
+    char *text = render(vr_render_text, r);
+    const char *fatal = strstr(text, "FATAL #2 at");
+    assert_non_null(fatal);
+    assert_true(fatal < strstr(text, "#1 at"));
+    assert_non_null(strstr(text, "the program then exited with status 1"));
+    free(text);
+    char *html = render(vr_render_html, r);
+    char *rows = slice(html, "id=\"ooms\"", "</table>");
+    const char *row_fatal = strstr(rows, "<tr class=\"fatal\"><td class=\"n\">#2");
+    const char *row_rec = strstr(rows, "<tr class=\"recovered\"><td class=\"n\">#1");
+    assert_non_null(row_fatal);
+    assert_non_null(row_rec);
+    assert_true(row_fatal < row_rec);
+    assert_non_null(strstr(row_rec, "recovered: the program retried and went on"));
+    char *fatal_row = slice(row_fatal, "<tr", "</tr>");
+    assert_non_null(strstr(fatal_row, "FATAL"));
+    assert_null(strstr(fatal_row, "recovered:"));
+    free(fatal_row);
+    free(rows);
+    free(html);
+    vr_report_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_verdict_capacity),
+        cmocka_unit_test(test_verdict_leak),
+        cmocka_unit_test(test_verdict_frag),
+        cmocka_unit_test(test_verdict_external),
+        cmocka_unit_test(test_outside_recording_agrees),
+        cmocka_unit_test(test_oom_cap_keeps_fatal),
+        cmocka_unit_test(test_recovered),
+        cmocka_unit_test(test_oom_fatal_first),
+    };
+    return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
+}

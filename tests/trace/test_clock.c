@@ -1,0 +1,102 @@
+/* test_clock.c: trace/clock.c. vt_clock_stamp's promise (vtrace.h): stamps
+ * from one state strictly increase in the order they are taken, across
+ * threads, and stay on CLOCK_MONOTONIC. The checker is shown to fail on
+ * sequences that break the promise. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "vtrace.h"
+
+#define NTHREADS 4
+#define PER_THREAD 20000
+
+static _Atomic uint64_t shared_last;
+
+typedef struct stamps {
+    uint64_t v[PER_THREAD];
+} stamps;
+
+static void *taker(void *arg)
+{
+    stamps *s = arg;
+    for (int i = 0; i < PER_THREAD; i++)
+        s->v[i] = vt_clock_stamp(&shared_last);
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* NULL when each thread's stamps strictly increase and no two stamps of
+ * all threads are equal; else what is wrong. */
+static const char *check(const stamps *s, int nthreads)
+{
+    size_t n = (size_t)nthreads * PER_THREAD;
+    uint64_t *all = malloc(n * sizeof *all);
+    const char *why = NULL;
+    for (int t = 0; t < nthreads; t++)
+        for (int i = 0; i < PER_THREAD; i++) {
+            if (i && s[t].v[i] <= s[t].v[i - 1])
+                why = "a thread's stamps do not increase";
+            all[(size_t)t * PER_THREAD + (size_t)i] = s[t].v[i];
+        }
+    qsort(all, n, sizeof *all, cmp_u64);
+    for (size_t i = 1; i < n && !why; i++)
+        if (all[i] == all[i - 1])
+            why = "two stamps are equal";
+    free(all);
+    return why;
+}
+
+static void test_stamps_unique_and_increasing(void **state)
+{
+    (void)state;
+    static stamps s[NTHREADS];
+    pthread_t th[NTHREADS];
+    uint64_t before = vt_clock_ns();
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, taker, &s[i]), 0);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    const char *why = check(s, NTHREADS);
+    if (why)
+        fail_msg("%s", why);
+    /* on the monotonic clock: not before the start, not far past the end */
+    uint64_t after = vt_clock_ns();
+    assert_true(s[0].v[0] >= before);
+    assert_true(atomic_load(&shared_last) <= after + (uint64_t)NTHREADS * PER_THREAD);
+}
+
+static void test_checker_rejects_bad_sequences(void **state)
+{
+    (void)state;
+    static stamps s[2];
+    for (int i = 0; i < PER_THREAD; i++) {
+        s[0].v[i] = 2 * (uint64_t)i + 10;
+        s[1].v[i] = 2 * (uint64_t)i + 11;
+    }
+    assert_null(check(s, 2));
+    s[1].v[5] = s[0].v[7]; /* still increasing in thread 1, equal to one of thread 0 */
+    assert_non_null(check(s, 2));
+    s[1].v[5] = 21;
+    s[0].v[3] = s[0].v[2]; /* a thread that repeats a stamp */
+    assert_non_null(check(s, 2));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stamps_unique_and_increasing),
+        cmocka_unit_test(test_checker_rejects_bad_sequences),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
