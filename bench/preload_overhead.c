@@ -1,23 +1,34 @@
-/* preload_overhead: N allocate/free pairs issued at call depth DEPTH
- * (a noinline recursive helper), timed inside the program so that start-up
- * and trace writing at exit are not counted.
+/* preload_overhead: allocate/free pairs (or allocations never freed) issued
+ * at call depth DEPTH (a noinline recursive helper), for the recording
+ * benchmark (bench/perf.py). The benchmark times the whole process from
+ * outside at two sizes; the pairs are also timed inside the program.
  *
- * usage: preload_overhead cuda|malloc|hold N DEPTH
- *   cuda    cudaMalloc/cudaFree of 256 bytes (run on the simulated device)
- *   malloc  malloc/free of 256 bytes (the same shape for heaptrack)
- *   hold    N cudaMalloc of 256 bytes all live at once, then freed: the
- *           process's peak resident memory is the figure (with and without
- *           the preload, the difference over N is its memory per live
- *           allocation)
- * Prints "ns_per_pair=<float>", "pairs=<N>" and "max_rss_kib=<n>" on stdout. */
+ * usage: preload_overhead cuda|malloc|live|hold N DEPTH [THREADS]
+ *   cuda    N cudaMalloc/cudaFree pairs of 256 bytes (on the simulated device)
+ *   malloc  N malloc/free pairs of 256 bytes (the same shape for heaptrack)
+ *   live    N cudaMalloc of 256 bytes, never freed (memory per live allocation)
+ *   hold    N cudaMalloc of 256 bytes all live at once, then freed
+ *   THREADS (default 1) threads each issue N / THREADS of them, each its own.
+ * Prints "pairs=<N>", "ns_per_pair=<float>" (wall ns inside the program
+ * per pair or allocation, all threads together) and "max_rss_kib=<n>" (the
+ * process's peak resident memory, getrusage) on stdout. Exit 2 on bad
+ * usage, 3 when an allocation fails. */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
-static void *volatile sink;
+#define MAX_THREADS 256
+
+typedef struct job {
+    int (*loop)(long);
+    long n;
+    int depth;
+    int rc;
+} job;
 
 static double now_ns(void)
 {
@@ -31,6 +42,27 @@ static int cuda_pairs(long n)
     for (long i = 0; i < n; i++) {
         void *p = NULL;
         if (cudaMalloc(&p, 256) != cudaSuccess || cudaFree(p) != cudaSuccess)
+            return -1;
+    }
+    return 0;
+}
+
+static int malloc_pairs(long n)
+{
+    for (long i = 0; i < n; i++) {
+        void *volatile p = malloc(256); /* volatile: the pair is not elided */
+        if (!p)
+            return -1;
+        free(p);
+    }
+    return 0;
+}
+
+static int cuda_live(long n)
+{
+    for (long i = 0; i < n; i++) {
+        void *p = NULL;
+        if (cudaMalloc(&p, 256) != cudaSuccess)
             return -1;
     }
     return 0;
@@ -50,18 +82,6 @@ static int hold_all(long n)
     return got == n ? 0 : -1;
 }
 
-static int malloc_pairs(long n)
-{
-    for (long i = 0; i < n; i++) {
-        void *p = malloc(256);
-        if (!p)
-            return -1;
-        sink = p;
-        free(sink);
-    }
-    return 0;
-}
-
 /* Recurse to depth, then run the loop: every event has depth frames of this
  * function under it. */
 __attribute__((noinline)) static int at_depth(int depth, int (*loop)(long), long n)
@@ -75,29 +95,63 @@ __attribute__((noinline)) static int at_depth(int depth, int (*loop)(long), long
     return rc;
 }
 
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    j->rc = at_depth(j->depth, j->loop, j->n);
+    return NULL;
+}
+
+/* Runs the loop in `threads` threads, each n / threads iterations (the
+ * first takes the remainder). Returns 0, or -1 when one failed. */
+static int run_threads(int (*loop)(long), long n, int depth, int threads)
+{
+    pthread_t tid[MAX_THREADS];
+    job jobs[MAX_THREADS];
+    int rc = 0;
+    for (int i = 0; i < threads; i++)
+        jobs[i] = (job){loop, n / threads + (i == 0 ? n % threads : 0), depth, 0};
+    if (threads == 1)
+        return at_depth(depth, loop, n);
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&tid[i], NULL, run_job, &jobs[i]) != 0)
+            return -1;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(tid[i], NULL);
+        rc |= jobs[i].rc;
+    }
+    return rc;
+}
+
+static int (*mode_loop(const char *mode))(long)
+{
+    if (!strcmp(mode, "cuda"))
+        return cuda_pairs;
+    if (!strcmp(mode, "malloc"))
+        return malloc_pairs;
+    if (!strcmp(mode, "live"))
+        return cuda_live;
+    if (!strcmp(mode, "hold"))
+        return hold_all;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    int (*loop)(long);
-    long n;
-    int depth;
+    int (*loop)(long) = argc >= 4 ? mode_loop(argv[1]) : NULL;
+    long n = argc >= 4 ? atol(argv[2]) : 0;
+    int depth = argc >= 4 ? atoi(argv[3]) : 0;
+    int threads = argc >= 5 ? atoi(argv[4]) : 1;
     double t0, t1;
     struct rusage ru;
-    if (argc != 4 ||
-        (strcmp(argv[1], "cuda") && strcmp(argv[1], "malloc") && strcmp(argv[1], "hold"))) {
-        fprintf(stderr, "usage: preload_overhead cuda|malloc|hold N DEPTH\n");
+    if (!loop || argc > 5 || n <= 0 || depth <= 0 || threads <= 0 || threads > MAX_THREADS) {
+        fprintf(stderr, "usage: preload_overhead cuda|malloc|live|hold N DEPTH [THREADS]\n");
         return 2;
     }
-    loop = strcmp(argv[1], "cuda") == 0   ? cuda_pairs
-           : strcmp(argv[1], "hold") == 0 ? hold_all
-                                          : malloc_pairs;
-    n = atol(argv[2]);
-    depth = atoi(argv[3]);
-    if (n <= 0 || depth <= 0)
-        return 2;
-    if (loop == cuda_pairs && cuda_pairs(1) != 0) /* runtime initialisation, not timed */
+    if (loop != malloc_pairs && cuda_pairs(1) != 0) /* runtime initialisation, not timed */
         return 3;
     t0 = now_ns();
-    if (at_depth(depth, loop, n) != 0)
+    if (run_threads(loop, n, depth, threads) != 0)
         return 3;
     t1 = now_ns();
     getrusage(RUSAGE_SELF, &ru);
