@@ -45,7 +45,8 @@ extern "C" {
 
 #define VT_MAGIC "VTRACE\0\n"
 #define VT_MAGIC_LEN 8
-#define VT_FORMAT_VERSION 2u /* 2: VMM map/unmap records, host-register apis, Python frames */
+/* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat */
+#define VT_FORMAT_VERSION 3u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
