@@ -58,8 +58,10 @@ bool vti_session_ensure(void)
         return vti_enabled();
     if (s == VTI_S_STARTING)
         return wait_started();
-    if (s != VTI_S_OFF || !vti_state_move(VTI_S_OFF, VTI_S_STARTING))
+    if (s != VTI_S_OFF)
         return vti_enabled();
+    if (!vti_state_move(VTI_S_OFF, VTI_S_STARTING)) /* another thread won the start */
+        return vti_state() == VTI_S_STARTING ? wait_started() : vti_enabled();
     tl_starting = true;
     vti_enter();
     if (!session_start())
