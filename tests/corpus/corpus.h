@@ -28,4 +28,18 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+
+#ifdef CORPUS_THREADS
+#include <pthread.h>
+/* Run worker(i) on n threads (n <= 64), i = 0..n-1, and join them all. */
+static inline void corpus_run_threads(size_t n, void *(*worker)(void *))
+{
+    pthread_t th[64];
+    REQUIRE(n <= 64);
+    for (size_t t = 0; t < n; t++)
+        REQUIRE(pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t) == 0);
+    for (size_t t = 0; t < n; t++)
+        REQUIRE(pthread_join(th[t], NULL) == 0);
+}
+#endif
 #endif

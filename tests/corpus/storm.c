@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 
+#define CORPUS_THREADS
 #include "corpus.h"
 
 #define THREADS 8
@@ -32,11 +33,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    pthread_t th[THREADS];
     REQUIRE(pthread_barrier_init(&bar, NULL, THREADS) == 0);
-    for (size_t t = 0; t < THREADS; t++)
-        REQUIRE(pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t) == 0);
-    for (int t = 0; t < THREADS; t++)
-        REQUIRE(pthread_join(th[t], NULL) == 0);
+    corpus_run_threads(THREADS, worker);
     return 0;
 }
