@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/perf.py: vramtrace's steady-state benchmark (issue 18), in one run.
 
-    bench/perf.py [--quick] [--build DIR] [--reps N] > OUTPUT    measure
+    bench/perf.py [--quick] [--build DIR] [--reps N] [--only PARTS] > OUTPUT    measure
     bench/perf.py --check OUTPUT                                 every figure printed, a number
     bench/perf.py --readme README.md OUTPUT                      regenerate the README's table
 
@@ -223,7 +223,7 @@ def record_rep(tools, sizes, cfg, samples):
 
 def measure_recording(tools, p, samples):
     for rep in range(p["reps"]):
-        for cfg in RECORD_CONFIGS:
+        for cfg in [c for c in RECORD_CONFIGS if wanted(p, c[0])]:
             progress(f"recording: repetition {rep + 1}/{p['reps']}, {cfg[0]}, pairs {p['pairs']}")
             record_rep(tools, p["pairs"], cfg, samples)
 
@@ -267,6 +267,17 @@ def report_pair(tools, reps, traces, events, key, samples):
 
 
 def measure_report(tools, p, samples):
+    if wanted(p, "storm"):
+        measure_storm(tools, p, samples)
+    if not wanted(p, "live"):
+        return
+    lo, hi = p["live"]
+    traces = [os.path.join(tools.tmp, f"live.{n}.vtrace") for n in (lo, hi)]
+    rss = report_pair(tools, p["reps"], traces, hi - lo, "live", samples)
+    samples["report.live.bytes_per_live"] = [(r[1] - r[0]) * 1024 / (hi - lo) for r in rss]
+
+
+def measure_storm(tools, p, samples):
     traces = []
     for n in p["storm"]:
         path = os.path.join(tools.tmp, f"storm.{n}.vtrace")
@@ -276,10 +287,6 @@ def measure_report(tools, p, samples):
     lo, hi = p["storm"]
     rss = report_pair(tools, p["reps"], traces, hi - lo, "storm", samples)
     samples["report.storm.max_rss"] = [r[1] / 1024 for r in rss]
-    lo, hi = p["live"]
-    traces = [os.path.join(tools.tmp, f"live.{n}.vtrace") for n in (lo, hi)]
-    rss = report_pair(tools, p["reps"], traces, hi - lo, "live", samples)
-    samples["report.live.bytes_per_live"] = [(r[1] - r[0]) * 1024 / (hi - lo) for r in rss]
 
 
 # ---- GAN training under callgrind --------------------------------------------------
@@ -329,9 +336,11 @@ def fmt(v):
     return f"{v:.0f}" if abs(v) >= 1e6 else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
 
 
-def print_figures(samples):
-    for key, unit, target, _, _ in FIGURES:
+def print_figures(samples, p):
+    for key, unit, target, row, _ in FIGURES:
         vals = samples.get(key)
+        if not vals and not wanted(p, row):
+            continue
         if not vals:
             raise Failed(f"figure {key} was not measured")
         line = f"figure {key} {fmt(statistics.median(vals))} {unit}"
@@ -342,11 +351,16 @@ def print_figures(samples):
         print(line, flush=True)
 
 
+def wanted(p, row):
+    """Whether --only (p["only"], None for all) asks for table row `row` (ROWS)."""
+    return p["only"] is None or row in p["only"]
+
+
 def print_info(p):
     for k, v in machine_info():
         print(f"info {k}={v}", flush=True)
     print(f"info date={datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
-    print(f"info mode={p['mode']}")
+    print(f"info mode={p['mode']}" + (f" only={','.join(sorted(p['only']))}" if p["only"] else ""))
     print(f"info reps={p['reps']}\ninfo threads={THREADS}\ninfo gan_steps={p['gan_steps']}")
     for k in ("pairs", "live", "storm"):
         print(f"info {k}={p[k][0]},{p[k][1]}", flush=True)
@@ -357,15 +371,18 @@ def measure(args):
     p = dict(QUICK if args.quick else FULL, mode="quick" if args.quick else "full")
     if args.reps:
         p["reps"] = args.reps
+    p["only"] = set(args.only.split(",")) if args.only else None
     samples = {}
     with tempfile.TemporaryDirectory(prefix="vramtrace-perf.") as tmp:
         tools = Tools(os.path.abspath(args.build), tmp)
         print_info(p)
         measure_recording(tools, p, samples)
-        measure_memory(tools, p, samples)
+        if wanted(p, "mem") or wanted(p, "live"):  # the report's "live" reads mem's traces
+            measure_memory(tools, p, samples)
         measure_report(tools, p, samples)
-        measure_gan(tools, p, samples)
-    print_figures(samples)
+        if wanted(p, "gan"):
+            measure_gan(tools, p, samples)
+    print_figures(samples, p)
     print(f"info loadavg_end={' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"info seconds={time.monotonic() - T0:.0f}")
     progress("done")
@@ -505,10 +522,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes, 1 repetition (smoke test)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build tree (default: build)")
     ap.add_argument("--reps", type=int, help="repetitions (default 5, --quick 1)")
+    ap.add_argument("--only", metavar="PARTS",
+                    help="measure only these rows, comma-separated: d5,d20,d60,off,t8,mem,storm,live,gan "
+                         "(default: all); for work on one figure, not for the README")
     ap.add_argument("--check", metavar="OUTPUT", help="check that OUTPUT has every figure, each a number")
     ap.add_argument("--readme", nargs=2, metavar=("README", "OUTPUT"),
                     help="regenerate README's Measured table from OUTPUT")
     args = ap.parse_args()
+    if args.only and not set(args.only.split(",")) <= {r[0] for r in ROWS}:
+        ap.error(f"--only takes a comma-separated list of {','.join(r[0] for r in ROWS)}")
     if args.reps is not None and args.reps < 1:
         ap.error("--reps must be at least 1")
     try:
