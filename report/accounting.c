@@ -18,7 +18,7 @@ static vr_acct *acct_get(vr_state *s, int32_t device, enum vt_kind kind)
 {
     uint64_t key = acct_key(device, kind);
     if (s->acct_item && s->acct_key == key)
-        return vr_map_at(&s->acct, s->acct_item - 1);
+        return vr_map_item(&s->acct, s->acct_item - 1);
     bool created;
     vr_acct *a = vr_map_put(&s->acct, key, &created);
     if (created) {
@@ -28,11 +28,6 @@ static vr_acct *acct_get(vr_state *s, int32_t device, enum vt_kind kind)
     s->acct_key = key;
     s->acct_item = vr_map_index_of(&s->acct, a) + 1;
     return a;
-}
-
-int32_t vr_kind_device(enum vt_api api, int32_t device)
-{
-    return vt_kind_is_host(vt_api_get(api)->kind) ? -1 : device;
 }
 
 void vr_acct_alloc(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size)

@@ -9,6 +9,7 @@
 #include "vtrace.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 /* ---- arena: bump allocator owning a report's memory --------------------- */
 
@@ -57,6 +58,19 @@ typedef struct vr_map_hint {
     uint64_t mods;
 } vr_map_hint;
 
+/* The 32-bit hash the map files a key under (MurmurHash3's 64-bit finalizer,
+ * fmix64, public domain): for callers that look one key up more than once
+ * (prefetch, then find) and hash it once. */
+static inline uint32_t vr_map_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
 void vr_map_init(vr_map *m, size_t esize);
 void vr_map_destroy(vr_map *m);
 void *vr_map_get(const vr_map *m, uint64_t key);
@@ -66,19 +80,41 @@ void *vr_map_put(vr_map *m, uint64_t key, bool *created);
 bool vr_map_del(vr_map *m, uint64_t key);
 /* vr_map_get that also fills *hint (may be NULL). */
 void *vr_map_find(const vr_map *m, uint64_t key, vr_map_hint *hint);
+/* vr_map_find of a key whose vr_map_hash is h. Inline: the replay finds
+ * every allocation's and free's address through it. */
+static inline void *vr_map_find_hashed(const vr_map *m, uint64_t key, uint32_t h, vr_map_hint *hint)
+{
+    size_t mask = m->icap - 1, i = h & mask;
+    *hint = (vr_map_hint){.slot = SIZE_MAX, .hash = h, .mods = m->mods};
+    if (!m->icap)
+        return NULL;
+    /* slot: the key's hash << 32 | (item + 1), 0 = empty (util.c) */
+    for (uint64_t sl; (sl = m->index[i]); i = (i + 1) & mask) {
+        uint8_t *e = m->items + (size_t)((uint32_t)sl - 1) * m->esize;
+        uint64_t k;
+        memcpy(&k, e, sizeof k);
+        if ((uint32_t)(sl >> 32) == h && k == key) {
+            hint->slot = i;
+            return e;
+        }
+    }
+    hint->slot = i;
+    return NULL;
+}
 /* Inserts key, absent (vr_map_find returned NULL with this hint): a zeroed
  * entry with its key set. */
 void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint);
 /* Deletes the entry vr_map_find found with this hint (nothing changed the
  * map since). */
 void vr_map_remove(vr_map *m, const vr_map_hint *hint);
-/* Starts loading key's index slot into the cache (a later find of it does
- * not wait for memory): for batches of lookups. */
-void vr_map_prefetch(const vr_map *m, uint64_t key);
-/* The same for key's entry, once its slot is in the cache (after
+/* Starts loading the index slot of a key whose vr_map_hash is h into the
+ * cache (a later find of it does not wait for memory): for batches of
+ * lookups. */
+void vr_map_prefetch(const vr_map *m, uint32_t h);
+/* The same for the key's entry, once its slot is in the cache (after
  * vr_map_prefetch): reads the index, prefetches the first entry whose hash
  * matches. */
-void vr_map_prefetch_entry(const vr_map *m, uint64_t key);
+void vr_map_prefetch_entry(const vr_map *m, uint32_t h);
 /* Room for n entries without growing (a trace's known counts). */
 void vr_map_reserve(vr_map *m, size_t n);
 /* The entry at item i (vr_map_index_of), NULL when it was deleted. Inline:
@@ -87,6 +123,13 @@ static inline void *vr_map_at(const vr_map *m, uint32_t i)
 {
     bool alive = i < m->nitems && (m->alive[i / 64] >> (i % 64) & 1);
     return alive ? m->items + (size_t)i * m->esize : NULL;
+}
+
+/* vr_map_at of a map that never deletes (every item below nitems is an
+ * entry): no check. */
+static inline void *vr_map_item(const vr_map *m, uint32_t i)
+{
+    return m->items + (size_t)i * m->esize;
 }
 
 static inline uint32_t vr_map_index_of(const vr_map *m, const void *e)

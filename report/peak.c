@@ -119,10 +119,10 @@ static void account_sites(vr_state *s, uint32_t row, int64_t delta, int count)
     hover_before(s, rel);
     s->hover_t = rel;
     s->hover_dirty = true;
-    vr_counter *c = vr_map_at(&s->site_ranges, row);
+    vr_counter *c = vr_map_item(&s->site_ranges, row);
     counter_add(s, c, delta, count);
-    counter_add(s, vr_map_at(&s->sites, c->site), delta, count);
-    counter_add(s, vr_map_at(&s->phases, c->phase), delta, count);
+    counter_add(s, vr_map_item(&s->sites, c->site), delta, count);
+    counter_add(s, vr_map_item(&s->phases, c->phase), delta, count);
     s->allocated += (uint64_t)delta;
     if (s->allocated > s->peak_alloc) {
         s->peak_alloc = s->allocated;

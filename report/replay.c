@@ -107,18 +107,18 @@ static void hold(vr_state *s, vr_live *l, uint8_t kind)
  * and may equal a device pointer's value, so they get their own key space:
  * bit 63, which no device or host virtual address has (x86-64 and CUDA's
  * unified addressing use at most 57 bits). */
-static uint64_t live_key(uint64_t addr, enum vt_api api)
+static uint64_t live_key(const vr_state *s, uint64_t addr, enum vt_api api)
 {
-    return vt_api_get(api)->space == VT_SPACE_VMM_HANDLE ? addr | (1ull << 63) : addr;
+    return vr_api(s, api)->handle ? addr | (1ull << 63) : addr;
 }
 
 /* The live-map key of an ALLOC or FREE event, 0 for other events. */
-static uint64_t event_key(const vt_event *ev)
+static uint64_t event_key(const vr_state *s, const vt_event *ev)
 {
     if (ev->type == VT_REC_ALLOC)
-        return live_key(ev->u.alloc.addr, ev->u.alloc.api);
+        return live_key(s, ev->u.alloc.addr, ev->u.alloc.api);
     if (ev->type == VT_REC_FREE)
-        return live_key(ev->u.free.addr, ev->u.free.api);
+        return live_key(s, ev->u.free.addr, ev->u.free.api);
     return 0;
 }
 
@@ -179,8 +179,8 @@ static void attempt(vr_state *s, vr_thread *t, bool ok, uint64_t size, int32_t d
 static void on_failed(vr_state *s, const vt_event *ev)
 {
     vr_thread *t = vr_state_thread(s, ev->thread_id);
-    vr_acct_failed(s, vr_kind_device(ev->u.failed.api, ev->u.failed.device),
-                   vt_api_get(ev->u.failed.api)->kind);
+    vr_acct_failed(s, vr_kind_device(s, ev->u.failed.api, ev->u.failed.device),
+                   vr_api(s, ev->u.failed.api)->kind);
     attempt(s, t, false, 0, 0);
     s->failed++;
     vr_oom_failed(s, ev, t);
@@ -206,8 +206,8 @@ static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
     l->ts = ev->ts_ns;
     l->stack = ev->u.alloc.stack;
     l->row = row;
-    l->kind = (uint8_t)vt_api_get(ev->u.alloc.api)->kind;
-    l->device = vr_kind_device(ev->u.alloc.api, ev->u.alloc.device);
+    l->kind = vr_api(s, ev->u.alloc.api)->kind;
+    l->device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device);
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->device < 0) {
         s->host_pinned += l->size;
@@ -247,7 +247,7 @@ static void on_free(vr_state *s, const vt_event *ev, const vr_found *f)
 /* cuMemMap: the handle's memory stays alive while mapped. */
 static void on_vmm_map(vr_state *s, const vt_event *ev)
 {
-    uint64_t key = live_key(ev->u.vmm.handle, VT_API_CU_MEM_CREATE);
+    uint64_t key = live_key(s, ev->u.vmm.handle, VT_API_CU_MEM_CREATE);
     vr_live *l = vr_map_get(&s->live, key);
     if (!l)
         return; /* a handle created before the recording (or imported) */
@@ -412,12 +412,13 @@ static bool lowers(const vt_event *ev, const vr_found *f)
     }
 }
 
-/* The one live-map lookup of an ALLOC or FREE event (key: event_key). */
-static void find_live(vr_state *s, const vt_event *ev, uint64_t key, vr_found *f)
+/* The one live-map lookup of an ALLOC or FREE event (key: event_key, h:
+ * its vr_map_hash). */
+static void find_live(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h, vr_found *f)
 {
     f->key = key;
     if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE)
-        f->live = vr_map_find(&s->live, key, &f->hint);
+        f->live = vr_map_find_hashed(&s->live, key, h, &f->hint);
 }
 
 /* The events nvtx.c keeps for the model. */
@@ -427,8 +428,8 @@ static bool is_nvtx(uint8_t type)
            type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
 }
 
-/* Feed one event to the state; key: its event_key. */
-static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key)
+/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash. */
+static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h)
 {
     s->events++;
     if (is_nvtx(ev->type))
@@ -476,7 +477,7 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key)
     if (ev->ts_ns > s->t_last)
         s->t_last = ev->ts_ns;
     vr_found f = {0};
-    find_live(s, ev, key, &f);
+    find_live(s, ev, key, h, &f);
     settle_pending(s, ev, &f);             /* neither inserts nor deletes live entries: */
     if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
         vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
@@ -488,7 +489,8 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key)
  * time, and the settling of what is pending at its end. */
 void vr_replay_one(vr_state *s, const vt_event *ev)
 {
-    replay_keyed(s, ev, event_key(ev));
+    uint64_t key = event_key(s, ev);
+    replay_keyed(s, ev, key, vr_map_hash(key));
 }
 
 void vr_replay_settle(vr_state *s)
@@ -548,37 +550,49 @@ static void progress_end(vr_progress *p)
 /* Events replay_all reads ahead: their live-map slots are fetched from
  * memory together instead of one cache miss after the other. */
 #define VR_AHEAD 16
+/* Index slots from which the live map is prefetched: below, index and
+ * entries (40 + 8 to 16 bytes each) stay in a core's caches. */
+#define VR_PREFETCH_SLOTS (1u << 16)
 
-/* Reads up to VR_AHEAD events into q, prefetching the live-map slots of
- * allocations and frees, then the entries that frees will read. It stops
- * after an event of another type: its strings live in the reader's buffer
- * until the next read. */
-static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys, int *rc)
+/* An event read ahead, with its live-map key and the key's hash. */
+typedef struct vr_ahead {
+    vt_event ev;
+    uint64_t key;
+    uint32_t hash;
+} vr_ahead;
+
+/* Reads up to VR_AHEAD events into q, prefetching (large maps) the live-map
+ * slots of allocations and frees, then the entries that frees will read. It
+ * stops after an event of another type: its strings live in the reader's
+ * buffer until the next read. */
+static size_t read_ahead(vr_state *s, vt_reader *rd, vr_ahead *q, int *rc)
 {
     size_t n = 0;
-    while (n < VR_AHEAD && (*rc = vt_reader_next(rd, &q[n])) == 1) {
-        const vt_event *ev = &q[n];
-        keys[n++] = event_key(ev);
-        if (ev->type != VT_REC_ALLOC && ev->type != VT_REC_FREE)
+    bool far = s->live.icap >= VR_PREFETCH_SLOTS;
+    while (n < VR_AHEAD && (*rc = vt_reader_next(rd, &q[n].ev)) == 1) {
+        vr_ahead *a = &q[n++];
+        a->key = event_key(s, &a->ev);
+        a->hash = vr_map_hash(a->key);
+        if (a->ev.type != VT_REC_ALLOC && a->ev.type != VT_REC_FREE)
             break;
-        vr_map_prefetch(&s->live, keys[n - 1]);
+        if (far)
+            vr_map_prefetch(&s->live, a->hash);
     }
-    for (size_t i = 0; i < n; i++)
-        if (q[i].type == VT_REC_FREE)
-            vr_map_prefetch_entry(&s->live, keys[i]);
+    for (size_t i = 0; far && i < n; i++)
+        if (q[i].ev.type == VT_REC_FREE)
+            vr_map_prefetch_entry(&s->live, q[i].hash);
     return n;
 }
 
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
     vr_progress prog = progress_start(opt);
-    vt_event q[VR_AHEAD];
-    uint64_t keys[VR_AHEAD];
+    vr_ahead q[VR_AHEAD];
     int rc = 1;
     while (rc == 1) {
-        size_t n = read_ahead(s, rd, q, keys, &rc);
+        size_t n = read_ahead(s, rd, q, &rc);
         for (size_t i = 0; i < n; i++) {
-            replay_keyed(s, &q[i], keys[i]);
+            replay_keyed(s, &q[i].ev, q[i].key, q[i].hash);
             if (prog.on && (s->events & 0xffff) == 0)
                 progress_update(&prog, rd);
         }

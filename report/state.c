@@ -17,6 +17,12 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     memset(s, 0, sizeof(*s));
     s->arena = arena;
     s->hdr = hdr;
+    for (unsigned a = 0; a < VT_API_MAX_; a++) {
+        const vt_api_info *ai = vt_api_get((enum vt_api)a);
+        s->api[a] = (vr_api_props){.kind = (uint8_t)ai->kind,
+                                   .host = vt_kind_is_host(ai->kind),
+                                   .handle = ai->space == VT_SPACE_VMM_HANDLE};
+    }
     s->t0 = hdr ? hdr->start_mono_ns : 0;
     s->t_last = s->t0;
     vr_map_init(&s->strings, sizeof(vr_string));
@@ -120,10 +126,8 @@ const char *vr_state_string(const vr_state *s, uint32_t id)
     return e ? e->text : "";
 }
 
-vr_devstate *vr_state_device(vr_state *s, int32_t id)
+vr_devstate *vr_state_device_lookup(vr_state *s, int32_t id)
 {
-    if (s->device_item && s->device_id == id)
-        return vr_map_at(&s->devices, s->device_item - 1);
     bool created;
     vr_devstate *d = vr_map_put(&s->devices, (uint64_t)(int64_t)id + 1, &created);
     if (created)
@@ -133,10 +137,8 @@ vr_devstate *vr_state_device(vr_state *s, int32_t id)
     return d;
 }
 
-vr_thread *vr_state_thread(vr_state *s, uint32_t tid)
+vr_thread *vr_state_thread_lookup(vr_state *s, uint32_t tid)
 {
-    if (s->thread_item && s->thread_tid == tid)
-        return vr_map_at(&s->threads, s->thread_item - 1);
     vr_thread *t = vr_map_put(&s->threads, tid, NULL);
     s->thread_tid = tid;
     s->thread_item = vr_map_index_of(&s->threads, t) + 1;

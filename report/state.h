@@ -225,8 +225,17 @@ typedef struct vr_oom_raw {
 #define VR_MAX_TOPNAMES 16
 #define VR_MAX_SPANS 2000
 
+/* What the replay needs of an api (vt_api_get's table), per api, looked up
+ * once at vr_state_init instead of once per event. */
+typedef struct vr_api_props {
+    uint8_t kind; /* enum vt_kind */
+    bool host;    /* vt_kind_is_host(kind): counted on device -1 */
+    bool handle;  /* its address field is a VMM handle (VT_SPACE_VMM_HANDLE) */
+} vr_api_props;
+
 typedef struct vr_state {
     vr_arena *arena;
+    vr_api_props api[VT_API_MAX_];
     const vt_header *hdr;
     uint64_t t0, t_last;
 
@@ -323,8 +332,27 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr);
 void vr_state_destroy(vr_state *s);
 void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vr_state_string(const vr_state *s, uint32_t id);
-vr_devstate *vr_state_device(vr_state *s, int32_t id);
-vr_thread *vr_state_thread(vr_state *s, uint32_t tid);
+/* The device and thread tables (created on first use). The last one asked
+ * for is cached: inline, most events hit it. */
+vr_devstate *vr_state_device_lookup(vr_state *s, int32_t id);
+vr_thread *vr_state_thread_lookup(vr_state *s, uint32_t tid);
+static inline vr_devstate *vr_state_device(vr_state *s, int32_t id)
+{
+    if (s->device_item && s->device_id == id)
+        return vr_map_item(&s->devices, s->device_item - 1);
+    return vr_state_device_lookup(s, id);
+}
+static inline vr_thread *vr_state_thread(vr_state *s, uint32_t tid)
+{
+    if (s->thread_item && s->thread_tid == tid)
+        return vr_map_item(&s->threads, s->thread_item - 1);
+    return vr_state_thread_lookup(s, tid);
+}
+/* The properties of api (out of range: the unknown api's). */
+static inline const vr_api_props *vr_api(const vr_state *s, enum vt_api api)
+{
+    return &s->api[(unsigned)api < VT_API_MAX_ ? api : VT_API_UNKNOWN];
+}
 /* The innermost NVTX range of a thread (NULL: none), 0 if none. */
 uint32_t vr_thread_range(const vr_thread *t);
 /* ns since the trace's start of a trace-clock time (0 before it). */
@@ -400,7 +428,10 @@ void vr_acct_failed(vr_state *s, int32_t device, enum vt_kind kind);
 void vr_acct_build(vr_state *s, vr_report *r);
 void vr_acct_destroy(vr_state *s);
 /* The device (-1 for host kinds) an event of api on device counts on. */
-int32_t vr_kind_device(enum vt_api api, int32_t device);
+static inline int32_t vr_kind_device(const vr_state *s, enum vt_api api, int32_t device)
+{
+    return vr_api(s, api)->host ? -1 : device;
+}
 
 /* growth.c */
 void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts);

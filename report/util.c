@@ -103,17 +103,6 @@ char *vr_sprintf(vr_arena *a, const char *fmt, ...)
 
 /* ---- hash map ----------------------------------------------------------- */
 
-/* MurmurHash3's 64-bit finalizer (fmix64, public domain). */
-static size_t hash64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
 void vr_map_init(vr_map *m, size_t esize)
 {
     memset(m, 0, sizeof(*m));
@@ -159,32 +148,18 @@ static inline size_t slot_item(uint64_t slot)
 
 void *vr_map_find(const vr_map *m, uint64_t key, vr_map_hint *hint)
 {
-    uint32_t h = (uint32_t)hash64(key);
-    size_t mask = m->icap - 1, i = h & mask;
-    if (hint)
-        *hint = (vr_map_hint){.slot = SIZE_MAX, .hash = h, .mods = m->mods};
-    if (!m->icap)
-        return NULL;
-    for (uint64_t sl; (sl = m->index[i]); i = (i + 1) & mask)
-        if (slot_hash(sl) == h && item_key(m, slot_item(sl)) == key) {
-            if (hint)
-                hint->slot = i;
-            return item(m, slot_item(sl));
-        }
-    if (hint)
-        hint->slot = i;
-    return NULL;
+    vr_map_hint none;
+    return vr_map_find_hashed(m, key, vr_map_hash(key), hint ? hint : &none);
 }
 
-void vr_map_prefetch(const vr_map *m, uint64_t key)
+void vr_map_prefetch(const vr_map *m, uint32_t h)
 {
     if (m->icap)
-        __builtin_prefetch(&m->index[(uint32_t)hash64(key) & (m->icap - 1)]);
+        __builtin_prefetch(&m->index[h & (m->icap - 1)]);
 }
 
-void vr_map_prefetch_entry(const vr_map *m, uint64_t key)
+void vr_map_prefetch_entry(const vr_map *m, uint32_t h)
 {
-    uint32_t h = (uint32_t)hash64(key);
     size_t mask = m->icap - 1, i = h & mask;
     for (uint64_t sl; m->icap && (sl = m->index[i]); i = (i + 1) & mask)
         if (slot_hash(sl) == h) {

@@ -386,20 +386,25 @@ static int load_batch(vt_reader *r)
     }
 }
 
+/* Decode the record at cursor i's front into ev and str; -1 on corruption. */
+static int cursor_decode(vt_reader *r, int i, vt_event *ev, vt_span *str)
+{
+    cursor *c = &r->cur[i];
+    char why[256];
+    size_t at = (size_t)(c->p - r->batch);
+    if (vt_rec_decode(&c->p, c->end, &c->d, ev, str, why, sizeof why) < 0)
+        return fail(r, "corrupt trace: batch at byte %llu, offset %zu (thread %u): %s",
+                    (unsigned long long)r->frame_off, at, c->tid, why);
+    ev->thread_id = c->tid;
+    return 0;
+}
+
 /* Decode the record at cursor i's front; *exhausted when it has none. */
 static int cursor_advance(vt_reader *r, int i, bool *exhausted)
 {
     cursor *c = &r->cur[i];
-    char why[256];
     *exhausted = c->p == c->end;
-    if (*exhausted)
-        return 0;
-    size_t at = (size_t)(c->p - r->batch);
-    if (vt_rec_decode(&c->p, c->end, &c->d, &c->ev, &c->str, why, sizeof why) < 0)
-        return fail(r, "corrupt trace: batch at byte %llu, offset %zu (thread %u): %s",
-                    (unsigned long long)r->frame_off, at, c->tid, why);
-    c->ev.thread_id = c->tid;
-    return 0;
+    return *exhausted ? 0 : cursor_decode(r, i, &c->ev, &c->str);
 }
 
 /* ---- Merge -------------------------------------------------------------------- */
@@ -445,13 +450,44 @@ static int heap_pop(vt_reader *r)
     return top;
 }
 
+/* Point ev's string field (when its record has one: str->off) at a
+ * terminated copy of str in strbuf. */
+static void put_string(vt_reader *r, const vt_span *str, vt_event *ev)
+{
+    if (!str->off)
+        return;
+    memcpy(r->strbuf, str->p, str->len);
+    r->strbuf[str->len] = '\0';
+    const char *s = r->strbuf;
+    memcpy((char *)ev + str->off, &s, sizeof s);
+}
+
 static void emit(vt_reader *r, int i, vt_event *ev)
 {
     const cursor *c = &r->cur[i];
     *ev = c->ev;
-    memcpy(r->strbuf, c->str.p ? (const char *)c->str.p : "", c->str.len);
-    r->strbuf[c->str.len] = '\0';
-    vt_rec_set_string(ev, r->strbuf);
+    put_string(r, &c->str, ev);
+}
+
+/* One chunk in play (one cursor on todo, none in the heap): its records are
+ * the next events in order, whatever their type, so they are decoded straight
+ * into ev, with no merge. 1: ev is the next event; 0: the chunk is done (its
+ * thread's next chunk, if any, is queued); -1 on corruption. */
+static int step_alone(vt_reader *r, vt_event *ev)
+{
+    int i = r->todo[0];
+    cursor *c = &r->cur[i];
+    if (c->p == c->end) {
+        r->ntodo = 0;
+        if (c->next_same >= 0)
+            r->todo[r->ntodo++] = c->next_same;
+        return 0;
+    }
+    vt_span str;
+    if (cursor_decode(r, i, ev, &str) < 0)
+        return -1;
+    put_string(r, &str, ev);
+    return 1;
 }
 
 /* Advance the cursor on top of todo: 1 when it reached a definition (emitted),
@@ -483,6 +519,12 @@ int vt_reader_next(vt_reader *r, vt_event *ev)
     if (r->failed)
         return -1;
     for (;;) {
+        if (r->ntodo == 1 && !r->nheap) {
+            int rc = step_alone(r, ev);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if (r->ntodo) {
             int rc = step_todo(r, ev);
             if (rc != 0)

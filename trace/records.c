@@ -113,38 +113,6 @@ static bool valid_token(unsigned t)
     return t > 0 && t < VT_REC_MAX_;
 }
 
-bool vt_rec_is_definition(enum vt_rec rec)
-{
-    switch (rec) {
-    case VT_REC_MODULE:
-    case VT_REC_MODULE_RESET:
-    case VT_REC_STACK_NODE:
-    case VT_REC_STRING:
-    case VT_REC_THREAD:
-    case VT_REC_DEVICE:
-    case VT_REC_NOTE:
-    case VT_REC_PY_FRAME:
-    case VT_REC_PY_STACK_NODE:
-        return true;
-    default:
-        return false;
-    }
-}
-
-int vt_rec_rank(enum vt_rec rec)
-{
-    switch (rec) {
-    case VT_REC_FREE:
-    case VT_REC_HEAP_UNREGISTER:
-    case VT_REC_HEAP_RESET:
-    case VT_REC_REGION_UNREGISTER:
-    case VT_REC_VMM_UNMAP:
-        return 0;
-    default:
-        return 1;
-    }
-}
-
 /* ---- The record table ------------------------------------------------------ */
 
 /* Field encodings: TS = zigzag delta from the chunk's previous timestamp
@@ -308,13 +276,25 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
 
 /* ---- Decoder ---------------------------------------------------------------- */
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* One varint: the one-byte case (most fields) without the loop. */
+static ALWAYS_INLINE int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    if (*p < end && **p < 0x80) {
+        *v = *(*p)++;
+        return 0;
+    }
+    return vt_get_varint(p, end, v);
+}
+
 /* Decode one field; NULL on success, else what went wrong. */
-static const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev,
-                             const field *f, vt_span *str)
+static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d,
+                                           vt_event *ev, const field *f, vt_span *str)
 {
     char *dst = (char *)ev + f->off;
     uint64_t v;
-    if (vt_get_varint(p, end, &v) < 0)
+    if (get_varint(p, end, &v) < 0)
         return "malformed varint";
     switch (f->kind) {
     case F_TS:
@@ -356,9 +336,41 @@ static const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d,
             return "string runs past the end of the chunk";
         str->p = *p;
         str->len = (size_t)v;
+        str->off = f->off;
         *p += v;
         return NULL;
     }
+}
+
+/* Decode the fields of a tok record (FIELDS[tok]); NULL on success, else what
+ * went wrong, in field *bad. Always inlined and unrolled by hand (a row has at
+ * most MAX_FIELDS - 1 fields before its F_END): called with a constant tok,
+ * every step's field is a constant, so each step folds into that field's own
+ * decoding, read off the one table. */
+static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, const uint8_t *end,
+                                            vt_delta *d, vt_event *ev, vt_span *str,
+                                            const field **bad)
+{
+    const field *f = FIELDS[tok];
+    const char *why;
+#define DEC_STEP(k)                                                                                \
+    if (f[k].kind == F_END)                                                                        \
+        return NULL;                                                                               \
+    if ((why = dec_field(p, end, d, ev, &f[k], str))) {                                            \
+        *bad = &f[k];                                                                              \
+        return why;                                                                                \
+    }
+    DEC_STEP(0)
+    DEC_STEP(1)
+    DEC_STEP(2)
+    DEC_STEP(3)
+    DEC_STEP(4)
+    DEC_STEP(5)
+    DEC_STEP(6)
+    DEC_STEP(7)
+#undef DEC_STEP
+    _Static_assert(MAX_FIELDS == 9, "one DEC_STEP per field a row can hold");
+    return NULL;
 }
 
 int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
@@ -366,8 +378,7 @@ int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *
 {
     const uint8_t *q = *p;
     memset(ev, 0, sizeof *ev);
-    str->p = NULL;
-    str->len = 0;
+    *str = (vt_span){NULL, 0, 0};
     if (q >= end) {
         snprintf(err, errlen, "record expected past the end of the chunk");
         return -1;
@@ -378,12 +389,22 @@ int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *
         return -1;
     }
     ev->type = (enum vt_rec)tok;
-    for (const field *f = FIELDS[tok]; f->kind != F_END; f++) {
-        const char *why = dec_field(&q, end, d, ev, f, str);
-        if (why) {
-            snprintf(err, errlen, "%s record, field %s: %s", REC_NAMES[tok], f->name, why);
-            return -1;
-        }
+    const field *bad = NULL;
+    const char *why;
+    switch (tok) { /* the records of an allocation storm, each its own unrolled decoder */
+    case VT_REC_ALLOC:
+        why = dec_fields(VT_REC_ALLOC, &q, end, d, ev, str, &bad);
+        break;
+    case VT_REC_FREE:
+        why = dec_fields(VT_REC_FREE, &q, end, d, ev, str, &bad);
+        break;
+    default:
+        why = dec_fields(tok, &q, end, d, ev, str, &bad);
+        break;
+    }
+    if (why) {
+        snprintf(err, errlen, "%s record, field %s: %s", REC_NAMES[tok], bad->name, why);
+        return -1;
     }
     *p = q;
     return 0;

@@ -36,10 +36,12 @@ typedef struct vt_delta {
     int has_ts;         /* writer: base_ts is set */
 } vt_delta;
 
-/* A string inside a decoded record: points into the batch, not terminated. */
+/* A string inside a decoded record: points into the batch, not terminated;
+ * off: the offset of its field in vt_event (0: the record has none). */
 typedef struct vt_span {
     const uint8_t *p;
     size_t len;
+    size_t off;
 } vt_span;
 
 /* ---- LEB128 varints and zigzag (protobuf's encodings) -------------------- */
@@ -56,11 +58,28 @@ static inline size_t vt_put_varint(uint8_t *out, uint64_t v)
 }
 
 /* Decode one varint from [*p, end). 0 on success, -1 if it runs past end or
- * is longer than 10 bytes or overflows 64 bits. */
+ * is longer than 10 bytes or overflows 64 bits. With 10 bytes left (all but
+ * a chunk's last few records), the bytes are read without a bound check each. */
 static inline int vt_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t r = 0;
     const uint8_t *q = *p;
+    if (end - q >= VT_VARINT_MAX) {
+        for (unsigned i = 0; i < VT_VARINT_MAX - 1; i++) {
+            uint8_t b = q[i];
+            r |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                *p = q + i + 1;
+                *v = r;
+                return 0;
+            }
+        }
+        if (q[VT_VARINT_MAX - 1] > 1)
+            return -1;
+        *p = q + VT_VARINT_MAX;
+        *v = r | (uint64_t)q[VT_VARINT_MAX - 1] << 63;
+        return 0;
+    }
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (q >= end)
             return -1;
@@ -89,11 +108,41 @@ static inline int64_t vt_unzigzag(uint64_t v)
 
 /* ---- Records -------------------------------------------------------------- */
 
-/* true for definition records (no timestamp; yielded as soon as reached). */
-bool vt_rec_is_definition(enum vt_rec rec);
+/* true for definition records (no timestamp; yielded as soon as reached).
+ * Inline: the reader asks once per record. */
+static inline bool vt_rec_is_definition(enum vt_rec rec)
+{
+    switch (rec) {
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_RESET:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_THREAD:
+    case VT_REC_DEVICE:
+    case VT_REC_NOTE:
+    case VT_REC_PY_FRAME:
+    case VT_REC_PY_STACK_NODE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Merge rank at equal timestamps: 0 for releases (free, unregister, reset),
  * 1 for everything else. */
-int vt_rec_rank(enum vt_rec rec);
+static inline int vt_rec_rank(enum vt_rec rec)
+{
+    switch (rec) {
+    case VT_REC_FREE:
+    case VT_REC_HEAP_UNREGISTER:
+    case VT_REC_HEAP_RESET:
+    case VT_REC_REGION_UNREGISTER:
+    case VT_REC_VMM_UNMAP:
+        return 0;
+    default:
+        return 1;
+    }
+}
 /* Length a string field of ev will be written with (clamped to
  * VT_MAX_STRING_LEN); 0 when the record has no string. */
 size_t vt_rec_string_len(const vt_event *ev);
