@@ -108,6 +108,7 @@ void vr_snapshot_peak(vr_state *s)
 }
 
 static void hover_before(vr_state *s, uint64_t rel);
+static void hover_set(vr_state *s, uint64_t rel);
 
 /* The all-devices part of an allocated-bytes change: lazy snapshot, site and
  * phase counters, the peak. */
@@ -117,8 +118,7 @@ static void account_sites(vr_state *s, uint32_t row, int64_t delta, int count)
         vr_snapshot_peak(s);
     uint64_t rel = vr_rel_ns(s, s->t_last);
     hover_before(s, rel);
-    s->hover_t = rel;
-    s->hover_dirty = true;
+    hover_set(s, rel);
     vr_counter *c = vr_map_item(&s->site_ranges, row);
     counter_add(s, c, delta, count);
     counter_add(s, vr_map_item(&s->sites, c->site), delta, count);
@@ -247,6 +247,7 @@ static void hover_record(vr_state *s)
             s->hover[k] = s->hover[2 * k + 1];
         s->nhover = VR_HOVER_POINTS / 2;
         s->hover_ns *= 2;
+        s->hover_lo = s->hover_hi = 0; /* the windows changed: hover_set finds its own */
     }
     vr_hover_raw *h = &s->hover[s->nhover++];
     h->t_rel = s->hover_t;
@@ -264,8 +265,26 @@ static void hover_before(vr_state *s, uint64_t rel)
 {
     if (!s->hover_ns)
         s->hover_ns = 1000;
-    if (s->hover_dirty && rel / s->hover_ns > s->hover_t / s->hover_ns)
+    /* rel < hover_hi: rel's window is not past hover_t's (no division) */
+    if (s->hover_dirty && rel >= s->hover_hi && rel / s->hover_ns > s->hover_t / s->hover_ns)
         hover_record(s);
+}
+
+/* Sums a and b, saturated at UINT64_MAX. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The site counters changed at rel (ns since the start). */
+static void hover_set(vr_state *s, uint64_t rel)
+{
+    s->hover_t = rel;
+    s->hover_dirty = true;
+    if (rel < s->hover_lo || rel >= s->hover_hi) {
+        s->hover_lo = rel / s->hover_ns * s->hover_ns;
+        s->hover_hi = sat_add(s->hover_lo, s->hover_ns);
+    }
 }
 
 void vr_hover_flush(vr_state *s)
@@ -274,9 +293,28 @@ void vr_hover_flush(vr_state *s)
         hover_record(s);
 }
 
+/* The last bucket takes the device's state at rel. */
+static void bucket_update(vr_bucket *b, const vr_devstate *d, uint64_t rel)
+{
+    uint64_t a = d->direct + d->region_bytes, r = d->direct + d->heap_bytes;
+    if (a > b->max_alloc) {
+        b->max_alloc = a;
+        b->t_max = rel;
+    }
+    if (r > b->max_res)
+        b->max_res = r;
+    b->last_alloc = a;
+    b->last_res = r;
+    b->t_last = rel;
+}
+
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 {
     uint64_t rel = vr_rel_ns(s, ts);
+    if (d->nbuckets && rel < d->bucket_end) { /* rel's bucket index <= the last one's */
+        bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
+        return;
+    }
     if (!d->buckets)
         d->bucket_ns = 1000;
     if (d->nbuckets == d->capbuckets && d->capbuckets < VR_TIMELINE_BUCKETS) {
@@ -294,24 +332,18 @@ void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
                 break;
         }
     }
-    uint64_t a = d->direct + d->region_bytes, r = d->direct + d->heap_bytes;
     vr_bucket *b = d->nbuckets ? &d->buckets[d->nbuckets - 1] : NULL;
     if (!b || b->index < idx) {
         b = &d->buckets[d->nbuckets++];
         memset(b, 0, sizeof(*b));
         b->index = idx;
-        b->max_alloc = a;
+        b->max_alloc = d->direct + d->region_bytes;
         b->t_max = rel;
     }
-    if (a > b->max_alloc) {
-        b->max_alloc = a;
-        b->t_max = rel;
-    }
-    if (r > b->max_res)
-        b->max_res = r;
-    b->last_alloc = a;
-    b->last_res = r;
-    b->t_last = rel;
+    bucket_update(b, d, rel);
+    uint64_t end =
+        b->index + 1 > UINT64_MAX / d->bucket_ns ? UINT64_MAX : (b->index + 1) * d->bucket_ns;
+    d->bucket_end = end;
 }
 
 /* ---- growth samplers ----------------------------------------------------- */
@@ -385,7 +417,7 @@ static void frag_sample(vr_state *s, uint64_t ts)
     }
 }
 
-void vr_tick_time(vr_state *s, uint64_t ts)
+void vr_tick_windows(vr_state *s, uint64_t ts)
 {
     if (ts <= s->t0)
         return;

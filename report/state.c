@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
-{
-    return ts > s->t0 ? ts - s->t0 : 0;
-}
-
 void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
 {
     memset(s, 0, sizeof(*s));

@@ -170,6 +170,9 @@ typedef struct vr_devstate {
     vr_bucket *buckets;                /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
+    /* where the last bucket's time ends (ns since the start, saturated): an
+     * earlier time updates that bucket without a division */
+    uint64_t bucket_end;
 } vr_devstate;
 
 typedef struct vr_thread {
@@ -288,10 +291,11 @@ typedef struct vr_state {
     vr_sampler iter, pat;
     vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
     size_t nhover;
-    uint64_t hover_ns;     /* window length */
-    uint64_t hover_t;      /* last change of the site counters (ns since the start) */
-    bool hover_dirty;      /* changed since the last kept sample */
-    size_t nsampled_sites; /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
+    uint64_t hover_ns;           /* window length */
+    uint64_t hover_t;            /* last change of the site counters (ns since the start) */
+    uint64_t hover_lo, hover_hi; /* the window of hover_ns holding hover_t (hi saturated) */
+    bool hover_dirty;            /* changed since the last kept sample */
+    size_t nsampled_sites;       /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[2][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */
@@ -356,7 +360,10 @@ static inline const vr_api_props *vr_api(const vr_state *s, enum vt_api api)
 /* The innermost NVTX range of a thread (NULL: none), 0 if none. */
 uint32_t vr_thread_range(const vr_thread *t);
 /* ns since the trace's start of a trace-clock time (0 before it). */
-uint64_t vr_rel_ns(const vr_state *s, uint64_t ts);
+static inline uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
+{
+    return ts > s->t0 ? ts - s->t0 : 0;
+}
 /* A device allocation or region of `bytes` was counted (iteration input). */
 void vr_iteration_alloc(vr_state *s, uint64_t bytes);
 /* topnames index of a top-level range name (created), SIZE_MAX when full. */
@@ -396,8 +403,14 @@ void vr_hover_flush(vr_state *s);
 void vr_snapshot_peak(vr_state *s);
 /* Materialized snapshot value of a counter (bytes/count at the peak). */
 uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count);
-/* Called before every event: time windows, growth sampling. */
-void vr_tick_time(vr_state *s, uint64_t ts);
+/* Called before every event: time windows, growth sampling. Inline: most
+ * events are inside the current window (win_next, ns since the start). */
+void vr_tick_windows(vr_state *s, uint64_t ts);
+static inline void vr_tick_time(vr_state *s, uint64_t ts)
+{
+    if (ts > s->t0 && ts - s->t0 >= s->win_next)
+        vr_tick_windows(s, ts);
+}
 /* One tick of a growth sampler (an iteration ended, or a time window). */
 void vr_sampler_tick(vr_state *s, vr_sampler *sp);
 
