@@ -15,11 +15,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader: a frame's window size */
 #include <zstd.h>
 
 /* Largest zstd window accepted: the writer's levels (<= 19) need <= 2^23. */
 #define WINDOW_LOG_MAX 24
 #define FIRST_BATCH_CAP (64u << 10)
+/* Largest input window (bytes): a compressed frame up to this size is read
+ * whole and decompressed in one pass; a larger one is streamed. */
+#define WHOLE_FRAME_MAX (32u << 20)
 
 typedef struct cursor {
     const uint8_t *p, *end;
@@ -96,6 +100,43 @@ static int fill(vt_reader *r)
     r->in_pos = 0;
     r->eof = n == 0;
     return 0;
+}
+
+/* Read more of the file after the unread part of the window (moved to its
+ * front), doubling the window when it is full, up to WHOLE_FRAME_MAX. 1: more
+ * bytes came; 0: none (end of file, an in-memory image, or the window is at
+ * its limit); -1: read error. */
+static int fill_more(vt_reader *r)
+{
+    if (r->fd < 0 || r->eof)
+        return 0;
+    size_t left = r->in_len - r->in_pos;
+    if (left == r->inbuf_cap) {
+        if (r->inbuf_cap >= WHOLE_FRAME_MAX)
+            return 0;
+        uint8_t *b = malloc(2 * r->inbuf_cap);
+        if (!b)
+            return 0;
+        memcpy(b, r->in + r->in_pos, left);
+        free(r->inbuf);
+        r->inbuf = b;
+        r->inbuf_cap *= 2;
+    } else {
+        memmove(r->inbuf, r->in + r->in_pos, left);
+    }
+    r->in_base += r->in_pos;
+    r->in = r->inbuf;
+    r->in_len = left;
+    r->in_pos = 0;
+    ssize_t n;
+    do
+        n = read(r->fd, r->inbuf + left, r->inbuf_cap - left);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return fail(r, "read error: %s", strerror(errno));
+    r->in_len += (size_t)n;
+    r->eof = n == 0;
+    return n > 0;
 }
 
 /* Copy up to n bytes to dst; returns how many (fewer at the end), -1 on error. */
@@ -253,6 +294,51 @@ static int grow_batch(vt_reader *r)
     return 0;
 }
 
+/* The compressed size of the frame at the window's front once the window
+ * holds all of it (read in as needed), 0 when it cannot (the file ends
+ * inside it, it is malformed, larger than WHOLE_FRAME_MAX), -1 on a read
+ * error. */
+static long long whole_frame(vt_reader *r)
+{
+    for (;;) {
+        size_t cs = ZSTD_findFrameCompressedSize(r->in + r->in_pos, r->in_len - r->in_pos);
+        if (!ZSTD_isError(cs))
+            return (long long)cs;
+        int more = fill_more(r);
+        if (more <= 0)
+            return more;
+    }
+}
+
+/* The frame at the window's front decompressed in one pass straight into
+ * r->batch (no copy through zstd's stream buffer; room for its worst case,
+ * ZSTD_decompressBound) when it is all in the window (read in as needed) and
+ * well-formed: 1. 0 when it is not, the window unread (the streaming path then
+ * reads it, and says what is wrong with it); -1 on a read error. */
+static int one_pass(vt_reader *r)
+{
+    ZSTD_frameHeader fh;
+    if (ZSTD_getFrameHeader(&fh, r->in + r->in_pos, r->in_len - r->in_pos) != 0 ||
+        fh.windowSize > (1ull << WINDOW_LOG_MAX)) /* what streaming refuses, it reports */
+        return 0;
+    long long cs = whole_frame(r);
+    if (cs <= 0)
+        return cs < 0 ? -1 : 0;
+    unsigned long long bound = ZSTD_decompressBound(r->in + r->in_pos, (size_t)cs);
+    if (bound == ZSTD_CONTENTSIZE_ERROR || bound > VT_MAX_BATCH_BYTES)
+        return 0;
+    while (r->batch_cap < bound)
+        if (grow_batch(r) < 0)
+            return -1;
+    size_t n = ZSTD_decompressDCtx(r->dctx, r->batch, r->batch_cap, r->in + r->in_pos, (size_t)cs);
+    if (ZSTD_isError(n) ||
+        (fh.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN && n != fh.frameContentSize))
+        return 0;
+    r->in_pos += (size_t)cs;
+    r->batch_len = n;
+    return 1;
+}
+
 /* Decompress the next frame into r->batch. 1: done; 0: end of file (clean,
  * or truncated inside the frame); -1: corruption. */
 static int decompress_frame(vt_reader *r)
@@ -270,6 +356,10 @@ static int decompress_frame(vt_reader *r)
         declared > VT_MAX_BATCH_BYTES)
         return fail(r, "corrupt trace: the batch at byte %llu declares %llu bytes (limit %u MiB)",
                     (unsigned long long)r->frame_off, declared, VT_MAX_BATCH_BYTES >> 20);
+    int rc = one_pass(r);
+    if (rc != 0)
+        return rc;
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
     for (;;) {
         if (r->batch_len == r->batch_cap && grow_batch(r) < 0)
             return -1;
