@@ -20,21 +20,24 @@ static vr_counter *group_of(vr_state *s, const vr_live *l, vr_map *groups, uint3
     return c;
 }
 
-void vr_leaks_group(vr_state *s, enum vt_kind kind, vr_map *groups, uint64_t *bytes,
-                    uint64_t *count)
+void vr_leaks_group(vr_state *s, vr_map groups[VT_KIND_MAX_], uint64_t bytes[VT_KIND_MAX_],
+                    uint64_t count[VT_KIND_MAX_])
 {
-    vr_map_init(groups, sizeof(vr_counter));
-    *bytes = *count = 0;
-    uint32_t *of_site = vr_xcalloc(s->sites.nitems + 1, sizeof(uint32_t));
+    for (int k = 0; k < VT_KIND_MAX_; k++) {
+        vr_map_init(&groups[k], sizeof(vr_counter));
+        bytes[k] = count[k] = 0;
+    }
+    size_t nsites = s->sites.nitems + 1;
+    uint32_t *of_site = vr_xcalloc(nsites * VT_KIND_MAX_, sizeof(uint32_t));
     size_t i = 0;
     for (vr_live *l; (l = vr_map_next(&s->live, &i));) {
-        if (l->kind != kind)
+        if (l->kind >= VT_KIND_MAX_)
             continue;
-        vr_counter *c = group_of(s, l, groups, of_site);
+        vr_counter *c = group_of(s, l, &groups[l->kind], of_site + l->kind * nsites);
         c->live += l->size;
         c->live_count++;
-        *bytes += l->size;
-        (*count)++;
+        bytes[l->kind] += l->size;
+        count[l->kind]++;
     }
     free(of_site);
 }

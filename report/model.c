@@ -167,18 +167,17 @@ static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
     free(rv.v);
 }
 
-/* The leaks of one kind, appended to *v (n entries, arena memory). */
-static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_leak **v, size_t *n,
-                          uint64_t *bytes, uint64_t *count)
+/* The leaks of one kind (its groups, vr_leaks_group), appended to *v (n
+ * entries, arena memory); groups is destroyed. */
+static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_map *groups,
+                          vr_leak **v, size_t *n)
 {
-    vr_map groups;
-    vr_leaks_group(s, kind, &groups, bytes, count);
     raw_vec rv = {0};
     size_t i = 0;
-    raw_reserve(&rv, groups.len);
-    for (vr_counter *c; (c = vr_map_next(&groups, &i));)
+    raw_reserve(&rv, groups->len);
+    for (vr_counter *c; (c = vr_map_next(groups, &i));)
         raw_push(&rv, (uint32_t)c->key, 0, c->live, c->live_count);
-    vr_map_destroy(&groups);
+    vr_map_destroy(groups);
     size_t m;
     vr_site *sites = merge_sites(s, sy, &rv, false, &m);
     free(rv.v);
@@ -209,12 +208,14 @@ static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     vr_leak *v = NULL;
     size_t n = 0;
+    vr_map groups[VT_KIND_MAX_];
+    uint64_t bytes[VT_KIND_MAX_], count[VT_KIND_MAX_];
+    vr_leaks_group(s, groups, bytes, count);
     for (int k = 0; k < VT_KIND_MAX_; k++) {
-        uint64_t bytes, count;
-        leaks_of_kind(s, sy, (enum vt_kind)k, &v, &n, &bytes, &count);
+        leaks_of_kind(s, sy, (enum vt_kind)k, &groups[k], &v, &n);
         bool host = vt_kind_is_host((enum vt_kind)k);
-        *(host ? &r->host_leaked_bytes : &r->leaked_bytes) += bytes;
-        *(host ? &r->host_leaked_count : &r->leaked_count) += count;
+        *(host ? &r->host_leaked_bytes : &r->leaked_bytes) += bytes[k];
+        *(host ? &r->host_leaked_count : &r->leaked_count) += count[k];
     }
     if (n)
         qsort(v, n, sizeof(vr_leak), leak_cmp);

@@ -489,10 +489,11 @@ void vr_frag_add_pool(vr_frag *f, const vr_oom *o);
  * the reserve and the device's free bytes; live: the live-data summary. */
 const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live);
 
-/* leaks.c: live allocations of one kind grouped by stack (counters keyed by
- * stack id); their bytes and count. */
-void vr_leaks_group(vr_state *s, enum vt_kind kind, vr_map *groups, uint64_t *bytes,
-                    uint64_t *count);
+/* leaks.c: live allocations grouped by kind (enum vt_kind) and stack: for each
+ * kind, counters keyed by stack id in groups[kind] (initialized here), their
+ * bytes and count. One pass over the live allocations. */
+void vr_leaks_group(vr_state *s, vr_map groups[VT_KIND_MAX_], uint64_t bytes[VT_KIND_MAX_],
+                    uint64_t count[VT_KIND_MAX_]);
 
 /* model.c */
 void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Longest LEB128 encoding of a 64-bit value (bytes). */
 #define VT_VARINT_MAX 10
@@ -59,27 +60,31 @@ static inline size_t vt_put_varint(uint8_t *out, uint64_t v)
 
 /* Decode one varint from [*p, end). 0 on success, -1 if it runs past end or
  * is longer than 10 bytes or overflows 64 bits. With 10 bytes left (all but
- * a chunk's last few records), the bytes are read without a bound check each. */
+ * a chunk's last few records), a varint of up to 8 bytes is read as one
+ * little-endian word: its end is the first byte without the continuation
+ * bit, its 7-bit groups are packed pairwise in three mask-and-shift steps
+ * (no branch on the length). */
 static inline int vt_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t r = 0;
     const uint8_t *q = *p;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (end - q >= VT_VARINT_MAX) {
-        for (unsigned i = 0; i < VT_VARINT_MAX - 1; i++) {
-            uint8_t b = q[i];
-            r |= (uint64_t)(b & 0x7f) << (7 * i);
-            if (!(b & 0x80)) {
-                *p = q + i + 1;
-                *v = r;
-                return 0;
-            }
+        uint64_t w;
+        memcpy(&w, q, sizeof w);
+        uint64_t stops = ~w & 0x8080808080808080ull;
+        if (stops) {
+            unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte */
+            w &= (bits == 64 ? ~0ull : (1ull << bits) - 1) & 0x7f7f7f7f7f7f7f7full;
+            w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+            w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+            w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+            *p = q + bits / 8;
+            *v = w;
+            return 0;
         }
-        if (q[VT_VARINT_MAX - 1] > 1)
-            return -1;
-        *p = q + VT_VARINT_MAX;
-        *v = r | (uint64_t)q[VT_VARINT_MAX - 1] << 63;
-        return 0;
     }
+#endif
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (q >= end)
             return -1;
