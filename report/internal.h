@@ -104,6 +104,9 @@ static inline void *vr_map_find_hashed(const vr_map *m, uint64_t key, uint32_t h
 /* Inserts key, absent (vr_map_find returned NULL with this hint): a zeroed
  * entry with its key set. */
 void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint);
+/* vr_map_insert that leaves the entry's bytes after its key as they were
+ * (for a caller that writes them all). */
+void *vr_map_insert_raw(vr_map *m, uint64_t key, const vr_map_hint *hint);
 /* Deletes the entry vr_map_find found with this hint (nothing changed the
  * map since). */
 void vr_map_remove(vr_map *m, const vr_map_hint *hint);

@@ -109,10 +109,13 @@ void vr_snapshot_peak(vr_state *s)
 
 static void hover_before(vr_state *s, uint64_t rel);
 static void hover_set(vr_state *s, uint64_t rel);
+static inline void timeline_at(vr_devstate *d, uint64_t rel);
 
 /* The all-devices part of an allocated-bytes change: lazy snapshot, site and
- * phase counters, the peak. */
-static void account_sites(vr_state *s, uint32_t row, int64_t delta, int count)
+ * phase counters, the peak. Inline: every allocation and free goes through
+ * it (twice). */
+static inline __attribute__((always_inline)) void account_sites(vr_state *s, uint32_t row,
+                                                                int64_t delta, int count)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
@@ -187,7 +190,7 @@ void vr_account_direct(vr_state *s, const vr_live *l, int sign)
     device_peak_alloc(s, d);
     account_reserved_total(s, delta);
     device_peak_res(s, d);
-    vr_timeline_touch(s, d, s->t_last);
+    timeline_at(d, vr_rel_ns(s, s->t_last));
 }
 
 /* ---- timeline ------------------------------------------------------------ */
@@ -308,13 +311,27 @@ static void bucket_update(vr_bucket *b, const vr_devstate *d, uint64_t rel)
     b->t_last = rel;
 }
 
+static void timeline_new_bucket(vr_devstate *d, uint64_t rel);
+
+/* The common case inline: rel (ns since the start) in the last bucket or
+ * before it (its index is not past the last one's). */
+static inline __attribute__((always_inline)) void timeline_at(vr_devstate *d, uint64_t rel)
+{
+    if (d->nbuckets && rel < d->bucket_end)
+        bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
+    else
+        timeline_new_bucket(d, rel);
+}
+
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 {
-    uint64_t rel = vr_rel_ns(s, ts);
-    if (d->nbuckets && rel < d->bucket_end) { /* rel's bucket index <= the last one's */
-        bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
-        return;
-    }
+    timeline_at(d, vr_rel_ns(s, ts));
+}
+
+/* The bucket of rel, past the last one (a new bucket, after compacting when
+ * they are VR_TIMELINE_BUCKETS). */
+static void timeline_new_bucket(vr_devstate *d, uint64_t rel)
+{
     if (!d->buckets)
         d->bucket_ns = 1000;
     if (d->nbuckets == d->capbuckets && d->capbuckets < VR_TIMELINE_BUCKETS) {

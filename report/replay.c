@@ -201,13 +201,14 @@ static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
     vr_thread *t = vr_state_thread(s, ev->thread_id);
     attempt(s, t, true, ev->u.alloc.size, ev->u.alloc.device);
     uint32_t row = vr_site_row(s, ev->u.alloc.stack, vr_thread_range(t));
-    vr_live *l = vr_map_insert(&s->live, f->key, &f->hint);
-    l->size = ev->u.alloc.size;
-    l->ts = ev->ts_ns;
-    l->stack = ev->u.alloc.stack;
-    l->row = row;
-    l->kind = vr_api(s, ev->u.alloc.api)->kind;
-    l->device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device);
+    vr_live *l = vr_map_insert_raw(&s->live, f->key, &f->hint);
+    *l = (vr_live){.key = f->key,
+                   .size = ev->u.alloc.size,
+                   .ts = ev->ts_ns,
+                   .stack = ev->u.alloc.stack,
+                   .row = row,
+                   .kind = vr_api(s, ev->u.alloc.api)->kind,
+                   .device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device)};
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->device < 0) {
         s->host_pinned += l->size;

@@ -162,8 +162,3 @@ void vr_iteration_alloc(vr_state *s, uint64_t bytes)
     if (s->cur_top && !s->cur_top_input)
         s->cur_top_input = bytes;
 }
-
-uint32_t vr_thread_range(const vr_thread *t)
-{
-    return t && t->depth ? (uint32_t)t->stack[t->depth - 1] : 0;
-}

@@ -358,7 +358,10 @@ static inline const vr_api_props *vr_api(const vr_state *s, enum vt_api api)
     return &s->api[(unsigned)api < VT_API_MAX_ ? api : VT_API_UNKNOWN];
 }
 /* The innermost NVTX range of a thread (NULL: none), 0 if none. */
-uint32_t vr_thread_range(const vr_thread *t);
+static inline uint32_t vr_thread_range(const vr_thread *t)
+{
+    return t && t->depth ? (uint32_t)t->stack[t->depth - 1] : 0;
+}
 /* ns since the trace's start of a trace-clock time (0 before it). */
 static inline uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
 {

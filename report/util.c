@@ -233,7 +233,7 @@ static size_t item_take(vr_map *m)
     return m->nitems++;
 }
 
-void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint)
+void *vr_map_insert_raw(vr_map *m, uint64_t key, const vr_map_hint *hint)
 {
     size_t i = hint->slot, mask = m->icap - 1;
     if ((m->len + 1) * 4 > m->icap * 3) {
@@ -249,8 +249,14 @@ void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint)
     m->alive[it / 64] |= 1ull << (it % 64);
     m->len++;
     void *e = item(m, it);
-    memset(e, 0, m->esize);
     memcpy(e, &key, sizeof(key));
+    return e;
+}
+
+void *vr_map_insert(vr_map *m, uint64_t key, const vr_map_hint *hint)
+{
+    uint8_t *e = vr_map_insert_raw(m, key, hint);
+    memset(e + sizeof(key), 0, m->esize - sizeof(key));
     return e;
 }
 
@@ -270,9 +276,10 @@ static void index_remove(vr_map *m, size_t i)
     size_t mask = m->icap - 1;
     m->index[i] = 0;
     for (size_t j = (i + 1) & mask; m->index[j]; j = (j + 1) & mask) {
+        /* movable: its home is not in (i, j], going round: j is as far
+         * from its home as from the hole, or farther */
         size_t home = slot_hash(m->index[j]) & mask;
-        bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
-        if (!movable)
+        if (((j - home) & mask) < ((j - i) & mask))
             continue;
         m->index[i] = m->index[j];
         m->index[j] = 0;
