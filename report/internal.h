@@ -90,10 +90,12 @@ static inline void *vr_map_find_hashed(const vr_map *m, uint64_t key, uint32_t h
         return NULL;
     /* slot: the key's hash << 32 | (item + 1), 0 = empty (util.c) */
     for (uint64_t sl; (sl = m->index[i]); i = (i + 1) & mask) {
+        if ((uint32_t)(sl >> 32) != h) /* the entry is read only when the hash matches */
+            continue;
         uint8_t *e = m->items + (size_t)((uint32_t)sl - 1) * m->esize;
         uint64_t k;
         memcpy(&k, e, sizeof k);
-        if ((uint32_t)(sl >> 32) == h && k == key) {
+        if (k == key) {
             hint->slot = i;
             return e;
         }
