@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- checked allocation ------------------------------------------------- */
 
@@ -173,6 +175,28 @@ void *vr_map_get(const vr_map *m, uint64_t key)
     return vr_map_find(m, key, NULL);
 }
 
+/* Index size (bytes) from which a new index's pages are faulted in by one
+ * madvise call before it is filled. */
+#define INDEX_POPULATE_BYTES (1u << 20)
+
+/* Faults in the whole pages of [p, p + bytes) at once (MADV_POPULATE_WRITE,
+ * Linux 5.14): a rebuilt index is written all over, page after page at
+ * random, so each would otherwise cost a page fault of its own. Best effort:
+ * an older kernel leaves them to fault one by one. */
+static void populate(void *p, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1),
+              hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /* Builds an index of icap slots from the old one (slots carry their hash:
  * no item is read or moved). */
 static void index_build(vr_map *m, size_t icap)
@@ -180,6 +204,8 @@ static void index_build(vr_map *m, size_t icap)
     uint64_t *old = m->index;
     size_t oldcap = m->icap, mask = icap - 1;
     m->index = vr_xcalloc(icap, sizeof(uint64_t));
+    if (icap * sizeof(uint64_t) >= INDEX_POPULATE_BYTES)
+        populate(m->index, icap * sizeof(uint64_t));
     m->icap = icap;
     for (size_t k = 0; k < oldcap; k++) {
         if (!old[k])
