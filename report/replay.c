@@ -555,45 +555,41 @@ static void progress_end(vr_progress *p)
  * entries (40 + 8 to 16 bytes each) stay in a core's caches. */
 #define VR_PREFETCH_SLOTS (1u << 16)
 
-/* An event read ahead, with its live-map key and the key's hash. */
-typedef struct vr_ahead {
-    vt_event ev;
-    uint64_t key;
-    uint32_t hash;
-} vr_ahead;
-
-/* Reads up to VR_AHEAD events into q, prefetching (large maps) the live-map
- * slots of allocations and frees, then the entries that frees will read. It
- * stops after an event of another type: its strings live in the reader's
- * buffer until the next read. */
-static size_t read_ahead(vr_state *s, vt_reader *rd, vr_ahead *q, int *rc)
+/* Reads up to VR_AHEAD events into q (the reader stops after one with a
+ * string: it lives in the reader's buffer until the next read), with their
+ * live-map keys and hashes, prefetching (large maps) the live-map slots of
+ * allocations and frees, then the entries that frees will read. How many;
+ * *rc: 1, or 0 at the end, -1 on corruption. */
+static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys, uint32_t *hashes,
+                         int *rc)
 {
-    size_t n = 0;
+    long got = vt_reader_read(rd, q, VR_AHEAD);
+    *rc = got < 0 ? -1 : got > 0;
+    size_t n = got > 0 ? (size_t)got : 0;
     bool far = s->live.icap >= VR_PREFETCH_SLOTS;
-    while (n < VR_AHEAD && (*rc = vt_reader_next(rd, &q[n].ev)) == 1) {
-        vr_ahead *a = &q[n++];
-        a->key = event_key(s, &a->ev);
-        a->hash = vr_map_hash(a->key);
-        if (a->ev.type != VT_REC_ALLOC && a->ev.type != VT_REC_FREE)
-            break;
-        if (far)
-            vr_map_prefetch(&s->live, a->hash);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = event_key(s, &q[i]);
+        hashes[i] = vr_map_hash(keys[i]);
+        if (far && (q[i].type == VT_REC_ALLOC || q[i].type == VT_REC_FREE))
+            vr_map_prefetch(&s->live, hashes[i]);
     }
     for (size_t i = 0; far && i < n; i++)
-        if (q[i].ev.type == VT_REC_FREE)
-            vr_map_prefetch_entry(&s->live, q[i].hash);
+        if (q[i].type == VT_REC_FREE)
+            vr_map_prefetch_entry(&s->live, hashes[i]);
     return n;
 }
 
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
     vr_progress prog = progress_start(opt);
-    vr_ahead q[VR_AHEAD];
+    vt_event q[VR_AHEAD];
+    uint64_t keys[VR_AHEAD];
+    uint32_t hashes[VR_AHEAD];
     int rc = 1;
     while (rc == 1) {
-        size_t n = read_ahead(s, rd, q, &rc);
+        size_t n = read_ahead(s, rd, q, keys, hashes, &rc);
         for (size_t i = 0; i < n; i++) {
-            replay_keyed(s, &q[i].ev, q[i].key, q[i].hash);
+            replay_keyed(s, &q[i], keys[i], hashes[i]);
             if (prog.on && (s->events & 0xffff) == 0)
                 progress_update(&prog, rd);
         }

@@ -62,6 +62,7 @@ struct vt_reader {
 
     vt_header_store hs;
     bool truncated, failed, done;
+    bool string_out; /* the last event given holds a string (strbuf) */
     char err[512];
     char strbuf[VT_MAX_STRING_LEN + 1];
 };
@@ -544,6 +545,7 @@ static int heap_pop(vt_reader *r)
  * terminated copy of str in strbuf. */
 static void put_string(vt_reader *r, const vt_span *str, vt_event *ev)
 {
+    r->string_out = str->off != 0;
     if (!str->off)
         return;
     memcpy(r->strbuf, str->p, str->len);
@@ -634,6 +636,51 @@ int vt_reader_next(vt_reader *r, vt_event *ev)
             return -1;
         r->done = rc == 0;
     }
+}
+
+/* Records of the one chunk in play (step_alone's case) decoded straight into
+ * evs, up to n, stopping after one with a string: how many, -1 on corruption. */
+static long read_alone(vt_reader *r, vt_event *evs, size_t n)
+{
+    cursor *c = &r->cur[r->todo[0]];
+    size_t k = 0;
+    while (k < n && c->p < c->end) {
+        vt_span str;
+        if (cursor_decode(r, r->todo[0], &evs[k], &str) < 0)
+            return -1;
+        put_string(r, &str, &evs[k++]);
+        if (r->string_out)
+            break;
+    }
+    return (long)k;
+}
+
+long vt_reader_read(vt_reader *r, vt_event *evs, size_t n)
+{
+    size_t k = 0;
+    while (k < n) {
+        long got = 0;
+        if (r->ntodo == 1 && !r->nheap && !r->failed) {
+            got = read_alone(r, evs + k, n - k);
+            if (got > 0) {
+                k += (size_t)got;
+                if (r->string_out)
+                    break;
+                continue;
+            }
+        }
+        if (got < 0)
+            return k ? (long)k : -1;
+        int rc = vt_reader_next(r, &evs[k]);
+        if (rc < 0)
+            return k ? (long)k : -1;
+        if (rc == 0)
+            break;
+        k++;
+        if (r->string_out)
+            break;
+    }
+    return (long)k;
 }
 
 /* ---- Accessors ------------------------------------------------------------------ */

@@ -404,6 +404,13 @@ const vt_header *vt_reader_header(const vt_reader *r);
  * until the next call), 0 at the end (clean or truncated), -1 on corruption
  * (message in vt_reader_error()). Never crashes on any input. */
 int vt_reader_next(vt_reader *r, vt_event *ev);
+/* The next events, as vt_reader_next would give them one by one, up to n of
+ * them into evs: how many (0 at the end), -1 on corruption before the first
+ * (corruption after it: those before come out, the next call returns -1).
+ * It stops after an event that holds a string: its string is valid until
+ * the next call. For a replay that takes events by the batch (one call, and
+ * one chunk's records decoded in a loop, for many events). */
+long vt_reader_read(vt_reader *r, vt_event *evs, size_t n);
 /* true when the file ended inside a frame (cut): the events before it were
  * all returned. */
 bool vt_reader_truncated(const vt_reader *r);
