@@ -328,7 +328,7 @@ static int one_pass(vt_reader *r)
     unsigned long long bound = ZSTD_decompressBound(r->in + r->in_pos, (size_t)cs);
     if (bound == ZSTD_CONTENTSIZE_ERROR || bound > VT_MAX_BATCH_BYTES)
         return 0;
-    while (r->batch_cap < bound)
+    while (r->batch_cap < bound || !r->batch)
         if (grow_batch(r) < 0)
             return -1;
     size_t n = ZSTD_decompressDCtx(r->dctx, r->batch, r->batch_cap, r->in + r->in_pos, (size_t)cs);
@@ -639,7 +639,8 @@ int vt_reader_next(vt_reader *r, vt_event *ev)
 }
 
 /* Records of the one chunk in play (step_alone's case) decoded straight into
- * evs, up to n, stopping after one with a string: how many, -1 on corruption. */
+ * evs, up to n, stopping after one with a string: how many, -1 on corruption
+ * before the first (after it: how many came before, r->failed set). */
 static long read_alone(vt_reader *r, vt_event *evs, size_t n)
 {
     cursor *c = &r->cur[r->todo[0]];
@@ -647,7 +648,7 @@ static long read_alone(vt_reader *r, vt_event *evs, size_t n)
     while (k < n && c->p < c->end) {
         vt_span str;
         if (cursor_decode(r, r->todo[0], &evs[k], &str) < 0)
-            return -1;
+            return k ? (long)k : -1;
         put_string(r, &str, &evs[k++]);
         if (r->string_out)
             break;

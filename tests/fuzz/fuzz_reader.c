@@ -9,6 +9,7 @@
 #include "records.h"
 #include "vtrace.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -36,6 +37,35 @@ static size_t consume(vt_reader *r)
     return sum + (e ? strlen(e) : 0) + vt_reader_truncated(r);
 }
 
+/* Two events are the same: thread, and the bytes the format writes for them
+ * (every field of their type, strings by content). */
+static bool same_event(const vt_event *a, const vt_event *b)
+{
+    static uint8_t x[VT_REC_MAX], y[VT_REC_MAX];
+    vt_delta dx = {0}, dy = {0};
+    size_t nx = vt_rec_encode(x, &dx, a), ny = vt_rec_encode(y, &dy, b);
+    return a->thread_id == b->thread_id && nx == ny && memcmp(x, y, nx) == 0;
+}
+
+/* The two ways of reading give the same events and the same end: r1 event
+ * by event (vt_reader_next), r2 by batches of 7 (vt_reader_read). Aborts
+ * (a finding) when they differ. */
+static void same_both_ways(vt_reader *r1, vt_reader *r2)
+{
+    vt_event a, b[7];
+    for (;;) {
+        long n = vt_reader_read(r2, b, 7);
+        for (long i = 0; i < n; i++)
+            if (vt_reader_next(r1, &a) != 1 || !same_event(&a, &b[i]))
+                abort();
+        if (n <= 0) {
+            if (vt_reader_next(r1, &a) != (int)n)
+                abort();
+            return;
+        }
+    }
+}
+
 static void read_image(const uint8_t *img, size_t len)
 {
     char err[256];
@@ -45,6 +75,12 @@ static void read_image(const uint8_t *img, size_t len)
     volatile size_t sink = consume(r);
     (void)sink;
     vt_reader_close(r);
+    vt_reader *r1 = vt_reader_open_mem(img, len, err, sizeof err);
+    vt_reader *r2 = vt_reader_open_mem(img, len, err, sizeof err);
+    if (r1 && r2)
+        same_both_ways(r1, r2);
+    vt_reader_close(r1);
+    vt_reader_close(r2);
 }
 
 /* Header + one checksummed frame holding batch. */

@@ -652,6 +652,116 @@ static void test_merge_order(void **state)
     free(img);
 }
 
+/* ---- vt_reader_read: the same events as vt_reader_next, by the batch ------------- */
+
+/* Whether ev holds a string (a record type with a string field). */
+static bool has_string(const vt_event *ev)
+{
+    return str_of(ev) != NULL;
+}
+
+/* Reads r1 with vt_reader_next and r2 with vt_reader_read in batches of
+ * `batch`: the same events (described in full), the same end (rc), a batch
+ * never longer than asked and cut short only after an event with a string
+ * or at the end. Returns the events read. */
+static size_t same_by_batches(vt_reader *r1, vt_reader *r2, size_t batch, int *rc_end)
+{
+    char *want = malloc(DESC_LEN), *got = malloc(DESC_LEN);
+    vt_event ev, evs[16];
+    size_t total = 0;
+    for (;;) {
+        long n = vt_reader_read(r2, evs, batch);
+        assert_true(n <= (long)batch);
+        for (long i = 0; i < n; i++) {
+            assert_int_equal(vt_reader_next(r1, &ev), 1);
+            describe(&ev, want, DESC_LEN);
+            describe(&evs[i], got, DESC_LEN);
+            assert_string_equal(got, want);
+            assert_true(i == n - 1 || !has_string(&evs[i])); /* a string ends its batch */
+        }
+        total += n > 0 ? (size_t)n : 0;
+        if (n > 0 && n < (long)batch && !has_string(&evs[n - 1])) /* short: the end is next */
+            assert_true(vt_reader_read(r2, evs, batch) <= 0);
+        if (n <= 0) {
+            *rc_end = (int)n;
+            assert_int_equal(vt_reader_next(r1, &ev), (int)n);
+            break;
+        }
+    }
+    free(want);
+    free(got);
+    return total;
+}
+
+static void test_read_batches(void **state)
+{
+    (void)state;
+    static corpus c;
+    make_corpus(&c);
+    char *dir = vtt_tmpdir(), path[1024], err[256];
+    vtt_path(path, sizeof path, dir, "rb.vtrace");
+    write_trace(path, c.ev, c.n, 5); /* several frames, strings among the records */
+    for (size_t batch = 1; batch <= 16; batch += 5) {
+        vt_reader *r1 = vt_reader_open(path, err, sizeof err),
+                  *r2 = vt_reader_open(path, err, sizeof err);
+        assert_non_null(r1);
+        assert_non_null(r2);
+        int rc;
+        assert_int_equal(same_by_batches(r1, r2, batch, &rc), c.n);
+        assert_int_equal(rc, 0);
+        vt_reader_close(r1);
+        vt_reader_close(r2);
+    }
+    free_corpus(&c);
+    const char *names[] = {"rb.vtrace"};
+    vtt_rmdir(dir, names, 1);
+
+    /* several threads merged (test_merge_order's batch), then a corrupt record */
+    uint8_t b[256], p[64];
+    size_t n = 0, k = rec(p, VT_REC_ALLOC, 0, 1);
+    k += rec(p + k, VT_REC_STRING, 0, 0);
+    k += rec(p + k, VT_REC_ALLOC, 50, 1);
+    n += chunk(b + n, 1, 10, p, k);
+    k = rec(p, VT_REC_STACK_NODE, 0, 0);
+    k += rec(p + k, VT_REC_ALLOC, 0, 2);
+    k += rec(p + k, VT_REC_FREE, 70, 2);
+    n += chunk(b + n, 2, 50, p, k);
+    p[0] = VT_REC_MAX_; /* a bad token, in a later chunk of thread 1 */
+    n += chunk(b + n, 1, 200, p, 1);
+    size_t len;
+    uint8_t *img = craft(b, n, &len);
+    for (size_t batch = 1; batch <= 16; batch += 3) {
+        vt_reader *r1 = vt_reader_open_mem(img, len, err, sizeof err);
+        vt_reader *r2 = vt_reader_open_mem(img, len, err, sizeof err);
+        int rc;
+        assert_int_equal(same_by_batches(r1, r2, batch, &rc),
+                         5); /* free@120 waits behind the bad chunk */
+        assert_int_equal(rc, -1);
+        assert_string_equal(vt_reader_error(r2), vt_reader_error(r1));
+        vt_reader_close(r1);
+        vt_reader_close(r2);
+    }
+    free(img);
+
+    /* one thread, a bad token after 5 good records: those come out first */
+    k = 0;
+    for (int i = 0; i < 5; i++)
+        k += rec(p + k, VT_REC_ALLOC, 10, (uint64_t)i + 1);
+    p[k++] = VT_REC_MAX_;
+    n = chunk(b, 1, 10, p, k);
+    img = craft(b, n, &len);
+    for (size_t batch = 1; batch <= 16; batch += 3) {
+        vt_reader *r1 = vt_reader_open_mem(img, len, err, sizeof err);
+        vt_reader *r2 = vt_reader_open_mem(img, len, err, sizeof err);
+        int rc;
+        assert_int_equal(same_by_batches(r1, r2, batch, &rc), 5);
+        assert_int_equal(rc, -1);
+        vt_reader_close(r1);
+        vt_reader_close(r2);
+    }
+    free(img);
+}
+
 /* ---- Truncation and bit flips on a small multi-frame trace ----------------------- */
 
 typedef struct small_trace {
@@ -804,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_limits),
         cmocka_unit_test(test_corrupt_file),
         cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_read_batches),
         cmocka_unit_test(test_truncated_at_every_byte),
         cmocka_unit_test(test_bit_flips),
     };
