@@ -762,6 +762,83 @@ static void test_read_batches(void **state)
     free(img);
 }
 
+/* ---- A file read through the input window, as the same bytes in memory ---------- */
+
+/* Reads r to the end: events, last result; the error copied to err. */
+static size_t read_all(vt_reader *r, int *rc, char *err, size_t errlen)
+{
+    vt_event evs[16];
+    size_t n = 0;
+    long got;
+    while ((got = vt_reader_read(r, evs, 16)) > 0)
+        n += (size_t)got;
+    *rc = (int)got;
+    snprintf(err, errlen, "%s", got < 0 ? vt_reader_error(r) : "");
+    return n;
+}
+
+/* Frames larger than the reader's first input window (ZSTD_DStreamInSize):
+ * random addresses and sizes do not compress. Every cut of the file, and
+ * one flipped byte, reads from the file (window refilled, grown, one-pass
+ * or streamed frames) exactly as from memory: same events, same end, same
+ * error, same truncation, same final offset. */
+static void test_file_as_memory(void **state)
+{
+    (void)state;
+    enum { N = 60000 };
+    vt_event *ev = calloc(N, sizeof *ev);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        ev[i] = (vt_event){.type = i % 2 ? VT_REC_FREE : VT_REC_ALLOC, .ts_ns = 1000 + i};
+        ev[i].u.alloc.addr = x & 0xffffffffffull;
+        ev[i].u.alloc.size = x >> 40;
+        ev[i].u.alloc.api = VT_API_CUDA_MALLOC;
+    }
+    char *dir = vtt_tmpdir(), path[1024], cut[1024], err[256], e1[512], e2[512];
+    vtt_path(path, sizeof path, dir, "big.vtrace");
+    vtt_path(cut, sizeof cut, dir, "cut.vtrace");
+    write_trace(path, ev, N, N / 2); /* two frames of about 600 KiB */
+    size_t len = 0;
+    uint8_t *img = vtt_slurp(path, &len);
+    assert_true(len > 4 * ZSTD_DStreamInSize());
+    for (int k = 0; k <= 40; k++) {
+        size_t at =
+            k == 40 ? len : (size_t)(((uint64_t)len * (uint64_t)k) / 40 + (size_t)k * 7919 % 4096);
+        at = at > len ? len : at;
+        bool flip = k % 10 == 5 && at > 200;
+        if (flip)
+            img[at - 100] ^= 0x10;
+        FILE *f = fopen(cut, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(img, 1, at, f), at);
+        fclose(f);
+        vt_reader *r1 = vt_reader_open(cut, err, sizeof err);
+        vt_reader *r2 = vt_reader_open_mem(img, at, err, sizeof err);
+        assert_true((r1 == NULL) == (r2 == NULL));
+        if (r1) {
+            int rc1, rc2;
+            size_t n1 = read_all(r1, &rc1, e1, sizeof e1), n2 = read_all(r2, &rc2, e2, sizeof e2);
+            assert_int_equal(n1, n2);
+            assert_int_equal(rc1, rc2);
+            assert_string_equal(e1, e2);
+            assert_int_equal(vt_reader_truncated(r1), vt_reader_truncated(r2));
+            if (rc1 == 0)
+                assert_int_equal(vt_reader_offset(r1), vt_reader_offset(r2));
+            if (at == len)
+                assert_int_equal(n1, N); /* the whole file: every event */
+        }
+        vt_reader_close(r1);
+        vt_reader_close(r2);
+        if (flip)
+            img[at - 100] ^= 0x10;
+    }
+    free(img);
+    free(ev);
+    const char *names[] = {"big.vtrace", "cut.vtrace"};
+    vtt_rmdir(dir, names, 2);
+}
+
 /* ---- Truncation and bit flips on a small multi-frame trace ----------------------- */
 
 typedef struct small_trace {
@@ -915,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_file),
         cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_read_batches),
+        cmocka_unit_test(test_file_as_memory),
         cmocka_unit_test(test_truncated_at_every_byte),
         cmocka_unit_test(test_bit_flips),
     };
