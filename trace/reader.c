@@ -644,14 +644,18 @@ int vt_reader_next(vt_reader *r, vt_event *ev)
 static long read_alone(vt_reader *r, vt_event *evs, size_t n)
 {
     cursor *c = &r->cur[r->todo[0]];
-    size_t k = 0;
-    while (k < n && c->p < c->end) {
-        vt_span str;
-        if (cursor_decode(r, r->todo[0], &evs[k], &str) < 0)
-            return k ? (long)k : -1;
-        put_string(r, &str, &evs[k++]);
-        if (r->string_out)
-            break;
+    vt_span str;
+    bool bad;
+    char why[256];
+    size_t k =
+        vt_rec_decode_many(&c->p, c->end, &c->d, c->tid, evs, n, &str, &bad, why, sizeof why);
+    r->string_out = false;
+    if (k)
+        put_string(r, &str, &evs[k - 1]);
+    if (bad) {
+        fail(r, "corrupt trace: batch at byte %llu, offset %zu (thread %u): %s",
+             (unsigned long long)r->frame_off, (size_t)(c->p - r->batch), c->tid, why);
+        return k ? (long)k : -1;
     }
     return (long)k;
 }

@@ -373,8 +373,9 @@ static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, con
     return NULL;
 }
 
-int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
-                  char *err, size_t errlen)
+/* vt_rec_decode's body, inlined into both entry points. */
+static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_delta *d,
+                                    vt_event *ev, vt_span *str, char *err, size_t errlen)
 {
     const uint8_t *q = *p;
     memset(ev, 0, sizeof *ev);
@@ -408,6 +409,31 @@ int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *
     }
     *p = q;
     return 0;
+}
+
+int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
+                  char *err, size_t errlen)
+{
+    return decode_one(p, end, d, ev, str, err, errlen);
+}
+
+size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, uint32_t tid,
+                          vt_event *evs, size_t n, vt_span *str, bool *bad, char *err,
+                          size_t errlen)
+{
+    size_t k = 0;
+    *bad = false;
+    *str = (vt_span){NULL, 0, 0};
+    while (k < n && *p < end) {
+        if (decode_one(p, end, d, &evs[k], str, err, errlen) < 0) {
+            *bad = true;
+            break;
+        }
+        evs[k++].thread_id = tid;
+        if (str->off)
+            break;
+    }
+    return k;
 }
 
 /* ---- Chunk header ------------------------------------------------------------ */

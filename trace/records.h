@@ -161,6 +161,15 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev);
  * or string past the end. */
 int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
                   char *err, size_t errlen);
+/* Decode the records of [*p, end) into evs, each as vt_rec_decode does with
+ * thread_id set to tid, up to n of them, stopping after one with a string
+ * (its span in *str; str->off is 0 when the last record decoded has none).
+ * Returns how many. On a bad record *bad is set, the message is in err and
+ * *p is left at the record's start. One call for a run of records: the
+ * reader's loop over a lone chunk. */
+size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, uint32_t tid,
+                          vt_event *evs, size_t n, vt_span *str, bool *bad, char *err,
+                          size_t errlen);
 /* Point the string field of ev (if its type has one) at s. */
 void vt_rec_set_string(vt_event *ev, const char *s);
 
