@@ -9,16 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t acct_key(int32_t device, enum vt_kind kind)
+vr_acct *vr_acct_lookup(vr_state *s, int32_t device, enum vt_kind kind)
 {
-    return (uint64_t)(uint32_t)device << 8 | (uint64_t)kind;
-}
-
-static vr_acct *acct_get(vr_state *s, int32_t device, enum vt_kind kind)
-{
-    uint64_t key = acct_key(device, kind);
-    if (s->acct_item && s->acct_key == key)
-        return vr_map_item(&s->acct, s->acct_item - 1);
+    uint64_t key = vr_acct_key(device, kind);
     bool created;
     vr_acct *a = vr_map_put(&s->acct, key, &created);
     if (created) {
@@ -30,28 +23,9 @@ static vr_acct *acct_get(vr_state *s, int32_t device, enum vt_kind kind)
     return a;
 }
 
-void vr_acct_alloc(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size)
-{
-    vr_acct *a = acct_get(s, device, kind);
-    a->allocations++;
-    a->live += size;
-    a->live_count++;
-    if (a->live > a->peak)
-        a->peak = a->live;
-}
-
-void vr_acct_free(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size)
-{
-    vr_acct *a = acct_get(s, device, kind);
-    a->frees++;
-    a->live -= size < a->live ? size : a->live;
-    if (a->live_count)
-        a->live_count--;
-}
-
 void vr_acct_failed(vr_state *s, int32_t device, enum vt_kind kind)
 {
-    vr_acct *a = acct_get(s, device, kind);
+    vr_acct *a = vr_acct_get(s, device, kind);
     a->failed++;
     if (a->nfail == a->capfail) {
         a->capfail = a->capfail ? a->capfail * 2 : 4;

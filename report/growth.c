@@ -144,12 +144,12 @@ static bool pattern_anchor(const vr_state *s, uint32_t stack)
     return vr_map_get(&s->alloc_sites, stack) != NULL;
 }
 
-bool vr_pattern_ticks(const vr_state *s, uint32_t stack)
+bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack)
 {
-    return s->pat_freed && pattern_anchor(s, stack);
+    return pattern_anchor(s, stack);
 }
 
-void vr_pattern_alloc(vr_state *s, uint32_t stack)
+void vr_pattern_alloc_slow(vr_state *s, uint32_t stack)
 {
     if (!stack)
         return;

@@ -43,7 +43,7 @@ static bool leaf_room(vr_state *s, uint32_t stack)
     return true;
 }
 
-uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range)
+uint32_t vr_site_row_lookup(vr_state *s, uint32_t stack, uint32_t range)
 {
     if (!leaf_room(s, stack))
         return site_row_new(s, stack, range);

@@ -387,8 +387,16 @@ vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key);
 
 /* peak.c: every change of allocated/reserved bytes goes through here. */
 /* The site row (site_ranges item) of allocations at stack inside range,
- * created with its sites and phases counters when new. */
-uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range);
+ * created with its sites and phases counters when new. Inline: the leaf
+ * cache's hit (the common allocation). */
+uint32_t vr_site_row_lookup(vr_state *s, uint32_t stack, uint32_t range);
+static inline uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range)
+{
+    uint64_t e = stack < s->leaf_cap ? s->leaf_rows[stack] : 0;
+    if (e && (uint32_t)(e >> 32) == range)
+        return (uint32_t)e - 1;
+    return vr_site_row_lookup(s, stack, range);
+}
 /* Add delta (signed, bytes; count +1/-1/0) to the site and phase counters
  * and to the device's allocated bytes; tracks peaks and lazy snapshots. */
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
@@ -437,8 +445,36 @@ void vr_heap_check_alloc(vr_state *s, vr_live *l);
 /* accounting.c: the per-(device, kind) ledger of report.h's vr_acct_row.
  * An allocation of size bytes became live / stopped being live; a failed
  * allocation call (live bytes of its row are recorded). */
-void vr_acct_alloc(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size);
-void vr_acct_free(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size);
+static inline uint64_t vr_acct_key(int32_t device, enum vt_kind kind)
+{
+    return (uint64_t)(uint32_t)device << 8 | (uint64_t)kind;
+}
+/* The row of (device, kind), created when new; the last one is cached
+ * (inline: most events hit it). */
+vr_acct *vr_acct_lookup(vr_state *s, int32_t device, enum vt_kind kind);
+static inline vr_acct *vr_acct_get(vr_state *s, int32_t device, enum vt_kind kind)
+{
+    if (s->acct_item && s->acct_key == vr_acct_key(device, kind))
+        return vr_map_item(&s->acct, s->acct_item - 1);
+    return vr_acct_lookup(s, device, kind);
+}
+static inline void vr_acct_alloc(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size)
+{
+    vr_acct *a = vr_acct_get(s, device, kind);
+    a->allocations++;
+    a->live += size;
+    a->live_count++;
+    if (a->live > a->peak)
+        a->peak = a->live;
+}
+static inline void vr_acct_free(vr_state *s, int32_t device, enum vt_kind kind, uint64_t size)
+{
+    vr_acct *a = vr_acct_get(s, device, kind);
+    a->frees++;
+    a->live -= size < a->live ? size : a->live;
+    if (a->live_count)
+        a->live_count--;
+}
 void vr_acct_failed(vr_state *s, int32_t device, enum vt_kind kind);
 /* The rows, sorted by device then kind, into r (arena memory). */
 void vr_acct_build(vr_state *s, vr_report *r);
@@ -460,11 +496,22 @@ void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, doubl
 const vr_sampler *vr_growth_sampler(const vr_state *s);
 /* A device allocation at stack is about to be replayed: true when it starts
  * a call-site-pattern iteration (vr_pattern_alloc will tick). */
-bool vr_pattern_ticks(const vr_state *s, uint32_t stack);
+bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack);
+static inline bool vr_pattern_ticks(const vr_state *s, uint32_t stack)
+{
+    if (!s->pat_freed || !stack)
+        return false;
+    return s->pat_anchor ? stack == s->pat_anchor : vr_pattern_anchor_lookup(s, stack);
+}
 /* Account an allocation at stack for the call-site pattern; ticks the
  * pattern sampler (before the allocation counts) when it starts an
  * iteration. */
-void vr_pattern_alloc(vr_state *s, uint32_t stack);
+void vr_pattern_alloc_slow(vr_state *s, uint32_t stack);
+static inline void vr_pattern_alloc(vr_state *s, uint32_t stack)
+{
+    if (stack && (!s->pat_anchor || stack == s->pat_anchor)) /* else: nothing to do */
+        vr_pattern_alloc_slow(s, stack);
+}
 
 /* oom.c */
 /* A failed allocation by thread t (its ranges give the failure's range and
