@@ -551,29 +551,27 @@ static void progress_end(vr_progress *p)
 /* Events replay_all reads ahead: their live-map slots are fetched from
  * memory together instead of one cache miss after the other. */
 #define VR_AHEAD 16
-/* Index slots from which the live map is prefetched: below, index and
- * entries (40 + 8 to 16 bytes each) stay in a core's caches. */
-#define VR_PREFETCH_SLOTS (1u << 16)
 
 /* Reads up to VR_AHEAD events into q (the reader stops after one with a
  * string: it lives in the reader's buffer until the next read), with their
- * live-map keys and hashes, prefetching (large maps) the live-map slots of
- * allocations and frees, then the entries that frees will read. How many;
- * *rc: 1, or 0 at the end, -1 on corruption. */
+ * live-map keys and hashes, prefetching the live-map slots of allocations
+ * and frees, then the entries that frees will read. Even a map of 10 k
+ * entries gains (storm: 9 % less CPU time): the batch being decoded streams
+ * through the caches between two lookups. How many; *rc: 1, or 0 at the end,
+ * -1 on corruption. */
 static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys, uint32_t *hashes,
                          int *rc)
 {
     long got = vt_reader_read(rd, q, VR_AHEAD);
     *rc = got < 0 ? -1 : got > 0;
     size_t n = got > 0 ? (size_t)got : 0;
-    bool far = s->live.icap >= VR_PREFETCH_SLOTS;
     for (size_t i = 0; i < n; i++) {
         keys[i] = event_key(s, &q[i]);
         hashes[i] = vr_map_hash(keys[i]);
-        if (far && (q[i].type == VT_REC_ALLOC || q[i].type == VT_REC_FREE))
+        if (q[i].type == VT_REC_ALLOC || q[i].type == VT_REC_FREE)
             vr_map_prefetch(&s->live, hashes[i]);
     }
-    for (size_t i = 0; far && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (q[i].type == VT_REC_FREE)
             vr_map_prefetch_entry(&s->live, hashes[i]);
     return n;
