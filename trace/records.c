@@ -278,23 +278,31 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-/* One varint: the one-byte case (most fields) without the loop. */
-static ALWAYS_INLINE int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* One varint: the one-byte case (most fields) without the loop. roomy: at
+ * least VT_VARINT_MAX bytes are left at *p (no bound check). */
+static ALWAYS_INLINE int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v, bool roomy)
 {
-    if (*p < end && **p < 0x80) {
+    if ((roomy || *p < end) && **p < 0x80) {
         *v = *(*p)++;
         return 0;
     }
+#ifdef VT_VARINT_WORD
+    size_t n = roomy ? vt_varint_word(*p, v) : 0;
+    if (n) {
+        *p += n;
+        return 0;
+    }
+#endif
     return vt_get_varint(p, end, v);
 }
 
 /* Decode one field; NULL on success, else what went wrong. */
 static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d,
-                                           vt_event *ev, const field *f, vt_span *str)
+                                           vt_event *ev, const field *f, vt_span *str, bool roomy)
 {
     char *dst = (char *)ev + f->off;
     uint64_t v;
-    if (get_varint(p, end, &v) < 0)
+    if (get_varint(p, end, &v, roomy) < 0)
         return "malformed varint";
     switch (f->kind) {
     case F_TS:
@@ -349,14 +357,14 @@ static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end
  * decoding, read off the one table. */
 static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, const uint8_t *end,
                                             vt_delta *d, vt_event *ev, vt_span *str,
-                                            const field **bad)
+                                            const field **bad, bool roomy)
 {
     const field *f = FIELDS[tok];
     const char *why;
 #define DEC_STEP(k)                                                                                \
     if (f[k].kind == F_END)                                                                        \
         return NULL;                                                                               \
-    if ((why = dec_field(p, end, d, ev, &f[k], str))) {                                            \
+    if ((why = dec_field(p, end, d, ev, &f[k], str, roomy))) {                                     \
         *bad = &f[k];                                                                              \
         return why;                                                                                \
     }
@@ -392,17 +400,17 @@ static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_de
     ev->type = (enum vt_rec)tok;
     const field *bad = NULL;
     const char *why;
-    switch (tok) { /* the records of an allocation storm, each its own unrolled decoder */
-    case VT_REC_ALLOC:
-        why = dec_fields(VT_REC_ALLOC, &q, end, d, ev, str, &bad);
-        break;
-    case VT_REC_FREE:
-        why = dec_fields(VT_REC_FREE, &q, end, d, ev, str, &bad);
-        break;
-    default:
-        why = dec_fields(tok, &q, end, d, ev, str, &bad);
-        break;
-    }
+    /* The records of an allocation storm, each its own unrolled decoder; with
+     * VT_REC_FIXED_MAX bytes left (all but a chunk's last few), none of their
+     * varints (at most 8 of 10 bytes: no string) can reach the end. */
+    bool roomy = end - *p >= VT_REC_FIXED_MAX;
+    _Static_assert(1 + 8 * VT_VARINT_MAX + VT_VARINT_MAX <= VT_REC_FIXED_MAX, "roomy records");
+    if (roomy && tok == VT_REC_ALLOC)
+        why = dec_fields(VT_REC_ALLOC, &q, end, d, ev, str, &bad, true);
+    else if (roomy && tok == VT_REC_FREE)
+        why = dec_fields(VT_REC_FREE, &q, end, d, ev, str, &bad, true);
+    else
+        why = dec_fields(tok, &q, end, d, ev, str, &bad, false);
     if (why) {
         snprintf(err, errlen, "%s record, field %s: %s", REC_NAMES[tok], bad->name, why);
         return -1;

@@ -58,29 +58,42 @@ static inline size_t vt_put_varint(uint8_t *out, uint64_t v)
     return n;
 }
 
-/* Decode one varint from [*p, end). 0 on success, -1 if it runs past end or
- * is longer than 10 bytes or overflows 64 bits. With 10 bytes left (all but
- * a chunk's last few records), a varint of up to 8 bytes is read as one
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define VT_VARINT_WORD 1
+/* A varint of at most 8 bytes at q, with 8 bytes readable there, read as one
  * little-endian word: its end is the first byte without the continuation
  * bit, its 7-bit groups are packed pairwise in three mask-and-shift steps
- * (no branch on the length). */
+ * (no branch on the length). Its length (1..8), 0 when it is longer. */
+static inline size_t vt_varint_word(const uint8_t *q, uint64_t *v)
+{
+    uint64_t w;
+    memcpy(&w, q, sizeof w);
+    uint64_t stops = ~w & 0x8080808080808080ull;
+    if (!stops)
+        return 0;
+    unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte */
+    w &= (bits == 64 ? ~0ull : (1ull << bits) - 1) & 0x7f7f7f7f7f7f7f7full;
+    w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+    w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+    w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+    *v = w;
+    return bits / 8;
+}
+#endif
+
+/* Decode one varint from [*p, end). 0 on success, -1 if it runs past end or
+ * is longer than 10 bytes or overflows 64 bits. With 10 bytes left (all but
+ * a chunk's last few records), one of up to 8 bytes is read as one word
+ * (vt_varint_word). */
 static inline int vt_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t r = 0;
     const uint8_t *q = *p;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#ifdef VT_VARINT_WORD
     if (end - q >= VT_VARINT_MAX) {
-        uint64_t w;
-        memcpy(&w, q, sizeof w);
-        uint64_t stops = ~w & 0x8080808080808080ull;
-        if (stops) {
-            unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte */
-            w &= (bits == 64 ? ~0ull : (1ull << bits) - 1) & 0x7f7f7f7f7f7f7f7full;
-            w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
-            w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
-            w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
-            *p = q + bits / 8;
-            *v = w;
+        size_t n = vt_varint_word(q, v);
+        if (n) {
+            *p = q + n;
             return 0;
         }
     }
