@@ -266,8 +266,6 @@ static void hover_record(vr_state *s)
  * window. */
 static void hover_before(vr_state *s, uint64_t rel)
 {
-    if (!s->hover_ns)
-        s->hover_ns = 1000;
     /* rel < hover_hi: rel's window is not past hover_t's (no division) */
     if (s->hover_dirty && rel >= s->hover_hi && rel / s->hover_ns > s->hover_t / s->hover_ns)
         hover_record(s);
@@ -317,7 +315,7 @@ static void timeline_new_bucket(vr_devstate *d, uint64_t rel);
  * before it (its index is not past the last one's). */
 static inline __attribute__((always_inline)) void timeline_at(vr_devstate *d, uint64_t rel)
 {
-    if (d->nbuckets && rel < d->bucket_end)
+    if (rel < d->bucket_end) /* 0 while there is no bucket */
         bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
     else
         timeline_new_bucket(d, rel);

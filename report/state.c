@@ -40,6 +40,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->pat.stride = 1;
     s->pat.slot = 1;
     s->win_ns = 1000000; /* 1 ms windows, doubled as the trace gets longer */
+    s->hover_ns = 1000;  /* 1 us hover windows (peak.c), doubled likewise */
     s->win_next = s->win_ns;
     s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
 }
