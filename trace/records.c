@@ -434,6 +434,7 @@ size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, ui
     *str = (vt_span){NULL, 0, 0};
     while (k < n && *p < end) {
         if (decode_one(p, end, d, &evs[k], str, err, errlen) < 0) {
+            *str = (vt_span){NULL, 0, 0}; /* the bad record's, not the last one's */
             *bad = true;
             break;
         }
