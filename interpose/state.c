@@ -13,8 +13,8 @@ VTI_TLS int vti_tl_depth;
 VTI_TLS int vti_tl_device;
 
 static _Atomic int state = VTI_S_OFF;
-static _Atomic int stopping;        /* exit in progress: no new writes */
-static _Atomic uint64_t last_stamp; /* the latest event timestamp (vt_clock_stamp) */
+static _Atomic int stopping;  /* exit in progress: no new writes */
+static vt_stamp_clock stamps; /* the event timestamps (vt_clock_stamp) */
 
 int vti_state(void)
 {
@@ -50,5 +50,5 @@ void vti_stop(const char *why)
 
 uint64_t vti_now_ns(void)
 {
-    return vt_clock_stamp(&last_stamp);
+    return vt_clock_stamp(&stamps);
 }
