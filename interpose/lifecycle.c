@@ -73,10 +73,9 @@ bool vti_session_ensure(void)
     return vti_enabled();
 }
 
-bool vti_hook_enter(void)
+bool vti_hook_enter_outer(void)
 {
-    vti_enter();
-    if (!vti_outermost() || !vti_session_ensure())
+    if (!vti_session_ensure())
         return false;
     vti_cupti_load();
     return true;

@@ -97,22 +97,28 @@ static bool device_info(int device, char *name, int len, uint64_t *total)
     return ok;
 }
 
-/* Emit VT_REC_DEVICE the first time device is seen. */
-static void note_device(vti_thread *t, int device)
+/* Emit VT_REC_DEVICE for device (bit: its bit in devices_seen), claimed
+ * by this thread. */
+static __attribute__((noinline)) void emit_device(vti_thread *t, int device, uint64_t bit)
 {
-    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
     char name[256] = "";
     uint64_t total = 0;
     vt_event ev = {.type = VT_REC_DEVICE};
-    if (!bit || (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit) ||
-        (atomic_fetch_or(&devices_seen, bit) & bit))
-        return;
-    if (!device_info(device, name, sizeof name, &total))
+    if ((atomic_fetch_or(&devices_seen, bit) & bit) ||
+        !device_info(device, name, sizeof name, &total))
         return;
     ev.u.device.id = device;
     ev.u.device.name = name;
     ev.u.device.total_bytes = total;
     vti_write(t, &ev);
+}
+
+/* Emit VT_REC_DEVICE the first time device is seen (one load after). */
+static inline void note_device(vti_thread *t, int device)
+{
+    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
+    if (bit && !(atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit))
+        emit_device(t, device, bit);
 }
 
 static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)

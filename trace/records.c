@@ -177,8 +177,7 @@ typedef struct field {
     X(F_TS, ts_ns)                                                                                 \
     X(F_ADDR, u.alloc.addr)                                                                        \
     X(F_U64, u.alloc.size)                                                                         \
-    X(F_U32, u.alloc.stack) X(F_I32, u.alloc.device) X(F_API, u.alloc.api)                         \
-        X(F_U64, u.alloc.stream)
+    X(F_U32, u.alloc.stack) X(F_I32, u.alloc.device) X(F_API, u.alloc.api) X(F_U64, u.alloc.stream)
 #define FREE_ROW(X)                                                                                \
     X(F_TS, ts_ns) X(F_ADDR, u.free.addr) X(F_I32, u.free.device) X(F_API, u.free.api)
 #define ROW_FIELD(k, m) {k, offsetof(vt_event, m), (k) == F_TS ? "ts" : &#m[2]},

@@ -507,7 +507,7 @@ static int encode(vt_tbuf *tb, const vt_event *ev)
 {
     uint64_t floor = atomic_load_explicit(&tb->w->ts_floor, memory_order_relaxed);
     vt_event clamped;
-    if (!vt_rec_is_definition(ev->type) && ev->ts_ns < floor) {
+    if (ev->ts_ns < floor && !vt_rec_is_definition(ev->type)) {
         clamped = *ev;
         clamped.ts_ns = floor;
         ev = &clamped;
