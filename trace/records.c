@@ -169,19 +169,6 @@ typedef struct field {
     }
 #define MAX_FIELDS 9
 
-/* The rows of the two records written for every allocation and free, as
- * lists of (kind, member): their FIELDS rows and their specialised encoders
- * (encode_alloc, encode_free) both expand them, so the table stays the one
- * definition of their bytes. */
-#define ALLOC_ROW(X)                                                                               \
-    X(F_TS, ts_ns)                                                                                 \
-    X(F_ADDR, u.alloc.addr)                                                                        \
-    X(F_U64, u.alloc.size)                                                                         \
-    X(F_U32, u.alloc.stack) X(F_I32, u.alloc.device) X(F_API, u.alloc.api) X(F_U64, u.alloc.stream)
-#define FREE_ROW(X)                                                                                \
-    X(F_TS, ts_ns) X(F_ADDR, u.free.addr) X(F_I32, u.free.device) X(F_API, u.free.api)
-#define ROW_FIELD(k, m) {k, offsetof(vt_event, m), (k) == F_TS ? "ts" : &#m[2]},
-
 static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_MODULE] = {FLD(F_U32, module.id), FLD(F_STR, module.path), FLD(F_U64, module.bias),
                        FLD(F_U64, module.start), FLD(F_U64, module.end)},
@@ -192,8 +179,9 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_THREAD] = {FLD(F_U32, thread.id), FLD(F_STR, thread.name)},
     [VT_REC_DEVICE] = {FLD(F_I32, device.id), FLD(F_STR, device.name),
                        FLD(F_U64, device.total_bytes)},
-    [VT_REC_ALLOC] = {ALLOC_ROW(ROW_FIELD)},
-    [VT_REC_FREE] = {FREE_ROW(ROW_FIELD)},
+    [VT_REC_ALLOC] = {TS, FLD(F_ADDR, alloc.addr), FLD(F_U64, alloc.size), FLD(F_U32, alloc.stack),
+                      FLD(F_I32, alloc.device), FLD(F_API, alloc.api), FLD(F_U64, alloc.stream)},
+    [VT_REC_FREE] = {TS, FLD(F_ADDR, free.addr), FLD(F_I32, free.device), FLD(F_API, free.api)},
     [VT_REC_ALLOC_FAILED] = {TS, FLD(F_U64, failed.size), FLD(F_I32, failed.error),
                              FLD(F_U32, failed.stack), FLD(F_I32, failed.device),
                              FLD(F_API, failed.api), FLD(F_U64, failed.free_bytes),
@@ -247,17 +235,42 @@ static const char *get_str(const vt_event *ev, const field *f)
     return s;
 }
 
-/* No string in the rows of the every-event records: their length is 0
- * without a walk of the table (vt_write asks it for every record). */
-#define ROW_HAS_STR(k, m) || (k) == F_STR
-_Static_assert(!(0 ALLOC_ROW(ROW_HAS_STR)) && !(0 FREE_ROW(ROW_HAS_STR)),
-               "alloc and free records have no string");
+/* The string field of a tok record, NULL if none: string_field unrolled
+ * (as encode_fields below), folding to a constant for a constant tok. */
+static inline __attribute__((always_inline)) const field *row_string_field(unsigned tok)
+{
+    const field *f = FIELDS[tok];
+#define STR_STEP(k)                                                                                \
+    if (f[k].kind == F_END)                                                                        \
+        return NULL;                                                                               \
+    if (f[k].kind == F_STR)                                                                        \
+        return &f[k];
+    STR_STEP(0)
+    STR_STEP(1)
+    STR_STEP(2)
+    STR_STEP(3)
+    STR_STEP(4)
+    STR_STEP(5)
+    STR_STEP(6)
+    STR_STEP(7)
+#undef STR_STEP
+    return NULL;
+}
 
 size_t vt_rec_string_len(const vt_event *ev)
 {
-    if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE)
-        return 0;
-    const field *f = string_field(ev->type);
+    const field *f;
+    switch (ev->type) { /* asked for every record written: alloc and free folded */
+    case VT_REC_ALLOC:
+        f = row_string_field(VT_REC_ALLOC);
+        break;
+    case VT_REC_FREE:
+        f = row_string_field(VT_REC_FREE);
+        break;
+    default:
+        f = string_field(ev->type);
+        break;
+    }
     const char *s = f ? get_str(ev, f) : NULL;
     return s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
 }
@@ -272,7 +285,7 @@ void vt_rec_set_string(vt_event *ev, const char *s)
 /* ---- Encoder ---------------------------------------------------------------- */
 
 /* One field of ev at o; returns the end of what it wrote. Always inlined:
- * with a constant field (encode_row on a constant type) it folds into the
+ * with a constant field (encode_fields on a constant tok) it folds into the
  * field's own few instructions. */
 static inline __attribute__((always_inline)) uint8_t *enc_field(uint8_t *o, vt_delta *d,
                                                                 const vt_event *ev, const field *f)
@@ -319,6 +332,33 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(uint8_t *o, vt_d
     }
 }
 
+/* Encode a tok record through FIELDS[tok]; returns its length. Always
+ * inlined and unrolled by hand (a row has at most MAX_FIELDS - 1 fields before
+ * its F_END): called with a constant tok, every step's field is a constant
+ * and folds into that field's own encoding, read off the one table. */
+static inline __attribute__((always_inline)) size_t encode_fields(unsigned tok, uint8_t *out,
+                                                                  vt_delta *d, const vt_event *ev)
+{
+    const field *f = FIELDS[tok];
+    uint8_t *o = out;
+    *o++ = (uint8_t)tok;
+#define ENC_STEP(k)                                                                                \
+    if (f[k].kind == F_END)                                                                        \
+        return (size_t)(o - out);                                                                  \
+    o = enc_field(o, d, ev, &f[k]);
+    ENC_STEP(0)
+    ENC_STEP(1)
+    ENC_STEP(2)
+    ENC_STEP(3)
+    ENC_STEP(4)
+    ENC_STEP(5)
+    ENC_STEP(6)
+    ENC_STEP(7)
+#undef ENC_STEP
+    _Static_assert(MAX_FIELDS == 9, "one ENC_STEP per field a row can hold");
+    return (size_t)(o - out);
+}
+
 size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev)
 {
     if (!valid_token(ev->type))
@@ -330,32 +370,13 @@ size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev)
     return (size_t)(o - out);
 }
 
-/* A row's field as a constant: enc_field, inlined, folds to its own code. */
-#define ENC_FIELD(k, m) o = enc_field(o, d, ev, &(const field){k, offsetof(vt_event, m), NULL});
-
-static size_t encode_alloc(uint8_t *out, vt_delta *d, const vt_event *ev)
-{
-    uint8_t *o = out;
-    *o++ = VT_REC_ALLOC;
-    ALLOC_ROW(ENC_FIELD)
-    return (size_t)(o - out);
-}
-
-static size_t encode_free(uint8_t *out, vt_delta *d, const vt_event *ev)
-{
-    uint8_t *o = out;
-    *o++ = VT_REC_FREE;
-    FREE_ROW(ENC_FIELD)
-    return (size_t)(o - out);
-}
-
 size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
 {
-    switch (ev->type) { /* the records of every allocation and free: specialised */
+    switch (ev->type) { /* the records of every allocation and free, unrolled */
     case VT_REC_ALLOC:
-        return encode_alloc(out, d, ev);
+        return encode_fields(VT_REC_ALLOC, out, d, ev);
     case VT_REC_FREE:
-        return encode_free(out, d, ev);
+        return encode_fields(VT_REC_FREE, out, d, ev);
     default:
         return vt_rec_encode_generic(out, d, ev);
     }
