@@ -75,7 +75,7 @@ bool vti_session_ensure(void)
 
 bool vti_hook_enter_outer(void)
 {
-    if (!vti_session_ensure())
+    if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
         return false;
     vti_cupti_load();
     return true;

@@ -146,18 +146,22 @@ static void first_call(vti_thread *t, int device, enum vt_level level)
 
 uint32_t vti_hook_stack(void)
 {
-    vti_thread *t = vti_thread_get();
-    uint32_t stack = t ? vti_stack_capture(t, 0) : 0;
+    vti_thread *t;
+    uint32_t stack;
+    if (vti_settings_get()->stack_depth <= 0) /* stacks off (as vti_stack_capture says) */
+        return 0;
+    t = vti_thread_get();
+    stack = t ? vti_stack_capture(t, 0) : 0;
     vti_thread_put(t);
     return stack;
 }
 
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
-                   uint32_t stack)
+/* vti_rec_alloc with api's row (info) looked up by the caller. */
+static void rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api,
+                      const vt_api_info *info, uint64_t stream, uint32_t stack)
 {
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC};
-    const vt_api_info *info = vt_api_get(api);
     vti_live e;
     if (!t)
         return;
@@ -186,12 +190,19 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     vti_diag_alloc(size, device);
 }
 
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
+                   uint32_t stack)
+{
+    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack);
+}
+
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
                     int (*device)(void), uint32_t stack)
 {
-    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : device();
+    const vt_api_info *info = vt_api_get(api);
+    int dev = vt_kind_is_host(info->kind) ? -1 : device();
     if (ok && p)
-        vti_rec_alloc(p, size, dev, api, stream, stack);
+        rec_alloc(p, size, dev, api, info, stream, stack);
     else if (!ok)
         vti_rec_failed(size, error, dev, api, stack);
 }

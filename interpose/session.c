@@ -153,12 +153,10 @@ vti_thread *vti_thread_get_slow(void)
     return t;
 }
 
-void vti_write(vti_thread *t, const vt_event *ev)
+void vti_write_failed(void)
 {
     char why[320];
     const char *err;
-    if (vt_write(t->tb, ev) == 0)
-        return;
     err = writer ? vt_writer_error(writer) : NULL;
     snprintf(why, sizeof why, "the trace writer failed%s%s", err ? ": " : "", err ? err : "");
     vti_stop(why);

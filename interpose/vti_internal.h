@@ -261,9 +261,15 @@ static inline void vti_thread_put(vti_thread *t)
     if (t)
         vti_busy_add(t, -1);
 }
-/* Write ev through t's buffer: the one handling of a write failure (tracing
- * stops, "the trace writer failed: <writer's error>"). */
-void vti_write(vti_thread *t, const vt_event *ev);
+/* Write ev through t's buffer; a failure goes to vti_write_failed, the one
+ * handling of a write failure (tracing stops, "the trace writer failed:
+ * <writer's error>"). */
+void vti_write_failed(void);
+static inline void vti_write(vti_thread *t, const vt_event *ev)
+{
+    if (vt_write(t->tb, ev) != 0)
+        vti_write_failed();
+}
 /* vti_emit without starting the session: 0, or -1 when not recording. */
 int vti_session_emit(const vt_event *ev);
 /* From a fatal-signal handler: END record for signal sig (0: none) and a
