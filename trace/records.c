@@ -284,6 +284,22 @@ void vt_rec_set_string(vt_event *ev, const char *s)
 
 /* ---- Encoder ---------------------------------------------------------------- */
 
+/* vt_put_varint at o, returning the end: the one- and two-byte values
+ * (most fields, most timestamp deltas) without the loop. The same bytes. */
+static inline __attribute__((always_inline)) uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+    if (v < 0x80) {
+        *o = (uint8_t)v;
+        return o + 1;
+    }
+    if (v < 0x4000) {
+        o[0] = (uint8_t)(v | 0x80);
+        o[1] = (uint8_t)(v >> 7);
+        return o + 2;
+    }
+    return o + vt_put_varint(o, v);
+}
+
 /* One field of ev at o; returns the end of what it wrote. Always inlined:
  * with a constant field (encode_fields on a constant tok) it folds into the
  * field's own few instructions. */
@@ -301,26 +317,26 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(uint8_t *o, vt_d
             d->base_ts = d->prev_ts = ev->ts_ns;
             d->has_ts = 1;
         }
-        o += vt_put_varint(o, vt_zigzag((int64_t)(ev->ts_ns - d->prev_ts)));
+        o = put_varint(o, vt_zigzag((int64_t)(ev->ts_ns - d->prev_ts)));
         d->prev_ts = ev->ts_ns;
         return o;
     case F_ADDR:
         memcpy(&u64, src, sizeof u64);
-        o += vt_put_varint(o, vt_zigzag((int64_t)(u64 - d->prev_addr)));
+        o = put_varint(o, vt_zigzag((int64_t)(u64 - d->prev_addr)));
         d->prev_addr = u64;
         return o;
     case F_U64:
         memcpy(&u64, src, sizeof u64);
-        return o + vt_put_varint(o, u64);
+        return put_varint(o, u64);
     case F_U32:
         memcpy(&u32, src, sizeof u32);
-        return o + vt_put_varint(o, u32);
+        return put_varint(o, u32);
     case F_I32:
         memcpy(&i32, src, sizeof i32);
-        return o + vt_put_varint(o, vt_zigzag(i32));
+        return put_varint(o, vt_zigzag(i32));
     case F_API:
         memcpy(&api, src, sizeof api);
-        return o + vt_put_varint(o, (unsigned)api < VT_API_MAX_ ? (unsigned)api : VT_API_UNKNOWN);
+        return put_varint(o, (unsigned)api < VT_API_MAX_ ? (unsigned)api : VT_API_UNKNOWN);
     default: { /* F_STR */
         const char *s = get_str(ev, f);
         size_t n = s ? strnlen(s, VT_MAX_STRING_LEN) : 0;

@@ -502,8 +502,8 @@ static int refill(vt_tbuf *tb)
 }
 
 /* Encode ev into tb's current chunk (room checked), its timestamp raised to
- * the last swap's floor. */
-static int encode(vt_tbuf *tb, const vt_event *ev)
+ * the last swap's floor. Inlined into the lock-free path. */
+static inline __attribute__((always_inline)) int encode(vt_tbuf *tb, const vt_event *ev)
 {
     uint64_t floor = atomic_load_explicit(&tb->w->ts_floor, memory_order_relaxed);
     vt_event clamped;
@@ -542,20 +542,29 @@ static int write_lock_free(vt_tbuf *tb, const vt_event *ev, size_t need)
     return rc;
 }
 
-int vt_write(vt_tbuf *tb, const vt_event *ev)
+/* Every other case: under tb's lock (a full chunk, a frozen buffer, no
+ * membarrier), or -1 when the buffer is dead or the writer failed. */
+static __attribute__((noinline)) int write_slow(vt_tbuf *tb, const vt_event *ev, size_t need)
 {
-    if (!tb || atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
+    if (atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
         return -1;
-    size_t need = VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
-    if (tb->w->asym) {
-        int rc = write_lock_free(tb, ev, need);
-        if (rc <= 0)
-            return rc;
-    }
     pthread_mutex_lock(&tb->lock);
     int rc = write_locked(tb, ev, need);
     pthread_mutex_unlock(&tb->lock);
     return rc;
+}
+
+int vt_write(vt_tbuf *tb, const vt_event *ev)
+{
+    if (!tb)
+        return -1;
+    size_t need = VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
+    if (tb->w->asym && !failed(tb->w)) { /* the common case: no lock, no call */
+        int rc = write_lock_free(tb, ev, need);
+        if (rc <= 0)
+            return rc;
+    }
+    return write_slow(tb, ev, need);
 }
 
 /* ---- Threads ---------------------------------------------------------------- */
