@@ -10,8 +10,10 @@
  * other case (a full chunk, a frozen buffer, no membarrier) writes under the
  * tbuf's lock, as before.
  * A full chunk goes to the full queue and the thread takes a fresh one from a
- * bounded pool (2 per attached thread + POOL_SPARE); when the pool is
- * exhausted the thread flushes itself (back-pressure, never unbounded memory).
+ * bounded pool (2 per attached thread + POOL_SPARE); a queue holding half of
+ * that budget wakes the writer thread for a flush before its interval is
+ * up, and when the pool is exhausted all the same the thread flushes itself
+ * (back-pressure, never unbounded memory).
  *
  * Epoch rule: a flush takes every tbuf lock, swaps every current chunk out
  * (and takes the full queue, which holds older chunks), releases the locks,
@@ -96,7 +98,9 @@ struct vt_writer {
     vt_chunk *full_head, **full_tail;
     vt_chunk *pool;
     unsigned nchunks;
+    unsigned nqueued; /* chunks in the full queue */
     bool stop;
+    bool flush_req; /* the full queue asks the writer thread for a flush */
 
     _Atomic uint64_t ts_floor; /* CLOCK_MONOTONIC at the last swap; set while all are frozen */
     atomic_bool failed;
@@ -249,11 +253,19 @@ static void pool_put_locked(vt_writer *w, vt_chunk *c)
     w->pool = c;
 }
 
+/* Queue a full chunk; once half of the chunk budget waits, wake the
+ * writer thread for a flush, so that at a high event rate the compression
+ * runs there instead of in the recording thread that finds the pool empty
+ * (refill's back-pressure) before the flush interval is up. */
 static void queue_push_locked(vt_writer *w, vt_chunk *c)
 {
     c->next = NULL;
     *w->full_tail = c;
     w->full_tail = &c->next;
+    if (++w->nqueued >= chunk_limit(w) / 2 && !w->flush_req) {
+        w->flush_req = true;
+        pthread_cond_broadcast(&w->q_cond);
+    }
 }
 
 /* Take the whole full queue (oldest first). */
@@ -263,6 +275,7 @@ static vt_chunk *queue_take_locked(vt_writer *w, vt_chunk ***tail)
     *tail = head ? w->full_tail : NULL;
     w->full_head = NULL;
     w->full_tail = &w->full_head;
+    w->nqueued = 0;
     return head;
 }
 
@@ -619,11 +632,12 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->q_lock);
     while (!w->stop) {
         uint64_t now = vt_clock_ns();
-        if (now < next) {
+        if (now < next && !w->flush_req) {
             struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
             pthread_cond_timedwait(&w->q_cond, &w->q_lock, &ts);
             continue;
         }
+        w->flush_req = false;
         pthread_mutex_unlock(&w->q_lock);
         int rc = flush_now(w, false);
         pthread_mutex_lock(&w->q_lock);
@@ -879,6 +893,7 @@ static void signal_release(vt_writer *w, vt_chunk *batch)
         batch = next;
     }
     w->full_tail = &w->full_head;
+    w->nqueued = 0;
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
         if (!tb->signal_locked)
             continue;
