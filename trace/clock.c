@@ -17,6 +17,7 @@
  * keeps it ahead instead (a calibration error of 1e-5 over ANCHOR_NS is 0.5
  * µs). Anchors are published through a sequence lock; a stamp that meets one
  * being written reads clock_gettime. */
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
@@ -52,19 +53,22 @@ static uint64_t rd_tsc(void)
 }
 
 /* The kernel keeps CLOCK_MONOTONIC on an invariant TSC (CPUID
- * 0x80000007 EDX bit 8; sysfs current_clocksource "tsc"). */
+ * 0x80000007 EDX bit 8; sysfs current_clocksource "tsc"). errno is left as
+ * it was (the first stamp is taken inside an application's call). */
 static bool tsc_usable(void)
 {
     unsigned a, b, c, d;
     char buf[16] = "";
-    if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
-        return false;
-    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-                  O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    int saved = errno;
+    ssize_t n = -1;
+    if (__get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8))) {
+        int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                      O_RDONLY | O_CLOEXEC);
+        n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+    }
+    errno = saved;
     return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
 
