@@ -75,9 +75,11 @@ bool vti_session_ensure(void)
 
 bool vti_hook_enter_outer(void)
 {
+    static _Atomic bool cupti_settled;      /* vti_cupti_load has nothing left to do */
     if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
         return false;
-    vti_cupti_load();
+    if (!atomic_load_explicit(&cupti_settled, memory_order_relaxed) && vti_cupti_load())
+        atomic_store_explicit(&cupti_settled, true, memory_order_relaxed);
     return true;
 }
 

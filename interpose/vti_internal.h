@@ -307,9 +307,10 @@ void vti_guard_start(void);
 /* ---- CUPTI (cupti_loader.c) ---------------------------------------------- */
 
 /* Load libvramtrace_cupti.so next to this library and start it, or record
- * why not (once); deferred until CUDA is loaded. vti_cupti_unload: stop it
- * (at exit). */
-void vti_cupti_load(void);
+ * why not (once); deferred until CUDA is loaded. true once nothing is left
+ * to do (started, being started by another thread, or given up), so that the
+ * hooks stop calling it. vti_cupti_unload: stop it (at exit). */
+bool vti_cupti_load(void);
 void vti_cupti_unload(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
