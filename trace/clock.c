@@ -93,13 +93,13 @@ static void anchor(vt_stamp_clock *c, uint64_t tsc, uint64_t ns)
         return;
     uint64_t mult = (uint64_t)(((unsigned __int128)(ns - n0) << SHIFT) / (tsc - t0));
     uint64_t period = (uint64_t)(((unsigned __int128)ANCHOR_NS << SHIFT) / (mult ? mult : 1));
+    /* A reader that sees one new field (acquire) sees the odd seq before it. */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
     atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&c->base_tsc, tsc, memory_order_relaxed);
-    atomic_store_explicit(&c->base_ns, ns + LEAD_NS, memory_order_relaxed);
-    atomic_store_explicit(&c->mult, mult, memory_order_relaxed);
-    atomic_store_explicit(&c->period, period, memory_order_relaxed);
+    atomic_store_explicit(&c->base_tsc, tsc, memory_order_release);
+    atomic_store_explicit(&c->base_ns, ns + LEAD_NS, memory_order_release);
+    atomic_store_explicit(&c->mult, mult, memory_order_release);
+    atomic_store_explicit(&c->period, period, memory_order_release);
     atomic_store_explicit(&c->seq, seq + 2, memory_order_release);
 }
 
@@ -126,13 +126,14 @@ static uint64_t calibrating_now(vt_stamp_clock *c)
  * than ANCHOR_NS. clock_gettime while an anchor is being written. */
 static uint64_t tsc_now(vt_stamp_clock *c)
 {
+    /* The fields' acquire loads keep the second seq load after them (no
+     * fence: ThreadSanitizer does not model fences); plain moves on x86. */
     uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
     uint64_t tsc = rd_tsc();
-    uint64_t base_tsc = atomic_load_explicit(&c->base_tsc, memory_order_relaxed);
-    uint64_t base_ns = atomic_load_explicit(&c->base_ns, memory_order_relaxed);
-    uint64_t mult = atomic_load_explicit(&c->mult, memory_order_relaxed);
-    uint64_t period = atomic_load_explicit(&c->period, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    uint64_t base_tsc = atomic_load_explicit(&c->base_tsc, memory_order_acquire);
+    uint64_t base_ns = atomic_load_explicit(&c->base_ns, memory_order_acquire);
+    uint64_t mult = atomic_load_explicit(&c->mult, memory_order_acquire);
+    uint64_t period = atomic_load_explicit(&c->period, memory_order_acquire);
     if ((seq & 1) || seq != atomic_load_explicit(&c->seq, memory_order_relaxed))
         return vt_clock_ns();
     if (tsc - base_tsc >= period && !atomic_exchange(&c->writing, 1)) {
