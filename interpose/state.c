@@ -13,7 +13,7 @@ VTI_TLS int vti_tl_depth;
 VTI_TLS int vti_tl_device;
 
 _Atomic int vti_state_word = VTI_S_OFF;
-static vt_stamp_clock stamps; /* the event timestamps (vt_clock_stamp) */
+vt_stamp_clock vti_stamps; /* the event timestamps (vt_clock_stamp) */
 
 int vti_state(void)
 {
@@ -60,5 +60,5 @@ void vti_stop(const char *why)
 
 uint64_t vti_now_ns(void)
 {
-    return vt_clock_stamp(&stamps);
+    return vti_stamp();
 }

@@ -121,6 +121,12 @@ bool vti_state_move(int from, int to);
 void vti_state_set(int s);
 /* The exit is in progress: vti_enabled() answers false from now on. */
 void vti_state_stopping(void);
+/* vti_now_ns() inline for the hooks: the process's stamps (state.c). */
+extern VTI_HIDDEN vt_stamp_clock vti_stamps;
+static inline uint64_t vti_stamp(void)
+{
+    return vt_clock_stamp(&vti_stamps);
+}
 /* Stop tracing for good (from any layer): print "vramtrace: tracing stopped:
  * <why>" once unless quiet; the session core and life cycle read the state. */
 void vti_stop(const char *why);
