@@ -73,13 +73,14 @@ bool vti_session_ensure(void)
     return vti_enabled();
 }
 
+_Atomic bool vti_cupti_settled;
+
 bool vti_hook_enter_outer(void)
 {
-    static _Atomic bool cupti_settled;      /* vti_cupti_load has nothing left to do */
     if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
         return false;
-    if (!atomic_load_explicit(&cupti_settled, memory_order_relaxed) && vti_cupti_load())
-        atomic_store_explicit(&cupti_settled, true, memory_order_relaxed);
+    if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_cupti_load())
+        atomic_store_explicit(&vti_cupti_settled, true, memory_order_relaxed);
     return true;
 }
 

@@ -292,10 +292,16 @@ bool vti_session_ensure(void);
  * loaded once CUDA is: vti_hook_enter_outer). Every hook ends with
  * vti_leave(). Inline: a nested call costs an increment and a compare. */
 bool vti_hook_enter_outer(void);
+/* vti_cupti_load has nothing left to do (lifecycle.c). */
+extern VTI_HIDDEN _Atomic bool vti_cupti_settled;
 static inline bool vti_hook_enter(void)
 {
     vti_enter();
-    return vti_outermost() && vti_hook_enter_outer();
+    if (!vti_outermost())
+        return false;
+    if (atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_on())
+        return true; /* started, recording, CUPTI settled: no call */
+    return vti_hook_enter_outer();
 }
 
 /* ---- interned strings (strings.c) ----------------------------------------- */
