@@ -123,7 +123,9 @@ static uint64_t calibrating_now(vt_stamp_clock *c)
 }
 
 /* Now from the TSC and the anchor; re-anchors (one thread) when it is older
- * than ANCHOR_NS. clock_gettime while an anchor is being written. */
+ * than ANCHOR_NS. clock_gettime while an anchor is being written, or when
+ * the anchor is four periods old (its writer never came back: a signal
+ * handler that longjmp'd out of it), so a stamp never drifts far. */
 static uint64_t tsc_now(vt_stamp_clock *c)
 {
     /* The fields' acquire loads keep the second seq load after them (no
@@ -134,16 +136,18 @@ static uint64_t tsc_now(vt_stamp_clock *c)
     uint64_t base_ns = atomic_load_explicit(&c->base_ns, memory_order_acquire);
     uint64_t mult = atomic_load_explicit(&c->mult, memory_order_acquire);
     uint64_t period = atomic_load_explicit(&c->period, memory_order_acquire);
+    uint64_t ticks = tsc - base_tsc, ns;
     if ((seq & 1) || seq != atomic_load_explicit(&c->seq, memory_order_relaxed))
         return vt_clock_ns();
-    if (tsc - base_tsc >= period && !atomic_exchange(&c->writing, 1)) {
-        uint64_t ns;
+    if (ticks >= period && !atomic_exchange(&c->writing, 1)) {
         if (read_pair(&tsc, &ns))
             anchor(c, tsc, ns);
         atomic_store_explicit(&c->writing, 0, memory_order_release);
         return ns;
     }
-    return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> SHIFT);
+    if (ticks >= 4 * period)
+        return vt_clock_ns();
+    return base_ns + (uint64_t)(((unsigned __int128)ticks * mult) >> SHIFT);
 }
 
 static uint64_t stamp_now(vt_stamp_clock *c)
