@@ -236,7 +236,7 @@ void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
 }
 
-static void emit_free(vti_thread *t, const vti_live *e)
+static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e)
 {
     vt_event ev = {.type = VT_REC_FREE};
     ev.ts_ns = vti_stamp();

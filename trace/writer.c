@@ -542,14 +542,27 @@ static int write_locked(vt_tbuf *tb, const vt_event *ev, size_t need)
 
 /* The common case without the lock (see the top): 0 or -1 when written,
  * 1 when the locked path must do it. */
-static int write_lock_free(vt_tbuf *tb, const vt_event *ev, size_t need)
+/* The room a record needs (bytes): its fixed part and its string. */
+static size_t record_need(const vt_event *ev)
+{
+    return VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
+}
+
+/* Is there room for ev in c? Room for the largest record answers without
+ * measuring ev's string (the same answer as record_need's). */
+static bool has_room(const vt_chunk *c, const vt_event *ev)
+{
+    size_t room = c->cap - c->len;
+    return room >= VT_REC_MAX || room >= record_need(ev);
+}
+
+static int write_lock_free(vt_tbuf *tb, const vt_event *ev)
 {
     int rc = 1;
     atomic_store_explicit(&tb->busy, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst); /* the barrier is barrier_all's */
     if (!atomic_load_explicit(&tb->frozen, memory_order_acquire) &&
-        !atomic_load_explicit(&tb->dead, memory_order_relaxed) && tb->cur &&
-        tb->cur->cap - tb->cur->len >= need)
+        !atomic_load_explicit(&tb->dead, memory_order_relaxed) && tb->cur && has_room(tb->cur, ev))
         rc = encode(tb, ev);
     atomic_store_explicit(&tb->busy, 0, memory_order_release);
     return rc;
@@ -557,12 +570,12 @@ static int write_lock_free(vt_tbuf *tb, const vt_event *ev, size_t need)
 
 /* Every other case: under tb's lock (a full chunk, a frozen buffer, no
  * membarrier), or -1 when the buffer is dead or the writer failed. */
-static __attribute__((noinline)) int write_slow(vt_tbuf *tb, const vt_event *ev, size_t need)
+static __attribute__((noinline)) int write_slow(vt_tbuf *tb, const vt_event *ev)
 {
     if (atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
         return -1;
     pthread_mutex_lock(&tb->lock);
-    int rc = write_locked(tb, ev, need);
+    int rc = write_locked(tb, ev, record_need(ev));
     pthread_mutex_unlock(&tb->lock);
     return rc;
 }
@@ -571,13 +584,12 @@ int vt_write(vt_tbuf *tb, const vt_event *ev)
 {
     if (!tb)
         return -1;
-    size_t need = VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
     if (tb->w->asym && !failed(tb->w)) { /* the common case: no lock, no call */
-        int rc = write_lock_free(tb, ev, need);
+        int rc = write_lock_free(tb, ev);
         if (rc <= 0)
             return rc;
     }
-    return write_slow(tb, ev, need);
+    return write_slow(tb, ev);
 }
 
 /* ---- Threads ---------------------------------------------------------------- */
