@@ -581,10 +581,24 @@ static int map_put(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint
     return 0;
 }
 
+/* Delete slot s. A tombstone followed by an empty slot ends no probe that
+ * would go on past it, so it and the tombstones just before it become empty
+ * (Knuth, TAOCP vol. 3, 6.4, deletion with linear probing): a program that
+ * registers and unregisters regions all run long keeps `used` near `live`
+ * instead of rehashing every cap/4 inserts. Only non-full slots change, so a
+ * scan that deletes as it goes (regions_drop_heap) sees every full slot. */
 static void map_del(struct vtn_map *m, struct vtn_slot *s)
 {
+    size_t mask = m->cap - 1, i = (size_t)(s - m->slots);
     s->state = SLOT_DEAD;
     m->live--;
+    if (m->slots[(i + 1) & mask].state != SLOT_EMPTY)
+        return;
+    while (m->slots[i].state == SLOT_DEAD) {
+        m->slots[i].state = SLOT_EMPTY;
+        m->used--;
+        i = (i - 1) & mask;
+    }
 }
 
 /* Forget the region in slot s (of by_addr) in both maps. */
