@@ -415,7 +415,145 @@ static int walk(vti_uw_thread *u, void **buf, int max, bool *same)
     return k;
 }
 
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
+/* ---- remembered walks ------------------------------------------------------
+ * The thread's complete walks, as a tree of their frames rooted at the
+ * outermost one (first child, next sibling): a node is one frame with all its
+ * outer frames, so walks share their common outer part. A walk is a function
+ * of its first frame (pc, rsp, rbp) and of the words it reads, so a capture
+ * whose first frame is a leaf's and where every word that leaf's walk read
+ * still holds (each return address at its sp - 8, each saved rbp the walk
+ * depended on) has exactly that walk's frames: the check is recheck()'s, done
+ * from the outermost frame inwards, depth first, so that walks sharing outer
+ * frames share their checks; a node that held moves to the front of its
+ * siblings. No word below the capture's own rsp is read (nor above the stack
+ * top: every node is a frame of a walk of this thread); the search gives up
+ * after MEMO_BUDGET nodes. Only complete walks (ended at the outermost frame)
+ * are remembered; a full tree is emptied (epoch + 1: earlier refs are stale). */
+
+#define MEMO_BUDGET 512
+
+static inline vti_uw_node *node_at(vti_uw_thread *u, uint16_t i)
+{
+    return &u->nodes[i - 1];
+}
+
+/* Frame x of a remembered walk holds on this stack, live from lo up. A leaf
+ * holds when it is the capture's first frame f0. */
+static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_frame *f0)
+{
+    if (x->leaf)
+        return x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
+    return x->rd >= lo && *(const uintptr_t *)(x->sp - 8) == x->pc &&
+           (!x->bp_at || *(const uintptr_t *)x->bp_at == x->bp);
+}
+
+/* The leaf whose walk this capture's is (first frame u->tmp[0]), or NULL;
+ * path[0..*depth) its frames from the outermost. Depth first: a level's
+ * siblings in turn, into the first that holds, back out of a level where
+ * none does. */
+static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
+{
+    const vti_uw_frame *f0 = &u->tmp[0];
+    uint16_t *head = &u->roots, c = u->roots;
+    vti_uw_node *prev = NULL;
+    int d = 0;
+    for (int budget = MEMO_BUDGET; budget > 0; budget--) {
+        vti_uw_node *x;
+        if (!c) { /* none here holds: on with the next sibling further out */
+            if (!d)
+                return NULL;
+            prev = path[--d];
+            head = d ? &path[d - 1]->child : &u->roots;
+            c = prev->next;
+            continue;
+        }
+        x = node_at(u, c);
+        if (!node_holds(x, f0->sp, f0)) {
+            prev = x;
+            c = x->next;
+            continue;
+        }
+        if (prev) { /* to the front */
+            prev->next = x->next;
+            x->next = *head;
+            *head = c;
+        }
+        path[d++] = x;
+        if (x->leaf) {
+            *depth = d;
+            return x;
+        }
+        head = &x->child;
+        c = x->child;
+        prev = NULL;
+    }
+    return NULL;
+}
+
+static void memo_clear(vti_uw_thread *u)
+{
+    u->roots = 0;
+    u->nnodes = 0;
+    u->epoch++;
+}
+
+static vti_uw_node frame_node(const vti_uw_frame *f, bool leaf)
+{
+    vti_uw_node x = {.sp = f->sp, .pc = f->pc, .bp = f->bp, .rd = f->sp - 8, .leaf = leaf};
+    if (leaf)
+        x.bp_at = f->live; /* a flag: rbp is checked */
+    else if (f->bp_at && f->live)
+        x.bp_at = x.rd = f->bp_at;
+    return x;
+}
+
+static bool node_same(const vti_uw_node *a, const vti_uw_node *b)
+{
+    return a->sp == b->sp && a->pc == b->pc && a->bp_at == b->bp_at && a->leaf == b->leaf &&
+           (!a->bp_at || a->bp == b->bp);
+}
+
+/* Remember the walk in last[0..n) when it is complete; *ref gets its leaf
+ * (an equal walk's when there is one: its tag stays). */
+static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
+{
+    uint16_t c = 0, *head = &u->roots;
+    if (!u->complete || u->n < 1 || u->n > VTI_UW_NODES)
+        return;
+    if (u->nnodes + u->n > VTI_UW_NODES) {
+        memo_clear(u);
+        head = &u->roots;
+    }
+    for (int i = u->n - 1; i >= 0; i--) {
+        vti_uw_node want = frame_node(&u->last[i], i == 0);
+        for (c = *head; c && !node_same(node_at(u, c), &want);)
+            c = node_at(u, c)->next;
+        if (!c) {
+            want.next = *head;
+            u->nodes[u->nnodes] = want;
+            c = *head = ++u->nnodes;
+        }
+        head = &node_at(u, c)->child;
+    }
+    *ref = (vti_uw_ref){c, u->epoch};
+}
+
+/* A remembered walk equal to this capture's: its return addresses into buf
+ * (up to max), its ref; -1 when none. */
+static int memo_walk(vti_uw_thread *u, void **buf, int max, vti_uw_ref *ref)
+{
+    vti_uw_node *path[VTI_UW_LOG], *leaf;
+    int d = 0;
+    if (u->tmp[0].sp < u->stack_lo || u->tmp[0].sp >= u->stack_hi || !u->roots ||
+        !(leaf = memo_find(u, path, &d)) || d - 1 > max)
+        return -1;
+    for (int i = 0; i < d - 1; i++)
+        buf[i] = (void *)path[d - 2 - i]->pc;
+    *ref = (vti_uw_ref){(uint32_t)(leaf - u->nodes) + 1, u->epoch};
+    return d - 1;
+}
+
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref)
 {
     uintptr_t pc, sp, bp;
     int n;
@@ -423,6 +561,7 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
                      "mov %%rsp, %1\n\t"
                      "mov %%rbp, %2"
                      : "=r"(pc), "=r"(sp), "=r"(bp));
+    *ref = (vti_uw_ref){0, 0};
     if (u->busy || max >= VTI_UW_LOG - 1)
         return -1;
     u->busy = true;
@@ -431,7 +570,13 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
     if (!u->stack_hi)
         bounds_init(u);
     u->tmp[0] = (vti_uw_frame){.pc = pc + 1, .sp = sp, .bp = bp};
-    n = walk(u, buf, max, same);
+    if ((n = memo_walk(u, buf, max, ref)) >= 0) {
+        u->n = 0; /* last[] is no longer the last walk */
+    } else {
+        n = walk(u, buf, max, same);
+        if (n >= 0)
+            memo_insert(u, ref);
+    }
     atomic_signal_fence(memory_order_seq_cst);
     u->busy = false;
     return n;
@@ -472,9 +617,10 @@ int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
     return n;
 }
 #else
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref)
 {
     *same = false;
+    *ref = (vti_uw_ref){0, 0};
     (void)u;
     (void)buf;
     (void)max;
@@ -489,3 +635,23 @@ int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
     return -1;
 }
 #endif
+
+uint64_t vti_unwind_tag(const vti_uw_thread *u, vti_uw_ref ref)
+{
+    if (!ref.node || ref.epoch != u->epoch || ref.node > u->nnodes)
+        return 0;
+    return u->nodes[ref.node - 1].tag;
+}
+
+/* Under busy: a signal handler's capture in between leaves the tree alone. */
+void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag)
+{
+    if (u->busy)
+        return;
+    u->busy = true;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (ref.node && ref.epoch == u->epoch && ref.node <= u->nnodes)
+        u->nodes[ref.node - 1].tag = tag;
+    atomic_signal_fence(memory_order_seq_cst);
+    u->busy = false;
+}

@@ -154,6 +154,26 @@ typedef struct vti_uw_frame {
     bool rbp_cfa, live;
 } vti_uw_frame;
 #define VTI_UW_LOG (VTI_MAX_STACK_DEPTH + 16)
+/* One frame of a remembered walk (unwind.c, "Remembered walks"): a node of
+ * the thread's tree of complete walks, rooted at their outermost frames.
+ * Return address pc at sp - 8; rbp bp at bp_at when the walk depended on it
+ * (0: not checked); rd the lowest address read. Links are node index + 1
+ * (0: none). A leaf is a walk's first frame (the capture's own pc, rsp and
+ * rbp, the latter checked when bp_at is 1) and holds the caller's tag for
+ * that walk (0: none yet). */
+typedef struct vti_uw_node {
+    uintptr_t rd, sp, pc, bp_at, bp;
+    uint16_t child, next;
+    bool leaf;
+    uint64_t tag;
+    char pad[8]; /* 64 bytes: a node index is a shift */
+} vti_uw_node;
+#define VTI_UW_NODES 1024
+/* A remembered walk: its leaf (node index + 1, 0: none) in the tree of this
+ * epoch (the tree emptied since: stale). */
+typedef struct vti_uw_ref {
+    uint32_t node, epoch;
+} vti_uw_ref;
 typedef struct vti_uw_thread {
     uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
     bool busy;                    /* walking (a signal handler must not) */
@@ -166,6 +186,9 @@ typedef struct vti_uw_thread {
      * are unchanged instead of walking those frames again. */
     vti_uw_frame last[VTI_UW_LOG];
     vti_uw_frame tmp[VTI_UW_LOG]; /* the frames of a walk in progress */
+    uint32_t epoch;               /* the tree below was emptied this many times */
+    uint16_t roots, nnodes;       /* first outermost frame (index + 1); nodes used */
+    vti_uw_node nodes[VTI_UW_NODES];
 } vti_uw_thread;
 
 /* Return addresses of the calling thread, innermost first, like libunwind's
@@ -175,15 +198,23 @@ typedef struct vti_uw_thread {
  * no CFI, an address outside the thread's stack): the caller then takes
  * unw_backtrace. u: zero-initialised per-thread state, used only by its
  * thread. *same: the frames are exactly those of this thread's last
- * successful walk (checked word by word, not assumed). Reads nothing outside
- * the thread's live stack. */
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same);
+ * successful walk (checked word by word, not assumed). *ref: the remembered
+ * walk these frames are (an earlier one found equal, word by word, or this
+ * one remembered now); {0, 0} when none. Reads nothing outside the thread's
+ * live stack. */
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref);
 /* After vti_unwind_fast gave -1 with u->missed: the frames from libunwind's
  * unw_step loop, as vti_unwind_fast would give them (-1: none), and, unless a
  * signal frame is on the stack, the rules of all of them learnt (libdw reads
  * and allocates: never in a signal handler). Called from the same frame as
  * vti_unwind_fast. */
 int vti_unwind_learn(vti_uw_thread *u, void **buf, int max);
+/* The tag the caller gave remembered walk ref (vti_unwind_set_tag), 0 when
+ * none or when ref is stale. A tag must be a function of the walk's frames
+ * alone (stacks.c: the stack id of those frames). */
+uint64_t vti_unwind_tag(const vti_uw_thread *u, vti_uw_ref ref);
+/* Give remembered walk ref a tag (nothing when ref is stale). */
+void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag);
 
 /* ---- the session core (session.c) ---------------------------------------- */
 
@@ -379,6 +410,9 @@ void vti_stacks_init(void);
  * t. Returns the count, or -1 when the process runs no CPython (one cached
  * check; out is untouched). */
 int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max);
+/* true when vti_py_merge gives -1 (the process runs no CPython): a stack is
+ * then its native frames alone. */
+bool vti_py_none(void);
 /* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
  * unknown-frames note) into out; true when named. false for native ips. */
 bool vti_py_label(uint64_t node, char *out, size_t len);
