@@ -432,59 +432,51 @@ static int walk(vti_uw_thread *u, void **buf, int max, bool *same)
 
 #define MEMO_BUDGET 512
 
-static inline vti_uw_node *node_at(vti_uw_thread *u, uint16_t i)
-{
-    return &u->nodes[i - 1];
-}
-
-/* Frame x of a remembered walk holds on this stack, live from lo up. A leaf
- * holds when it is the capture's first frame f0. */
+/* Frame x of a remembered walk holds on this stack, live from lo up; a leaf
+ * when it is the capture's first frame f0. */
 static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_frame *f0)
 {
-    if (x->leaf)
-        return x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
-    return x->rd >= lo && *(const uintptr_t *)(x->sp - 8) == x->pc &&
-           (!x->bp_at || *(const uintptr_t *)x->bp_at == x->bp);
+    if (x->rd >= lo)
+        return *(const uintptr_t *)(x->sp - 8) == x->pc &&
+               (!x->bp_at || *(const uintptr_t *)x->bp_at == x->bp);
+    return !x->rd && x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
 }
 
 /* The leaf whose walk this capture's is (first frame u->tmp[0]), or NULL;
  * path[0..*depth) its frames from the outermost. Depth first: a level's
- * siblings in turn, into the first that holds, back out of a level where
- * none does. */
+ * siblings in turn, into the first that holds (it moves to the front), back
+ * out of a level where none does. */
 static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
 {
     const vti_uw_frame *f0 = &u->tmp[0];
-    uint16_t *head = &u->roots, c = u->roots;
-    vti_uw_node *prev = NULL;
+    vti_uw_node **head = &u->roots, *x = u->roots, *prev = NULL;
     int d = 0;
     for (int budget = MEMO_BUDGET; budget > 0; budget--) {
-        vti_uw_node *x;
-        if (!c) { /* none here holds: on with the next sibling further out */
+        if (!x) { /* none here holds: on with the next sibling further out */
             if (!d)
                 return NULL;
             prev = path[--d];
             head = d ? &path[d - 1]->child : &u->roots;
-            c = prev->next;
+            x = prev->next;
             continue;
         }
-        x = node_at(u, c);
         if (!node_holds(x, f0->sp, f0)) {
             prev = x;
-            c = x->next;
+            x = x->next;
             continue;
         }
         if (prev) { /* to the front */
             prev->next = x->next;
             x->next = *head;
-            *head = c;
+            *head = x;
         }
         path[d++] = x;
-        if (x->leaf) {
+        if (!x->rd) {
             *depth = d;
             return x;
         }
         head = &x->child;
-        c = x->child;
+        x = x->child;
         prev = NULL;
     }
     return NULL;
@@ -492,24 +484,26 @@ static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
 
 static void memo_clear(vti_uw_thread *u)
 {
-    u->roots = 0;
+    u->roots = NULL;
     u->nnodes = 0;
     u->epoch++;
 }
 
 static vti_uw_node frame_node(const vti_uw_frame *f, bool leaf)
 {
-    vti_uw_node x = {.sp = f->sp, .pc = f->pc, .bp = f->bp, .rd = f->sp - 8, .leaf = leaf};
-    if (leaf)
+    vti_uw_node x = {.sp = f->sp, .pc = f->pc, .bp = f->bp, .rd = f->sp - 8};
+    if (leaf) {
         x.bp_at = f->live; /* a flag: rbp is checked */
-    else if (f->bp_at && f->live)
+        x.rd = 0;
+    } else if (f->bp_at && f->live) {
         x.bp_at = x.rd = f->bp_at;
+    }
     return x;
 }
 
 static bool node_same(const vti_uw_node *a, const vti_uw_node *b)
 {
-    return a->sp == b->sp && a->pc == b->pc && a->bp_at == b->bp_at && a->leaf == b->leaf &&
+    return a->sp == b->sp && a->pc == b->pc && a->bp_at == b->bp_at && a->rd == b->rd &&
            (!a->bp_at || a->bp == b->bp);
 }
 
@@ -517,25 +511,26 @@ static bool node_same(const vti_uw_node *a, const vti_uw_node *b)
  * (an equal walk's when there is one: its tag stays). */
 static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
 {
-    uint16_t c = 0, *head = &u->roots;
+    vti_uw_node *x = NULL, **head = &u->roots;
     if (!u->complete || u->n < 1 || u->n > VTI_UW_NODES)
         return;
-    if (u->nnodes + u->n > VTI_UW_NODES) {
+    if (u->nnodes + (uint32_t)u->n > VTI_UW_NODES) {
         memo_clear(u);
         head = &u->roots;
     }
     for (int i = u->n - 1; i >= 0; i--) {
         vti_uw_node want = frame_node(&u->last[i], i == 0);
-        for (c = *head; c && !node_same(node_at(u, c), &want);)
-            c = node_at(u, c)->next;
-        if (!c) {
+        for (x = *head; x && !node_same(x, &want);)
+            x = x->next;
+        if (!x) {
             want.next = *head;
-            u->nodes[u->nnodes] = want;
-            c = *head = ++u->nnodes;
+            x = &u->nodes[u->nnodes++];
+            *x = want;
+            *head = x;
         }
-        head = &node_at(u, c)->child;
+        head = &x->child;
     }
-    *ref = (vti_uw_ref){c, u->epoch};
+    *ref = (vti_uw_ref){(uint32_t)(x - u->nodes) + 1, u->epoch};
 }
 
 /* A remembered walk equal to this capture's: its return addresses into buf

@@ -157,16 +157,13 @@ typedef struct vti_uw_frame {
 /* One frame of a remembered walk (unwind.c, "Remembered walks"): a node of
  * the thread's tree of complete walks, rooted at their outermost frames.
  * Return address pc at sp - 8; rbp bp at bp_at when the walk depended on it
- * (0: not checked); rd the lowest address read. Links are node index + 1
- * (0: none). A leaf is a walk's first frame (the capture's own pc, rsp and
- * rbp, the latter checked when bp_at is 1) and holds the caller's tag for
- * that walk (0: none yet). */
+ * (0: not checked); rd the lowest address read. A leaf (rd 0) is a walk's
+ * first frame (the capture's own pc, rsp and rbp, the latter checked when
+ * bp_at is 1) and holds the caller's tag for that walk (0: none yet). */
 typedef struct vti_uw_node {
     uintptr_t rd, sp, pc, bp_at, bp;
-    uint16_t child, next;
-    bool leaf;
     uint64_t tag;
-    char pad[8]; /* 64 bytes: a node index is a shift */
+    struct vti_uw_node *child, *next;
 } vti_uw_node;
 #define VTI_UW_NODES 1024
 /* A remembered walk: its leaf (node index + 1, 0: none) in the tree of this
@@ -187,7 +184,8 @@ typedef struct vti_uw_thread {
     vti_uw_frame last[VTI_UW_LOG];
     vti_uw_frame tmp[VTI_UW_LOG]; /* the frames of a walk in progress */
     uint32_t epoch;               /* the tree below was emptied this many times */
-    uint16_t roots, nnodes;       /* first outermost frame (index + 1); nodes used */
+    uint32_t nnodes;              /* nodes used */
+    vti_uw_node *roots;           /* the first outermost frame */
     vti_uw_node nodes[VTI_UW_NODES];
 } vti_uw_thread;
 
