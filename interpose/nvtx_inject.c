@@ -604,12 +604,14 @@ static void map_del(struct vtn_map *m, struct vtn_slot *s)
 /* Forget the region in slot s (of by_addr) in both maps. */
 static void region_forget(struct vtn_slot *s)
 {
-    struct vtn_slot *h = map_find(&by_handle, s->c);
+    struct vtn_slot *h = s->c ? map_find(&by_handle, s->c) : NULL;
     if (h)
         map_del(&by_handle, h);
     map_del(&by_addr, s);
 }
 
+/* handle 0: none was handed out (the batch had no regionHandleElementsOut),
+ * so the program can name the region by pointer only: not in by_handle. */
 static int region_track(uint64_t addr, uint64_t size, uint64_t heap, uint64_t handle)
 {
     struct vtn_slot *old = map_find(&by_addr, addr);
@@ -617,7 +619,7 @@ static int region_track(uint64_t addr, uint64_t size, uint64_t heap, uint64_t ha
         region_forget(old); /* re-registered without unregister */
     if (map_put(&by_addr, addr, size, heap, handle) != 0)
         return -1;
-    if (map_put(&by_handle, handle, addr, 0, 0) != 0) {
+    if (handle && map_put(&by_handle, handle, addr, 0, 0) != 0) {
         map_del(&by_addr, map_find(&by_addr, addr));
         return -1;
     }
@@ -776,7 +778,8 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
         const void *e = batch_elem(b->regionDescElements, b->regionDescElementSize,
                                    sizeof(nvtxMemVirtualRangeDesc_t), i);
         if (rec && e)
-            region_register_one((uintptr_t)b->heap, handle, e, stack);
+            region_register_one((uintptr_t)b->heap, b->regionHandleElementsOut ? handle : 0, e,
+                                stack);
     }
     if (rec)
         pthread_mutex_unlock(&region_lock);

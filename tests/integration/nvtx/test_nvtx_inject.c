@@ -283,8 +283,9 @@ static void churn_expect(size_t want, enum vt_rec type, nvtxMemHeapHandle_t h, c
     fake_reset();
 }
 
-/* Many registers and unregisters (by pointer and by handle, of live and of
- * gone regions) and heap resets against a model of which regions are live:
+/* Many registers (with and without handles handed out) and unregisters (by
+ * pointer and by handle, of live and of gone regions) and heap resets
+ * against a model of which regions are live:
  * each unregister of a live region is one record with its address, any other
  * none. Deletions from the region maps (tombstones turned back into empty
  * slots) must keep every live region findable and no gone one. */
@@ -309,8 +310,9 @@ static void test_mem_region_churn(void **state)
             assert_int_equal(fake_nevents, 1);
             fake_reset();
             memset(live, 0, sizeof live);
-        } else if (op < 8 && !live[i]) {
-            regions_register(NULL, h, &r, 1, &handle[i]);
+        } else if (op < 8 && !live[i]) { /* half without handles: by pointer only */
+            handle[i] = NULL;
+            regions_register(NULL, h, &r, 1, op & 1 ? &handle[i] : NULL);
             churn_expect(1, VT_REC_REGION_REGISTER, h, addr, r.size);
             live[i] = true;
         } else if (op < 12) {
@@ -321,8 +323,8 @@ static void test_mem_region_churn(void **state)
         } else {
             unregister_one(NULL, NVTX_MEM_REGION_REF_TYPE_HANDLE,
                            (nvtxMemRegionRef_t){.handle = handle[i]});
-            churn_expect(live[i], VT_REC_REGION_UNREGISTER, h, addr, 0);
-            live[i] = false;
+            churn_expect(live[i] && handle[i], VT_REC_REGION_UNREGISTER, h, addr, 0);
+            live[i] = live[i] && !handle[i];
         }
     }
     nvtxMemHeapUnregister(NULL, h);
