@@ -442,31 +442,6 @@ static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_f
     return !x->rd && x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
 }
 
-static inline vti_uw_hint *hint_slot(vti_uw_thread *u, const vti_uw_node *parent, uintptr_t sp,
-                                     uintptr_t ra)
-{
-    uint64_t h = ((uintptr_t)parent ^ sp ^ (ra << 17)) * 0x9E3779B97F4A7C15ull;
-    return &u->hints[(h >> 40) & (VTI_UW_HINTS - 1)];
-}
-
-/* Where the first of parent's children x did not hold: the child whose
- * return address is at x->sp - 8 now, when one is remembered and holds;
- * else NULL. */
-static vti_uw_node *hinted(vti_uw_thread *u, const vti_uw_node *parent, const vti_uw_node *x,
-                           const vti_uw_frame *f0)
-{
-    uintptr_t ra;
-    vti_uw_hint *h;
-    if (x->rd < f0->sp)
-        return NULL;
-    ra = *(const uintptr_t *)(x->sp - 8);
-    h = hint_slot(u, parent, x->sp, ra);
-    if (h->parent != parent || !h->child || h->child->sp != x->sp || h->child->pc != ra ||
-        !node_holds(h->child, f0->sp, f0))
-        return NULL;
-    return h->child;
-}
-
 /* The leaf whose walk this capture's is (first frame u->tmp[0]), or NULL;
  * path[0..*depth) its frames from the outermost. Depth first: a level's
  * siblings in turn, into the first that holds (it moves to the front), back
@@ -486,16 +461,9 @@ static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
             continue;
         }
         if (!node_holds(x, f0->sp, f0)) {
-            vti_uw_node *h = prev ? NULL : hinted(u, d ? path[d - 1] : NULL, x, f0);
-            if (h) { /* a later sibling that holds: to the front */
-                for (prev = x; prev->next != h;)
-                    prev = prev->next;
-                x = h;
-            } else {
-                prev = x;
-                x = x->next;
-                continue;
-            }
+            prev = x;
+            x = x->next;
+            continue;
         }
         if (prev) { /* to the front */
             prev->next = x->next;
@@ -519,7 +487,6 @@ static void memo_clear(vti_uw_thread *u)
     u->roots = NULL;
     u->nnodes = 0;
     u->epoch++;
-    memset(u->hints, 0, sizeof u->hints);
 }
 
 static vti_uw_node frame_node(const vti_uw_frame *f, bool leaf)
@@ -552,7 +519,7 @@ static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
         head = &u->roots;
     }
     for (int i = u->n - 1; i >= 0; i--) {
-        vti_uw_node want = frame_node(&u->last[i], i == 0), *parent = x;
+        vti_uw_node want = frame_node(&u->last[i], i == 0);
         for (x = *head; x && !node_same(x, &want);)
             x = x->next;
         if (!x) {
@@ -560,7 +527,6 @@ static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
             x = &u->nodes[u->nnodes++];
             *x = want;
             *head = x;
-            *hint_slot(u, parent, x->sp, x->pc) = (vti_uw_hint){parent, x};
         }
         head = &x->child;
     }

@@ -166,12 +166,6 @@ typedef struct vti_uw_node {
     struct vti_uw_node *child, *next;
 } vti_uw_node;
 #define VTI_UW_NODES 1024
-/* A hint to a remembered walk's frame: node child of node parent (NULL: a
- * root), found by where its return address is and what it is. */
-typedef struct vti_uw_hint {
-    struct vti_uw_node *parent, *child;
-} vti_uw_hint;
-#define VTI_UW_HINTS 2048
 /* A remembered walk: its leaf (node index + 1, 0: none) in the tree of this
  * epoch (the tree emptied since: stale). */
 typedef struct vti_uw_ref {
@@ -193,7 +187,6 @@ typedef struct vti_uw_thread {
     uint32_t nnodes;              /* nodes used */
     vti_uw_node *roots;           /* the first outermost frame */
     vti_uw_node nodes[VTI_UW_NODES];
-    vti_uw_hint hints[VTI_UW_HINTS]; /* direct-mapped by (parent, sp, return address) */
 } vti_uw_thread;
 
 /* Return addresses of the calling thread, innermost first, like libunwind's
