@@ -199,13 +199,13 @@ static bool same_frames(void **a, int na, void **b, int nb)
  * unw_backtrace). All are called from this one frame, so buf[0] is in this
  * library either way. */
 static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same,
-                                                    vti_uw_ref *ref)
+                                                    vti_uw_ref *ref, uint64_t lazy)
 {
     int mode = vti_settings_get()->unwind, n = -1;
     *same = false;
-    *ref = (vti_uw_ref){0, 0};
+    *ref = (vti_uw_ref){0, 0, 0};
     if (mode != VTI_UNWIND_LIBUNWIND)
-        n = vti_unwind_fast(&t->uw, buf, max, same, ref);
+        n = vti_unwind_fast(&t->uw, buf, max, same, ref, mode == VTI_UNWIND_CHECK ? 0 : lazy);
     if (n < 0 && mode != VTI_UNWIND_LIBUNWIND && t->uw.missed)
         n = vti_unwind_learn(&t->uw, buf, max);
     if (mode == VTI_UNWIND_CHECK && n >= 0) {
@@ -275,16 +275,15 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
 {
     const vti_settings *s = vti_settings_get();
     int depth = s->stack_depth, n, first = skip, kept, py;
-    uint64_t merged[VTI_MAX_STACK_DEPTH], tag = 0;
+    uint64_t merged[VTI_MAX_STACK_DEPTH], kind = (uint64_t)(skip + 1) << 32, tag = 0;
     uint32_t id;
     vti_uw_ref ref;
-    bool same, native = false;
+    bool same, native = vti_py_none();
     if (depth <= 0)
         return 0;
-    n = capture_frames(t, t->frames, depth + 8, &same, &ref);
-    if (ref.node && (native = vti_py_none()) &&
-        (tag = vti_unwind_tag(&t->uw, ref)) >> 32 != (uint64_t)skip + 1)
-        tag = 0;
+    n = capture_frames(t, t->frames, depth + 8, &same, &ref, native ? kind : 0);
+    if (native && ref.tag >> 32 == kind >> 32)
+        tag = ref.tag;
     if (tag && s->unwind != VTI_UNWIND_CHECK)
         return (uint32_t)tag;
     while (first < n && in_self((uintptr_t)t->frames[first]))
@@ -298,8 +297,8 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
     id = stack_id(t, first, kept, py, merged);
     if (tag && (uint32_t)tag != id)
         vti_stop("a remembered stack differs from the walked one (VRAMTRACE_UNWIND=check)");
-    if (native && id)
-        vti_unwind_set_tag(&t->uw, ref, (uint64_t)(skip + 1) << 32 | id);
+    if (native && id && ref.node)
+        vti_unwind_set_tag(&t->uw, ref, kind | id);
     return id;
 }
 

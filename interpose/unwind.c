@@ -530,21 +530,23 @@ static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
         }
         head = &x->child;
     }
-    *ref = (vti_uw_ref){(uint32_t)(x - u->nodes) + 1, u->epoch};
+    *ref = (vti_uw_ref){(uint32_t)(x - u->nodes) + 1, u->epoch, x->tag};
 }
 
 /* A remembered walk equal to this capture's: its return addresses into buf
- * (up to max), its ref; -1 when none. */
-static int memo_walk(vti_uw_thread *u, void **buf, int max, vti_uw_ref *ref)
+ * (up to max; not when lazy and its tag is of lazy's kind), its ref; -1 when
+ * none. */
+static int memo_walk(vti_uw_thread *u, void **buf, int max, vti_uw_ref *ref, uint64_t lazy)
 {
     vti_uw_node *path[VTI_UW_LOG], *leaf;
     int d = 0;
     if (u->tmp[0].sp < u->stack_lo || u->tmp[0].sp >= u->stack_hi || !u->roots ||
         !(leaf = memo_find(u, path, &d)) || d - 1 > max)
         return -1;
-    for (int i = 0; i < d - 1; i++)
-        buf[i] = (void *)path[d - 2 - i]->pc;
-    *ref = (vti_uw_ref){(uint32_t)(leaf - u->nodes) + 1, u->epoch};
+    *ref = (vti_uw_ref){(uint32_t)(leaf - u->nodes) + 1, u->epoch, leaf->tag};
+    if (!lazy || leaf->tag >> 32 != lazy >> 32)
+        for (int i = 0; i < d - 1; i++)
+            buf[i] = (void *)path[d - 2 - i]->pc;
     return d - 1;
 }
 
@@ -564,7 +566,8 @@ static int last_again(vti_uw_thread *u, void **buf, int max)
     return got;
 }
 
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref)
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
+                    uint64_t lazy)
 {
     uintptr_t pc, sp, bp;
     int n;
@@ -572,7 +575,7 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_re
                      "mov %%rsp, %1\n\t"
                      "mov %%rbp, %2"
                      : "=r"(pc), "=r"(sp), "=r"(bp));
-    *ref = (vti_uw_ref){0, 0};
+    *ref = (vti_uw_ref){0, 0, 0};
     if (u->busy || max >= VTI_UW_LOG - 1)
         return -1;
     u->busy = true;
@@ -583,7 +586,7 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_re
     u->tmp[0] = (vti_uw_frame){.pc = pc + 1, .sp = sp, .bp = bp};
     if ((n = last_again(u, buf, max)) >= 0) {
         *same = true;
-    } else if ((n = memo_walk(u, buf, max, ref)) >= 0) {
+    } else if ((n = memo_walk(u, buf, max, ref, lazy)) >= 0) {
         u->n = 0; /* last[] is no longer the last walk */
     } else {
         n = walk(u, buf, max, same);
@@ -646,10 +649,12 @@ static int last_again(vti_uw_thread *u, void **buf, int max)
     return got;
 }
 
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref)
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
+                    uint64_t lazy)
 {
     *same = false;
-    *ref = (vti_uw_ref){0, 0};
+    *ref = (vti_uw_ref){0, 0, 0};
+    (void)lazy;
     (void)u;
     (void)buf;
     (void)max;
@@ -664,13 +669,6 @@ int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
     return -1;
 }
 #endif
-
-uint64_t vti_unwind_tag(const vti_uw_thread *u, vti_uw_ref ref)
-{
-    if (!ref.node || ref.epoch != u->epoch || ref.node > u->nnodes)
-        return 0;
-    return u->nodes[ref.node - 1].tag;
-}
 
 /* Under busy: a signal handler's capture in between leaves the tree alone. */
 void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag)

@@ -170,6 +170,7 @@ typedef struct vti_uw_node {
  * epoch (the tree emptied since: stale). */
 typedef struct vti_uw_ref {
     uint32_t node, epoch;
+    uint64_t tag; /* the tag it had when found (vti_unwind_set_tag), 0: none */
 } vti_uw_ref;
 typedef struct vti_uw_thread {
     uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
@@ -198,20 +199,21 @@ typedef struct vti_uw_thread {
  * thread. *same: the frames are exactly those of this thread's last
  * successful walk (checked word by word, not assumed). *ref: the remembered
  * walk these frames are (an earlier one found equal, word by word, or this
- * one remembered now); {0, 0} when none. Reads nothing outside the thread's
- * live stack. */
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref);
+ * one remembered now) and its tag; {0} when none. lazy: nonzero when the
+ * caller needs no frames for a remembered walk whose tag has the same upper
+ * 32 bits: buf is then left alone (the count is still returned). Reads
+ * nothing outside the thread's live stack. */
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
+                    uint64_t lazy);
 /* After vti_unwind_fast gave -1 with u->missed: the frames from libunwind's
  * unw_step loop, as vti_unwind_fast would give them (-1: none), and, unless a
  * signal frame is on the stack, the rules of all of them learnt (libdw reads
  * and allocates: never in a signal handler). Called from the same frame as
  * vti_unwind_fast. */
 int vti_unwind_learn(vti_uw_thread *u, void **buf, int max);
-/* The tag the caller gave remembered walk ref (vti_unwind_set_tag), 0 when
- * none or when ref is stale. A tag must be a function of the walk's frames
- * alone (stacks.c: the stack id of those frames). */
-uint64_t vti_unwind_tag(const vti_uw_thread *u, vti_uw_ref ref);
-/* Give remembered walk ref a tag (nothing when ref is stale). */
+/* Give remembered walk ref a tag (nothing when ref is stale). A tag must be
+ * a function of the walk's frames alone (stacks.c: (skip + 1) << 32 | the
+ * stack id of those frames). */
 void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag);
 
 /* ---- the session core (session.c) ---------------------------------------- */

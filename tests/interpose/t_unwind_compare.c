@@ -109,7 +109,7 @@ __attribute__((noinline)) int tu_compare(const char *what)
     void *a[MAX_FRAMES], *b[MAX_FRAMES];
     bool same;
     vti_uw_ref ref;
-    int na = vti_unwind_fast(&tl_uw, a, MAX_FRAMES, &same, &ref), nb;
+    int na = vti_unwind_fast(&tl_uw, a, MAX_FRAMES, &same, &ref, 0), nb;
     bool learnt = na < 0 && tl_uw.missed;
     if (learnt) /* libunwind's frames, and the rules learnt unless in a handler */
         na = vti_unwind_learn(&tl_uw, a, MAX_FRAMES);
