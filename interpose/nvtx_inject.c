@@ -564,14 +564,9 @@ static int map_reserve(struct vtn_map *m)
     return 0;
 }
 
-/* Insert or overwrite key. Returns 0, or -1 when out of memory. */
-static int map_put(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint64_t c)
+/* Insert key, which is not in m. Returns 0, or -1 when out of memory. */
+static int map_insert(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint64_t c)
 {
-    struct vtn_slot *s = map_find(m, key);
-    if (s) {
-        s->a = a, s->b = b, s->c = c;
-        return 0;
-    }
     if (map_reserve(m) != 0)
         return -1;
     struct vtn_slot src = {key, a, b, c, SLOT_FULL};
@@ -617,9 +612,10 @@ static int region_track(uint64_t addr, uint64_t size, uint64_t heap, uint64_t ha
     struct vtn_slot *old = map_find(&by_addr, addr);
     if (old)
         region_forget(old); /* re-registered without unregister */
-    if (map_put(&by_addr, addr, size, heap, handle) != 0)
+    if (map_insert(&by_addr, addr, size, heap, handle) != 0)
         return -1;
-    if (handle && map_put(&by_handle, handle, addr, 0, 0) != 0) {
+    /* handles are new counter values: never in by_handle yet */
+    if (handle && map_insert(&by_handle, handle, addr, 0, 0) != 0) {
         map_del(&by_addr, map_find(&by_addr, addr));
         return -1;
     }
