@@ -432,13 +432,28 @@ static int walk(vti_uw_thread *u, void **buf, int max, bool *same)
 
 #define MEMO_BUDGET 512
 
+/* The word at a: a place in the thread's live stack, though not always in
+ * a frame of this capture's walk (a remembered walk's return address may lie
+ * in a local of a frame now): AddressSanitizer must not check it (its
+ * redzones around stack variables). */
+#ifdef __SANITIZE_ADDRESS__
+__attribute__((no_sanitize_address, noinline)) static uintptr_t stack_word(uintptr_t a)
+{
+    return *(const uintptr_t *)a;
+}
+#else
+static inline uintptr_t stack_word(uintptr_t a)
+{
+    return *(const uintptr_t *)a;
+}
+#endif
+
 /* Frame x of a remembered walk holds on this stack, live from lo up; a leaf
  * when it is the capture's first frame f0. */
 static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_frame *f0)
 {
     if (x->rd >= lo)
-        return *(const uintptr_t *)(x->sp - 8) == x->pc &&
-               (!x->bp_at || *(const uintptr_t *)x->bp_at == x->bp);
+        return stack_word(x->sp - 8) == x->pc && (!x->bp_at || stack_word(x->bp_at) == x->bp);
     return !x->rd && x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
 }
 
