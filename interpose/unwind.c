@@ -458,41 +458,44 @@ static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_f
 }
 
 /* The leaf whose walk this capture's is (first frame u->tmp[0]), or NULL;
- * path[0..*depth) its frames from the outermost. Depth first: a level's
- * siblings in turn, into the first that holds (it moves to the front), back
- * out of a level where none does. */
+ * path[0..*depth) its frames from the outermost. Depth first: down the first
+ * children while they hold; where one does not, its later siblings in turn
+ * (one that holds moves to the front), else back out to the level above.
+ * Every node looked at counts against the budget (two siblings that both
+ * hold over subtrees that do not would otherwise take turns for ever). */
 static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
 {
     const vti_uw_frame *f0 = &u->tmp[0];
-    vti_uw_node **head = &u->roots, *x = u->roots, *prev = NULL;
-    int d = 0;
-    for (int budget = MEMO_BUDGET; budget > 0; budget--) {
-        if (!x) { /* none here holds: on with the next sibling further out */
+    vti_uw_node *x = u->roots;
+    int d = 0, budget = MEMO_BUDGET;
+    while (x) {
+        while (x && node_holds(x, f0->sp, f0)) {
+            if (--budget <= 0)
+                return NULL;
+            path[d++] = x;
+            if (!x->rd) {
+                *depth = d;
+                return x;
+            }
+            x = x->child;
+        }
+        for (vti_uw_node *prev = x;;) {
+            for (x = prev ? prev->next : NULL; x && !node_holds(x, f0->sp, f0); x = x->next) {
+                if (--budget <= 0)
+                    return NULL;
+                prev = x;
+            }
+            if (x) { /* to the front */
+                vti_uw_node **head = d ? &path[d - 1]->child : &u->roots;
+                prev->next = x->next;
+                x->next = *head;
+                *head = x;
+                break;
+            }
             if (!d)
                 return NULL;
             prev = path[--d];
-            head = d ? &path[d - 1]->child : &u->roots;
-            x = prev->next;
-            continue;
         }
-        if (!node_holds(x, f0->sp, f0)) {
-            prev = x;
-            x = x->next;
-            continue;
-        }
-        if (prev) { /* to the front */
-            prev->next = x->next;
-            x->next = *head;
-            *head = x;
-        }
-        path[d++] = x;
-        if (!x->rd) {
-            *depth = d;
-            return x;
-        }
-        head = &x->child;
-        x = x->child;
-        prev = NULL;
     }
     return NULL;
 }
