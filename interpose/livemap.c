@@ -59,16 +59,22 @@ _Static_assert(sizeof(slot) == 16, "a live map slot is 16 bytes");
 typedef struct stripe {
     slot *slots;
     uint32_t cap, count;
+    uint32_t limit; /* count at which it grows (or is full) */
 } stripe;
 
-static stripe stripes[STRIPES];
+/* What a stripe holds before its first entry: one empty slot that only find
+ * reads (limit 0: the first insert grows the stripe). */
+static slot no_slots[1];
+static stripe stripes[STRIPES] = {[0 ... STRIPES - 1] = {.slots = no_slots, .cap = 1}};
 
 /* The interned sites: keys[id] (id 0 unused), found by key through index
- * (open addressing of ids, 0 empty, power-of-two size, at most half full). */
+ * (open addressing of ids, 0 empty, power-of-two size, at most half full);
+ * tmpl[id]: the entry a slot of the site decodes to, less address and size. */
 static struct {
     uint64_t *keys;
+    vti_live *tmpl;
     uint32_t *index;
-    uint32_t n, keys_cap, index_mask, last;
+    uint32_t n, cap, index_mask, last;
 } sites;
 
 /* Entries that do not fit a slot; free ones chained through .addr (index +
@@ -79,7 +85,8 @@ static struct {
 } overflow;
 
 typedef struct dev_counters {
-    _Atomic uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
+    _Atomic uint64_t live_bytes, peak_bytes, allocs, frees,
+        failures; /* live count: allocs - frees */
 } dev_counters;
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
@@ -123,22 +130,22 @@ static void add(_Atomic uint64_t *counter, uint64_t d)
                           memory_order_relaxed);
 }
 
-static dev_counters *dev(int device)
+/* The counters of device (-1: host; out of range: the nearest end). */
+static inline dev_counters *dev(int device)
 {
-    int i = device + 1;
-    if (i < 0)
-        i = 0;
-    if (i > VTI_MAX_DEVICES)
-        i = VTI_MAX_DEVICES;
-    return &counters[i];
+    unsigned i = (unsigned)device + 1;
+    if (i <= VTI_MAX_DEVICES)
+        return &counters[i];
+    return &counters[device < 0 ? 0 : VTI_MAX_DEVICES];
 }
 
 /* ---- sites ---------------------------------------------------------------- */
 
+/* A site: (stack, device, api) of an entry in the address space (the only
+ * space that slots hold; the others have overflow records). */
 static uint64_t site_key(const vti_live *e)
 {
-    return (uint64_t)e->stack | (uint64_t)(uint16_t)e->device << 32 | (uint64_t)e->api << 48 |
-           (uint64_t)e->space << 56;
+    return (uint64_t)e->stack | (uint64_t)(uint16_t)e->device << 32 | (uint64_t)e->api << 48;
 }
 
 static uint32_t site_home(uint64_t key, uint32_t mask)
@@ -170,22 +177,26 @@ static int site_reserve(void)
 {
     if (sites.n >= VTI_LIVE_MAX_SITES)
         return -1;
-    if (sites.n + 2 > sites.keys_cap) {
-        uint32_t cap = sites.keys_cap ? sites.keys_cap * 2 : 256;
+    if (sites.n + 2 > sites.cap) {
+        uint32_t cap = sites.cap ? sites.cap * 2 : 256;
         uint64_t *k = realloc(sites.keys, cap * sizeof *k);
-        if (!k)
+        vti_live *t = k ? realloc(sites.tmpl, cap * sizeof *t) : NULL;
+        if (k)
+            sites.keys = k;
+        if (!t)
             return -1;
-        sites.keys = k;
-        sites.keys_cap = cap;
+        sites.tmpl = t;
+        sites.cap = cap;
     }
     if ((!sites.index || (sites.n + 1) * 2 > sites.index_mask + 1) && site_index_grow() != 0)
         return -1;
     return 0;
 }
 
-/* The id of key's site, interned now if new; 0 when it cannot be. */
-static uint32_t site_intern(uint64_t key)
+/* The id of e's site, interned now if new; 0 when it cannot be. */
+static uint32_t site_intern(const vti_live *e)
 {
+    uint64_t key = site_key(e);
     uint32_t i, id;
     if (sites.last && sites.keys[sites.last] == key)
         return sites.last;
@@ -197,6 +208,8 @@ static uint32_t site_intern(uint64_t key)
         return 0;
     id = ++sites.n;
     sites.keys[id] = key;
+    sites.tmpl[id] = (vti_live){
+        .stack = e->stack, .device = e->device, .api = e->api, .space = VT_SPACE_ADDR, .used = 1};
     for (i = site_home(key, sites.index_mask); sites.index[i]; i = (i + 1) & sites.index_mask)
         ;
     sites.index[i] = id;
@@ -239,8 +252,7 @@ static void overflow_drop(uint64_t i)
 
 static uint64_t key_hash(uint64_t addr)
 {
-    uint64_t h = addr * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 29);
+    return addr * 0x9E3779B97F4A7C15ull; /* the high bits are used */
 }
 
 /* Bits 58..63 pick the stripe, bits 26..57 the home slot in it. */
@@ -272,27 +284,20 @@ static vti_live *record_of(const slot *sl)
 
 static uint8_t space_of(const slot *sl)
 {
-    uint32_t site = site_of(sl);
-    return site == SITE_OVERFLOW ? record_of(sl)->space : (uint8_t)(sites.keys[site] >> 56);
+    return site_of(sl) == SITE_OVERFLOW ? record_of(sl)->space : VT_SPACE_ADDR;
 }
 
 /* The whole entry of a used slot. */
-static void decode(const slot *sl, vti_live *out)
+static inline void decode(const slot *sl, vti_live *out)
 {
     uint32_t site = site_of(sl);
-    uint64_t key;
     if (site == SITE_OVERFLOW) {
         *out = *record_of(sl);
         return;
     }
-    key = sites.keys[site];
-    *out = (vti_live){.addr = sl->addr,
-                      .size = sl->val & SIZE_MASK,
-                      .stack = (uint32_t)key,
-                      .device = (int16_t)(uint16_t)(key >> 32),
-                      .api = (uint8_t)(key >> 48),
-                      .space = (uint8_t)(key >> 56),
-                      .used = 1};
+    *out = sites.tmpl[site];
+    out->addr = sl->addr;
+    out->size = sl->val & SIZE_MASK;
 }
 
 /* The packed word of e (interning its site, or taking an overflow record);
@@ -302,7 +307,7 @@ static uint64_t encode(const vti_live *e)
     uint32_t site = 0;
     int64_t rec;
     if (e->space == VT_SPACE_ADDR && e->size <= SIZE_MASK)
-        site = site_intern(site_key(e));
+        site = site_intern(e);
     if (site)
         return e->size | (uint64_t)site << SIZE_BITS;
     rec = overflow_put(e);
@@ -332,55 +337,58 @@ static slot *slots_map(uint32_t *cap)
 
 static int stripe_grow(stripe *s)
 {
-    uint32_t cap = s->slots ? s->cap + s->cap / 2 : MIN_SLOTS;
+    uint32_t cap = s->slots != no_slots ? s->cap + s->cap / 2 : MIN_SLOTS;
     slot *n = slots_map(&cap);
     if (!n)
         return -1;
-    for (uint32_t i = 0; s->slots && i < s->cap; i++)
+    for (uint32_t i = 0; i < s->cap; i++)
         if (s->slots[i].val)
             place(n, cap, s->slots[i].addr, s->slots[i].val);
-    if (s->slots)
+    if (s->slots != no_slots)
         munmap(s->slots, (size_t)s->cap * sizeof(slot));
     s->slots = n;
     s->cap = cap;
+    s->limit = (uint32_t)((uint64_t)cap * LOAD_NUM / LOAD_DEN);
+    if (s->limit > VTI_LIVE_MAX_PER_STRIPE)
+        s->limit = VTI_LIVE_MAX_PER_STRIPE;
     return 0;
 }
 
-static void count_alloc(const vti_live *e)
+static inline void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
     uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
     atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
     if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
         atomic_store_explicit(&c->peak_bytes, live, memory_order_relaxed);
-    add(&c->live_count, 1);
     add(&c->allocs, 1);
 }
 
 /* Room for one more entry in s; -1 when it is full or memory is out. */
 static int stripe_reserve(stripe *s)
 {
-    if (s->count >= VTI_LIVE_MAX_PER_STRIPE)
+    if (s->count < s->limit)
+        return 0;
+    return s->count >= VTI_LIVE_MAX_PER_STRIPE ? -1 : stripe_grow(s);
+}
+
+/* Insert e without counting it; the order lock held. */
+static inline int insert_locked(const vti_live *e)
+{
+    stripe *s = stripe_of(key_hash(e->addr));
+    uint64_t val;
+    if (stripe_reserve(s) != 0 || !(val = encode(e)))
         return -1;
-    if (!s->slots || (uint64_t)(s->count + 1) * LOAD_DEN > (uint64_t)s->cap * LOAD_NUM)
-        return stripe_grow(s);
+    place(s->slots, s->cap, e->addr, val);
+    s->count++;
     return 0;
 }
 
 /* Insert e without counting it (a mapping). */
 static int insert_uncounted(const vti_live *e)
 {
-    stripe *s = stripe_of(key_hash(e->addr));
-    int rc;
-    uint64_t val = 0;
     bool taken = guard_begin();
-    rc = stripe_reserve(s);
-    if (rc == 0 && !(val = encode(e)))
-        rc = -1;
-    if (rc == 0) {
-        place(s->slots, s->cap, e->addr, val);
-        s->count++;
-    }
+    int rc = insert_locked(e);
     guard_end(taken);
     return rc;
 }
@@ -388,7 +396,7 @@ static int insert_uncounted(const vti_live *e)
 int vti_live_insert(const vti_live *e)
 {
     bool taken = guard_begin();
-    int rc = insert_uncounted(e);
+    int rc = insert_locked(e);
     if (rc == 0)
         count_alloc(e);
     guard_end(taken);
@@ -403,7 +411,7 @@ static uint32_t dist(uint32_t a, uint32_t b, uint32_t cap)
 
 /* Backward-shift deletion of slot i (Knuth 6.4, algorithm R); its overflow
  * record goes too. */
-static void erase(stripe *s, uint32_t i)
+static inline void erase(stripe *s, uint32_t i)
 {
     uint32_t j = i;
     if (site_of(&s->slots[i]) == SITE_OVERFLOW)
@@ -423,27 +431,24 @@ static void erase(stripe *s, uint32_t i)
     s->count--;
 }
 
-static void count_free(const vti_live *e)
+static inline void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
     add(&c->live_bytes, -e->size);
-    add(&c->live_count, (uint64_t)-1);
     add(&c->frees, 1);
 }
 
 /* The slot of (addr, space) whose hash is h in s, or NULL; the order lock
  * held. */
-static slot *find(stripe *s, uint64_t h, uint64_t addr, uint8_t space)
+static inline slot *find(stripe *s, uint64_t h, uint64_t addr, uint8_t space)
 {
-    if (!s->slots)
-        return NULL;
     for (uint32_t i = home_of(h, s->cap); s->slots[i].val; i = next(i, s->cap))
         if (s->slots[i].addr == addr && space_of(&s->slots[i]) == space)
             return &s->slots[i];
     return NULL;
 }
 
-bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out)
+bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *restrict out)
 {
     uint64_t h = key_hash(addr);
     stripe *s = stripe_of(h);
@@ -578,7 +583,7 @@ static bool pop_device(stripe *s, int device, uint32_t *pos, vti_live *out)
 {
     bool found = false;
     bool taken = guard_begin();
-    for (; s->slots && *pos < s->cap; ++*pos) {
+    for (; *pos < s->cap; ++*pos) {
         if (!s->slots[*pos].val)
             continue;
         decode(&s->slots[*pos], out);
@@ -610,9 +615,9 @@ void vti_counters_get(int device, vti_counters *out)
     bool taken = guard_begin();
     out->live_bytes = atomic_load(&c->live_bytes);
     out->peak_bytes = atomic_load(&c->peak_bytes);
-    out->live_count = atomic_load(&c->live_count);
     out->allocs = atomic_load(&c->allocs);
     out->frees = atomic_load(&c->frees);
+    out->live_count = out->allocs - out->frees;
     out->failures = atomic_load(&c->failures);
     guard_end(taken);
 }
@@ -649,7 +654,7 @@ static void stripe_sites(stripe *s, int device, vti_site *list, int *n, int cap)
 {
     vti_live e;
     bool taken = guard_begin();
-    for (uint32_t i = 0; s->slots && i < s->cap; i++) {
+    for (uint32_t i = 0; i < s->cap; i++) {
         if (!s->slots[i].val)
             continue;
         decode(&s->slots[i], &e);
@@ -684,7 +689,7 @@ void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out)
     slot *sl = find(s, h, addr, space);
     *out = (vti_live_place){.stripe = (int)(s - stripes),
                             .cap = s->cap,
-                            .home = s->slots ? home_of(h, s->cap) : 0,
+                            .home = home_of(h, s->cap),
                             .slot = sl ? (int64_t)(sl - s->slots) : -1,
                             .overflow = sl && site_of(sl) == SITE_OVERFLOW,
                             .sites = sites.n};
