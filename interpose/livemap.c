@@ -692,6 +692,7 @@ void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out)
                             .home = home_of(h, s->cap),
                             .slot = sl ? (int64_t)(sl - s->slots) : -1,
                             .overflow = sl && site_of(sl) == SITE_OVERFLOW,
-                            .sites = sites.n};
+                            .sites = sites.n,
+                            .records = overflow.n};
     guard_end(taken);
 }

@@ -446,14 +446,14 @@ int vti_live_top_sites(int device, vti_site *out, int n);
 /* Where (addr, space) lies in the live map, for its unit tests
  * (tests/interpose/test_livemap.c): its stripe, the stripe's capacity in
  * slots, the home slot of addr in it, the slot holding the entry (-1: not
- * live), whether its entry is an overflow record, and the number of
- * distinct sites interned so far. */
+ * live), whether its entry is an overflow record, the number of distinct
+ * sites interned so far and of overflow records ever made (in use or free). */
 typedef struct vti_live_place {
     int stripe;
     uint32_t cap, home;
     int64_t slot;
     bool overflow;
-    uint32_t sites;
+    uint32_t sites, records;
 } vti_live_place;
 void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out);
 
