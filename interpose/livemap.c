@@ -4,17 +4,17 @@
  *
  * Memory (issue 18: at most 32 bytes per live allocation): 16-byte slots,
  * an address and one packed word: the size (low SIZE_BITS bits) and a site
- * id (the high SITE_BITS bits) naming (stack, device, api, space) in a side
- * table of the distinct sites seen (interned, never dropped: a program has
- * few). An entry that does not fit (size >= 2^40, a VMM handle or mapping,
- * the site table full) keeps its whole vti_live in an overflow record that
- * its slot's packed word indexes (site id SITE_OVERFLOW): never lost. Open
- * addressing with linear probing and backward-shift deletion (Knuth 6.4,
- * algorithm R), load at most 17/20, in STRIPES tables by address hash, each
- * growing alone by 3/2 (page-sized arrays from mmap, indexed by
- * multiply-shift "fastrange", Lemire 2019), so at any size the map sits
- * between loads 0.57 and 0.85 (19 to 28 bytes per entry) and a resize
- * briefly holds one stripe twice.
+ * id (the high SITE_BITS bits) naming (stack, device, api) in a side table
+ * of the distinct sites seen (interned, never dropped: a program has few).
+ * An entry that does not fit (size >= 2^40, a VMM handle or mapping: any
+ * space but the address space, the site table full) keeps its whole
+ * vti_live in an overflow record that its slot's packed word indexes (site
+ * id SITE_OVERFLOW): never lost. Open addressing with linear probing and
+ * backward-shift deletion (Knuth 6.4, algorithm R), load at most 17/20, in
+ * STRIPES tables by address hash, each growing alone by 3/2 (page-sized
+ * arrays from mmap, indexed by multiply-shift "fastrange", Lemire 2019), so
+ * at any size the map sits between loads 0.57 and 0.85 (19 to 28 bytes per
+ * entry) and a resize briefly holds one stripe twice.
  *
  * One lock guards it all: the order lock (vti_internal.h), which the hooks
  * already hold around every allocation and free, so the hot path takes no
@@ -84,9 +84,9 @@ static struct {
     uint32_t n, cap, free;
 } overflow;
 
+/* A device's counters; its live count is allocs - frees. */
 typedef struct dev_counters {
-    _Atomic uint64_t live_bytes, peak_bytes, allocs, frees,
-        failures; /* live count: allocs - frees */
+    _Atomic uint64_t live_bytes, peak_bytes, allocs, frees, failures;
 } dev_counters;
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
