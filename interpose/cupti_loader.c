@@ -98,21 +98,22 @@ static void cupti_start(void)
     }
 }
 
-void vti_cupti_load(void)
+bool vti_cupti_load(void)
 {
     int s = atomic_load(&cupti_state);
     if (s >= C_LOADING)
-        return;
+        return true;
     if (s == C_NONE && !cuda_loaded()) {
         atomic_store(&cupti_state, C_PENDING); /* started at the first hook */
-        return;
+        return false;
     }
     if (!atomic_compare_exchange_strong(&cupti_state, &s, C_LOADING))
-        return;
+        return s >= C_LOADING;
     vti_enter();
     cupti_start();
     vti_leave();
     atomic_store(&cupti_state, C_DONE);
+    return true;
 }
 
 void vti_cupti_unload(void)

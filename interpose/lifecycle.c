@@ -73,12 +73,14 @@ bool vti_session_ensure(void)
     return vti_enabled();
 }
 
-bool vti_hook_enter(void)
+_Atomic bool vti_cupti_settled;
+
+bool vti_hook_enter_outer(void)
 {
-    vti_enter();
-    if (!vti_outermost() || !vti_session_ensure())
+    if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
         return false;
-    vti_cupti_load();
+    if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_cupti_load())
+        atomic_store_explicit(&vti_cupti_settled, true, memory_order_relaxed);
     return true;
 }
 

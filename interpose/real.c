@@ -15,7 +15,7 @@ static const char *const fn_names[] = {VTI_HOOKS(NAME)};
 #undef NAME
 _Static_assert(sizeof fn_names / sizeof fn_names[0] == F_COUNT_, "one name per enum vti_fn");
 
-static _Atomic(void *) fn_real[F_COUNT_];
+_Atomic(void *) vti_fn_real[F_COUNT_];
 
 typedef void *(*dlsym_fn)(void *, const char *);
 _Atomic(dlsym_fn) vti_real_dlsym_p; /* read by the dlsym stub */
@@ -76,7 +76,7 @@ void vti_real_remember(enum vti_fn f, void *p)
 {
     void *expected = NULL;
     if (p)
-        atomic_compare_exchange_strong(&fn_real[f], &expected, p);
+        atomic_compare_exchange_strong(&vti_fn_real[f], &expected, p);
 }
 
 static void *driver_handle(void)
@@ -105,12 +105,9 @@ static void *runtime_handle(void)
     return h;
 }
 
-void *vti_real(enum vti_fn f)
+void *vti_real_find(enum vti_fn f)
 {
-    void *p = atomic_load_explicit(&fn_real[f], memory_order_acquire);
-    if (p)
-        return p;
-    p = vti_real_dlsym(RTLD_NEXT, fn_names[f]);
+    void *p = vti_real_dlsym(RTLD_NEXT, fn_names[f]);
     if (!p) {
         void *h = f < F_RUNTIME_END_ ? runtime_handle() : driver_handle();
         p = h ? vti_real_dlsym(h, fn_names[f]) : NULL;
@@ -118,14 +115,14 @@ void *vti_real(enum vti_fn f)
     if (!p || is_self(p))
         return NULL;
     vti_real_remember(f, p);
-    return atomic_load(&fn_real[f]);
+    return atomic_load(&vti_fn_real[f]);
 }
 
 typedef int (*getproc_v2_fn)(const char *, void **, int, uint64_t, int *);
 
 void *vti_real_driver(const char *base, const char *exported)
 {
-    getproc_v2_fn gp = (getproc_v2_fn)atomic_load(&fn_real[F_cuGetProcAddress_v2]);
+    getproc_v2_fn gp = (getproc_v2_fn)atomic_load(&vti_fn_real[F_cuGetProcAddress_v2]);
     void *p = NULL;
     void *h;
     if (gp) {

@@ -97,22 +97,28 @@ static bool device_info(int device, char *name, int len, uint64_t *total)
     return ok;
 }
 
-/* Emit VT_REC_DEVICE the first time device is seen. */
-static void note_device(vti_thread *t, int device)
+/* Emit VT_REC_DEVICE for device (bit: its bit in devices_seen), claimed
+ * by this thread. */
+static __attribute__((noinline)) void emit_device(vti_thread *t, int device, uint64_t bit)
 {
-    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
     char name[256] = "";
     uint64_t total = 0;
     vt_event ev = {.type = VT_REC_DEVICE};
-    if (!bit || (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit) ||
-        (atomic_fetch_or(&devices_seen, bit) & bit))
-        return;
-    if (!device_info(device, name, sizeof name, &total))
+    if ((atomic_fetch_or(&devices_seen, bit) & bit) ||
+        !device_info(device, name, sizeof name, &total))
         return;
     ev.u.device.id = device;
     ev.u.device.name = name;
     ev.u.device.total_bytes = total;
     vti_write(t, &ev);
+}
+
+/* Emit VT_REC_DEVICE the first time device is seen (one load after). */
+static inline void note_device(vti_thread *t, int device)
+{
+    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
+    if (bit && !(atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit))
+        emit_device(t, device, bit);
 }
 
 static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)
@@ -140,18 +146,25 @@ static void first_call(vti_thread *t, int device, enum vt_level level)
 
 uint32_t vti_hook_stack(void)
 {
-    vti_thread *t = vti_thread_get();
-    uint32_t stack = t ? vti_stack_capture(t, 0) : 0;
+    vti_thread *t;
+    uint32_t stack;
+    if (vti_settings_get()->stack_depth <= 0) /* stacks off (as vti_stack_capture says) */
+        return 0;
+    t = vti_thread_get();
+    stack = t ? vti_stack_capture(t, 0) : 0;
     vti_thread_put(t);
     return stack;
 }
 
-void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
-                   uint32_t stack)
+/* vti_rec_alloc with api's row (info) looked up by the caller; inlined into
+ * its two callers (one call less on every allocation). */
+static inline __attribute__((always_inline)) void rec_alloc(uint64_t addr, uint64_t size,
+                                                            int device, enum vt_api api,
+                                                            const vt_api_info *info,
+                                                            uint64_t stream, uint32_t stack)
 {
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC};
-    const vt_api_info *info = vt_api_get(api);
     vti_live e;
     if (!t)
         return;
@@ -162,7 +175,7 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
                    .api = (uint8_t)api,
                    .space = (uint8_t)info->space};
     note_device(t, device);
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     if (vti_live_insert(&e) != 0) {
         vti_thread_put(t);
         vti_stop("too many live allocations");
@@ -180,12 +193,19 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     vti_diag_alloc(size, device);
 }
 
+void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
+                   uint32_t stack)
+{
+    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack);
+}
+
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
                     int (*device)(void), uint32_t stack)
 {
-    int dev = vt_kind_is_host(vt_api_get(api)->kind) ? -1 : device();
+    const vt_api_info *info = vt_api_get(api);
+    int dev = vt_kind_is_host(info->kind) ? -1 : device();
     if (ok && p)
-        vti_rec_alloc(p, size, dev, api, stream, stack);
+        rec_alloc(p, size, dev, api, info, stream, stack);
     else if (!ok)
         vti_rec_failed(size, error, dev, api, stack);
 }
@@ -216,10 +236,10 @@ void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
 }
 
-static void emit_free(vti_thread *t, const vti_live *e)
+static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e)
 {
     vt_event ev = {.type = VT_REC_FREE};
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     ev.u.free.addr = e->addr;
     ev.u.free.device = e->device;
     ev.u.free.api = (enum vt_api)e->api;

@@ -31,7 +31,7 @@ static vt_writer *writer;
 static vt_tbuf *signal_tb; /* reserved for the END record of a fatal signal */
 static char trace_path[4096];
 static int session_pid; /* a vfork child shares the session but not this pid */
-static VTI_TLS vti_thread *tl_thread;
+VTI_TLS vti_thread *vti_tl_thread;
 static pthread_key_t thread_key;
 
 /* Registered thread states (for the exit handshake), under threads_lock. */
@@ -44,19 +44,9 @@ static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct vti_thread_ext {
     vti_thread t;
-    _Atomic int busy;
     tnode node;
 } vti_thread_ext;
 static tnode *threads;
-
-/* busy is written only by its own thread (a plain increment, no atomic
- * read-modify-write); the exit handler reads it after barrier_all(). */
-static void busy_add(vti_thread_ext *x, int d)
-{
-    atomic_store_explicit(&x->busy, atomic_load_explicit(&x->busy, memory_order_relaxed) + d,
-                          d > 0 ? memory_order_relaxed : memory_order_release);
-    atomic_signal_fence(memory_order_seq_cst); /* the hardware side is barrier_all's */
-}
 
 /* Every thread of the process passes a full memory barrier (Linux
  * membarrier; the writer registered the private expedited kind), so a
@@ -95,12 +85,12 @@ static void thread_destroy(void *arg)
     vti_thread_ext *x = arg;
     if (!x)
         return;
-    if (tl_thread == &x->t)
-        tl_thread = NULL;
-    busy_add(x, 1);
+    if (vti_tl_thread == &x->t)
+        vti_tl_thread = NULL;
+    vti_busy_add(&x->t, 1);
     if (x->t.gen == atomic_load(&generation) && vti_state() != VTI_S_CHILD && writer)
         vt_writer_detach(writer, x->t.tb);
-    busy_add(x, -1);
+    vti_busy_add(&x->t, -1);
     thread_unregister(x);
     free(x);
 }
@@ -129,63 +119,44 @@ static vti_thread *thread_create(void)
         return NULL;
     }
     x->node.t = &x->t;
-    x->node.busy = &x->busy;
+    x->node.busy = &x->t.busy;
     pthread_mutex_lock(&threads_lock);
     x->node.next = threads;
     threads = &x->node;
     pthread_mutex_unlock(&threads_lock);
     pthread_setspecific(thread_key, x);
-    tl_thread = &x->t;
+    vti_tl_thread = &x->t;
     emit_thread_record(&x->t);
     return &x->t;
 }
 
-/* Mark the thread busy with the writer, or NULL when tracing is off. The
- * busy store, then the state's load, against vti_session_close's stopping
- * store, barrier_all() and busy load (an asymmetric Dekker) guarantee the
- * writer is not closed while a thread is between begin and end. */
-static vti_thread *thread_begin(void)
+/* vti_thread_get's first call on a thread (or after fork): create the
+ * state, then as vti_thread_get. The busy store, then the state's load,
+ * against vti_session_close's stopping store, barrier_all() and busy load
+ * (an asymmetric Dekker) guarantee the writer is not closed while a thread
+ * is between get and put. */
+vti_thread *vti_thread_get_slow(void)
 {
-    vti_thread *t = tl_thread;
-    vti_thread_ext *x;
-    if (!vti_enabled())
+    vti_thread *t = vti_tl_thread;
+    if (!vti_on())
         return NULL;
     if (!t || t->gen != atomic_load_explicit(&generation, memory_order_relaxed)) {
         t = thread_create();
         if (!t)
             return NULL;
     }
-    x = (vti_thread_ext *)t;
-    busy_add(x, 1);
-    if (!vti_enabled()) {
-        busy_add(x, -1);
+    vti_busy_add(t, 1);
+    if (!vti_on()) {
+        vti_busy_add(t, -1);
         return NULL;
     }
     return t;
 }
 
-static void thread_end(vti_thread *t)
-{
-    busy_add((vti_thread_ext *)t, -1);
-}
-
-vti_thread *vti_thread_get(void)
-{
-    return thread_begin();
-}
-
-void vti_thread_put(vti_thread *t)
-{
-    if (t)
-        thread_end(t);
-}
-
-void vti_write(vti_thread *t, const vt_event *ev)
+void vti_write_failed(void)
 {
     char why[320];
     const char *err;
-    if (vt_write(t->tb, ev) == 0)
-        return;
     err = writer ? vt_writer_error(writer) : NULL;
     snprintf(why, sizeof why, "the trace writer failed%s%s", err ? ": " : "", err ? err : "");
     vti_stop(why);
@@ -193,7 +164,7 @@ void vti_write(vti_thread *t, const vt_event *ev)
 
 int vti_session_emit(const vt_event *ev)
 {
-    vti_thread *t = thread_begin();
+    vti_thread *t = vti_thread_get();
     vt_event copy;
     if (!t)
         return -1;
@@ -201,7 +172,7 @@ int vti_session_emit(const vt_event *ev)
     if (!copy.ts_ns && copy.type != VT_REC_STRING && copy.type != VT_REC_STACK_NODE)
         copy.ts_ns = vti_now_ns();
     vti_write(t, &copy);
-    thread_end(t);
+    vti_thread_put(t);
     return vti_enabled() ? 0 : -1;
 }
 
@@ -291,7 +262,7 @@ bool vti_session_is_ours(void)
 /* Wait (bounded: about 2 s) until no other thread is between begin/end. */
 static bool threads_quiesce(void)
 {
-    vti_thread *self = tl_thread;
+    vti_thread *self = vti_tl_thread;
     barrier_all();
     for (int i = 0; i < 2000; i++) {
         bool busy = false;
@@ -309,7 +280,7 @@ static bool threads_quiesce(void)
 
 static void emit_end(int status, const char *reason)
 {
-    vti_thread *t = thread_begin();
+    vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_END};
     if (!t)
         return;
@@ -317,7 +288,7 @@ static void emit_end(int status, const char *reason)
     ev.u.end.status = status;
     ev.u.end.reason = reason;
     vti_write(t, &ev);
-    thread_end(t);
+    vti_thread_put(t);
 }
 
 /* The writer closed, or only flushed when another thread is stuck in a
@@ -360,7 +331,7 @@ void vti_session_fork_child(void)
         vt_writer_abandon_after_fork(writer);
     vti_state_set(VTI_S_CHILD);
     atomic_fetch_add(&generation, 1);
-    tl_thread = NULL;
+    vti_tl_thread = NULL;
     threads = NULL;
     pthread_mutex_init(&threads_lock, NULL);
 }

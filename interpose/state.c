@@ -12,34 +12,44 @@
 VTI_TLS int vti_tl_depth;
 VTI_TLS int vti_tl_device;
 
-static _Atomic int state = VTI_S_OFF;
-static _Atomic int stopping;        /* exit in progress: no new writes */
-static _Atomic uint64_t last_stamp; /* the latest event timestamp (vt_clock_stamp) */
+_Atomic int vti_state_word = VTI_S_OFF;
+vt_stamp_clock vti_stamps; /* the event timestamps (vt_clock_stamp) */
 
 int vti_state(void)
 {
-    return atomic_load_explicit(&state, memory_order_acquire);
+    return atomic_load_explicit(&vti_state_word, memory_order_acquire) & ~VTI_STOPPING;
+}
+
+/* The state part of the word becomes to when it is from (or, from -1: in any
+ * case); the stopping bit is kept. */
+static bool state_replace(int from, int to)
+{
+    int w = atomic_load(&vti_state_word);
+    do
+        if (from >= 0 && (w & ~VTI_STOPPING) != from)
+            return false;
+    while (!atomic_compare_exchange_weak(&vti_state_word, &w, (w & VTI_STOPPING) | to));
+    return true;
 }
 
 bool vti_state_move(int from, int to)
 {
-    return atomic_compare_exchange_strong(&state, &from, to);
+    return state_replace(from, to);
 }
 
 void vti_state_set(int s)
 {
-    atomic_store(&state, s);
+    state_replace(-1, s);
 }
 
 void vti_state_stopping(void)
 {
-    atomic_store(&stopping, 1);
+    atomic_fetch_or(&vti_state_word, VTI_STOPPING);
 }
 
 bool vti_enabled(void)
 {
-    return atomic_load_explicit(&state, memory_order_acquire) == VTI_S_ON &&
-           !atomic_load_explicit(&stopping, memory_order_relaxed);
+    return vti_on();
 }
 
 void vti_stop(const char *why)
@@ -50,5 +60,5 @@ void vti_stop(const char *why)
 
 uint64_t vti_now_ns(void)
 {
-    return vt_clock_stamp(&last_stamp);
+    return vti_stamp();
 }

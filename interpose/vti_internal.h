@@ -105,12 +105,28 @@ static inline bool vti_outermost(void)
  * stopped for good (an internal failure or the trace could not be made),
  * or a forked child that never records. */
 enum { VTI_S_OFF, VTI_S_STARTING, VTI_S_ON, VTI_S_STOPPED, VTI_S_CHILD };
+/* The state word (state.c): the state, and VTI_STOPPING once the exit is in
+ * progress. Read by vti_on() on every hooked call; moved only by state.c. */
+#define VTI_STOPPING 0x100
+extern VTI_HIDDEN _Atomic int vti_state_word;
+/* vti_enabled() inline for the hooks: recording, and the exit not begun. */
+static inline bool vti_on(void)
+{
+    return atomic_load_explicit(&vti_state_word, memory_order_acquire) == VTI_S_ON;
+}
+/* The state without the stopping bit. */
 int vti_state(void);
 /* Move from `from` to `to` atomically; false when the state was not `from`. */
 bool vti_state_move(int from, int to);
 void vti_state_set(int s);
 /* The exit is in progress: vti_enabled() answers false from now on. */
 void vti_state_stopping(void);
+/* vti_now_ns() inline for the hooks: the process's stamps (state.c). */
+extern VTI_HIDDEN vt_stamp_clock vti_stamps;
+static inline uint64_t vti_stamp(void)
+{
+    return vt_clock_stamp(&vti_stamps);
+}
 /* Stop tracing for good (from any layer): print "vramtrace: tracing stopped:
  * <why>" once unless quiet; the session core and life cycle read the state. */
 void vti_stop(const char *why);
@@ -196,8 +212,23 @@ typedef struct vti_thread {
     uint32_t cache_ids[VTI_MAX_STACK_DEPTH];
     int cache_n;
     bool cache_native; /* the cache holds native frames only (no Python) */
+    _Atomic int busy;  /* between vti_thread_get and put (own thread writes) */
     vti_uw_thread uw;  /* unwind.c's rule cache and last walk */
 } vti_thread;
+
+/* The calling thread's state once made (session.c; cleared in a fork child,
+ * so it is always of the current session generation). */
+extern VTI_HIDDEN VTI_TLS vti_thread *vti_tl_thread;
+
+/* busy += d. Written only by its own thread (a plain increment, no atomic
+ * read-modify-write); the exit reads it after its barrier (session.c,
+ * barrier_all). */
+static inline void vti_busy_add(vti_thread *t, int d)
+{
+    atomic_store_explicit(&t->busy, atomic_load_explicit(&t->busy, memory_order_relaxed) + d,
+                          d > 0 ? memory_order_relaxed : memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst); /* the hardware side is barrier_all's */
+}
 
 /* Read the settings, create the trace (naming.c) and the signal buffer.
  * false with the reason on stderr (unless quiet) when no trace could be
@@ -214,12 +245,37 @@ void vti_session_close(int status, const char *reason);
 void vti_session_fork_child(void);
 /* The calling thread's state, attaching it to the writer on first use, and
  * marked busy until vti_thread_put (the writer is not closed meanwhile);
- * NULL when tracing is off. */
-vti_thread *vti_thread_get(void);
-void vti_thread_put(vti_thread *t);
-/* Write ev through t's buffer: the one handling of a write failure (tracing
- * stops, "the trace writer failed: <writer's error>"). */
-void vti_write(vti_thread *t, const vt_event *ev);
+ * NULL when tracing is off. Inline for the hooks; the first call of a thread
+ * takes vti_thread_get_slow (session.c). */
+vti_thread *vti_thread_get_slow(void);
+static inline vti_thread *vti_thread_get(void)
+{
+    vti_thread *t = vti_tl_thread;
+    if (!t)
+        return vti_thread_get_slow();
+    if (!vti_on())
+        return NULL;
+    vti_busy_add(t, 1);
+    if (!vti_on()) { /* the exit began meanwhile: its barrier saw busy, or this sees it */
+        vti_busy_add(t, -1);
+        return NULL;
+    }
+    return t;
+}
+static inline void vti_thread_put(vti_thread *t)
+{
+    if (t)
+        vti_busy_add(t, -1);
+}
+/* Write ev through t's buffer; a failure goes to vti_write_failed, the one
+ * handling of a write failure (tracing stops, "the trace writer failed:
+ * <writer's error>"). */
+void vti_write_failed(void);
+static inline void vti_write(vti_thread *t, const vt_event *ev)
+{
+    if (vt_write(t->tb, ev) != 0)
+        vti_write_failed();
+}
 /* vti_emit without starting the session: 0, or -1 when not recording. */
 int vti_session_emit(const vt_event *ev);
 /* From a fatal-signal handler: END record for signal sig (0: none) and a
@@ -233,8 +289,20 @@ void vti_signal_flush(int sig);
 bool vti_session_ensure(void);
 /* The hook prologue: vti_enter(), then true when this call is the outermost
  * hooked call of the thread and tracing is on (the session started, CUPTI
- * loaded once CUDA is). Every hook ends with vti_leave(). */
-bool vti_hook_enter(void);
+ * loaded once CUDA is: vti_hook_enter_outer). Every hook ends with
+ * vti_leave(). Inline: a nested call costs an increment and a compare. */
+bool vti_hook_enter_outer(void);
+/* vti_cupti_load has nothing left to do (lifecycle.c). */
+extern VTI_HIDDEN _Atomic bool vti_cupti_settled;
+static inline bool vti_hook_enter(void)
+{
+    vti_enter();
+    if (!vti_outermost())
+        return false;
+    if (atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_on())
+        return true; /* started, recording, CUPTI settled: no call */
+    return vti_hook_enter_outer();
+}
 
 /* ---- interned strings (strings.c) ----------------------------------------- */
 
@@ -251,9 +319,10 @@ void vti_guard_start(void);
 /* ---- CUPTI (cupti_loader.c) ---------------------------------------------- */
 
 /* Load libvramtrace_cupti.so next to this library and start it, or record
- * why not (once); deferred until CUDA is loaded. vti_cupti_unload: stop it
- * (at exit). */
-void vti_cupti_load(void);
+ * why not (once); deferred until CUDA is loaded. true once nothing is left
+ * to do (started, being started by another thread, or given up), so that the
+ * hooks stop calling it. vti_cupti_unload: stop it (at exit). */
+bool vti_cupti_load(void);
 void vti_cupti_unload(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
@@ -330,8 +399,15 @@ enum vti_fn {
     }
 
 /* The real (next) definition of a hooked function, or NULL when no CUDA
- * library provides it (yet). Never returns vramtrace's own hook. */
-void *vti_real(enum vti_fn f);
+ * library provides it (yet). Never returns vramtrace's own hook. Inline:
+ * the pointer found (real.c's table), else vti_real_find looks it up. */
+extern VTI_HIDDEN _Atomic(void *) vti_fn_real[F_COUNT_];
+void *vti_real_find(enum vti_fn f);
+static inline void *vti_real(enum vti_fn f)
+{
+    void *p = atomic_load_explicit(&vti_fn_real[f], memory_order_acquire);
+    return p ? p : vti_real_find(f);
+}
 /* The real definition p of f, handed out by dlsym or cuGetProcAddress
  * (redirect.c; p is never a hook); the first one found is kept. */
 void vti_real_remember(enum vti_fn f, void *p);

@@ -235,9 +235,42 @@ static const char *get_str(const vt_event *ev, const field *f)
     return s;
 }
 
+/* The string field of a tok record, NULL if none: string_field unrolled
+ * (as encode_fields below), folding to a constant for a constant tok. */
+static inline __attribute__((always_inline)) const field *row_string_field(unsigned tok)
+{
+    const field *f = FIELDS[tok];
+#define STR_STEP(k)                                                                                \
+    if (f[k].kind == F_END)                                                                        \
+        return NULL;                                                                               \
+    if (f[k].kind == F_STR)                                                                        \
+        return &f[k];
+    STR_STEP(0)
+    STR_STEP(1)
+    STR_STEP(2)
+    STR_STEP(3)
+    STR_STEP(4)
+    STR_STEP(5)
+    STR_STEP(6)
+    STR_STEP(7)
+#undef STR_STEP
+    return NULL;
+}
+
 size_t vt_rec_string_len(const vt_event *ev)
 {
-    const field *f = string_field(ev->type);
+    const field *f;
+    switch (ev->type) { /* asked for every record written: alloc and free folded */
+    case VT_REC_ALLOC:
+        f = row_string_field(VT_REC_ALLOC);
+        break;
+    case VT_REC_FREE:
+        f = row_string_field(VT_REC_FREE);
+        break;
+    default:
+        f = string_field(ev->type);
+        break;
+    }
     const char *s = f ? get_str(ev, f) : NULL;
     return s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
 }
@@ -251,7 +284,27 @@ void vt_rec_set_string(vt_event *ev, const char *s)
 
 /* ---- Encoder ---------------------------------------------------------------- */
 
-static uint8_t *enc_field(uint8_t *o, vt_delta *d, const vt_event *ev, const field *f)
+/* vt_put_varint at o, returning the end: the one- and two-byte values
+ * (most fields, most timestamp deltas) without the loop. The same bytes. */
+static inline __attribute__((always_inline)) uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+    if (v < 0x80) {
+        *o = (uint8_t)v;
+        return o + 1;
+    }
+    if (v < 0x4000) {
+        o[0] = (uint8_t)(v | 0x80);
+        o[1] = (uint8_t)(v >> 7);
+        return o + 2;
+    }
+    return o + vt_put_varint(o, v);
+}
+
+/* One field of ev at o; returns the end of what it wrote. Always inlined:
+ * with a constant field (encode_fields on a constant tok) it folds into the
+ * field's own few instructions. */
+static inline __attribute__((always_inline)) uint8_t *enc_field(uint8_t *o, vt_delta *d,
+                                                                const vt_event *ev, const field *f)
 {
     const char *src = (const char *)ev + f->off;
     uint64_t u64;
@@ -264,26 +317,26 @@ static uint8_t *enc_field(uint8_t *o, vt_delta *d, const vt_event *ev, const fie
             d->base_ts = d->prev_ts = ev->ts_ns;
             d->has_ts = 1;
         }
-        o += vt_put_varint(o, vt_zigzag((int64_t)(ev->ts_ns - d->prev_ts)));
+        o = put_varint(o, vt_zigzag((int64_t)(ev->ts_ns - d->prev_ts)));
         d->prev_ts = ev->ts_ns;
         return o;
     case F_ADDR:
         memcpy(&u64, src, sizeof u64);
-        o += vt_put_varint(o, vt_zigzag((int64_t)(u64 - d->prev_addr)));
+        o = put_varint(o, vt_zigzag((int64_t)(u64 - d->prev_addr)));
         d->prev_addr = u64;
         return o;
     case F_U64:
         memcpy(&u64, src, sizeof u64);
-        return o + vt_put_varint(o, u64);
+        return put_varint(o, u64);
     case F_U32:
         memcpy(&u32, src, sizeof u32);
-        return o + vt_put_varint(o, u32);
+        return put_varint(o, u32);
     case F_I32:
         memcpy(&i32, src, sizeof i32);
-        return o + vt_put_varint(o, vt_zigzag(i32));
+        return put_varint(o, vt_zigzag(i32));
     case F_API:
         memcpy(&api, src, sizeof api);
-        return o + vt_put_varint(o, (unsigned)api < VT_API_MAX_ ? (unsigned)api : VT_API_UNKNOWN);
+        return put_varint(o, (unsigned)api < VT_API_MAX_ ? (unsigned)api : VT_API_UNKNOWN);
     default: { /* F_STR */
         const char *s = get_str(ev, f);
         size_t n = s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
@@ -295,7 +348,34 @@ static uint8_t *enc_field(uint8_t *o, vt_delta *d, const vt_event *ev, const fie
     }
 }
 
-size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
+/* Encode a tok record through FIELDS[tok]; returns its length. Always
+ * inlined and unrolled by hand (a row has at most MAX_FIELDS - 1 fields before
+ * its F_END): called with a constant tok, every step's field is a constant
+ * and folds into that field's own encoding, read off the one table. */
+static inline __attribute__((always_inline)) size_t encode_fields(unsigned tok, uint8_t *out,
+                                                                  vt_delta *d, const vt_event *ev)
+{
+    const field *f = FIELDS[tok];
+    uint8_t *o = out;
+    *o++ = (uint8_t)tok;
+#define ENC_STEP(k)                                                                                \
+    if (f[k].kind == F_END)                                                                        \
+        return (size_t)(o - out);                                                                  \
+    o = enc_field(o, d, ev, &f[k]);
+    ENC_STEP(0)
+    ENC_STEP(1)
+    ENC_STEP(2)
+    ENC_STEP(3)
+    ENC_STEP(4)
+    ENC_STEP(5)
+    ENC_STEP(6)
+    ENC_STEP(7)
+#undef ENC_STEP
+    _Static_assert(MAX_FIELDS == 9, "one ENC_STEP per field a row can hold");
+    return (size_t)(o - out);
+}
+
+size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev)
 {
     if (!valid_token(ev->type))
         return 0;
@@ -304,6 +384,18 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
     for (const field *f = FIELDS[ev->type]; f->kind != F_END; f++)
         o = enc_field(o, d, ev, f);
     return (size_t)(o - out);
+}
+
+size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
+{
+    switch (ev->type) { /* the records of every allocation and free, unrolled */
+    case VT_REC_ALLOC:
+        return encode_fields(VT_REC_ALLOC, out, d, ev);
+    case VT_REC_FREE:
+        return encode_fields(VT_REC_FREE, out, d, ev);
+    default:
+        return vt_rec_encode_generic(out, d, ev);
+    }
 }
 
 /* ---- Decoder ---------------------------------------------------------------- */

@@ -101,6 +101,10 @@ size_t vt_rec_string_len(const vt_event *ev);
  * vt_rec_string_len(ev) bytes), updating the chunk's delta state. Returns the
  * bytes written, 0 if ev->type is not a valid token. */
 size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev);
+/* vt_rec_encode through the FIELDS table's generic loop for every type (no
+ * specialised encoder): the same bytes and delta state, by the test that
+ * compares the two (tests/trace/test_format.c). */
+size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev);
 /* Decode one record from [*p, end) into ev (zeroed first; the string field,
  * if any, is left NULL and returned in *str). Advances *p. 0 on success, -1
  * with a message in err on a bad token, malformed varint, field out of range

@@ -180,12 +180,29 @@ typedef struct vt_header {
 
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t vt_clock_ns(void);
+/* The state of one process's event stamps (vt_clock_stamp): the last stamp
+ * and the calibration of the time stamp counter against CLOCK_MONOTONIC
+ * (clock.c). Zero-initialised; one per process. */
+typedef struct vt_stamp_clock {
+    _Atomic uint64_t last;                /* the latest stamp handed out */
+    _Atomic int tsc_state;                /* clock.c's TSC_* */
+    _Atomic int writing;                  /* one thread writes an anchor */
+    _Atomic uint64_t seq;                 /* odd while an anchor is written */
+    _Atomic uint64_t first_tsc, first_ns; /* the first anchor (the rate's base) */
+    _Atomic uint64_t base_tsc, base_ns;   /* the latest anchor */
+    _Atomic uint64_t mult, period;        /* ns per tick << 32; ticks between anchors */
+} vt_stamp_clock;
+
 /* An event's timestamp: CLOCK_MONOTONIC ns, made strictly greater than every
- * stamp taken before from the same *last (the caller's state, one per
- * process: start it at 0). The stamps' order is then the order in which the
- * calls took them, across threads, and each thread's stamps increase. One
- * compare-and-swap (repeated only under contention). */
-uint64_t vt_clock_stamp(_Atomic uint64_t *last);
+ * stamp taken before from the same *c, across threads (one compare-and-swap,
+ * repeated only under contention): the stamps' order is the order in which
+ * the calls took them, and each thread's stamps increase. Read from the time
+ * stamp counter once calibrated where the kernel's CLOCK_MONOTONIC runs on
+ * it (x86-64, clocksource "tsc"): then never behind CLOCK_MONOTONIC and at
+ * most a few microseconds ahead (clock.c). */
+uint64_t vt_clock_stamp(vt_stamp_clock *c);
+/* true once c's stamps come from the calibrated time stamp counter. */
+bool vt_clock_stamp_uses_tsc(vt_stamp_clock *c);
 
 /* ---- Run naming ------------------------------------------------------------
  * The one naming rule of the traces of a run (shared by libvramtrace.so and

@@ -10,8 +10,10 @@
  * other case (a full chunk, a frozen buffer, no membarrier) writes under the
  * tbuf's lock, as before.
  * A full chunk goes to the full queue and the thread takes a fresh one from a
- * bounded pool (2 per attached thread + POOL_SPARE); when the pool is
- * exhausted the thread flushes itself (back-pressure, never unbounded memory).
+ * bounded pool (2 per attached thread + POOL_SPARE); a queue holding half of
+ * that budget wakes the writer thread for a flush before its interval is
+ * up, and when the pool is exhausted all the same the thread flushes itself
+ * (back-pressure, never unbounded memory).
  *
  * Epoch rule: a flush takes every tbuf lock, swaps every current chunk out
  * (and takes the full queue, which holds older chunks), releases the locks,
@@ -96,7 +98,9 @@ struct vt_writer {
     vt_chunk *full_head, **full_tail;
     vt_chunk *pool;
     unsigned nchunks;
+    unsigned nqueued; /* chunks in the full queue */
     bool stop;
+    bool flush_req; /* the full queue asks the writer thread for a flush */
 
     _Atomic uint64_t ts_floor; /* CLOCK_MONOTONIC at the last swap; set while all are frozen */
     atomic_bool failed;
@@ -249,11 +253,19 @@ static void pool_put_locked(vt_writer *w, vt_chunk *c)
     w->pool = c;
 }
 
+/* Queue a full chunk; once half of the chunk budget waits, wake the
+ * writer thread for a flush, so that at a high event rate the compression
+ * runs there instead of in the recording thread that finds the pool empty
+ * (refill's back-pressure) before the flush interval is up. */
 static void queue_push_locked(vt_writer *w, vt_chunk *c)
 {
     c->next = NULL;
     *w->full_tail = c;
     w->full_tail = &c->next;
+    if (++w->nqueued >= chunk_limit(w) / 2 && !w->flush_req) {
+        w->flush_req = true;
+        pthread_cond_broadcast(&w->q_cond);
+    }
 }
 
 /* Take the whole full queue (oldest first). */
@@ -263,6 +275,7 @@ static vt_chunk *queue_take_locked(vt_writer *w, vt_chunk ***tail)
     *tail = head ? w->full_tail : NULL;
     w->full_head = NULL;
     w->full_tail = &w->full_head;
+    w->nqueued = 0;
     return head;
 }
 
@@ -502,12 +515,12 @@ static int refill(vt_tbuf *tb)
 }
 
 /* Encode ev into tb's current chunk (room checked), its timestamp raised to
- * the last swap's floor. */
-static int encode(vt_tbuf *tb, const vt_event *ev)
+ * the last swap's floor. Inlined into the lock-free path. */
+static inline __attribute__((always_inline)) int encode(vt_tbuf *tb, const vt_event *ev)
 {
     uint64_t floor = atomic_load_explicit(&tb->w->ts_floor, memory_order_relaxed);
     vt_event clamped;
-    if (!vt_rec_is_definition(ev->type) && ev->ts_ns < floor) {
+    if (ev->ts_ns < floor && !vt_rec_is_definition(ev->type)) {
         clamped = *ev;
         clamped.ts_ns = floor;
         ev = &clamped;
@@ -529,33 +542,54 @@ static int write_locked(vt_tbuf *tb, const vt_event *ev, size_t need)
 
 /* The common case without the lock (see the top): 0 or -1 when written,
  * 1 when the locked path must do it. */
-static int write_lock_free(vt_tbuf *tb, const vt_event *ev, size_t need)
+/* The room a record needs (bytes): its fixed part and its string. */
+static size_t record_need(const vt_event *ev)
+{
+    return VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
+}
+
+/* Is there room for ev in c? Room for the largest record answers without
+ * measuring ev's string (the same answer as record_need's). */
+static bool has_room(const vt_chunk *c, const vt_event *ev)
+{
+    size_t room = c->cap - c->len;
+    return room >= VT_REC_MAX || room >= record_need(ev);
+}
+
+static int write_lock_free(vt_tbuf *tb, const vt_event *ev)
 {
     int rc = 1;
     atomic_store_explicit(&tb->busy, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst); /* the barrier is barrier_all's */
     if (!atomic_load_explicit(&tb->frozen, memory_order_acquire) &&
-        !atomic_load_explicit(&tb->dead, memory_order_relaxed) && tb->cur &&
-        tb->cur->cap - tb->cur->len >= need)
+        !atomic_load_explicit(&tb->dead, memory_order_relaxed) && tb->cur && has_room(tb->cur, ev))
         rc = encode(tb, ev);
     atomic_store_explicit(&tb->busy, 0, memory_order_release);
     return rc;
 }
 
+/* Every other case: under tb's lock (a full chunk, a frozen buffer, no
+ * membarrier), or -1 when the buffer is dead or the writer failed. */
+static __attribute__((noinline)) int write_slow(vt_tbuf *tb, const vt_event *ev)
+{
+    if (atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
+        return -1;
+    pthread_mutex_lock(&tb->lock);
+    int rc = write_locked(tb, ev, record_need(ev));
+    pthread_mutex_unlock(&tb->lock);
+    return rc;
+}
+
 int vt_write(vt_tbuf *tb, const vt_event *ev)
 {
-    if (!tb || atomic_load_explicit(&tb->dead, memory_order_relaxed) || failed(tb->w))
+    if (!tb)
         return -1;
-    size_t need = VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(ev);
-    if (tb->w->asym) {
-        int rc = write_lock_free(tb, ev, need);
+    if (tb->w->asym && !failed(tb->w)) { /* the common case: no lock, no call */
+        int rc = write_lock_free(tb, ev);
         if (rc <= 0)
             return rc;
     }
-    pthread_mutex_lock(&tb->lock);
-    int rc = write_locked(tb, ev, need);
-    pthread_mutex_unlock(&tb->lock);
-    return rc;
+    return write_slow(tb, ev);
 }
 
 /* ---- Threads ---------------------------------------------------------------- */
@@ -610,11 +644,12 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->q_lock);
     while (!w->stop) {
         uint64_t now = vt_clock_ns();
-        if (now < next) {
+        if (now < next && !w->flush_req) {
             struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
             pthread_cond_timedwait(&w->q_cond, &w->q_lock, &ts);
             continue;
         }
+        w->flush_req = false;
         pthread_mutex_unlock(&w->q_lock);
         int rc = flush_now(w, false);
         pthread_mutex_lock(&w->q_lock);
@@ -870,6 +905,7 @@ static void signal_release(vt_writer *w, vt_chunk *batch)
         batch = next;
     }
     w->full_tail = &w->full_head;
+    w->nqueued = 0;
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
         if (!tb->signal_locked)
             continue;

@@ -1,12 +1,15 @@
 /* test_clock.c: trace/clock.c. vt_clock_stamp's promise (vtrace.h): stamps
  * from one state strictly increase in the order they are taken, across
- * threads, and stay on CLOCK_MONOTONIC. The checker is shown to fail on
- * sequences that break the promise. */
+ * threads, and stay on CLOCK_MONOTONIC: never behind it, at most a few
+ * microseconds ahead, through the TSC's calibration and re-anchoring where
+ * it is used. The checkers are shown to fail on sequences that break the
+ * promise. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
@@ -16,7 +19,7 @@
 #define NTHREADS 4
 #define PER_THREAD 20000
 
-static _Atomic uint64_t shared_last;
+static vt_stamp_clock shared;
 
 typedef struct stamps {
     uint64_t v[PER_THREAD];
@@ -26,7 +29,7 @@ static void *taker(void *arg)
 {
     stamps *s = arg;
     for (int i = 0; i < PER_THREAD; i++)
-        s->v[i] = vt_clock_stamp(&shared_last);
+        s->v[i] = vt_clock_stamp(&shared);
     return NULL;
 }
 
@@ -73,7 +76,7 @@ static void test_stamps_unique_and_increasing(void **state)
     /* on the monotonic clock: not before the start, not far past the end */
     uint64_t after = vt_clock_ns();
     assert_true(s[0].v[0] >= before);
-    assert_true(atomic_load(&shared_last) <= after + (uint64_t)NTHREADS * PER_THREAD);
+    assert_true(atomic_load(&shared.last) <= after + (uint64_t)NTHREADS * PER_THREAD);
 }
 
 static void test_checker_rejects_bad_sequences(void **state)
@@ -92,11 +95,59 @@ static void test_checker_rejects_bad_sequences(void **state)
     assert_non_null(check(s, 2));
 }
 
+/* Most a stamp may lead CLOCK_MONOTONIC read just after it (ns): clock.c's
+ * LEAD_NS and the rate's error over an anchor period, with room. */
+#define AHEAD_MAX 20000u
+
+/* NULL when stamp s, taken between CLOCK_MONOTONIC readings b and a, is on
+ * that clock: not behind b, not more than AHEAD_MAX past a. */
+static const char *off_clock(uint64_t b, uint64_t s, uint64_t a)
+{
+    if (s < b)
+        return "a stamp is behind CLOCK_MONOTONIC";
+    if (s > a + AHEAD_MAX)
+        return "a stamp is too far ahead of CLOCK_MONOTONIC";
+    return NULL;
+}
+
+/* 150 ms of stamps: the clock_gettime stamps of the calibration, the first
+ * anchor (10 ms), then re-anchors (every 50 ms) where the TSC is used. */
+static void test_stamps_follow_monotonic(void **state)
+{
+    (void)state;
+    static vt_stamp_clock c;
+    uint64_t start = vt_clock_ns(), n = 0, worst_ahead = 0;
+    for (uint64_t b = start; b - start < 150000000u; n++) {
+        b = vt_clock_ns();
+        uint64_t s = vt_clock_stamp(&c), a = vt_clock_ns();
+        const char *why = off_clock(b, s, a);
+        if (why)
+            fail_msg("stamp %llu: %s (%llu ns before, %llu after)", (unsigned long long)n, why,
+                     (unsigned long long)b, (unsigned long long)a);
+        if (s > a && s - a > worst_ahead)
+            worst_ahead = s - a;
+    }
+    printf("%llu stamps, from the TSC at the end: %s, at most %llu ns ahead\n",
+           (unsigned long long)n, vt_clock_stamp_uses_tsc(&c) ? "yes" : "no",
+           (unsigned long long)worst_ahead);
+}
+
+static void test_off_clock_rejects(void **state)
+{
+    (void)state;
+    assert_null(off_clock(100, 100, 200));
+    assert_null(off_clock(100, 200 + AHEAD_MAX, 200));
+    assert_non_null(off_clock(100, 99, 200));
+    assert_non_null(off_clock(100, 201 + AHEAD_MAX, 200));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stamps_unique_and_increasing),
         cmocka_unit_test(test_checker_rejects_bad_sequences),
+        cmocka_unit_test(test_stamps_follow_monotonic),
+        cmocka_unit_test(test_off_clock_rejects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
