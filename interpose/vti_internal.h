@@ -497,7 +497,9 @@ bool vti_py_label(uint64_t node, char *out, size_t len);
 
 #define VTI_MAX_DEVICES 64
 
-/* 32 bytes: the live map's slot. */
+/* A live allocation as the live map's callers see it (livemap.c stores it
+ * packed in a 16-byte slot, or whole in an overflow record when it does not
+ * fit: size >= 2^40, a VMM handle or mapping). */
 typedef struct vti_live {
     uint64_t addr, size;
     union {
@@ -511,9 +513,9 @@ typedef struct vti_live {
     uint8_t api;
     uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
     uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
-    uint8_t used;     /* the live map's own: the slot holds an entry */
+    uint8_t used;     /* the live map's own: an overflow record in use */
 } vti_live;
-_Static_assert(sizeof(vti_live) == 32, "a live map slot is 32 bytes");
+_Static_assert(sizeof(vti_live) == 32, "a live map overflow record is 32 bytes");
 
 /* A VMM mapping's entry (addr = mapped address): not an allocation, never
  * counted; it keeps its handle's memory alive. */
@@ -551,6 +553,19 @@ typedef struct vti_site {
     uint64_t bytes, count;
 } vti_site;
 int vti_live_top_sites(int device, vti_site *out, int n);
+/* Where (addr, space) lies in the live map, for its unit tests
+ * (tests/interpose/test_livemap.c): its stripe, the stripe's capacity in
+ * slots, the home slot of addr in it, the slot holding the entry (-1: not
+ * live), whether its entry is an overflow record, the number of distinct
+ * sites interned so far and of overflow records ever made (in use or free). */
+typedef struct vti_live_place {
+    int stripe;
+    uint32_t cap, home;
+    int64_t slot;
+    bool overflow;
+    uint32_t sites, records;
+} vti_live_place;
+void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out);
 
 /* ---- recording (record.c) ----------------------------------------------- */
 
