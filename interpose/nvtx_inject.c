@@ -564,14 +564,9 @@ static int map_reserve(struct vtn_map *m)
     return 0;
 }
 
-/* Insert or overwrite key. Returns 0, or -1 when out of memory. */
-static int map_put(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint64_t c)
+/* Insert key, which is not in m. Returns 0, or -1 when out of memory. */
+static int map_insert(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint64_t c)
 {
-    struct vtn_slot *s = map_find(m, key);
-    if (s) {
-        s->a = a, s->b = b, s->c = c;
-        return 0;
-    }
     if (map_reserve(m) != 0)
         return -1;
     struct vtn_slot src = {key, a, b, c, SLOT_FULL};
@@ -581,29 +576,46 @@ static int map_put(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint
     return 0;
 }
 
+/* Delete slot s. A tombstone followed by an empty slot ends no probe that
+ * would go on past it, so it and the tombstones just before it become empty
+ * (Knuth, TAOCP vol. 3, 6.4, deletion with linear probing): a program that
+ * registers and unregisters regions all run long keeps `used` near `live`
+ * instead of rehashing every cap/4 inserts. Only non-full slots change, so a
+ * scan that deletes as it goes (regions_drop_heap) sees every full slot. */
 static void map_del(struct vtn_map *m, struct vtn_slot *s)
 {
+    size_t mask = m->cap - 1, i = (size_t)(s - m->slots);
     s->state = SLOT_DEAD;
     m->live--;
+    if (m->slots[(i + 1) & mask].state != SLOT_EMPTY)
+        return;
+    while (m->slots[i].state == SLOT_DEAD) {
+        m->slots[i].state = SLOT_EMPTY;
+        m->used--;
+        i = (i - 1) & mask;
+    }
 }
 
 /* Forget the region in slot s (of by_addr) in both maps. */
 static void region_forget(struct vtn_slot *s)
 {
-    struct vtn_slot *h = map_find(&by_handle, s->c);
+    struct vtn_slot *h = s->c ? map_find(&by_handle, s->c) : NULL;
     if (h)
         map_del(&by_handle, h);
     map_del(&by_addr, s);
 }
 
+/* handle 0: none was handed out (the batch had no regionHandleElementsOut),
+ * so the program can name the region by pointer only: not in by_handle. */
 static int region_track(uint64_t addr, uint64_t size, uint64_t heap, uint64_t handle)
 {
     struct vtn_slot *old = map_find(&by_addr, addr);
     if (old)
         region_forget(old); /* re-registered without unregister */
-    if (map_put(&by_addr, addr, size, heap, handle) != 0)
+    if (map_insert(&by_addr, addr, size, heap, handle) != 0)
         return -1;
-    if (map_put(&by_handle, handle, addr, 0, 0) != 0) {
+    /* handles are new counter values: never in by_handle yet */
+    if (handle && map_insert(&by_handle, handle, addr, 0, 0) != 0) {
         map_del(&by_addr, map_find(&by_addr, addr));
         return -1;
     }
@@ -762,7 +774,8 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
         const void *e = batch_elem(b->regionDescElements, b->regionDescElementSize,
                                    sizeof(nvtxMemVirtualRangeDesc_t), i);
         if (rec && e)
-            region_register_one((uintptr_t)b->heap, handle, e, stack);
+            region_register_one((uintptr_t)b->heap, b->regionHandleElementsOut ? handle : 0, e,
+                                stack);
     }
     if (rec)
         pthread_mutex_unlock(&region_lock);

@@ -449,6 +449,11 @@ static int take_group(const uint64_t *ids, const py_raw *raw, int np, int p, boo
     return p;
 }
 
+bool vti_py_none(void)
+{
+    return mode_get() == MODE_NONE;
+}
+
 int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max)
 {
     py_raw raw[MAX_PY];

@@ -198,12 +198,14 @@ static bool same_frames(void **a, int na, void **b, int nb)
  * step loop that also teaches the fast walk its missing rules, or
  * unw_backtrace). All are called from this one frame, so buf[0] is in this
  * library either way. */
-static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same)
+static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same,
+                                                    vti_uw_ref *ref, uint64_t lazy)
 {
     int mode = vti_settings_get()->unwind, n = -1;
     *same = false;
+    *ref = (vti_uw_ref){0, 0, 0};
     if (mode != VTI_UNWIND_LIBUNWIND)
-        n = vti_unwind_fast(&t->uw, buf, max, same);
+        n = vti_unwind_fast(&t->uw, buf, max, same, ref, mode == VTI_UNWIND_CHECK ? 0 : lazy);
     if (n < 0 && mode != VTI_UNWIND_LIBUNWIND && t->uw.missed)
         n = vti_unwind_learn(&t->uw, buf, max);
     if (mode == VTI_UNWIND_CHECK && n >= 0) {
@@ -241,25 +243,11 @@ static int cache_merged(vti_thread *t, const uint64_t *ips, int kept)
     return common;
 }
 
-/* The frames of the walk are the last walk's (the same frames of this
- * library too, hence the same caller and skip) and the cache holds them. */
-uint32_t vti_stack_capture(vti_thread *t, int skip)
+/* The id of the frames (first..kept) through the trie and the thread's last
+ * stack (cache_ips, cache_ids); py > 0: the merged frames instead. */
+static uint32_t stack_id(vti_thread *t, int first, int kept, int py, const uint64_t *merged)
 {
-    int depth = vti_settings_get()->stack_depth;
-    int n, first = skip, kept, common, created = 0, py;
-    uint64_t merged[VTI_MAX_STACK_DEPTH];
-    bool same;
-    if (depth <= 0)
-        return 0;
-    n = capture_frames(t, t->frames, depth + 8, &same);
-    while (first < n && in_self((uintptr_t)t->frames[first]))
-        first++;
-    kept = n - first < depth ? n - first : depth;
-    if (kept <= 0)
-        return 0;
-    py = vti_py_merge(t, t->frames + first, kept, merged, VTI_MAX_STACK_DEPTH);
-    if (py < 0 && same && t->cache_native && t->cache_n == kept)
-        return t->cache_ids[kept - 1];
+    int common, created = 0;
     if (py > 0)
         kept = py;
     common = py > 0 ? cache_merged(t, merged, kept) : cache_native(t, t->frames + first, kept);
@@ -275,6 +263,43 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
     if (created > 0)
         vti_modules_sync(t, false);
     return t->cache_ids[kept - 1];
+}
+
+/* The frames of the walk are the last walk's (the same frames of this
+ * library too, hence the same caller and skip) and the cache holds them; or
+ * they are a remembered walk's (ref) whose stack id for this skip is its tag
+ * ((skip + 1) << 32 | id): a function of the frames alone in a process
+ * without CPython (no Python frames merged). Under VRAMTRACE_UNWIND=check a
+ * tag is compared with the id found again instead of taken. */
+uint32_t vti_stack_capture(vti_thread *t, int skip)
+{
+    const vti_settings *s = vti_settings_get();
+    int depth = s->stack_depth, n, first = skip, kept, py;
+    uint64_t merged[VTI_MAX_STACK_DEPTH], kind = (uint64_t)(skip + 1) << 32, tag = 0;
+    uint32_t id;
+    vti_uw_ref ref;
+    bool same, native = vti_py_none();
+    if (depth <= 0)
+        return 0;
+    n = capture_frames(t, t->frames, depth + 8, &same, &ref, native ? kind : 0);
+    if (native && ref.tag >> 32 == kind >> 32)
+        tag = ref.tag;
+    if (tag && s->unwind != VTI_UNWIND_CHECK)
+        return (uint32_t)tag;
+    while (first < n && in_self((uintptr_t)t->frames[first]))
+        first++;
+    kept = n - first < depth ? n - first : depth;
+    if (kept <= 0)
+        return 0;
+    py = vti_py_merge(t, t->frames + first, kept, merged, VTI_MAX_STACK_DEPTH);
+    if (py < 0 && same && t->cache_native && t->cache_n == kept)
+        return t->cache_ids[kept - 1];
+    id = stack_id(t, first, kept, py, merged);
+    if (tag && (uint32_t)tag != id)
+        vti_stop("a remembered stack differs from the walked one (VRAMTRACE_UNWIND=check)");
+    if (native && id && ref.node)
+        vti_unwind_set_tag(&t->uw, ref, kind | id);
+    return id;
 }
 
 int vti_stack_ips(uint32_t id, uint64_t *ips, int max)

@@ -415,7 +415,177 @@ static int walk(vti_uw_thread *u, void **buf, int max, bool *same)
     return k;
 }
 
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
+/* ---- remembered walks ------------------------------------------------------
+ * The thread's complete walks, as a tree of their frames rooted at the
+ * outermost one (first child, next sibling): a node is one frame with all its
+ * outer frames, so walks share their common outer part. A walk is a function
+ * of its first frame (pc, rsp, rbp) and of the words it reads, so a capture
+ * whose first frame is a leaf's and where every word that leaf's walk read
+ * still holds (each return address at its sp - 8, each saved rbp the walk
+ * depended on) has exactly that walk's frames: the check is recheck()'s, done
+ * from the outermost frame inwards, depth first, so that walks sharing outer
+ * frames share their checks; a node that held moves to the front of its
+ * siblings. No word below the capture's own rsp is read (nor above the stack
+ * top: every node is a frame of a walk of this thread); the search gives up
+ * after MEMO_BUDGET nodes. Only complete walks (ended at the outermost frame)
+ * are remembered; a full tree is emptied (epoch + 1: earlier refs are stale). */
+
+#define MEMO_BUDGET 512
+
+/* The word at a: a place in the thread's live stack, though not always in
+ * a frame of this capture's walk (a remembered walk's return address may lie
+ * in a local of a frame now): AddressSanitizer must not check it (its
+ * redzones around stack variables). */
+#ifdef __SANITIZE_ADDRESS__
+__attribute__((no_sanitize_address, noinline)) static uintptr_t stack_word(uintptr_t a)
+{
+    return *(const uintptr_t *)a;
+}
+#else
+static inline uintptr_t stack_word(uintptr_t a)
+{
+    return *(const uintptr_t *)a;
+}
+#endif
+
+/* Frame x of a remembered walk holds on this stack, live from lo up; a leaf
+ * when it is the capture's first frame f0. */
+static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_frame *f0)
+{
+    if (x->rd >= lo)
+        return stack_word(x->sp - 8) == x->pc && (!x->bp_at || stack_word(x->bp_at) == x->bp);
+    return !x->rd && x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
+}
+
+/* The leaf whose walk this capture's is (first frame u->tmp[0]), or NULL;
+ * path[0..*depth) its frames from the outermost. Depth first: down the first
+ * children while they hold; where one does not, its later siblings in turn
+ * (one that holds moves to the front), else back out to the level above.
+ * Every node looked at counts against the budget (two siblings that both
+ * hold over subtrees that do not would otherwise take turns for ever). */
+static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
+{
+    const vti_uw_frame *f0 = &u->tmp[0];
+    vti_uw_node *x = u->roots;
+    int d = 0, budget = MEMO_BUDGET;
+    while (x) {
+        while (x && node_holds(x, f0->sp, f0)) {
+            if (--budget <= 0)
+                return NULL;
+            path[d++] = x;
+            if (!x->rd) {
+                *depth = d;
+                return x;
+            }
+            x = x->child;
+        }
+        for (vti_uw_node *prev = x;;) {
+            for (x = prev ? prev->next : NULL; x && !node_holds(x, f0->sp, f0); x = x->next) {
+                if (--budget <= 0)
+                    return NULL;
+                prev = x;
+            }
+            if (x) { /* to the front */
+                vti_uw_node **head = d ? &path[d - 1]->child : &u->roots;
+                prev->next = x->next;
+                x->next = *head;
+                *head = x;
+                break;
+            }
+            if (!d)
+                return NULL;
+            prev = path[--d];
+        }
+    }
+    return NULL;
+}
+
+static void memo_clear(vti_uw_thread *u)
+{
+    u->roots = NULL;
+    u->nnodes = 0;
+    u->epoch++;
+}
+
+static vti_uw_node frame_node(const vti_uw_frame *f, bool leaf)
+{
+    vti_uw_node x = {.sp = f->sp, .pc = f->pc, .bp = f->bp, .rd = f->sp - 8};
+    if (leaf) {
+        x.bp_at = f->live; /* a flag: rbp is checked */
+        x.rd = 0;
+    } else if (f->bp_at && f->live) {
+        x.bp_at = x.rd = f->bp_at;
+    }
+    return x;
+}
+
+static bool node_same(const vti_uw_node *a, const vti_uw_node *b)
+{
+    return a->sp == b->sp && a->pc == b->pc && a->bp_at == b->bp_at && a->rd == b->rd &&
+           (!a->bp_at || a->bp == b->bp);
+}
+
+/* Remember the walk in last[0..n) when it is complete; *ref gets its leaf
+ * (an equal walk's when there is one: its tag stays). */
+static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
+{
+    vti_uw_node *x = NULL, **head = &u->roots;
+    if (!u->complete || u->n < 1 || u->n > VTI_UW_NODES)
+        return;
+    if (u->nnodes + (uint32_t)u->n > VTI_UW_NODES) {
+        memo_clear(u);
+        head = &u->roots;
+    }
+    for (int i = u->n - 1; i >= 0; i--) {
+        vti_uw_node want = frame_node(&u->last[i], i == 0);
+        for (x = *head; x && !node_same(x, &want);)
+            x = x->next;
+        if (!x) {
+            want.next = *head;
+            x = &u->nodes[u->nnodes++];
+            *x = want;
+            *head = x;
+        }
+        head = &x->child;
+    }
+    *ref = (vti_uw_ref){(uint32_t)(x - u->nodes) + 1, u->epoch, x->tag};
+}
+
+/* A remembered walk equal to this capture's: its return addresses into buf
+ * (up to max; not when lazy and its tag is of lazy's kind), its ref; -1 when
+ * none. */
+static int memo_walk(vti_uw_thread *u, void **buf, int max, vti_uw_ref *ref, uint64_t lazy)
+{
+    vti_uw_node *path[VTI_UW_LOG], *leaf;
+    int d = 0;
+    if (u->tmp[0].sp < u->stack_lo || u->tmp[0].sp >= u->stack_hi || !u->roots ||
+        !(leaf = memo_find(u, path, &d)) || d - 1 > max)
+        return -1;
+    *ref = (vti_uw_ref){(uint32_t)(leaf - u->nodes) + 1, u->epoch, leaf->tag};
+    if (!lazy || leaf->tag >> 32 != lazy >> 32)
+        for (int i = 0; i < d - 1; i++)
+            buf[i] = (void *)path[d - 2 - i]->pc;
+    return d - 1;
+}
+
+/* The capture is the last walk again (its first frame and every word it
+ * read): its frame count, else -1. The cheapest check, for a program that
+ * captures from one place over and over. */
+static int last_again(vti_uw_thread *u, void **buf, int max)
+{
+    vti_uw_frame *f0 = &u->tmp[0], *l0 = &u->last[0];
+    int got;
+    if (!u->n || l0->sp != f0->sp || l0->pc != f0->pc || (l0->live && l0->bp != f0->bp))
+        return -1;
+    got = recheck(u, 0, f0->bp, buf, max);
+    if (1 + got != u->n || !(got == max || (got < max && u->complete)))
+        return -1;
+    l0->bp = f0->bp;
+    return got;
+}
+
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
+                    uint64_t lazy)
 {
     uintptr_t pc, sp, bp;
     int n;
@@ -423,6 +593,7 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
                      "mov %%rsp, %1\n\t"
                      "mov %%rbp, %2"
                      : "=r"(pc), "=r"(sp), "=r"(bp));
+    *ref = (vti_uw_ref){0, 0, 0};
     if (u->busy || max >= VTI_UW_LOG - 1)
         return -1;
     u->busy = true;
@@ -431,7 +602,15 @@ int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
     if (!u->stack_hi)
         bounds_init(u);
     u->tmp[0] = (vti_uw_frame){.pc = pc + 1, .sp = sp, .bp = bp};
-    n = walk(u, buf, max, same);
+    if ((n = last_again(u, buf, max)) >= 0) {
+        *same = true;
+    } else if ((n = memo_walk(u, buf, max, ref, lazy)) >= 0) {
+        u->n = 0; /* last[] is no longer the last walk */
+    } else {
+        n = walk(u, buf, max, same);
+        if (n >= 0 && !*same)
+            memo_insert(u, ref);
+    }
     atomic_signal_fence(memory_order_seq_cst);
     u->busy = false;
     return n;
@@ -472,9 +651,28 @@ int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
     return n;
 }
 #else
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same)
+/* The capture is the last walk again (its first frame and every word it
+ * read): its frame count, else -1. The cheapest check, for a program that
+ * captures from one place over and over. */
+static int last_again(vti_uw_thread *u, void **buf, int max)
+{
+    vti_uw_frame *f0 = &u->tmp[0], *l0 = &u->last[0];
+    int got;
+    if (!u->n || l0->sp != f0->sp || l0->pc != f0->pc || (l0->live && l0->bp != f0->bp))
+        return -1;
+    got = recheck(u, 0, f0->bp, buf, max);
+    if (1 + got != u->n || !(got == max || (got < max && u->complete)))
+        return -1;
+    l0->bp = f0->bp;
+    return got;
+}
+
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
+                    uint64_t lazy)
 {
     *same = false;
+    *ref = (vti_uw_ref){0, 0, 0};
+    (void)lazy;
     (void)u;
     (void)buf;
     (void)max;
@@ -489,3 +687,16 @@ int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
     return -1;
 }
 #endif
+
+/* Under busy: a signal handler's capture in between leaves the tree alone. */
+void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag)
+{
+    if (u->busy)
+        return;
+    u->busy = true;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (ref.node && ref.epoch == u->epoch && ref.node <= u->nnodes)
+        u->nodes[ref.node - 1].tag = tag;
+    atomic_signal_fence(memory_order_seq_cst);
+    u->busy = false;
+}

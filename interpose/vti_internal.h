@@ -170,6 +170,24 @@ typedef struct vti_uw_frame {
     bool rbp_cfa, live;
 } vti_uw_frame;
 #define VTI_UW_LOG (VTI_MAX_STACK_DEPTH + 16)
+/* One frame of a remembered walk (unwind.c, "Remembered walks"): a node of
+ * the thread's tree of complete walks, rooted at their outermost frames.
+ * Return address pc at sp - 8; rbp bp at bp_at when the walk depended on it
+ * (0: not checked); rd the lowest address read. A leaf (rd 0) is a walk's
+ * first frame (the capture's own pc, rsp and rbp, the latter checked when
+ * bp_at is 1) and holds the caller's tag for that walk (0: none yet). */
+typedef struct vti_uw_node {
+    uintptr_t rd, sp, pc, bp_at, bp;
+    uint64_t tag;
+    struct vti_uw_node *child, *next;
+} vti_uw_node;
+#define VTI_UW_NODES 1024
+/* A remembered walk: its leaf (node index + 1, 0: none) in the tree of this
+ * epoch (the tree emptied since: stale). */
+typedef struct vti_uw_ref {
+    uint32_t node, epoch;
+    uint64_t tag; /* the tag it had when found (vti_unwind_set_tag), 0: none */
+} vti_uw_ref;
 typedef struct vti_uw_thread {
     uintptr_t stack_lo, stack_hi; /* this thread's stack; hi 0: not read yet */
     bool busy;                    /* walking (a signal handler must not) */
@@ -182,6 +200,10 @@ typedef struct vti_uw_thread {
      * are unchanged instead of walking those frames again. */
     vti_uw_frame last[VTI_UW_LOG];
     vti_uw_frame tmp[VTI_UW_LOG]; /* the frames of a walk in progress */
+    uint32_t epoch;               /* the tree below was emptied this many times */
+    uint32_t nnodes;              /* nodes used */
+    vti_uw_node *roots;           /* the first outermost frame */
+    vti_uw_node nodes[VTI_UW_NODES];
 } vti_uw_thread;
 
 /* Return addresses of the calling thread, innermost first, like libunwind's
@@ -191,15 +213,24 @@ typedef struct vti_uw_thread {
  * no CFI, an address outside the thread's stack): the caller then takes
  * unw_backtrace. u: zero-initialised per-thread state, used only by its
  * thread. *same: the frames are exactly those of this thread's last
- * successful walk (checked word by word, not assumed). Reads nothing outside
- * the thread's live stack. */
-int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same);
+ * successful walk (checked word by word, not assumed). *ref: the remembered
+ * walk these frames are (an earlier one found equal, word by word, or this
+ * one remembered now) and its tag; {0} when none. lazy: nonzero when the
+ * caller needs no frames for a remembered walk whose tag has the same upper
+ * 32 bits: buf is then left alone (the count is still returned). Reads
+ * nothing outside the thread's live stack. */
+int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
+                    uint64_t lazy);
 /* After vti_unwind_fast gave -1 with u->missed: the frames from libunwind's
  * unw_step loop, as vti_unwind_fast would give them (-1: none), and, unless a
  * signal frame is on the stack, the rules of all of them learnt (libdw reads
  * and allocates: never in a signal handler). Called from the same frame as
  * vti_unwind_fast. */
 int vti_unwind_learn(vti_uw_thread *u, void **buf, int max);
+/* Give remembered walk ref a tag (nothing when ref is stale). A tag must be
+ * a function of the walk's frames alone (stacks.c: (skip + 1) << 32 | the
+ * stack id of those frames). */
+void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag);
 
 /* ---- the session core (session.c) ---------------------------------------- */
 
@@ -455,6 +486,9 @@ void vti_stacks_init(void);
  * t. Returns the count, or -1 when the process runs no CPython (one cached
  * check; out is untouched). */
 int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max);
+/* true when vti_py_merge gives -1 (the process runs no CPython): a stack is
+ * then its native frames alone. */
+bool vti_py_none(void);
 /* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
  * unknown-frames note) into out; true when named. false for native ips. */
 bool vti_py_label(uint64_t node, char *out, size_t len);
@@ -463,7 +497,9 @@ bool vti_py_label(uint64_t node, char *out, size_t len);
 
 #define VTI_MAX_DEVICES 64
 
-/* 32 bytes: the live map's slot. */
+/* A live allocation as the live map's callers see it (livemap.c stores it
+ * packed in a 16-byte slot, or whole in an overflow record when it does not
+ * fit: size >= 2^40, a VMM handle or mapping). */
 typedef struct vti_live {
     uint64_t addr, size;
     union {
@@ -477,9 +513,9 @@ typedef struct vti_live {
     uint8_t api;
     uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
     uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
-    uint8_t used;     /* the live map's own: the slot holds an entry */
+    uint8_t used;     /* the live map's own: an overflow record in use */
 } vti_live;
-_Static_assert(sizeof(vti_live) == 32, "a live map slot is 32 bytes");
+_Static_assert(sizeof(vti_live) == 32, "a live map overflow record is 32 bytes");
 
 /* A VMM mapping's entry (addr = mapped address): not an allocation, never
  * counted; it keeps its handle's memory alive. */
@@ -517,6 +553,19 @@ typedef struct vti_site {
     uint64_t bytes, count;
 } vti_site;
 int vti_live_top_sites(int device, vti_site *out, int n);
+/* Where (addr, space) lies in the live map, for its unit tests
+ * (tests/interpose/test_livemap.c): its stripe, the stripe's capacity in
+ * slots, the home slot of addr in it, the slot holding the entry (-1: not
+ * live), whether its entry is an overflow record, the number of distinct
+ * sites interned so far and of overflow records ever made (in use or free). */
+typedef struct vti_live_place {
+    int stripe;
+    uint32_t cap, home;
+    int64_t slot;
+    bool overflow;
+    uint32_t sites, records;
+} vti_live_place;
+void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out);
 
 /* ---- recording (record.c) ----------------------------------------------- */
 

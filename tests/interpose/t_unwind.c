@@ -6,7 +6,8 @@
  * (t_unwind_cxx.cpp). Built with several code-generation options
  * (tests/interpose/CMakeLists.txt). Exit 0 when every capture (the fast
  * walk's, or vti_unwind_learn's where the walk met a new call site) equals
- * libunwind's, "same" was right and seen, no capture in a signal handler
+ * libunwind's, "same" and remembered walks were right, remembered ones were
+ * seen, no capture in a signal handler
  * was the walk's, and the walk served at least 3 captures in 4; 1 otherwise.
  *
  * usage: t_unwind [--corrupt]
@@ -135,8 +136,11 @@ int main(int argc, char **argv)
     recurse(200, "depth 200");
     for (int i = 0; i < 3; i++) /* a cached walk, then a different one */
         recurse(20 + i, "repeated");
-    for (int i = 0; i < reps; i++) /* the same frames: "same" from the third (the first learns) */
+    for (int i = 0; i < reps;
+         i++) /* the same frames: remembered from the third (the first learns) */
         recurse(20, "same");
+    for (int i = 0; i < reps; i++) /* deeper than a walk goes, so not remembered: "same" */
+        recurse(300, "same, deep");
     vla_frame(1, 5);
     for (int i = 0; i < 4 * reps; i++) /* rbp-based frames of changing sizes */
         vla_frame(1 + 24 * (i % 3), 2 + i % 2);

@@ -16,7 +16,15 @@
 static __thread vti_uw_thread tl_uw;
 static __thread void *tl_prev[MAX_FRAMES]; /* the last fast capture */
 static __thread int tl_prev_n = -1;
-static _Atomic int n_checks, n_fast, n_learnt, n_fallback, n_mismatch, n_same, n_fast_in_signal;
+static _Atomic int n_checks, n_fast, n_learnt, n_fallback, n_mismatch, n_same, n_fast_in_signal,
+    n_remembered;
+/* The remembered walks seen (unwind.c's refs) and a hash of their frames. */
+#define SEEN 256
+static __thread struct {
+    vti_uw_ref ref;
+    uint64_t hash;
+} tl_seen[SEEN];
+static __thread int tl_nseen;
 static _Atomic int in_signal;
 static int corrupt;
 
@@ -38,6 +46,36 @@ static int compare(const char *what, void **a, int na, void **b, int nb)
         return -1;
     }
     return 1;
+}
+
+static uint64_t frames_hash(void **a, int n)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)n;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uintptr_t)a[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A remembered walk gives the frames it had when it was remembered: the
+ * same ref again must come with the same frames (all of them: entry 0 is the
+ * same call in tu_compare). */
+static void check_remembered(const char *what, vti_uw_ref ref, void **a, int na)
+{
+    uint64_t h = frames_hash(a, na);
+    if (!ref.node)
+        return;
+    for (int i = 0; i < tl_nseen; i++) {
+        if (tl_seen[i].ref.node != ref.node || tl_seen[i].ref.epoch != ref.epoch)
+            continue;
+        n_remembered++;
+        if (tl_seen[i].hash != h) {
+            n_mismatch++;
+            fprintf(stderr, "t_unwind: %s: a remembered walk gave other frames\n", what);
+        }
+        return;
+    }
+    if (tl_nseen < SEEN)
+        tl_seen[tl_nseen++] = (typeof(tl_seen[0])){ref, h};
 }
 
 /* libunwind's frames from here: unw_backtrace, or under ThreadSanitizer the
@@ -70,7 +108,8 @@ __attribute__((noinline)) int tu_compare(const char *what)
 {
     void *a[MAX_FRAMES], *b[MAX_FRAMES];
     bool same;
-    int na = vti_unwind_fast(&tl_uw, a, MAX_FRAMES, &same), nb;
+    vti_uw_ref ref;
+    int na = vti_unwind_fast(&tl_uw, a, MAX_FRAMES, &same, &ref, 0), nb;
     bool learnt = na < 0 && tl_uw.missed;
     if (learnt) /* libunwind's frames, and the rules learnt unless in a handler */
         na = vti_unwind_learn(&tl_uw, a, MAX_FRAMES);
@@ -95,6 +134,7 @@ __attribute__((noinline)) int tu_compare(const char *what)
         report_mismatch("said the same as the last walk", a, na, tl_prev, tl_prev_n);
     }
     n_same += same;
+    check_remembered(what, ref, a, na);
     memcpy(tl_prev, a, (size_t)na * sizeof *a);
     tl_prev_n = na;
     if (corrupt && na > 3 && n_fast == 5)
@@ -114,11 +154,15 @@ void tu_set_in_signal(int on)
 
 int tu_summary(void)
 {
-    printf("checks=%d fast=%d learnt=%d fallback=%d mismatch=%d same=%d fast_in_signal=%d\n",
-           n_checks, n_fast, n_learnt, n_fallback, n_mismatch, n_same, n_fast_in_signal);
+    printf("checks=%d fast=%d learnt=%d fallback=%d mismatch=%d same=%d remembered=%d "
+           "fast_in_signal=%d\n",
+           n_checks, n_fast, n_learnt, n_fallback, n_mismatch, n_same, n_remembered,
+           n_fast_in_signal);
     /* every capture equal; the walk served at least 3 in 4 (the others learnt
-     * a new call site's rules, or ran in a signal handler: never the walk) */
-    if (n_mismatch || n_fast_in_signal || n_same < 2 || 4 * n_fast < 3 * n_checks)
+     * a new call site's rules, or ran in a signal handler: never the walk);
+     * remembered walks were found, and "same" where a walk is not remembered */
+    if (n_mismatch || n_fast_in_signal || n_remembered < 2 || n_same < 2 ||
+        4 * n_fast < 3 * n_checks)
         return 1;
     return 0;
 }

@@ -272,6 +272,64 @@ static void test_mem_heap_and_regions(void **state)
     assert_int_equal(fake_stack_calls, 2); /* one stack per batch */
 }
 
+/* One churn step: the records since the last step are exactly `want` (0 or 1
+ * region record of type, addr, size). */
+static void churn_expect(size_t want, enum vt_rec type, nvtxMemHeapHandle_t h, const void *addr,
+                         uint64_t size)
+{
+    assert_int_equal(fake_nevents, want);
+    if (want)
+        check_region(0, type, h, addr, size);
+    fake_reset();
+}
+
+/* Many registers (with and without handles handed out) and unregisters (by
+ * pointer and by handle, of live and of gone regions) and heap resets
+ * against a model of which regions are live:
+ * each unregister of a live region is one record with its address, any other
+ * none. Deletions from the region maps (tombstones turned back into empty
+ * slots) must keep every live region findable and no gone one. */
+static void test_mem_region_churn(void **state)
+{
+    (void)state;
+    enum { SLOTS = 512, STEPS = 20000 };
+    static nvtxMemRegionHandle_t handle[SLOTS];
+    static bool live[SLOTS];
+    uint32_t x = 12345;
+    start(true);
+    memset(live, 0, sizeof live);
+    nvtxMemHeapHandle_t h = arena_heap(NULL);
+    fake_reset();
+    for (int step = 0; step < STEPS; step++) {
+        x = x * 1103515245u + 12345u;
+        unsigned i = (x >> 8) % SLOTS, op = (x >> 20) % 16;
+        char *addr = arena + i * (sizeof arena / SLOTS);
+        nvtxMemVirtualRangeDesc_t r = {16 + i, addr};
+        if (op == 0 && step % 997 == 0) {
+            nvtxMemHeapReset(NULL, h);
+            assert_int_equal(fake_nevents, 1);
+            fake_reset();
+            memset(live, 0, sizeof live);
+        } else if (op < 8 && !live[i]) { /* half without handles: by pointer only */
+            handle[i] = NULL;
+            regions_register(NULL, h, &r, 1, op & 1 ? &handle[i] : NULL);
+            churn_expect(1, VT_REC_REGION_REGISTER, h, addr, r.size);
+            live[i] = true;
+        } else if (op < 12) {
+            unregister_one(NULL, NVTX_MEM_REGION_REF_TYPE_POINTER,
+                           (nvtxMemRegionRef_t){.pointer = addr});
+            churn_expect(live[i], VT_REC_REGION_UNREGISTER, h, addr, 0);
+            live[i] = false;
+        } else {
+            unregister_one(NULL, NVTX_MEM_REGION_REF_TYPE_HANDLE,
+                           (nvtxMemRegionRef_t){.handle = handle[i]});
+            churn_expect(live[i] && handle[i], VT_REC_REGION_UNREGISTER, h, addr, 0);
+            live[i] = live[i] && !handle[i];
+        }
+    }
+    nvtxMemHeapUnregister(NULL, h);
+}
+
 static void test_mem_before_session(void **state)
 {
     (void)state;
@@ -474,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_late_session_keeps_balance),
         cmocka_unit_test(test_registered_strings),
         cmocka_unit_test(test_mem_heap_and_regions),
+        cmocka_unit_test(test_mem_region_churn),
         cmocka_unit_test(test_mem_before_session),
         cmocka_unit_test(test_mem_process_wide_and_other_types),
         cmocka_unit_test(test_per_thread),
