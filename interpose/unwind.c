@@ -651,22 +651,6 @@ int vti_unwind_learn(vti_uw_thread *u, void **buf, int max)
     return n;
 }
 #else
-/* The capture is the last walk again (its first frame and every word it
- * read): its frame count, else -1. The cheapest check, for a program that
- * captures from one place over and over. */
-static int last_again(vti_uw_thread *u, void **buf, int max)
-{
-    vti_uw_frame *f0 = &u->tmp[0], *l0 = &u->last[0];
-    int got;
-    if (!u->n || l0->sp != f0->sp || l0->pc != f0->pc || (l0->live && l0->bp != f0->bp))
-        return -1;
-    got = recheck(u, 0, f0->bp, buf, max);
-    if (1 + got != u->n || !(got == max || (got < max && u->complete)))
-        return -1;
-    l0->bp = f0->bp;
-    return got;
-}
-
 int vti_unwind_fast(vti_uw_thread *u, void **buf, int max, bool *same, vti_uw_ref *ref,
                     uint64_t lazy)
 {
