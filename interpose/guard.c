@@ -104,7 +104,7 @@ VTI_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
     int i = fatal_index(sig);
     if (i < 0 || !atomic_load(&held[i])) {
         int rc = real_sigaction(sig, act, old);
-        if (rc == 0 && i >= 0 && act && is_default(act) && vti_enabled())
+        if (rc == 0 && i >= 0 && act && is_default(act) && vti_on())
             hold(i, act); /* back to SIG_DFL: flush on it again */
         return rc;
     }

@@ -48,29 +48,29 @@ static bool wait_started(void)
         return false;
     while (vti_state() == VTI_S_STARTING)
         sched_yield();
-    return vti_enabled();
+    return vti_on();
 }
 
 bool vti_session_ensure(void)
 {
     int s = vti_state();
     if (s == VTI_S_ON)
-        return vti_enabled();
+        return vti_on();
     if (s == VTI_S_STARTING)
         return wait_started();
     if (s != VTI_S_OFF)
-        return vti_enabled();
+        return vti_on();
     if (!vti_state_move(VTI_S_OFF, VTI_S_STARTING)) /* another thread won the start */
-        return vti_state() == VTI_S_STARTING ? wait_started() : vti_enabled();
+        return vti_state() == VTI_S_STARTING ? wait_started() : vti_on();
     tl_starting = true;
     vti_enter();
     if (!session_start())
         vti_state_set(VTI_S_STOPPED);
     vti_leave();
     tl_starting = false;
-    if (vti_enabled())
+    if (vti_on())
         vti_cupti_load();
-    return vti_enabled();
+    return vti_on();
 }
 
 _Atomic bool vti_cupti_settled;

@@ -54,7 +54,7 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
     vti_thread *t = have ? vti_thread_get() : NULL;
     if (!t)
         return;
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     ev.u.pool.device = dev;
     ev.u.pool.pool = pool;
     vti_write(t, &ev);

@@ -124,7 +124,7 @@ static inline void note_device(vti_thread *t, int device)
 static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)
 {
     vt_event ev = {.type = VT_REC_MEMINFO};
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     ev.u.meminfo.device = device;
     ev.u.meminfo.free_bytes = free_b;
     ev.u.meminfo.total_bytes = total_b;
@@ -216,7 +216,7 @@ static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t 
     vt_event ev = {.type = type};
     if (!t)
         return;
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     ev.u.vmm.handle = handle;
     ev.u.vmm.addr = addr;
     ev.u.vmm.size = size;
@@ -295,7 +295,7 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
     bool have;
     if (!t)
         return;
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     ev.u.failed.stack = stack;
     note_device(t, device);
     have = vti_sample_meminfo(level, &fr, &to);

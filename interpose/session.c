@@ -170,10 +170,10 @@ int vti_session_emit(const vt_event *ev)
         return -1;
     copy = *ev;
     if (!copy.ts_ns && copy.type != VT_REC_STRING && copy.type != VT_REC_STACK_NODE)
-        copy.ts_ns = vti_now_ns();
+        copy.ts_ns = vti_stamp();
     vti_write(t, &copy);
     vti_thread_put(t);
-    return vti_enabled() ? 0 : -1;
+    return vti_on() ? 0 : -1;
 }
 
 /* ---- start ---------------------------------------------------------------- */
@@ -284,7 +284,7 @@ static void emit_end(int status, const char *reason)
     vt_event ev = {.type = VT_REC_END};
     if (!t)
         return;
-    ev.ts_ns = vti_now_ns();
+    ev.ts_ns = vti_stamp();
     ev.u.end.status = status;
     ev.u.end.reason = reason;
     vti_write(t, &ev);
@@ -346,7 +346,7 @@ void vti_signal_flush(int sig)
         atomic_exchange(&in_signal, 1))
         return;
     if (sig && signal_tb) {
-        ev.ts_ns = vti_now_ns();
+        ev.ts_ns = vti_stamp();
         ev.u.end.status = -1;
         ev.u.end.signal = sig;
         ev.u.end.reason = "signal";

@@ -374,7 +374,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
     ev.u.module.start = info->dlpi_addr + lo;
     ev.u.module.end = info->dlpi_addr + hi;
     vti_write(c->t, &ev);
-    return vti_enabled() ? 0 : 1;
+    return vti_on() ? 0 : 1;
 }
 
 void vti_modules_sync(vti_thread *t, bool force)

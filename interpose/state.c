@@ -4,7 +4,7 @@
  * (quiet) and msg.c (the "tracing stopped" line). A stop requested from deep
  * inside (the writer failed, a table is full) lands here, and the life cycle
  * (lifecycle.c) and the session core (session.c) read it. The events'
- * timestamps (vti_now_ns) come from here too. */
+ * timestamps (vti_stamps) come from here too. */
 #include <stdatomic.h>
 
 #include "vti_internal.h"

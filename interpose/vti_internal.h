@@ -109,7 +109,9 @@ enum { VTI_S_OFF, VTI_S_STARTING, VTI_S_ON, VTI_S_STOPPED, VTI_S_CHILD };
  * progress. Read by vti_on() on every hooked call; moved only by state.c. */
 #define VTI_STOPPING 0x100
 extern VTI_HIDDEN _Atomic int vti_state_word;
-/* vti_enabled() inline for the hooks: recording, and the exit not begun. */
+/* Recording, and the exit not begun. The library's own files call this;
+ * vti_enabled() (vti.h) is the same answer out of line for the NVTX
+ * injection, which sees only vti.h. */
 static inline bool vti_on(void)
 {
     return atomic_load_explicit(&vti_state_word, memory_order_acquire) == VTI_S_ON;
@@ -119,9 +121,11 @@ int vti_state(void);
 /* Move from `from` to `to` atomically; false when the state was not `from`. */
 bool vti_state_move(int from, int to);
 void vti_state_set(int s);
-/* The exit is in progress: vti_enabled() answers false from now on. */
+/* The exit is in progress: vti_on() answers false from now on. */
 void vti_state_stopping(void);
-/* vti_now_ns() inline for the hooks: the process's stamps (state.c). */
+/* The next event stamp of the process (state.c). The library's own files
+ * call this; vti_now_ns() (vti.h) is the same out of line for the NVTX
+ * injection. */
 extern VTI_HIDDEN vt_stamp_clock vti_stamps;
 static inline uint64_t vti_stamp(void)
 {
@@ -599,7 +603,7 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
  * stamped after its call returns and a free stamped before its call would
  * otherwise be reordered against another thread's calls, shrinking the live
  * set the report sees: the sim's ledger counts the peak in the driver's
- * order, interpose.threads checks it exactly). Timestamps (vti_now_ns) are
+ * order, interpose.threads checks it exactly). Timestamps (vti_stamp) are
  * also strictly increasing across threads. Nested hooked calls (depth > 0)
  * never take it. It is defined in livemap.c: it also guards the live map
  * and its counters. */
