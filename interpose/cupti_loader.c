@@ -98,7 +98,7 @@ static void cupti_start(void)
     }
 }
 
-bool vti_cupti_load(void)
+bool vti_cupti_load(bool *now)
 {
     int s = atomic_load(&cupti_state);
     if (s >= C_LOADING)
@@ -113,11 +113,13 @@ bool vti_cupti_load(void)
     cupti_start();
     vti_leave();
     atomic_store(&cupti_state, C_DONE);
+    *now = true;
     return true;
 }
 
 void vti_cupti_unload(void)
 {
-    if (atomic_load(&cupti_state) == C_DONE && stop_fn)
+    static _Atomic bool stopped;
+    if (atomic_load(&cupti_state) == C_DONE && stop_fn && !atomic_exchange(&stopped, true))
         stop_fn();
 }

@@ -15,9 +15,14 @@
 #include "vti_internal.h"
 
 static VTI_TLS bool tl_starting;
+/* This thread's current hooked call started the session or CUPTI: its real
+ * function, which may initialise the CUDA runtime, has not run yet. */
+static VTI_TLS bool tl_first_call;
 static _Atomic bool opened; /* the trace was created: there is an end to write */
+static _Atomic bool early_armed, early_done;
 
 static void on_exit_handler(int status, void *arg);
+static void on_exit_early(int status, void *arg);
 static void on_quick_exit(void);
 
 /* The session core opened, stacks ready, then recording: the exit and
@@ -68,33 +73,79 @@ bool vti_session_ensure(void)
         vti_state_set(VTI_S_STOPPED);
     vti_leave();
     tl_starting = false;
+    tl_first_call = true;
     if (vti_on())
-        vti_cupti_load();
+        vti_cupti_load(&tl_first_call);
     return vti_on();
 }
 
 _Atomic bool vti_cupti_settled;
 
+/* CUPTI loaded (or given up) and, at a hooked call after the one that
+ * started the session or CUPTI, on_exit_early registered: exit handlers run
+ * last registered first, so it runs before the teardown that the CUDA
+ * runtime (static or shared) registered at its initialisation, in that first
+ * call's real function, and before CUPTI's own static destructors. After
+ * those, a driver or CUPTI call may crash (seen on an H200, driver
+ * 580.159.04: cuCtxGetDevice after a static runtime's teardown,
+ * cuptiActivityDisable after CUPTI's). Another thread's call may arm it
+ * while the first call is still inside the runtime's initialisation; the
+ * runtime's teardown then runs first, as before. */
+static bool settle(void)
+{
+    if (!vti_cupti_load(&tl_first_call))
+        return false;
+    if (tl_first_call) {
+        tl_first_call = false;
+        return false;
+    }
+    if (!atomic_exchange(&early_armed, true))
+        on_exit(on_exit_early, NULL);
+    return true;
+}
+
 bool vti_hook_enter_outer(void)
 {
     if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
         return false;
-    if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_cupti_load())
+    if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && settle())
         atomic_store_explicit(&vti_cupti_settled, true, memory_order_relaxed);
     return true;
 }
 
 /* ---- ends ------------------------------------------------------------------ */
 
-/* The end of the process: CUPTI stopped, the summary, then the session
- * core closes the trace. Once. */
-static void session_end(int status, const char *reason)
+/* The parts of the end that call CUDA: CUPTI flushed and stopped, the
+ * final memory sample. */
+static void end_cuda_calls(void)
+{
+    vti_cupti_unload();
+    vti_rec_end_sample();
+}
+
+static void on_exit_early(int status, void *arg)
+{
+    (void)status, (void)arg;
+    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD)
+        return;
+    vti_enter();
+    end_cuda_calls();
+    atomic_store(&early_done, true);
+    vti_leave();
+}
+
+/* The end of the process: CUPTI stopped and the last sample (unless in
+ * exit()'s handlers, where only on_exit_early may call CUDA: without it the
+ * last CUPTI buffers and sample are left out rather than risk a crash), the
+ * summary, then the session core closes the trace. Once. */
+static void session_end(int status, const char *reason, bool in_exit)
 {
     static _Atomic int done;
     if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_exchange(&done, 1))
         return;
     vti_enter();
-    vti_cupti_unload();
+    if (!in_exit && !atomic_load(&early_done))
+        end_cuda_calls();
     vti_rec_end_summary();
     vti_session_close(status, reason);
     vti_leave();
@@ -103,7 +154,7 @@ static void session_end(int status, const char *reason)
 static void on_exit_handler(int status, void *arg)
 {
     (void)arg;
-    session_end(status, "exit");
+    session_end(status, "exit", true);
 }
 
 /* An end without exit handlers: nothing in a vfork child (the parent's
@@ -117,7 +168,7 @@ static void session_end_now(int status, const char *reason)
         vti_signal_flush(0);
         return;
     }
-    session_end(status, reason);
+    session_end(status, reason, false);
 }
 
 static void on_quick_exit(void)

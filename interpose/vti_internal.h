@@ -356,8 +356,9 @@ void vti_guard_start(void);
 /* Load libvramtrace_cupti.so next to this library and start it, or record
  * why not (once); deferred until CUDA is loaded. true once nothing is left
  * to do (started, being started by another thread, or given up), so that the
- * hooks stop calling it. vti_cupti_unload: stop it (at exit). */
-bool vti_cupti_load(void);
+ * hooks stop calling it; *now set when this call loaded it (left alone
+ * otherwise). vti_cupti_unload: flush and stop it, once (at the end). */
+bool vti_cupti_load(bool *now);
 void vti_cupti_unload(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
@@ -672,8 +673,11 @@ int vti_driver_device(void);
 /* Sample free/total of the current device through the real functions;
  * returns false when no sample could be taken. */
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
-/* End of session: final meminfo, the pending OOM diagnosis and the summary
- * on stderr (unless quiet). */
+/* End of session, in two parts. vti_rec_end_sample: the final meminfo,
+ * through the real driver (only where the driver is still intact, see
+ * lifecycle.c). vti_rec_end_summary: the pending OOM diagnosis and the
+ * summary on stderr (unless quiet), no CUDA call. */
+void vti_rec_end_sample(void);
 void vti_rec_end_summary(void);
 /* diagnose.c: the OOM diagnosis (at most 9 lines per fatal failure; the
  * rule in diagnose.c and README.md). vti_diag_failed: a failed allocation

@@ -11,6 +11,7 @@ memory_stats() peaks, the snapshot's segments, the OutOfMemoryError message.
 
     run_scenario.py --vramtrace BIN --sim-lib DIR --python PY --work DIR NAME
     run_scenario.py ... --wrong NAME   # PyTorch's numbers perturbed: exit 0 iff caught
+    run_scenario.py ... --real NAME    # on a real GPU: no simulated runtime, no --sim
 
 Exit: 0 all checks held, 1 a check failed, 77 PyTorch is not installed for
 PY (ctest SKIP_RETURN_CODE), 3 the harness could not run.
@@ -35,6 +36,9 @@ SCENARIOS = {
     # 256x256 at batch 1024 on the T4: the seed's OOM, a capacity OOM.
     "dcgan_256_b1024_oom": (["sc_dcgan.py", "256", "1024", "1"], {}, [],
                             ["oom_capacity", "oom_message", "reserved"]),
+    # The same OOM on a card of up to about 200 GB (tests/gpu/smoke.sh, --real).
+    "dcgan_256_b16384_oom": (["sc_dcgan.py", "256", "16384", "1"], {}, [],
+                             ["oom_capacity", "oom_message", "reserved"]),
     # Per-tensor view of the fitting run (backend:cudaMallocAsync).
     "dcgan_64_b256_tensors": (["sc_dcgan.py", "64", "256", "3"], {}, ["--torch-tensors"],
                               ["fits", "allocated", "tensor_count"]),
@@ -142,9 +146,10 @@ class Run:
 
     def run_plain(self):
         e = self.env(self.base + ".plain.json")
-        sim = os.path.abspath(self.o.sim_lib)
-        e["LD_LIBRARY_PATH"] = sim + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
-        e["LD_PRELOAD"] = os.path.join(sim, "libcudart.so.13")
+        if not self.o.real:
+            sim = os.path.abspath(self.o.sim_lib)
+            e["LD_LIBRARY_PATH"] = sim + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
+            e["LD_PRELOAD"] = os.path.join(sim, "libcudart.so.13")
         if "--torch-tensors" in self.vt_opts:
             e["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
         return subprocess.run(self.argv(), env=e, capture_output=True, text=True, timeout=600)
@@ -153,7 +158,8 @@ class Run:
         trace = self.base + ".vtrace"
         if os.path.exists(trace):
             os.remove(trace)
-        cmd = [self.o.vramtrace, "run", "--sim=t4", *self.vt_opts, "-o", trace, "--"] + self.argv()
+        sim = [] if self.o.real else ["--sim=t4"]
+        cmd = [self.o.vramtrace, "run", *sim, *self.vt_opts, "-o", trace, "--"] + self.argv()
         p = subprocess.run(cmd, env=self.env(self.base + ".torch.json"), capture_output=True,
                            text=True, timeout=600)
         rep = self.base + ".report.json"
@@ -369,13 +375,17 @@ def perturb(tq):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vramtrace", required=True)
-    ap.add_argument("--sim-lib", required=True)
+    ap.add_argument("--sim-lib", help="the simulated device's folder (not with --real)")
+    ap.add_argument("--real", action="store_true",
+                    help="run on the machine's real GPU: no simulated runtime, no --sim")
     ap.add_argument("--python", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--wrong", action="store_true")
     ap.add_argument("--results", help="write NAME.json here for gen_scenarios_md.py")
     ap.add_argument("name", choices=sorted(SCENARIOS))
     o = ap.parse_args()
+    if not o.real and not o.sim_lib:
+        ap.error("--sim-lib is required unless --real")
     try:
         have = subprocess.run([o.python, "-c", "import torch; print(torch.__version__)"],
                               capture_output=True, text=True, timeout=300)
