@@ -98,7 +98,7 @@ static void cupti_start(void)
     }
 }
 
-bool vti_cupti_load(bool *now)
+bool vti_cupti_load(void)
 {
     int s = atomic_load(&cupti_state);
     if (s >= C_LOADING)
@@ -113,7 +113,6 @@ bool vti_cupti_load(bool *now)
     cupti_start();
     vti_leave();
     atomic_store(&cupti_state, C_DONE);
-    *now = true;
     return true;
 }
 

@@ -15,11 +15,8 @@
 #include "vti_internal.h"
 
 static VTI_TLS bool tl_starting;
-/* This thread's current hooked call started the session or CUPTI: its real
- * function, which may initialise the CUDA runtime, has not run yet. */
-static VTI_TLS bool tl_first_call;
 static _Atomic bool opened; /* the trace was created: there is an end to write */
-static _Atomic bool early_armed, early_done;
+static _Atomic bool early_done;
 
 static void on_exit_handler(int status, void *arg);
 static void on_exit_early(int status, void *arg);
@@ -73,44 +70,42 @@ bool vti_session_ensure(void)
         vti_state_set(VTI_S_STOPPED);
     vti_leave();
     tl_starting = false;
-    tl_first_call = true;
     if (vti_on())
-        vti_cupti_load(&tl_first_call);
+        vti_cupti_load();
     return vti_on();
 }
 
 _Atomic bool vti_cupti_settled;
 
-/* CUPTI loaded (or given up) and, at a hooked call after the one that
- * started the session or CUPTI, on_exit_early registered: exit handlers run
- * last registered first, so it runs before the teardown that the CUDA
- * runtime (static or shared) registered at its initialisation, in that first
- * call's real function, and before CUPTI's own static destructors. After
- * those, a driver or CUPTI call may crash (seen on an H200, driver
- * 580.159.04: cuCtxGetDevice after a static runtime's teardown,
- * cuptiActivityDisable after CUPTI's). Another thread's call may arm it
- * while the first call is still inside the runtime's initialisation; the
- * runtime's teardown then runs first, as before. */
-static bool settle(void)
-{
-    if (!vti_cupti_load(&tl_first_call))
-        return false;
-    if (tl_first_call) {
-        tl_first_call = false;
-        return false;
-    }
-    if (!atomic_exchange(&early_armed, true))
-        on_exit(on_exit_early, NULL);
-    return true;
-}
-
 bool vti_hook_enter_outer(void)
 {
     if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
         return false;
-    if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && settle())
+    if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_cupti_load())
         atomic_store_explicit(&vti_cupti_settled, true, memory_order_relaxed);
     return true;
+}
+
+_Atomic unsigned vti_exit_armed;
+
+/* After an outermost allocation hook's real call returned, with CUPTI
+ * loaded or given up: on_exit_early registered, once per API level (a
+ * program may initialise the runtime only after using the driver alone, and
+ * on_exit_early runs its calls only once, the last registered first). Exit handlers run last
+ * registered first, so it runs before the teardown that the CUDA runtime
+ * (static or shared) registered at its initialisation, which that call (or
+ * a concurrent one it waited for) completed, and before CUPTI's own static
+ * destructors (registered when it was dlopened). After those, a driver or
+ * CUPTI call may crash (seen on an H200, driver 580.159.04: cuCtxGetDevice
+ * after a static runtime's teardown, cuptiActivityDisable after CUPTI's).
+ * Not covered: a second runtime initialised later (a static one beside the
+ * shared one), whose teardown then runs first; the simulated device reports
+ * such a late call (sim/README.md, "Exit"). */
+void vti_exit_arm_slow(unsigned level)
+{
+    if (!atomic_load(&vti_cupti_settled) || (atomic_fetch_or(&vti_exit_armed, level) & level))
+        return;
+    on_exit(on_exit_early, NULL);
 }
 
 /* ---- ends ------------------------------------------------------------------ */
@@ -126,7 +121,7 @@ static void end_cuda_calls(void)
 static void on_exit_early(int status, void *arg)
 {
     (void)status, (void)arg;
-    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD)
+    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_load(&early_done))
         return;
     vti_enter();
     end_cuda_calls();

@@ -329,6 +329,19 @@ bool vti_session_ensure(void);
 bool vti_hook_enter_outer(void);
 /* vti_cupti_load has nothing left to do (lifecycle.c). */
 extern VTI_HIDDEN _Atomic bool vti_cupti_settled;
+/* The end's CUDA calls (CUPTI's flush, the last memory sample) registered
+ * with on_exit after a real allocation call returned (lifecycle.c), once
+ * after the first runtime-level and once after the first driver-level one:
+ * vti_exit_arm, inline, in every outermost allocation hook after its call.
+ * level: 1 runtime, 2 driver (a bit of vti_exit_armed). */
+extern VTI_HIDDEN _Atomic unsigned vti_exit_armed;
+void vti_exit_arm_slow(unsigned level);
+static inline void vti_exit_arm(unsigned level)
+{
+    if (!(atomic_load_explicit(&vti_exit_armed, memory_order_relaxed) & level))
+        vti_exit_arm_slow(level);
+}
+
 static inline bool vti_hook_enter(void)
 {
     vti_enter();
@@ -356,9 +369,9 @@ void vti_guard_start(void);
 /* Load libvramtrace_cupti.so next to this library and start it, or record
  * why not (once); deferred until CUDA is loaded. true once nothing is left
  * to do (started, being started by another thread, or given up), so that the
- * hooks stop calling it; *now set when this call loaded it (left alone
- * otherwise). vti_cupti_unload: flush and stop it, once (at the end). */
-bool vti_cupti_load(bool *now);
+ * hooks stop calling it. vti_cupti_unload: flush and stop it, once (at the
+ * end). */
+bool vti_cupti_load(void);
 void vti_cupti_unload(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
@@ -629,6 +642,7 @@ void vti_order_unlock(void);
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
+        vti_exit_arm((F) < F_RUNTIME_END_ ? 1u : 2u);                                              \
         if (rc != OK)                                                                              \
             ON_FAIL;                                                                               \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \

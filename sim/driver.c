@@ -6,7 +6,28 @@
 #include <stdio.h>
 #include <string.h>
 
-static int sim_drv_initialized;
+static int sim_drv_initialized, sim_drv_torn_down;
+
+/* Called by the simulated runtime's exit handler (registered when it loads
+ * the driver, as NVIDIA's runtime registers its teardown at initialisation;
+ * README.md, "Exit"): from then on the calls that need an initialised
+ * driver fail with CUDA_ERROR_DEINITIALIZED ("the CUDA driver is in the
+ * process of shutting down", cuda.h) and the first says so on stderr. A real
+ * driver may crash instead (an H200, driver 580.159.04: cuCtxGetDevice after
+ * a static runtime's teardown), so a profiler must make no such call. */
+__attribute__((visibility("default"))) void vtsim_runtime_teardown(void)
+{
+    __atomic_store_n(&sim_drv_torn_down, 1, __ATOMIC_RELEASE);
+}
+
+static CUresult late_call(void)
+{
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+        fprintf(stderr, "vramtrace-sim: a driver call after the CUDA runtime's teardown at exit "
+                        "(CUDA_ERROR_DEINITIALIZED; a real driver may crash here)\n");
+    return CUDA_ERROR_DEINITIALIZED;
+}
 
 struct err_entry {
     int code;
@@ -18,6 +39,8 @@ static const struct err_entry drv_errors[] = {
 
 CUresult sim_check_init(void)
 {
+    if (__atomic_load_n(&sim_drv_torn_down, __ATOMIC_ACQUIRE))
+        return late_call();
     return __atomic_load_n(&sim_drv_initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
                                                                    : CUDA_ERROR_NOT_INITIALIZED;
 }

@@ -81,6 +81,12 @@ kill)
     ;;
 *) fail "unknown mode $mode" ;;
 esac
+# The preload must make no CUDA call after the runtime's teardown at exit
+# (sim/README.md, "Exit": the sim says so on stderr; a real driver may crash).
+late="after the CUDA runtime's teardown"
+if grep -q "$late" "$outdir/stderr" && ! grep -qs "$late" "$outdir/stderr.plain"; then
+    fail "a CUDA call after the runtime's teardown at exit, with vramtrace only"
+fi
 
 if [ "$mode" = notrace ]; then
     cmp -s "$outdir/stderr" "$outdir/stderr.plain" || fail "stderr differs with vramtrace"
