@@ -29,6 +29,18 @@
         }                                                                                          \
     } while (0)
 
+/* Two sizes the program's own bookkeeping requires equal; both printed on a
+ * failure (what a real GPU answered, where it differs from the sim). */
+#define REQUIRE_EQ(a, b)                                                                           \
+    do {                                                                                           \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);             \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "%s:%d: %s == %s does not hold: %llu != %llu\n", __FILE__, __LINE__,   \
+                    #a, #b, a_, b_);                                                               \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
 #ifdef CORPUS_THREADS
 #include <pthread.h>
 /* Run worker(i) on n threads (n <= 64), i = 0..n-1, and join them all. */

@@ -17,7 +17,7 @@ int main(void)
     EXPECT(cudaFree(d), cudaErrorInvalidValue);
     EXPECT(cudaMalloc(&after, 6 * MiB), cudaSuccess);
     EXPECT(cudaMemGetInfo(&f1, &t), cudaSuccess);
-    REQUIRE(f1 == f0 + 4 * MiB); /* 10 MiB gone, 6 MiB taken */
+    REQUIRE_EQ(f1, f0 + 4 * MiB); /* 10 MiB gone, 6 MiB taken */
     EXPECT(cudaMalloc(&d, 1 * MiB), cudaSuccess);
     EXPECT(cudaFree(d), cudaSuccess);
     return 0;

@@ -26,6 +26,6 @@ int main(void)
     EXPECT(cudaMallocAsync(&p[0], 5 * MiB, 0), cudaSuccess); /* leaked */
     EXPECT(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
     EXPECT(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
-    REQUIRE(used == 6 * MiB);
+    REQUIRE_EQ(used, 6 * MiB);
     return 0;
 }

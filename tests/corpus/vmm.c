@@ -1,13 +1,27 @@
 /* vmm: the driver's virtual memory management. A handle is released right
  * after it is mapped (its memory stays live until the unmap); one handle is
  * mapped twice and unmapped one mapping at a time (still live after the
- * first unmap); one handle is leaked unmapped; one cuMemCreate is too big. */
+ * first unmap); one handle is leaked unmapped; one cuMemCreate is too big.
+ * Mapped memory is made accessible (cuMemSetAccess) and touched through the
+ * driver, never by the host: on a real GPU a host access to it faults (the
+ * first GPU run: SIGSEGV at the memset, with and without the preload). */
 #include <cuda.h>
 #include <string.h>
 
 #include "corpus.h"
 
 #define G (2 * MiB)
+
+/* Read and write access for device 0 to [p, p + size). */
+static void allow(CUdeviceptr p, size_t size)
+{
+    CUmemAccessDesc a;
+    memset(&a, 0, sizeof a);
+    a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a.location.id = 0;
+    a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    EXPECT(cuMemSetAccess(p, size, &a, 1), CUDA_SUCCESS);
+}
 
 static size_t free_bytes(void)
 {
@@ -38,23 +52,28 @@ int main(void)
     EXPECT(cuMemCreate(&h1, 2 * G, &prop, 0), CUDA_SUCCESS);
     EXPECT(cuMemMap(va, 2 * G, 0, h1, 0), CUDA_SUCCESS);
     EXPECT(cuMemRelease(h1), CUDA_SUCCESS);
-    memset((void *)va, 7, 2 * G);
-    REQUIRE(free_bytes() == before - 2 * G);
+    allow(va, 2 * G);
+    EXPECT(cuMemsetD8(va, 7, 2 * G), CUDA_SUCCESS);
+    REQUIRE_EQ(free_bytes(), before - 2 * G);
 
     /* one handle mapped twice; partial unmap */
     EXPECT(cuMemCreate(&h2, G, &prop, 0), CUDA_SUCCESS);
     EXPECT(cuMemMap(va + 4 * G, G, 0, h2, 0), CUDA_SUCCESS);
     EXPECT(cuMemMap(va + 6 * G, G, 0, h2, 0), CUDA_SUCCESS);
-    ((char *)va)[4 * G] = 42;
-    REQUIRE(((char *)va)[6 * G] == 42);
+    allow(va + 4 * G, G);
+    allow(va + 6 * G, G);
+    unsigned char seen = 0;
+    EXPECT(cuMemsetD8(va + 4 * G, 42, 1), CUDA_SUCCESS);
+    EXPECT(cuMemcpyDtoH(&seen, va + 6 * G, 1), CUDA_SUCCESS);
+    REQUIRE(seen == 42);
     EXPECT(cuMemRelease(h2), CUDA_SUCCESS);
     EXPECT(cuMemUnmap(va + 4 * G, G), CUDA_SUCCESS);
-    REQUIRE(free_bytes() == before - 3 * G);
+    REQUIRE_EQ(free_bytes(), before - 3 * G);
     EXPECT(cuMemUnmap(va + 6 * G, G), CUDA_SUCCESS);
-    REQUIRE(free_bytes() == before - 2 * G);
+    REQUIRE_EQ(free_bytes(), before - 2 * G);
 
     EXPECT(cuMemUnmap(va, 2 * G), CUDA_SUCCESS);
-    REQUIRE(free_bytes() == before);
+    REQUIRE_EQ(free_bytes(), before);
 
     EXPECT(cuMemCreate(&big, (size_t)1 << 44, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT(cuMemCreate(&h3, 3 * G, &prop, 0), CUDA_SUCCESS); /* leaked */
