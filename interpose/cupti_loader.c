@@ -74,7 +74,7 @@ static void cupti_start(void)
     const char *slash = self ? strrchr(self, '/') : NULL;
     void *h;
     vtc_start_fn start;
-    if (!cupti_expected())
+    if (!vti_settings_get()->cupti || !cupti_expected())
         return;
     snprintf(path, sizeof path, "%.*s/libvramtrace_cupti.so", slash ? (int)(slash - self) : 1,
              slash ? self : ".");

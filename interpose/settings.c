@@ -50,31 +50,17 @@ static void read_depth(vti_settings *s)
     s->stack_depth = (int)d;
 }
 
-static void read_quiet(vti_settings *s)
+/* A 0-or-1 variable: unset or empty gives dflt; anything else is named on
+ * stderr (unless quiet) and gives dflt. */
+static bool read_flag(vti_settings *s, const char *name, bool dflt)
 {
-    const char *v = getenv("VRAMTRACE_QUIET");
-    s->quiet = false;
-    if (!v || !*v || strcmp(v, "0") == 0)
-        return;
-    if (strcmp(v, "1") == 0) {
-        s->quiet = true;
-        return;
-    }
-    bad_setting(s, "VRAMTRACE_QUIET", v, "0 or 1", "0");
-}
-
-/* VRAMTRACE_PYTHON_FRAMES: 0 = native stacks only in a Python process. */
-static void read_python_frames(vti_settings *s)
-{
-    const char *v = getenv("VRAMTRACE_PYTHON_FRAMES");
-    s->python_frames = true;
-    if (!v || !*v || strcmp(v, "1") == 0)
-        return;
-    if (strcmp(v, "0") == 0) {
-        s->python_frames = false;
-        return;
-    }
-    bad_setting(s, "VRAMTRACE_PYTHON_FRAMES", v, "0 or 1", "1");
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
+        return v[0] == '1';
+    bad_setting(s, name, v, "0 or 1", dflt ? "1" : "0");
+    return dflt;
 }
 
 /* VRAMTRACE_UNWIND: fast (default), libunwind or check. */
@@ -103,8 +89,10 @@ const vti_settings *vti_settings_get(void)
 void vti_settings_read(int pid)
 {
     vti_settings *s = &settings;
-    read_quiet(s); /* first: it silences the complaints of the others */
-    read_python_frames(s);
+    s->quiet = false;
+    s->quiet = read_flag(s, "VRAMTRACE_QUIET", false); /* first: it silences the others */
+    s->python_frames = read_flag(s, "VRAMTRACE_PYTHON_FRAMES", true);
+    s->cupti = read_flag(s, "VRAMTRACE_CUPTI", false);
     read_depth(s);
     read_unwind(s);
     read_output(s, pid);

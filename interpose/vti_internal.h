@@ -46,6 +46,7 @@ typedef struct vti_settings {
     int stack_depth;        /* frames kept, 1..VTI_MAX_STACK_DEPTH */
     bool quiet;
     bool python_frames; /* VRAMTRACE_PYTHON_FRAMES: Python frames in Python processes */
+    bool cupti;         /* VRAMTRACE_CUPTI=1: start CUPTI (off: cupti/README.md, "Status") */
     int unwind;         /* VRAMTRACE_UNWIND: one of VTI_UNWIND_* */
 } vti_settings;
 
@@ -54,7 +55,7 @@ typedef struct vti_settings {
 enum { VTI_UNWIND_FAST, VTI_UNWIND_LIBUNWIND, VTI_UNWIND_CHECK };
 
 /* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH,
- * VRAMTRACE_PYTHON_FRAMES and VRAMTRACE_UNWIND into the settings in force (once, at session
+ * VRAMTRACE_PYTHON_FRAMES, VRAMTRACE_CUPTI and VRAMTRACE_UNWIND into the settings in force (once, at session
  * start). A bad value prints one line on stderr (unless quiet) and keeps
  * the default. pid is the process id. */
 void vti_settings_read(int pid);
