@@ -12,6 +12,9 @@ memory_stats() peaks, the snapshot's segments, the OutOfMemoryError message.
     run_scenario.py --vramtrace BIN --sim-lib DIR --python PY --work DIR NAME
     run_scenario.py ... --wrong NAME   # PyTorch's numbers perturbed: exit 0 iff caught
     run_scenario.py ... --real NAME    # on a real GPU: no simulated runtime, no --sim
+    run_scenario.py --vramtrace BIN --work DIR --recorded RUNDIR NAME
+        # no run: RUNDIR/NAME.vtrace and RUNDIR/NAME.torch.json, kept from a
+        # run elsewhere (tests/gpu: a real GPU's), held to the same checks
 
 Exit: 0 all checks held, 1 a check failed, 77 PyTorch is not installed for
 PY (ctest SKIP_RETURN_CODE), 3 the harness could not run.
@@ -162,6 +165,11 @@ class Run:
         cmd = [self.o.vramtrace, "run", *sim, *self.vt_opts, "-o", trace, "--"] + self.argv()
         p = subprocess.run(cmd, env=self.env(self.base + ".torch.json"), capture_output=True,
                            text=True, timeout=600)
+        self.load(trace, self.base + ".torch.json")
+        return p
+
+    def load(self, trace, stats):
+        """The report of trace (self.rep) and PyTorch's numbers (self.torch)."""
         rep = self.base + ".report.json"
         q = subprocess.run([self.o.vramtrace, "report", trace, "--json", rep, "-q"],
                            capture_output=True, text=True, timeout=600)
@@ -169,9 +177,8 @@ class Run:
             raise RuntimeError(f"vramtrace report failed: {q.stderr.strip()}")
         with open(rep) as f:
             self.rep = json.load(f)
-        with open(self.base + ".torch.json") as f:
+        with open(stats) as f:
             self.torch = json.load(f)
-        return p
 
 
 def check_same(plain, traced):
@@ -372,40 +379,66 @@ def perturb(tq):
         tq["oom_message"] = tq["oom_message"].replace("of which ", "of which 1")
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vramtrace", required=True)
     ap.add_argument("--sim-lib", help="the simulated device's folder (not with --real)")
     ap.add_argument("--real", action="store_true",
                     help="run on the machine's real GPU: no simulated runtime, no --sim")
-    ap.add_argument("--python", required=True)
+    ap.add_argument("--recorded", metavar="RUNDIR",
+                    help="run nothing: check RUNDIR/NAME.vtrace against RUNDIR/NAME.torch.json")
+    ap.add_argument("--python", help="the interpreter with PyTorch (not with --recorded)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--wrong", action="store_true")
     ap.add_argument("--results", help="write NAME.json here for gen_scenarios_md.py")
     ap.add_argument("name", choices=sorted(SCENARIOS))
     o = ap.parse_args()
-    if not o.real and not o.sim_lib:
-        ap.error("--sim-lib is required unless --real")
+    if not o.recorded and not o.python:
+        ap.error("--python is required unless --recorded")
+    if not o.real and not o.recorded and not o.sim_lib:
+        ap.error("--sim-lib is required unless --real or --recorded")
+    return o
+
+
+def have_torch(o):
+    """PyTorch's version for o.python, or None."""
     try:
         have = subprocess.run([o.python, "-c", "import torch; print(torch.__version__)"],
                               capture_output=True, text=True, timeout=300)
     except OSError:
-        have = None
-    if not have or have.returncode != 0:
-        print(f"SKIP: PyTorch is not installed for {o.python} (README: install command; "
-              "ctest -LE pytorch leaves these tests out)")
-        return SKIP
-    print(f"PyTorch {have.stdout.strip()} at {o.python}")
+        return None
+    return have.stdout.strip() if have.returncode == 0 else None
+
+
+def run_both(o, r):
+    """Both runs (or, --recorded, the kept ones): (ok so far, traced run or None)."""
+    if o.recorded:
+        r.load(os.path.join(o.recorded, r.name + ".vtrace"),
+               os.path.join(o.recorded, r.name + ".torch.json"))
+        print(f"recorded run: {o.recorded}/{r.name}.vtrace (not rerun)")
+        return True, None
+    plain = r.run_plain()
+    traced = r.run_traced()
+    if traced.stderr.strip():
+        print("stderr (traced):", traced.stderr.strip()[-1500:])
+    return check_same(plain, traced), traced
+
+
+def main():
+    o = parse_args()
+    if not o.recorded:
+        version = have_torch(o)
+        if not version:
+            print(f"SKIP: PyTorch is not installed for {o.python} (README: install command; "
+                  "ctest -LE pytorch leaves these tests out)")
+            return SKIP
+        print(f"PyTorch {version} at {o.python}")
     r = Run(o, o.name)
     try:
-        plain = r.run_plain()
-        traced = r.run_traced()
+        ok, traced = run_both(o, r)
     except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
         print("harness:", e)
         return 3
-    if traced.stderr.strip():
-        print("stderr (traced):", traced.stderr.strip()[-1500:])
-    ok = check_same(plain, traced)
     if o.wrong:
         perturb(r.torch)
     checks = []
@@ -413,7 +446,7 @@ def main():
         one = check(r, what, r.torch)
         checks.append({"what": what, "ok": one})
         ok = one and ok
-    if o.results and not o.wrong and r.name in CLAIMS:
+    if o.results and traced and not o.wrong and r.name in CLAIMS:
         os.makedirs(o.results, exist_ok=True)
         with open(os.path.join(o.results, r.name + ".json"), "w") as f:
             json.dump(result(r, traced, ok, checks), f, indent=1)
