@@ -55,9 +55,9 @@ typedef struct vti_settings {
 enum { VTI_UNWIND_FAST, VTI_UNWIND_LIBUNWIND, VTI_UNWIND_CHECK };
 
 /* Read VRAMTRACE_QUIET, VRAMTRACE_OUTPUT, VRAMTRACE_STACK_DEPTH,
- * VRAMTRACE_PYTHON_FRAMES, VRAMTRACE_CUPTI and VRAMTRACE_UNWIND into the settings in force (once, at session
- * start). A bad value prints one line on stderr (unless quiet) and keeps
- * the default. pid is the process id. */
+ * VRAMTRACE_PYTHON_FRAMES, VRAMTRACE_CUPTI and VRAMTRACE_UNWIND into the settings in force (once,
+ * at session start). A bad value prints one line on stderr (unless quiet) and keeps the default.
+ * pid is the process id. */
 void vti_settings_read(int pid);
 /* The settings in force (defaults until the session starts). */
 const vti_settings *vti_settings_get(void);
