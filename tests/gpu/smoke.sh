@@ -56,6 +56,14 @@ for c in static_cudart device_query device_query_drv vmm_mmap; do
     run2 client_$c 60 $B/bin/client_$c
 done
 
+log "CUPTI, opt-in (cupti/README.md, Status): its reports must equal the runs above"
+for c in tiny storm host_memory; do
+    step corpus_$c.cupti 60 env VRAMTRACE_CUPTI=1 VRAMTRACE_OUTPUT=$W/corpus_$c.cupti.vtrace \
+        LD_PRELOAD=$P $B/bin/corpus_$c
+done
+step client_static_cudart.cupti 60 env VRAMTRACE_CUPTI=1 \
+    VRAMTRACE_OUTPUT=$W/client_static_cudart.cupti.vtrace LD_PRELOAD=$P $B/bin/client_static_cudart
+
 log "train --backend cuda (the DCGAN's CUDA C kernels and cuDNN)"
 run2 train_64 120 $B/bin/train --backend cuda --synthetic --image-size 64 --batch 64 --steps 20 \
     --log-every 5 --samples $W/train_64.png
