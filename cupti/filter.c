@@ -6,13 +6,19 @@
 #include "vtcupti.h"
 
 /* Correlation ids grow by one per API call: a direct-mapped table keeps the
- * last VTC_CORR_SLOTS of them without collisions among recent ids. */
-#define VTC_CORR_SLOTS 65536u
+ * last VTC_CORR_SLOTS of them without collisions among recent ids. Records
+ * arrive up to a flush period (100 ms) after their call, so the window must
+ * hold every call made in that time: 65 536 did not on an H200, where
+ * corpus_tiny's 100 000 allocations and frees evicted the ids of their own
+ * calls before the records came and 94 344 allocations were counted twice
+ * (cupti/README.md, "Status"). 2^22 ids: 16 MiB of address space, calloc'd,
+ * so only the pages of ids in use are touched. */
+#define VTC_CORR_SLOTS (1u << 22)
 
 struct vtc_filter {
-    uint32_t hooked[VTC_CORR_SLOTS]; /* id + 1 of hooked calls, 0 = empty */
-    pthread_mutex_t lock;            /* guards live */
-    uint64_t *live;                  /* open addressing: 0 empty, 1 deleted, else addr */
+    uint32_t *hooked;     /* VTC_CORR_SLOTS ids + 1 of hooked calls, 0 = empty */
+    pthread_mutex_t lock; /* guards live */
+    uint64_t *live;       /* open addressing: 0 empty, 1 deleted, else addr */
     size_t cap, used, count;
 };
 
@@ -22,6 +28,10 @@ struct vtc_filter {
 vtc_filter *vtc_filter_new(void)
 {
     vtc_filter *f = calloc(1, sizeof *f);
+    if (f && !(f->hooked = calloc(VTC_CORR_SLOTS, sizeof *f->hooked))) {
+        free(f);
+        return NULL;
+    }
     if (f)
         pthread_mutex_init(&f->lock, NULL);
     return f;
@@ -32,6 +42,7 @@ void vtc_filter_free(vtc_filter *f)
     if (!f)
         return;
     pthread_mutex_destroy(&f->lock);
+    free(f->hooked);
     free(f->live);
     free(f);
 }

@@ -60,8 +60,9 @@ void vtc_stop(void);
  * whose correlation id was marked hooked, or whose address the hooks hold
  * live, is dropped; any other allocation is kept and its address remembered,
  * so that its release is kept too; other releases are dropped. Thread-safe.
- * Memory: a fixed 64 K-entry correlation table plus one entry per live
- * CUPTI-only allocation. */
+ * Memory: a correlation table of the last 4 M ids (16 MiB reserved, the
+ * pages of ids in use touched) plus one entry per live CUPTI-only
+ * allocation. */
 typedef struct vtc_filter vtc_filter;
 /* NULL when out of memory. */
 vtc_filter *vtc_filter_new(void);

@@ -199,6 +199,26 @@ static void test_filter_unhooked_pair_kept(void **state)
     vtc_filter_free(f);
 }
 
+/* A record arrives after many more calls than the old 65 536-id window held
+ * (corpus_tiny on an H200: 100 000 allocations, then their frees, before the
+ * first buffer came): the hooked call is still known and dropped. */
+static void test_filter_late_records(void **state)
+{
+    (void)state;
+    vtc_filter *f = vtc_filter_new();
+    assert_non_null(f);
+    const uint32_t calls = 400000;
+    for (uint32_t id = 1; id <= calls; id++)
+        vtc_filter_mark_hooked(f, id);
+    for (uint32_t id = 1; id <= calls; id += 2) {
+        vt_event a = alloc_ev((uint64_t)id << 12), fr = free_ev((uint64_t)id << 12);
+        assert_false(vtc_filter_keep(f, &a, id, false));
+        assert_false(vtc_filter_keep(f, &fr, id + 1, false));
+    }
+    assert_int_equal(vtc_filter_live(f), 0);
+    vtc_filter_free(f);
+}
+
 static void test_filter_many_live(void **state)
 {
     (void)state;
@@ -232,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_pool_edges),
         cmocka_unit_test(test_filter_hooked_calls_dropped),
         cmocka_unit_test(test_filter_unhooked_pair_kept),
+        cmocka_unit_test(test_filter_late_records),
         cmocka_unit_test(test_filter_many_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
