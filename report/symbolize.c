@@ -1,6 +1,8 @@
 /* symbolize.c: stack trie leaf -> frames, with elfutils libdw on the
  * recorded module map (one Dwfl per module, reported lazily with
- * dwfl_report_elf at the recorded load bias). Function names come from the
+ * dwfl_report_elf at the recorded load bias; only a file whose GNU build-id
+ * is the recorded one, else the module's frames stay offsets, with one note
+ * per module). Function names come from the
  * DWARF scopes (every logical frame of an inline chain with its own call
  * line, as eu-addr2line -i gives them) or the ELF symbol table with the
  * offset in the symbol when there is no line (func+0x1c); C++ names are demangled with libstdc++'s
@@ -20,6 +22,8 @@
 #include <string.h>
 
 #define VR_MAX_DEPTH 256
+/* A build-id in hex as a trace records it, with its NUL (bytes). */
+#define VR_BUILD_ID_HEX (VT_MAX_ID_LEN + 1)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -89,6 +93,14 @@ void vr_symbolizer_free(vr_symbolizer *sy)
 
 static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm);
 
+/* vramtrace itself, the CUDA runtime/driver and the simulated device. */
+static bool internal_module(const char *path)
+{
+    const char *b = vr_basename(path);
+    return !strncmp(b, "libvramtrace", 12) || !strncmp(b, "libcuda", 7) ||
+           strstr(path, "/lib/sim/") || strstr(path, "/vramtrace/sim/");
+}
+
 /* The newest module containing ip, or -1. */
 static long find_module(const vr_state *s, uint64_t ip)
 {
@@ -111,10 +123,10 @@ static modcache *module_get(vr_symbolizer *sy, long idx)
     return m;
 }
 
-static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+/* The file at vm's recorded path, reported in a new m->dwfl at the recorded
+ * load bias; NULL when it cannot be read. */
+static Dwfl_Module *report_file(vr_symbolizer *sy, modcache *m, const vr_module *vm)
 {
-    if (!vm->path[0] || vm->path[0] == '[')
-        return NULL;
     m->dwfl = dwfl_begin(&sy->cb);
     if (!m->dwfl)
         return NULL;
@@ -123,6 +135,67 @@ static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module 
         dwfl_report_elf(m->dwfl, vr_basename(vm->path), vm->path, -1, vm->bias, false);
     dwfl_report_end(m->dwfl, NULL, NULL);
     return mod;
+}
+
+/* mod's GNU build-id as lowercase hex in out (VR_BUILD_ID_HEX bytes); ""
+ * when it has none or a longer one than a trace can record. */
+static void file_build_id(Dwfl_Module *mod, char out[VR_BUILD_ID_HEX])
+{
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    out[0] = '\0';
+    if (n <= 0 || 2 * (size_t)n >= VR_BUILD_ID_HEX)
+        return;
+    for (int i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", bits[i]);
+}
+
+/* Says once per module why its frames are offsets: its file here is another
+ * object (here: that file's build-id) or, here NULL, cannot be read. Not
+ * for vramtrace's and CUDA's own modules (their frames are folded away) nor
+ * for paths that are no file (the vDSO). */
+static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *here)
+{
+    if (vm->path[0] != '/' || internal_module(vm->path))
+        return;
+    const char *name = vr_basename(vm->path);
+    if (!here)
+        vr_state_note_once(sy->s, "%s cannot be read here (%s): its frames are shown as offsets",
+                           vm->path, dwfl_errmsg(-1));
+    else
+        vr_state_note_once(sy->s,
+                           "%s here differs from the recorded one (build-id %s recorded, %s "
+                           "here): its frames are shown as offsets",
+                           name, *vm->build_id ? vm->build_id : "none", *here ? here : "none");
+}
+
+/* vm's file here, when it is the recorded object: its build-id is the one
+ * the trace recorded (a trace before version 4 records none: then any file,
+ * noted once as unchecked). NULL otherwise, with a note (note_unusable). */
+static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+{
+    if (!vm->path[0] || vm->path[0] == '[')
+        return NULL;
+    Dwfl_Module *mod = report_file(sy, m, vm);
+    char here[VR_BUILD_ID_HEX] = "";
+    if (mod && !vm->build_id) {
+        vr_state_note_once(sy->s,
+                           "module identity could not be checked: this trace (format "
+                           "version %u) records no build-ids, so frames are named from "
+                           "the files at the recorded paths here, which may differ",
+                           sy->s->hdr ? sy->s->hdr->format_version : 0);
+        return mod;
+    }
+    if (mod)
+        file_build_id(mod, here);
+    if (mod && !strcmp(here, vm->build_id))
+        return mod;
+    note_unusable(sy, vm, mod ? here : NULL);
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    m->dwfl = NULL;
+    return NULL;
 }
 
 static const char *demangled(vr_symbolizer *sy, const char *name)
@@ -272,14 +345,6 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
     memcpy(c->frames, tmp, n * sizeof(vr_frame));
     c->n = n;
     return c;
-}
-
-/* vramtrace itself, the CUDA runtime/driver and the simulated device. */
-static bool internal_module(const char *path)
-{
-    const char *b = vr_basename(path);
-    return !strncmp(b, "libvramtrace", 12) || !strncmp(b, "libcuda", 7) ||
-           strstr(path, "/lib/sim/") || strstr(path, "/vramtrace/sim/");
 }
 
 /* NVTX's header-only API, inlined into the program (nvtx3/ headers). */
