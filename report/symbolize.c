@@ -152,33 +152,92 @@ static void file_build_id(Dwfl_Module *mod, char out[VR_BUILD_ID_HEX])
 }
 
 /* Says once per module why its frames are offsets: its file here is another
- * object (here: that file's build-id) or, here NULL, cannot be read. Not
- * for vramtrace's and CUDA's own modules (their frames are folded away) nor
- * for paths that are no file (the vDSO). */
-static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *here)
+ * object (here: that file's build-id) or, here NULL, cannot be read (why).
+ * Not for vramtrace's and CUDA's own modules (their frames are folded away)
+ * nor for paths that are no file (the vDSO). */
+static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *here, const char *why)
 {
     if (vm->path[0] != '/' || internal_module(vm->path))
         return;
-    const char *name = vr_basename(vm->path);
     if (!here)
         vr_state_note_once(sy->s, "%s cannot be read here (%s): its frames are shown as offsets",
-                           vm->path, dwfl_errmsg(-1));
+                           vm->path, why);
     else
         vr_state_note_once(sy->s,
                            "%s here differs from the recorded one (build-id %s recorded, %s "
                            "here): its frames are shown as offsets",
-                           name, *vm->build_id ? vm->build_id : "none", *here ? here : "none");
+                           vr_basename(vm->path), *vm->build_id ? vm->build_id : "none",
+                           *here ? here : "none");
+}
+
+/* The bytes of a hex build-id in bits (VT_MAX_ID_LEN / 2 bytes); how many,
+ * 0 when hex is empty or not an even count of hex digits. */
+static size_t build_id_bits(const char *hex, unsigned char *bits)
+{
+    size_t n = strlen(hex);
+    if (n % 2 || n > VT_MAX_ID_LEN || strspn(hex, "0123456789abcdef") != n)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++) {
+        char pair[3] = {hex[2 * i], hex[2 * i + 1], 0};
+        bits[i] = (unsigned char)strtoul(pair, NULL, 16);
+    }
+    return n / 2;
+}
+
+/* The recorded object found by its build-id where elfutils looks for one
+ * (find_elf dwfl_build_id_find_elf: the .build-id trees of the debug path,
+ * then debuginfod when DEBUGINFOD_URLS is set), reported in a new m->dwfl
+ * over the recorded address range. Used only when its build-id is the
+ * recorded one and its load bias comes out as recorded; else NULL. */
+static Dwfl_Module *report_by_build_id(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+{
+    unsigned char bits[VT_MAX_ID_LEN / 2];
+    size_t n = vm->build_id ? build_id_bits(vm->build_id, bits) : 0;
+    m->dwfl = n ? dwfl_begin(&sy->cb) : NULL;
+    if (!m->dwfl)
+        return NULL;
+    dwfl_report_begin(m->dwfl);
+    Dwfl_Module *mod = dwfl_report_module(m->dwfl, vr_basename(vm->path), vm->start, vm->end);
+    if (mod && dwfl_module_report_build_id(mod, bits, n, 0) != 0)
+        mod = NULL;
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    GElf_Addr bias = 0;
+    char here[VR_BUILD_ID_HEX] = "";
+    if (mod && dwfl_module_getelf(mod, &bias) && bias == vm->bias)
+        file_build_id(mod, here);
+    return strcmp(here, vm->build_id) ? NULL : mod;
+}
+
+/* Says once that vm's frames are named from file, found by its build-id
+ * because the file at the recorded path is another object or missing. */
+static void note_found(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module *mod)
+{
+    const char *file = NULL;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+    if (vm->path[0] == '/' && !internal_module(vm->path))
+        vr_state_note_once(sy->s,
+                           "%s here is not the recorded one: its frames are named from %s, "
+                           "found by the recorded build-id %s",
+                           vm->path, file ? file : "the file elfutils found (debuginfod)",
+                           vm->build_id);
+}
+
+static void end_dwfl(modcache *m)
+{
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    m->dwfl = NULL;
 }
 
 /* vm's file here, when it is the recorded object: its build-id is the one
  * the trace recorded (a trace before version 4 records none: then any file,
- * noted once as unchecked). NULL otherwise, with a note (note_unusable). */
+ * noted once as unchecked); else the recorded object found by its build-id
+ * (report_by_build_id). NULL when neither, with a note (note_unusable). */
 static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
 {
     if (!vm->path[0] || vm->path[0] == '[')
         return NULL;
     Dwfl_Module *mod = report_file(sy, m, vm);
-    char here[VR_BUILD_ID_HEX] = "";
     if (mod && !vm->build_id) {
         vr_state_note_once(sy->s,
                            "module identity could not be checked: this trace (format "
@@ -187,14 +246,21 @@ static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module 
                            sy->s->hdr ? sy->s->hdr->format_version : 0);
         return mod;
     }
+    char here[VR_BUILD_ID_HEX] = "", why[256];
     if (mod)
         file_build_id(mod, here);
     if (mod && !strcmp(here, vm->build_id))
         return mod;
-    note_unusable(sy, vm, mod ? here : NULL);
-    if (m->dwfl)
-        dwfl_end(m->dwfl);
-    m->dwfl = NULL;
+    snprintf(why, sizeof why, "%s", mod ? "" : dwfl_errmsg(-1));
+    bool readable = mod != NULL;
+    end_dwfl(m);
+    mod = report_by_build_id(sy, m, vm);
+    if (mod) {
+        note_found(sy, vm, mod);
+        return mod;
+    }
+    end_dwfl(m);
+    note_unusable(sy, vm, readable ? here : NULL, why);
     return NULL;
 }
 

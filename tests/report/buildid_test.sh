@@ -6,7 +6,10 @@
 # the old behaviour would print the right-looking names from a file that is
 # not the recorded one) and reports again: no name or source line of
 # real_prog in any output, its frames as offsets, one note with both ids.
+# Last, with the recorded build served by debuginfod (a file:// URL), the
+# report names the frames again from that file, with a note.
 set -u
+unset DEBUGINFOD_URLS # no server but the test's own
 VT=$1
 PROG=$2
 command -v objcopy >/dev/null || { echo "objcopy not found: skipped"; exit 77; }
@@ -52,6 +55,18 @@ contains "$T/other.txt" "$note"
 [ "$(grep -c "here differs from the recorded one" "$T/other.txt")" -eq 1 ] ||
     fail "not one note: $(grep -c "here differs" "$T/other.txt")"
 contains "$T/o.json" "prog here differs from the recorded one"
+
+# The recorded build found by its build-id (elfutils' find_elf and debuginfod).
+if ldconfig -p | grep -q 'libdebuginfod\.so\.1 '; then
+    mkdir -p "$T/srv/buildid/$recorded" && cp "$PROG" "$T/srv/buildid/$recorded/executable"
+    DEBUGINFOD_URLS="file://$T/srv" DEBUGINFOD_CACHE_PATH="$T/cache" timeout 120 \
+        "$VT" report "$T/t.vtrace" >"$T/found.txt" 2>&1 || fail "report with debuginfod: exit $?"
+    contains "$T/found.txt" "at leak_site (.*real_prog.c:"
+    contains "$T/found.txt" "note: $T/prog here is not the recorded one: its frames are named from .*, found by the recorded build-id $recorded"
+    lacks "$T/found.txt" "here differs"
+else
+    echo "libdebuginfod.so.1 not installed: the lookup by build-id is not checked"
+fi
 [ $fails -eq 0 ] && echo "frames named only from the recorded build"
 [ $fails -eq 0 ] || { cat "$T/other.txt"; }
 exit $((fails > 0))
