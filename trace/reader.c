@@ -558,11 +558,10 @@ static void put_span(const vt_span *sp, char *buf, vt_event *ev)
  * in str[VT_SPANS]) at terminated copies in strbuf and idbuf. */
 static void put_string(vt_reader *r, const vt_span *str, vt_event *ev)
 {
-    r->string_out = (str[VT_SPAN_STR].off | str[VT_SPAN_ID].off) != 0;
+    r->string_out = str[VT_SPAN_STR].off != 0; /* a record with an id has a string */
     if (!r->string_out)
         return;
-    if (str[VT_SPAN_STR].off)
-        put_span(&str[VT_SPAN_STR], r->strbuf, ev);
+    put_span(&str[VT_SPAN_STR], r->strbuf, ev);
     if (str[VT_SPAN_ID].off)
         put_span(&str[VT_SPAN_ID], r->idbuf, ev);
 }

@@ -119,7 +119,8 @@ static bool valid_token(unsigned t)
  * (ev->ts_ns); ADDR = zigzag delta from the chunk's previous address; U64,
  * U32 = varint; I32 = zigzag varint; API = varint < VT_API_MAX_; STR = varint
  * length (<= VT_MAX_STRING_LEN) + bytes; ID = the same with at most
- * VT_MAX_ID_LEN bytes (a record has at most one STR and one ID). */
+ * VT_MAX_ID_LEN bytes. A record has at most one STR and one ID, and an ID
+ * only after a STR (the decoder's spans rely on it: vt_rec_decode). */
 enum fkind { F_END = 0, F_TS, F_ADDR, F_U64, F_U32, F_I32, F_API, F_STR, F_ID };
 
 typedef struct field {
@@ -470,7 +471,9 @@ static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end
         memcpy(dst, &api, sizeof api);
         return NULL;
     }
-    default: /* F_STR, F_ID */
+    default: /* F_STR, F_ID (after its record's F_STR, which clears the id's span) */
+        if (f->kind == F_STR)
+            str[VT_SPAN_ID].off = 0;
         return dec_span(p, end, v, f, &str[f->kind == F_ID ? VT_SPAN_ID : VT_SPAN_STR]);
     }
 }
@@ -514,8 +517,7 @@ static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_de
 {
     const uint8_t *q = *p;
     memset(ev, 0, sizeof *ev);
-    str[VT_SPAN_STR].off = 0;
-    str[VT_SPAN_ID].off = 0;
+    str[VT_SPAN_STR].off = 0; /* the id's span: cleared with the string's (dec_field) */
     if (q >= end) {
         snprintf(err, errlen, "record expected past the end of the chunk");
         return -1;
@@ -559,16 +561,15 @@ size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, ui
 {
     size_t k = 0;
     *bad = false;
-    str[VT_SPAN_STR].off = str[VT_SPAN_ID].off = 0;
+    str[VT_SPAN_STR].off = 0;
     while (k < n && *p < end) {
         if (decode_one(p, end, d, &evs[k], str, err, errlen) < 0) {
-            str[VT_SPAN_STR].off = str[VT_SPAN_ID].off =
-                0; /* the bad record's, not the last one's */
+            str[VT_SPAN_STR].off = 0; /* the bad record's, not the last one's */
             *bad = true;
             break;
         }
         evs[k++].thread_id = tid;
-        if (str[VT_SPAN_STR].off | str[VT_SPAN_ID].off)
+        if (str[VT_SPAN_STR].off)
             break;
     }
     return k;

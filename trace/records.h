@@ -184,7 +184,8 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev);
 size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev);
 /* Decode one record from [*p, end) into ev (zeroed first; its string and
  * identifier fields, if any, are left NULL and returned in str[VT_SPAN_STR]
- * and str[VT_SPAN_ID], an array of VT_SPANS). Fields newer than d->version
+ * and str[VT_SPAN_ID], an array of VT_SPANS; str[VT_SPAN_ID] is meaningful
+ * only when str[VT_SPAN_STR].off is set). Fields newer than d->version
  * are absent (left 0). Advances *p. 0 on success, -1 with a message in err
  * on a bad token, malformed varint, field out of range or string past the
  * end. */
@@ -192,8 +193,8 @@ int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *
                   char *err, size_t errlen);
 /* Decode the records of [*p, end) into evs, each as vt_rec_decode does with
  * thread_id set to tid, up to n of them, stopping after one with a string
- * (its spans in str[VT_SPANS]; each off is 0 when the last record decoded
- * has no such field).
+ * (its spans in str[VT_SPANS]; str[VT_SPAN_STR].off is 0 when the last
+ * record decoded has none).
  * Returns how many. On a bad record *bad is set, the message is in err and
  * *p is left at the record's start. One call for a run of records: the
  * reader's loop over a lone chunk. */
