@@ -230,8 +230,9 @@ static void end_dwfl(modcache *m)
 }
 
 /* vm's file here, when it is the recorded object: its build-id is the one
- * the trace recorded (a trace before version 4 records none: then any file,
- * noted once as unchecked); else the recorded object found by its build-id
+ * the trace recorded (a trace before version 4 records none, an object built
+ * without one has none here either: then the file, noted once as unchecked);
+ * else the recorded object found by its build-id
  * (report_by_build_id). NULL when neither, with a note (note_unusable). */
 static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
 {
@@ -249,8 +250,14 @@ static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module 
     char here[VR_BUILD_ID_HEX] = "", why[256];
     if (mod)
         file_build_id(mod, here);
-    if (mod && !strcmp(here, vm->build_id))
+    if (mod && !strcmp(here, vm->build_id)) {
+        if (!*here && vm->path[0] == '/' && !internal_module(vm->path))
+            vr_state_note_once(sy->s,
+                               "%s has no build-id, so the file here could not be checked "
+                               "against the recorded one: its frames are named from it",
+                               vr_basename(vm->path));
         return mod;
+    }
     snprintf(why, sizeof why, "%s", mod ? "" : dwfl_errmsg(-1));
     bool readable = mod != NULL;
     end_dwfl(m);

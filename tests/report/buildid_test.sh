@@ -6,8 +6,9 @@
 # the old behaviour would print the right-looking names from a file that is
 # not the recorded one) and reports again: no name or source line of
 # real_prog in any output, its frames as offsets, one note with both ids.
-# Last, with the recorded build served by debuginfod (a file:// URL), the
-# report names the frames again from that file, with a note.
+# Then, with the recorded build served by debuginfod (a file:// URL), the
+# report names the frames again from that file, with a note. Last, a copy
+# without a build-id is named from the file here, with a note.
 set -u
 unset DEBUGINFOD_URLS # no server but the test's own
 VT=$1
@@ -67,6 +68,17 @@ if ldconfig -p | grep -q 'libdebuginfod\.so\.1 '; then
 else
     echo "libdebuginfod.so.1 not installed: the lookup by build-id is not checked"
 fi
+# A program built without a build-id: recorded with none, named from the
+# file here (nothing to check it by), with a note that says so.
+objcopy --remove-section .note.gnu.build-id "$PROG" "$T/noid" || exit 1
+[ -z "$(build_id "$T/noid")" ] || fail "objcopy left a build-id in $T/noid"
+timeout 120 "$VT" run --sim=t4 -o "$T/noid.vtrace" -- "$T/noid" >"$T/run.out" 2>"$T/run.err" ||
+    fail "run of noid: exit $? ($(tail -3 "$T/run.err"))"
+timeout 120 "$VT" report "$T/noid.vtrace" >"$T/noid.txt" 2>&1 || fail "report of noid: exit $?"
+contains "$T/noid.txt" "at leak_site (.*real_prog.c:"
+contains "$T/noid.txt" "note: noid has no build-id, so the file here could not be checked against the recorded one"
+lacks "$T/noid.txt" "here differs"
+
 [ $fails -eq 0 ] && echo "frames named only from the recorded build"
 [ $fails -eq 0 ] || { cat "$T/other.txt"; }
 exit $((fails > 0))
