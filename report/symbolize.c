@@ -229,36 +229,46 @@ static void end_dwfl(modcache *m)
     m->dwfl = NULL;
 }
 
-/* vm's file here, when it is the recorded object: its build-id is the one
- * the trace recorded (a trace before version 4 records none, an object built
- * without one has none here either: then the file, noted once as unchecked);
- * else the recorded object found by its build-id
- * (report_by_build_id). NULL when neither, with a note (note_unusable). */
-static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+/* Whether mod, vm's file here, is the recorded object: its build-id (left
+ * in here) is the recorded one. Also when the trace (before version 4)
+ * records none, or the object has none, recorded and here: then noted once
+ * as unchecked. */
+static bool file_is_recorded(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module *mod,
+                             char here[VR_BUILD_ID_HEX])
 {
-    if (!vm->path[0] || vm->path[0] == '[')
-        return NULL;
-    Dwfl_Module *mod = report_file(sy, m, vm);
-    if (mod && !vm->build_id) {
+    if (!vm->build_id) {
         vr_state_note_once(sy->s,
                            "module identity could not be checked: this trace (format "
                            "version %u) records no build-ids, so frames are named from "
                            "the files at the recorded paths here, which may differ",
                            sy->s->hdr ? sy->s->hdr->format_version : 0);
-        return mod;
+        return true;
     }
-    char here[VR_BUILD_ID_HEX] = "", why[256];
-    if (mod)
-        file_build_id(mod, here);
-    if (mod && !strcmp(here, vm->build_id)) {
-        if (!*here && vm->path[0] == '/' && !internal_module(vm->path))
-            vr_state_note_once(sy->s,
-                               "%s has no build-id, so the file here could not be checked "
-                               "against the recorded one: its frames are named from it",
-                               vr_basename(vm->path));
+    file_build_id(mod, here);
+    if (strcmp(here, vm->build_id))
+        return false;
+    if (!*here && vm->path[0] == '/' && !internal_module(vm->path))
+        vr_state_note_once(sy->s,
+                           "%s has no build-id, so the file here could not be checked "
+                           "against the recorded one: its frames are named from it",
+                           vr_basename(vm->path));
+    return true;
+}
+
+/* The Dwfl module that names vm's frames: its file here when that is the
+ * recorded object (file_is_recorded), else the recorded object found by
+ * its build-id (report_by_build_id); NULL when neither, with a note
+ * (note_unusable). */
+static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+{
+    if (!vm->path[0] || vm->path[0] == '[')
+        return NULL;
+    char here[VR_BUILD_ID_HEX] = "", why[256] = "";
+    Dwfl_Module *mod = report_file(sy, m, vm);
+    if (mod && file_is_recorded(sy, vm, mod, here))
         return mod;
-    }
-    snprintf(why, sizeof why, "%s", mod ? "" : dwfl_errmsg(-1));
+    if (!mod)
+        snprintf(why, sizeof why, "%s", dwfl_errmsg(-1));
     bool readable = mod != NULL;
     end_dwfl(m);
     mod = report_by_build_id(sy, m, vm);
