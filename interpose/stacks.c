@@ -1,6 +1,7 @@
 /* stacks.c: call stacks (unwind.c's cached CFI rules, else libunwind's
  * unw_backtrace) deduplicated
- * in a trie of (ip, parent) nodes, and the module map from dl_iterate_phdr.
+ * in a trie of (ip, parent) nodes, and the module map from dl_iterate_phdr
+ * (each module with its build-id, read from its notes in memory).
  * Anchor: heaptrack's trace tree (each new node written once). */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -350,11 +351,77 @@ static const char *module_path(const char *name, char *buf, size_t len)
     return buf;
 }
 
+/* Longest build-id recorded (bytes): its hex fills a record's id field. */
+#define MAX_BUILD_ID (VT_MAX_ID_LEN / 2)
+
+/* true when [vaddr, vaddr + len) of info's object lies in one of its PT_LOAD
+ * segments' file contents (so it is mapped and holds the file's bytes). */
+static bool mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && len <= ph->p_filesz &&
+            vaddr - ph->p_vaddr <= ph->p_filesz - len)
+            return true;
+    }
+    return false;
+}
+
+/* n rounded up to a multiple of a (a power of two): a note's name and
+ * descriptor are padded so. */
+static uint64_t note_align(uint64_t n, uint64_t a)
+{
+    return (n + a - 1) & ~(a - 1);
+}
+
+/* The descriptor of the GNU build-id note among the len bytes of notes at p
+ * (entries aligned to a: 4 or 8), as lowercase hex in out (at least
+ * VT_MAX_ID_LEN + 1 bytes). true when found. */
+static bool build_id_in_notes(const uint8_t *p, uint64_t len, uint64_t a, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    ElfW(Nhdr) nh;
+    for (uint64_t off = 0; len - off >= sizeof nh;) {
+        memcpy(&nh, p + off, sizeof nh);
+        uint64_t name = off + sizeof nh, desc = name + note_align(nh.n_namesz, a);
+        uint64_t next = desc + note_align(nh.n_descsz, a);
+        if (desc > len || next > len)
+            return false;
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(p + name, "GNU", 4) &&
+            nh.n_descsz > 0 && nh.n_descsz <= MAX_BUILD_ID) {
+            for (uint32_t i = 0; i < nh.n_descsz; i++) {
+                out[2 * i] = hex[p[desc + i] >> 4];
+                out[2 * i + 1] = hex[p[desc + i] & 15];
+            }
+            out[2 * nh.n_descsz] = '\0';
+            return true;
+        }
+        off = next;
+    }
+    return false;
+}
+
+/* The GNU build-id of a loaded object as lowercase hex in out (at least
+ * VT_MAX_ID_LEN + 1 bytes), read from its PT_NOTE segments in memory (no
+ * file I/O); "" when it has none (or one over MAX_BUILD_ID bytes). */
+static void module_build_id(const struct dl_phdr_info *info, char *out)
+{
+    out[0] = '\0';
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE || !mapped(info, ph->p_vaddr, ph->p_filesz))
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        if (build_id_in_notes(p, ph->p_filesz, ph->p_align == 8 ? 8 : 4, out))
+            return;
+    }
+}
+
 static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     emit_ctx *c = arg;
     uint64_t lo = UINT64_MAX, hi = 0;
-    char buf[4096];
+    char buf[4096], build_id[VT_MAX_ID_LEN + 1];
     vt_event ev = {.type = VT_REC_MODULE};
     (void)size;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -373,6 +440,8 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
     ev.u.module.bias = info->dlpi_addr;
     ev.u.module.start = info->dlpi_addr + lo;
     ev.u.module.end = info->dlpi_addr + hi;
+    module_build_id(info, build_id);
+    ev.u.module.build_id = build_id;
     vti_write(c->t, &ev);
     return vti_on() ? 0 : 1;
 }

@@ -22,6 +22,7 @@ static void on_module(vr_state *s, const vt_event *ev)
     m->bias = ev->u.module.bias;
     m->start = ev->u.module.start;
     m->end = ev->u.module.end;
+    m->build_id = ev->u.module.build_id ? strdup(ev->u.module.build_id) : NULL;
 }
 
 static void on_string(vr_state *s, const vt_event *ev)

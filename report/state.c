@@ -63,8 +63,10 @@ void vr_state_destroy(vr_state *s)
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
         free(h->regions);
-    for (size_t k = 0; k < s->nmodules; k++)
+    for (size_t k = 0; k < s->nmodules; k++) {
         free(s->modules[k].path);
+        free(s->modules[k].build_id);
+    }
     for (size_t k = 0; k < s->nnvtx; k++)
         if (s->nvtx[k].ph == 'M') /* thread names: the only strings nvtx.c owns */
             free((char *)s->nvtx[k].name);
@@ -98,22 +100,46 @@ void vr_state_destroy(vr_state *s)
 
 #define VR_MAX_NOTES 200
 
-void vr_state_note(vr_state *s, const char *fmt, ...)
+/* Append note t (malloc'ed; NULL: none) to s, or free it; once: unless s
+ * holds the same text already. */
+static void add_note(vr_state *s, char *t, bool once)
 {
-    if (s->nnotes == VR_MAX_NOTES)
+    for (size_t i = 0; t && once && i < s->nnotes; i++)
+        if (!strcmp(s->notes[i], t)) {
+            free(t);
+            return;
+        }
+    if (!t || s->nnotes == VR_MAX_NOTES) {
+        free(t);
         return;
+    }
     if (s->nnotes == s->capnotes) {
         s->capnotes = s->capnotes ? s->capnotes * 2 : 8;
         s->notes = vr_xrealloc(s->notes, s->capnotes * sizeof(char *));
     }
+    s->notes[s->nnotes++] = t;
+}
+
+void vr_state_note(vr_state *s, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     char *t = NULL;
     if (vasprintf(&t, fmt, ap) < 0)
         t = NULL;
     va_end(ap);
-    if (t)
-        s->notes[s->nnotes++] = t;
+    add_note(s, t, false);
+}
+
+void vr_state_note_once(vr_state *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *t = NULL;
+    if (vasprintf(&t, fmt, ap) < 0)
+        t = NULL;
+    va_end(ap);
+    add_note(s, t, true);
 }
 
 const char *vr_state_string(const vr_state *s, uint32_t id)

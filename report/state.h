@@ -193,6 +193,8 @@ typedef struct vr_module {
     uint32_t id;
     char *path;
     uint64_t bias, start, end;
+    char *build_id; /* recorded GNU build-id in hex, "" none; NULL: a trace before
+                     * version 4 (not recorded) */
 } vr_module;
 
 typedef struct vr_stacknode {
@@ -335,6 +337,8 @@ typedef struct vr_state {
 void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr);
 void vr_state_destroy(vr_state *s);
 void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* vr_state_note unless s already holds a note of the same text. */
+void vr_state_note_once(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vr_state_string(const vr_state *s, uint32_t id);
 /* The device and thread tables (created on first use). The last one asked
  * for is cached: inline, most events hit it. */

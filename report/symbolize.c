@@ -1,6 +1,8 @@
 /* symbolize.c: stack trie leaf -> frames, with elfutils libdw on the
  * recorded module map (one Dwfl per module, reported lazily with
- * dwfl_report_elf at the recorded load bias). Function names come from the
+ * dwfl_report_elf at the recorded load bias; only a file whose GNU build-id
+ * is the recorded one, else the module's frames stay offsets, with one note
+ * per module). Function names come from the
  * DWARF scopes (every logical frame of an inline chain with its own call
  * line, as eu-addr2line -i gives them) or the ELF symbol table with the
  * offset in the symbol when there is no line (func+0x1c); C++ names are demangled with libstdc++'s
@@ -20,6 +22,8 @@
 #include <string.h>
 
 #define VR_MAX_DEPTH 256
+/* A build-id in hex as a trace records it, with its NUL (bytes). */
+#define VR_BUILD_ID_HEX (VT_MAX_ID_LEN + 1)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -89,6 +93,14 @@ void vr_symbolizer_free(vr_symbolizer *sy)
 
 static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm);
 
+/* vramtrace itself, the CUDA runtime/driver and the simulated device. */
+static bool internal_module(const char *path)
+{
+    const char *b = vr_basename(path);
+    return !strncmp(b, "libvramtrace", 12) || !strncmp(b, "libcuda", 7) ||
+           strstr(path, "/lib/sim/") || strstr(path, "/vramtrace/sim/");
+}
+
 /* The newest module containing ip, or -1. */
 static long find_module(const vr_state *s, uint64_t ip)
 {
@@ -111,10 +123,10 @@ static modcache *module_get(vr_symbolizer *sy, long idx)
     return m;
 }
 
-static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+/* The file at vm's recorded path, reported in a new m->dwfl at the recorded
+ * load bias; NULL when it cannot be read. */
+static Dwfl_Module *report_file(vr_symbolizer *sy, modcache *m, const vr_module *vm)
 {
-    if (!vm->path[0] || vm->path[0] == '[')
-        return NULL;
     m->dwfl = dwfl_begin(&sy->cb);
     if (!m->dwfl)
         return NULL;
@@ -123,6 +135,150 @@ static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module 
         dwfl_report_elf(m->dwfl, vr_basename(vm->path), vm->path, -1, vm->bias, false);
     dwfl_report_end(m->dwfl, NULL, NULL);
     return mod;
+}
+
+/* mod's GNU build-id as lowercase hex in out (VR_BUILD_ID_HEX bytes); ""
+ * when it has none or a longer one than a trace can record. */
+static void file_build_id(Dwfl_Module *mod, char out[VR_BUILD_ID_HEX])
+{
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    out[0] = '\0';
+    if (n <= 0 || 2 * (size_t)n >= VR_BUILD_ID_HEX)
+        return;
+    for (int i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", bits[i]);
+}
+
+/* Says once per module why its frames are offsets: its file here is another
+ * object (here: that file's build-id) or, here NULL, cannot be read (why).
+ * Not for vramtrace's and CUDA's own modules (their frames are folded away)
+ * nor for paths that are no file (the vDSO). */
+static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *here, const char *why)
+{
+    if (vm->path[0] != '/' || internal_module(vm->path))
+        return;
+    if (!here)
+        vr_state_note_once(sy->s, "%s cannot be read here (%s): its frames are shown as offsets",
+                           vm->path, why);
+    else
+        vr_state_note_once(sy->s,
+                           "%s here differs from the recorded one (build-id %s recorded, %s "
+                           "here): its frames are shown as offsets",
+                           vr_basename(vm->path), *vm->build_id ? vm->build_id : "none",
+                           *here ? here : "none");
+}
+
+/* The bytes of a hex build-id in bits (VT_MAX_ID_LEN / 2 bytes); how many,
+ * 0 when hex is empty or not an even count of hex digits. */
+static size_t build_id_bits(const char *hex, unsigned char *bits)
+{
+    size_t n = strlen(hex);
+    if (n % 2 || n > VT_MAX_ID_LEN || strspn(hex, "0123456789abcdef") != n)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++) {
+        char pair[3] = {hex[2 * i], hex[2 * i + 1], 0};
+        bits[i] = (unsigned char)strtoul(pair, NULL, 16);
+    }
+    return n / 2;
+}
+
+/* The recorded object found by its build-id where elfutils looks for one
+ * (find_elf dwfl_build_id_find_elf: the .build-id trees of the debug path,
+ * then debuginfod when DEBUGINFOD_URLS is set), reported in a new m->dwfl
+ * over the recorded address range. Used only when its build-id is the
+ * recorded one and its load bias comes out as recorded; else NULL. */
+static Dwfl_Module *report_by_build_id(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+{
+    unsigned char bits[VT_MAX_ID_LEN / 2];
+    size_t n = vm->build_id ? build_id_bits(vm->build_id, bits) : 0;
+    m->dwfl = n ? dwfl_begin(&sy->cb) : NULL;
+    if (!m->dwfl)
+        return NULL;
+    dwfl_report_begin(m->dwfl);
+    Dwfl_Module *mod = dwfl_report_module(m->dwfl, vr_basename(vm->path), vm->start, vm->end);
+    if (mod && dwfl_module_report_build_id(mod, bits, n, 0) != 0)
+        mod = NULL;
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    GElf_Addr bias = 0;
+    char here[VR_BUILD_ID_HEX] = "";
+    if (mod && dwfl_module_getelf(mod, &bias) && bias == vm->bias)
+        file_build_id(mod, here);
+    return strcmp(here, vm->build_id) ? NULL : mod;
+}
+
+/* Says once that vm's frames are named from file, found by its build-id
+ * because the file at the recorded path is another object or missing. */
+static void note_found(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module *mod)
+{
+    const char *file = NULL;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+    if (vm->path[0] == '/' && !internal_module(vm->path))
+        vr_state_note_once(sy->s,
+                           "%s here is not the recorded one: its frames are named from %s, "
+                           "found by the recorded build-id %s",
+                           vm->path, file ? file : "the file elfutils found (debuginfod)",
+                           vm->build_id);
+}
+
+static void end_dwfl(modcache *m)
+{
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    m->dwfl = NULL;
+}
+
+/* Whether mod, vm's file here, is the recorded object: its build-id (left
+ * in here) is the recorded one. Also when the trace (before version 4)
+ * records none, or the object has none, recorded and here: then noted once
+ * as unchecked. */
+static bool file_is_recorded(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module *mod,
+                             char here[VR_BUILD_ID_HEX])
+{
+    if (!vm->build_id) {
+        vr_state_note_once(sy->s,
+                           "module identity could not be checked: this trace (format "
+                           "version %u) records no build-ids, so frames are named from "
+                           "the files at the recorded paths here, which may differ",
+                           sy->s->hdr ? sy->s->hdr->format_version : 0);
+        return true;
+    }
+    file_build_id(mod, here);
+    if (strcmp(here, vm->build_id))
+        return false;
+    if (!*here && vm->path[0] == '/' && !internal_module(vm->path))
+        vr_state_note_once(sy->s,
+                           "%s has no build-id, so the file here could not be checked "
+                           "against the recorded one: its frames are named from it",
+                           vr_basename(vm->path));
+    return true;
+}
+
+/* The Dwfl module that names vm's frames: its file here when that is the
+ * recorded object (file_is_recorded), else the recorded object found by
+ * its build-id (report_by_build_id); NULL when neither, with a note
+ * (note_unusable). */
+static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+{
+    if (!vm->path[0] || vm->path[0] == '[')
+        return NULL;
+    char here[VR_BUILD_ID_HEX] = "", why[256] = "";
+    Dwfl_Module *mod = report_file(sy, m, vm);
+    if (mod && file_is_recorded(sy, vm, mod, here))
+        return mod;
+    if (!mod)
+        snprintf(why, sizeof why, "%s", dwfl_errmsg(-1));
+    bool readable = mod != NULL;
+    end_dwfl(m);
+    mod = report_by_build_id(sy, m, vm);
+    if (mod) {
+        note_found(sy, vm, mod);
+        return mod;
+    }
+    end_dwfl(m);
+    note_unusable(sy, vm, readable ? here : NULL, why);
+    return NULL;
 }
 
 static const char *demangled(vr_symbolizer *sy, const char *name)
@@ -272,14 +428,6 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
     memcpy(c->frames, tmp, n * sizeof(vr_frame));
     c->n = n;
     return c;
-}
-
-/* vramtrace itself, the CUDA runtime/driver and the simulated device. */
-static bool internal_module(const char *path)
-{
-    const char *b = vr_basename(path);
-    return !strncmp(b, "libvramtrace", 12) || !strncmp(b, "libcuda", 7) ||
-           strstr(path, "/lib/sim/") || strstr(path, "/vramtrace/sim/");
 }
 
 /* NVTX's header-only API, inlined into the program (nvtx3/ headers). */

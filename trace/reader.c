@@ -32,7 +32,7 @@ typedef struct cursor {
     bool head;     /* first chunk of its thread in this batch */
     vt_delta d;
     vt_event ev; /* the record at the front, once decoded */
-    vt_span str;
+    vt_span str[VT_SPANS];
 } cursor;
 
 typedef struct tid_idx {
@@ -62,9 +62,10 @@ struct vt_reader {
 
     vt_header_store hs;
     bool truncated, failed, done;
-    bool string_out; /* the last event given holds a string (strbuf) */
+    bool string_out; /* the last event given holds a string (strbuf, idbuf) */
     char err[512];
     char strbuf[VT_MAX_STRING_LEN + 1];
+    char idbuf[VT_MAX_ID_LEN + 1];
 };
 
 static int fail(vt_reader *r, const char *fmt, ...)
@@ -454,6 +455,7 @@ static int parse_batch(vt_reader *r)
                         (unsigned long long)r->frame_off, r->ncur, why);
         memset(&c->d, 0, sizeof c->d);
         c->d.prev_ts = base;
+        c->d.version = r->hs.h.format_version;
         c->p = p;
         c->end = p + len;
         p += len;
@@ -477,7 +479,8 @@ static int load_batch(vt_reader *r)
     }
 }
 
-/* Decode the record at cursor i's front into ev and str; -1 on corruption. */
+/* Decode the record at cursor i's front into ev and its spans str[VT_SPANS];
+ * -1 on corruption. */
 static int cursor_decode(vt_reader *r, int i, vt_event *ev, vt_span *str)
 {
     cursor *c = &r->cur[i];
@@ -495,7 +498,7 @@ static int cursor_advance(vt_reader *r, int i, bool *exhausted)
 {
     cursor *c = &r->cur[i];
     *exhausted = c->p == c->end;
-    return *exhausted ? 0 : cursor_decode(r, i, &c->ev, &c->str);
+    return *exhausted ? 0 : cursor_decode(r, i, &c->ev, c->str);
 }
 
 /* ---- Merge -------------------------------------------------------------------- */
@@ -541,24 +544,33 @@ static int heap_pop(vt_reader *r)
     return top;
 }
 
-/* Point ev's string field (when its record has one: str->off) at a
- * terminated copy of str in strbuf. */
+/* Point ev's field at span sp (when its record has it: sp->off) at a
+ * terminated copy of it in buf. */
+static void put_span(const vt_span *sp, char *buf, vt_event *ev)
+{
+    memcpy(buf, sp->p, sp->len);
+    buf[sp->len] = '\0';
+    const char *s = buf;
+    memcpy((char *)ev + sp->off, &s, sizeof s);
+}
+
+/* Point ev's string and identifier fields (those its record has: off != 0
+ * in str[VT_SPANS]) at terminated copies in strbuf and idbuf. */
 static void put_string(vt_reader *r, const vt_span *str, vt_event *ev)
 {
-    r->string_out = str->off != 0;
-    if (!str->off)
+    r->string_out = str[VT_SPAN_STR].off != 0; /* a record with an id has a string */
+    if (!r->string_out)
         return;
-    memcpy(r->strbuf, str->p, str->len);
-    r->strbuf[str->len] = '\0';
-    const char *s = r->strbuf;
-    memcpy((char *)ev + str->off, &s, sizeof s);
+    put_span(&str[VT_SPAN_STR], r->strbuf, ev);
+    if (str[VT_SPAN_ID].off)
+        put_span(&str[VT_SPAN_ID], r->idbuf, ev);
 }
 
 static void emit(vt_reader *r, int i, vt_event *ev)
 {
     const cursor *c = &r->cur[i];
     *ev = c->ev;
-    put_string(r, &c->str, ev);
+    put_string(r, c->str, ev);
 }
 
 /* One chunk in play (one cursor on todo, none in the heap): its records are
@@ -575,10 +587,10 @@ static int step_alone(vt_reader *r, vt_event *ev)
             r->todo[r->ntodo++] = c->next_same;
         return 0;
     }
-    vt_span str;
-    if (cursor_decode(r, i, ev, &str) < 0)
+    vt_span str[VT_SPANS];
+    if (cursor_decode(r, i, ev, str) < 0)
         return -1;
-    put_string(r, &str, ev);
+    put_string(r, str, ev);
     return 1;
 }
 
@@ -644,14 +656,13 @@ int vt_reader_next(vt_reader *r, vt_event *ev)
 static long read_alone(vt_reader *r, vt_event *evs, size_t n)
 {
     cursor *c = &r->cur[r->todo[0]];
-    vt_span str;
+    vt_span str[VT_SPANS];
     bool bad;
     char why[256];
-    size_t k =
-        vt_rec_decode_many(&c->p, c->end, &c->d, c->tid, evs, n, &str, &bad, why, sizeof why);
+    size_t k = vt_rec_decode_many(&c->p, c->end, &c->d, c->tid, evs, n, str, &bad, why, sizeof why);
     r->string_out = false;
     if (k)
-        put_string(r, &str, &evs[k - 1]);
+        put_string(r, str, &evs[k - 1]);
     if (bad) {
         fail(r, "corrupt trace: batch at byte %llu, offset %zu (thread %u): %s",
              (unsigned long long)r->frame_off, (size_t)(c->p - r->batch), c->tid, why);

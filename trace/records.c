@@ -118,29 +118,39 @@ static bool valid_token(unsigned t)
 /* Field encodings: TS = zigzag delta from the chunk's previous timestamp
  * (ev->ts_ns); ADDR = zigzag delta from the chunk's previous address; U64,
  * U32 = varint; I32 = zigzag varint; API = varint < VT_API_MAX_; STR = varint
- * length (<= VT_MAX_STRING_LEN) + bytes. */
-enum fkind { F_END = 0, F_TS, F_ADDR, F_U64, F_U32, F_I32, F_API, F_STR };
+ * length (<= VT_MAX_STRING_LEN) + bytes; ID = the same with at most
+ * VT_MAX_ID_LEN bytes. A record has at most one STR and one ID, and an ID
+ * only after a STR (the decoder's spans rely on it: vt_rec_decode). */
+enum fkind { F_END = 0, F_TS, F_ADDR, F_U64, F_U32, F_I32, F_API, F_STR, F_ID };
 
 typedef struct field {
     unsigned char kind;
     unsigned short off; /* offset in vt_event */
     const char *name;
+    unsigned char since; /* the format version that added it (0: every version) */
 } field;
 
 #define FLD(k, m)                                                                                  \
     {                                                                                              \
-        k, offsetof(vt_event, u.m), #m                                                             \
+        k, offsetof(vt_event, u.m), #m, 0                                                          \
+    }
+/* A field that format version v appended to its record: older files lack it
+ * (it comes after every field of those versions in its row). */
+#define FLD_SINCE(k, m, v)                                                                         \
+    {                                                                                              \
+        k, offsetof(vt_event, u.m), #m, v                                                          \
     }
 #define TS                                                                                         \
     {                                                                                              \
-        F_TS, 0, "ts"                                                                              \
+        F_TS, 0, "ts", 0                                                                           \
     }
 #define MAX_FIELDS 9
 
 static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_MODULE] = {FLD(F_U32, module.id), FLD(F_STR, module.path), FLD(F_U64, module.bias),
-                       FLD(F_U64, module.start), FLD(F_U64, module.end)},
-    [VT_REC_MODULE_RESET] = {{F_END, 0, NULL}},
+                       FLD(F_U64, module.start), FLD(F_U64, module.end),
+                       FLD_SINCE(F_ID, module.build_id, 4)},
+    [VT_REC_MODULE_RESET] = {{F_END, 0, NULL, 0}},
     [VT_REC_STACK_NODE] = {FLD(F_U32, stack_node.id), FLD(F_U32, stack_node.parent),
                            FLD(F_U64, stack_node.ip)},
     [VT_REC_STRING] = {FLD(F_U32, string.id), FLD(F_STR, string.text)},
@@ -225,10 +235,24 @@ static inline __attribute__((always_inline)) const field *row_string_field(unsig
     return NULL;
 }
 
+/* vt_rec_string_len of a record of any valid type, walking its row. */
+static size_t strings_len(const vt_event *ev)
+{
+    size_t n = 0;
+    for (const field *f = FIELDS[ev->type]; f->kind != F_END; f++) {
+        const char *s = f->kind == F_STR || f->kind == F_ID ? get_str(ev, f) : NULL;
+        if (f->kind == F_STR)
+            n += s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
+        else if (f->kind == F_ID)
+            n += VT_VARINT_MAX + (s ? strnlen(s, VT_MAX_ID_LEN) : 0);
+    }
+    return n;
+}
+
 size_t vt_rec_string_len(const vt_event *ev)
 {
     const field *f;
-    switch (ev->type) { /* asked for every record written: alloc and free folded */
+    switch (ev->type) { /* asked for every record written: alloc and free (no id) folded */
     case VT_REC_ALLOC:
         f = row_string_field(VT_REC_ALLOC);
         break;
@@ -236,8 +260,7 @@ size_t vt_rec_string_len(const vt_event *ev)
         f = row_string_field(VT_REC_FREE);
         break;
     default:
-        f = string_field(ev->type);
-        break;
+        return valid_token(ev->type) ? strings_len(ev) : 0;
     }
     const char *s = f ? get_str(ev, f) : NULL;
     return s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
@@ -305,9 +328,9 @@ static inline __attribute__((always_inline)) uint8_t *enc_field(uint8_t *o, vt_d
     case F_API:
         memcpy(&api, src, sizeof api);
         return put_varint(o, (unsigned)api < VT_API_MAX_ ? (unsigned)api : VT_API_UNKNOWN);
-    default: { /* F_STR */
+    default: { /* F_STR, F_ID */
         const char *s = get_str(ev, f);
-        size_t n = s ? strnlen(s, VT_MAX_STRING_LEN) : 0;
+        size_t n = s ? strnlen(s, f->kind == F_ID ? VT_MAX_ID_LEN : VT_MAX_STRING_LEN) : 0;
         o += vt_put_varint(o, n);
         if (n)
             memcpy(o, s, n);
@@ -388,7 +411,26 @@ static ALWAYS_INLINE int get_varint(const uint8_t **p, const uint8_t *end, uint6
     return vt_get_varint(p, end, v);
 }
 
-/* Decode one field; NULL on success, else what went wrong. */
+/* A str or id field of length v at *p into its span s; NULL on success,
+ * else what went wrong. */
+static ALWAYS_INLINE const char *dec_span(const uint8_t **p, const uint8_t *end, uint64_t v,
+                                          const field *f, vt_span *s)
+{
+    if (f->kind == F_ID && v > VT_MAX_ID_LEN)
+        return "identifier longer than VT_MAX_ID_LEN";
+    if (v > VT_MAX_STRING_LEN)
+        return "string longer than VT_MAX_STRING_LEN";
+    if (v > (uint64_t)(end - *p))
+        return "string runs past the end of the chunk";
+    s->p = *p;
+    s->len = (size_t)v;
+    s->off = f->off;
+    *p += v;
+    return NULL;
+}
+
+/* Decode one field; NULL on success, else what went wrong. str: the
+ * record's VT_SPANS spans. */
 static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d,
                                            vt_event *ev, const field *f, vt_span *str, bool roomy)
 {
@@ -429,32 +471,28 @@ static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end
         memcpy(dst, &api, sizeof api);
         return NULL;
     }
-    default: /* F_STR */
-        if (v > VT_MAX_STRING_LEN)
-            return "string longer than VT_MAX_STRING_LEN";
-        if (v > (uint64_t)(end - *p))
-            return "string runs past the end of the chunk";
-        str->p = *p;
-        str->len = (size_t)v;
-        str->off = f->off;
-        *p += v;
-        return NULL;
+    default: /* F_STR, F_ID (after its record's F_STR, which clears the id's span) */
+        if (f->kind == F_STR)
+            str[VT_SPAN_ID].off = 0;
+        return dec_span(p, end, v, f, &str[f->kind == F_ID ? VT_SPAN_ID : VT_SPAN_STR]);
     }
 }
 
-/* Decode the fields of a tok record (FIELDS[tok]); NULL on success, else what
- * went wrong, in field *bad. Always inlined and unrolled by hand (a row has at
- * most MAX_FIELDS - 1 fields before its F_END): called with a constant tok,
- * every step's field is a constant, so each step folds into that field's own
+/* Decode the fields of a tok record (FIELDS[tok]) up to its end or its first
+ * field newer than d->version; NULL on success, else what went wrong, in
+ * field *bad. Always inlined and unrolled by hand (a row has at most
+ * MAX_FIELDS - 1 fields before its F_END): called with a constant tok, every
+ * step's field is a constant, so each step folds into that field's own
  * decoding, read off the one table. */
 static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, const uint8_t *end,
                                             vt_delta *d, vt_event *ev, vt_span *str,
                                             const field **bad, bool roomy)
 {
     const field *f = FIELDS[tok];
+    const unsigned version = d->version ? d->version : VT_FORMAT_VERSION;
     const char *why;
 #define DEC_STEP(k)                                                                                \
-    if (f[k].kind == F_END)                                                                        \
+    if (f[k].kind == F_END || f[k].since > version)                                                \
         return NULL;                                                                               \
     if ((why = dec_field(p, end, d, ev, &f[k], str, roomy))) {                                     \
         *bad = &f[k];                                                                              \
@@ -479,7 +517,7 @@ static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_de
 {
     const uint8_t *q = *p;
     memset(ev, 0, sizeof *ev);
-    *str = (vt_span){NULL, 0, 0};
+    str[VT_SPAN_STR].off = 0; /* the id's span: cleared with the string's (dec_field) */
     if (q >= end) {
         snprintf(err, errlen, "record expected past the end of the chunk");
         return -1;
@@ -523,15 +561,15 @@ size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, ui
 {
     size_t k = 0;
     *bad = false;
-    *str = (vt_span){NULL, 0, 0};
+    str[VT_SPAN_STR].off = 0;
     while (k < n && *p < end) {
         if (decode_one(p, end, d, &evs[k], str, err, errlen) < 0) {
-            *str = (vt_span){NULL, 0, 0}; /* the bad record's, not the last one's */
+            str[VT_SPAN_STR].off = 0; /* the bad record's, not the last one's */
             *bad = true;
             break;
         }
         evs[k++].thread_id = tid;
-        if (str->off)
+        if (str[VT_SPAN_STR].off)
             break;
     }
     return k;

@@ -13,10 +13,12 @@
 
 /* Longest LEB128 encoding of a 64-bit value (bytes). */
 #define VT_VARINT_MAX 10
-/* Upper bound of a record's encoding without its string (bytes). */
+/* Upper bound of a record's encoding without its strings (bytes). */
 #define VT_REC_FIXED_MAX 96
-/* Upper bound of one record (bytes): what a thread buffer must always hold. */
-#define VT_REC_MAX (VT_REC_FIXED_MAX + VT_VARINT_MAX + VT_MAX_STRING_LEN)
+/* Upper bound of one record (bytes): what a thread buffer must always hold.
+ * A record has at most one string (str) and one identifier (id). */
+#define VT_REC_MAX                                                                                 \
+    (VT_REC_FIXED_MAX + VT_VARINT_MAX + VT_MAX_STRING_LEN + VT_VARINT_MAX + VT_MAX_ID_LEN)
 /* Upper bound of a chunk header (thread id, base ts, payload length). */
 #define VT_CHUNK_HDR_MAX (3 * VT_VARINT_MAX)
 /* Fixed file prefix: magic, u32 version, u32 header_len. */
@@ -35,6 +37,8 @@ typedef struct vt_delta {
     uint64_t prev_addr; /* starts at 0 */
     uint64_t base_ts;   /* writer: ts of the chunk's first timestamped record */
     int has_ts;         /* writer: base_ts is set */
+    uint32_t version;   /* decoder: the file's format version, whose records lack
+                         * the fields added later; 0 = VT_FORMAT_VERSION */
 } vt_delta;
 
 /* A string inside a decoded record: points into the batch, not terminated;
@@ -44,6 +48,10 @@ typedef struct vt_span {
     size_t len;
     size_t off;
 } vt_span;
+
+/* The spans of a decoded record, indexed by field kind: its string (str) and
+ * its identifier (id); the decoders take an array of VT_SPANS. */
+enum { VT_SPAN_STR = 0, VT_SPAN_ID = 1, VT_SPANS = 2 };
 
 /* ---- LEB128 varints and zigzag (protobuf's encodings) -------------------- */
 
@@ -161,8 +169,10 @@ static inline int vt_rec_rank(enum vt_rec rec)
         return 1;
     }
 }
-/* Length a string field of ev will be written with (clamped to
- * VT_MAX_STRING_LEN); 0 when the record has no string. */
+/* Bytes ev's strings take beyond VT_REC_FIXED_MAX + VT_VARINT_MAX: the
+ * length its string will be written with (clamped to VT_MAX_STRING_LEN),
+ * plus VT_VARINT_MAX and the length of its identifier (clamped to
+ * VT_MAX_ID_LEN) when it has one; 0 when the record has neither. */
 size_t vt_rec_string_len(const vt_event *ev);
 /* Encode ev at out (room for VT_REC_FIXED_MAX + VT_VARINT_MAX +
  * vt_rec_string_len(ev) bytes), updating the chunk's delta state. Returns the
@@ -172,15 +182,19 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev);
  * specialised encoder): the same bytes and delta state, by the test that
  * compares the two (tests/trace/test_format.c). */
 size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev);
-/* Decode one record from [*p, end) into ev (zeroed first; the string field,
- * if any, is left NULL and returned in *str). Advances *p. 0 on success, -1
- * with a message in err on a bad token, malformed varint, field out of range
- * or string past the end. */
+/* Decode one record from [*p, end) into ev (zeroed first; its string and
+ * identifier fields, if any, are left NULL and returned in str[VT_SPAN_STR]
+ * and str[VT_SPAN_ID], an array of VT_SPANS; str[VT_SPAN_ID] is meaningful
+ * only when str[VT_SPAN_STR].off is set). Fields newer than d->version
+ * are absent (left 0). Advances *p. 0 on success, -1 with a message in err
+ * on a bad token, malformed varint, field out of range or string past the
+ * end. */
 int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
                   char *err, size_t errlen);
 /* Decode the records of [*p, end) into evs, each as vt_rec_decode does with
  * thread_id set to tid, up to n of them, stopping after one with a string
- * (its span in *str; str->off is 0 when the last record decoded has none).
+ * (its spans in str[VT_SPANS]; str[VT_SPAN_STR].off is 0 when the last
+ * record decoded has none).
  * Returns how many. On a bad record *bad is set, the message is in err and
  * *p is left at the record's start. One call for a run of records: the
  * reader's loop over a lone chunk. */

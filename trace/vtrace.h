@@ -45,17 +45,22 @@ extern "C" {
 
 #define VT_MAGIC "VTRACE\0\n"
 #define VT_MAGIC_LEN 8
-/* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat */
-#define VT_FORMAT_VERSION 3u
+/* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
+ * 4: the module record's build_id */
+#define VT_FORMAT_VERSION 4u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
  * the writer truncates longer strings, the reader rejects them. */
 #define VT_MAX_STRING_LEN 8192u
+/* Longest identifier a record keeps (bytes): a module's build-id in hex, so
+ * build-ids of up to 64 bytes; the writer truncates longer ones, the reader
+ * rejects them. */
+#define VT_MAX_ID_LEN 128u
 
 /* Record tokens. Values are part of the format: append only. */
 enum vt_rec {
-    VT_REC_MODULE = 1,         /* a loaded object: id, path, load bias, address range */
+    VT_REC_MODULE = 1,         /* a loaded object: id, path, load bias, address range, build-id */
     VT_REC_MODULE_RESET = 2,   /* the module map is re-emitted after this (dlopen/dlclose) */
     VT_REC_STACK_NODE = 3,     /* stack trie node: id, parent id, ip */
     VT_REC_STRING = 4,         /* interned string: id, text */
@@ -267,6 +272,9 @@ typedef struct vt_event {
             uint32_t id;
             const char *path;
             uint64_t bias, start, end;
+            /* lowercase hex of its GNU build-id (the NT_GNU_BUILD_ID note); "" or
+             * NULL when it has none; NULL in traces before version 4 */
+            const char *build_id;
         } module;
         struct {
             uint32_t id, parent;

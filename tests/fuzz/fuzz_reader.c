@@ -29,7 +29,8 @@ static size_t consume(vt_reader *r)
         if (ev.type == VT_REC_NOTE)
             sum += strlen(ev.u.note.text);
         else if (ev.type == VT_REC_MODULE)
-            sum += strlen(ev.u.module.path);
+            sum += strlen(ev.u.module.path) +
+                   (ev.u.module.build_id ? strlen(ev.u.module.build_id) : 0);
         else if (ev.type == VT_REC_ALLOC)
             sum += vt_api_name(ev.u.alloc.api)[0];
     }

@@ -25,6 +25,8 @@ static vt_event sample(enum vt_rec t, uint64_t k)
     e.u.alloc.api = (enum vt_api)(k % VT_API_MAX_);
     e.u.alloc.stream = k;
     vt_rec_set_string(&e, strs[k % 3]);
+    if (t == VT_REC_MODULE)
+        e.u.module.build_id = k % 2 ? "3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f" : "";
     if (t == VT_REC_STACK_NODE)
         e.u.stack_node = (__typeof__(e.u.stack_node)){(uint32_t)k + 1, (uint32_t)k, 0x401000 + k};
     return e;

@@ -3,7 +3,9 @@
  *
  *   allocs frees failed alloc_bytes peak host_peak leaked leaked_bytes
  *   unmatched_frees failed_errors (comma list) meminfo devices threads
- *   stack_nodes modules notes end (0/1) end_signal end_status (the END
+ *   stack_nodes modules module_ids (modules with a recorded build-id)
+ *   module_ids_differ (modules whose file here has another build-id than the
+ *   recorded one) notes end (0/1) end_signal end_status (the END
  *   record's exit status as an unsigned 32-bit value) truncated
  *   allocs_with_frame (with --frame FUNC: allocations whose stack, symbolized
  *   offline from the trace's module map with libdw, contains FUNC)
@@ -33,7 +35,8 @@ typedef struct state {
     live *map;
     size_t cap, n;
     uint64_t allocs, frees, failed, alloc_bytes, unmatched, meminfo, devices, threads;
-    uint64_t nodes, modules, notes, end, end_signal, end_status, stackless;
+    uint64_t nodes, modules, module_ids, module_ids_differ, notes, end, end_signal, end_status;
+    uint64_t stackless;
     uint64_t dev_live, dev_peak, host_live, host_peak;
     char errors[4096];
     uint64_t (*node)[2]; /* id -> {parent, ip} */
@@ -156,14 +159,32 @@ static bool seen_module(uint64_t start)
     return false;
 }
 
+/* Is mod's build-id (libdwfl's reading of the file) the recorded hex text? */
+static bool same_build_id(Dwfl_Module *mod, const char *recorded)
+{
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    char hex[2 * 64 + 1] = "";
+    for (int i = 0; i < n && i < 64; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    return n <= 64 && !strcmp(hex, recorded);
+}
+
 static void on_module(state *s, const vt_event *ev)
 {
+    const char *path = ev->u.module.path, *id = ev->u.module.build_id;
     s->modules++;
-    if (ev->u.module.path && ev->u.module.path[0] == '/' && !seen_module(ev->u.module.start) &&
-        !dwfl_report_elf(s->dwfl, ev->u.module.path, ev->u.module.path, -1, ev->u.module.bias,
-                         false) &&
-        getenv("VT_CHECK_DEBUG"))
-        fprintf(stderr, "vt_check: %s: %s\n", ev->u.module.path, dwfl_errmsg(-1));
+    s->module_ids += id && *id;
+    if (!path || path[0] != '/' || seen_module(ev->u.module.start))
+        return;
+    Dwfl_Module *mod = dwfl_report_elf(s->dwfl, path, path, -1, ev->u.module.bias, false);
+    if (!mod && getenv("VT_CHECK_DEBUG"))
+        fprintf(stderr, "vt_check: %s: %s\n", path, dwfl_errmsg(-1));
+    if (mod && !same_build_id(mod, id ? id : "")) {
+        s->module_ids_differ++;
+        fprintf(stderr, "vt_check: %s: build-id %s recorded, another here\n", path, id);
+    }
 }
 
 static void on_failed(state *s, const vt_event *ev)
@@ -285,6 +306,8 @@ static void summarize(state *s, const char *frame, bool truncated)
     put("threads", s->threads);
     put("stack_nodes", s->nodes);
     put("modules", s->modules);
+    put("module_ids", s->module_ids);
+    put("module_ids_differ", s->module_ids_differ);
     put("notes", s->notes);
     put("end", s->end);
     put("end_signal", s->end_signal);

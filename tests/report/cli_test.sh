@@ -33,6 +33,14 @@ expect 2 "$VT" report --top zero "$T/basic.vtrace"
 expect 2 "$VT" check
 expect 2 "$VT" run
 
+# A trace of format version 3 (v3_basic.vtrace: `vt_gen basic` before version
+# 4 added module build-ids) still reads, and reports as the same scenario now.
+expect 0 "$VT" report "$(dirname "$0")/v3_basic.vtrace" --json "$T/v3.json"
+expect 0 "$VT" report "$T/basic.vtrace" --json "$T/v4.json"
+sed 's/"file":"[^"]*"//' "$T/v3.json" >"$T/v3.cmp"
+sed 's/"file":"[^"]*"//' "$T/v4.json" >"$T/v4.cmp"
+cmp -s "$T/v3.cmp" "$T/v4.cmp" || fail "the version-3 trace reports otherwise than version 4"
+
 # report: text and every output file
 expect 0 "$VT" report "$T/basic.vtrace" --json "$T/b.json" --folded "$T/b.folded" \
     --chrome "$T/b.chrome.json" --html "$T/b.html" --top 5

@@ -53,7 +53,13 @@ void vtg_string(vtg *g, uint32_t id, const char *text)
 
 void vtg_module(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end)
 {
-    put(g, (vt_event){.type = VT_REC_MODULE, .u.module = {id, path, bias, start, end}});
+    vtg_module_id(g, id, path, bias, start, end, "");
+}
+
+void vtg_module_id(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start,
+                   uint64_t end, const char *build_id)
+{
+    put(g, (vt_event){.type = VT_REC_MODULE, .u.module = {id, path, bias, start, end, build_id}});
 }
 
 void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip)

@@ -24,7 +24,11 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv);
 int vtg_close(vtg *g);
 
 void vtg_string(vtg *g, uint32_t id, const char *text);
+/* A module without a build-id (as an object built with --build-id=none). */
 void vtg_module(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end);
+/* A module with its GNU build-id in lowercase hex ("": none). */
+void vtg_module_id(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start,
+                   uint64_t end, const char *build_id);
 void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip);
 void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total);
 void vtg_note(vtg *g, const char *text);

@@ -1,8 +1,18 @@
 /* test_symbolize.c: symbolization (symbolize.c) on this very executable: a C function with
- * its file and line, a demangled C++ one, a CUDA library frame folded. */
+ * its file and line, a demangled C++ one, a CUDA library frame folded; and
+ * only from a file whose build-id is the recorded one: another build-id, none
+ * recorded, or no file leave the module's frames as offsets with one note,
+ * in every output; a version-3 trace (no build-ids) is symbolized as before
+ * with one note that identities could not be checked. */
 #include "report_test.h"
 
+#include "records.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <libelf.h>
 #include <link.h>
+#include <zstd.h>
 
 __attribute__((noinline)) int vtt_user_site(int x);
 __attribute__((noinline)) int vtt_user_site(int x)
@@ -40,16 +50,48 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-static void test_symbolize(void **state)
+/* The GNU build-id of the file at path in lowercase hex ("" when none),
+ * read with libelf and libdwelf (not as the recorder reads it, from memory). */
+static void file_build_id(const char *path, char out[VT_MAX_ID_LEN + 1])
 {
-    (void)state;
+    const unsigned char *id = NULL;
+    out[0] = '\0';
+    assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    assert_non_null(e);
+    ssize_t n = dwelf_elf_gnu_build_id(e, (const void **)&id);
+    for (ssize_t i = 0; i < n && i < VT_MAX_ID_LEN / 2; i++)
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
+    elf_end(e);
+    close(fd);
+}
+
+/* The last component of path. */
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static self_mod self(void)
+{
     self_mod m = {.addr = (uintptr_t)&vtt_user_site};
     assert_int_equal(dl_iterate_phdr(find_self, &m), 1);
-    const char *path = tmp_path("symbols");
-    const char *argv[] = {"symbols"};
+    return m;
+}
+
+/* Trace `name`: this executable as module 1 with build-id build_id, a fake
+ * CUDA runtime, and one leaked allocation whose stack is cxx_site <
+ * vtt_user_site < the runtime. Returns its path (tmp_path's buffer). */
+static const char *symbols_trace(const char *name, const self_mod *m, const char *build_id)
+{
+    const char *path = tmp_path(name);
+    const char *argv[] = {name};
     vtg g;
     assert_int_equal(vtg_open(&g, path, 1, argv), 0);
-    vtg_module(&g, 1, m.path, m.bias, m.start, m.end);
+    vtg_module_id(&g, 1, m->path, m->bias, m->start, m->end, build_id);
     vtg_module(&g, 2, "/opt/fake/libcudart.so.13", 0, 0x1000, 0x2000);
     vtg_stack(&g, 1, 0, (uint64_t)vtt_cxx_site_address() + 4);
     vtg_stack(&g, 2, 1, (uint64_t)(uintptr_t)&vtt_user_site + 4);
@@ -58,9 +100,21 @@ static void test_symbolize(void **state)
     vtg_alloc(&g, 100, 0x1000000, MiB, 3);
     vtg_end(&g, 200, 0);
     assert_int_equal(vtg_close(&g), 0);
+    return path;
+}
+
+static vr_report *analyze(const char *path)
+{
     char err[256];
     vr_report *r = vr_analyze(path, NULL, err, sizeof err);
-    assert_non_null(r);
+    if (!r)
+        fail_msg("%s: %s", path, err);
+    return r;
+}
+
+/* The leak's stack named from this executable's debug info. */
+static void assert_named(const vr_report *r)
+{
     assert_int_equal(r->nleaks, 1);
     const vr_stack *st = &r->leaks[0].stack;
     assert_true(st->n >= 2);
@@ -68,6 +122,179 @@ static void test_symbolize(void **state)
     assert_non_null(strstr(st->frames[0].file, "test_symbolize.c"));
     assert_true(st->frames[0].line > 0);
     assert_non_null(strstr(st->frames[st->n - 1].function, "vtt::cxx_site(int)"));
+}
+
+/* How many of r's notes contain needle. */
+static size_t notes_with(const vr_report *r, const char *needle)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nnotes; i++)
+        n += strstr(r->notes[i], needle) != NULL;
+    return n;
+}
+
+static void test_symbolize(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    char id[VT_MAX_ID_LEN + 1];
+    file_build_id(m.path, id);
+    assert_true(strlen(id) >= 32); /* the toolchain's default: sha1 or md5 */
+    vr_report *r = analyze(symbols_trace("symbols", &m, id));
+    assert_named(r);
+    assert_int_equal(notes_with(r, "build-id"), 0);
+    assert_int_equal(notes_with(r, "could not be checked"), 0);
+    vr_report_free(r);
+}
+
+/* Does what fn renders of r hold needle (binary outputs included)? */
+static bool rendered_has(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *),
+                         vr_report *r, const char *needle)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(fn(f, &r, 1, NULL), 0);
+    fclose(f);
+    bool has = memmem(buf, len, needle, strlen(needle)) != NULL;
+    free(buf);
+    return has;
+}
+
+/* Frames of a module whose file here is not the recorded object: offsets,
+ * no name, in the model and in every output; one note naming both ids. */
+static void assert_offsets_only(vr_report *r, const self_mod *m, const char *note)
+{
+    assert_int_equal(r->nleaks, 1);
+    const vr_stack *st = &r->leaks[0].stack;
+    assert_int_equal(st->n, 2);
+    for (size_t i = 0; i < st->n; i++) {
+        assert_string_equal(st->frames[i].function, "??");
+        assert_string_equal(st->frames[i].file, "");
+        assert_string_equal(st->frames[i].module, m->path);
+    }
+    assert_true(st->frames[0].ip == (uint64_t)(uintptr_t)&vtt_user_site + 4 - m->bias);
+    int (*const fns[])(FILE *, vr_report *const *, size_t,
+                       const vr_options *) = {vr_render_text,   vr_render_json,   vr_render_html,
+                                              vr_render_folded, vr_render_chrome, vr_render_memviz};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        assert_false(rendered_has(fns[i], r, "vtt_user_site"));
+        assert_false(rendered_has(fns[i], r, "cxx_site"));
+        assert_false(rendered_has(fns[i], r, "test_symbolize.c"));
+    }
+    assert_true(rendered_has(vr_render_text, r, note));
+    assert_int_equal(notes_with(r, base_of(m->path)), 1);
+    assert_int_equal(notes_with(r, note), 1);
+}
+
+/* The recorded build-id is another one than the file's here (the last hex
+ * digit changed), or none is recorded for a file that has one. */
+static void test_build_id_differs(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    char id[VT_MAX_ID_LEN + 1], want[1024];
+    file_build_id(m.path, id);
+    char other[VT_MAX_ID_LEN + 1];
+    snprintf(other, sizeof other, "%s", id);
+    other[strlen(other) - 1] = other[strlen(other) - 1] == '0' ? '1' : '0';
+    vr_report *r = analyze(symbols_trace("other_id", &m, other));
+    snprintf(want, sizeof want,
+             "%s here differs from the recorded one (build-id %s recorded, %s here): its "
+             "frames are shown as offsets",
+             base_of(m.path), other, id);
+    assert_offsets_only(r, &m, want);
+    vr_report_free(r);
+    r = analyze(symbols_trace("no_id", &m, ""));
+    snprintf(want, sizeof want, "(build-id none recorded, %s here)", id);
+    assert_offsets_only(r, &m, want);
+    vr_report_free(r);
+}
+
+/* The recorded path holds no file here. */
+static void test_module_missing(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    char id[VT_MAX_ID_LEN + 1];
+    file_build_id(m.path, id);
+    snprintf(m.path, sizeof m.path, "%s", "/nonexistent/vramtrace-test/libgone.so");
+    vr_report *r = analyze(symbols_trace("missing", &m, id));
+    assert_offsets_only(r, &m, "/nonexistent/vramtrace-test/libgone.so cannot be read here");
+    vr_report_free(r);
+}
+
+/* vt_rec_encode of ev at o, as format version 3 wrote it: a module record
+ * without its build_id (the encoder's last byte: an empty id's length). */
+static size_t encode_v3(uint8_t *o, vt_delta *d, vt_event ev)
+{
+    size_t n = vt_rec_encode(o, d, &ev);
+    if (ev.type == VT_REC_MODULE) {
+        assert_null(ev.u.module.build_id);
+        assert_int_equal(o[--n], 0);
+    }
+    return n;
+}
+
+/* A version-3 trace at path (as the recorder of version 3 wrote it: its
+ * header, one zstd frame of one chunk): symbols_trace's events. */
+static void write_v3_trace(const char *path, const self_mod *m)
+{
+    uint64_t t0 = 1000000;
+    const vt_event evs[] = {
+        {.type = VT_REC_MODULE, .u.module = {1, m->path, m->bias, m->start, m->end, NULL}},
+        {.type = VT_REC_STACK_NODE, .u.stack_node = {1, 0, vtt_cxx_site_address() + 4}},
+        {.type = VT_REC_STACK_NODE, .u.stack_node = {2, 1, (uintptr_t)&vtt_user_site + 4}},
+        {.type = VT_REC_DEVICE, .u.device = {0, "SimGPU", GiB}},
+        {.type = VT_REC_ALLOC, .ts_ns = t0 + 100, .u.alloc = {0x1000000, MiB, 2, 0, 1, 0}},
+        {.type = VT_REC_END, .ts_ns = t0 + 200, .u.end = {0, 0, ""}},
+    };
+    static uint8_t batch[4096], payload[4096];
+    vt_delta d = {0};
+    size_t np = 0, nb;
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        np += encode_v3(payload + np, &d, evs[i]);
+    nb = vt_chunk_hdr_encode(batch, 100, d.base_ts, np);
+    memcpy(batch + nb, payload, np);
+    nb += np;
+    vt_header h = {.pid = 1, .host = "old", .program = "v3", .start_mono_ns = t0};
+    size_t hl;
+    uint8_t *hdr = vt_header_encode(&h, &hl);
+    memcpy(hdr + VT_MAGIC_LEN, &(uint32_t){3}, 4); /* u32le format_version */
+    size_t cap = ZSTD_compressBound(nb);
+    uint8_t *z = malloc(cap);
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+    size_t nz = ZSTD_compress2(cc, z, cap, batch, nb);
+    ZSTD_freeCCtx(cc);
+    assert_false(ZSTD_isError(nz));
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(hdr, 1, hl, f), hl);
+    assert_int_equal(fwrite(z, 1, nz, f), nz);
+    assert_int_equal(fclose(f), 0);
+    free(hdr);
+    free(z);
+}
+
+/* A version-3 trace records no build-ids: read, symbolized from the files
+ * here as before, with one note that their identity was not checked. */
+static void test_v3_trace(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    const char *path = tmp_path("v3");
+    write_v3_trace(path, &m);
+    vr_report *r = analyze(path);
+    assert_int_equal(r->nleaks, 1);
+    const vr_stack *st = &r->leaks[0].stack;
+    assert_int_equal(st->n, 2);
+    assert_string_equal(st->frames[0].function, "vtt_user_site");
+    assert_non_null(strstr(st->frames[1].function, "vtt::cxx_site(int)"));
+    assert_int_equal(notes_with(r, "module identity could not be checked"), 1);
+    assert_int_equal(notes_with(r, "version 3"), 1);
+    assert_int_equal(notes_with(r, "build-id"), 1); /* that note alone */
     vr_report_free(r);
 }
 
@@ -75,6 +302,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symbolize),
+        cmocka_unit_test(test_build_id_differs),
+        cmocka_unit_test(test_module_missing),
+        cmocka_unit_test(test_v3_trace),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }

@@ -37,7 +37,7 @@ static const char text[] = "a string field";
 
 /* A random event: mostly alloc and free, every other type too; every field
  * random (out-of-range apis, negative devices and timestamps going back
- * included), string fields pointing at text. */
+ * included), string fields pointing at text, identifiers at a build-id. */
 static void rand_event(uint64_t *s, vt_event *ev)
 {
     unsigned r = (unsigned)(next_rand(s) % 4);
@@ -54,6 +54,8 @@ static void rand_event(uint64_t *s, vt_event *ev)
     if (ev->type == VT_REC_FREE)
         ev->u.free.api = (enum vt_api)((int)(next_rand(s) % (VT_API_MAX_ + 4)) - 2);
     vt_rec_set_string(ev, text);
+    if (ev->type == VT_REC_MODULE) /* the identifier field: a build-id or none */
+        ev->u.module.build_id = next_rand(s) % 2 ? "0123456789abcdef" : NULL;
 }
 
 /* NULL when the two encodings (bytes, length, delta state after) are the

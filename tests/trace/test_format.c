@@ -44,9 +44,10 @@ static int describe_fields(const vt_event *e, char *o, size_t n)
 {
     const __typeof__(e->u) *u = &e->u;
     switch (e->type) {
-    case VT_REC_MODULE:
-        return snprintf(o, n, "id=%u bias=%llx start=%llx end=%llx", u->module.id,
-                        U64(u->module.bias), U64(u->module.start), U64(u->module.end));
+    case VT_REC_MODULE: /* the build-id clamped to VT_MAX_ID_LEN, as the writer keeps it */
+        return snprintf(o, n, "id=%u bias=%llx start=%llx end=%llx build_id=%.*s", u->module.id,
+                        U64(u->module.bias), U64(u->module.start), U64(u->module.end),
+                        (int)VT_MAX_ID_LEN, u->module.build_id ? u->module.build_id : "(none)");
     case VT_REC_STACK_NODE:
         return snprintf(o, n, "id=%u parent=%u ip=%llx", u->stack_node.id, u->stack_node.parent,
                         U64(u->stack_node.ip));
@@ -153,7 +154,7 @@ static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i,
     e->u.alloc = (__typeof__(e->u.alloc)){a, b, u, i, api, b};
     switch (e->type) {
     case VT_REC_MODULE:
-        e->u.module = (__typeof__(e->u.module)){u, NULL, a, b, a};
+        e->u.module = (__typeof__(e->u.module)){u, NULL, a, b, a, NULL};
         break;
     case VT_REC_STACK_NODE:
         e->u.stack_node = (__typeof__(e->u.stack_node)){u, u / 2, a};
@@ -279,6 +280,10 @@ static void make_event(corpus *c, enum vt_rec t, int v, uint64_t ts)
     fill_nvtx(e, A[v], B[v], U[v]);
     const char *strs[] = {"", c->longstr, c->overlong};
     set_string(e, strs[v]);
+    if (t == VT_REC_MODULE) { /* build-ids: empty, the longest kept, one byte too long */
+        static const size_t idlen[] = {0, VT_MAX_ID_LEN, VT_MAX_ID_LEN + 1};
+        e->u.module.build_id = c->overlong + VT_MAX_STRING_LEN + 100 - idlen[v];
+    }
 }
 
 static void make_corpus(corpus *c)
@@ -575,6 +580,50 @@ static void test_corrupt_file(void **state)
     assert_int_equal(drain(img, len, err, sizeof err, &count), -2);
     assert_non_null(strstr(err, "magic"));
     free(img);
+}
+
+/* A module record as version 3 wrote it (id 3, path "/l.so", bias 0x10,
+ * start 0x20, end 0x30: no build_id) at o, then a string record (id 5,
+ * text "x"); returns the length. */
+static size_t v3_module_then_string(uint8_t *o)
+{
+    static const uint8_t b[] = {VT_REC_MODULE, 3,    5,    '/',           'l', '.', 's', 'o',
+                                0x10,          0x20, 0x30, VT_REC_STRING, 5,   1,   'x'};
+    memcpy(o, b, sizeof b);
+    return sizeof b;
+}
+
+/* A version-3 module record has no build_id: read as such (NULL), and the
+ * record after it reads intact; the same bytes in a version-4 file do not. */
+static void test_v3_module(void **state)
+{
+    (void)state;
+    uint8_t b[64], p[32];
+    size_t len, n = chunk(b, 1, 0, p, v3_module_then_string(p));
+    uint8_t *img = craft(b, n, &len);
+    memcpy(img + VT_MAGIC_LEN, &(uint32_t){3}, 4);
+    char err[256];
+    vt_reader *r = vt_reader_open_mem(img, len, err, sizeof err);
+    assert_non_null(r);
+    vt_event ev;
+    assert_int_equal(vt_reader_next(r, &ev), 1);
+    assert_int_equal(ev.type, VT_REC_MODULE);
+    assert_int_equal(ev.u.module.id, 3);
+    assert_string_equal(ev.u.module.path, "/l.so");
+    assert_int_equal(ev.u.module.end, 0x30);
+    assert_null(ev.u.module.build_id);
+    assert_int_equal(vt_reader_next(r, &ev), 1);
+    assert_int_equal(ev.type, VT_REC_STRING);
+    assert_string_equal(ev.u.string.text, "x");
+    assert_int_equal(vt_reader_next(r, &ev), 0);
+    vt_reader_close(r);
+    memcpy(img + VT_MAGIC_LEN, &(uint32_t){VT_FORMAT_VERSION}, 4);
+    size_t count; /* the string's token read as the build-id's length: past the end */
+    assert_int_equal(drain(img, len, err, sizeof err, &count), -1);
+    free(img);
+    /* A build-id longer than VT_MAX_ID_LEN is corruption. */
+    uint8_t m[] = {VT_REC_MODULE, 3, 0, 0, 0, 0, 0x81, 0x01}; /* id length 129 */
+    expect_corrupt(b, chunk(b, 1, 0, m, sizeof m), "identifier longer");
 }
 
 /* ---- Merge order within a batch -------------------------------------------------- */
@@ -998,6 +1047,7 @@ int main(void)
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_corrupt_records),
+        cmocka_unit_test(test_v3_module),
         cmocka_unit_test(test_corrupt_limits),
         cmocka_unit_test(test_corrupt_file),
         cmocka_unit_test(test_merge_order),
