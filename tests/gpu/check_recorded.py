@@ -14,11 +14,17 @@ truth that needs no GPU:
   train_oom             train's own out-of-memory message on stderr (kept
                         beside the trace): request, free and total memory,
                         the allocator's reserved-but-unallocated bytes
+  pyframes NAME         the Python frames of torch/NAME.vtrace's top sites
+                        against the scripts' source (tests/pytorch): each
+                        frame's line lies in its function, each caller's
+                        line calls the frame below it, the innermost line
+                        makes a tensor (torch., .cuda(, .to()
 
 usage: check_recorded.py --vramtrace BIN --bin DIR --sim-lib DIR --fixtures DIR
                          --work DIR [--wrong] CASE ARGS...
 --wrong perturbs the truth (train_oom: every number by one unit of its last
-digit): exit 0 only if the check then fails. Exit 0 all checks held, 1 a
+digit; pyframes: every line one further): exit 0 only if the check then
+fails. Exit 0 all checks held, 1 a
 check failed, 2 the harness could not run. Python 3.9+ standard library.
 """
 import argparse
@@ -133,7 +139,56 @@ def train_oom(o, args):
     return ok
 
 
-CASES = {"corpus": corpus, "bench": bench, "train_oom": train_oom}
+def functions(path):
+    """{name: [(first, last line)]} of a Python file's functions; <module>: all."""
+    import ast
+    with open(path) as f:
+        text = f.read()
+    spans = {"<module>": [(1, len(text.splitlines()))]}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            spans.setdefault(node.name, []).append((node.lineno, node.end_lineno))
+    return spans, text.splitlines()
+
+
+def frame_ok(fr, callee, src, shift):
+    """Problems with one Python frame fr (callee: the frame it calls, or None)."""
+    path = os.path.join(src, os.path.basename(fr["file"]))
+    if not os.path.exists(path):
+        return [f"{fr['file']}: no such script in {src}"]
+    spans, lines = functions(path)
+    line = fr["line"] + shift
+    where = f"{os.path.basename(path)}:{line} ({fr['function']})"
+    if not any(a <= line <= b for a, b in spans.get(fr["function"], [])):
+        return [f"{where}: not inside a function of that name"]
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if callee:
+        ok, want = callee["function"] in text, callee["function"]
+    else:  # where a tensor is made on the GPU
+        ok, want = re.search(r"torch\.|\.cuda\(|\.to\(", text), "torch, .cuda( or .to("
+    return [] if ok else [f"{where}: the line does not call {want}: {text.strip()!r}"]
+
+
+def pyframes(o, args):
+    """The Python frames of the top sites of torch/NAME.vtrace against the source."""
+    name, src = args[0], os.path.join(HERE, "..", "pytorch")
+    rep = report_json(o, os.path.join(o.fixtures, "torch", name + ".vtrace"),
+                      os.path.join(o.work, name + ".report.json"))
+    problems, seen = [], 0
+    for site in rep["sites"][:5]:
+        py = [f for f in site["stack"] if f["module"] == "python"]
+        for i, fr in enumerate(py):
+            if fr["function"].startswith("<") and fr["function"] != "<module>":
+                continue
+            problems += frame_ok(fr, py[i - 1] if i else None, src, 1 if o.wrong else 0)
+            seen += 1
+    for p in problems:
+        print("pyframes:", p)
+    print(f"pyframes: {seen} Python frames of the top sites checked, {len(problems)} wrong")
+    return seen > 0 and not problems
+
+
+CASES = {"corpus": corpus, "bench": bench, "train_oom": train_oom, "pyframes": pyframes}
 
 
 def main():
