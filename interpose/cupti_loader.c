@@ -116,6 +116,11 @@ bool vti_cupti_load(void)
     return true;
 }
 
+bool vti_cupti_done(void)
+{
+    return atomic_load(&cupti_state) == C_DONE;
+}
+
 void vti_cupti_unload(void)
 {
     static _Atomic bool stopped;

@@ -88,22 +88,22 @@ bool vti_hook_enter_outer(void)
 
 _Atomic unsigned vti_exit_armed;
 
-/* After an outermost allocation hook's real call returned, with CUPTI
- * loaded or given up: on_exit_early registered, once per API level (a
- * program may initialise the runtime only after using the driver alone, and
- * on_exit_early runs its calls only once, the last registered first). Exit handlers run last
- * registered first, so it runs before the teardown that the CUDA runtime
- * (static or shared) registered at its initialisation, which that call (or
- * a concurrent one it waited for) completed, and before CUPTI's own static
- * destructors (registered when it was dlopened). After those, a driver or
- * CUPTI call may crash (seen on an H200, driver 580.159.04: cuCtxGetDevice
- * after a static runtime's teardown, cuptiActivityDisable after CUPTI's).
- * Not covered: a second runtime initialised later (a static one beside the
- * shared one), whose teardown then runs first; the simulated device reports
- * such a late call (sim/README.md, "Exit"). */
+/* After an outermost allocation hook's real call returned, with CUPTI started
+ * or given up (vti_cupti_done): on_exit_early registered, once per API level
+ * (a program may initialise the runtime only after using the driver alone;
+ * on_exit_early makes its calls once, in the handler that runs first). Exit
+ * handlers run last registered first, so it runs before the teardown that the
+ * CUDA runtime (static or shared) registered at its initialisation, which that
+ * call (or a concurrent one it waited for) completed, and before CUPTI's own
+ * static destructors (registered when it was dlopened). After those, a driver
+ * or CUPTI call may crash (seen on an H200, driver 580.159.04: cuCtxGetDevice
+ * after a static runtime's teardown, cuptiActivityDisable after CUPTI's). Not
+ * covered: a second runtime initialised later (a static one beside the shared
+ * one), whose teardown then runs first; the simulated device reports such a
+ * late call (sim/README.md, "Exit"). */
 void vti_exit_arm_slow(unsigned level)
 {
-    if (!atomic_load(&vti_cupti_settled) || (atomic_fetch_or(&vti_exit_armed, level) & level))
+    if (!vti_cupti_done() || (atomic_fetch_or(&vti_exit_armed, level) & level))
         return;
     on_exit(on_exit_early, NULL);
 }

@@ -374,6 +374,9 @@ void vti_guard_start(void);
  * end). */
 bool vti_cupti_load(void);
 void vti_cupti_unload(void);
+/* CUPTI started or given up for good (not pending, nor being loaded by
+ * another thread: its libraries' exit handlers are registered by then). */
+bool vti_cupti_done(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 
