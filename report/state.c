@@ -120,26 +120,29 @@ static void add_note(vr_state *s, char *t, bool once)
     s->notes[s->nnotes++] = t;
 }
 
+/* The note fmt/ap formats, added (once: unless the same text is there). */
+static void note_v(vr_state *s, bool once, const char *fmt, va_list ap)
+{
+    char *t = NULL;
+    if (vasprintf(&t, fmt, ap) < 0)
+        t = NULL;
+    add_note(s, t, once);
+}
+
 void vr_state_note(vr_state *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *t = NULL;
-    if (vasprintf(&t, fmt, ap) < 0)
-        t = NULL;
+    note_v(s, false, fmt, ap);
     va_end(ap);
-    add_note(s, t, false);
 }
 
 void vr_state_note_once(vr_state *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *t = NULL;
-    if (vasprintf(&t, fmt, ap) < 0)
-        t = NULL;
+    note_v(s, true, fmt, ap);
     va_end(ap);
-    add_note(s, t, true);
 }
 
 const char *vr_state_string(const vr_state *s, uint32_t id)

@@ -48,15 +48,21 @@ vr_report *scenario(const char *name)
     return r;
 }
 
-char *render(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r)
+char *render_len(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r,
+                 size_t *len)
 {
     char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = open_memstream(&buf, len);
     assert_non_null(f);
     assert_int_equal(fn(f, &r, 1, NULL), 0);
     fclose(f);
     return buf;
+}
+
+char *render(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r)
+{
+    size_t len = 0;
+    return render_len(fn, r, &len);
 }
 
 /* A new trace at path (argv: name, then argv_extra), prelude of stacks. */

@@ -34,6 +34,9 @@ const char *tmp_path(const char *name);
 vr_report *scenario(const char *name);
 /* What renderer fn writes for r alone, as a malloc'ed string. */
 char *render(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r);
+/* The same with its length in *len (binary outputs may hold NUL bytes). */
+char *render_len(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r,
+                 size_t *len);
 /* A new trace `name` (argv in its header), prelude: stack 1 (ip 0x1100),
  * string 1 "train_step", device 0 "SimGPU" of 1 GiB. */
 void open_trace(vtg *g, const char *name, int argc, const char *const *argv);

@@ -151,12 +151,8 @@ static void test_symbolize(void **state)
 static bool rendered_has(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *),
                          vr_report *r, const char *needle)
 {
-    char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(fn(f, &r, 1, NULL), 0);
-    fclose(f);
+    char *buf = render_len(fn, r, &len);
     bool has = memmem(buf, len, needle, strlen(needle)) != NULL;
     free(buf);
     return has;
