@@ -101,14 +101,14 @@ static void cupti_start(void)
 bool vti_cupti_load(void)
 {
     int s = atomic_load(&cupti_state);
-    if (s >= C_LOADING)
-        return true;
+    if (s != C_NONE && s != C_PENDING)
+        return s == C_DONE; /* C_LOADING: another thread is at it */
     if (s == C_NONE && !cuda_loaded()) {
         atomic_store(&cupti_state, C_PENDING); /* started at the first hook */
         return false;
     }
     if (!atomic_compare_exchange_strong(&cupti_state, &s, C_LOADING))
-        return s >= C_LOADING;
+        return s == C_DONE;
     vti_enter();
     cupti_start();
     vti_leave();
@@ -116,14 +116,8 @@ bool vti_cupti_load(void)
     return true;
 }
 
-bool vti_cupti_done(void)
-{
-    return atomic_load(&cupti_state) == C_DONE;
-}
-
 void vti_cupti_unload(void)
 {
-    static _Atomic bool stopped;
-    if (atomic_load(&cupti_state) == C_DONE && stop_fn && !atomic_exchange(&stopped, true))
-        stop_fn();
+    if (atomic_load(&cupti_state) == C_DONE && stop_fn)
+        stop_fn(); /* vtc_stop stops once */
 }

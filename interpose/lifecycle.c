@@ -88,8 +88,8 @@ bool vti_hook_enter_outer(void)
 
 _Atomic unsigned vti_exit_armed;
 
-/* After an outermost allocation hook's real call returned, with CUPTI started
- * or given up (vti_cupti_done): on_exit_early registered, once per API level
+/* After an outermost allocation hook's real call returned, with CUPTI settled
+ * (started or given up): on_exit_early registered, once per API level
  * (a program may initialise the runtime only after using the driver alone;
  * on_exit_early makes its calls once, in the handler that runs first). Exit
  * handlers run last registered first, so it runs before the teardown that the
@@ -103,7 +103,7 @@ _Atomic unsigned vti_exit_armed;
  * late call (sim/README.md, "Exit"). */
 void vti_exit_arm_slow(unsigned level)
 {
-    if (!vti_cupti_done() || (atomic_fetch_or(&vti_exit_armed, level) & level))
+    if (!atomic_load(&vti_cupti_settled) || (atomic_fetch_or(&vti_exit_armed, level) & level))
         return;
     on_exit(on_exit_early, NULL);
 }
@@ -121,11 +121,10 @@ static void end_cuda_calls(void)
 static void on_exit_early(int status, void *arg)
 {
     (void)status, (void)arg;
-    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_load(&early_done))
+    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_exchange(&early_done, true))
         return;
     vti_enter();
     end_cuda_calls();
-    atomic_store(&early_done, true);
     vti_leave();
 }
 

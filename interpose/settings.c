@@ -89,7 +89,7 @@ const vti_settings *vti_settings_get(void)
 void vti_settings_read(int pid)
 {
     vti_settings *s = &settings;
-    s->quiet = false;
+    s->quiet = false;                                  /* a bad VRAMTRACE_QUIET itself is named */
     s->quiet = read_flag(s, "VRAMTRACE_QUIET", false); /* first: it silences the others */
     s->python_frames = read_flag(s, "VRAMTRACE_PYTHON_FRAMES", true);
     s->cupti = read_flag(s, "VRAMTRACE_CUPTI", false);

@@ -369,14 +369,12 @@ void vti_guard_start(void);
 
 /* Load libvramtrace_cupti.so next to this library and start it, or record
  * why not (once); deferred until CUDA is loaded. true once nothing is left
- * to do (started, being started by another thread, or given up), so that the
- * hooks stop calling it. vti_cupti_unload: flush and stop it, once (at the
- * end). */
+ * to do (started or given up for good; not while another thread loads it),
+ * so that the hooks stop calling it (vti_cupti_settled): CUPTI's libraries
+ * have registered their exit handlers by then. vti_cupti_unload: flush and
+ * stop it (at the end; vtc_stop stops once). */
 bool vti_cupti_load(void);
 void vti_cupti_unload(void);
-/* CUPTI started or given up for good (not pending, nor being loaded by
- * another thread: its libraries' exit handlers are registered by then). */
-bool vti_cupti_done(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 

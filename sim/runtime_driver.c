@@ -10,15 +10,6 @@
 struct rt_driver rt_drv;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cudaError_t load_err;
-static void (*drv_teardown)(void);
-
-/* exit(): NVIDIA's runtime registers its teardown when it initialises and
- * releases its contexts there; the simulated one tells the driver, which
- * refuses later calls (README.md, "Exit"). */
-static void teardown(void)
-{
-    drv_teardown();
-}
 
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
                            CUdriverProcAddressQueryResult *);
@@ -36,6 +27,7 @@ static void load(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     gpa_fn gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+    void (*teardown)(void);
     int bad = 0;
     if (!gpa) {
         load_err = cudaErrorInsufficientDriver;
@@ -46,8 +38,8 @@ static void load(void)
         load_err = cudaErrorInsufficientDriver;
     else if (rt_drv.cuInit(0) != CUDA_SUCCESS)
         load_err = cudaErrorInitializationError;
-    else if ((drv_teardown = (void (*)(void))dlsym(h, "vtsim_runtime_teardown")))
-        atexit(teardown);
+    else if ((teardown = (void (*)(void))dlsym(h, "vtsim_runtime_teardown")))
+        atexit(teardown); /* NVIDIA's runtime registers its teardown here too (README.md, "Exit") */
 }
 
 cudaError_t rt_load(void)
