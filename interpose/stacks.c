@@ -379,7 +379,6 @@ static uint64_t note_align(uint64_t n, uint64_t a)
  * VT_MAX_ID_LEN + 1 bytes). true when found. */
 static bool build_id_in_notes(const uint8_t *p, uint64_t len, uint64_t a, char *out)
 {
-    static const char hex[] = "0123456789abcdef";
     ElfW(Nhdr) nh;
     for (uint64_t off = 0; len - off >= sizeof nh;) {
         memcpy(&nh, p + off, sizeof nh);
@@ -389,11 +388,7 @@ static bool build_id_in_notes(const uint8_t *p, uint64_t len, uint64_t a, char *
             return false;
         if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(p + name, "GNU", 4) &&
             nh.n_descsz > 0 && nh.n_descsz <= MAX_BUILD_ID) {
-            for (uint32_t i = 0; i < nh.n_descsz; i++) {
-                out[2 * i] = hex[p[desc + i] >> 4];
-                out[2 * i + 1] = hex[p[desc + i] & 15];
-            }
-            out[2 * nh.n_descsz] = '\0';
+            vt_build_id_hex(p + desc, nh.n_descsz, out);
             return true;
         }
         off = next;

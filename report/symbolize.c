@@ -144,11 +144,7 @@ static void file_build_id(Dwfl_Module *mod, char out[VR_BUILD_ID_HEX])
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
     int n = dwfl_module_build_id(mod, &bits, &vaddr);
-    out[0] = '\0';
-    if (n <= 0 || 2 * (size_t)n >= VR_BUILD_ID_HEX)
-        return;
-    for (int i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", bits[i]);
+    vt_build_id_hex(bits, n > 0 ? (size_t)n : 0, out);
 }
 
 /* Says once per module why its frames are offsets: its file here is another
@@ -170,20 +166,6 @@ static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *he
                            *here ? here : "none");
 }
 
-/* The bytes of a hex build-id in bits (VT_MAX_ID_LEN / 2 bytes); how many,
- * 0 when hex is empty or not an even count of hex digits. */
-static size_t build_id_bits(const char *hex, unsigned char *bits)
-{
-    size_t n = strlen(hex);
-    if (n % 2 || n > VT_MAX_ID_LEN || strspn(hex, "0123456789abcdef") != n)
-        return 0;
-    for (size_t i = 0; i < n / 2; i++) {
-        char pair[3] = {hex[2 * i], hex[2 * i + 1], 0};
-        bits[i] = (unsigned char)strtoul(pair, NULL, 16);
-    }
-    return n / 2;
-}
-
 /* The recorded object found by its build-id where elfutils looks for one
  * (find_elf dwfl_build_id_find_elf: the .build-id trees of the debug path,
  * then debuginfod when DEBUGINFOD_URLS is set), reported in a new m->dwfl
@@ -192,7 +174,7 @@ static size_t build_id_bits(const char *hex, unsigned char *bits)
 static Dwfl_Module *report_by_build_id(vr_symbolizer *sy, modcache *m, const vr_module *vm)
 {
     unsigned char bits[VT_MAX_ID_LEN / 2];
-    size_t n = vm->build_id ? build_id_bits(vm->build_id, bits) : 0;
+    size_t n = vm->build_id ? vt_build_id_bits(vm->build_id, bits) : 0;
     m->dwfl = n ? dwfl_begin(&sy->cb) : NULL;
     if (!m->dwfl)
         return NULL;

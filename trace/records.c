@@ -97,6 +97,30 @@ bool vt_kind_is_host(enum vt_kind kind)
     return kind == VT_KIND_HOST_PINNED || kind == VT_KIND_HOST_REGISTERED;
 }
 
+static const char HEX_DIGITS[] = "0123456789abcdef";
+
+void vt_build_id_hex(const unsigned char *bits, size_t n, char out[VT_MAX_ID_LEN + 1])
+{
+    if (2 * n > VT_MAX_ID_LEN)
+        n = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = HEX_DIGITS[bits[i] >> 4];
+        out[2 * i + 1] = HEX_DIGITS[bits[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+size_t vt_build_id_bits(const char *hex, unsigned char bits[VT_MAX_ID_LEN / 2])
+{
+    size_t n = strlen(hex);
+    if (n % 2 || n > VT_MAX_ID_LEN || strspn(hex, HEX_DIGITS) != n)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++)
+        bits[i] = (unsigned char)((strchr(HEX_DIGITS, hex[2 * i]) - HEX_DIGITS) << 4 |
+                                  (strchr(HEX_DIGITS, hex[2 * i + 1]) - HEX_DIGITS));
+    return n / 2;
+}
+
 /* Every api has its table entry (a new api without one would read as a
  * NULL name): checked at compile time through the entry count. */
 _Static_assert(sizeof API_INFO / sizeof API_INFO[0] == VT_API_MAX_, "one API_INFO row per api");

@@ -154,6 +154,13 @@ const char *vt_kind_name(enum vt_kind kind);
 bool vt_kind_is_host(enum vt_kind kind);
 /* Name of a record token ("alloc", ...); "unknown" for others. */
 const char *vt_rec_name(enum vt_rec rec);
+/* A build-id of n bytes as the module record carries it: lowercase hex into
+ * out (2n + 1 bytes, NUL-terminated); "" when 2n exceeds VT_MAX_ID_LEN. */
+void vt_build_id_hex(const unsigned char *bits, size_t n, char out[VT_MAX_ID_LEN + 1]);
+/* The bytes of a recorded build-id (hex as vt_build_id_hex writes it) into
+ * bits (VT_MAX_ID_LEN / 2 bytes); how many, 0 when hex is empty or not an
+ * even count of lowercase hex digits. */
+size_t vt_build_id_bits(const char *hex, unsigned char bits[VT_MAX_ID_LEN / 2]);
 
 /* ---- Header --------------------------------------------------------------- */
 
