@@ -21,14 +21,19 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 contains() { grep -aq -- "$2" "$1" || fail "$1 lacks '$2'"; }
 lacks() { ! grep -aq -- "$2" "$1" || fail "$1 has '$2': $(grep -aom1 -- ".\{0,50\}$2.\{0,30\}" "$1")"; }
 build_id() { readelf -n "$1" | sed -n 's/^ *Build ID: //p'; }
+# record_report NAME: record $T/NAME under vramtrace run (trace $T/NAME.vtrace),
+# then report it as text into $T/NAME.txt.
+record_report() {
+    timeout 120 "$VT" run --sim=t4 -o "$T/$1.vtrace" -- "$T/$1" >"$T/run.out" 2>"$T/run.err" ||
+        fail "run of $1: exit $? ($(tail -3 "$T/run.err"))"
+    timeout 120 "$VT" report "$T/$1.vtrace" >"$T/$1.txt" 2>&1 || fail "report of $1: exit $?"
+}
 
 cp "$PROG" "$T/prog" || exit 1
-timeout 120 "$VT" run --sim=t4 -o "$T/t.vtrace" -- "$T/prog" >"$T/run.out" 2>"$T/run.err" ||
-    fail "run: exit $? ($(tail -3 "$T/run.err"))"
-timeout 120 "$VT" report "$T/t.vtrace" >"$T/same.txt" 2>&1 || fail "report: exit $?"
-contains "$T/same.txt" "at leak_site (.*real_prog.c:"
-lacks "$T/same.txt" "note: .*build-id"
-lacks "$T/same.txt" "could not be checked"
+record_report prog
+contains "$T/prog.txt" "at leak_site (.*real_prog.c:"
+lacks "$T/prog.txt" "note: .*build-id"
+lacks "$T/prog.txt" "could not be checked"
 
 # The same program with another build-id at the recorded path.
 recorded=$(build_id "$T/prog")
@@ -42,7 +47,7 @@ mv "$T/prog.other" "$T/prog"
 here=$(build_id "$T/prog")
 [ -n "$recorded" ] && [ -n "$here" ] && [ "$recorded" != "$here" ] ||
     fail "build-ids: '$recorded' recorded, '$here' now"
-timeout 120 "$VT" report "$T/t.vtrace" --json "$T/o.json" --html "$T/o.html" \
+timeout 120 "$VT" report "$T/prog.vtrace" --json "$T/o.json" --html "$T/o.html" \
     --folded "$T/o.folded" --chrome "$T/o.chrome" --memory-viz "$T/o.pickle" \
     >"$T/other.txt" 2>&1 || fail "report of the other build: exit $?"
 for f in other.txt o.json o.html o.folded o.chrome o.pickle; do
@@ -61,7 +66,7 @@ contains "$T/o.json" "prog here differs from the recorded one"
 if ldconfig -p | grep -q 'libdebuginfod\.so\.1 '; then
     mkdir -p "$T/srv/buildid/$recorded" && cp "$PROG" "$T/srv/buildid/$recorded/executable"
     DEBUGINFOD_URLS="file://$T/srv" DEBUGINFOD_CACHE_PATH="$T/cache" timeout 120 \
-        "$VT" report "$T/t.vtrace" >"$T/found.txt" 2>&1 || fail "report with debuginfod: exit $?"
+        "$VT" report "$T/prog.vtrace" >"$T/found.txt" 2>&1 || fail "report with debuginfod: exit $?"
     contains "$T/found.txt" "at leak_site (.*real_prog.c:"
     contains "$T/found.txt" "note: $T/prog here is not the recorded one: its frames are named from .*, found by the recorded build-id $recorded"
     lacks "$T/found.txt" "here differs"
@@ -72,9 +77,7 @@ fi
 # file here (nothing to check it by), with a note that says so.
 objcopy --remove-section .note.gnu.build-id "$PROG" "$T/noid" || exit 1
 [ -z "$(build_id "$T/noid")" ] || fail "objcopy left a build-id in $T/noid"
-timeout 120 "$VT" run --sim=t4 -o "$T/noid.vtrace" -- "$T/noid" >"$T/run.out" 2>"$T/run.err" ||
-    fail "run of noid: exit $? ($(tail -3 "$T/run.err"))"
-timeout 120 "$VT" report "$T/noid.vtrace" >"$T/noid.txt" 2>&1 || fail "report of noid: exit $?"
+record_report noid
 contains "$T/noid.txt" "at leak_site (.*real_prog.c:"
 contains "$T/noid.txt" "note: noid has no build-id, so the file here could not be checked against the recorded one"
 lacks "$T/noid.txt" "here differs"
