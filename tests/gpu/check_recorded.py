@@ -93,15 +93,22 @@ def bench(o, args):
     return check_ledger_case(o, args[0], [os.path.join(o.bin, args[1])] + args[2:], None)
 
 
-def size(num, unit):
-    return round(float(num) * (1 << UNITS[unit]))
+def decimals(num):
+    """How many decimals a printed number has ("6.85": 2)."""
+    return len(num.split(".")[1]) if "." in num else 0
 
 
 def fmt_like(n, text):
     """n bytes in the unit and decimals of text ("6.85 GiB")."""
     num, unit = text.split()
-    decimals = len(num.split(".")[1]) if "." in num else 0
-    return f"{n / (1 << UNITS[unit]):.{decimals}f} {unit}"
+    return f"{n / (1 << UNITS[unit]):.{decimals(num)}f} {unit}"
+
+
+def bump(text):
+    """text ("6.85 GiB") one unit of its last digit higher ("6.86 GiB")."""
+    num, unit = text.split()
+    d = decimals(num)
+    return f"{float(num) + 10 ** -d:.{d}f} {unit}"
 
 
 def train_oom(o, args):
@@ -119,9 +126,7 @@ def train_oom(o, args):
     if o.wrong:
         truth["requested_bytes"] += 1
         for k in ("device_total_bytes", "device_free_bytes", "heap_free_bytes"):
-            num, unit = truth[k].split()
-            last = 10 ** -len(num.split(".")[1]) if "." in num else 1
-            truth[k] = f"{float(num) + last:.{len(num.split('.')[1]) if '.' in num else 0}f} {unit}"
+            truth[k] = bump(truth[k])
     rep = report_json(o, os.path.join(o.fixtures, "train_oom.vtrace"),
                       os.path.join(o.work, "train_oom.report.json"))
     fatal = [x for x in rep["ooms"] if x["fatal"]]
