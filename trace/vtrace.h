@@ -380,7 +380,7 @@ typedef struct vt_tbuf vt_tbuf;
 typedef struct vt_writer_opts {
     size_t tbuf_bytes; /* per-thread buffer size; 0 = default (64 KiB) */
     uint64_t flush_ns; /* flush interval; 0 = VT_FLUSH_INTERVAL_NS */
-    int zstd_level;    /* 0 = default (3) */
+    int zstd_level;    /* 0 = default (1) */
     bool no_thread;    /* no writer thread: flush only in vt_writer_flush (tests) */
 } vt_writer_opts;
 
