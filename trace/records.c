@@ -276,12 +276,24 @@ static size_t strings_len(const vt_event *ev)
 size_t vt_rec_string_len(const vt_event *ev)
 {
     const field *f;
-    switch (ev->type) { /* asked for every record written: alloc and free (no id) folded */
+    switch (ev->type) { /* asked for every record written: vt_rec_encode's unrolled ones folded */
     case VT_REC_ALLOC:
         f = row_string_field(VT_REC_ALLOC);
         break;
     case VT_REC_FREE:
         f = row_string_field(VT_REC_FREE);
+        break;
+    case VT_REC_REGION_REGISTER:
+        f = row_string_field(VT_REC_REGION_REGISTER);
+        break;
+    case VT_REC_REGION_UNREGISTER:
+        f = row_string_field(VT_REC_REGION_UNREGISTER);
+        break;
+    case VT_REC_RANGE_PUSH:
+        f = row_string_field(VT_REC_RANGE_PUSH);
+        break;
+    case VT_REC_RANGE_POP:
+        f = row_string_field(VT_REC_RANGE_POP);
         break;
     default:
         return valid_token(ev->type) ? strings_len(ev) : 0;
@@ -403,11 +415,22 @@ size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev)
 
 size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
 {
-    switch (ev->type) { /* the records of every allocation and free, unrolled */
+    /* The records of every allocation and free, of every NVTX Mem region
+     * registration (a caching allocator's sub-allocations) and of every NVTX
+     * range, unrolled: each case is the table's row folded at compile time. */
+    switch (ev->type) {
     case VT_REC_ALLOC:
         return encode_fields(VT_REC_ALLOC, out, d, ev);
     case VT_REC_FREE:
         return encode_fields(VT_REC_FREE, out, d, ev);
+    case VT_REC_REGION_REGISTER:
+        return encode_fields(VT_REC_REGION_REGISTER, out, d, ev);
+    case VT_REC_REGION_UNREGISTER:
+        return encode_fields(VT_REC_REGION_UNREGISTER, out, d, ev);
+    case VT_REC_RANGE_PUSH:
+        return encode_fields(VT_REC_RANGE_PUSH, out, d, ev);
+    case VT_REC_RANGE_POP:
+        return encode_fields(VT_REC_RANGE_POP, out, d, ev);
     default:
         return vt_rec_encode_generic(out, d, ev);
     }

@@ -1,8 +1,11 @@
-/* test_encode.c: trace/records.c's specialised encoders (the alloc and free
- * records written for every allocation and free) write exactly the bytes, and
- * leave exactly the delta state, of the generic loop over the FIELDS table
- * (vt_rec_encode_generic), on random events of every type in one long chunk.
- * The comparison is shown to fail on a changed byte, length or delta state. */
+/* test_encode.c: trace/records.c's specialised encoders (the records written
+ * for every allocation and free, NVTX Mem region registration and NVTX range)
+ * write exactly the bytes, and leave exactly the delta state, of the generic
+ * loop over the FIELDS table (vt_rec_encode_generic), on random events of
+ * every type in one long chunk and on every combination of extreme values
+ * (0, 1, the largest 1- and 2-byte varints, the largest values of 32 and 64
+ * bits, the smallest negative ones). The comparison is shown to fail on a
+ * changed byte, length or delta state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,17 +38,21 @@ static uint64_t rand_bits(uint64_t *s)
 
 static const char text[] = "a string field";
 
-/* A random event: mostly alloc and free, every other type too; every field
- * random (out-of-range apis, negative devices and timestamps going back
+/* The types vt_rec_encode unrolls. */
+static const enum vt_rec HOT[] = {VT_REC_ALLOC,           VT_REC_FREE,
+                                  VT_REC_REGION_REGISTER, VT_REC_REGION_UNREGISTER,
+                                  VT_REC_RANGE_PUSH,      VT_REC_RANGE_POP};
+#define NHOT (sizeof HOT / sizeof HOT[0])
+
+/* A random event: mostly of the unrolled types, every other type too; every
+ * field random (out-of-range apis, negative devices and timestamps going back
  * included), string fields pointing at text, identifiers at a build-id. */
 static void rand_event(uint64_t *s, vt_event *ev)
 {
-    unsigned r = (unsigned)(next_rand(s) % 4);
+    unsigned r = (unsigned)(next_rand(s) % (NHOT + 2));
     uint64_t *words = (uint64_t *)&ev->u;
     memset(ev, 0, sizeof *ev);
-    ev->type = r == 0   ? VT_REC_ALLOC
-               : r == 1 ? VT_REC_FREE
-                        : (enum vt_rec)(1 + next_rand(s) % (VT_REC_MAX_ - 1));
+    ev->type = r < NHOT ? HOT[r] : (enum vt_rec)(1 + next_rand(s) % (VT_REC_MAX_ - 1));
     ev->ts_ns = next_rand(s) % 8 ? rand_bits(s) : 0;
     for (size_t i = 0; i < sizeof ev->u / sizeof *words; i++)
         words[i] = rand_bits(s);
@@ -89,11 +96,60 @@ static void test_specialised_equals_generic(void **state)
         if (why)
             fail_msg("event %d (%s): %s", i, vt_rec_name(ev.type), why);
         assert_true(na > 0);
+        /* the room the writer reserves for it (vt_rec_encode's contract) */
+        assert_true(na <= VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(&ev));
         counts[ev.type]++;
     }
     for (unsigned t = 1; t < VT_REC_MAX_; t++) /* every type was met */
         assert_true(counts[t] > 0);
-    assert_true(counts[VT_REC_ALLOC] > EVENTS / 5 && counts[VT_REC_FREE] > EVENTS / 5);
+    for (size_t h = 0; h < NHOT; h++)
+        assert_true(counts[HOT[h]] > EVENTS / (NHOT + 2) / 2);
+}
+
+/* Extreme values: the timestamp and the payload's words all one of these,
+ * but for one word another (every pair, every word in turn). */
+static const uint64_t EXTREME[] = {0,          1,         0x7f,       0x80,
+                                   0x3fff,     0x4000,    INT32_MAX,  (uint64_t)INT32_MIN,
+                                   UINT32_MAX, INT64_MAX, UINT64_MAX, (uint64_t)INT64_MIN};
+#define NEXTREME (sizeof EXTREME / sizeof EXTREME[0])
+
+/* One extreme event of type t: word j of its payload (of the first eight)
+ * set to y, the others and the timestamp to x. */
+static void extreme_event(vt_event *ev, enum vt_rec t, size_t j, uint64_t x, uint64_t y)
+{
+    uint64_t *words = (uint64_t *)&ev->u;
+    size_t n = sizeof ev->u / sizeof *words < 8 ? sizeof ev->u / sizeof *words : 8;
+    memset(ev, 0, sizeof *ev);
+    ev->type = t;
+    ev->ts_ns = x;
+    for (size_t k = 0; k < n; k++)
+        words[k] = k == j ? y : x;
+    vt_rec_set_string(ev, text);
+}
+
+static void test_extremes_equal_generic(void **state)
+{
+    (void)state;
+    uint8_t a[VT_REC_MAX], b[VT_REC_MAX];
+    vt_event ev;
+    size_t done = 0;
+    for (size_t h = 0; h < NHOT; h++) {
+        vt_delta da = {0}, db = {0}; /* one chunk per type: deltas from every value */
+        for (size_t j = 0; j < 8; j++)
+            for (size_t x = 0; x < NEXTREME; x++)
+                for (size_t y = 0; y < NEXTREME; y++) {
+                    extreme_event(&ev, HOT[h], j, EXTREME[x], EXTREME[y]);
+                    size_t na = vt_rec_encode(a, &da, &ev);
+                    size_t nb = vt_rec_encode_generic(b, &db, &ev);
+                    const char *why = differ(a, na, &da, b, nb, &db);
+                    if (why)
+                        fail_msg("%s, word %zu = %#llx, others %#llx: %s", vt_rec_name(HOT[h]), j,
+                                 (unsigned long long)EXTREME[y], (unsigned long long)EXTREME[x],
+                                 why);
+                    done++;
+                }
+    }
+    assert_int_equal(done, NHOT * 8 * NEXTREME * NEXTREME);
 }
 
 static void test_checker_rejects_differences(void **state)
@@ -126,6 +182,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_specialised_equals_generic),
+        cmocka_unit_test(test_extremes_equal_generic),
         cmocka_unit_test(test_checker_rejects_differences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
