@@ -416,21 +416,31 @@ static int walk(vti_uw_thread *u, void **buf, int max, bool *same)
 }
 
 /* ---- remembered walks ------------------------------------------------------
- * The thread's complete walks, as a tree of their frames rooted at the
- * outermost one (first child, next sibling): a node is one frame with all its
- * outer frames, so walks share their common outer part. A walk is a function
- * of its first frame (pc, rsp, rbp) and of the words it reads, so a capture
- * whose first frame is a leaf's and where every word that leaf's walk read
- * still holds (each return address at its sp - 8, each saved rbp the walk
- * depended on) has exactly that walk's frames: the check is recheck()'s, done
- * from the outermost frame inwards, depth first, so that walks sharing outer
- * frames share their checks; a node that held moves to the front of its
- * siblings. No word below the capture's own rsp is read (nor above the stack
- * top: every node is a frame of a walk of this thread); the search gives up
- * after MEMO_BUDGET nodes. Only complete walks (ended at the outermost frame)
- * are remembered; a full tree is emptied (epoch + 1: earlier refs are stale). */
+ * The thread's complete walks, as a trie: a walk is a function of its first
+ * frame (pc, rsp, rbp) and of the words it reads, so it is remembered as its
+ * first frame (a root, hashed by rsp and pc into u->roots) followed by the
+ * words it read and depends on, innermost first: for each frame after the
+ * first, its return address (at its sp - 8) and, when the walk depended on
+ * it (live), the rbp saved for it; the last read marks the walk's end. Walks
+ * with the same first frame share the reads they have in common up to the
+ * first that differs (the walk being deterministic, usually a return address
+ * of the same place). A capture whose first frame is a root's and where
+ * every word of one path from it to an end still holds has exactly that
+ * walk's frames (its return addresses, in that order): the check is
+ * recheck()'s. The search goes depth first: down the first children while
+ * they hold; where one does not, its later siblings in turn (one that holds
+ * moves to the front), else back up a level. Every word read lies in
+ * [rsp, stack top) of the capture: the walk that read it started at the
+ * same rsp and read only above the frame it stepped out of (step()), below
+ * the stack top. The search gives up after MEMO_BUDGET nodes. Only complete
+ * walks (ended at the outermost frame) are remembered; a full trie is
+ * emptied (epoch + 1: earlier refs are stale). */
 
 #define MEMO_BUDGET 512
+/* Node kinds: a root (its rbp not checked, or checked), a read. */
+enum { N_ROOT, N_ROOT_BP, N_RET, N_BP };
+_Static_assert((VTI_UW_ROOT_BUCKETS & (VTI_UW_ROOT_BUCKETS - 1)) == 0, "a power of two");
+_Static_assert(VTI_UW_LOG < 65536, "depths in 16 bits");
 
 /* The word at a: a place in the thread's live stack, though not always in
  * a frame of this capture's walk (a remembered walk's return address may lie
@@ -448,51 +458,59 @@ static inline uintptr_t stack_word(uintptr_t a)
 }
 #endif
 
-/* Frame x of a remembered walk holds on this stack, live from lo up; a leaf
- * when it is the capture's first frame f0. */
-static inline bool node_holds(const vti_uw_node *x, uintptr_t lo, const vti_uw_frame *f0)
+/* Root x is the first frame f0 of the capture. */
+static inline bool root_holds(const vti_uw_node *x, const vti_uw_frame *f0)
 {
-    if (x->rd >= lo)
-        return stack_word(x->sp - 8) == x->pc && (!x->bp_at || stack_word(x->bp_at) == x->bp);
-    return !x->rd && x->sp == f0->sp && x->pc == f0->pc && (!x->bp_at || x->bp == f0->bp);
+    return x->at == f0->sp && x->val == f0->pc && (x->kind == N_ROOT || x->bp == f0->bp);
 }
 
-/* The leaf whose walk this capture's is (first frame u->tmp[0]), or NULL;
- * path[0..*depth) its frames from the outermost. Depth first: down the first
- * children while they hold; where one does not, its later siblings in turn
- * (one that holds moves to the front), else back out to the level above.
- * Every node looked at counts against the budget (two siblings that both
- * hold over subtrees that do not would otherwise take turns for ever). */
-static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
+/* Read x still holds: the word is there. */
+static inline bool read_holds(const vti_uw_node *x)
 {
-    const vti_uw_frame *f0 = &u->tmp[0];
-    vti_uw_node *x = u->roots;
-    int d = 0, budget = MEMO_BUDGET;
+    return stack_word(x->at) == x->val;
+}
+
+/* The root bucket of a first frame (rsp, pc). */
+static inline vti_uw_node **root_bucket(vti_uw_thread *u, uintptr_t sp, uintptr_t pc)
+{
+    return &u->roots[pc_hash(pc ^ sp << 16) & (VTI_UW_ROOT_BUCKETS - 1)];
+}
+
+/* Below root path[0], which holds: the end node of a path of reads that all
+ * hold, or NULL; path[1..*depth) its reads. Depth first: down the first
+ * children while they hold; where one does not, its later siblings in turn
+ * (one that holds moves to the front), else back up a level. Every node
+ * looked at counts against *budget (two siblings that both hold over
+ * subtrees that do not would otherwise take turns for ever). */
+static vti_uw_node *reads_find(vti_uw_node **path, int *depth, int *budget)
+{
+    vti_uw_node *x = path[0]->child;
+    int d = 1;
     while (x) {
-        while (x && node_holds(x, f0->sp, f0)) {
-            if (--budget <= 0)
+        while (x && read_holds(x)) {
+            if (--*budget <= 0)
                 return NULL;
             path[d++] = x;
-            if (!x->rd) {
+            if (x->end) {
                 *depth = d;
                 return x;
             }
             x = x->child;
         }
         for (vti_uw_node *prev = x;;) {
-            for (x = prev ? prev->next : NULL; x && !node_holds(x, f0->sp, f0); x = x->next) {
-                if (--budget <= 0)
+            for (x = prev ? prev->next : NULL; x && !read_holds(x); x = x->next) {
+                if (--*budget <= 0)
                     return NULL;
                 prev = x;
             }
             if (x) { /* to the front */
-                vti_uw_node **head = d ? &path[d - 1]->child : &u->roots;
+                vti_uw_node **head = &path[d - 1]->child;
                 prev->next = x->next;
                 x->next = *head;
                 *head = x;
                 break;
             }
-            if (!d)
+            if (d == 1)
                 return NULL;
             prev = path[--d];
         }
@@ -500,54 +518,79 @@ static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
     return NULL;
 }
 
+/* The end node of the walk this capture's is (first frame u->tmp[0]), or
+ * NULL; path[0..*depth) the nodes from its root: the roots of its bucket
+ * that are its first frame in turn, each searched by reads_find. */
+static vti_uw_node *memo_find(vti_uw_thread *u, vti_uw_node **path, int *depth)
+{
+    const vti_uw_frame *f0 = &u->tmp[0];
+    int budget = MEMO_BUDGET;
+    for (vti_uw_node *r = *root_bucket(u, f0->sp, f0->pc); r; r = r->next) {
+        vti_uw_node *end;
+        if (--budget <= 0)
+            return NULL;
+        if (!root_holds(r, f0))
+            continue;
+        path[0] = r;
+        *depth = 1;
+        if (r->end)
+            return r;
+        if ((end = reads_find(path, depth, &budget)) || budget <= 0)
+            return end;
+    }
+    return NULL;
+}
+
 static void memo_clear(vti_uw_thread *u)
 {
-    u->roots = NULL;
+    memset(u->roots, 0, sizeof u->roots);
     u->nnodes = 0;
     u->epoch++;
 }
 
-static vti_uw_node frame_node(const vti_uw_frame *f, bool leaf)
+/* The node of kind, at and val under *head (added when absent; never when
+ * the trie is full: memo_insert made room). */
+static vti_uw_node *memo_node(vti_uw_thread *u, vti_uw_node **head, int kind, uintptr_t at,
+                              uintptr_t val, uintptr_t bp, int depth)
 {
-    vti_uw_node x = {.sp = f->sp, .pc = f->pc, .bp = f->bp, .rd = f->sp - 8};
-    if (leaf) {
-        x.bp_at = f->live; /* a flag: rbp is checked */
-        x.rd = 0;
-    } else if (f->bp_at && f->live) {
-        x.bp_at = x.rd = f->bp_at;
-    }
+    vti_uw_node *x = *head;
+    while (x &&
+           !(x->kind == kind && x->at == at && x->val == val && (kind != N_ROOT_BP || x->bp == bp)))
+        x = x->next;
+    if (x)
+        return x;
+    x = &u->nodes[u->nnodes++];
+    *x = (vti_uw_node){.at = at, .val = val, .bp = bp, .next = *head, .kind = (uint8_t)kind};
+    x->depth = (uint16_t)depth;
+    *head = x;
     return x;
 }
 
-static bool node_same(const vti_uw_node *a, const vti_uw_node *b)
+/* Nodes a walk of n frames can take: its root, each later frame's return
+ * address and saved rbp. */
+static uint32_t walk_nodes(int n)
 {
-    return a->sp == b->sp && a->pc == b->pc && a->bp_at == b->bp_at && a->rd == b->rd &&
-           (!a->bp_at || a->bp == b->bp);
+    return 2 * (uint32_t)n;
 }
 
-/* Remember the walk in last[0..n) when it is complete; *ref gets its leaf
+/* Remember the walk in last[0..n) when it is complete; *ref gets its end
  * (an equal walk's when there is one: its tag stays). */
 static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
 {
-    vti_uw_node *x = NULL, **head = &u->roots;
-    if (!u->complete || u->n < 1 || u->n > VTI_UW_NODES)
+    const vti_uw_frame *f = u->last;
+    vti_uw_node *x;
+    if (!u->complete || u->n < 1 || walk_nodes(u->n) > VTI_UW_NODES)
         return;
-    if (u->nnodes + (uint32_t)u->n > VTI_UW_NODES) {
+    if (u->nnodes + walk_nodes(u->n) > VTI_UW_NODES)
         memo_clear(u);
-        head = &u->roots;
+    x = memo_node(u, root_bucket(u, f[0].sp, f[0].pc), f[0].live ? N_ROOT_BP : N_ROOT, f[0].sp,
+                  f[0].pc, f[0].bp, 1);
+    for (int i = 1; i < u->n; i++) {
+        x = memo_node(u, &x->child, N_RET, f[i].sp - 8, f[i].pc, 0, i + 1);
+        if (f[i].bp_at && f[i].live)
+            x = memo_node(u, &x->child, N_BP, f[i].bp_at, f[i].bp, 0, i + 1);
     }
-    for (int i = u->n - 1; i >= 0; i--) {
-        vti_uw_node want = frame_node(&u->last[i], i == 0);
-        for (x = *head; x && !node_same(x, &want);)
-            x = x->next;
-        if (!x) {
-            want.next = *head;
-            x = &u->nodes[u->nnodes++];
-            *x = want;
-            *head = x;
-        }
-        head = &x->child;
-    }
+    x->end = 1;
     *ref = (vti_uw_ref){(uint32_t)(x - u->nodes) + 1, u->epoch, x->tag};
 }
 
@@ -556,16 +599,17 @@ static void memo_insert(vti_uw_thread *u, vti_uw_ref *ref)
  * none. */
 static int memo_walk(vti_uw_thread *u, void **buf, int max, vti_uw_ref *ref, uint64_t lazy)
 {
-    vti_uw_node *path[VTI_UW_LOG], *leaf;
-    int d = 0;
-    if (u->tmp[0].sp < u->stack_lo || u->tmp[0].sp >= u->stack_hi || !u->roots ||
-        !(leaf = memo_find(u, path, &d)) || d - 1 > max)
+    vti_uw_node *path[2 * VTI_UW_LOG], *end;
+    int d = 0, k = 0;
+    if (u->tmp[0].sp < u->stack_lo || u->tmp[0].sp >= u->stack_hi ||
+        !(end = memo_find(u, path, &d)) || end->depth - 1 > max)
         return -1;
-    *ref = (vti_uw_ref){(uint32_t)(leaf - u->nodes) + 1, u->epoch, leaf->tag};
-    if (!lazy || leaf->tag >> 32 != lazy >> 32)
-        for (int i = 0; i < d - 1; i++)
-            buf[i] = (void *)path[d - 2 - i]->pc;
-    return d - 1;
+    *ref = (vti_uw_ref){(uint32_t)(end - u->nodes) + 1, u->epoch, end->tag};
+    if (!lazy || end->tag >> 32 != lazy >> 32)
+        for (int i = 1; i < d; i++)
+            if (path[i]->kind == N_RET)
+                buf[k++] = (void *)path[i]->val;
+    return end->depth - 1;
 }
 
 /* The capture is the last walk again (its first frame and every word it

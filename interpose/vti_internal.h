@@ -175,20 +175,26 @@ typedef struct vti_uw_frame {
     bool rbp_cfa, live;
 } vti_uw_frame;
 #define VTI_UW_LOG (VTI_MAX_STACK_DEPTH + 16)
-/* One frame of a remembered walk (unwind.c, "Remembered walks"): a node of
- * the thread's tree of complete walks, rooted at their outermost frames.
- * Return address pc at sp - 8; rbp bp at bp_at when the walk depended on it
- * (0: not checked); rd the lowest address read. A leaf (rd 0) is a walk's
- * first frame (the capture's own pc, rsp and rbp, the latter checked when
- * bp_at is 1) and holds the caller's tag for that walk (0: none yet). */
+/* One read of a remembered walk (unwind.c, "Remembered walks"): a node of
+ * the thread's trie of complete walks, keyed by their first frame and then by
+ * the words they read, innermost first. A root is a walk's first frame (the
+ * capture's own rsp in at, pc in val, rbp in bp, checked when kind says so);
+ * every other node is one word the walk read and depends on: the word at at
+ * is val, a return address (a frame of the walk) or a saved rbp. depth: the
+ * walk's frames through this node; tag: an end node's (a complete walk's
+ * last read), the caller's tag for that walk (0: none yet). */
 typedef struct vti_uw_node {
-    uintptr_t rd, sp, pc, bp_at, bp;
+    uintptr_t at, val, bp;
     uint64_t tag;
     struct vti_uw_node *child, *next;
+    uint16_t depth;
+    uint8_t kind, end;
 } vti_uw_node;
 #define VTI_UW_NODES 1024
-/* A remembered walk: its leaf (node index + 1, 0: none) in the tree of this
- * epoch (the tree emptied since: stale). */
+/* Buckets of the roots, by first frame (rsp, pc); a power of two. */
+#define VTI_UW_ROOT_BUCKETS 64
+/* A remembered walk: its end node (node index + 1, 0: none) in the trie of
+ * this epoch (the trie emptied since: stale). */
 typedef struct vti_uw_ref {
     uint32_t node, epoch;
     uint64_t tag; /* the tag it had when found (vti_unwind_set_tag), 0: none */
@@ -204,10 +210,10 @@ typedef struct vti_uw_thread {
     /* The last walk's frames: the next walk checks that the words it read
      * are unchanged instead of walking those frames again. */
     vti_uw_frame last[VTI_UW_LOG];
-    vti_uw_frame tmp[VTI_UW_LOG]; /* the frames of a walk in progress */
-    uint32_t epoch;               /* the tree below was emptied this many times */
-    uint32_t nnodes;              /* nodes used */
-    vti_uw_node *roots;           /* the first outermost frame */
+    vti_uw_frame tmp[VTI_UW_LOG];            /* the frames of a walk in progress */
+    uint32_t epoch;                          /* the trie below was emptied this many times */
+    uint32_t nnodes;                         /* nodes used */
+    vti_uw_node *roots[VTI_UW_ROOT_BUCKETS]; /* each bucket's first root */
     vti_uw_node nodes[VTI_UW_NODES];
 } vti_uw_thread;
 
