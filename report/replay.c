@@ -192,7 +192,41 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
-static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
+/* Timed events that settle whatever is pending, whatever the state: an
+ * allocation followed by one of them is counted at once, as it would be
+ * there (neutral() keeps none of them). */
+static bool always_settles(enum vt_rec type)
+{
+    switch (type) {
+    case VT_REC_FREE:
+    case VT_REC_ALLOC_FAILED:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_REGION_REGISTER:
+    case VT_REC_REGION_UNREGISTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A new device allocation l waits for the next event that settles it
+ * (hold), unless that event, next (NULL: not known yet), settles it anyway
+ * and nothing else is pending: then it is counted now, as settling would
+ * count it (at its own time; no heap waits for an allocation to cover, which
+ * would be counted at the settling event's time). */
+static void hold_new(vr_state *s, vr_live *l, const vt_event *next)
+{
+    if (!s->npend && !s->uncovered_heaps && next && always_settles(next->type)) {
+        l->pending = VR_PENDING_NEW;
+        pending_commit(s, l);
+        return;
+    }
+    hold(s, l, VR_PENDING_NEW);
+}
+
+/* next: the event after ev, NULL when not known (hold_new). */
+static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f, const vt_event *next)
 {
     if (f->live) { /* the free was not recorded: the address was reused */
         free_live(s, f->live, &f->hint);
@@ -218,7 +252,7 @@ static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
         return;
     }
     vr_pattern_alloc(s, l->stack);
-    hold(s, l, VR_PENDING_NEW);
+    hold_new(s, l, next);
 }
 
 static bool vmm_mapped(vr_state *s, const vr_live *l)
@@ -335,11 +369,11 @@ static void on_heap_register(vr_state *s, const vt_event *ev)
     vr_heap_register(s, ev);
 }
 
-static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f)
+static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f, const vt_event *next)
 {
     switch (ev->type) {
     case VT_REC_ALLOC:
-        on_alloc(s, ev, f);
+        on_alloc(s, ev, f, next);
         break;
     case VT_REC_FREE:
         on_free(s, ev, f);
@@ -430,8 +464,10 @@ static bool is_nvtx(uint8_t type)
            type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
 }
 
-/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash. */
-static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h)
+/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash;
+ * next: the event after it, NULL when not known. */
+static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h,
+                         const vt_event *next)
 {
     s->events++;
     if (is_nvtx(ev->type))
@@ -484,7 +520,7 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t
     if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
         vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
     vr_tick_time(s, ev->ts_ns);
-    on_timed(s, ev, &f);
+    on_timed(s, ev, &f, next);
 }
 
 /* For a second pass over a trace (memviz.c): the same replay, one event at a
@@ -492,7 +528,7 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t
 void vr_replay_one(vr_state *s, const vt_event *ev)
 {
     uint64_t key = event_key(s, ev);
-    replay_keyed(s, ev, key, vr_map_hash(key));
+    replay_keyed(s, ev, key, vr_map_hash(key), NULL);
 }
 
 void vr_replay_settle(vr_state *s)
@@ -581,7 +617,8 @@ static void replay_block(vr_state *s, const vt_event *evs, size_t n, vr_progress
         size_t m = n - at < VR_AHEAD ? n - at : VR_AHEAD;
         look_ahead(s, evs + at, m, keys, hashes);
         for (size_t i = 0; i < m; i++)
-            replay_keyed(s, &evs[at + i], keys[i], hashes[i]);
+            replay_keyed(s, &evs[at + i], keys[i], hashes[i],
+                         at + i + 1 < n ? &evs[at + i + 1] : NULL);
     }
     if (prog->on)
         progress_update(prog, off, size);
