@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* ---- event handlers ------------------------------------------------------ */
 
 static void on_module(vr_state *s, const vt_event *ev)
@@ -127,9 +129,10 @@ static uint64_t event_key(const vr_state *s, const vt_event *ev)
  * (at a free address), a heap registration (it claims a pending allocation
  * at its address), a VMM mapping, and markers. They leave pending
  * allocations pending; every other event settles them first. */
-static bool neutral(const vr_state *s, const vt_event *ev, const vr_found *f)
+static ALWAYS_INLINE bool neutral(const vr_state *s, enum vt_rec type, const vt_event *ev,
+                                  const vr_found *f)
 {
-    switch (ev->type) {
+    switch (type) {
     case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
         return !f->live && !vr_pattern_ticks(s, ev->u.alloc.stack);
     case VT_REC_HEAP_REGISTER:
@@ -145,13 +148,10 @@ static bool neutral(const vr_state *s, const vt_event *ev, const vr_found *f)
 }
 
 /* Commit every pending allocation, in time order, each at its own time;
- * except an uncovered one that ev frees (free_live drops it uncounted).
- * ev may be NULL (the end of the trace). */
-static void settle_pending(vr_state *s, const vt_event *ev, const vr_found *f)
+ * except an uncovered one at live-map key freed, which the event being
+ * replayed frees (free_live drops it uncounted; 0: none). */
+static void settle_pending(vr_state *s, uint64_t freed)
 {
-    if (!s->npend || (ev && neutral(s, ev, f)))
-        return;
-    uint64_t freed = ev && ev->type == VT_REC_FREE ? f->key : 0;
     for (size_t i = 0; i < s->npend; i++) {
         vr_live *l = vr_map_at(&s->live, s->pend[i]);
         if (!l || !l->pending)
@@ -369,9 +369,10 @@ static void on_heap_register(vr_state *s, const vt_event *ev)
     vr_heap_register(s, ev);
 }
 
-static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f, const vt_event *next)
+static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event *ev,
+                                   const vr_found *f, const vt_event *next)
 {
-    switch (ev->type) {
+    switch (type) {
     case VT_REC_ALLOC:
         on_alloc(s, ev, f, next);
         break;
@@ -431,9 +432,9 @@ static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f, const v
 
 /* Events that may lower allocated bytes: the peak's composition and its
  * fragmentation are taken before any of their state changes. */
-static bool lowers(const vt_event *ev, const vr_found *f)
+static ALWAYS_INLINE bool lowers(enum vt_rec type, const vr_found *f)
 {
-    switch (ev->type) {
+    switch (type) {
     case VT_REC_FREE:
     case VT_REC_REGION_UNREGISTER:
     case VT_REC_REGION_RESIZE:
@@ -450,10 +451,11 @@ static bool lowers(const vt_event *ev, const vr_found *f)
 
 /* The one live-map lookup of an ALLOC or FREE event (key: event_key, h:
  * its vr_map_hash). */
-static void find_live(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h, vr_found *f)
+static ALWAYS_INLINE void find_live(vr_state *s, enum vt_rec type, uint64_t key, uint32_t h,
+                                    vr_found *f)
 {
     f->key = key;
-    if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE)
+    if (type == VT_REC_ALLOC || type == VT_REC_FREE)
         f->live = vr_map_find_hashed(&s->live, key, h, &f->hint);
 }
 
@@ -464,63 +466,92 @@ static bool is_nvtx(uint8_t type)
            type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
 }
 
-/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash;
- * next: the event after it, NULL when not known. */
-static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h,
-                         const vt_event *next)
+/* A definition record (no time) into its table: true; false for a timed
+ * event. */
+static bool on_definition(vr_state *s, const vt_event *ev)
 {
-    s->events++;
-    if (is_nvtx(ev->type))
-        vr_nvtx_record(s, ev);
     switch (ev->type) {
     case VT_REC_MODULE:
         on_module(s, ev);
-        return;
+        return true;
     case VT_REC_MODULE_RESET: /* the symbolizer takes the newest module at an ip */
-        return;
+        return true;
     case VT_REC_STACK_NODE: {
         vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.stack_node.id, NULL);
         n->parent = ev->u.stack_node.parent;
         n->ip = ev->u.stack_node.ip;
-        return;
+        return true;
     }
     case VT_REC_PY_STACK_NODE: {
         vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.py_stack_node.id, NULL);
         n->parent = ev->u.py_stack_node.parent;
         n->python = true;
         n->pyframe = ev->u.py_stack_node.frame;
-        return;
+        return true;
     }
     case VT_REC_PY_FRAME: {
         vr_pyframe *f = vr_map_put(&s->pyframes, ev->u.py_frame.id, NULL);
         f->function = ev->u.py_frame.function;
         f->file = ev->u.py_frame.file;
         f->line = ev->u.py_frame.line;
-        return;
+        return true;
     }
     case VT_REC_STRING:
         on_string(s, ev);
-        return;
+        return true;
     case VT_REC_DEVICE:
         on_device(s, ev);
-        return;
+        return true;
     case VT_REC_NOTE:
         vr_state_note(s, "%s", ev->u.note.text ? ev->u.note.text : "");
-        return;
+        return true;
     case VT_REC_THREAD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A timed event ev of type `type` (ev->type: a constant where the storm's
+ * allocations and frees inline it, so that every switch on it folds); key:
+ * its event_key, h: the key's vr_map_hash; next: the event after it, NULL
+ * when not known. */
+static ALWAYS_INLINE void replay_timed(vr_state *s, enum vt_rec type, const vt_event *ev,
+                                       uint64_t key, uint32_t h, const vt_event *next)
+{
+    if (ev->ts_ns > s->t_last)
+        s->t_last = ev->ts_ns;
+    vr_found f = {0};
+    find_live(s, type, key, h, &f);
+    /* settling neither inserts nor deletes live entries: f stays valid */
+    if (s->npend && !neutral(s, type, ev, &f))
+        settle_pending(s, type == VT_REC_FREE ? f.key : 0);
+    if (s->peak_pending && lowers(type, &f))
+        vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
+    vr_tick_time(s, ev->ts_ns);
+    on_timed(s, type, ev, &f, next);
+}
+
+/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash;
+ * next: the event after it, NULL when not known. */
+static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h,
+                         const vt_event *next)
+{
+    s->events++;
+    switch (ev->type) { /* most events: each its own copy of replay_timed */
+    case VT_REC_ALLOC:
+        replay_timed(s, VT_REC_ALLOC, ev, key, h, next);
+        return;
+    case VT_REC_FREE:
+        replay_timed(s, VT_REC_FREE, ev, key, h, next);
         return;
     default:
         break;
     }
-    if (ev->ts_ns > s->t_last)
-        s->t_last = ev->ts_ns;
-    vr_found f = {0};
-    find_live(s, ev, key, h, &f);
-    settle_pending(s, ev, &f);             /* neither inserts nor deletes live entries: */
-    if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
-        vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
-    vr_tick_time(s, ev->ts_ns);
-    on_timed(s, ev, &f, next);
+    if (is_nvtx(ev->type))
+        vr_nvtx_record(s, ev);
+    if (!on_definition(s, ev))
+        replay_timed(s, ev->type, ev, key, h, next);
 }
 
 /* For a second pass over a trace (memviz.c): the same replay, one event at a
@@ -533,7 +564,7 @@ void vr_replay_one(vr_state *s, const vt_event *ev)
 
 void vr_replay_settle(vr_state *s)
 {
-    settle_pending(s, NULL, NULL);
+    settle_pending(s, 0);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -634,7 +665,7 @@ static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *e
     while ((n = vr_feed_next(feed, &evs, &off)) > 0)
         replay_block(s, evs, (size_t)n, &prog, off, vt_reader_file_size(rd));
     vr_feed_free(feed);
-    settle_pending(s, NULL, NULL);
+    settle_pending(s, 0);
     progress_end(&prog);
     if (n < 0) {
         const char *m = vt_reader_error(rd);
