@@ -638,7 +638,8 @@ static void look_ahead(vr_state *s, const vt_event *q, size_t n, uint64_t *keys,
             vr_map_prefetch_entry(&s->live, hashes[i]);
 }
 
-/* Replays the n events at evs; off: the reader's offset after them. */
+/* Replays the n events at evs; off: the reader's offset after them (of
+ * size, compressed bytes). */
 static void replay_block(vr_state *s, const vt_event *evs, size_t n, vr_progress *prog,
                          uint64_t off, uint64_t size)
 {
@@ -655,16 +656,17 @@ static void replay_block(vr_state *s, const vt_event *evs, size_t n, vr_progress
         progress_update(prog, off, size);
 }
 
+/* Events replay_all asks the reader for at once (it stops after one with a
+ * string: that lives in the reader's buffer until the next read). */
+#define VR_READ 256
+
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
     vr_progress prog = progress_start(opt);
-    vr_feed *feed = vr_feed_start(rd);
-    const vt_event *evs;
-    uint64_t off;
+    vt_event evs[VR_READ];
     long n;
-    while ((n = vr_feed_next(feed, &evs, &off)) > 0)
-        replay_block(s, evs, (size_t)n, &prog, off, vt_reader_file_size(rd));
-    vr_feed_free(feed);
+    while ((n = vt_reader_read(rd, evs, VR_READ)) > 0)
+        replay_block(s, evs, (size_t)n, &prog, vt_reader_offset(rd), vt_reader_file_size(rd));
     settle_pending(s, 0);
     progress_end(&prog);
     if (n < 0) {

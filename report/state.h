@@ -561,21 +561,6 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
 /* A stable key string for merging stacks that symbolize alike. */
 const char *vr_stack_key(vr_arena *a, const vr_stack *st);
 
-/* feed.c: the events of a reader, read ahead by a thread of its own (none
- * on a machine with one processor) in blocks. */
-typedef struct vr_feed vr_feed;
-/* Starts reading rd ahead; rd is the feed's until vr_feed_free. */
-vr_feed *vr_feed_start(vt_reader *rd);
-/* The next block of events, in vt_reader_read's order, at *evs (with their
- * strings: valid until the next call), and the reader's offset after them
- * (compressed bytes, for progress) in *offset: how many, 0 at the end, -1
- * on corruption (the events before it come out first; the message is
- * vt_reader_error's once vr_feed_free returned). */
-long vr_feed_next(vr_feed *f, const vt_event **evs, uint64_t *offset);
-/* Stops the reading (the thread is joined: rd is the caller's again) and
- * frees f. */
-void vr_feed_free(vr_feed *f);
-
 /* replay.c: replay one event into s (as vr_analyze does); settle what is
  * pending after the last one. */
 void vr_replay_one(vr_state *s, const vt_event *ev);

@@ -297,17 +297,6 @@ void vt_rec_set_string(vt_event *ev, const char *s)
         memcpy((char *)ev + f->off, &s, sizeof s);
 }
 
-size_t vt_event_string_fields(vt_event *ev, const char **f[2])
-{
-    size_t n = 0;
-    if (!valid_token(ev->type))
-        return 0;
-    for (const field *x = FIELDS[ev->type]; x->kind != F_END; x++)
-        if (x->kind == F_STR || x->kind == F_ID)
-            f[n++] = (const char **)(void *)((char *)ev + x->off);
-    return n;
-}
-
 /* ---- Encoder ---------------------------------------------------------------- */
 
 /* vt_put_varint at o, returning the end: the one- and two-byte values

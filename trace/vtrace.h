@@ -452,12 +452,6 @@ uint64_t vt_reader_offset(const vt_reader *r);
 uint64_t vt_reader_file_size(const vt_reader *r);
 void vt_reader_close(vt_reader *r);
 
-/* The string fields ev's record type has (its string, then a module's
- * build-id): their addresses in f, how many (0 to 2; 0 for an unknown
- * type). For a reader that keeps events past the next vt_reader_read, whose
- * strings it must copy. */
-size_t vt_event_string_fields(vt_event *ev, const char **f[2]);
-
 /* Open a reader on an in-memory image (fuzzing, tests). The buffer must
  * outlive the reader. */
 vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t errlen);

@@ -427,35 +427,6 @@ static void test_names(void **state)
             assert_string_not_equal(vt_rec_name((enum vt_rec)t), vt_rec_name((enum vt_rec)u));
 }
 
-/* vt_event_string_fields: a module's path then build-id, one string for a
- * string record, none for an allocation or an unknown type. */
-static void test_string_fields(void **state)
-{
-    (void)state;
-    const char **f[2];
-    vt_event ev = {.type = VT_REC_MODULE};
-    assert_int_equal(vt_event_string_fields(&ev, f), 2);
-    assert_ptr_equal(f[0], &ev.u.module.path);
-    assert_ptr_equal(f[1], &ev.u.module.build_id);
-    ev = (vt_event){.type = VT_REC_STRING};
-    assert_int_equal(vt_event_string_fields(&ev, f), 1);
-    assert_ptr_equal(f[0], &ev.u.string.text);
-    ev = (vt_event){.type = VT_REC_END};
-    assert_int_equal(vt_event_string_fields(&ev, f), 1);
-    assert_ptr_equal(f[0], &ev.u.end.reason);
-    ev = (vt_event){.type = VT_REC_ALLOC};
-    assert_int_equal(vt_event_string_fields(&ev, f), 0);
-    ev = (vt_event){.type = VT_REC_MAX_};
-    assert_int_equal(vt_event_string_fields(&ev, f), 0);
-    for (int t = 1; t < VT_REC_MAX_; t++) { /* the field vt_rec_set_string sets comes first */
-        ev = (vt_event){.type = (enum vt_rec)t};
-        vt_rec_set_string(&ev, "x");
-        size_t n = vt_event_string_fields(&ev, f);
-        if (n)
-            assert_string_equal(*f[0], "x");
-    }
-}
-
 /* ---- Crafted batches --------------------------------------------------------- */
 
 /* A file image: a valid header followed by one checksummed frame of batch. */
@@ -1075,7 +1046,6 @@ int main(void)
         cmocka_unit_test(test_roundtrip_every_record),
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_names),
-        cmocka_unit_test(test_string_fields),
         cmocka_unit_test(test_corrupt_records),
         cmocka_unit_test(test_v3_module),
         cmocka_unit_test(test_corrupt_limits),
