@@ -154,12 +154,6 @@ void *vr_map_find(const vr_map *m, uint64_t key, vr_map_hint *hint)
     return vr_map_find_hashed(m, key, vr_map_hash(key), hint ? hint : &none);
 }
 
-void vr_map_prefetch(const vr_map *m, uint32_t h)
-{
-    if (m->icap)
-        __builtin_prefetch(&m->index[h & (m->icap - 1)]);
-}
-
 void vr_map_prefetch_entry(const vr_map *m, uint32_t h)
 {
     size_t mask = m->icap - 1, i = h & mask;
