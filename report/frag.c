@@ -55,10 +55,8 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     vr_account_reserved(s, h->device, (int64_t)h->size);
 }
 
-void vr_heap_check_alloc(vr_state *s, vr_live *l)
+void vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
 {
-    if (!s->uncovered_heaps || l->device < 0)
-        return;
     size_t i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
         if (!h->covered_alloc && h->addr == l->key) {

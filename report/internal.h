@@ -114,8 +114,12 @@ void *vr_map_insert_raw(vr_map *m, uint64_t key, const vr_map_hint *hint);
 void vr_map_remove(vr_map *m, const vr_map_hint *hint);
 /* Starts loading the index slot of a key whose vr_map_hash is h into the
  * cache (a later find of it does not wait for memory): for batches of
- * lookups. */
-void vr_map_prefetch(const vr_map *m, uint32_t h);
+ * lookups. Inline: every allocation and free. */
+static inline void vr_map_prefetch(const vr_map *m, uint32_t h)
+{
+    if (m->icap)
+        __builtin_prefetch(&m->index[h & (m->icap - 1)]);
+}
 /* The same for the key's entry, once its slot is in the cache (after
  * vr_map_prefetch): reads the index, prefetches the first entry whose hash
  * matches. */

@@ -55,15 +55,6 @@ uint32_t vr_site_row_lookup(vr_state *s, uint32_t stack, uint32_t range)
     return row;
 }
 
-static void counter_touch(const vr_state *s, vr_counter *c)
-{
-    if (c->snap_epoch != s->epoch) {
-        c->snap = c->live;
-        c->snap_count = c->live_count;
-        c->snap_epoch = s->epoch;
-    }
-}
-
 uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count)
 {
     if (s->epoch == 0) {
@@ -78,9 +69,17 @@ uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count
     return c->live;
 }
 
-static void counter_add(const vr_state *s, vr_counter *c, int64_t delta, int count)
+/* Change counter c by delta bytes and count allocations, its live value
+ * first kept as its snapshot when the snapshot epoch moved on since it was
+ * last changed (epoch: the state's, in a local: a store into a counter
+ * could otherwise alias it). */
+static inline void counter_add(uint64_t epoch, vr_counter *c, int64_t delta, int count)
 {
-    counter_touch(s, c);
+    if (c->snap_epoch != epoch) {
+        c->snap = c->live;
+        c->snap_count = c->live_count;
+        c->snap_epoch = epoch;
+    }
     c->live += (uint64_t)delta;
     c->live_count += (uint32_t)count; /* -1 wraps to a decrement */
 }
@@ -111,24 +110,26 @@ static void hover_before(vr_state *s, uint64_t rel);
 static void hover_set(vr_state *s, uint64_t rel);
 static inline void timeline_at(vr_devstate *d, uint64_t rel);
 
-/* The all-devices part of an allocated-bytes change: lazy snapshot, site and
- * phase counters, the peak. Inline: every allocation and free goes through
- * it (twice). */
-static inline __attribute__((always_inline)) void account_sites(vr_state *s, uint32_t row,
-                                                                int64_t delta, int count)
+/* The all-devices part of an allocated-bytes change at rel (s->t_last, ns
+ * since the start): lazy snapshot, site and phase counters, the peak.
+ * Inline: every allocation and free goes through it (twice). The counters
+ * are found before any is changed (their stores could alias the maps). */
+static inline __attribute__((always_inline)) void
+account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
-    uint64_t rel = vr_rel_ns(s, s->t_last);
     hover_before(s, rel);
     hover_set(s, rel);
     vr_counter *c = vr_map_item(&s->site_ranges, row);
-    counter_add(s, c, delta, count);
-    counter_add(s, vr_map_item(&s->sites, c->site), delta, count);
-    counter_add(s, vr_map_item(&s->phases, c->phase), delta, count);
-    s->allocated += (uint64_t)delta;
-    if (s->allocated > s->peak_alloc) {
-        s->peak_alloc = s->allocated;
+    vr_counter *site = vr_map_item(&s->sites, c->site), *phase = vr_map_item(&s->phases, c->phase);
+    uint64_t epoch = s->epoch, allocated = s->allocated + (uint64_t)delta;
+    counter_add(epoch, c, delta, count);
+    counter_add(epoch, site, delta, count);
+    counter_add(epoch, phase, delta, count);
+    s->allocated = allocated;
+    if (allocated > s->peak_alloc) {
+        s->peak_alloc = allocated;
         s->peak_alloc_t = s->t_last;
         s->peak_pending = true;
     }
@@ -167,7 +168,7 @@ static void device_peak_res(const vr_state *s, vr_devstate *d)
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
                 int count)
 {
-    account_sites(s, vr_site_row(s, stack, range), delta, count);
+    account_sites(s, vr_site_row(s, stack, range), delta, count, vr_rel_ns(s, s->t_last));
     vr_devstate *d = vr_state_device(s, device);
     device_peak_alloc(s, d);
     vr_timeline_touch(s, d, s->t_last);
@@ -184,13 +185,14 @@ void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
 void vr_account_direct(vr_state *s, const vr_live *l, int sign)
 {
     int64_t delta = sign * (int64_t)l->size;
+    uint64_t rel = vr_rel_ns(s, s->t_last);
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
-    account_sites(s, l->row, delta, sign);
+    account_sites(s, l->row, delta, sign, rel);
     device_peak_alloc(s, d);
     account_reserved_total(s, delta);
     device_peak_res(s, d);
-    timeline_at(d, vr_rel_ns(s, s->t_last));
+    timeline_at(d, rel);
 }
 
 /* ---- timeline ------------------------------------------------------------ */

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* ---- event handlers ------------------------------------------------------ */
 
 static void on_module(vr_state *s, const vt_event *ev)
@@ -101,7 +103,8 @@ static void hold(vr_state *s, vr_live *l, uint8_t kind)
         s->cappend = s->cappend ? s->cappend * 2 : 16;
         s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint32_t));
     }
-    s->pend[s->npend++] = vr_map_index_of(&s->live, l);
+    /* vr_map_index_of with the entry size a constant: no division instruction */
+    s->pend[s->npend++] = (uint32_t)((size_t)((uint8_t *)l - s->live.items) / sizeof(vr_live));
 }
 
 /* Live-map key of an allocation: VMM handles (cuMemCreate) are not addresses
@@ -127,9 +130,10 @@ static uint64_t event_key(const vr_state *s, const vt_event *ev)
  * (at a free address), a heap registration (it claims a pending allocation
  * at its address), a VMM mapping, and markers. They leave pending
  * allocations pending; every other event settles them first. */
-static bool neutral(const vr_state *s, const vt_event *ev, const vr_found *f)
+static ALWAYS_INLINE bool neutral(const vr_state *s, enum vt_rec type, const vt_event *ev,
+                                  const vr_found *f)
 {
-    switch (ev->type) {
+    switch (type) {
     case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
         return !f->live && !vr_pattern_ticks(s, ev->u.alloc.stack);
     case VT_REC_HEAP_REGISTER:
@@ -145,13 +149,10 @@ static bool neutral(const vr_state *s, const vt_event *ev, const vr_found *f)
 }
 
 /* Commit every pending allocation, in time order, each at its own time;
- * except an uncovered one that ev frees (free_live drops it uncounted).
- * ev may be NULL (the end of the trace). */
-static void settle_pending(vr_state *s, const vt_event *ev, const vr_found *f)
+ * except an uncovered one at live-map key freed, which the event being
+ * replayed frees (free_live drops it uncounted; 0: none). */
+static void settle_pending(vr_state *s, uint64_t freed)
 {
-    if (!s->npend || (ev && neutral(s, ev, f)))
-        return;
-    uint64_t freed = ev && ev->type == VT_REC_FREE ? f->key : 0;
     for (size_t i = 0; i < s->npend; i++) {
         vr_live *l = vr_map_at(&s->live, s->pend[i]);
         if (!l || !l->pending)
@@ -192,7 +193,41 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
-static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
+/* Timed events that settle whatever is pending, whatever the state: an
+ * allocation followed by one of them is counted at once, as it would be
+ * there (neutral() keeps none of them). */
+static bool always_settles(enum vt_rec type)
+{
+    switch (type) {
+    case VT_REC_FREE:
+    case VT_REC_ALLOC_FAILED:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_REGION_REGISTER:
+    case VT_REC_REGION_UNREGISTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A new device allocation l waits for the next event that settles it
+ * (hold), unless that event, next (NULL: not known yet), settles it anyway
+ * and nothing else is pending: then it is counted now, as settling would
+ * count it (at its own time; no heap waits for an allocation to cover, which
+ * would be counted at the settling event's time). */
+static void hold_new(vr_state *s, vr_live *l, const vt_event *next)
+{
+    if (!s->npend && !s->uncovered_heaps && next && always_settles(next->type)) {
+        l->pending = VR_PENDING_NEW;
+        pending_commit(s, l);
+        return;
+    }
+    hold(s, l, VR_PENDING_NEW);
+}
+
+/* next: the event after ev, NULL when not known (hold_new). */
+static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f, const vt_event *next)
 {
     if (f->live) { /* the free was not recorded: the address was reused */
         free_live(s, f->live, &f->hint);
@@ -218,7 +253,7 @@ static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f)
         return;
     }
     vr_pattern_alloc(s, l->stack);
-    hold(s, l, VR_PENDING_NEW);
+    hold_new(s, l, next);
 }
 
 static bool vmm_mapped(vr_state *s, const vr_live *l)
@@ -335,11 +370,12 @@ static void on_heap_register(vr_state *s, const vt_event *ev)
     vr_heap_register(s, ev);
 }
 
-static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f)
+static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event *ev,
+                                   const vr_found *f, const vt_event *next)
 {
-    switch (ev->type) {
+    switch (type) {
     case VT_REC_ALLOC:
-        on_alloc(s, ev, f);
+        on_alloc(s, ev, f, next);
         break;
     case VT_REC_FREE:
         on_free(s, ev, f);
@@ -397,9 +433,9 @@ static void on_timed(vr_state *s, const vt_event *ev, const vr_found *f)
 
 /* Events that may lower allocated bytes: the peak's composition and its
  * fragmentation are taken before any of their state changes. */
-static bool lowers(const vt_event *ev, const vr_found *f)
+static ALWAYS_INLINE bool lowers(enum vt_rec type, const vr_found *f)
 {
-    switch (ev->type) {
+    switch (type) {
     case VT_REC_FREE:
     case VT_REC_REGION_UNREGISTER:
     case VT_REC_REGION_RESIZE:
@@ -416,10 +452,11 @@ static bool lowers(const vt_event *ev, const vr_found *f)
 
 /* The one live-map lookup of an ALLOC or FREE event (key: event_key, h:
  * its vr_map_hash). */
-static void find_live(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h, vr_found *f)
+static ALWAYS_INLINE void find_live(vr_state *s, enum vt_rec type, uint64_t key, uint32_t h,
+                                    vr_found *f)
 {
     f->key = key;
-    if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE)
+    if (type == VT_REC_ALLOC || type == VT_REC_FREE)
         f->live = vr_map_find_hashed(&s->live, key, h, &f->hint);
 }
 
@@ -430,61 +467,92 @@ static bool is_nvtx(uint8_t type)
            type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
 }
 
-/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash. */
-static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h)
+/* A definition record (no time) into its table: true; false for a timed
+ * event. */
+static bool on_definition(vr_state *s, const vt_event *ev)
 {
-    s->events++;
-    if (is_nvtx(ev->type))
-        vr_nvtx_record(s, ev);
     switch (ev->type) {
     case VT_REC_MODULE:
         on_module(s, ev);
-        return;
+        return true;
     case VT_REC_MODULE_RESET: /* the symbolizer takes the newest module at an ip */
-        return;
+        return true;
     case VT_REC_STACK_NODE: {
         vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.stack_node.id, NULL);
         n->parent = ev->u.stack_node.parent;
         n->ip = ev->u.stack_node.ip;
-        return;
+        return true;
     }
     case VT_REC_PY_STACK_NODE: {
         vr_stacknode *n = vr_map_put(&s->stacknodes, ev->u.py_stack_node.id, NULL);
         n->parent = ev->u.py_stack_node.parent;
         n->python = true;
         n->pyframe = ev->u.py_stack_node.frame;
-        return;
+        return true;
     }
     case VT_REC_PY_FRAME: {
         vr_pyframe *f = vr_map_put(&s->pyframes, ev->u.py_frame.id, NULL);
         f->function = ev->u.py_frame.function;
         f->file = ev->u.py_frame.file;
         f->line = ev->u.py_frame.line;
-        return;
+        return true;
     }
     case VT_REC_STRING:
         on_string(s, ev);
-        return;
+        return true;
     case VT_REC_DEVICE:
         on_device(s, ev);
-        return;
+        return true;
     case VT_REC_NOTE:
         vr_state_note(s, "%s", ev->u.note.text ? ev->u.note.text : "");
-        return;
+        return true;
     case VT_REC_THREAD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A timed event ev of type `type` (ev->type: a constant where the storm's
+ * allocations and frees inline it, so that every switch on it folds); key:
+ * its event_key, h: the key's vr_map_hash; next: the event after it, NULL
+ * when not known. */
+static ALWAYS_INLINE void replay_timed(vr_state *s, enum vt_rec type, const vt_event *ev,
+                                       uint64_t key, uint32_t h, const vt_event *next)
+{
+    if (ev->ts_ns > s->t_last)
+        s->t_last = ev->ts_ns;
+    vr_found f = {0};
+    find_live(s, type, key, h, &f);
+    /* settling neither inserts nor deletes live entries: f stays valid */
+    if (s->npend && !neutral(s, type, ev, &f))
+        settle_pending(s, type == VT_REC_FREE ? f.key : 0);
+    if (s->peak_pending && lowers(type, &f))
+        vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
+    vr_tick_time(s, ev->ts_ns);
+    on_timed(s, type, ev, &f, next);
+}
+
+/* Feed one event to the state; key: its event_key, h: the key's vr_map_hash;
+ * next: the event after it, NULL when not known. */
+static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h,
+                         const vt_event *next)
+{
+    s->events++;
+    switch (ev->type) { /* most events: each its own copy of replay_timed */
+    case VT_REC_ALLOC:
+        replay_timed(s, VT_REC_ALLOC, ev, key, h, next);
+        return;
+    case VT_REC_FREE:
+        replay_timed(s, VT_REC_FREE, ev, key, h, next);
         return;
     default:
         break;
     }
-    if (ev->ts_ns > s->t_last)
-        s->t_last = ev->ts_ns;
-    vr_found f = {0};
-    find_live(s, ev, key, h, &f);
-    settle_pending(s, ev, &f);             /* neither inserts nor deletes live entries: */
-    if (s->peak_pending && lowers(ev, &f)) /* f stays valid until on_timed */
-        vr_snapshot_peak(s);               /* the state is still the peak's: nothing changed yet */
-    vr_tick_time(s, ev->ts_ns);
-    on_timed(s, ev, &f);
+    if (is_nvtx(ev->type))
+        vr_nvtx_record(s, ev);
+    if (!on_definition(s, ev))
+        replay_timed(s, ev->type, ev, key, h, next);
 }
 
 /* For a second pass over a trace (memviz.c): the same replay, one event at a
@@ -492,12 +560,12 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t
 void vr_replay_one(vr_state *s, const vt_event *ev)
 {
     uint64_t key = event_key(s, ev);
-    replay_keyed(s, ev, key, vr_map_hash(key));
+    replay_keyed(s, ev, key, vr_map_hash(key), NULL);
 }
 
 void vr_replay_settle(vr_state *s)
 {
-    settle_pending(s, NULL, NULL);
+    settle_pending(s, 0);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -524,11 +592,11 @@ static vr_progress progress_start(const vr_options *opt)
     return p;
 }
 
-static void progress_update(vr_progress *p, vt_reader *rd)
+/* off: compressed bytes read of size. */
+static void progress_update(vr_progress *p, uint64_t off, uint64_t size)
 {
     if (vt_clock_ns() - p->started < p->after)
         return;
-    uint64_t size = vt_reader_file_size(rd), off = vt_reader_offset(rd);
     int pct = size ? (int)(off * 100 / size) : 0;
     if (pct > 100)
         pct = 100;
@@ -549,23 +617,17 @@ static void progress_end(vr_progress *p)
         fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
 }
 
-/* Events replay_all reads ahead: their live-map slots are fetched from
- * memory together instead of one cache miss after the other. */
+/* Events replay_all looks up together: their live-map slots are fetched
+ * from memory together instead of one cache miss after the other. */
 #define VR_AHEAD 16
 
-/* Reads up to VR_AHEAD events into q (the reader stops after one with a
- * string: it lives in the reader's buffer until the next read), with their
- * live-map keys and hashes, prefetching the live-map slots of allocations
- * and frees, then the entries that frees will read. Even a map of 10 k
- * entries gains (storm: 9 % less CPU time): the batch being decoded streams
- * through the caches between two lookups. How many; *rc: 1, or 0 at the end,
- * -1 on corruption. */
-static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys, uint32_t *hashes,
-                         int *rc)
+/* The live-map keys and hashes of the n (<= VR_AHEAD) events at q,
+ * prefetching the live-map slots of allocations and frees, then the
+ * entries that frees will read. Even a map of 10 k entries gains (storm: 9 %
+ * less CPU time): the batch being decoded streams through the caches
+ * between two lookups. */
+static void look_ahead(vr_state *s, const vt_event *q, size_t n, uint64_t *keys, uint32_t *hashes)
 {
-    long got = vt_reader_read(rd, q, VR_AHEAD);
-    *rc = got < 0 ? -1 : got > 0;
-    size_t n = got > 0 ? (size_t)got : 0;
     for (size_t i = 0; i < n; i++) {
         keys[i] = event_key(s, &q[i]);
         hashes[i] = vr_map_hash(keys[i]);
@@ -575,27 +637,40 @@ static size_t read_ahead(vr_state *s, vt_reader *rd, vt_event *q, uint64_t *keys
     for (size_t i = 0; i < n; i++)
         if (q[i].type == VT_REC_FREE)
             vr_map_prefetch_entry(&s->live, hashes[i]);
-    return n;
 }
+
+/* Replays the n events at evs; off: the reader's offset after them (of
+ * size, compressed bytes). */
+static void replay_block(vr_state *s, const vt_event *evs, size_t n, vr_progress *prog,
+                         uint64_t off, uint64_t size)
+{
+    uint64_t keys[VR_AHEAD];
+    uint32_t hashes[VR_AHEAD];
+    for (size_t at = 0; at < n; at += VR_AHEAD) {
+        size_t m = n - at < VR_AHEAD ? n - at : VR_AHEAD;
+        look_ahead(s, evs + at, m, keys, hashes);
+        for (size_t i = 0; i < m; i++)
+            replay_keyed(s, &evs[at + i], keys[i], hashes[i],
+                         at + i + 1 < n ? &evs[at + i + 1] : NULL);
+    }
+    if (prog->on)
+        progress_update(prog, off, size);
+}
+
+/* Events replay_all asks the reader for at once (it stops after one with a
+ * string: that lives in the reader's buffer until the next read). */
+#define VR_READ 256
 
 static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *err, size_t errlen)
 {
     vr_progress prog = progress_start(opt);
-    vt_event q[VR_AHEAD];
-    uint64_t keys[VR_AHEAD];
-    uint32_t hashes[VR_AHEAD];
-    int rc = 1;
-    while (rc == 1) {
-        size_t n = read_ahead(s, rd, q, keys, hashes, &rc);
-        for (size_t i = 0; i < n; i++) {
-            replay_keyed(s, &q[i], keys[i], hashes[i]);
-            if (prog.on && (s->events & 0xffff) == 0)
-                progress_update(&prog, rd);
-        }
-    }
-    settle_pending(s, NULL, NULL);
+    vt_event evs[VR_READ];
+    long n;
+    while ((n = vt_reader_read(rd, evs, VR_READ)) > 0)
+        replay_block(s, evs, (size_t)n, &prog, vt_reader_offset(rd), vt_reader_file_size(rd));
+    settle_pending(s, 0);
     progress_end(&prog);
-    if (rc < 0) {
+    if (n < 0) {
         const char *m = vt_reader_error(rd);
         snprintf(err, errlen, "corrupt trace after %llu events (at byte %llu of %llu): %s",
                  (unsigned long long)s->events, (unsigned long long)vt_reader_offset(rd),

@@ -186,9 +186,3 @@ size_t vr_topname(vr_state *s, uint32_t name)
     s->topnames[s->ntopnames].name = name;
     return s->ntopnames++;
 }
-
-void vr_iteration_alloc(vr_state *s, uint64_t bytes)
-{
-    if (s->cur_top && !s->cur_top_input)
-        s->cur_top_input = bytes;
-}

@@ -371,8 +371,13 @@ static inline uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
 {
     return ts > s->t0 ? ts - s->t0 : 0;
 }
-/* A device allocation or region of `bytes` was counted (iteration input). */
-void vr_iteration_alloc(vr_state *s, uint64_t bytes);
+/* A device allocation or region of `bytes` was counted (iteration input).
+ * Inline: every allocation. */
+static inline void vr_iteration_alloc(vr_state *s, uint64_t bytes)
+{
+    if (s->cur_top && !s->cur_top_input)
+        s->cur_top_input = bytes;
+}
 /* topnames index of a top-level range name (created), SIZE_MAX when full. */
 size_t vr_topname(vr_state *s, uint32_t name);
 
@@ -443,8 +448,15 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
  * registered the region (vr_site_names); unknown regions are ignored. */
 void vr_region_name(vr_state *s, uint64_t heap, uint64_t addr, uint32_t name);
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
-/* A direct allocation appeared: mark it in_heap when a heap covers it. */
-void vr_heap_check_alloc(vr_state *s, vr_live *l);
+/* A direct allocation appeared: mark it in_heap when a heap covers it.
+ * Inline: every allocation, and only a heap without its allocation yet
+ * (uncovered_heaps) can. */
+void vr_heap_check_alloc_slow(vr_state *s, vr_live *l);
+static inline void vr_heap_check_alloc(vr_state *s, vr_live *l)
+{
+    if (s->uncovered_heaps && l->device >= 0)
+        vr_heap_check_alloc_slow(s, l);
+}
 
 /* accounting.c: the per-(device, kind) ledger of report.h's vr_acct_row.
  * An allocation of size bytes became live / stopped being live; a failed

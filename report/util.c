@@ -154,12 +154,6 @@ void *vr_map_find(const vr_map *m, uint64_t key, vr_map_hint *hint)
     return vr_map_find_hashed(m, key, vr_map_hash(key), hint ? hint : &none);
 }
 
-void vr_map_prefetch(const vr_map *m, uint32_t h)
-{
-    if (m->icap)
-        __builtin_prefetch(&m->index[h & (m->icap - 1)]);
-}
-
 void vr_map_prefetch_entry(const vr_map *m, uint32_t h)
 {
     size_t mask = m->icap - 1, i = h & mask;
@@ -296,21 +290,25 @@ void *vr_map_put(vr_map *m, uint64_t key, bool *created)
 }
 
 /* Empties index slot i by backward shift: later slots of its cluster whose
- * home is not between i and them move into the hole. */
+ * home is not between i and them move into the hole. The index and its mask
+ * are held in locals: a store into the index could otherwise alias them. */
 static void index_remove(vr_map *m, size_t i)
 {
+    uint64_t *index = m->index;
     size_t mask = m->icap - 1;
-    m->index[i] = 0;
-    for (size_t j = (i + 1) & mask; m->index[j]; j = (j + 1) & mask) {
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        uint64_t sl = index[j];
+        if (!sl)
+            break;
         /* movable: its home is not in (i, j], going round: j is as far
          * from its home as from the hole, or farther */
-        size_t home = slot_hash(m->index[j]) & mask;
+        size_t home = slot_hash(sl) & mask;
         if (((j - home) & mask) < ((j - i) & mask))
             continue;
-        m->index[i] = m->index[j];
-        m->index[j] = 0;
+        index[i] = sl;
         i = j;
     }
+    index[i] = 0;
     m->mods++;
 }
 

@@ -70,7 +70,8 @@ static inline size_t vt_put_varint(uint8_t *out, uint64_t v)
 #define VT_VARINT_WORD 1
 /* A varint of at most 8 bytes at q, with 8 bytes readable there, read as one
  * little-endian word: its end is the first byte without the continuation
- * bit, its 7-bit groups are packed pairwise in three mask-and-shift steps
+ * bit (the lowest bit of stops; stops ^ (stops - 1) masks the bytes through
+ * it), its 7-bit groups are packed pairwise in three mask-and-shift steps
  * (no branch on the length). Its length (1..8), 0 when it is longer. */
 static inline size_t vt_varint_word(const uint8_t *q, uint64_t *v)
 {
@@ -80,7 +81,7 @@ static inline size_t vt_varint_word(const uint8_t *q, uint64_t *v)
     if (!stops)
         return 0;
     unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte */
-    w &= (bits == 64 ? ~0ull : (1ull << bits) - 1) & 0x7f7f7f7f7f7f7f7full;
+    w &= (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;
     w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
     w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
     w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;

@@ -427,6 +427,42 @@ static void test_names(void **state)
             assert_string_not_equal(vt_rec_name((enum vt_rec)t), vt_rec_name((enum vt_rec)u));
 }
 
+/* vt_varint_word (the reader's one-word varint, little-endian hosts) reads
+ * what the byte loop reads: every length 1..8 with the bytes after it set or
+ * clear, and none of 9 or 10 bytes (the loop's, maximal ones included). */
+static void test_varint_word(void **state)
+{
+    (void)state;
+#ifdef VT_VARINT_WORD
+    uint64_t seed = 88172645463325252ull;
+    for (unsigned bits = 0; bits <= 64; bits++) {
+        for (int k = 0; k < 200; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift64 */
+            uint64_t v = k == 0   ? (bits == 64 ? ~0ull : (1ull << bits) - 1)
+                         : k == 1 ? (bits ? 1ull << (bits - 1) : 0)
+                                  : (bits == 64 ? seed : seed & ((1ull << bits) - 1));
+            for (int fill = 0; fill < 2; fill++) {
+                uint8_t b[VT_VARINT_MAX + 8];
+                memset(b, fill ? 0xff : 0x00, sizeof b);
+                size_t n = vt_put_varint(b, v);
+                const uint8_t *p = b;
+                uint64_t loop = 0, word = 0;
+                assert_int_equal(vt_get_varint(&p, b + n, &loop),
+                                 0); /* fewer than 10 left: the loop */
+                assert_int_equal((size_t)(p - b), n);
+                assert_true(loop == v);
+                size_t got = vt_varint_word(b, &word);
+                assert_int_equal(got, n <= 8 ? n : 0);
+                if (got)
+                    assert_true(word == v);
+            }
+        }
+    }
+#else
+    skip();
+#endif
+}
+
 /* ---- Crafted batches --------------------------------------------------------- */
 
 /* A file image: a valid header followed by one checksummed frame of batch. */
@@ -1046,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_every_record),
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_varint_word),
         cmocka_unit_test(test_corrupt_records),
         cmocka_unit_test(test_v3_module),
         cmocka_unit_test(test_corrupt_limits),
