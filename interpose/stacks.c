@@ -195,14 +195,14 @@ static bool same_frames(void **a, int na, void **b, int nb)
     return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
 }
 
-/* Return addresses, innermost first: the fast walk, else libunwind (the
- * step loop that also teaches the fast walk its missing rules, or
- * unw_backtrace). All are called from this one frame, so buf[0] is in this
- * library either way. */
-static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same,
-                                                    vti_uw_ref *ref, uint64_t lazy)
+/* Return addresses, innermost first (mode: the settings' unwind): the fast
+ * walk, else libunwind (the step loop that also teaches the fast walk its
+ * missing rules, or unw_backtrace). All are called from this one frame, so
+ * buf[0] is in this library either way. */
+static __attribute__((noinline)) int capture_frames(vti_thread *t, int mode, void **buf, int max,
+                                                    bool *same, vti_uw_ref *ref, uint64_t lazy)
 {
-    int mode = vti_settings_get()->unwind, n = -1;
+    int n = -1;
     *same = false;
     *ref = (vti_uw_ref){0, 0, 0};
     if (mode != VTI_UNWIND_LIBUNWIND)
@@ -282,7 +282,7 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
     bool same, native = vti_py_none();
     if (depth <= 0)
         return 0;
-    n = capture_frames(t, t->frames, depth + 8, &same, &ref, native ? kind : 0);
+    n = capture_frames(t, s->unwind, t->frames, depth + 8, &same, &ref, native ? kind : 0);
     if (native && ref.tag >> 32 == kind >> 32)
         tag = ref.tag;
     if (tag && s->unwind != VTI_UNWIND_CHECK)
