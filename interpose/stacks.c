@@ -197,10 +197,12 @@ static bool same_frames(void **a, int na, void **b, int nb)
 
 /* Return addresses, innermost first (mode: the settings' unwind): the fast
  * walk, else libunwind (the step loop that also teaches the fast walk its
- * missing rules, or unw_backtrace). All are called from this one frame, so
- * buf[0] is in this library either way. */
-static __attribute__((noinline)) int capture_frames(vti_thread *t, int mode, void **buf, int max,
-                                                    bool *same, vti_uw_ref *ref, uint64_t lazy)
+ * missing rules, or unw_backtrace). All are called from this one frame (its
+ * caller's: inlined, so a walk has one frame of this library fewer to read),
+ * so buf[0] is in this library either way. */
+static inline __attribute__((always_inline)) int capture_frames(vti_thread *t, int mode, void **buf,
+                                                                int max, bool *same,
+                                                                vti_uw_ref *ref, uint64_t lazy)
 {
     int n = -1;
     *same = false;
