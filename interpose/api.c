@@ -24,13 +24,9 @@ int vti_emit(const vt_event *ev)
 
 uint32_t vti_capture_stack(int skip)
 {
-    vti_thread *t;
-    uint32_t id;
-    if (!session_ready() || !(t = vti_thread_get()))
+    if (!session_ready())
         return 0;
-    id = vti_stack_capture(t, skip);
-    vti_thread_put(t);
-    return id;
+    return vti_stack_capture(skip); /* a tail call: no frame of its own to walk */
 }
 
 uint32_t vti_intern_string(const char *s)

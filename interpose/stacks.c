@@ -274,7 +274,7 @@ static uint32_t stack_id(vti_thread *t, int first, int kept, int py, const uint6
  * ((skip + 1) << 32 | id): a function of the frames alone in a process
  * without CPython (no Python frames merged). Under VRAMTRACE_UNWIND=check a
  * tag is compared with the id found again instead of taken. */
-uint32_t vti_stack_capture(vti_thread *t, int skip)
+static inline __attribute__((always_inline)) uint32_t capture(vti_thread *t, int skip)
 {
     const vti_settings *s = vti_settings_get();
     int depth = s->stack_depth, n, first = skip, kept, py;
@@ -302,6 +302,14 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
         vti_stop("a remembered stack differs from the walked one (VRAMTRACE_UNWIND=check)");
     if (native && id && ref.node)
         vti_unwind_set_tag(&t->uw, ref, kind | id);
+    return id;
+}
+
+uint32_t vti_stack_capture(int skip)
+{
+    vti_thread *t = vti_thread_get();
+    uint32_t id = t ? capture(t, skip) : 0;
+    vti_thread_put(t);
     return id;
 }
 
