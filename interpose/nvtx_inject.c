@@ -30,7 +30,6 @@
 #include <wchar.h>
 
 #include "regionmap.h"
-#include "vlock.h"
 #include "vti.h"
 
 #define VTN_EXPORT __attribute__((visibility("default")))
@@ -501,7 +500,7 @@ static void core2_initialize(const void *reserved)
  * Hold only regions registered while recording; guarded by region_lock. */
 
 static vti_rmap by_addr, by_handle;
-static vti_lock region_lock = VTI_LOCK_INIT; /* vlock.h: taken on every region call */
+static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Forget the region in slot s (of by_addr) in both maps. */
 static void region_forget(vti_rmap_slot *s)
@@ -609,14 +608,14 @@ static nvtxMemHeapHandle_t mem_heap_register(nvtxDomainHandle_t d, const nvtxMem
 static void heap_drop(nvtxMemHeapHandle_t heap, enum vt_rec type)
 {
     uint64_t id = (uintptr_t)heap;
-    vti_lock_acquire(&region_lock);
+    pthread_mutex_lock(&region_lock);
     regions_drop_heap(id);
     if (heap_recorded(heap) && vti_enabled()) {
         vt_event ev = {.type = type};
         ev.u.heap.heap = id;
         emit(&ev);
     }
-    vti_lock_release(&region_lock);
+    pthread_mutex_unlock(&region_lock);
 }
 
 static void mem_heap_unregister(nvtxDomainHandle_t d, nvtxMemHeapHandle_t heap)
@@ -677,7 +676,7 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
     }
     uint32_t stack = rec ? vti_capture_stack(1) : 0;
     if (rec)
-        vti_lock_acquire(&region_lock);
+        pthread_mutex_lock(&region_lock);
     for (size_t i = 0; i < b->regionCount; i++) {
         uint64_t handle = next_id(&region_counter);
         if (b->regionHandleElementsOut)
@@ -689,7 +688,7 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
                                 stack);
     }
     if (rec)
-        vti_lock_release(&region_lock);
+        pthread_mutex_unlock(&region_lock);
 }
 
 static void emit_region(enum vt_rec type, const vti_rmap_slot *s, uint32_t name)
@@ -709,7 +708,7 @@ static void mem_regions_resize(nvtxDomainHandle_t d, const nvtxMemRegionsResizeB
     (void)d;
     if (!b || b->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS)
         return;
-    vti_lock_acquire(&region_lock);
+    pthread_mutex_lock(&region_lock);
     for (size_t i = 0; i < b->regionDescCount; i++) {
         const nvtxMemVirtualRangeDesc_t *va =
             batch_elem(b->regionDescElements, b->regionDescElementSize, sizeof *va, i);
@@ -719,7 +718,7 @@ static void mem_regions_resize(nvtxDomainHandle_t d, const nvtxMemRegionsResizeB
         s->a = va->size;
         emit_region(VT_REC_REGION_RESIZE, s, 0);
     }
-    vti_lock_release(&region_lock);
+    pthread_mutex_unlock(&region_lock);
 }
 
 static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnregisterBatch_t *b)
@@ -727,7 +726,7 @@ static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnr
     (void)d;
     if (!b)
         return;
-    vti_lock_acquire(&region_lock);
+    pthread_mutex_lock(&region_lock);
     for (size_t i = 0; i < b->refCount; i++) {
         const nvtxMemRegionRef_t *ref =
             batch_elem(b->refElements, b->refElementSize, sizeof *ref, i);
@@ -737,7 +736,7 @@ static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnr
         emit_region(VT_REC_REGION_UNREGISTER, s, 0);
         region_forget(s);
     }
-    vti_lock_release(&region_lock);
+    pthread_mutex_unlock(&region_lock);
 }
 
 static void region_name_one(const nvtxMemRegionNameDesc_t *e)
@@ -755,14 +754,14 @@ static void mem_regions_name(nvtxDomainHandle_t d, const nvtxMemRegionsNameBatch
     (void)d;
     if (!b)
         return;
-    vti_lock_acquire(&region_lock);
+    pthread_mutex_lock(&region_lock);
     for (size_t i = 0; i < b->regionCount; i++) {
         const nvtxMemRegionNameDesc_t *e =
             batch_elem(b->regionElements, b->regionElementSize, sizeof *e, i);
         if (e)
             region_name_one(e);
     }
-    vti_lock_release(&region_lock);
+    pthread_mutex_unlock(&region_lock);
 }
 
 /* ---- Fork safety: no lock is held across fork() ---------------------------- */
@@ -770,12 +769,12 @@ static void mem_regions_name(nvtxDomainHandle_t d, const nvtxMemRegionsNameBatch
 static void locks_acquire(void)
 {
     pthread_mutex_lock(&name_lock);
-    vti_lock_acquire(&region_lock);
+    pthread_mutex_lock(&region_lock);
 }
 
 static void locks_release(void)
 {
-    vti_lock_release(&region_lock);
+    pthread_mutex_unlock(&region_lock);
     pthread_mutex_unlock(&name_lock);
 }
 
