@@ -29,6 +29,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "regionmap.h"
 #include "vti.h"
 
 #define VTN_EXPORT __attribute__((visibility("default")))
@@ -493,151 +494,60 @@ static void core2_initialize(const void *reserved)
     (void)reserved;
 }
 
-/* ---- Mem extension: live region map ---------------------------------------
- * Open addressing with tombstones (so heap reset can delete while scanning).
+/* ---- Mem extension: live region maps (regionmap.h) -------------------------
  * by_addr: key = region address, a = size, b = heap id, c = region handle.
  * by_handle: key = region handle, a = region address.
- * Holds only regions registered while recording; guarded by region_lock. */
+ * Hold only regions registered while recording; guarded by region_lock. */
 
-enum { SLOT_EMPTY, SLOT_FULL, SLOT_DEAD };
-
-struct vtn_slot {
-    uint64_t key, a, b, c;
-    int state;
-};
-
-struct vtn_map {
-    struct vtn_slot *slots;
-    size_t cap, used, live; /* used = full + dead */
-};
-
-static struct vtn_map by_addr, by_handle;
+static vti_rmap by_addr, by_handle;
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static size_t slot_hash(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static struct vtn_slot *map_find(const struct vtn_map *m, uint64_t key)
-{
-    if (!m->cap)
-        return NULL;
-    for (size_t i = slot_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        struct vtn_slot *s = &m->slots[i];
-        if (s->state == SLOT_EMPTY)
-            return NULL;
-        if (s->state == SLOT_FULL && s->key == key)
-            return s;
-    }
-}
-
-static void map_place(struct vtn_map *m, const struct vtn_slot *src)
-{
-    size_t i = slot_hash(src->key, m->cap);
-    while (m->slots[i].state == SLOT_FULL)
-        i = (i + 1) & (m->cap - 1);
-    m->slots[i] = *src;
-    m->slots[i].state = SLOT_FULL;
-}
-
-/* Rehash so that one more entry keeps the load under 1/2. -1: no memory. */
-static int map_reserve(struct vtn_map *m)
-{
-    if ((m->used + 1) * 2 <= m->cap)
-        return 0;
-    size_t cap = 64;
-    while (cap < (m->live + 1) * 4)
-        cap *= 2;
-    struct vtn_slot *slots = calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    struct vtn_map n = {slots, cap, m->live, m->live};
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].state == SLOT_FULL)
-            map_place(&n, &m->slots[i]);
-    free(m->slots);
-    *m = n;
-    return 0;
-}
-
-/* Insert key, which is not in m. Returns 0, or -1 when out of memory. */
-static int map_insert(struct vtn_map *m, uint64_t key, uint64_t a, uint64_t b, uint64_t c)
-{
-    if (map_reserve(m) != 0)
-        return -1;
-    struct vtn_slot src = {key, a, b, c, SLOT_FULL};
-    map_place(m, &src);
-    m->used++;
-    m->live++;
-    return 0;
-}
-
-/* Delete slot s. A tombstone followed by an empty slot ends no probe that
- * would go on past it, so it and the tombstones just before it become empty
- * (Knuth, TAOCP vol. 3, 6.4, deletion with linear probing): a program that
- * registers and unregisters regions all run long keeps `used` near `live`
- * instead of rehashing every cap/4 inserts. Only non-full slots change, so a
- * scan that deletes as it goes (regions_drop_heap) sees every full slot. */
-static void map_del(struct vtn_map *m, struct vtn_slot *s)
-{
-    size_t mask = m->cap - 1, i = (size_t)(s - m->slots);
-    s->state = SLOT_DEAD;
-    m->live--;
-    if (m->slots[(i + 1) & mask].state != SLOT_EMPTY)
-        return;
-    while (m->slots[i].state == SLOT_DEAD) {
-        m->slots[i].state = SLOT_EMPTY;
-        m->used--;
-        i = (i - 1) & mask;
-    }
-}
-
 /* Forget the region in slot s (of by_addr) in both maps. */
-static void region_forget(struct vtn_slot *s)
+static void region_forget(vti_rmap_slot *s)
 {
-    struct vtn_slot *h = s->c ? map_find(&by_handle, s->c) : NULL;
+    vti_rmap_slot *h = s->c ? vti_rmap_find(&by_handle, s->c) : NULL;
     if (h)
-        map_del(&by_handle, h);
-    map_del(&by_addr, s);
+        vti_rmap_del(&by_handle, h);
+    vti_rmap_del(&by_addr, s);
 }
 
 /* handle 0: none was handed out (the batch had no regionHandleElementsOut),
  * so the program can name the region by pointer only: not in by_handle. */
 static int region_track(uint64_t addr, uint64_t size, uint64_t heap, uint64_t handle)
 {
-    struct vtn_slot *old = map_find(&by_addr, addr);
+    vti_rmap_slot *old = vti_rmap_find(&by_addr, addr);
     if (old)
         region_forget(old); /* re-registered without unregister */
-    if (map_insert(&by_addr, addr, size, heap, handle) != 0)
+    if (vti_rmap_insert(&by_addr, addr, size, heap, handle) != 0)
         return -1;
     /* handles are new counter values: never in by_handle yet */
-    if (handle && map_insert(&by_handle, handle, addr, 0, 0) != 0) {
-        map_del(&by_addr, map_find(&by_addr, addr));
+    if (handle && vti_rmap_insert(&by_handle, handle, addr, 0, 0) != 0) {
+        vti_rmap_del(&by_addr, vti_rmap_find(&by_addr, addr));
         return -1;
     }
     return 0;
 }
 
 /* The by_addr slot of a region referenced by pointer or handle, or NULL. */
-static struct vtn_slot *region_lookup(uint32_t ref_type, nvtxMemRegionRef_t ref)
+static vti_rmap_slot *region_lookup(uint32_t ref_type, nvtxMemRegionRef_t ref)
 {
     if (ref_type == NVTX_MEM_REGION_REF_TYPE_POINTER)
-        return map_find(&by_addr, (uintptr_t)ref.pointer);
+        return vti_rmap_find(&by_addr, (uintptr_t)ref.pointer);
     if (ref_type != NVTX_MEM_REGION_REF_TYPE_HANDLE)
         return NULL;
-    struct vtn_slot *h = map_find(&by_handle, (uintptr_t)ref.handle);
-    return h ? map_find(&by_addr, h->a) : NULL;
+    vti_rmap_slot *h = vti_rmap_find(&by_handle, (uintptr_t)ref.handle);
+    return h ? vti_rmap_find(&by_addr, h->a) : NULL;
 }
 
 static void regions_drop_heap(uint64_t heap)
 {
-    for (size_t i = 0; i < by_addr.cap; i++)
-        if (by_addr.slots[i].state == SLOT_FULL && by_addr.slots[i].b == heap)
-            region_forget(&by_addr.slots[i]);
+    for (size_t i = 0; i < by_addr.cap;) {
+        vti_rmap_slot *s = &by_addr.slots[i];
+        if (s->full && s->b == heap)
+            region_forget(s); /* a later region may move into slot i: look again */
+        else
+            i++;
+    }
 }
 
 /* ---- Mem extension: heaps ---------------------------------------------------
@@ -781,7 +691,7 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
         pthread_mutex_unlock(&region_lock);
 }
 
-static void emit_region(enum vt_rec type, const struct vtn_slot *s, uint32_t name)
+static void emit_region(enum vt_rec type, const vti_rmap_slot *s, uint32_t name)
 {
     if (!vti_enabled())
         return;
@@ -802,7 +712,7 @@ static void mem_regions_resize(nvtxDomainHandle_t d, const nvtxMemRegionsResizeB
     for (size_t i = 0; i < b->regionDescCount; i++) {
         const nvtxMemVirtualRangeDesc_t *va =
             batch_elem(b->regionDescElements, b->regionDescElementSize, sizeof *va, i);
-        struct vtn_slot *s = va ? map_find(&by_addr, (uintptr_t)va->ptr) : NULL;
+        vti_rmap_slot *s = va ? vti_rmap_find(&by_addr, (uintptr_t)va->ptr) : NULL;
         if (!s)
             continue;
         s->a = va->size;
@@ -820,7 +730,7 @@ static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnr
     for (size_t i = 0; i < b->refCount; i++) {
         const nvtxMemRegionRef_t *ref =
             batch_elem(b->refElements, b->refElementSize, sizeof *ref, i);
-        struct vtn_slot *s = ref ? region_lookup(b->refType, *ref) : NULL;
+        vti_rmap_slot *s = ref ? region_lookup(b->refType, *ref) : NULL;
         if (!s)
             continue;
         emit_region(VT_REC_REGION_UNREGISTER, s, 0);
@@ -832,7 +742,7 @@ static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnr
 static void region_name_one(const nvtxMemRegionNameDesc_t *e)
 {
     char buf[VTN_TEXT_MAX];
-    struct vtn_slot *s = region_lookup(e->regionRefType, e->region);
+    vti_rmap_slot *s = region_lookup(e->regionRefType, e->region);
     if (!s || !vti_enabled())
         return;
     const char *text = message_text((int32_t)e->nameType, e->name, buf, sizeof buf);

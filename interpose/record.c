@@ -146,14 +146,9 @@ static void first_call(vti_thread *t, int device, enum vt_level level)
 
 uint32_t vti_hook_stack(void)
 {
-    vti_thread *t;
-    uint32_t stack;
     if (vti_settings_get()->stack_depth <= 0) /* stacks off (as vti_stack_capture says) */
         return 0;
-    t = vti_thread_get();
-    stack = t ? vti_stack_capture(t, 0) : 0;
-    vti_thread_put(t);
-    return stack;
+    return vti_stack_capture(0); /* a tail call: no frame of its own to walk */
 }
 
 /* vti_rec_alloc with api's row (info) looked up by the caller; inlined into

@@ -195,14 +195,16 @@ static bool same_frames(void **a, int na, void **b, int nb)
     return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
 }
 
-/* Return addresses, innermost first: the fast walk, else libunwind (the
- * step loop that also teaches the fast walk its missing rules, or
- * unw_backtrace). All are called from this one frame, so buf[0] is in this
- * library either way. */
-static __attribute__((noinline)) int capture_frames(vti_thread *t, void **buf, int max, bool *same,
-                                                    vti_uw_ref *ref, uint64_t lazy)
+/* Return addresses, innermost first (mode: the settings' unwind): the fast
+ * walk, else libunwind (the step loop that also teaches the fast walk its
+ * missing rules, or unw_backtrace). All are called from this one frame (its
+ * caller's: inlined, so a walk has one frame of this library fewer to read),
+ * so buf[0] is in this library either way. */
+static inline __attribute__((always_inline)) int capture_frames(vti_thread *t, int mode, void **buf,
+                                                                int max, bool *same,
+                                                                vti_uw_ref *ref, uint64_t lazy)
 {
-    int mode = vti_settings_get()->unwind, n = -1;
+    int n = -1;
     *same = false;
     *ref = (vti_uw_ref){0, 0, 0};
     if (mode != VTI_UNWIND_LIBUNWIND)
@@ -272,7 +274,7 @@ static uint32_t stack_id(vti_thread *t, int first, int kept, int py, const uint6
  * ((skip + 1) << 32 | id): a function of the frames alone in a process
  * without CPython (no Python frames merged). Under VRAMTRACE_UNWIND=check a
  * tag is compared with the id found again instead of taken. */
-uint32_t vti_stack_capture(vti_thread *t, int skip)
+static inline __attribute__((always_inline)) uint32_t capture(vti_thread *t, int skip)
 {
     const vti_settings *s = vti_settings_get();
     int depth = s->stack_depth, n, first = skip, kept, py;
@@ -282,7 +284,7 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
     bool same, native = vti_py_none();
     if (depth <= 0)
         return 0;
-    n = capture_frames(t, t->frames, depth + 8, &same, &ref, native ? kind : 0);
+    n = capture_frames(t, s->unwind, t->frames, depth + 8, &same, &ref, native ? kind : 0);
     if (native && ref.tag >> 32 == kind >> 32)
         tag = ref.tag;
     if (tag && s->unwind != VTI_UNWIND_CHECK)
@@ -300,6 +302,14 @@ uint32_t vti_stack_capture(vti_thread *t, int skip)
         vti_stop("a remembered stack differs from the walked one (VRAMTRACE_UNWIND=check)");
     if (native && id && ref.node)
         vti_unwind_set_tag(&t->uw, ref, kind | id);
+    return id;
+}
+
+uint32_t vti_stack_capture(int skip)
+{
+    vti_thread *t = vti_thread_get();
+    uint32_t id = t ? capture(t, skip) : 0;
+    vti_thread_put(t);
     return id;
 }
 

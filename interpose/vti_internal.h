@@ -488,8 +488,10 @@ const char *vti_self_path(void);
 /* ---- stacks and modules (stacks.c) -------------------------------------- */
 
 /* Capture the stack of the calling thread into the trie (skip innermost
- * frames), writing new nodes through t. Returns the leaf id (0 = none). */
-uint32_t vti_stack_capture(vti_thread *t, int skip);
+ * frames), writing new nodes through the thread's buffer (taken and given
+ * back here). Returns the leaf id (0 = none, or tracing off). A caller that
+ * tail-calls it adds no frame of this library to the walk. */
+uint32_t vti_stack_capture(int skip);
 /* Walk stack id towards the root: fills ips (innermost first), returns the
  * count (at most max). */
 int vti_stack_ips(uint32_t id, uint64_t *ips, int max);
