@@ -191,6 +191,32 @@ static void populate(void *p, size_t bytes)
 #endif
 }
 
+/* Arrays of at least this many bytes are asked for transparent huge pages. */
+#define HUGEPAGE_HINT_BYTES (4u << 20)
+
+/* Asks for transparent huge pages over the pages of [p, p + bytes)
+ * (madvise MADV_HUGEPAGE; the kernel's "madvise" mode, Debian's default,
+ * gives them only where asked): a live map of a million entries is read and
+ * written at random over tens of MiB, and with 4 KiB pages each first touch
+ * is a page fault and most accesses a TLB miss. The range is widened to whole
+ * pages so that an array malloc placed in a mapping of its own gets the flag
+ * on that whole mapping (a part of it would split the mapping, and realloc's
+ * mremap could then no longer move it without a copy). Best effort: a kernel
+ * without THP ignores it. The memory used is the same: the arrays are written
+ * all over (index) or in order (items). */
+static void hugepage_hint(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
+    if (bytes >= HUGEPAGE_HINT_BYTES)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /* Builds an index of icap slots from the old one (slots carry their hash:
  * no item is read or moved). */
 static void index_build(vr_map *m, size_t icap)
@@ -198,6 +224,7 @@ static void index_build(vr_map *m, size_t icap)
     uint64_t *old = m->index;
     size_t oldcap = m->icap, mask = icap - 1;
     m->index = vr_xcalloc(icap, sizeof(uint64_t));
+    hugepage_hint(m->index, icap * sizeof(uint64_t));
     if (icap * sizeof(uint64_t) >= INDEX_POPULATE_BYTES)
         populate(m->index, icap * sizeof(uint64_t));
     m->icap = icap;
@@ -229,6 +256,7 @@ static void items_reserve(vr_map *m, size_t n)
         return;
     size_t words = (n + 63) / 64, had = (m->capitems + 63) / 64;
     m->items = vr_xrealloc(m->items, n * m->esize);
+    hugepage_hint(m->items, n * m->esize);
     m->alive = vr_xrealloc(m->alive, words * sizeof(uint64_t));
     memset(m->alive + had, 0, (words - had) * sizeof(uint64_t));
     m->capitems = n;
