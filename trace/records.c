@@ -237,6 +237,18 @@ static const char *get_str(const vt_event *ev, const field *f)
     return s;
 }
 
+/* The records encoded by their own unrolled code (vt_rec_encode,
+ * vt_rec_string_len): every allocation and free, every NVTX Mem region
+ * registration (a caching allocator's sub-allocations) and every NVTX range;
+ * X(tok) once for each. */
+#define HOT_RECORDS(X)                                                                             \
+    X(VT_REC_ALLOC)                                                                                \
+    X(VT_REC_FREE)                                                                                 \
+    X(VT_REC_REGION_REGISTER)                                                                      \
+    X(VT_REC_REGION_UNREGISTER)                                                                    \
+    X(VT_REC_RANGE_PUSH)                                                                           \
+    X(VT_REC_RANGE_POP)
+
 /* The string field of a tok record, NULL if none: string_field unrolled
  * (as encode_fields below), folding to a constant for a constant tok. */
 static inline __attribute__((always_inline)) const field *row_string_field(unsigned tok)
@@ -277,24 +289,12 @@ size_t vt_rec_string_len(const vt_event *ev)
 {
     const field *f;
     switch (ev->type) { /* asked for every record written: vt_rec_encode's unrolled ones folded */
-    case VT_REC_ALLOC:
-        f = row_string_field(VT_REC_ALLOC);
+#define STRING_CASE(tok)                                                                           \
+    case tok:                                                                                      \
+        f = row_string_field(tok);                                                                 \
         break;
-    case VT_REC_FREE:
-        f = row_string_field(VT_REC_FREE);
-        break;
-    case VT_REC_REGION_REGISTER:
-        f = row_string_field(VT_REC_REGION_REGISTER);
-        break;
-    case VT_REC_REGION_UNREGISTER:
-        f = row_string_field(VT_REC_REGION_UNREGISTER);
-        break;
-    case VT_REC_RANGE_PUSH:
-        f = row_string_field(VT_REC_RANGE_PUSH);
-        break;
-    case VT_REC_RANGE_POP:
-        f = row_string_field(VT_REC_RANGE_POP);
-        break;
+        HOT_RECORDS(STRING_CASE)
+#undef STRING_CASE
     default:
         return valid_token(ev->type) ? strings_len(ev) : 0;
     }
@@ -415,22 +415,14 @@ size_t vt_rec_encode_generic(uint8_t *out, vt_delta *d, const vt_event *ev)
 
 size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
 {
-    /* The records of every allocation and free, of every NVTX Mem region
-     * registration (a caching allocator's sub-allocations) and of every NVTX
-     * range, unrolled: each case is the table's row folded at compile time. */
+    /* HOT_RECORDS unrolled: each case is the table's row folded at compile
+     * time. */
     switch (ev->type) {
-    case VT_REC_ALLOC:
-        return encode_fields(VT_REC_ALLOC, out, d, ev);
-    case VT_REC_FREE:
-        return encode_fields(VT_REC_FREE, out, d, ev);
-    case VT_REC_REGION_REGISTER:
-        return encode_fields(VT_REC_REGION_REGISTER, out, d, ev);
-    case VT_REC_REGION_UNREGISTER:
-        return encode_fields(VT_REC_REGION_UNREGISTER, out, d, ev);
-    case VT_REC_RANGE_PUSH:
-        return encode_fields(VT_REC_RANGE_PUSH, out, d, ev);
-    case VT_REC_RANGE_POP:
-        return encode_fields(VT_REC_RANGE_POP, out, d, ev);
+#define ENCODE_CASE(tok)                                                                           \
+    case tok:                                                                                      \
+        return encode_fields(tok, out, d, ev);
+        HOT_RECORDS(ENCODE_CASE)
+#undef ENCODE_CASE
     default:
         return vt_rec_encode_generic(out, d, ev);
     }
