@@ -2,22 +2,9 @@
  * vti.h is the interface the NVTX injection uses; this header is shared by
  * every other file of interpose/.
  *
- * Layers: each file calls only files earlier in this list, never later
- * (no circles: the file call-graph check of issue 19; docs/architecture.md,
- * "interpose/ in layers"):
- *   base       msg.c (stderr), real.c (real functions), livemap.c,
- *              unwind.c (fast stack walk: libdw and libunwind only),
- *              settings.c, naming.c, iterfit.c, then state.c (re-entry
- *              depth, recording state, vti_stop: a stop from any layer)
- *   core       session.c (writer, thread buffers, vti_write)
- *   parts      strings.c, guard.c (signals), cupti_loader.c, pyframes.c,
- *              stacks.c, diagnose.c, record.c (calls -> records, summary),
- *              poolstat.c (a failed stream-ordered allocation's pool)
- *   top        lifecycle.c (constructor, start, hook prologue, exit, _exit,
- *              fork: calls the core, CUPTI, the summary in order)
- *   entries    hooks_runtime.c, hooks_driver.c, api.c (vti.h), then
- *              export_table.c, nvtx_inject.c, and redirect.c (dlsym and
- *              cuGetProcAddress: the only file taking the hooks' addresses)
+ * Layers: each file calls only files listed before it, never after (no
+ * circles: the file call-graph check of issue 19); the one list of the
+ * layers and their files is docs/architecture.md, "interpose/ in layers".
  */
 #ifndef VRAMTRACE_VTI_INTERNAL_H
 #define VRAMTRACE_VTI_INTERNAL_H
