@@ -525,7 +525,9 @@ static inline bool vr_pattern_ticks(const vr_state *s, uint32_t stack)
 void vr_pattern_alloc_slow(vr_state *s, uint32_t stack);
 static inline void vr_pattern_alloc(vr_state *s, uint32_t stack)
 {
-    if (stack && (!s->pat_anchor || stack == s->pat_anchor)) /* else: nothing to do */
+    /* else nothing to do: another site than the anchor, or the anchor again
+     * with no free since its last allocation (no iteration starts) */
+    if (stack && (!s->pat_anchor || (stack == s->pat_anchor && s->pat_freed)))
         vr_pattern_alloc_slow(s, stack);
 }
 
