@@ -16,6 +16,7 @@ import glob
 import hashlib
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -133,6 +134,32 @@ class Page:
             return [r.left+r.width/2,r.top+r.height/2];}})()""")
 
 
+def stop_chromium(proc):
+    """Ends chromium and every process it started (its own session: the
+    renderer, the crash handler), so that none still writes to the profile
+    when the temporary directory is removed (a race that failed CI once:
+    "Directory not empty: 'Default'")."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    for _ in range(100):
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
 def start_chromium(chromium, url, tmp):
     profile = tempfile.mkdtemp(dir=tmp, prefix="profile.")
     log = open(os.path.join(tmp, "chrome-cdp.log"), "w")
@@ -141,7 +168,7 @@ def start_chromium(chromium, url, tmp):
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--remote-debugging-port=0", "--window-size=1200,900",
          f"--user-data-dir={profile}", url],
-        stdout=log, stderr=log)
+        stdout=log, stderr=log, start_new_session=True)
     port_file = os.path.join(profile, "DevToolsActivePort")
     for _ in range(300):
         if os.path.exists(port_file) and open(port_file).read().strip():
@@ -300,8 +327,7 @@ def main():
             page.call("Page.enable")
             fails = run(page, expected, outdir)
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop_chromium(proc)
     for f in fails:
         print("FAIL:", f)
     print("screenshots in", outdir, sorted(os.listdir(outdir)))
