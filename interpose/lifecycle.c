@@ -53,7 +53,7 @@ static bool wait_started(void)
     return vti_on();
 }
 
-bool vti_session_ensure(void)
+bool vti_session_ensure_slow(void)
 {
     int s = vti_state();
     if (s == VTI_S_ON)
@@ -79,7 +79,7 @@ _Atomic bool vti_cupti_settled;
 
 bool vti_hook_enter_outer(void)
 {
-    if (!vti_on() && !vti_session_ensure()) /* started and recording: one load */
+    if (!vti_session_ensure())
         return false;
     if (!atomic_load_explicit(&vti_cupti_settled, memory_order_relaxed) && vti_cupti_load())
         atomic_store_explicit(&vti_cupti_settled, true, memory_order_relaxed);

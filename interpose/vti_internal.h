@@ -313,9 +313,15 @@ void vti_signal_flush(int sig);
 
 /* ---- the life cycle (lifecycle.c) ------------------------------------------ */
 
+/* vti_session_ensure past its common answer (lifecycle.c). */
+bool vti_session_ensure_slow(void);
 /* Start the session if not started (thread-safe, idempotent; a call made
- * while this thread starts it returns false). true when recording. */
-bool vti_session_ensure(void);
+ * while this thread starts it returns false). true when recording. Started
+ * and recording, the common answer, is one load and no call. */
+static inline bool vti_session_ensure(void)
+{
+    return vti_on() || vti_session_ensure_slow();
+}
 /* The hook prologue: vti_enter(), then true when this call is the outermost
  * hooked call of the thread and tracing is on (the session started, CUPTI
  * loaded once CUDA is: vti_hook_enter_outer). Every hook ends with
