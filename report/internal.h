@@ -141,9 +141,16 @@ static inline void *vr_map_item(const vr_map *m, uint32_t i)
     return m->items + (size_t)i * m->esize;
 }
 
+/* The item number of entry e of m, whose entries are esize bytes (a caller
+ * that knows the size as a constant spares the division). */
+static inline uint32_t vr_map_index_sized(const vr_map *m, const void *e, size_t esize)
+{
+    return (uint32_t)((size_t)((const uint8_t *)e - m->items) / esize);
+}
+
 static inline uint32_t vr_map_index_of(const vr_map *m, const void *e)
 {
-    return (uint32_t)((size_t)((const uint8_t *)e - m->items) / m->esize);
+    return vr_map_index_sized(m, e, m->esize);
 }
 /* Iterate: start with *i = 0; returns NULL at the end. */
 void *vr_map_next(const vr_map *m, size_t *i);

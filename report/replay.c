@@ -103,8 +103,7 @@ static void hold(vr_state *s, vr_live *l, uint8_t kind)
         s->cappend = s->cappend ? s->cappend * 2 : 16;
         s->pend = vr_xrealloc(s->pend, s->cappend * sizeof(uint32_t));
     }
-    /* vr_map_index_of with the entry size a constant: no division instruction */
-    s->pend[s->npend++] = (uint32_t)((size_t)((uint8_t *)l - s->live.items) / sizeof(vr_live));
+    s->pend[s->npend++] = vr_map_index_sized(&s->live, l, sizeof *l); /* no division */
 }
 
 /* Live-map key of an allocation: VMM handles (cuMemCreate) are not addresses
