@@ -110,6 +110,13 @@ void vti_exit_arm_slow(unsigned level)
 
 /* ---- ends ------------------------------------------------------------------ */
 
+/* This process has an end to write: it opened the trace, and it is not a
+ * fork child (which let go of its parent's trace). */
+static bool has_end(void)
+{
+    return atomic_load(&opened) && vti_state() != VTI_S_CHILD;
+}
+
 /* The parts of the end that call CUDA: CUPTI flushed and stopped, the
  * final memory sample. */
 static void end_cuda_calls(void)
@@ -121,7 +128,7 @@ static void end_cuda_calls(void)
 static void on_exit_early(int status, void *arg)
 {
     (void)status, (void)arg;
-    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_exchange(&early_done, true))
+    if (!has_end() || atomic_exchange(&early_done, true))
         return;
     vti_enter();
     end_cuda_calls();
@@ -135,7 +142,7 @@ static void on_exit_early(int status, void *arg)
 static void session_end(int status, const char *reason, bool in_exit)
 {
     static _Atomic int done;
-    if (!atomic_load(&opened) || vti_state() == VTI_S_CHILD || atomic_exchange(&done, 1))
+    if (!has_end() || atomic_exchange(&done, 1))
         return;
     vti_enter();
     if (!in_exit && !atomic_load(&early_done))
