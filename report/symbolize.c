@@ -147,13 +147,19 @@ static void file_build_id(Dwfl_Module *mod, char out[VR_BUILD_ID_HEX])
     vt_build_id_hex(bits, n > 0 ? (size_t)n : 0, out);
 }
 
+/* A module whose naming is worth a note: a file (not the vDSO), and not
+ * vramtrace's nor CUDA's own (their frames are folded away). */
+static bool noteworthy(const vr_module *vm)
+{
+    return vm->path[0] == '/' && !internal_module(vm->path);
+}
+
 /* Says once per module why its frames are offsets: its file here is another
  * object (here: that file's build-id) or, here NULL, cannot be read (why).
- * Not for vramtrace's and CUDA's own modules (their frames are folded away)
- * nor for paths that are no file (the vDSO). */
+ * Only for noteworthy modules. */
 static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *here, const char *why)
 {
-    if (vm->path[0] != '/' || internal_module(vm->path))
+    if (!noteworthy(vm))
         return;
     if (!here)
         vr_state_note_once(sy->s, "%s cannot be read here (%s): its frames are shown as offsets",
@@ -196,7 +202,7 @@ static void note_found(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module *mod)
 {
     const char *file = NULL;
     dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
-    if (vm->path[0] == '/' && !internal_module(vm->path))
+    if (noteworthy(vm))
         vr_state_note_once(sy->s,
                            "%s here is not the recorded one: its frames are named from %s, "
                            "found by the recorded build-id %s",
@@ -229,7 +235,7 @@ static bool file_is_recorded(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module
     file_build_id(mod, here);
     if (strcmp(here, vm->build_id))
         return false;
-    if (!*here && vm->path[0] == '/' && !internal_module(vm->path))
+    if (!*here && noteworthy(vm))
         vr_state_note_once(sy->s,
                            "%s has no build-id, so the file here could not be checked "
                            "against the recorded one: its frames are named from it",
