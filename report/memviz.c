@@ -88,6 +88,11 @@ typedef struct mv {
     int32_t maxdev;
 } mv;
 
+/* The highest device ordinal a snapshot can hold: device_traces is a list
+ * indexed by ordinal, and PyTorch's c10::DeviceIndex is an int8_t
+ * (c10/core/Device.h). */
+#define MEMVIZ_MAX_DEVICE 127
+
 static tentry *push(mv *m, uint8_t action, int32_t device, uint64_t addr, uint64_t size,
                     uint64_t ts)
 {
@@ -567,8 +572,17 @@ int vr_render_memviz(FILE *out, vr_report *const *r, size_t n, const vr_options 
     vt_reader *rd = replay(&m, r[0]->path);
     if (!rd)
         return -1;
-    write_snapshot(out, &m, opt);
+    int rc = 0;
+    if (m.maxdev > MEMVIZ_MAX_DEVICE) {
+        fprintf(stderr,
+                "vramtrace: --memory-viz: the trace names device %d; a PyTorch memory snapshot "
+                "holds devices 0 to %d only\n",
+                m.maxdev, MEMVIZ_MAX_DEVICE);
+        rc = -1;
+    } else {
+        write_snapshot(out, &m, opt);
+    }
     mv_free(&m);
     vt_reader_close(rd);
-    return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+    return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

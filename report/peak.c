@@ -439,13 +439,15 @@ void vr_tick_windows(vr_state *s, uint64_t ts)
     if (ts <= s->t0)
         return;
     uint64_t rel = ts - s->t0;
-    while (rel >= s->win_next) {
+    while (rel >= s->win_next && s->win_next != UINT64_MAX) {
         if (s->heaps.len)
             frag_sample(s, s->t0 + s->win_next);
         if (++s->win_n == VR_SAMPLES) { /* windows twice as long */
             s->win_n = VR_SAMPLES / 2;
             s->win_ns *= 2;
         }
-        s->win_next = (s->win_n + 1) * s->win_ns;
+        /* past 2^64 ns (a corrupt clock): no window ends again */
+        if (__builtin_mul_overflow(s->win_n + 1, s->win_ns, &s->win_next))
+            s->win_next = UINT64_MAX;
     }
 }

@@ -222,6 +222,13 @@ static double sy(const scale *s, uint64_t v)
 
 /* Step lines; the last value holds to the end of the run (what is live at
  * exit stays live). The clip path cuts what lies outside the window. */
+/* A time on a scale (ns, a double) as a whole ns, saturated: a scale's end
+ * may pass 2^64 ns when a trace's clock is corrupt. */
+static uint64_t ns_at(double t)
+{
+    return t <= 0 ? 0 : t >= 0x1p64 ? UINT64_MAX : (uint64_t)t;
+}
+
 static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_device *d, bool reserved,
                      const char *color)
 {
@@ -234,7 +241,7 @@ static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_devic
         prev = v;
     }
     if (d->ntimeline)
-        fprintf(f, "%.1f,%.1f", sx(s, r->duration_ns > s->t1 ? r->duration_ns : (uint64_t)s->t1),
+        fprintf(f, "%.1f,%.1f", sx(s, r->duration_ns > s->t1 ? r->duration_ns : ns_at(s->t1)),
                 sy(s, prev));
     fputs("\"/>", f);
 }
@@ -334,6 +341,7 @@ static void axes_svg(FILE *f, const scale *s)
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>", X0,
             H - 20, W - 10, H - 20);
     uint64_t ystep = ytick_step(s->ymax);
+    /* each loop also ends before its tick would pass 2^64 */
     for (uint64_t v = 0; (double)v <= s->ymax; v += ystep) {
         double y = sy(s, v);
         fprintf(f,
@@ -341,9 +349,11 @@ static void axes_svg(FILE *f, const scale *s)
                 "stroke=\"#eee\"/><text class=\"ytick\" x=\"%.0f\" y=\"%.1f\" "
                 "text-anchor=\"end\">%s</text>",
                 X0, W - 10, y, y, X0 - 3, y + 4, ytick_label(v, b, sizeof b));
+        if (v > UINT64_MAX - ystep)
+            break;
     }
-    uint64_t step = tick_step(s->t1 - s->t0);
-    for (uint64_t t = ((uint64_t)s->t0 + step - 1) / step * step; (double)t <= s->t1; t += step) {
+    uint64_t step = tick_step(s->t1 - s->t0), t0 = ns_at(s->t0);
+    for (uint64_t t = t0 / step * step + (t0 % step ? step : 0); (double)t <= s->t1; t += step) {
         double x = sx(s, t);
         fprintf(f,
                 "<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
@@ -352,6 +362,8 @@ static void axes_svg(FILE *f, const scale *s)
                 x, x, H - 20, H - 16, x, H - 5);
         tick_label(f, t, s->t1);
         fputs("</text>", f);
+        if (t > UINT64_MAX - step)
+            break;
     }
 }
 
@@ -527,7 +539,7 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
             "%s – %s of a %s run (times since the process started) "
             "<label><input type=\"checkbox\" class=\"tl-whole\" data-idx=\"%zu\"> whole "
             "run</label></p>",
-            VR_TIME((uint64_t)act.t0), VR_TIME((uint64_t)act.t1), VR_TIME(r->duration_ns), idx);
+            VR_TIME(ns_at(act.t0)), VR_TIME(ns_at(act.t1)), VR_TIME(r->duration_ns), idx);
     timeline_svg(f, r, idx, &act, false);
     timeline_svg(f, r, idx, &all, true);
     fprintf(f, "<div id=\"tooltip-%zu\" class=\"tooltip\" hidden></div>", idx);

@@ -1,18 +1,15 @@
 /* fuzz_reader.c: libFuzzer target for the .vtrace reader.
  *
- * An input that starts with the .vtrace magic is read as a whole file
- * (header, frames, truncation). Any other input is taken as the content of
- * one batch: it is wrapped in a valid header and one checksummed zstd frame,
- * so the fuzzer reaches the chunk and record decoders directly instead of
- * stopping at the frame checksum. Either way the reader must return an error
- * or a clean end: never crash, hang or allocate without bound. */
+ * The input is a whole file or one batch (fuzz_image.h). Either way the
+ * reader must return an error or a clean end: never crash, hang or allocate
+ * without bound. */
+#include "fuzz_image.h"
 #include "records.h"
 #include "vtrace.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -84,31 +81,13 @@ static void read_image(const uint8_t *img, size_t len)
     vt_reader_close(r2);
 }
 
-/* Header + one checksummed frame holding batch. */
-static void read_wrapped(const uint8_t *batch, size_t n)
-{
-    vt_header h = {.host = "fuzz", .program = "fuzz", .vramtrace_version = "0"};
-    size_t hl;
-    uint8_t *hdr = vt_header_encode(&h, &hl);
-    size_t cap = hl + ZSTD_compressBound(n);
-    uint8_t *img = hdr ? realloc(hdr, cap) : NULL;
-    ZSTD_CCtx *cc = ZSTD_createCCtx();
-    if (img && cc) {
-        ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-        ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1);
-        size_t z = ZSTD_compress2(cc, img + hl, cap - hl, batch, n);
-        if (!ZSTD_isError(z))
-            read_image(img, hl + z);
-    }
-    ZSTD_freeCCtx(cc);
-    free(img ? img : hdr);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size >= VT_MAGIC_LEN && memcmp(data, VT_MAGIC, VT_MAGIC_LEN) == 0)
-        read_image(data, size);
-    else
-        read_wrapped(data, size);
+    size_t len;
+    uint8_t *owned;
+    const uint8_t *img = vtf_image(data, size, &len, &owned);
+    if (img)
+        read_image(img, len);
+    free(owned);
     return 0;
 }

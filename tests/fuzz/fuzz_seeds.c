@@ -1,11 +1,18 @@
-/* fuzz_seeds.c: writes the seed corpus of fuzz_reader into a directory:
- * a few valid traces made by the writer (every record type, several frames,
- * several threads) and the decompressed first batch of each (for the
- * fuzzer's "batch" mode). Usage: vt_fuzz_seeds DIR. Exit status 0 or 1. */
+/* fuzz_seeds.c: writes a seed corpus into a directory.
+ *   vt_fuzz_seeds DIR           fuzz_reader's: a few valid traces made by the
+ *                               writer (every record type, several frames,
+ *                               several threads)
+ *   vt_fuzz_seeds --report DIR  fuzz_report's: tests/report's scenarios
+ *                               (gen.h), whose events mean something to the
+ *                               report (peaks, leaks, heaps, OOMs, ranges)
+ * and beside each trace its decompressed batches (for the fuzzers' "batch"
+ * mode, fuzz_image.h). Exit status 0 or 1. */
+#include "gen.h"
 #include "records.h"
 #include "vtrace.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +77,8 @@ static int write_seed(const char *path, int nthreads, int frames)
     return 0;
 }
 
-/* Write the decompressed first frame of the trace at path to out. */
+/* Write the decompressed frames of the trace at path, one after the other
+ * (one batch of all their chunks), to out. */
 static int write_batch_seed(const char *path, const char *out)
 {
     FILE *f = fopen(path, "rb");
@@ -80,13 +88,19 @@ static int write_batch_seed(const char *path, const char *out)
         fclose(f);
     uint32_t version, hlen;
     char err[256];
-    if (n < VT_FILE_PREFIX_LEN || vt_prefix_decode(buf, &version, &hlen, err, sizeof err) < 0)
+    if (n == sizeof buf || n < VT_FILE_PREFIX_LEN ||
+        vt_prefix_decode(buf, &version, &hlen, err, sizeof err) < 0)
         return -1;
-    size_t off = VT_FILE_PREFIX_LEN + hlen;
-    size_t fsz = ZSTD_findFrameCompressedSize(buf + off, n - off);
-    size_t bn = ZSTD_isError(fsz) ? fsz : ZSTD_decompress(batch, sizeof batch, buf + off, fsz);
-    if (ZSTD_isError(bn))
-        return -1;
+    size_t bn = 0;
+    for (size_t off = VT_FILE_PREFIX_LEN + hlen; off < n;) {
+        size_t fsz = ZSTD_findFrameCompressedSize(buf + off, n - off);
+        size_t k = ZSTD_isError(fsz) ? fsz
+                                     : ZSTD_decompress(batch + bn, sizeof batch - bn, buf + off, fsz);
+        if (ZSTD_isError(k))
+            return -1;
+        bn += k;
+        off += fsz;
+    }
     FILE *o = fopen(out, "wb");
     int rc = o && fwrite(batch, 1, bn, o) == bn ? 0 : -1;
     if (o)
@@ -94,21 +108,44 @@ static int write_batch_seed(const char *path, const char *out)
     return rc;
 }
 
+/* fuzz_report's seeds: every scenario of gen.h, as a trace and a batch. */
+static int report_seeds(const char *dir)
+{
+    static const char *const names[] = {"basic", "growth",  "capacity", "leakoom",
+                                        "frag",  "external", "xss",     "noend",
+                                        "empty", "badutf8", "sections"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[4096], out[4096];
+        snprintf(path, sizeof path, "%s/%s.vtrace", dir, names[i]);
+        snprintf(out, sizeof out, "%s/%s.batch", dir, names[i]);
+        unlink(path);
+        if (vtg_scenario(names[i], path) < 0 || write_batch_seed(path, out) < 0) {
+            fprintf(stderr, "vt_fuzz_seeds: scenario %s failed\n", names[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: vt_fuzz_seeds DIR\n");
+    bool report = argc == 3 && !strcmp(argv[1], "--report");
+    if (argc != 2 && !report) {
+        fprintf(stderr, "usage: vt_fuzz_seeds [--report] DIR\n");
         return 1;
     }
-    if (mkdir(argv[1], 0700) < 0 && errno != EEXIST) {
-        perror(argv[1]);
+    const char *dir = argv[argc - 1];
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        perror(dir);
         return 1;
     }
+    if (report)
+        return report_seeds(dir);
     static const int shapes[][2] = {{1, 1}, {2, 3}, {4, 2}};
     for (int i = 0; i < 3; i++) {
         char path[4096], out[4096];
-        snprintf(path, sizeof path, "%s/seed%d.vtrace", argv[1], i);
-        snprintf(out, sizeof out, "%s/seed%d.batch", argv[1], i);
+        snprintf(path, sizeof path, "%s/seed%d.vtrace", dir, i);
+        snprintf(out, sizeof out, "%s/seed%d.batch", dir, i);
         if (write_seed(path, shapes[i][0], shapes[i][1]) < 0 || write_batch_seed(path, out) < 0)
             return 1;
     }

@@ -1,0 +1,75 @@
+/* fuzz_report.c: libFuzzer target for the report: replay, analyses and
+ * every renderer, on any trace.
+ *
+ * The input is a whole file or one batch (fuzz_image.h). It is written to a
+ * scratch file (the memory_viz renderer reads the trace a second time by
+ * path) and reported like `vramtrace report` does, into /dev/null: text,
+ * JSON, HTML, folded stacks, Chrome trace, memory_viz, the runs section, a
+ * check against limits and a diff of the report with itself. An unusable
+ * trace must give an error message; any other must give a report. Never a
+ * crash, a hang, or memory without bound. Symbols are off: the module paths
+ * in a fuzzed trace name no real files. */
+#include "fuzz_image.h"
+#include "report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The scratch file, made once per process ($TMPDIR or /tmp). */
+static int scratch(char *path, size_t len)
+{
+    static char made[4096];
+    static int fd = -1;
+    if (fd < 0) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(made, sizeof made, "%s/fuzz_report.XXXXXX", dir && *dir ? dir : "/tmp");
+        fd = mkstemp(made);
+    }
+    snprintf(path, len, "%s", made);
+    return fd;
+}
+
+static void render_all(FILE *out, vr_report *r, const vr_options *opt)
+{
+    vr_report *const one[] = {r}, *const two[] = {r, r};
+    if (vr_render_text(out, one, 1, opt) < 0 || vr_render_json(out, one, 1, opt) < 0 ||
+        vr_render_html(out, one, 1, opt) < 0 || vr_render_folded(out, one, 1, opt) < 0 ||
+        vr_render_chrome(out, one, 1, opt) < 0 || vr_render_runs(out, two, 2, opt) < 0 ||
+        vr_render_text(out, two, 2, opt) < 0)
+        abort(); /* /dev/null takes everything */
+    /* may refuse a trace with a message (a device ordinal no snapshot holds) */
+    vr_render_memviz(out, one, 1, opt);
+    vr_limits lim = {.max_peak = 1, .max_leaked = 0, .max_growth = 0, .max_host_leaked = 0,
+                     .no_oom = true};
+    vr_check(out, r, &lim);
+    if (vr_render_diff_text(out, two, 2, opt) < 0 || vr_render_diff_json(out, two, 2, opt) < 0 ||
+        vr_render_diff_html(out, two, 2, opt) < 0)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static FILE *null;
+    char path[4096], err[512] = "";
+    if (!null && !(null = fopen("/dev/null", "w")))
+        abort();
+    int fd = scratch(path, sizeof path);
+    size_t len;
+    uint8_t *owned;
+    const uint8_t *img = vtf_image(data, size, &len, &owned);
+    if (fd < 0 || !img || ftruncate(fd, 0) < 0 || pwrite(fd, img, len, 0) != (ssize_t)len)
+        abort();
+    free(owned);
+    vr_options opt = {.no_symbols = true, .top = 1 + size % 12};
+    vr_report *r = vr_analyze(path, &opt, err, sizeof err);
+    if (!r && !err[0])
+        abort(); /* an unusable trace says why */
+    if (r)
+        render_all(null, r, &opt);
+    vr_report_free(r);
+    return 0;
+}
