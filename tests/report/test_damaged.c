@@ -1,5 +1,6 @@
 /* test_damaged.c: robustness: every cut and many bit flips of a trace give a report or an
- * error, never a crash. */
+ * error, never a crash; valid traces at the edges of their fields' ranges (the findings
+ * of fuzz_report, tests/fuzz) give a report in bounded time. */
 #include "report_test.h"
 
 static unsigned char *slurp(const char *path, size_t *len)
@@ -55,10 +56,74 @@ static void test_damaged(void **state)
     (void)ok;
 }
 
+/* An allocation on device `device` at t (ns since the start), stack 1. */
+static void alloc_on(vtg *g, uint64_t t, int32_t device, uint64_t addr, uint64_t size)
+{
+    vt_event ev = {.type = VT_REC_ALLOC,
+                   .ts_ns = g->t0 + t,
+                   .u.alloc = {.addr = addr, .size = size, .stack = 1, .device = device}};
+    assert_int_equal(vt_write(g->tb, &ev), 0);
+}
+
+/* A clock at its end: events 2^64 - 1 ns after the start (a corrupt clock).
+ * The fragmentation windows once doubled past 2^64 and never caught up (the
+ * report spun for minutes); the HTML timeline's scale passed 2^64 and its
+ * tick loops could wrap. Each output must come, and say the length. */
+static void test_clock_at_its_end(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "clockend", 0, NULL);
+    uint64_t end = UINT64_MAX - g.t0;
+    vtg_alloc(&g, 1000, 0x10000000, 64 * MiB, 1);
+    vtg_heap(&g, 2000, 1, 0x10000000, 64 * MiB); /* a heap: windows sample it */
+    vtg_alloc(&g, end / 2, 0x20000000, 1 * MiB, 1);
+    vtg_free(&g, end - 1, 0x20000000);
+    vtg_alloc(&g, end, 0x30000000, 2 * MiB, 1);
+    vr_report *r = close_and_analyze(&g, "clockend");
+    assert_true(r->duration_ns >= end - 1);
+    char *text = render(vr_render_text, r), *json = render(vr_render_json, r),
+         *html = render(vr_render_html, r);
+    assert_non_null(strstr(text, "Peak"));
+    assert_json(json);
+    assert_non_null(strstr(html, "Timeline"));
+    free(text);
+    free(json);
+    free(html);
+    vr_report_free(r);
+}
+
+/* --memory-viz: device ordinals 0 to 127 (PyTorch's c10::DeviceIndex is an
+ * int8_t); past them a message and -1, where it once wrote a list per
+ * ordinal up to the trace's largest (2^31 of them). */
+static void test_memviz_device_ordinal(void **state)
+{
+    (void)state;
+    static const int32_t devices[] = {127, 128, INT32_MAX};
+    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++) {
+        vtg g;
+        open_trace(&g, "ordinal", 0, NULL);
+        alloc_on(&g, 1000, devices[i], 0x10000000, 1 * MiB);
+        vr_report *r = close_and_analyze(&g, "ordinal");
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(vr_render_memviz(f, &r, 1, NULL), devices[i] <= 127 ? 0 : -1);
+        fclose(f);
+        assert_true(devices[i] <= 127 ? len > 0 : len == 0);
+        free(buf);
+        vr_report_free(r);
+        unlink(tmp_path("ordinal"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_clock_at_its_end),
+        cmocka_unit_test(test_memviz_device_ordinal),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
