@@ -15,11 +15,13 @@
 #include "state.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define VR_MAX_DEPTH 256
 /* A build-id in hex as a trace records it, with its NUL (bytes). */
@@ -124,16 +126,32 @@ static modcache *module_get(vr_symbolizer *sy, long idx)
 }
 
 /* The file at vm's recorded path, reported in a new m->dwfl at the recorded
- * load bias; NULL when it cannot be read. */
-static Dwfl_Module *report_file(vr_symbolizer *sy, modcache *m, const vr_module *vm)
+ * load bias; NULL when it cannot be read, with why (len bytes). Only a
+ * regular file is opened: a trace may name a FIFO or a device (a damaged or
+ * crafted one), whose open or read would block the report. */
+static Dwfl_Module *report_file(vr_symbolizer *sy, modcache *m, const vr_module *vm, char *why,
+                                size_t len)
 {
-    m->dwfl = dwfl_begin(&sy->cb);
-    if (!m->dwfl)
+    struct stat st;
+    if (stat(vm->path, &st) != 0) {
+        snprintf(why, len, "%s", strerror(errno));
         return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, len, "not a regular file");
+        return NULL;
+    }
+    m->dwfl = dwfl_begin(&sy->cb);
+    if (!m->dwfl) {
+        snprintf(why, len, "%s", dwfl_errmsg(-1));
+        return NULL;
+    }
     dwfl_report_begin(m->dwfl);
     Dwfl_Module *mod =
         dwfl_report_elf(m->dwfl, vr_basename(vm->path), vm->path, -1, vm->bias, false);
     dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!mod)
+        snprintf(why, len, "%s", dwfl_errmsg(-1));
     return mod;
 }
 
@@ -252,11 +270,9 @@ static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module 
     if (!vm->path[0] || vm->path[0] == '[')
         return NULL;
     char here[VR_BUILD_ID_HEX] = "", why[256] = "";
-    Dwfl_Module *mod = report_file(sy, m, vm);
+    Dwfl_Module *mod = report_file(sy, m, vm, why, sizeof why);
     if (mod && file_is_recorded(sy, vm, mod, here))
         return mod;
-    if (!mod)
-        snprintf(why, sizeof why, "%s", dwfl_errmsg(-1));
     bool readable = mod != NULL;
     end_dwfl(m);
     mod = report_by_build_id(sy, m, vm);

@@ -43,8 +43,8 @@ static void render_all(FILE *out, vr_report *r, const vr_options *opt)
         abort(); /* /dev/null takes everything */
     /* may refuse a trace with a message (a device ordinal no snapshot holds) */
     vr_render_memviz(out, one, 1, opt);
-    vr_limits lim = {.max_peak = 1, .max_leaked = 0, .max_growth = 0, .max_host_leaked = 0,
-                     .no_oom = true};
+    vr_limits lim = {
+        .max_peak = 1, .max_leaked = 0, .max_growth = 0, .max_host_leaked = 0, .no_oom = true};
     vr_check(out, r, &lim);
     if (vr_render_diff_text(out, two, 2, opt) < 0 || vr_render_diff_json(out, two, 2, opt) < 0 ||
         vr_render_diff_html(out, two, 2, opt) < 0)

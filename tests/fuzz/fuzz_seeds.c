@@ -94,8 +94,9 @@ static int write_batch_seed(const char *path, const char *out)
     size_t bn = 0;
     for (size_t off = VT_FILE_PREFIX_LEN + hlen; off < n;) {
         size_t fsz = ZSTD_findFrameCompressedSize(buf + off, n - off);
-        size_t k = ZSTD_isError(fsz) ? fsz
-                                     : ZSTD_decompress(batch + bn, sizeof batch - bn, buf + off, fsz);
+        size_t k = ZSTD_isError(fsz)
+                       ? fsz
+                       : ZSTD_decompress(batch + bn, sizeof batch - bn, buf + off, fsz);
         if (ZSTD_isError(k))
             return -1;
         bn += k;
@@ -111,9 +112,9 @@ static int write_batch_seed(const char *path, const char *out)
 /* fuzz_report's seeds: every scenario of gen.h, as a trace and a batch. */
 static int report_seeds(const char *dir)
 {
-    static const char *const names[] = {"basic", "growth",  "capacity", "leakoom",
-                                        "frag",  "external", "xss",     "noend",
-                                        "empty", "badutf8", "sections"};
+    static const char *const names[] = {"basic", "growth",   "capacity", "leakoom",
+                                        "frag",  "external", "xss",      "noend",
+                                        "empty", "badutf8",  "sections"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[4096], out[4096];
         snprintf(path, sizeof path, "%s/%s.vtrace", dir, names[i]);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <libelf.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <zstd.h>
 
 __attribute__((noinline)) int vtt_user_site(int x);
@@ -221,6 +222,24 @@ static void test_module_missing(void **state)
     vr_report_free(r);
 }
 
+/* The recorded path is a FIFO here (a damaged or crafted trace): not opened
+ * (an open would wait for a writer forever), shown as offsets with why. */
+static void test_module_fifo(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    char id[VT_MAX_ID_LEN + 1], want[1024];
+    file_build_id(m.path, id);
+    snprintf(m.path, sizeof m.path, "%s", tmp_path("fifo"));
+    unlink(m.path);
+    assert_int_equal(mkfifo(m.path, 0600), 0);
+    vr_report *r = analyze(symbols_trace("fifo_module", &m, id));
+    snprintf(want, sizeof want, "%s cannot be read here (not a regular file)", m.path);
+    assert_offsets_only(r, &m, want);
+    vr_report_free(r);
+    unlink(m.path);
+}
+
 /* vt_rec_encode of ev at o, as format version 3 wrote it: a module record
  * without its build_id (the encoder's last byte: an empty id's length). */
 static size_t encode_v3(uint8_t *o, vt_delta *d, vt_event ev)
@@ -300,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_symbolize),
         cmocka_unit_test(test_build_id_differs),
         cmocka_unit_test(test_module_missing),
+        cmocka_unit_test(test_module_fifo),
         cmocka_unit_test(test_v3_trace),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
