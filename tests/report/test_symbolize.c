@@ -316,10 +316,8 @@ static void test_v3_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symbolize),
-        cmocka_unit_test(test_build_id_differs),
-        cmocka_unit_test(test_module_missing),
-        cmocka_unit_test(test_module_fifo),
+        cmocka_unit_test(test_symbolize),      cmocka_unit_test(test_build_id_differs),
+        cmocka_unit_test(test_module_missing), cmocka_unit_test(test_module_fifo),
         cmocka_unit_test(test_v3_trace),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
