@@ -220,8 +220,6 @@ static double sy(const scale *s, uint64_t v)
     return H - 20.0 - (s->ymax > 0 ? (double)v / s->ymax * (H - 40.0) : 0);
 }
 
-/* Step lines; the last value holds to the end of the run (what is live at
- * exit stays live). The clip path cuts what lies outside the window. */
 /* A time on a scale (ns, a double) as a whole ns, saturated: a scale's end
  * may pass 2^64 ns when a trace's clock is corrupt. */
 static uint64_t ns_at(double t)
@@ -229,6 +227,8 @@ static uint64_t ns_at(double t)
     return t <= 0 ? 0 : t >= 0x1p64 ? UINT64_MAX : (uint64_t)t;
 }
 
+/* Step lines; the last value holds to the end of the run (what is live at
+ * exit stays live). The clip path cuts what lies outside the window. */
 static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_device *d, bool reserved,
                      const char *color)
 {
