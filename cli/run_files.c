@@ -7,14 +7,20 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* path's run id (vt_run_id_valid) into id, or "" when it has none or
- * cannot be read. */
+ * cannot be read. Only a regular file is read here: a pipe (`vramtrace
+ * report /dev/stdin`) can be read once, by the report, and a FIFO beside a
+ * trace would block the open; neither has siblings to find. */
 static void run_id_of(const char *path, char id[VT_RUN_ID_LEN + 1])
 {
     char err[256];
-    vt_reader *rd = vt_reader_open(path, err, sizeof err);
+    struct stat st;
     id[0] = '\0';
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    vt_reader *rd = vt_reader_open(path, err, sizeof err);
     if (!rd)
         return;
     const char *h = vt_reader_header(rd)->run_id;

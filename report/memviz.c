@@ -32,6 +32,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum act { A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_OOM, A_N };
 static const char *const act_name[A_N] = {"alloc",         "free_requested", "free_completed",
@@ -353,6 +354,14 @@ static bool snapshot_now(const mv *m, const vt_event *ev)
 static vt_reader *replay(mv *m, const char *path)
 {
     char err[256];
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr,
+                "vramtrace: --memory-viz reads the trace a second time: %s is not a file (a "
+                "pipe?); write the trace to a file first\n",
+                path);
+        return NULL;
+    }
     vt_reader *rd = vt_reader_open(path, err, sizeof err);
     if (!rd) {
         fprintf(stderr, "vramtrace: --memory-viz: %s\n", err);

@@ -33,6 +33,18 @@ expect 2 "$VT" report --top zero "$T/basic.vtrace"
 expect 2 "$VT" check
 expect 2 "$VT" run
 
+# A trace on a pipe reads once (the report's run-sibling lookup reads only
+# regular files): the same report as from the file, bar its title line.
+# --memory-viz reads the trace twice: refused with a message on a pipe.
+timeout 60 "$VT" report /dev/stdin < <(cat "$T/leakoom.vtrace") >"$T/pipe.txt" 2>"$T/pipe.err" ||
+    fail "report /dev/stdin: $(head -c 300 "$T/pipe.err")"
+"$VT" report "$T/leakoom.vtrace" >"$T/file.txt" 2>&1
+diff <(grep -v '^== vramtrace report:' "$T/pipe.txt") \
+    <(grep -v '^== vramtrace report:' "$T/file.txt") >/dev/null ||
+    fail "report of a pipe differs from the file's"
+expect 2 "$VT" report /dev/stdin -q --memory-viz "$T/pipe.pickle" < <(cat "$T/leakoom.vtrace")
+contains "$T/err" "not a file (a pipe?)"
+
 # A trace of format version 3 (v3_basic.vtrace: `vt_gen basic` before version
 # 4 added module build-ids) still reads, and reports as the same scenario now.
 expect 0 "$VT" report "$(dirname "$0")/v3_basic.vtrace" --json "$T/v3.json"
