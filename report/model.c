@@ -238,17 +238,19 @@ static uint64_t device_headroom(vr_state *s)
 }
 
 /* Least-squares growth over the samples; projected only from at least
- * three complete iterations. */
+ * three complete iterations, and only to an iteration an int64_t holds
+ * (a growth of a few bytes per iteration projects none). */
 static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t iterations,
                             uint64_t room, uint64_t total_live)
 {
     vr_growth g = {.iterations = iterations, .projected_oom_iteration = -1};
     vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
-    if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3)
-        g.projected_oom_iteration =
-            (int64_t)iterations +
-            (int64_t)ceil((double)(room - total_live) / g.bytes_per_iteration);
+    if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3) {
+        double more = ceil((double)(room - total_live) / g.bytes_per_iteration);
+        if ((double)iterations + more < 0x1p63)
+            g.projected_oom_iteration = (int64_t)iterations + (int64_t)more;
+    }
     return g;
 }
 

@@ -11,7 +11,11 @@
 #include "records.h"
 #include "vtrace.h"
 
+#include <dlfcn.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,14 +113,73 @@ static int write_batch_seed(const char *path, const char *out)
     return rc;
 }
 
-/* fuzz_report's seeds: every scenario of gen.h, as a trace and a batch. */
+int main(int argc, char **argv);
+
+/* This program's GNU build-id in hex into out ("" when it has none):
+ * libelf's reading of its file. */
+static void self_build_id(const char *path, char out[VT_MAX_ID_LEN + 1])
+{
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    elf_version(EV_CURRENT);
+    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    const void *id;
+    ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+    if (n > 0)
+        vt_build_id_hex(id, (size_t)n, out);
+    if (e)
+        elf_end(e);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A trace whose one module is this program's file with its build-id, at
+ * its load address, and stacks at return addresses inside its functions:
+ * what the symbolizer names (DWARF functions, inline chains, lines) when
+ * fuzz_report turns symbols on. */
+static int write_symbols_seed(const char *path)
+{
+    Dl_info dl;
+    char self[4096], id[VT_MAX_ID_LEN + 1];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0 || !dladdr((void *)write_seed, &dl))
+        return -1;
+    self[sl] = '\0';
+    self_build_id(self, id);
+    uint64_t base = (uintptr_t)dl.dli_fbase;
+    const uint64_t ips[] = {(uintptr_t)write_seed, (uintptr_t)sample, (uintptr_t)write_batch_seed,
+                            (uintptr_t)main};
+    vtg g;
+    const char *argv[] = {"symbols"};
+    unlink(path);
+    if (vtg_open(&g, path, 1, argv) < 0)
+        return -1;
+    vtg_module_id(&g, 1, self, base, base, base + 4 * MiB, id);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    for (uint32_t k = 1; k <= 16; k++) {
+        vtg_stack(&g, k, k / 2, ips[k % 4] + 4 * k);
+        vtg_alloc(&g, 1000 * k, 0x10000000 + k * MiB, MiB, k);
+    }
+    vtg_free(&g, 20000, 0x10000000 + MiB);
+    vtg_end(&g, 30000, 0);
+    return vtg_close(&g);
+}
+
+/* fuzz_report's seeds: every scenario of gen.h, and write_symbols_seed's
+ * trace, each as a trace and a batch. */
 static int report_seeds(const char *dir)
 {
+    char path[4096], out[4096];
+    snprintf(path, sizeof path, "%s/symbols.vtrace", dir);
+    snprintf(out, sizeof out, "%s/symbols.batch", dir);
+    if (write_symbols_seed(path) < 0 || write_batch_seed(path, out) < 0) {
+        fprintf(stderr, "vt_fuzz_seeds: the symbols seed failed\n");
+        return 1;
+    }
     static const char *const names[] = {"basic", "growth",   "capacity", "leakoom",
                                         "frag",  "external", "xss",      "noend",
                                         "empty", "badutf8",  "sections"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char path[4096], out[4096];
         snprintf(path, sizeof path, "%s/%s.vtrace", dir, names[i]);
         snprintf(out, sizeof out, "%s/%s.batch", dir, names[i]);
         unlink(path);

@@ -87,12 +87,37 @@ static void test_growth_merged(void **state)
     vr_report_free(r);
 }
 
+/* A growth of 1 byte per iteration on a device of 2^64 - 1 bytes: the
+ * projected failure lies past what an int64_t holds, so none is projected
+ * (fuzz_report found the conversion overflowing, undefined behaviour). */
+static void test_no_projection_past_int64(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"slow"};
+    open_trace(&g, "slow", 1, argv);
+    vtg_device(&g, 0, "Huge", UINT64_MAX);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 10; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc(&g, t++, 0x10000000 + i * 4096, 1, 1);
+        vtg_pop(&g, t++);
+    }
+    vtg_end(&g, t, 0);
+    vr_report *r = close_and_analyze(&g, "slow");
+    assert_int_equal(r->iterations, 10);
+    assert_true(r->total_growth.bytes_per_iteration > 0.5);
+    assert_int_equal(r->total_growth.projected_oom_iteration, -1);
+    vr_report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_growth),
         cmocka_unit_test(test_no_projection_first_step),
         cmocka_unit_test(test_growth_merged),
+        cmocka_unit_test(test_no_projection_past_int64),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
