@@ -85,7 +85,7 @@ static int64_t affine_cross(int64_t b0, uint64_t n0, int64_t b1, uint64_t n1, ui
     double slope = ((double)n1 - (double)n0) / (double)(b1 - b0);
     if (slope <= 0)
         return -1;
-    return b0 + (int64_t)(((double)usable - (double)n0) / slope);
+    return vr_i64_sat((double)b0 + ((double)usable - (double)n0) / slope);
 }
 
 char *vr_batch_command(vr_arena *a, const char *const *argv, size_t argc, int64_t batch)

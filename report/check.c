@@ -24,7 +24,7 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
         char a[32], b[32];
         fprintf(out,
                 "growth %s per iteration (R^2 %.3f over %llu iterations) exceeds the limit %s\n",
-                vr_format_size((uint64_t)r->total_growth.bytes_per_iteration, a, sizeof a),
+                vr_format_size(vr_u64_sat(r->total_growth.bytes_per_iteration), a, sizeof a),
                 r->total_growth.r2, (unsigned long long)r->iterations,
                 vr_format_size((uint64_t)lim->max_growth, b, sizeof b));
         n++;

@@ -161,6 +161,18 @@ void *vr_map_next(const vr_map *m, size_t *i);
 char *vr_batch_command(vr_arena *a, const char *const *argv, size_t argc, int64_t batch);
 
 /* util */
+/* A double computed from a trace's numbers (a difference, a slope, a
+ * projection, a scale's end) as an integer, saturated at the integer type's
+ * range, NaN as 0: converting a double outside the range is undefined
+ * behaviour (C11 6.3.1.4), and a damaged or crafted trace reaches it. */
+static inline uint64_t vr_u64_sat(double x)
+{
+    return !(x > 0) ? 0 : x >= 0x1p64 ? UINT64_MAX : (uint64_t)x;
+}
+static inline int64_t vr_i64_sat(double x)
+{
+    return x != x ? 0 : x >= 0x1p63 ? INT64_MAX : x < -0x1p63 ? INT64_MIN : (int64_t)x;
+}
 /* Duration/time "12.3 ms", "4.567 s" into buf; returns buf. */
 const char *vr_format_time(uint64_t ns, char *buf, size_t len);
 #define VR_TIME(ns) vr_format_time((ns), (char[32]){0}, 32)

@@ -117,7 +117,7 @@ static void batch_upper_bound(vr_state *s, vr_oom_raw *o, uint64_t start, uint64
         return;
     room -= baseline + persistent;
     double per_sample = (double)(act + o->o.requested_bytes) / (double)o->o.batch;
-    o->o.max_batch = (int64_t)((double)room / per_sample);
+    o->o.max_batch = vr_i64_sat((double)room / per_sample);
     if (o->o.max_batch >= o->o.batch) /* this batch failed: it does not fit */
         o->o.max_batch = o->o.batch - 1;
     o->o.batch_kind = "upper_bound";
@@ -140,10 +140,10 @@ static void batch_measured(vr_state *s, vr_oom_raw *o, size_t it, uint64_t basel
         return;
     double per_sample = (double)(peak - fixed) / b;
     uint64_t usable = o->o.device_total_bytes > baseline ? o->o.device_total_bytes - baseline : 0;
-    o->o.max_batch = usable > fixed ? (int64_t)((double)(usable - fixed) / per_sample) : 0;
+    o->o.max_batch = usable > fixed ? vr_i64_sat((double)(usable - fixed) / per_sample) : 0;
     o->o.batch_kind = "measured";
     o->o.batch_fixed_bytes = fixed;
-    o->o.batch_per_sample_bytes = (uint64_t)per_sample;
+    o->o.batch_per_sample_bytes = vr_u64_sat(per_sample);
 }
 
 static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t baseline)

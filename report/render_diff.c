@@ -12,7 +12,7 @@
 static const char *signed_size(double delta, char *buf, size_t len)
 {
     char s[32];
-    vr_format_size((uint64_t)fabs(delta), s, sizeof s);
+    vr_format_size(vr_u64_sat(fabs(delta)), s, sizeof s);
     snprintf(buf, len, "%s%s", delta < 0 ? "-" : delta > 0 ? "+" : "", s);
     return buf;
 }
@@ -73,7 +73,7 @@ static void text_stack(FILE *f, const vr_stack *st)
 
 static void text_site(FILE *f, const vr_diff_site *s)
 {
-    fprintf(f, "  change %s\n", USIZE((uint64_t)s->change));
+    fprintf(f, "  change %s\n", USIZE(vr_u64_sat(s->change)));
     if (s->peak[0] || s->peak[1])
         fprintf(f, "    peak    %s -> %s (%s)\n", USIZE(s->peak[0]), USIZE(s->peak[1]),
                 SSIZE(delta(s->peak[0], s->peak[1])));
@@ -289,7 +289,7 @@ static void html_stack(FILE *f, const vr_stack *st, size_t shared)
 /* One table row: change, peak, growth, leaked, OOM, the stack (expandable). */
 static void html_site(FILE *f, const vr_diff_site *s, size_t shared)
 {
-    fprintf(f, "<tr><td>%s</td>", USIZE((uint64_t)s->change));
+    fprintf(f, "<tr><td>%s</td>", USIZE(vr_u64_sat(s->change)));
     fprintf(f, "<td>%s &rarr; %s</td>", USIZE(s->peak[0]), USIZE(s->peak[1]));
     html_delta(f, delta(s->peak[0], s->peak[1]), SSIZE(delta(s->peak[0], s->peak[1])));
     fprintf(f, "<td>%s &rarr; %s</td>", SSIZE(s->growth[0]), SSIZE(s->growth[1]));

@@ -11,6 +11,7 @@
  * data block). */
 #include "internal.h"
 
+#include <math.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -220,13 +221,6 @@ static double sy(const scale *s, uint64_t v)
     return H - 20.0 - (s->ymax > 0 ? (double)v / s->ymax * (H - 40.0) : 0);
 }
 
-/* A time on a scale (ns, a double) as a whole ns, saturated: a scale's end
- * may pass 2^64 ns when a trace's clock is corrupt. */
-static uint64_t ns_at(double t)
-{
-    return t <= 0 ? 0 : t >= 0x1p64 ? UINT64_MAX : (uint64_t)t;
-}
-
 /* Step lines; the last value holds to the end of the run (what is live at
  * exit stays live). The clip path cuts what lies outside the window. */
 static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_device *d, bool reserved,
@@ -241,7 +235,7 @@ static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_devic
         prev = v;
     }
     if (d->ntimeline)
-        fprintf(f, "%.1f,%.1f", sx(s, r->duration_ns > s->t1 ? r->duration_ns : ns_at(s->t1)),
+        fprintf(f, "%.1f,%.1f", sx(s, r->duration_ns > s->t1 ? r->duration_ns : vr_u64_sat(s->t1)),
                 sy(s, prev));
     fputs("\"/>", f);
 }
@@ -352,7 +346,7 @@ static void axes_svg(FILE *f, const scale *s)
         if (v > UINT64_MAX - ystep)
             break;
     }
-    uint64_t step = tick_step(s->t1 - s->t0), t0 = ns_at(s->t0);
+    uint64_t step = tick_step(s->t1 - s->t0), t0 = vr_u64_sat(s->t0);
     for (uint64_t t = t0 / step * step + (t0 % step ? step : 0); (double)t <= s->t1; t += step) {
         double x = sx(s, t);
         fprintf(f,
@@ -539,7 +533,7 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
             "%s – %s of a %s run (times since the process started) "
             "<label><input type=\"checkbox\" class=\"tl-whole\" data-idx=\"%zu\"> whole "
             "run</label></p>",
-            VR_TIME(ns_at(act.t0)), VR_TIME(ns_at(act.t1)), VR_TIME(r->duration_ns), idx);
+            VR_TIME(vr_u64_sat(act.t0)), VR_TIME(vr_u64_sat(act.t1)), VR_TIME(r->duration_ns), idx);
     timeline_svg(f, r, idx, &act, false);
     timeline_svg(f, r, idx, &all, true);
     fprintf(f, "<div id=\"tooltip-%zu\" class=\"tooltip\" hidden></div>", idx);
@@ -856,7 +850,7 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
         fprintf(f,
                 "<tr><td class=\"n\">%s</td><td class=\"n\">%.3f</td><td class=\"n\">%s</td>"
                 "<td class=\"n\">",
-                SZ((uint64_t)g->bytes_per_iteration, b1), g->r2, SZ(g->live_bytes, b2));
+                SZ(vr_u64_sat(g->bytes_per_iteration), b1), g->r2, SZ(g->live_bytes, b2));
         if (g->projected_oom_iteration >= 0)
             fprintf(f, "iteration %" PRId64, g->projected_oom_iteration);
         fputs("</td><td>", f);
@@ -898,7 +892,7 @@ static void growth_cell(FILE *f, const vr_report *r)
         return;
     }
     fprintf(f, "%s%s (R² %.3f, %" PRIu64 " iterations)", g < 0 ? "−" : "+",
-            SZ((uint64_t)(g < 0 ? -g : g), b), r->total_growth.r2, r->iterations);
+            SZ(vr_u64_sat(fabs(g)), b), r->total_growth.r2, r->iterations);
 }
 
 static void combined(FILE *f, vr_report *const *r, size_t n)

@@ -224,7 +224,7 @@ static void growth(FILE *f, const vr_report *r, size_t top)
     fputc('\n', f);
     for (size_t i = 0; i < r->ngrowth && i < top; i++) {
         const vr_growth *g = &r->growth[i];
-        fprintf(f, "  %s/iteration (R^2 %.3f), live %s", SZ((uint64_t)g->bytes_per_iteration, b1),
+        fprintf(f, "  %s/iteration (R^2 %.3f), live %s", SZ(vr_u64_sat(g->bytes_per_iteration), b1),
                 g->r2, SZ(g->live_bytes, b2));
         if (g->projected_oom_iteration >= 0)
             fprintf(f, ", out of memory at iteration %" PRId64, g->projected_oom_iteration);
@@ -319,7 +319,7 @@ static void headline(FILE *f, const vr_report *r, size_t top)
     fprintf(f, "%s\nremedy: %s\n", h.text, h.remedy);
     for (size_t k = 0; k < h.nsites && k < top; k++) {
         fprintf(f, "  %5.1f%%  %s/%s  %s\n", 100.0 * h.sites[k].share,
-                SZ((uint64_t)h.sites[k].bytes_per_iteration, b1), h.iteration_name,
+                SZ(vr_u64_sat(h.sites[k].bytes_per_iteration), b1), h.iteration_name,
                 h.sites[k].label);
         print_stack(f, &h.sites[k].stack, "      ", 4);
     }

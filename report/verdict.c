@@ -95,7 +95,7 @@ static void headline_growing(const vr_report *r, vr_headline *h)
         r->arena,
         "GROWING: +%s per %s (R^2 %.3f over %" PRIu64
         " %ss, live %s): out of memory projected at %s %" PRId64 "; growing sites:",
-        SZ((uint64_t)t->bytes_per_iteration, b1), h->iteration_name, t->r2, r->iterations,
+        SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name, t->r2, r->iterations,
         h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, t->projected_oom_iteration);
     for (size_t k = 0; k < h->nsites; k++)
         s = vr_sprintf(r->arena, "%s%s %s %.0f%%", s, k ? "," : "", h->sites[k].label,

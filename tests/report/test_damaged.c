@@ -118,12 +118,43 @@ static void test_memviz_device_ordinal(void **state)
     }
 }
 
+/* A diff across the top of the byte range: the peak from 1 byte to
+ * 2^64 - 1. The change, a double of 2^64, was converted to an integer out of
+ * its range (undefined behaviour, found by fuzz_report); it saturates, and
+ * reads as the largest size. */
+static void test_diff_at_the_top(void **state)
+{
+    (void)state;
+    vr_report *run[2];
+    const uint64_t sizes[2] = {1, UINT64_MAX};
+    for (int i = 0; i < 2; i++) {
+        vtg g;
+        open_trace(&g, i ? "top_after" : "top_before", 0, NULL);
+        vtg_device(&g, 0, "Huge", UINT64_MAX);
+        vtg_alloc(&g, 1000, 0x10000000, sizes[i], 1);
+        vtg_end(&g, 2000, 0);
+        run[i] = close_and_analyze(&g, i ? "top_after" : "top_before");
+    }
+    char *buf = NULL, want[64];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(vr_render_diff_text(f, run, 2, NULL), 0);
+    fclose(f);
+    snprintf(want, sizeof want, "+%s\n", vr_format_size(UINT64_MAX, (char[32]){0}, 32));
+    assert_non_null(strstr(buf, want));
+    free(buf);
+    vr_report_free(run[0]);
+    vr_report_free(run[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_clock_at_its_end),
         cmocka_unit_test(test_memviz_device_ordinal),
+        cmocka_unit_test(test_diff_at_the_top),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
