@@ -125,26 +125,39 @@ static uint64_t event_key(const vr_state *s, const vt_event *ev)
     return 0;
 }
 
-/* Events that neither read nor lower the allocated bytes: a new allocation
- * (at a free address), a heap registration (it claims a pending allocation
- * at its address), a VMM mapping, and markers. They leave pending
- * allocations pending; every other event settles them first. */
-static ALWAYS_INLINE bool neutral(const vr_state *s, enum vt_rec type, const vt_event *ev,
-                                  const vr_found *f)
+/* What a timed event does to pending allocations. PEND_LEAVES: it neither
+ * reads nor lowers the allocated bytes (a heap registration claims a
+ * pending allocation at its address; a VMM mapping; markers), so they stay
+ * pending. PEND_ALLOC: an allocation leaves them when it is new (at a free
+ * address) and ends no pattern iteration (which samples the live bytes).
+ * PEND_SETTLES: every other event settles them first. */
+enum pend_rule { PEND_LEAVES, PEND_ALLOC, PEND_SETTLES };
+
+static ALWAYS_INLINE enum pend_rule pend_rule(enum vt_rec type)
 {
     switch (type) {
-    case VT_REC_ALLOC: /* a pattern iteration's end samples the live bytes */
-        return !f->live && !vr_pattern_ticks(s, ev->u.alloc.stack);
+    case VT_REC_ALLOC:
+        return PEND_ALLOC;
     case VT_REC_HEAP_REGISTER:
     case VT_REC_VMM_MAP:
     case VT_REC_MARK:
     case VT_REC_RANGE_START:
     case VT_REC_RANGE_END:
     case VT_REC_REGION_NAME:
-        return true;
+        return PEND_LEAVES;
     default:
-        return false;
+        return PEND_SETTLES;
     }
+}
+
+/* ev (of type `type`, f its live-map lookup) leaves pending allocations
+ * pending (pend_rule). */
+static ALWAYS_INLINE bool neutral(const vr_state *s, enum vt_rec type, const vt_event *ev,
+                                  const vr_found *f)
+{
+    enum pend_rule r = pend_rule(type);
+    return r == PEND_LEAVES ||
+           (r == PEND_ALLOC && !f->live && !vr_pattern_ticks(s, ev->u.alloc.stack));
 }
 
 /* Commit every pending allocation, in time order, each at its own time;
@@ -192,22 +205,13 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
-/* Timed events that settle whatever is pending, whatever the state: an
- * allocation followed by one of them is counted at once, as it would be
- * there (neutral() keeps none of them). */
+/* Events that settle whatever is pending, whatever the state: timed ones
+ * of PEND_SETTLES (a definition record is filed, never replayed: it settles
+ * nothing). An allocation followed by one of them is counted at once, as it
+ * would be there. */
 static bool always_settles(enum vt_rec type)
 {
-    switch (type) {
-    case VT_REC_FREE:
-    case VT_REC_ALLOC_FAILED:
-    case VT_REC_RANGE_PUSH:
-    case VT_REC_RANGE_POP:
-    case VT_REC_REGION_REGISTER:
-    case VT_REC_REGION_UNREGISTER:
-        return true;
-    default:
-        return false;
-    }
+    return !vt_rec_is_definition(type) && pend_rule(type) == PEND_SETTLES;
 }
 
 /* A new device allocation l waits for the next event that settles it

@@ -135,26 +135,6 @@ static inline int64_t vt_unzigzag(uint64_t v)
 
 /* ---- Records -------------------------------------------------------------- */
 
-/* true for definition records (no timestamp; yielded as soon as reached).
- * Inline: the reader asks once per record. */
-static inline bool vt_rec_is_definition(enum vt_rec rec)
-{
-    switch (rec) {
-    case VT_REC_MODULE:
-    case VT_REC_MODULE_RESET:
-    case VT_REC_STACK_NODE:
-    case VT_REC_STRING:
-    case VT_REC_THREAD:
-    case VT_REC_DEVICE:
-    case VT_REC_NOTE:
-    case VT_REC_PY_FRAME:
-    case VT_REC_PY_STACK_NODE:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Merge rank at equal timestamps: 0 for releases (free, unregister, reset),
  * 1 for everything else. */
 static inline int vt_rec_rank(enum vt_rec rec)

@@ -152,6 +152,27 @@ const char *vt_kind_name(enum vt_kind kind);
 /* true for memory that lives on the host (pinned or registered): recorded
  * with device -1 and kept out of device totals. */
 bool vt_kind_is_host(enum vt_kind kind);
+/* true for definition records (no timestamp; yielded as soon as reached;
+ * a report files them in its tables and replays no event for them).
+ * Inline: the reader asks once per record. */
+static inline bool vt_rec_is_definition(enum vt_rec rec)
+{
+    switch (rec) {
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_RESET:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_THREAD:
+    case VT_REC_DEVICE:
+    case VT_REC_NOTE:
+    case VT_REC_PY_FRAME:
+    case VT_REC_PY_STACK_NODE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Name of a record token ("alloc", ...); "unknown" for others. */
 const char *vt_rec_name(enum vt_rec rec);
 /* A build-id of n bytes as the module record carries it: lowercase hex into
