@@ -12,10 +12,7 @@
 #include "vtrace.h"
 
 #include <dlfcn.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,24 +112,6 @@ static int write_batch_seed(const char *path, const char *out)
 
 int main(int argc, char **argv);
 
-/* This program's GNU build-id in hex into out ("" when it has none):
- * libelf's reading of its file. */
-static void self_build_id(const char *path, char out[VT_MAX_ID_LEN + 1])
-{
-    out[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    elf_version(EV_CURRENT);
-    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-    const void *id;
-    ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
-    if (n > 0)
-        vt_build_id_hex(id, (size_t)n, out);
-    if (e)
-        elf_end(e);
-    if (fd >= 0)
-        close(fd);
-}
-
 /* A trace whose one module is this program's file with its build-id, at
  * its load address, and stacks at return addresses inside its functions:
  * what the symbolizer names (DWARF functions, inline chains, lines) when
@@ -145,7 +124,7 @@ static int write_symbols_seed(const char *path)
     if (sl <= 0 || !dladdr((void *)write_seed, &dl))
         return -1;
     self[sl] = '\0';
-    self_build_id(self, id);
+    vtg_file_build_id(self, id);
     uint64_t base = (uintptr_t)dl.dli_fbase;
     const uint64_t ips[] = {(uintptr_t)write_seed, (uintptr_t)sample, (uintptr_t)write_batch_seed,
                             (uintptr_t)main};

@@ -1,6 +1,11 @@
 /* gen.c: synthetic traces with known behaviour (see gen.h). */
 #include "gen.h"
 
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,4 +545,22 @@ int vtg_stress(const char *path, const char *kind, uint64_t n)
     fn(&g, n, &t);
     vtg_end(&g, t, 0);
     return vtg_close(&g);
+}
+
+int vtg_file_build_id(const char *path, char out[VT_MAX_ID_LEN + 1])
+{
+    out[0] = '\0';
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    const void *id;
+    ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+    if (n > 0)
+        vt_build_id_hex(id, (size_t)n, out);
+    if (e)
+        elf_end(e);
+    if (fd >= 0)
+        close(fd);
+    return e ? 0 : -1;
 }

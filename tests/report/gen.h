@@ -29,6 +29,11 @@ void vtg_module(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t s
 /* A module with its GNU build-id in lowercase hex ("": none). */
 void vtg_module_id(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_t start,
                    uint64_t end, const char *build_id);
+/* The GNU build-id of the ELF file at path in lowercase hex into out (""
+ * when it has none), read with libelf and libdwelf (not as the recorder
+ * reads it, from memory): for a module record naming a real file. 0, or -1
+ * when the file cannot be opened as ELF. */
+int vtg_file_build_id(const char *path, char out[VT_MAX_ID_LEN + 1]);
 void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip);
 void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total);
 void vtg_note(vtg *g, const char *text);

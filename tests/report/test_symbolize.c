@@ -8,9 +8,6 @@
 
 #include "records.h"
 
-#include <elfutils/libdwelf.h>
-#include <fcntl.h>
-#include <libelf.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <zstd.h>
@@ -51,22 +48,10 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* The GNU build-id of the file at path in lowercase hex ("" when none),
- * read with libelf and libdwelf (not as the recorder reads it, from memory). */
+/* The GNU build-id of the file at path (gen.h's reading of it). */
 static void file_build_id(const char *path, char out[VT_MAX_ID_LEN + 1])
 {
-    const unsigned char *id = NULL;
-    out[0] = '\0';
-    assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    assert_non_null(e);
-    ssize_t n = dwelf_elf_gnu_build_id(e, (const void **)&id);
-    for (ssize_t i = 0; i < n && i < VT_MAX_ID_LEN / 2; i++)
-        snprintf(out + 2 * i, 3, "%02x", id[i]);
-    elf_end(e);
-    close(fd);
+    assert_int_equal(vtg_file_build_id(path, out), 0);
 }
 
 /* The last component of path. */
