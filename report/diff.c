@@ -20,7 +20,8 @@ typedef struct entry {
     const vr_stack *stack;
     int run;
     int metric;
-    double bytes;
+    uint64_t bytes; /* M_PEAK, M_LEAK, M_OOM */
+    double rate;    /* M_GROWTH: bytes per iteration */
 } entry;
 
 typedef struct entries {
@@ -45,36 +46,41 @@ static char *site_key(const vr_stack *st)
     return k;
 }
 
-static void push(entries *e, const vr_stack *st, int run, int metric, double bytes)
+static void push(entries *e, const vr_stack *st, int run, int metric, uint64_t bytes, double rate)
 {
-    if (bytes == 0)
+    if (bytes == 0 && rate == 0)
         return;
     if (e->n == e->cap) {
         e->cap = e->cap ? 2 * e->cap : 256;
         e->v = vr_xrealloc(e->v, e->cap * sizeof *e->v);
     }
-    e->v[e->n++] = (entry){site_key(st), st, run, metric, bytes};
+    e->v[e->n++] = (entry){site_key(st), st, run, metric, bytes, rate};
 }
 
 static void collect(entries *e, const vr_report *r, int run)
 {
     for (size_t i = 0; i < r->nsites; i++)
-        push(e, &r->sites[i].stack, run, M_PEAK, (double)r->sites[i].bytes);
+        push(e, &r->sites[i].stack, run, M_PEAK, r->sites[i].bytes, 0);
     for (size_t i = 0; i < r->nleaks; i++)
         if (strcmp(r->leaks[i].kind, "host_pinned") && strcmp(r->leaks[i].kind, "host_registered"))
-            push(e, &r->leaks[i].stack, run, M_LEAK, (double)r->leaks[i].bytes);
+            push(e, &r->leaks[i].stack, run, M_LEAK, r->leaks[i].bytes, 0);
     for (size_t i = 0; i < r->ngrowth; i++)
-        push(e, &r->growth[i].stack, run, M_GROWTH, r->growth[i].bytes_per_iteration);
+        push(e, &r->growth[i].stack, run, M_GROWTH, 0, r->growth[i].bytes_per_iteration);
     size_t f = vr_fatal_oom(r);
     if (f != SIZE_MAX)
         for (size_t i = 0; i < r->ooms[f].ntop_sites; i++)
-            push(e, &r->ooms[f].top_sites[i].stack, run, M_OOM,
-                 (double)r->ooms[f].top_sites[i].bytes);
+            push(e, &r->ooms[f].top_sites[i].stack, run, M_OOM, r->ooms[f].top_sites[i].bytes, 0);
 }
 
 static int by_key(const void *a, const void *b)
 {
     return strcmp(((const entry *)a)->key, ((const entry *)b)->key);
+}
+
+/* a + b, saturated at the largest size (sites merged across 2^64 bytes). */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
 }
 
 static void add(vr_diff_site *s, const entry *e)
@@ -83,16 +89,16 @@ static void add(vr_diff_site *s, const entry *e)
         s->stack = *e->stack;
     switch (e->metric) {
     case M_PEAK:
-        s->peak[e->run] += (uint64_t)e->bytes;
+        s->peak[e->run] = add_sat(s->peak[e->run], e->bytes);
         break;
     case M_LEAK:
-        s->leaked[e->run] += (uint64_t)e->bytes;
+        s->leaked[e->run] = add_sat(s->leaked[e->run], e->bytes);
         break;
     case M_GROWTH:
-        s->growth[e->run] += e->bytes;
+        s->growth[e->run] += e->rate;
         break;
     default:
-        s->oom[e->run] += (uint64_t)e->bytes;
+        s->oom[e->run] = add_sat(s->oom[e->run], e->bytes);
     }
 }
 

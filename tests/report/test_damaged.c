@@ -121,7 +121,7 @@ static void test_memviz_device_ordinal(void **state)
 /* A diff across the top of the byte range: the peak from 1 byte to
  * 2^64 - 1. The change, a double of 2^64, was converted to an integer out of
  * its range (undefined behaviour, found by fuzz_report); it saturates, and
- * reads as the largest size. */
+ * reads as the largest size. The call site's bytes stay integers. */
 static void test_diff_at_the_top(void **state)
 {
     (void)state;
@@ -141,7 +141,12 @@ static void test_diff_at_the_top(void **state)
     assert_non_null(f);
     assert_int_equal(vr_render_diff_text(f, run, 2, NULL), 0);
     fclose(f);
-    snprintf(want, sizeof want, "+%s\n", vr_format_size(UINT64_MAX, (char[32]){0}, 32));
+    const char *top = vr_format_size(UINT64_MAX, (char[32]){0}, 32);
+    snprintf(want, sizeof want, "+%s\n", top);
+    assert_non_null(strstr(buf, want));
+    /* the call site's own change: its bytes were once doubles converted
+     * back past 2^64 (read as 0 B) */
+    snprintf(want, sizeof want, "peak    1 B -> %s (+%s)\n", top, top);
     assert_non_null(strstr(buf, want));
     free(buf);
     vr_report_free(run[0]);
