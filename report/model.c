@@ -558,7 +558,7 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
                           "live: memory is retained across iterations; live data: %s",
                           o->ntop_sites ? site_name(a, &o->top_sites[0].stack, shared_frames(o))
                                         : "a call site",
-                          vr_format_size((uint64_t)raw->leak_slope, b1, sizeof b1), raw->leak_r2,
+                          vr_format_size(vr_u64_sat(raw->leak_slope), b1, sizeof b1), raw->leak_r2,
                           o->ntop_sites && o->live_allocated
                               ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated
                               : 0.0,
