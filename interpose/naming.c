@@ -65,7 +65,7 @@ vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path,
     program = program ? program + 1 : (*h->program ? h->program : "unknown");
     for (unsigned n = 0; n < 100; n++) {
         if (candidate(s, program, h->pid, n, path, len) != 0) {
-            snprintf(err, errlen, "the trace name is too long");
+            snprintf(err, errlen, "cannot name the trace: the name is too long");
             return NULL;
         }
         if (lstat(path, &st) == 0)
@@ -74,7 +74,7 @@ vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path,
         if (w || lstat(path, &st) != 0) /* lost an O_EXCL race: try the next name */
             return w;
     }
-    snprintf(err, errlen, "100 names taken");
+    snprintf(err, errlen, "cannot name the trace: 100 names taken, the last %s", path);
     return NULL;
 }
 

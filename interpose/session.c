@@ -242,8 +242,7 @@ bool vti_session_open(void)
     free(d.cmdline);
     if (!writer) {
         if (!s->quiet)
-            vti_msg("vramtrace: tracing stopped: cannot create the trace %s: %s\n", trace_path,
-                    err);
+            vti_msg("vramtrace: tracing stopped: %s\n", err);
         return false;
     }
     signal_tb = vt_writer_attach(writer, h.pid);

@@ -131,7 +131,8 @@ void vti_run_init(void);
 /* The header's run fields: run id ("" if none), parent pid, launcher rank. */
 void vti_run_header(vt_header *h);
 /* Create this process's trace by the run's naming rule (vtrace.h, "Run
- * naming"): the name in path (len bytes). NULL with a message in err. */
+ * naming"): the name in path (len bytes). NULL with a message in err that
+ * names the file (vt_writer_open's) or says why there is none. */
 vt_writer *vti_trace_open(const vti_settings *s, const vt_header *h, char *path, size_t len,
                           char *err, size_t errlen);
 /* After vti_trace_open: add path to the run's list (VT_ENV_RUN_LIST) and,

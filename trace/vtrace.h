@@ -407,8 +407,8 @@ typedef struct vt_writer_opts {
 
 /* Create path (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600; an existing file is an
  * error, never overwritten or followed), write the header and start the
- * writer thread. Returns NULL with a message in err (errlen bytes) on
- * failure. opts may be NULL. */
+ * writer thread. Returns NULL with a message in err (errlen bytes) that
+ * names path on failure. opts may be NULL. */
 vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_writer_opts *opts,
                           char *err, size_t errlen);
 /* Register the calling thread (thread_id = its gettid) and return its buffer.

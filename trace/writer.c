@@ -789,7 +789,7 @@ vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_write
     vt_writer_opts o = opts ? *opts : (vt_writer_opts){0};
     vt_writer *w = writer_alloc(&o);
     if (!w) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "out of memory opening %s", path);
         return NULL;
     }
     if (create_file(w, path, hdr, err, errlen) < 0)
@@ -798,7 +798,7 @@ vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_write
     if (!o.no_thread) {
         int rc = start_thread(w);
         if (rc) {
-            snprintf(err, errlen, "cannot start the trace writer thread: %s", strerror(rc));
+            snprintf(err, errlen, "cannot start the writer thread of %s: %s", path, strerror(rc));
             goto fail;
         }
     }

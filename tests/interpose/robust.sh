@@ -101,6 +101,25 @@ same overflow rc stdout stderr
 [ "$(cat "$OUT/overflow/traced/rc")" -gt 128 ] || fail "overflow: not killed by a signal"
 expect_count overflow allocations 10
 
+# A trace that cannot be created (its directory is missing): the program runs
+# as without the preload, and stderr gets one line more, the one message that
+# names the file and why (it once named the file twice).
+for how in plain traced; do
+    pre=none
+    [ $how = traced ] && pre=$PRELOAD
+    d=$OUT/nodir/$how
+    mkdir -p "$d"
+    (cd "$d" && timeout 60 env LD_PRELOAD="${pre#none}" LD_LIBRARY_PATH="$SIM" \
+        VRAMTRACE_OUTPUT="$d/missing/trace.vtrace" "$PROG" signals >stdout 2>stderr </dev/null)
+    echo $? >"$d/rc"
+done
+same nodir rc stdout
+want="vramtrace: tracing stopped: cannot create $OUT/nodir/traced/missing/trace.vtrace: No such file or directory"
+{ cat "$OUT/nodir/plain/stderr"; echo "$want"; } >"$OUT/nodir/want"
+cmp -s "$OUT/nodir/want" "$OUT/nodir/traced/stderr" ||
+    fail "nodir: stderr is not the program's plus one line: $(head -c 300 "$OUT/nodir/traced/stderr")"
+[ -e "$OUT/nodir/traced/missing" ] && fail "nodir: the preload created the missing directory"
+
 # Python's Ctrl-C: its SIGINT handler is installed, KeyboardInterrupt runs cleanup.
 # (Not with a sanitizer runtime in PRELOAD: it changes Python's signals itself.)
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
