@@ -151,19 +151,26 @@ typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUme
                               unsigned long long);
 
 /* Physical memory of the virtual memory management API: recorded with the
- * handle as its address (VT_API_CU_MEM_CREATE), on prop's device. */
+ * handle as its address (VT_API_CU_MEM_CREATE), on prop's device. Like every
+ * allocation hook it runs under the order lock and arms the end's calls. */
 VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                         const CUmemAllocationProp *prop, unsigned long long flags)
 {
     create_fn real = (create_fn)vti_real(F_cuMemCreate);
     bool outer = vti_hook_enter() && real;
     uint32_t stack = outer ? vti_hook_stack() : 0;
+    if (outer)
+        vti_order_lock();
     CUresult rc = real ? real(handle, size, prop, flags) : NO_DRIVER;
     int dev = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1;
-    if (outer && rc == CUDA_SUCCESS)
-        vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0, stack);
-    else if (outer)
-        vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, stack);
+    if (outer) {
+        vti_exit_arm(2u);
+        if (rc == CUDA_SUCCESS)
+            vti_rec_alloc(*handle, size, dev, VT_API_CU_MEM_CREATE, 0, stack);
+        else
+            vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, stack);
+        vti_order_unlock();
+    }
     vti_leave();
     return rc;
 }
@@ -177,16 +184,25 @@ VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 
 /* A mapping keeps a handle's memory alive after cuMemRelease (the driver
  * frees it at the last cuMemUnmap), so successful maps and unmaps are
- * recorded; the report decides when the memory dies. */
+ * recorded; the report decides when the memory dies. Both run under the
+ * order lock with their record, as allocations and frees do: an unmap can be
+ * the free of a handle's memory, and another thread's cuMemCreate between
+ * it and its record would come first in the trace (a peak the driver never
+ * had: corpus.random found it). */
 VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                      CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
     CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                      unsigned long long) = vti_real(F_cuMemMap);
-    bool outer = vti_hook_enter();
+    bool outer = vti_hook_enter() && real;
+    if (outer)
+        vti_order_lock();
     CUresult rc = real ? real(ptr, size, offset, handle, flags) : NO_DRIVER;
-    if (outer && real && rc == CUDA_SUCCESS)
-        vti_rec_vmm_map(handle, ptr, size);
+    if (outer) {
+        if (rc == CUDA_SUCCESS)
+            vti_rec_vmm_map(handle, ptr, size);
+        vti_order_unlock();
+    }
     vti_leave();
     return rc;
 }
@@ -194,10 +210,15 @@ VTI_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 VTI_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     CUresult (*real)(CUdeviceptr, size_t) = vti_real(F_cuMemUnmap);
-    bool outer = vti_hook_enter();
+    bool outer = vti_hook_enter() && real;
+    if (outer)
+        vti_order_lock();
     CUresult rc = real ? real(ptr, size) : NO_DRIVER;
-    if (outer && real && rc == CUDA_SUCCESS)
-        vti_rec_vmm_unmap(ptr, size);
+    if (outer) {
+        if (rc == CUDA_SUCCESS)
+            vti_rec_vmm_unmap(ptr, size);
+        vti_order_unlock();
+    }
     vti_leave();
     return rc;
 }

@@ -1,0 +1,343 @@
+/* random: a seeded random mix of memory calls on several threads and two
+ * devices, so that the report is held against the sim's ledger on patterns
+ * nobody chose: every allocation API (runtime, driver, managed, pitched,
+ * stream-ordered, pinned and registered host memory, VMM), sizes from 1 byte
+ * to 8 MiB, frees by any thread of what any thread allocated (also of
+ * threads that have exited), with the runtime's or the driver's free where
+ * both are allowed, failed allocations of every device API, bad frees, and
+ * leaks at exit.
+ *
+ *   corpus_random SEED [OPS]    OPS calls per thread (default 400)
+ *
+ * Two waves of WORKERS threads share one pool of live allocations (the
+ * program's own mutex guards the pool only, never a CUDA call, so the calls
+ * of the threads race); the second wave frees what the first left. main then
+ * frees a random half of what is left and leaks the rest. Each call's result
+ * is checked (corpus.h); the run prints what it did per operation. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <string.h>
+
+#define CORPUS_THREADS
+#include "corpus.h"
+
+#define WORKERS 6
+#define DEVICES 2
+#define POOL 128
+#define HUGE ((size_t)1 << 44) /* 16 TiB: more than any device */
+
+enum kind {
+    K_DEVICE,
+    K_DRIVER,
+    K_MANAGED,
+    K_PITCH,
+    K_ASYNC,
+    K_HOST,
+    K_HOSTALLOC,
+    K_REGISTERED,
+    K_VMM,
+    K_KINDS
+};
+static const char *const KIND_NAMES[K_KINDS] = {
+    "device", "driver", "managed", "pitch", "async", "host", "hostalloc", "registered", "vmm"};
+
+typedef struct entry {
+    enum kind kind;
+    int device;
+    void *p;     /* the pointer the free takes (host pointer for host kinds) */
+    size_t size; /* bytes asked (VMM: rounded to the granularity) */
+    CUmemGenericAllocationHandle handle;
+    int released; /* VMM: cuMemRelease already called */
+} entry;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static entry pool[POOL];
+static size_t npool;
+static uint64_t seed;
+static size_t ops = 400;
+static unsigned long done[K_KINDS][2]; /* allocations, frees (under pool_lock) */
+
+/* splitmix64: one state per thread. */
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static size_t below(uint64_t *s, size_t n)
+{
+    return (size_t)(next(s) % n);
+}
+
+/* 1 byte to 8 MiB, log-uniform: as many tiny as large ones. */
+static size_t random_size(uint64_t *s)
+{
+    size_t bits = below(s, 24);
+    return ((size_t)1 << bits) + below(s, (size_t)1 << bits);
+}
+
+static void put(const entry *e)
+{
+    pthread_mutex_lock(&pool_lock);
+    REQUIRE(npool < POOL);
+    pool[npool++] = *e;
+    done[e->kind][0]++;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* Room for one more allocation in the pool (reserved: put() fills it). */
+static int reserve_room(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    int room = npool + WORKERS < POOL;
+    pthread_mutex_unlock(&pool_lock);
+    return room;
+}
+
+/* Take a random entry out of the pool; 0 when empty. */
+static int take(uint64_t *s, entry *e)
+{
+    pthread_mutex_lock(&pool_lock);
+    int got = npool > 0;
+    if (got) {
+        size_t i = below(s, npool);
+        *e = pool[i];
+        pool[i] = pool[--npool];
+        done[e->kind][1]++;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return got;
+}
+
+/* The device this thread works on now: the runtime's and the driver's. */
+static void use_device(int device)
+{
+    CUcontext ctx;
+    CUdevice dev;
+    EXPECT(cudaSetDevice(device), cudaSuccess);
+    EXPECT(cuDeviceGet(&dev, device), CUDA_SUCCESS);
+    EXPECT(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+    EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+}
+
+static CUmemAllocationProp vmm_prop(int device)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    return prop;
+}
+
+/* cuMemCreate + reserve + map; released at once half of the time (the
+ * memory stays live until the unmap). */
+static void alloc_vmm(uint64_t *s, entry *e)
+{
+    CUmemAllocationProp prop = vmm_prop(e->device);
+    size_t gran = 0;
+    EXPECT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+           CUDA_SUCCESS);
+    REQUIRE(gran > 0);
+    e->size = (e->size + gran - 1) / gran * gran;
+    CUdeviceptr va;
+    EXPECT(cuMemAddressReserve(&va, e->size, 0, 0, 0), CUDA_SUCCESS);
+    EXPECT(cuMemCreate(&e->handle, e->size, &prop, 0), CUDA_SUCCESS);
+    EXPECT(cuMemMap(va, e->size, 0, e->handle, 0), CUDA_SUCCESS);
+    e->p = (void *)(uintptr_t)va;
+    e->released = (int)below(s, 2);
+    if (e->released)
+        EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
+}
+
+static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
+{
+    entry e = {.kind = (enum kind)below(s, K_KINDS), .device = device, .size = random_size(s)};
+    CUdeviceptr d;
+    size_t pitch;
+    switch (e.kind) {
+    case K_DEVICE:
+        EXPECT(cudaMalloc(&e.p, e.size), cudaSuccess);
+        break;
+    case K_DRIVER:
+        EXPECT(cuMemAlloc(&d, e.size), CUDA_SUCCESS);
+        e.p = (void *)(uintptr_t)d;
+        break;
+    case K_MANAGED:
+        EXPECT(
+            cudaMallocManaged(&e.p, e.size, below(s, 2) ? cudaMemAttachGlobal : cudaMemAttachHost),
+            cudaSuccess);
+        break;
+    case K_PITCH:
+        EXPECT(cudaMallocPitch(&e.p, &pitch, e.size / 16 + 1, 16), cudaSuccess);
+        break;
+    case K_ASYNC:
+        EXPECT(cudaMallocAsync(&e.p, e.size, stream), cudaSuccess);
+        break;
+    case K_HOST:
+        EXPECT(cudaMallocHost(&e.p, e.size), cudaSuccess);
+        break;
+    case K_HOSTALLOC:
+        EXPECT(cudaHostAlloc(&e.p, e.size, below(s, 2) ? cudaHostAllocMapped : 0), cudaSuccess);
+        break;
+    case K_REGISTERED:
+        e.size = (e.size + 4095) / 4096 * 4096;
+        e.p = aligned_alloc(4096, e.size);
+        REQUIRE(e.p != NULL);
+        EXPECT(cudaHostRegister(e.p, e.size, 0), cudaSuccess);
+        break;
+    default:
+        alloc_vmm(s, &e);
+    }
+    put(&e);
+}
+
+/* Free e with its API (the runtime's or the driver's, at random, where both
+ * free it), whoever allocated it; a stream-ordered free on this thread's
+ * stream of device when e is on that device. */
+static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t stream)
+{
+    switch (e->kind) {
+    case K_DEVICE:
+    case K_DRIVER:
+        if (below(s, 2))
+            EXPECT(cudaFree(e->p), cudaSuccess);
+        else
+            EXPECT(cuMemFree((CUdeviceptr)(uintptr_t)e->p), CUDA_SUCCESS);
+        break;
+    case K_MANAGED:
+    case K_PITCH:
+        EXPECT(cudaFree(e->p), cudaSuccess);
+        break;
+    case K_ASYNC:
+        if (e->device == device && below(s, 2))
+            EXPECT(cudaFreeAsync(e->p, stream), cudaSuccess);
+        else
+            EXPECT(cudaFree(e->p), cudaSuccess);
+        break;
+    case K_HOST:
+    case K_HOSTALLOC:
+        EXPECT(cudaFreeHost(e->p), cudaSuccess);
+        break;
+    case K_REGISTERED:
+        EXPECT(cudaHostUnregister(e->p), cudaSuccess);
+        free(e->p);
+        break;
+    default:
+        EXPECT(cuMemUnmap((CUdeviceptr)(uintptr_t)e->p, e->size), CUDA_SUCCESS);
+        if (!e->released)
+            EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
+        EXPECT(cuMemAddressFree((CUdeviceptr)(uintptr_t)e->p, e->size), CUDA_SUCCESS);
+    }
+}
+
+/* An allocation no device can hold, through one of the device APIs. */
+static void fail_one(uint64_t *s, cudaStream_t stream)
+{
+    void *p;
+    CUdeviceptr d;
+    size_t pitch;
+    switch (below(s, 4)) {
+    case 0:
+        EXPECT(cudaMalloc(&p, HUGE), cudaErrorMemoryAllocation);
+        break;
+    case 1:
+        EXPECT(cuMemAlloc(&d, HUGE), CUDA_ERROR_OUT_OF_MEMORY);
+        break;
+    case 2:
+        EXPECT(cudaMallocAsync(&p, HUGE, stream), cudaErrorMemoryAllocation);
+        break;
+    default:
+        EXPECT(cudaMallocPitch(&p, &pitch, 1 << 20, HUGE >> 20), cudaErrorMemoryAllocation);
+    }
+    (void)cudaGetLastError();
+}
+
+/* Frees of what was never allocated: nothing changes. */
+static void bad_free(uint64_t *s)
+{
+    int local;
+    switch (below(s, 3)) {
+    case 0:
+        EXPECT(cudaFree(NULL), cudaSuccess);
+        break;
+    case 1:
+        EXPECT(cudaFree(&local), cudaErrorInvalidValue);
+        break;
+    default:
+        EXPECT(cuMemFree((CUdeviceptr)(uintptr_t)&local), CUDA_ERROR_INVALID_VALUE);
+    }
+    (void)cudaGetLastError();
+}
+
+static void *worker(void *arg)
+{
+    uintptr_t t = (uintptr_t)arg;
+    uint64_t s = seed * 1000003u + t;
+    cudaStream_t streams[DEVICES];
+    for (int d = 0; d < DEVICES; d++) {
+        use_device(d);
+        EXPECT(cudaStreamCreate(&streams[d]), cudaSuccess);
+    }
+    int device = (int)below(&s, DEVICES);
+    use_device(device);
+    for (size_t i = 0; i < ops; i++) {
+        size_t r = below(&s, 100);
+        entry e;
+        if (r < 45) {
+            if (reserve_room())
+                alloc_one(&s, device, streams[device]);
+        } else if (r < 85) {
+            if (take(&s, &e))
+                free_one(&s, &e, device, streams[device]);
+        } else if (r < 90) {
+            fail_one(&s, streams[device]);
+        } else if (r < 95) {
+            bad_free(&s);
+        } else if (r < 98) {
+            size_t f, total;
+            EXPECT(cudaMemGetInfo(&f, &total), cudaSuccess);
+        } else {
+            device = (int)below(&s, DEVICES);
+            use_device(device);
+        }
+    }
+    for (int d = 0; d < DEVICES; d++) {
+        use_device(d);
+        EXPECT(cudaStreamSynchronize(streams[d]), cudaSuccess);
+        EXPECT(cudaStreamDestroy(streams[d]), cudaSuccess);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: corpus_random SEED [OPS]\n");
+        return 2;
+    }
+    seed = strtoull(argv[1], NULL, 0);
+    if (argc > 2)
+        ops = strtoull(argv[2], NULL, 0);
+    EXPECT(cuInit(0), CUDA_SUCCESS);
+    corpus_run_threads(WORKERS, worker);
+    corpus_run_threads(WORKERS, worker); /* frees what the first wave left */
+    uint64_t s = seed ^ 0x5eed;
+    use_device(0);
+    for (size_t n = npool / 2; n > 0; n--) {
+        entry e;
+        REQUIRE(take(&s, &e));
+        free_one(&s, &e, 0, 0);
+    }
+    for (int d = 0; d < DEVICES; d++) {
+        use_device(d);
+        EXPECT(cudaDeviceSynchronize(), cudaSuccess);
+    }
+    for (int k = 0; k < K_KINDS; k++)
+        printf("%-10s %4lu allocations %4lu frees\n", KIND_NAMES[k], done[k][0], done[k][1]);
+    printf("%zu left live\n", npool);
+    return 0;
+}
