@@ -35,58 +35,115 @@ void vr_oom_meminfo(vr_state *s, const vt_event *ev)
     d->have_baseline = true;
 }
 
-static void top_sites(vr_state *s, vr_oom_raw *o)
+/* Live bytes and allocations of one call site (stack id) on one device. */
+typedef struct dev_site {
+    uint64_t key; /* stack id */
+    uint64_t live, count;
+} dev_site;
+
+/* Whether every live site byte is on `device` (allocated: its live
+ * allocated bytes): the site counters, kept over all devices, are then the
+ * device's own. */
+static bool sites_all_on(const vr_state *s, uint64_t allocated)
+{
+    return s->allocated == allocated;
+}
+
+/* The call sites of device's live allocated bytes (direct allocations, then
+ * regions of its heaps) into m (dev_site entries, initialized here): one
+ * pass over the live allocations, for a failure on one device of several. */
+static void group_device_sites(vr_state *s, int32_t device, vr_map *m)
+{
+    vr_map_init(m, sizeof(dev_site));
+    size_t i = 0;
+    for (vr_live *l; (l = vr_map_next(&s->live, &i));) {
+        if (l->device != device || l->in_heap || l->pending)
+            continue;
+        dev_site *e = vr_map_put(m, l->stack, NULL);
+        e->live += l->size;
+        e->count++;
+    }
+    i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
+        for (size_t k = 0; h->device == device && k < h->nregions; k++) {
+            dev_site *e = vr_map_put(m, h->regions[k].stack, NULL);
+            e->live += h->regions[k].size;
+            e->count++;
+        }
+}
+
+/* Keeps (key, live, count) among o's 5 largest top sites. */
+static void top_keep(vr_oom_raw *o, uint64_t key, uint64_t live, uint64_t count)
+{
+    if (!live)
+        return;
+    size_t k = o->ntop;
+    if (k == 5 && live <= o->top_bytes[4])
+        return;
+    if (k == 5)
+        k = 4;
+    else
+        o->ntop++;
+    while (k > 0 && o->top_bytes[k - 1] < live) {
+        o->top_keys[k] = o->top_keys[k - 1];
+        o->top_bytes[k] = o->top_bytes[k - 1];
+        o->top_counts[k] = o->top_counts[k - 1];
+        k--;
+    }
+    o->top_keys[k] = key;
+    o->top_bytes[k] = live;
+    o->top_counts[k] = count;
+}
+
+/* The failing device's largest live call sites: the site counters when all
+ * live bytes are on it, else dev (group_device_sites), so that a failure on
+ * one device is never put down to what another device holds. */
+static void top_sites(vr_state *s, vr_oom_raw *o, const vr_map *dev)
 {
     size_t i = 0;
-    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
-        if (!c->live)
-            continue;
-        size_t k = o->ntop;
-        if (k == 5 && c->live <= o->top_bytes[4])
-            continue;
-        if (k == 5)
-            k = 4;
-        else
-            o->ntop++;
-        while (k > 0 && o->top_bytes[k - 1] < c->live) {
-            o->top_keys[k] = o->top_keys[k - 1];
-            o->top_bytes[k] = o->top_bytes[k - 1];
-            o->top_counts[k] = o->top_counts[k - 1];
-            k--;
-        }
-        o->top_keys[k] = c->key;
-        o->top_bytes[k] = c->live;
-        o->top_counts[k] = c->live_count;
+    if (!dev) {
+        for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
+            top_keep(o, c->key, c->live, c->live_count);
+        return;
     }
+    for (const dev_site *e; (e = vr_map_next((vr_map *)dev, &i));)
+        top_keep(o, e->key, e->live, e->count);
 }
 
 /* The growing site (slope > 0, R^2 > 0.9 over NVTX iterations) holding the
  * most live bytes, when growing sites hold a large share of live bytes (one
  * site >= 25%, or all of them together >= 50%); else NULL. Time windows are
- * not used: a ramp-up before the first OOM looks like growth over time. */
-static vr_counter *leaking_site(vr_state *s, uint64_t live, double *slope, double *r2)
+ * not used: a ramp-up before the first OOM looks like growth over time.
+ * dev (NULL: every live byte is on the failing device): the device's own
+ * live bytes per site (group_device_sites) are the shares; a site's growth
+ * samples are its bytes on every device. */
+static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, double *slope,
+                                double *r2)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
     if (sp != &s->iter || sp->n < 3 || !live)
         return NULL;
     vr_counter *best = NULL;
-    uint64_t growing = 0;
+    uint64_t growing = 0, best_live = 0;
     size_t i = 0;
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
-        if (c->live * 50 < live) /* under 2%: not worth a fit */
+        const dev_site *e = dev ? vr_map_get(dev, c->key) : NULL;
+        uint64_t here = dev ? (e ? e->live : 0) : c->live;
+        if (here * 50 < live) /* under 2%: not worth a fit */
             continue;
         double sl, r;
         vr_fit(vr_counter_samples(c, sp->slot), sp->n, sp->stride, &sl, &r);
         if (sl <= 0 || r <= 0.9)
             continue;
-        growing += c->live;
-        if (!best || c->live > best->live) {
+        growing += here;
+        if (!best || here > best_live) {
             best = c;
+            best_live = here;
             *slope = sl;
             *r2 = r;
         }
     }
-    if (best && (best->live * 4 >= live || growing * 2 >= live))
+    if (best && (best_live * 4 >= live || growing * 2 >= live))
         return best;
     return NULL;
 }
@@ -211,7 +268,11 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     vr_oom_take_pool(d, ev, &o->o);
     o->stack = ev->u.failed.stack;
     o->range = vr_thread_range(t);
-    top_sites(s, o);
+    vr_map dev;
+    bool by_device = !sites_all_on(s, o->o.live_allocated);
+    if (by_device)
+        group_device_sites(s, o->o.device, &dev);
+    top_sites(s, o, by_device ? &dev : NULL);
 
     uint64_t total = o->o.device_total_bytes, base = d->have_baseline ? d->baseline_used : 0;
     uint64_t expected_free =
@@ -231,7 +292,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     if (ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
         o->o.external_bytes > total / 20) {
         o->o.verdict = VR_VERDICT_EXTERNAL;
-    } else if ((leak = leaking_site(s, o->o.live_allocated, &slope, &r2))) {
+    } else if ((leak =
+                    leaking_site(s, o->o.live_allocated, by_device ? &dev : NULL, &slope, &r2))) {
         o->o.verdict = VR_VERDICT_LEAK;
         leak_first(o, leak->key);
         o->leak_slope = slope;
@@ -243,6 +305,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     } else {
         o->o.verdict = VR_VERDICT_CAPACITY;
     }
+    if (by_device)
+        vr_map_destroy(&dev);
     batch_estimate(s, o, t, base);
     o->baseline = base;
     o->o.baseline_bytes = base;

@@ -211,6 +211,61 @@ static void test_oom_fatal_first(void **state)
     vr_report_free(r);
 }
 
+/* An allocation of size bytes at stack on device. */
+static void alloc_at(vtg *g, uint64_t t, int32_t device, uint64_t addr, uint64_t size,
+                     uint32_t stack)
+{
+    vt_event ev = {.type = VT_REC_ALLOC,
+                   .ts_ns = g->t0 + t,
+                   .u.alloc = {.addr = addr, .size = size, .stack = stack, .device = device}};
+    assert_int_equal(vt_write(g->tb, &ev), 0);
+}
+
+/* A failure on device 0 of a two-device run: its top sites, shares and
+ * verdict are the device's own. Device 1's larger site (stack 3), growing
+ * over every iteration, was once named first with 2000% of device 0's live
+ * bytes, and made device 0's failure a leak. */
+static void test_oom_other_device(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "other_device", 0, NULL);
+    vtg_device(&g, 1, "SimGPU", 1024 * MiB);
+    vtg_stack(&g, 2, 0, 0x1200);
+    vtg_stack(&g, 3, 0, 0x1300);
+    alloc_at(&g, 10, 0, 0x10000000, 10 * MiB, 2);
+    alloc_at(&g, 20, 0, 0x11000000, 5 * MiB, 1);
+    for (uint64_t i = 0; i < 4; i++) { /* 50 MiB more on device 1 each step */
+        vtg_push(&g, 100 + 100 * i, 1);
+        alloc_at(&g, 110 + 100 * i, 1, 0x20000000 + i * 0x4000000, 50 * MiB, 3);
+        vtg_pop(&g, 190 + 100 * i);
+    }
+    vt_event f = {.type = VT_REC_ALLOC_FAILED,
+                  .ts_ns = g.t0 + 600,
+                  .u.failed = {.size = 2048 * MiB,
+                               .error = 2,
+                               .stack = 1,
+                               .device = 0,
+                               .api = VT_API_CUDA_MALLOC,
+                               .free_bytes = 1009 * MiB,
+                               .total_bytes = 1024 * MiB}};
+    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_end(&g, 700, 1);
+    vr_report *r = close_and_analyze(&g, "other_device");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->live_allocated, 15 * MiB);
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_int_equal(o->ntop_sites, 2);
+    assert_int_equal(o->top_sites[0].stack.id, 2);
+    assert_int_equal(o->top_sites[0].bytes, 10 * MiB);
+    assert_int_equal(o->top_sites[1].stack.id, 1);
+    assert_int_equal(o->top_sites[1].bytes, 5 * MiB);
+    assert_non_null(strstr(o->explanation, "(10.00 MiB, 67%)"));
+    vr_report_free(r);
+    unlink(tmp_path("other_device"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_oom_cap_keeps_fatal),
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_oom_fatal_first),
+        cmocka_unit_test(test_oom_other_device),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
