@@ -166,17 +166,42 @@ static void user_ips(const dw_api *a, Dwfl *d, uint32_t stack, site_ips *s)
     }
 }
 
-/* Innermost frames that the failing stack and every top site share (the
- * allocation wrappers), kept below one frame of each. */
-static int shared_prefix(const site_ips *s, int n)
+/* How many innermost frames the n stacks share: frames of the same function
+ * (by_ip false: a wrapper that calls the allocator from two lines is still
+ * one wrapper) or at the same address (by_ip true). */
+static int common_frames(const site_ips *s, int n, bool by_ip)
 {
     int p = s[0].n;
     for (int i = 1; i < n; i++) {
         int k = 0;
-        while (k < p && k < s[i].n && s[i].fn[k] == s[0].fn[k])
+        while (k < p && k < s[i].n &&
+               (by_ip ? s[i].ips[k] == s[0].ips[k] : s[i].fn[k] == s[0].fn[k]))
             k++;
         p = k;
     }
+    return p;
+}
+
+/* Whether sharing p frames leaves a stack without a frame of its own. */
+static bool uses_up(const site_ips *s, int n, int p)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i].n && p >= s[i].n)
+            return true;
+    return false;
+}
+
+/* Innermost frames that the failing stack and every top site share (the
+ * allocation wrappers), kept below one frame of each. When the functions
+ * they share are all of some stack (every allocation made in one function,
+ * from different lines, and its callers), the shared frames are those at the
+ * same address: the lines differ, and the function is named at each
+ * (comparing functions alone named the thread's start, __clone3). */
+static int shared_prefix(const site_ips *s, int n)
+{
+    int p = common_frames(s, n, false);
+    if (uses_up(s, n, p))
+        p = common_frames(s, n, true);
     for (int i = 0; i < n; i++)
         if (s[i].n && p >= s[i].n)
             p = s[i].n - 1;

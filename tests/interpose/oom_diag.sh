@@ -50,6 +50,21 @@ grep -q "2\. 16\.00 MiB in 2 allocations at alloc_activations (t_oom\.c:[0-9]*)"
     fail "loud: the second site is not alloc_activations"
 has loud "vramtrace: device 0: peak reserved 40.00 MiB"
 
+# flat: the allocations and the failure all in one function, each at its
+# own line: the sites are that function at each line, not a frame that every
+# stack shares (once "requested at __libc_start_main" or "__clone3").
+env LD_LIBRARY_PATH="$libpath" "$program" flat >"$outdir/flat.stdout.plain" 2>/dev/null ||
+    fail "flat: the program failed without vramtrace"
+env VRAMTRACE_OUTPUT="$outdir/flat.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
+    "$program" flat >"$outdir/flat.stdout" 2>"$outdir/flat.stderr" || fail "flat: exit status $?"
+cmp -s "$outdir/flat.stdout" "$outdir/flat.stdout.plain" || fail "flat: stdout differs with vramtrace"
+cat "$outdir/flat.stderr" >&2
+line() { grep -n "$1" "$(dirname "$0")/t_oom.c" | head -1 | cut -d: -f1; }
+w=$(line "cudaMalloc(&w,") a=$(line "cudaMalloc(&a\[i\],") h=$(line "cudaMalloc(&huge, (size_t)48 << 20);")
+has flat "requested at flat (t_oom.c:$h) <- main (t_oom.c:"
+has flat "1. 24.00 MiB in 1 allocation at flat (t_oom.c:$w) <- main (t_oom.c:"
+has flat "2. 16.00 MiB in 2 allocations at flat (t_oom.c:$a) <- main (t_oom.c:"
+
 run quiet VRAMTRACE_QUIET=1
 if grep -q "vramtrace" "$outdir/quiet.stderr"; then
     cat "$outdir/quiet.stderr" >&2

@@ -2,8 +2,11 @@
  * device has left, so the preload prints its OOM diagnosis. The functions are
  * non-static (and the program is linked with -rdynamic) so that dladdr can
  * name them. Arguments: "pid" prints getpid() first; "deep" allocates once
- * more from 20 nested calls (for VRAMTRACE_STACK_DEPTH). Stdout must be the
- * same with and without the preload (apart from the pid line). */
+ * more from 20 nested calls (for VRAMTRACE_STACK_DEPTH); "flat" makes the
+ * same three allocations and the failure from main itself, each at its own
+ * line (the diagnosis must name main at each line, not a frame every stack
+ * shares). Stdout must be the same with and without the preload (apart from
+ * the pid line). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +47,21 @@ __attribute__((noinline)) int nested_alloc(int depth)
     return rc == cudaSuccess ? (int)cudaFree(p) : rc;
 }
 
+/* "flat": every allocation in main, at its own line. */
+__attribute__((noinline)) static int flat(void)
+{
+    void *w = NULL, *a[2] = {NULL, NULL}, *huge = NULL;
+    int rc = cudaMalloc(&w, (size_t)24 << 20);
+    printf("weights: %d\n", rc);
+    for (volatile int i = 0; i < 2; i++) { /* one call site (not unrolled): one stack */
+        rc = cudaMalloc(&a[i], (size_t)8 << 20);
+        printf("activations: %d\n", rc);
+    }
+    rc = cudaMalloc(&huge, (size_t)48 << 20);
+    printf("too much: %d %s\n", rc, cudaGetErrorName((cudaError_t)rc));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     void *huge = NULL;
@@ -51,6 +69,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "pid") == 0)
             printf("pid %d\n", (int)getpid());
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "flat") == 0)
+            return flat();
     alloc_weights((size_t)24 << 20);
     for (volatile int i = 0; i < 2; i++) /* one call site (not unrolled): one stack */
         alloc_activations((size_t)8 << 20);
