@@ -1,8 +1,9 @@
 /* random: a seeded random mix of memory calls on several threads and two
  * devices, so that the report is held against the sim's ledger on patterns
- * nobody chose: every allocation API (runtime, driver, managed, pitched,
- * stream-ordered, pinned and registered host memory, VMM), sizes from 1 byte
- * to 8 MiB, frees by any thread of what any thread allocated (also of
+ * nobody chose: every allocation API of the runtime and the driver (device,
+ * managed, pitched, 3D, stream-ordered from the current pool or a pool named
+ * by handle, pinned and registered host memory, VMM), sizes from 1 byte
+ * to 8 MiB, pools trimmed, frees by any thread of what any thread allocated (also of
  * threads that have exited), with the runtime's or the driver's free where
  * both are allowed, failed allocations of every device API, bad frees, and
  * leaks at exit.
@@ -13,7 +14,8 @@
  * program's own mutex guards the pool only, never a CUDA call, so the calls
  * of the threads race); the second wave frees what the first left. main then
  * frees a random half of what is left and leaks the rest. Each call's result
- * is checked (corpus.h); the run prints what it did per operation. */
+ * is checked (corpus.h); the run prints how many allocations and frees it
+ * made of each kind. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -32,15 +34,24 @@ enum kind {
     K_DRIVER,
     K_MANAGED,
     K_PITCH,
+    K_3D,
     K_ASYNC,
+    K_POOL,
     K_HOST,
     K_HOSTALLOC,
     K_REGISTERED,
     K_VMM,
+    K_CU_PITCH,
+    K_CU_MANAGED,
+    K_CU_ASYNC,
+    K_CU_HOST,
+    K_CU_REGISTERED,
     K_KINDS
 };
 static const char *const KIND_NAMES[K_KINDS] = {
-    "device", "driver", "managed", "pitch", "async", "host", "hostalloc", "registered", "vmm"};
+    "device",     "driver",   "managed",   "pitch",        "3d",  "async",
+    "pool",       "host",     "hostalloc", "registered",   "vmm", "cu_pitch",
+    "cu_managed", "cu_async", "cu_host",   "cu_registered"};
 
 typedef struct entry {
     enum kind kind;
@@ -55,6 +66,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry pool[POOL];
 static size_t npool;
 static uint64_t seed;
+static cudaMemPool_t pools[DEVICES]; /* the pool each device's K_POOL takes from */
 static size_t ops = 400;
 static unsigned long done[K_KINDS][2]; /* allocations, frees (under pool_lock) */
 
@@ -174,8 +186,42 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
     case K_PITCH:
         EXPECT(cudaMallocPitch(&e.p, &pitch, e.size / 16 + 1, 16), cudaSuccess);
         break;
+    case K_3D: {
+        struct cudaPitchedPtr pp;
+        struct cudaExtent ext = {e.size / 64 + 1, 4, 16};
+        EXPECT(cudaMalloc3D(&pp, ext), cudaSuccess);
+        e.p = pp.ptr;
+        break;
+    }
     case K_ASYNC:
         EXPECT(cudaMallocAsync(&e.p, e.size, stream), cudaSuccess);
+        break;
+    case K_POOL:
+        EXPECT(cudaMallocFromPoolAsync(&e.p, e.size, pools[device], stream), cudaSuccess);
+        break;
+    case K_CU_PITCH:
+        EXPECT(cuMemAllocPitch(&d, &pitch, e.size / 8 + 1, 8, 4), CUDA_SUCCESS);
+        e.p = (void *)(uintptr_t)d;
+        break;
+    case K_CU_MANAGED:
+        EXPECT(cuMemAllocManaged(&d, e.size, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+        e.p = (void *)(uintptr_t)d;
+        break;
+    case K_CU_ASYNC:
+        EXPECT(cuMemAllocAsync(&d, e.size, (CUstream)stream), CUDA_SUCCESS);
+        e.p = (void *)(uintptr_t)d;
+        break;
+    case K_CU_HOST:
+        if (below(s, 2))
+            EXPECT(cuMemAllocHost(&e.p, e.size), CUDA_SUCCESS);
+        else
+            EXPECT(cuMemHostAlloc(&e.p, e.size, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
+        break;
+    case K_CU_REGISTERED:
+        e.size = (e.size + 4095) / 4096 * 4096;
+        e.p = aligned_alloc(4096, e.size);
+        REQUIRE(e.p != NULL);
+        EXPECT(cuMemHostRegister(e.p, e.size, 0), CUDA_SUCCESS);
         break;
     case K_HOST:
         EXPECT(cudaMallocHost(&e.p, e.size), cudaSuccess);
@@ -210,11 +256,20 @@ static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t strea
         break;
     case K_MANAGED:
     case K_PITCH:
+    case K_3D:
         EXPECT(cudaFree(e->p), cudaSuccess);
         break;
+    case K_CU_PITCH:
+    case K_CU_MANAGED:
+        EXPECT(cuMemFree((CUdeviceptr)(uintptr_t)e->p), CUDA_SUCCESS);
+        break;
     case K_ASYNC:
+    case K_POOL:
+    case K_CU_ASYNC:
         if (e->device == device && below(s, 2))
             EXPECT(cudaFreeAsync(e->p, stream), cudaSuccess);
+        else if (e->device == device && below(s, 2))
+            EXPECT(cuMemFreeAsync((CUdeviceptr)(uintptr_t)e->p, (CUstream)stream), CUDA_SUCCESS);
         else
             EXPECT(cudaFree(e->p), cudaSuccess);
         break;
@@ -222,8 +277,15 @@ static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t strea
     case K_HOSTALLOC:
         EXPECT(cudaFreeHost(e->p), cudaSuccess);
         break;
+    case K_CU_HOST:
+        EXPECT(cuMemFreeHost(e->p), CUDA_SUCCESS);
+        break;
     case K_REGISTERED:
         EXPECT(cudaHostUnregister(e->p), cudaSuccess);
+        free(e->p);
+        break;
+    case K_CU_REGISTERED:
+        EXPECT(cuMemHostUnregister(e->p), CUDA_SUCCESS);
         free(e->p);
         break;
     default:
@@ -297,9 +359,11 @@ static void *worker(void *arg)
             fail_one(&s, streams[device]);
         } else if (r < 95) {
             bad_free(&s);
-        } else if (r < 98) {
+        } else if (r < 97) {
             size_t f, total;
             EXPECT(cudaMemGetInfo(&f, &total), cudaSuccess);
+        } else if (r < 98) {
+            EXPECT(cudaMemPoolTrimTo(pools[device], below(&s, 2) ? 0 : 4 * MiB), cudaSuccess);
         } else {
             device = (int)below(&s, DEVICES);
             use_device(device);
@@ -323,6 +387,8 @@ int main(int argc, char **argv)
     if (argc > 2)
         ops = strtoull(argv[2], NULL, 0);
     EXPECT(cuInit(0), CUDA_SUCCESS);
+    for (int d = 0; d < DEVICES; d++)
+        EXPECT(cudaDeviceGetDefaultMemPool(&pools[d], d), cudaSuccess);
     corpus_run_threads(WORKERS, worker);
     corpus_run_threads(WORKERS, worker); /* frees what the first wave left */
     uint64_t s = seed ^ 0x5eed;
