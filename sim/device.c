@@ -79,7 +79,7 @@ static size_t bucket(uintptr_t p)
 
 static size_t device_taken(const struct sim_device *d)
 {
-    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pool.reserved + d->phys_used;
+    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pools_reserved + d->phys_used;
 }
 
 /* Bytes still free on the device: this process's and the other processes'
@@ -221,12 +221,32 @@ static struct sim_alloc *unlink_alloc(struct sim_device *d, uintptr_t p)
     return NULL;
 }
 
-/* Return a pool allocation to its segment; locked. */
-static void pool_put(struct CUmemPoolHandle_st *pool, struct sim_alloc *a)
+static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep);
+
+/* Unlink a destroyed pool with nothing allocated from its device and free
+ * it, its segments given back; locked. */
+static void pool_dispose(struct CUmemPoolHandle_st *pool)
 {
+    struct sim_device *d = pool->dev;
+    pool_trim_locked(pool, 0);
+    for (struct CUmemPoolHandle_st **pp = &d->created; *pp; pp = &(*pp)->next)
+        if (*pp == pool) {
+            *pp = pool->next;
+            break;
+        }
+    free(pool);
+}
+
+/* Return a pool allocation to its segment (a destroyed pool goes with its
+ * last one); locked. */
+static void pool_put(struct sim_alloc *a)
+{
+    struct CUmemPoolHandle_st *pool = a->seg->pool;
     ra_give(&a->seg->ra, a->ptr, a->rounded);
     a->seg->used -= a->rounded;
     pool->used -= a->rounded;
+    if (pool->destroyed && pool->used == 0)
+        pool_dispose(pool);
 }
 
 /* Give a's range back (to its pool segment, or to the device with its pages); locked. */
@@ -235,7 +255,7 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
     sim_ledger_free(a->kind == SIM_MANAGED_MEM ? SIM_LK_MANAGED : SIM_LK_DEVICE, d->ordinal, a->ptr,
                     a->size);
     if (a->kind == SIM_ASYNC_MEM) {
-        pool_put(&d->pool, a);
+        pool_put(a);
         return;
     }
     ra_give(&d->ra, a->ptr, a->rounded);
@@ -296,6 +316,8 @@ static uintptr_t pool_take(struct CUmemPoolHandle_st *pool, size_t r, struct poo
 static struct pool_seg *pool_grow(struct CUmemPoolHandle_st *pool, size_t len)
 {
     struct sim_device *d = pool->dev;
+    if (pool->max_size && (len > pool->max_size || pool->reserved > pool->max_size - len))
+        return NULL;
     struct pool_seg *s = calloc(1, sizeof *s);
     uintptr_t p = s ? device_take(d, len, SIM_LARGE_ALIGN) : 0;
     if (!p || ra_init(&s->ra, p, len) != 0) {
@@ -306,9 +328,11 @@ static struct pool_seg *pool_grow(struct CUmemPoolHandle_st *pool, size_t len)
     }
     s->base = p;
     s->len = len;
+    s->pool = pool;
     s->next = pool->segs;
     pool->segs = s;
     pool->reserved += len;
+    d->pools_reserved += len;
     sim_ledger_pool("pool_grow", d->ordinal, p, len);
     if (pool->reserved > pool->reserved_high)
         pool->reserved_high = pool->reserved;
@@ -326,6 +350,7 @@ static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep)
         }
         *pp = s->next;
         pool->reserved -= s->len;
+        pool->dev->pools_reserved -= s->len;
         sim_ledger_pool("pool_release", pool->dev->ordinal, s->base, s->len);
         ra_destroy(&s->ra);
         ra_give(&pool->dev->ra, s->base, s->len);
@@ -342,6 +367,10 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
     if (r == 0 || seglen == 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&d->lock);
+    if (pool->destroyed) {
+        pthread_mutex_unlock(&d->lock);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     if (!d->ctx.active)
         sim_ctx_activate(d);
     uintptr_t p = pool_take(pool, r, &seg);
@@ -375,6 +404,50 @@ void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep)
     pthread_mutex_unlock(&pool->dev->lock);
 }
 
+/* A release threshold as a byte count to keep. */
+static size_t threshold(const struct CUmemPoolHandle_st *pool)
+{
+    return pool->release_threshold > SIZE_MAX ? SIZE_MAX : (size_t)pool->release_threshold;
+}
+
+void sim_pools_sync(struct sim_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    pool_trim_locked(&d->pool, threshold(&d->pool));
+    for (struct CUmemPoolHandle_st *p = d->created; p; p = p->next)
+        pool_trim_locked(p, threshold(p));
+    device_publish(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size)
+{
+    struct CUmemPoolHandle_st *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->dev = d;
+    pool->created = 1;
+    pool->max_size = max_size;
+    pthread_mutex_lock(&d->lock);
+    pool->next = d->created;
+    d->created = pool;
+    pthread_mutex_unlock(&d->lock);
+    return pool;
+}
+
+void sim_pool_destroy(struct CUmemPoolHandle_st *pool)
+{
+    struct sim_device *d = pool->dev;
+    pthread_mutex_lock(&d->lock);
+    pool->destroyed = 1;
+    if (d->current == pool)
+        d->current = NULL;
+    if (pool->used == 0)
+        pool_dispose(pool);
+    device_publish(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
 void sim_ctx_activate(struct sim_device *d)
 {
     d->ctx.active = 1;
@@ -394,6 +467,8 @@ void sim_ctx_destroy(struct sim_device *d)
     }
     d->used = 0;
     pool_trim_locked(&d->pool, 0);
+    for (struct CUmemPoolHandle_st *p = d->created; p; p = p->next)
+        pool_trim_locked(p, 0);
     d->pool.release_threshold = 0;
     d->pool.reserved_high = d->pool.used_high = 0;
     d->ctx.active = 0;

@@ -47,10 +47,7 @@ CUresult sim_check_init(void)
 
 void sim_sync_device(struct sim_device *d)
 {
-    pthread_mutex_lock(&d->lock);
-    uint64_t keep = d->pool.release_threshold;
-    pthread_mutex_unlock(&d->lock);
-    sim_pool_trim(&d->pool, keep > SIZE_MAX ? SIZE_MAX : (size_t)keep);
+    sim_pools_sync(d);
 }
 
 CUresult CUDAAPI cuInit(unsigned int Flags)

@@ -102,7 +102,10 @@ CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hS
     struct sim_device *d = sim_stream_device(hStream, &err);
     if (!d)
         return (CUresult)vtsim_ledger_fail(SIM_LK_DEVICE, sim_current_ordinal(), bytesize, err);
-    return cuMemAllocFromPoolAsync(dptr, bytesize, &d->pool, hStream);
+    pthread_mutex_lock(&d->lock);
+    CUmemoryPool pool = d->current ? d->current : &d->pool;
+    pthread_mutex_unlock(&d->lock);
+    return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
 }
 
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
@@ -125,9 +128,68 @@ CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* The device's current pool: the default one until cuDeviceSetMemPool. */
 CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 {
-    return cuDeviceGetDefaultMemPool(pool, dev);
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_device *d = &sim_devices[dev];
+    pthread_mutex_lock(&d->lock);
+    *pool = d->current ? d->current : &d->pool;
+    pthread_mutex_unlock(&d->lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    CUresult err = sim_check_device(dev);
+    if (err)
+        return err;
+    struct sim_device *d = &sim_devices[dev];
+    if (!pool || pool->dev != d || pool->destroyed)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&d->lock);
+    d->current = pool == &d->pool ? NULL : pool;
+    pthread_mutex_unlock(&d->lock);
+    return CUDA_SUCCESS;
+}
+
+/* A pool of pinned device memory on one device (CUDA Driver API,
+ * cuMemPoolCreate): its allocations, reserve, release threshold and trims
+ * behave as the default pool's; maxSize (0: the device) bounds its reserve.
+ * Other allocation types, locations and handle types that export memory are
+ * refused as not supported. */
+CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult err = sim_check_device(poolProps->location.id);
+    if (err)
+        return err;
+    if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct CUmemPoolHandle_st *p =
+        sim_pool_create(&sim_devices[poolProps->location.id], poolProps->maxSize);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pool = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
+{
+    if (sim_check_init())
+        return sim_check_init();
+    if (!pool || !pool->created || pool->destroyed)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_pool_destroy(pool);
+    return CUDA_SUCCESS;
 }
 
 /* Attributes: release threshold (bytes, cuuint64_t), reserved/used current

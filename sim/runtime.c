@@ -133,6 +133,32 @@ cudaError_t CUDARTAPI cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesTo
     FORWARD(rt_drv.cuMemPoolTrimTo(memPool, minBytesToKeep));
 }
 
+cudaError_t CUDARTAPI cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
+{
+    FORWARD(rt_drv.cuDeviceSetMemPool(device, memPool));
+}
+
+/* cudaMemPoolProps as the driver's CUmemPoolProps (the same fields). */
+cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t *memPool,
+                                        const struct cudaMemPoolProps *poolProps)
+{
+    CUmemPoolProps p;
+    memset(&p, 0, sizeof p);
+    if (poolProps) {
+        p.allocType = (CUmemAllocationType)poolProps->allocType;
+        p.handleTypes = (CUmemAllocationHandleType)poolProps->handleTypes;
+        p.location.type = (CUmemLocationType)poolProps->location.type;
+        p.location.id = poolProps->location.id;
+        p.maxSize = poolProps->maxSize;
+    }
+    FORWARD(rt_drv.cuMemPoolCreate(memPool, poolProps ? &p : NULL));
+}
+
+cudaError_t CUDARTAPI cudaMemPoolDestroy(cudaMemPool_t memPool)
+{
+    FORWARD(rt_drv.cuMemPoolDestroy(memPool));
+}
+
 cudaError_t CUDARTAPI cudaMemGetInfo(size_t *free, size_t *total)
 {
     FORWARD(rt_drv.cuMemGetInfo(free, total));

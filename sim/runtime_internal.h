@@ -37,6 +37,9 @@
     X(cuMemPoolSetAttribute) \
     X(cuMemPoolGetAttribute) \
     X(cuMemPoolTrimTo) \
+    X(cuMemPoolCreate) \
+    X(cuMemPoolDestroy) \
+    X(cuDeviceSetMemPool) \
     X(cuPointerGetAttributes) \
     X(cuMemcpy) \
     X(cuMemcpyAsync) \

@@ -47,10 +47,13 @@ void sim_shared_publish(int device, size_t bytes);
 
 enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM };
 
+struct CUmemPoolHandle_st;
+
 struct pool_seg {
     uintptr_t base;
     size_t len, used;
     struct range_alloc ra;
+    struct CUmemPoolHandle_st *pool; /* the pool it belongs to */
     struct pool_seg *next;
 };
 
@@ -64,12 +67,17 @@ struct sim_alloc {
 
 struct sim_device;
 
-/* The default memory pool of a device (CUmemoryPool / cudaMemPool_t). */
+/* A memory pool of a device (CUmemoryPool / cudaMemPool_t): its default
+ * pool, or one made by cuMemPoolCreate. */
 struct CUmemPoolHandle_st {
     struct sim_device *dev;
     size_t reserved, used, reserved_high, used_high;
     uint64_t release_threshold;
+    size_t max_size; /* CUmemPoolProps.maxSize: most bytes reserved, 0 = the device's */
     struct pool_seg *segs;
+    int created;   /* made by cuMemPoolCreate */
+    int destroyed; /* cuMemPoolDestroy called: freed with its last allocation */
+    struct CUmemPoolHandle_st *next; /* the device's next created pool */
 };
 
 /* A primary context (CUcontext). */
@@ -88,7 +96,10 @@ struct sim_device {
     struct range_alloc ra;
     size_t used; /* rounded bytes of live non-pool allocations */
     struct sim_alloc *table[SIM_TABLE_SIZE];
-    struct CUmemPoolHandle_st pool;
+    struct CUmemPoolHandle_st pool;     /* the default pool */
+    struct CUmemPoolHandle_st *current; /* cuDeviceSetMemPool's; NULL: the default pool */
+    struct CUmemPoolHandle_st *created; /* cuMemPoolCreate's, not yet freed */
+    size_t pools_reserved;              /* bytes reserved by all its pools */
     struct CUctx_st ctx;
     /* Physical memory of the virtual memory management API (cuMemCreate):
      * bytes taken, and where it lives: offsets of one sparse memfd. */
@@ -111,6 +122,15 @@ int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *
 int sim_free(struct sim_device *d, uintptr_t ptr);
 int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out);
 void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep);
+/* A synchronization of d: each of its pools releases unused segments while
+ * it reserves more than its release threshold. */
+void sim_pools_sync(struct sim_device *d);
+/* A new pool of d (cuMemPoolCreate); NULL when out of host memory. */
+struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size);
+/* cuMemPoolDestroy: the pool goes now when nothing of it is allocated, else
+ * with its last allocation's free; the device's current pool becomes its
+ * default pool if it was this one. */
+void sim_pool_destroy(struct CUmemPoolHandle_st *pool);
 /* Look up the live allocation containing addr; copies it to *out. 0 or -1. */
 int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal);
 /* Take `len` bytes (a multiple of 2 MiB) of physical memory for cuMemCreate

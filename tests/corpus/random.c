@@ -1,12 +1,11 @@
 /* random: a seeded random mix of memory calls on several threads and two
  * devices, so that the report is held against the sim's ledger on patterns
  * nobody chose: every allocation API of the runtime and the driver (device,
- * managed, pitched, 3D, stream-ordered from the current pool or a pool named
- * by handle, pinned and registered host memory, VMM), sizes from 1 byte
- * to 8 MiB, pools trimmed, frees by any thread of what any thread allocated (also of
- * threads that have exited), with the runtime's or the driver's free where
- * both are allowed, failed allocations of every device API, bad frees, and
- * leaks at exit.
+ * managed, pitched, 3D, stream-ordered from the default pool or pools of the
+ * program's own (one bounded: its failures), pinned and registered host memory, VMM), sizes from 1
+ * byte to 8 MiB, pools trimmed, frees by any thread of what any thread allocated (also of threads
+ * that have exited), with the runtime's or the driver's free where both are allowed, failed
+ * allocations of every device API, bad frees, and leaks at exit.
  *
  *   corpus_random SEED [OPS]    OPS calls per thread (default 400)
  *
@@ -66,7 +65,10 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry pool[POOL];
 static size_t npool;
 static uint64_t seed;
-static cudaMemPool_t pools[DEVICES]; /* the pool each device's K_POOL takes from */
+/* Pools of the program's own, one per device (K_POOL); device 1's is also
+ * its current pool (cudaMallocAsync), device 0's holds at most POOL_MAX. */
+static cudaMemPool_t pools[DEVICES];
+#define POOL_MAX (32 * MiB)
 static size_t ops = 400;
 static unsigned long done[K_KINDS][2]; /* allocations, frees (under pool_lock) */
 
@@ -196,9 +198,15 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
     case K_ASYNC:
         EXPECT(cudaMallocAsync(&e.p, e.size, stream), cudaSuccess);
         break;
-    case K_POOL:
-        EXPECT(cudaMallocFromPoolAsync(&e.p, e.size, pools[device], stream), cudaSuccess);
+    case K_POOL: { /* device 0's pool is bounded: a failure is an answer too */
+        cudaError_t rc = cudaMallocFromPoolAsync(&e.p, e.size, pools[device], stream);
+        if (rc == cudaErrorMemoryAllocation && device == 0) {
+            (void)cudaGetLastError();
+            return;
+        }
+        EXPECT(rc, cudaSuccess);
         break;
+    }
     case K_CU_PITCH:
         EXPECT(cuMemAllocPitch(&d, &pitch, e.size / 8 + 1, 8, 4), CUDA_SUCCESS);
         e.p = (void *)(uintptr_t)d;
@@ -387,8 +395,17 @@ int main(int argc, char **argv)
     if (argc > 2)
         ops = strtoull(argv[2], NULL, 0);
     EXPECT(cuInit(0), CUDA_SUCCESS);
-    for (int d = 0; d < DEVICES; d++)
-        EXPECT(cudaDeviceGetDefaultMemPool(&pools[d], d), cudaSuccess);
+    for (int d = 0; d < DEVICES; d++) {
+        struct cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = d;
+        props.maxSize = d == 0 ? POOL_MAX : 0;
+        use_device(d);
+        EXPECT(cudaMemPoolCreate(&pools[d], &props), cudaSuccess);
+    }
+    EXPECT(cudaDeviceSetMemPool(1, pools[1]), cudaSuccess); /* device 1's cudaMallocAsync */
     corpus_run_threads(WORKERS, worker);
     corpus_run_threads(WORKERS, worker); /* frees what the first wave left */
     uint64_t s = seed ^ 0x5eed;
@@ -401,6 +418,7 @@ int main(int argc, char **argv)
     for (int d = 0; d < DEVICES; d++) {
         use_device(d);
         EXPECT(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT(cudaMemPoolDestroy(pools[d]), cudaSuccess); /* its leaks keep it */
     }
     for (int k = 0; k < K_KINDS; k++)
         printf("%-10s %4lu allocations %4lu frees\n", KIND_NAMES[k], done[k][0], done[k][1]);

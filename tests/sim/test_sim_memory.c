@@ -166,6 +166,80 @@ static void async_pool_reserved_vs_used(void **state)
     assert_int_equal(free_now(), f0);
 }
 
+static cudaMemPool_t new_pool(int device, size_t max_size)
+{
+    struct cudaMemPoolProps props;
+    cudaMemPool_t pool = NULL;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    props.maxSize = max_size;
+    assert_int_equal(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+    return pool;
+}
+
+/* Pools made by cudaMemPoolCreate (CUDA Runtime API, "Stream Ordered Memory
+ * Allocator"): their reserve is taken from the device and seen in its free
+ * bytes, apart from the default pool's; maxSize bounds it; each keeps its
+ * own release threshold; the current pool of a device serves
+ * cudaMallocAsync; a pool destroyed with live allocations goes with the last
+ * one's free, and the default pool is current again. */
+static void created_pools(void **state)
+{
+    (void)state;
+    cudaMemPool_t def, cur, pool, small;
+    void *a, *b, *c;
+    assert_int_equal(cudaSetDevice(0), cudaSuccess);
+    assert_int_equal(cudaDeviceGetDefaultMemPool(&def, 0), cudaSuccess);
+    size_t f0 = free_now();
+    pool = new_pool(0, 0);
+    small = new_pool(0, 4 * MiB);
+    assert_true(pool != def && small != def && pool != small);
+    assert_int_equal(cudaMallocFromPoolAsync(&a, 3 * MiB, pool, 0), cudaSuccess);
+    assert_int_equal(cudaMallocAsync(&b, MiB, 0), cudaSuccess); /* the default pool */
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 4 * MiB);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrUsedMemCurrent), rounded(3 * MiB));
+    assert_int_equal(pool_attr(def, cudaMemPoolAttrReservedMemCurrent), 2 * MiB);
+    assert_int_equal(free_now(), f0 - 6 * MiB);
+    /* maxSize: 4 MiB of reserve, then out of memory */
+    assert_int_equal(cudaMallocFromPoolAsync(&c, 3 * MiB, small, 0), cudaSuccess);
+    void *d;
+    assert_int_equal(cudaMallocFromPoolAsync(&d, 2 * MiB, small, 0), cudaErrorMemoryAllocation);
+    (void)cudaGetLastError();
+    assert_int_equal(cudaFreeAsync(c, 0), cudaSuccess);
+    assert_int_equal(cudaMemPoolDestroy(small), cudaSuccess); /* nothing left: gone now */
+    assert_int_equal(free_now(), f0 - 6 * MiB);
+    /* its own threshold: the synchronization releases the default pool only */
+    uint64_t keep = UINT64_MAX;
+    assert_int_equal(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                     cudaSuccess);
+    assert_int_equal(cudaFreeAsync(a, 0), cudaSuccess);
+    assert_int_equal(cudaFreeAsync(b, 0), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 4 * MiB);
+    assert_int_equal(pool_attr(def, cudaMemPoolAttrReservedMemCurrent), 0);
+    assert_int_equal(free_now(), f0 - 4 * MiB);
+    /* the current pool serves cudaMallocAsync */
+    assert_int_equal(cudaDeviceSetMemPool(0, pool), cudaSuccess);
+    assert_int_equal(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
+    assert_ptr_equal(cur, pool);
+    assert_int_equal(cudaMallocAsync(&a, MiB, 0), cudaSuccess);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrUsedMemCurrent), MiB);
+    assert_int_equal(pool_attr(def, cudaMemPoolAttrUsedMemCurrent), 0);
+    assert_int_equal(cudaDeviceSetMemPool(1, pool), cudaErrorInvalidValue); /* device 0's */
+    (void)cudaGetLastError();
+    /* destroyed with an allocation live: it stays until that free */
+    assert_int_equal(cudaMemPoolDestroy(pool), cudaSuccess);
+    assert_int_equal(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
+    assert_ptr_equal(cur, def);
+    assert_int_equal(free_now(), f0 - 4 * MiB);
+    assert_int_equal(cudaFree(a), cudaSuccess);
+    assert_int_equal(free_now(), f0);
+    assert_int_equal(cudaMemPoolDestroy(def), cudaErrorInvalidValue); /* not a created pool */
+    (void)cudaGetLastError();
+}
+
 static void *other_thread_device(void *arg)
 {
     int *seen = arg;
@@ -333,6 +407,7 @@ int main(void)
         cmocka_unit_test(exhaustion_loses_nothing),
         cmocka_unit_test(free_and_reuse),
         cmocka_unit_test(async_pool_reserved_vs_used),
+        cmocka_unit_test(created_pools),
         cmocka_unit_test(current_device_is_per_thread),
         cmocka_unit_test(eight_threads_exact_accounting),
         cmocka_unit_test(error_strings_match_real_runtime),
