@@ -206,6 +206,17 @@ size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top);
  * text line ("memory pool: ..."; nothing without a pool), and the JSON member
  * "pool" with its trailing comma (null without one). */
 const char *vr_pool_remedy(vr_arena *a, const vr_oom *o);
+/* Whether a stream-ordered failure with its pool's state was refused by a
+ * limit of the pool, not of the device: the device's free bytes at the
+ * failure (known) hold the request as a new segment of the pool (rounded up
+ * to VR_POOL_SEGMENT). A pool that cannot place a request grows by a segment
+ * from the device, releasing its unused ones first when the device is full
+ * (CUDA Programming Guide, "Stream Ordered Memory Allocator"; sim/README.md),
+ * so only its own bound (cudaMemPoolProps.maxSize) refuses it then. The
+ * remedy of such a failure names that bound (arena a). */
+#define VR_POOL_SEGMENT (2u << 20) /* bytes: the driver's allocation granularity */
+bool vr_pool_at_limit(const vr_oom *o);
+const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o);
 void vr_pool_text(FILE *f, const vr_oom *o);
 void vr_pool_json(FILE *f, const vr_oom *o);
 

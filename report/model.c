@@ -565,6 +565,8 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
                           vr_format_size(o->live_allocated, b2, sizeof b2), dom);
     case VR_VERDICT_CAPACITY:
     default: {
+        if (vr_pool_at_limit(o))
+            return vr_pool_limit_explain(a, o, dom);
         const char *e = vr_sprintf(
             a,
             "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "

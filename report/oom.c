@@ -298,6 +298,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
         leak_first(o, leak->key);
         o->leak_slope = slope;
         o->leak_r2 = r2;
+    } else if (vr_pool_at_limit(&o->o)) {
+        o->o.verdict = VR_VERDICT_CAPACITY; /* the pool's capacity: vr_pool_limit_explain */
     } else if (f.reserved && o->o.heap_free >= o->o.requested_bytes &&
                o->o.heap_largest_free < o->o.requested_bytes &&
                (!total || o->o.live_allocated + o->o.requested_bytes + base <= total)) {

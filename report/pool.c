@@ -57,3 +57,15 @@ const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live)
         SZ(o->device_free_bytes, b4), SZ(spare + o->device_free_bytes, b5),
         SZ(o->requested_bytes, b6), live);
 }
+
+const char *vr_pool_limit_explain(vr_arena *a, const vr_oom *o, const char *live)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    return vr_sprintf(
+        a,
+        "the device had %s free, room for the %s requested, but the memory pool (%s reserved, "
+        "%s in use) did not take it from the device: the pool is at a limit of its own (its "
+        "maximum size), not the device's; live data: %s",
+        SZ(o->device_free_bytes, b1), SZ(o->requested_bytes, b2), SZ(o->pool_reserved_bytes, b3),
+        SZ(o->pool_used_bytes, b4), live[0] ? live : "nothing recorded");
+}

@@ -20,6 +20,24 @@ const char *vr_pool_remedy(vr_arena *a, const vr_oom *o)
                       SZ(o->pool_reserved_bytes - o->pool_used_bytes, b1));
 }
 
+bool vr_pool_at_limit(const vr_oom *o)
+{
+    uint64_t r = o->requested_bytes, seg = VR_POOL_SEGMENT;
+    if (!o->has_pool || !o->device_total_bytes || r > UINT64_MAX - seg)
+        return false;
+    return o->device_free_bytes >= (r + seg - 1) / seg * seg;
+}
+
+const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o)
+{
+    char b1[32];
+    return vr_sprintf(a,
+                      "the pool is full at %s reserved while the device has room: raise its "
+                      "maximum size (cudaMemPoolProps.maxSize, fixed when the pool is made) or "
+                      "allocate from a pool without one (the device's default pool)",
+                      SZ(o->pool_reserved_bytes, b1));
+}
+
 void vr_pool_text(FILE *f, const vr_oom *o)
 {
     char b1[32], b2[32], b3[32];

@@ -556,6 +556,9 @@ void vr_frag_add_pool(vr_frag *f, const vr_oom *o);
 /* The explanation of a fragmentation verdict with a pool (arena a), naming
  * the reserve and the device's free bytes; live: the live-data summary. */
 const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live);
+/* The explanation of a failure refused by its pool's own limit
+ * (vr_pool_at_limit): the device's free bytes, the pool's reserve. */
+const char *vr_pool_limit_explain(vr_arena *a, const vr_oom *o, const char *live);
 
 /* leaks.c: live allocations grouped by kind (enum vt_kind) and stack: for each
  * kind, counters keyed by stack id in groups[kind] (initialized here), their

@@ -114,6 +114,8 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
     char b1[32];
     switch (o->verdict) {
     case VR_VERDICT_CAPACITY:
+        if (vr_pool_at_limit(o))
+            return vr_pool_limit_remedy(r->arena, o);
         if (o->max_batch > 0 && !strcmp(o->batch_kind, "measured"))
             return vr_sprintf(r->arena,
                               "use --batch %" PRId64 " (measured: the largest batch that fits "

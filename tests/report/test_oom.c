@@ -266,6 +266,68 @@ static void test_oom_other_device(void **state)
     unlink(tmp_path("other_device"));
 }
 
+/* An 8 MiB stream-ordered failure on a device of total_mib with free_mib
+ * free, while 100 MiB of cudaMalloc and 30 MiB from the pool are live, and
+ * the pool holds 32 MiB: the report of it. */
+static vr_report *pool_failure(const char *name, uint64_t total_mib, uint64_t free_mib)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_alloc(&g, 10, 0x10000000, 100 * MiB, 1);
+    vtg_alloc_api(&g, 15, 0x20000000, 30 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
+    vt_event p = {
+        .type = VT_REC_POOL_STAT,
+        .ts_ns = g.t0 + 20,
+        .u.pool = {
+            .device = 0, .pool = 0x5000, .reserved_bytes = 32 * MiB, .used_bytes = 30 * MiB}};
+    vt_event f = {.type = VT_REC_ALLOC_FAILED,
+                  .ts_ns = g.t0 + 20,
+                  .u.failed = {.size = 8 * MiB,
+                               .error = 2,
+                               .stack = 1,
+                               .device = 0,
+                               .api = VT_API_CUDA_MALLOC_ASYNC,
+                               .free_bytes = free_mib * MiB,
+                               .total_bytes = total_mib * MiB}};
+    assert_int_equal(vt_write(g.tb, &p), 0);
+    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_end(&g, 30, 1);
+    return close_and_analyze(&g, name);
+}
+
+/* A pool that refuses a request while the device has room for it as a new
+ * segment is at a limit of its own (cudaMemPoolProps.maxSize; corpus.random
+ * found them): the explanation said the request exceeded a device with
+ * 14 GiB free, or that the device's free memory was fragmented. Without room
+ * on the device, the device's capacity explains it as before. */
+static void test_oom_pool_limit(void **state)
+{
+    (void)state;
+    vr_report *r = pool_failure("pool_limit", 1024, 892);
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_true(o->has_pool);
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_non_null(strstr(o->explanation, "the device had 892.00 MiB free, room for the 8.00 "
+                                           "MiB requested, but the memory pool (32.00 MiB "
+                                           "reserved, 30.00 MiB in use)"));
+    assert_null(strstr(o->explanation, "exceed the device"));
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_non_null(strstr(h.remedy, "cudaMemPoolProps.maxSize"));
+    vr_report_free(r);
+    unlink(tmp_path("pool_limit"));
+
+    r = pool_failure("pool_full_device", 138, 6); /* no 8 MiB segment fits: the device is full */
+    o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_non_null(strstr(o->explanation, "exceed the device"));
+    vr_headline_of(r, &h);
+    assert_null(strstr(h.remedy, "maxSize"));
+    vr_report_free(r);
+    unlink(tmp_path("pool_full_device"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_oom_other_device),
+        cmocka_unit_test(test_oom_pool_limit),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
