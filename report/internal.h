@@ -215,6 +215,16 @@ const char *vr_pool_remedy(vr_arena *a, const vr_oom *o);
  * so only its own bound (cudaMemPoolProps.maxSize) refuses it then. The
  * remedy of such a failure names that bound (arena a). */
 #define VR_POOL_SEGMENT (2u << 20) /* bytes: the driver's allocation granularity */
+/* The device memory an allocation of size bytes takes (bytes): a multiple of
+ * 512 bytes under 2 MiB, of 2 MiB from there (the driver's allocation
+ * granularity, cuMemGetAllocationGranularity; 512 bytes is the spacing of
+ * consecutive small cudaMalloc blocks; sim/README.md "Rounding" measures the
+ * same). A size within 2 MiB of 2^64 is its own. */
+static inline uint64_t vr_driver_rounded(uint64_t size)
+{
+    uint64_t g = size < VR_POOL_SEGMENT ? 512 : VR_POOL_SEGMENT;
+    return size > UINT64_MAX - g ? size : (size + g - 1) / g * g;
+}
 bool vr_pool_at_limit(const vr_oom *o);
 const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o);
 void vr_pool_text(FILE *f, const vr_oom *o);

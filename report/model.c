@@ -567,17 +567,24 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
     default: {
         if (vr_pool_at_limit(o))
             return vr_pool_limit_explain(a, o, dom);
+        char b7[32];
         const char *e = vr_sprintf(
             a,
             "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "
-            "the recording: %s in use at the start, %s since); dominated by %s",
+            "the recording: %s in use at the start, %s since%s%s%s); dominated by %s",
             vr_format_size(o->live_allocated, b1, sizeof b1),
             vr_format_size(o->requested_bytes, b2, sizeof b2),
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
             vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
             vr_format_size(o->baseline_bytes, b5, sizeof b5),
-            vr_format_size(o->external_bytes, b6, sizeof b6), dom[0] ? dom : "nothing recorded");
+            vr_format_size(o->external_bytes, b6, sizeof b6),
+            o->rounding_bytes ? ", of which up to " : "",
+            o->rounding_bytes ? vr_format_size(o->rounding_bytes, b7, sizeof b7) : "",
+            o->rounding_bytes ? " is the driver's rounding of the recorded allocations to its "
+                                "granularity"
+                              : "",
+            dom[0] ? dom : "nothing recorded");
         return batch_advice(a, r, o, e);
     }
     }

@@ -148,6 +148,21 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, d
     return NULL;
 }
 
+/* The most device memory the driver's rounding adds to the recorded live
+ * device and managed allocations on device (vr_driver_rounded; VMM handles
+ * are whole granules, host memory is not the device's): one pass over the
+ * live allocations. */
+static uint64_t rounding_slack(vr_state *s, int32_t device)
+{
+    uint64_t slack = 0;
+    size_t i = 0;
+    for (vr_live *l; (l = vr_map_next(&s->live, &i));)
+        if (l->device == device && !l->in_heap && !l->pending &&
+            (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED))
+            slack += vr_driver_rounded(l->size) - l->size;
+    return slack;
+}
+
 /* Live bytes on device allocated before `since` and since then. */
 static void live_split(vr_state *s, int32_t device, uint64_t since, uint64_t *before,
                        uint64_t *after)
@@ -289,8 +304,14 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
 
     double slope = 0, r2 = 0;
     vr_counter *leak = NULL;
-    if (ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
-        o->o.external_bytes > total / 20) {
+    bool external = ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
+                    o->o.external_bytes > total / 20;
+    if (external) { /* unless the driver's rounding of what is recorded explains it */
+        o->o.rounding_bytes = rounding_slack(s, o->o.device);
+        external = o->o.external_bytes > o->o.rounding_bytes &&
+                   o->o.external_bytes - o->o.rounding_bytes > total / 20;
+    }
+    if (external) {
         o->o.verdict = VR_VERDICT_EXTERNAL;
     } else if ((leak =
                     leaking_site(s, o->o.live_allocated, by_device ? &dev : NULL, &slope, &r2))) {

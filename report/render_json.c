@@ -232,13 +232,13 @@ static void ooms(FILE *f, const vr_report *r)
                 ",\"error\":%d,\"device_free_bytes\":%" PRIu64 ",\"device_total_bytes\":%" PRIu64
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
                 ",\"outside_recording_bytes\":%" PRIu64 ",\"baseline_bytes\":%" PRIu64
-                ",\"external_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
-                ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
-                ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
+                ",\"external_bytes\":%" PRIu64 ",\"rounding_bytes\":%" PRIu64
+                ",\"heap_free_bytes\":%" PRIu64 ",\"heap_largest_free_bytes\":%" PRIu64
+                ",\"batch\":%" PRId64 ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
                 o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
                 o->baseline_bytes + o->external_bytes, o->baseline_bytes, o->external_bytes,
-                o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
+                o->rounding_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
                 o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
         vr_pool_json(f, o);

@@ -144,6 +144,11 @@ typedef struct vr_oom {
      * use not explained by recorded memory + baseline). */
     uint64_t baseline_bytes;
     uint64_t external_bytes;
+    /* The most of external_bytes the driver's rounding of the recorded live
+     * device and managed allocations can take (vr_driver_rounded); computed
+     * only when external_bytes would make the verdict external (else 0):
+     * what it explains is not use outside the process. */
+    uint64_t rounding_bytes;
     uint64_t heap_free, heap_largest_free; /* inside registered heaps (and the pool's reserve) */
     /* A stream-ordered failure: its pool's state right after it (pool_stat
      * record; bytes). reserved - used, the pool's free reserve, is counted in

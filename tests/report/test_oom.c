@@ -328,6 +328,55 @@ static void test_oom_pool_limit(void **state)
     unlink(tmp_path("pool_full_device"));
 }
 
+/* 300 live allocations of 3 MiB (each takes 4 MiB of a real device: its
+ * 2 MiB granularity), then a 3 GiB request on a 4 GiB device with `free_mib`
+ * free: the report of it. */
+static vr_report *rounded_failure(const char *name, uint64_t free_mib)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_meminfo(&g, 1, 4096 * MiB, 4096 * MiB);
+    for (uint64_t i = 0; i < 300; i++)
+        vtg_alloc(&g, 10 + i, 0x100000000 + i * 4 * MiB, 3 * MiB, 1);
+    vt_event f = {.type = VT_REC_ALLOC_FAILED,
+                  .ts_ns = g.t0 + 400,
+                  .u.failed = {.size = 3072 * MiB,
+                               .error = 2,
+                               .stack = 1,
+                               .device = 0,
+                               .api = VT_API_CUDA_MALLOC,
+                               .free_bytes = free_mib * MiB,
+                               .total_bytes = 4096 * MiB}};
+    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_end(&g, 500, 1);
+    return close_and_analyze(&g, name);
+}
+
+/* Device use that the driver's rounding of the recorded allocations
+ * explains is not use outside the process: 300 MiB of it made the verdict
+ * "external" (other processes), where the program's own allocations took
+ * it. Beyond what rounding can take, the verdict stays external. */
+static void test_oom_rounding_not_external(void **state)
+{
+    (void)state;
+    vr_report *r = rounded_failure("rounded", 4096 - 300 * 4);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->external_bytes, 300 * MiB);
+    assert_int_equal(o->rounding_bytes, 300 * MiB);
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_non_null(strstr(o->explanation, "300.00 MiB since, of which up to 300.00 MiB is the "
+                                           "driver's rounding of the recorded allocations"));
+    vr_report_free(r);
+    unlink(tmp_path("rounded"));
+
+    r = rounded_failure("rounded_and_more", 4096 - 300 * 4 - 500);
+    o = &r->ooms[0];
+    assert_int_equal(o->external_bytes, 800 * MiB);
+    assert_int_equal(o->verdict, VR_VERDICT_EXTERNAL);
+    vr_report_free(r);
+    unlink(tmp_path("rounded_and_more"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_oom_other_device),
         cmocka_unit_test(test_oom_pool_limit),
+        cmocka_unit_test(test_oom_rounding_not_external),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
