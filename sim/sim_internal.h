@@ -75,8 +75,8 @@ struct CUmemPoolHandle_st {
     uint64_t release_threshold;
     size_t max_size; /* CUmemPoolProps.maxSize: most bytes reserved, 0 = the device's */
     struct pool_seg *segs;
-    int created;   /* made by cuMemPoolCreate */
-    int destroyed; /* cuMemPoolDestroy called: freed with its last allocation */
+    int created;                     /* made by cuMemPoolCreate */
+    int destroyed;                   /* cuMemPoolDestroy called: freed with its last allocation */
     struct CUmemPoolHandle_st *next; /* the device's next created pool */
 };
 
