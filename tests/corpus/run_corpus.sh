@@ -37,4 +37,18 @@ cat "$outdir/stderr" >&2
 python3 "$checker" --ledger "$ledger" --report "$report"
 st=$?
 [ $st -eq 0 ] || fail "the report does not match the ledger (check_ledger exit $st; $outdir)"
+# CORPUS_MEMVIZ=1 (a run whose failures the report lists all): the
+# --memory-viz snapshot at the fatal failure against the ledger too
+# (tests/ledger/check_memviz.py).
+if [ -n "${CORPUS_MEMVIZ:-}" ]; then
+    "$tool" report "$trace" --memory-viz "$outdir/snapshot.pickle" --quiet >>"$outdir/report.txt" 2>&1 ||
+        { cat "$outdir/report.txt" >&2; fail "vramtrace report --memory-viz failed"; }
+    python3 "$(dirname "$checker")/check_memviz.py" --ledger "$ledger" \
+        --snapshot "$outdir/snapshot.pickle" --report "$report" ||
+        fail "the memory_viz snapshot does not match the ledger ($outdir)"
+    # and the check catches a ledger allocation moved by 512 bytes
+    python3 "$(dirname "$checker")/check_memviz.py" --ledger "$ledger" --perturb \
+        --snapshot "$outdir/snapshot.pickle" --report "$report" >/dev/null
+    [ $? -eq 1 ] || fail "check_memviz.py --perturb did not catch the moved allocation"
+fi
 echo "run_corpus: ok ($(basename "$1"))"
