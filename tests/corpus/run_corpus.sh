@@ -1,7 +1,7 @@
 #!/bin/sh
 # run_corpus.sh: run one corpus program under the preload on the simulated
 # device with the sim's ledger on, render the trace with `vramtrace report
-# --json`, and hold the report's accounting against the ledger
+# --json`, and hold the report's accounting and device peaks against the ledger
 # (tests/ledger/check_ledger.py). The program itself must exit 0: it checks
 # its own CUDA results.
 #
@@ -34,7 +34,7 @@ cat "$outdir/stderr" >&2
 [ -s "$ledger" ] || fail "the sim wrote no ledger"
 "$tool" report "$trace" --json "$report" --quiet >"$outdir/report.txt" 2>&1 ||
     { cat "$outdir/report.txt" >&2; fail "vramtrace report failed"; }
-python3 "$checker" --ledger "$ledger" --report "$report"
+python3 "$checker" --ledger "$ledger" --report "$report" --devices
 st=$?
 [ $st -eq 0 ] || fail "the report does not match the ledger (check_ledger exit $st; $outdir)"
 # CORPUS_MEMVIZ=1 (a run whose failures the report lists all): the

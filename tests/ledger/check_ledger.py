@@ -2,7 +2,7 @@
 """Hold a vramtrace report's "accounting" section against the simulated
 device's ledger (the independent ground truth).
 
-usage: check_ledger.py --ledger FILE --report JSON [--pid P] [--fields F,F...]
+usage: check_ledger.py --ledger FILE --report JSON [--pid P] [--fields F,F...] [--devices]
 
 The ledger (VRAMTRACE_SIM_LEDGER, sim/README.md "Ledger") holds one JSON
 object per line. From the lines of one process (--pid, or the only pid in the
@@ -19,6 +19,12 @@ last mapping is unmapped; a "fail" records the live bytes of its own (device,
 kind) at that moment; what is live at the "exit" line (or at the end of the
 ledger when the process died without one) is leaked. Debian python3, stdlib
 only.
+
+--devices also holds the device totals against it: each device's
+"peak_allocated_bytes" (devices[]) and the run's (totals) are the peaks of the
+live bytes of kinds device, managed and vmm on that device and on all devices
+together, in the ledger's order. Only for a run without NVTX heaps (the
+report counts a heap's regions as allocated, not its cudaMalloc).
 """
 import argparse
 import json
@@ -30,6 +36,7 @@ import sys
 FAST_LINE = re.compile(
     r'\{"seq":(\d+),"pid":(-?\d+),"tid":-?\d+,"t_ns":\d+,"op":"(alloc|free)","api":"[^"\\]*",'
     r'"error":0,"kind":"([a-z_]+)","device":(-?\d+),"addr":"(0x[0-9a-f]+)","size":(\d+)\}\s*$')
+DEVICE_KINDS = ("device", "managed", "vmm")  # what the report's device totals count
 FIELDS = ("allocations", "frees", "failed", "peak_live_bytes",
           "live_bytes_at_failures", "leaked_bytes", "leaked_allocations")
 
@@ -82,6 +89,19 @@ class Process:
         self.handles = {}  # handle -> [device, mappings, released]
         self.last_seq = 0
         self.exited = False
+        # the device totals (kinds DEVICE_KINDS): live and peak bytes per
+        # device, and of all devices together
+        self.dev_live, self.dev_peak = {}, {}
+        self.all_live = self.all_peak = 0
+
+    def total(self, device, kind, delta):
+        """A live-bytes change of (device, kind) in the device totals."""
+        if kind not in DEVICE_KINDS or device < 0:
+            return
+        live = self.dev_live[device] = self.dev_live.get(device, 0) + delta
+        self.dev_peak[device] = max(self.dev_peak.get(device, 0), live)
+        self.all_live += delta
+        self.all_peak = max(self.all_peak, self.all_live)
 
     def key(self, device, kind):
         k = self.keys.get((device, kind))
@@ -93,6 +113,7 @@ class Process:
         h = field(o, "handle", where)
         if op == "vmm_create":
             self.key(field(o, "device", where), "vmm").born(h, field(o, "size", where), where)
+            self.total(o["device"], "vmm", o["size"])
             self.handles[h] = [o["device"], 0, False]
             return
         state = self.handles.get(h)
@@ -109,7 +130,9 @@ class Process:
                 raise Unusable(f"{at(where)}: handle {h} released twice")
             state[2] = True
         if state[2] and state[1] == 0:  # released and no longer mapped: the memory dies
-            self.key(state[0], "vmm").died(h, where)
+            k = self.key(state[0], "vmm")
+            self.total(state[0], "vmm", -k.live[h])
+            k.died(h, where)
             del self.handles[h]
 
     def line(self, o, where):
@@ -122,9 +145,12 @@ class Process:
         if op == "alloc":
             self.key(field(o, "device", where), field(o, "kind", where)).born(
                 field(o, "addr", where), field(o, "size", where), where)
+            self.total(o["device"], o["kind"], o["size"])
         elif op == "free":
-            self.key(field(o, "device", where), field(o, "kind", where)).died(
-                field(o, "addr", where), where)
+            k = self.key(field(o, "device", where), field(o, "kind", where))
+            size = k.live.get(field(o, "addr", where), 0)
+            k.died(o["addr"], where)
+            self.total(o["device"], o["kind"], -size)
         elif op == "fail":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             k.failed += 1
@@ -138,6 +164,10 @@ class Process:
 
     def result(self):
         return {k: v.result() for k, v in self.keys.items()}
+
+    def device_peaks(self):
+        """{device: peak bytes} and the all-devices peak of the device totals."""
+        return dict(self.dev_peak), self.all_peak
 
 
 def field(obj, name, where):
@@ -181,12 +211,12 @@ def replay(path, pid):
         raise Unusable(f"{path}: the ledger holds pids {sorted(procs)}; pick one with --pid")
     if not procs:
         raise Unusable(f"{path}: no ledger line" + (f" of pid {pid}" if pid is not None else ""))
-    return next(iter(procs.values())).result()
+    return next(iter(procs.values()))
 
 
-def read_report(path, pid=None):
-    """The report's accounting by (device, kind). A report of several traces
-    ({"files": [...]}) gives the file whose program pid is `pid`."""
+def load_report(path, pid=None):
+    """The report (JSON); of a report of several traces ({"files": [...]}), the
+    file whose program pid is `pid`."""
     try:
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
@@ -200,6 +230,12 @@ def read_report(path, pid=None):
         if len(mine) != 1:
             raise Unusable(f"{path}: a report of several traces needs --pid of one of them")
         report = mine[0]
+    return report
+
+
+def read_report(path, pid=None):
+    """The report's accounting by (device, kind)."""
+    report = load_report(path, pid)
     acc = report.get("accounting") if isinstance(report, dict) else None
     if not isinstance(acc, list):
         raise Unusable(f"{path}: no \"accounting\" array")
@@ -235,6 +271,23 @@ def compare(expected, reported, fields=FIELDS):
     return problems
 
 
+def compare_devices(proc, report):
+    """Mismatch messages of the device totals' peaks (--devices)."""
+    peaks, all_peak = proc.device_peaks()
+    got = {d.get("id"): d.get("peak_allocated_bytes") for d in report.get("devices", [])
+           if isinstance(d, dict)}
+    problems = []
+    for dev in sorted(set(peaks) | {d for d in got if d is not None and d >= 0}):
+        want = peaks.get(dev, 0)
+        if got.get(dev, 0) != want:
+            problems.append(f"device {dev}: peak_allocated_bytes: report {got.get(dev)}, "
+                            f"ledger {want}")
+    total = report.get("totals", {}).get("peak_allocated_bytes")
+    if total != all_peak:
+        problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
+    return problems
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ledger", required=True)
@@ -243,6 +296,8 @@ def main(argv=None):
     ap.add_argument("--fields", help="compare only these (comma-separated; default all: "
                     + ",".join(FIELDS) + "), e.g. counts of a program whose peak depends on "
                     "thread timing, recorded in another run than the ledger's")
+    ap.add_argument("--devices", action="store_true",
+                    help="also the peak allocated bytes of each device and of the run")
     args = ap.parse_args(argv)
     fields = FIELDS
     if args.fields:
@@ -253,12 +308,16 @@ def main(argv=None):
                   file=sys.stderr)
             return 2
     try:
-        expected = replay(args.ledger, args.pid)
+        proc = replay(args.ledger, args.pid)
+        expected = proc.result()
         reported = read_report(args.report, args.pid)
+        report = load_report(args.report, args.pid) if args.devices else None
     except Unusable as e:
         print(f"check_ledger: {e}", file=sys.stderr)
         return 2
     problems = compare(expected, reported, fields)
+    if args.devices:
+        problems += compare_devices(proc, report)
     for p in problems:
         print(f"check_ledger: mismatch: {p}")
     if not problems:

@@ -161,6 +161,32 @@ class CheckLedger(unittest.TestCase):
         del self.entry(r, 0, "device")["frees"]
         self.assert_mismatch(r, "frees: report <missing>, ledger 1")
 
+    def devices_report(self):
+        """good_report() with the device totals the ledger gives: device 0 peaks at
+        both allocations, device 1 at its VMM handle, the run when the handle is
+        made while 4096 bytes are live on device 0 (host memory never counts)."""
+        r = good_report()
+        r["devices"] = [{"id": 0, "peak_allocated_bytes": 5096},
+                        {"id": 1, "peak_allocated_bytes": 2 << 20}]
+        r["totals"] = {"peak_allocated_bytes": 4096 + (2 << 20)}
+        return r
+
+    def test_device_peaks(self):
+        rc, out = self.run_checker(self.devices_report(), "--devices")
+        self.assertEqual(rc, 0, out)
+        r = self.devices_report()
+        r["devices"][0]["peak_allocated_bytes"] = 5096 + 64  # host memory counted in
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("device 0: peak_allocated_bytes: report 5160, ledger 5096", out)
+        r = self.devices_report()
+        r["totals"]["peak_allocated_bytes"] = 5096 + (2 << 20)  # peaks summed, not the run's
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("totals: peak_allocated_bytes", out)
+        rc, out = self.run_checker(r)  # without --devices: the accounting only
+        self.assertEqual(rc, 0, out)
+
     def test_process_without_exit_leaks_what_is_live_at_the_end(self):
         self.write_ledger([o for o in ledger_lines() if o["op"] != "exit"])
         rc, out = self.run_checker(good_report())
