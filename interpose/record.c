@@ -305,7 +305,8 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
         emit_meminfo(t, device, fr, to);
     vti_count_failure(device);
     vti_thread_put(t);
-    vti_diag_failed(size, error, device, api, fr, to, have, ev.u.failed.stack);
+    if (error == VT_ERROR_OUT_OF_MEMORY) /* an invalid argument is no OOM to diagnose */
+        vti_diag_failed(size, error, device, api, fr, to, have, ev.u.failed.stack);
 }
 
 /* ---- end ------------------------------------------------------------------ */

@@ -215,6 +215,7 @@ const char *vr_pool_remedy(vr_arena *a, const vr_oom *o);
  * so only its own bound (cudaMemPoolProps.maxSize) refuses it then. The
  * remedy of such a failure names that bound (arena a). */
 #define VR_POOL_SEGMENT (2u << 20) /* bytes: the driver's allocation granularity */
+
 /* The device memory an allocation of size bytes takes (bytes): a multiple of
  * 512 bytes under 2 MiB, of 2 MiB from there (the driver's allocation
  * granularity, cuMemGetAllocationGranularity; 512 bytes is the spacing of

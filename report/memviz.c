@@ -232,7 +232,7 @@ static void on_region_resize(mv *m, const vt_event *ev)
 
 static void on_failed(mv *m, const vt_event *ev)
 {
-    if (ev->u.failed.device < 0)
+    if (ev->u.failed.device < 0 || ev->u.failed.error != VT_ERROR_OUT_OF_MEMORY)
         return;
     tentry *t = push(m, A_OOM, ev->u.failed.device, 0, ev->u.failed.size, ev->ts_ns);
     t->stack = ev->u.failed.stack;

@@ -527,8 +527,45 @@ static const char *batch_advice(vr_arena *a, const vr_report *r, const vr_oom *o
         vr_batch_command(a, r->argv, r->argc, o->max_batch), r->path, (long long)o->max_batch);
 }
 
+/* What a failed allocation's error code (not out of memory) means, where the
+ * runtime's and the driver's codes agree (driver_types.h cudaError, cuda.h
+ * CUresult); "" otherwise. */
+static const char *error_meaning(int32_t error)
+{
+    switch (error) {
+    case 1:
+        return " (invalid value: an argument was refused)";
+    case 100:
+        return " (no CUDA device)";
+    case 101:
+        return " (invalid device ordinal)";
+    case 700:
+        return " (illegal address: an earlier kernel faulted and the context is lost, so "
+               "every later call fails)";
+    case 719:
+        return " (launch failure: an earlier kernel failed and the context is lost)";
+    default:
+        return "";
+    }
+}
+
+/* The explanation of a failure with another error than out of memory. */
+static const char *explain_error(vr_arena *a, const vr_oom *o)
+{
+    char b1[32];
+    return vr_sprintf(a,
+                      "not out of memory: the call failed with error %d%s, not the "
+                      "out-of-memory error (2: cudaErrorMemoryAllocation, "
+                      "CUDA_ERROR_OUT_OF_MEMORY); the device had %s free",
+                      o->error, error_meaning(o->error),
+                      o->device_total_bytes ? vr_format_size(o->device_free_bytes, b1, sizeof b1)
+                                            : "an unknown amount");
+}
+
 static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)
 {
+    if (o->verdict == VR_VERDICT_ERROR)
+        return explain_error(a, o);
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     const char *dom = dominant(a, o);
     switch (o->verdict) {
@@ -717,6 +754,7 @@ static void build_misc(vr_state *s, vr_report *r)
     r->frees = s->frees;
     r->failed_allocations = s->failed;
     r->recovered_allocations = s->recovered;
+    r->error_allocations = s->failed_error;
     r->unknown_frees = s->unknown_frees;
     r->events = s->events;
     r->peak_allocated = s->peak_alloc;

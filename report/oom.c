@@ -266,6 +266,9 @@ static void leak_first(vr_oom_raw *o, uint64_t key)
  * latest (the last slot is reused), so the fatal failure is never lost. */
 void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
 {
+    bool oom = ev->u.failed.error == VT_ERROR_OUT_OF_MEMORY;
+    if (s->nooms == VR_MAX_OOMS && !oom)
+        return; /* the last slot keeps the latest out-of-memory failure */
     if (s->nooms == VR_MAX_OOMS)
         s->nooms--;
     vr_oom_raw *o = oom_new(s);
@@ -283,6 +286,12 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     vr_oom_take_pool(d, ev, &o->o);
     o->stack = ev->u.failed.stack;
     o->range = vr_thread_range(t);
+    if (!oom) { /* another error: no memory state explains it */
+        o->o.verdict = VR_VERDICT_ERROR;
+        o->o.batch = o->o.max_batch = -1;
+        o->o.batch_kind = "";
+        return;
+    }
     vr_map dev;
     bool by_device = !sites_all_on(s, o->o.live_allocated);
     if (by_device)

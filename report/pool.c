@@ -7,9 +7,6 @@
  * pool_text.c. */
 #include "state.h"
 
-/* cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY (both 2). */
-#define VR_ERR_OUT_OF_MEMORY 2
-
 void vr_pool_stat(vr_state *s, const vt_event *ev)
 {
     vr_devstate *d = vr_state_device(s, ev->u.pool.device);
@@ -32,7 +29,7 @@ void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
 
 void vr_frag_add_pool(vr_frag *f, const vr_oom *o)
 {
-    if (!o->has_pool || o->error != VR_ERR_OUT_OF_MEMORY)
+    if (!o->has_pool || o->error != VT_ERROR_OUT_OF_MEMORY)
         return;
     f->reserved += o->pool_reserved_bytes;
     f->allocated += o->pool_used_bytes;

@@ -118,16 +118,16 @@ static void totals(FILE *f, const vr_report *r)
     fprintf(f,
             ",\"totals\":{\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
             ",\"failed_allocations\":%" PRIu64 ",\"recovered_failed_allocations\":%" PRIu64
-            ",\"peak_allocated_bytes\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
-            ",\"peak_reserved_bytes\":%" PRIu64 ",\"peak_reserved_time_ns\":%" PRIu64
-            ",\"leaked_bytes\":%" PRIu64 ",\"leaked_allocations\":%" PRIu64
-            ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"error_failed_allocations\":%" PRIu64 ",\"peak_allocated_bytes\":%" PRIu64
+            ",\"peak_time_ns\":%" PRIu64 ",\"peak_reserved_bytes\":%" PRIu64
+            ",\"peak_reserved_time_ns\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64
+            ",\"leaked_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
             ",\"host_pinned_peak_bytes\":%" PRIu64 ",\"host_leaked_bytes\":%" PRIu64
             ",\"host_leaked_allocations\":%" PRIu64 "}",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations,
-            r->peak_allocated, r->peak_allocated_t_ns, r->peak_reserved, r->peak_reserved_t_ns,
-            r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events, r->host_pinned_peak,
-            r->host_leaked_bytes, r->host_leaked_count);
+            r->error_allocations, r->peak_allocated, r->peak_allocated_t_ns, r->peak_reserved,
+            r->peak_reserved_t_ns, r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events,
+            r->host_pinned_peak, r->host_leaked_bytes, r->host_leaked_count);
 }
 
 /* The "accounting" section: one object per (device, kind), in the model's

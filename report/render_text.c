@@ -81,8 +81,11 @@ static void summary(FILE *f, const vr_report *r)
     }
     fprintf(f,
             "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations (%" PRIu64
-            " recovered)\n",
+            " recovered",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations);
+    if (r->error_allocations)
+        fprintf(f, ", %" PRIu64 " not out of memory", r->error_allocations);
+    fputs(")\n", f);
     accounting(f, r);
     for (size_t i = 0; i < r->nnotes; i++)
         fprintf(f, "  note: %s\n", r->notes[i]);
@@ -142,7 +145,10 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
         fatal_line(f, r);
     if (o->recovered)
         fputs("  recovered: the same call's retry succeeded and the program went on\n", f);
-    fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
+    if (o->verdict == VR_VERDICT_ERROR) /* "not out of memory: ..." */
+        fprintf(f, "  %s\n", o->explanation);
+    else
+        fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
     vr_pool_text(f, o);
     if (o->range[0])
         fprintf(f, "  in NVTX range %s\n", o->range);

@@ -198,6 +198,10 @@ static void on_failed(vr_state *s, const vt_event *ev)
     attempt(s, t, false, 0, 0);
     s->failed++;
     vr_oom_failed(s, ev, t);
+    if (ev->u.failed.error != VT_ERROR_OUT_OF_MEMORY) { /* nothing a retry recovers */
+        s->failed_error++;
+        return;
+    }
     t->fail_open = true;
     t->fail_size = ev->u.failed.size;
     t->fail_device = ev->u.failed.device;

@@ -127,6 +127,9 @@ enum vr_verdict {
     VR_VERDICT_LEAK,
     VR_VERDICT_FRAGMENTATION,
     VR_VERDICT_EXTERNAL,
+    /* not out of memory: the call failed with another error (an invalid
+     * argument, a lost context, no device); never a run's fatal failure */
+    VR_VERDICT_ERROR,
 };
 const char *vr_verdict_name(enum vr_verdict v);
 
@@ -237,6 +240,7 @@ typedef struct vr_report {
 
     uint64_t allocations, frees, failed_allocations, unknown_frees, events;
     uint64_t recovered_allocations; /* failed allocations later recovered (vr_oom.recovered) */
+    uint64_t error_allocations;     /* failed with another error than out of memory */
     uint64_t peak_allocated, peak_allocated_t_ns; /* all devices together */
     uint64_t peak_reserved, peak_reserved_t_ns;
     uint64_t leaked_bytes, leaked_count;           /* device memory (device, managed, vmm) */
@@ -434,7 +438,8 @@ typedef struct vr_limits {
 } vr_limits;
 
 /* Write one line per broken limit to out; returns the number broken.
- * no_oom counts only unrecovered failed allocations (vr_oom.recovered). */
+ * no_oom counts only unrecovered out-of-memory failures (vr_oom.recovered;
+ * not VR_VERDICT_ERROR). */
 int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
 
 /* Human size "1.50 GiB" into buf; returns buf. The one byte format of the

@@ -275,6 +275,7 @@ typedef struct vr_state {
 
     uint64_t host_pinned, host_pinned_peak;
     uint64_t allocations, frees, failed, unknown_frees, events;
+    uint64_t failed_error; /* failed with another error than out of memory */
 
     /* growth: iterations (top-level NVTX ranges) and time windows */
     struct {

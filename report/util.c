@@ -538,7 +538,7 @@ size_t vr_top(const vr_options *opt)
 size_t vr_fatal_oom(const vr_report *r)
 {
     for (size_t i = r->nooms; i-- > 0;)
-        if (!r->ooms[i].recovered)
+        if (!r->ooms[i].recovered && r->ooms[i].verdict != VR_VERDICT_ERROR)
             return i;
     return SIZE_MAX;
 }
@@ -568,6 +568,8 @@ const char *vr_verdict_name(enum vr_verdict v)
         return "fragmentation";
     case VR_VERDICT_EXTERNAL:
         return "external";
+    case VR_VERDICT_ERROR:
+        return "error";
     }
     return "unknown";
 }

@@ -148,6 +148,9 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
                           "%s of the device was in use outside this process: free it "
                           "or run alone on the device",
                           SZ(o->baseline_bytes + o->external_bytes, b1));
+    case VR_VERDICT_ERROR:
+        return "fix the call's arguments or the error before it (compute-sanitizer finds a "
+               "kernel's bad access): memory is not what failed";
     }
     return "";
 }

@@ -125,6 +125,12 @@ enum vt_kind {
     VT_KIND_MAX_
 };
 
+/* The error of a failed allocation record that ran out of memory:
+ * cudaErrorMemoryAllocation (driver_types.h) and CUDA_ERROR_OUT_OF_MEMORY
+ * (cuda.h) are both 2. Any other error is not out of memory (an invalid
+ * argument, a lost context, no device). */
+#define VT_ERROR_OUT_OF_MEMORY 2
+
 enum vt_level { VT_LEVEL_RUNTIME = 0, VT_LEVEL_DRIVER };
 
 /* The handle space of an api's allocation records: a virtual address, or a
@@ -345,7 +351,7 @@ typedef struct vt_event {
         } free;
         struct {
             uint64_t size; /* bytes requested */
-            int32_t error; /* cudaError_t or CUresult as returned */
+            int32_t error; /* cudaError_t or CUresult as returned (VT_ERROR_OUT_OF_MEMORY) */
             uint32_t stack;
             int32_t device;
             enum vt_api api;

@@ -65,6 +65,20 @@ has flat "requested at flat (t_oom.c:$h) <- main (t_oom.c:"
 has flat "1. 24.00 MiB in 1 allocation at flat (t_oom.c:$w) <- main (t_oom.c:"
 has flat "2. 16.00 MiB in 2 allocations at flat (t_oom.c:$a) <- main (t_oom.c:"
 
+# invalid: an allocation call refused for its argument (error 1) before the
+# same run: one diagnosis, the out-of-memory one; the invalid call is no OOM.
+env LD_LIBRARY_PATH="$libpath" "$program" invalid >"$outdir/invalid.stdout.plain" 2>/dev/null ||
+    fail "invalid: the program failed without vramtrace"
+env VRAMTRACE_OUTPUT="$outdir/invalid.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
+    "$program" invalid >"$outdir/invalid.stdout" 2>"$outdir/invalid.stderr" ||
+    fail "invalid: exit status $?"
+cmp -s "$outdir/invalid.stdout" "$outdir/invalid.stdout.plain" ||
+    fail "invalid: stdout differs with vramtrace"
+grep -q "invalid: 1" "$outdir/invalid.stdout" || fail "invalid: cudaMallocPitch did not fail with 1"
+[ "$(grep -c "OUT OF MEMORY" "$outdir/invalid.stderr")" = 1 ] ||
+    fail "invalid: not exactly one OOM diagnosis: $(grep "OUT OF MEMORY" "$outdir/invalid.stderr")"
+has invalid "OUT OF MEMORY: cudaMalloc of 48.00 MiB failed with error 2"
+
 run quiet VRAMTRACE_QUIET=1
 if grep -q "vramtrace" "$outdir/quiet.stderr"; then
     cat "$outdir/quiet.stderr" >&2

@@ -5,8 +5,9 @@
  * more from 20 nested calls (for VRAMTRACE_STACK_DEPTH); "flat" makes the
  * same three allocations and the failure from main itself, each at its own
  * line (the diagnosis must name main at each line, not a frame every stack
- * shares). Stdout must be the same with and without the preload (apart from
- * the pid line). */
+ * shares); "invalid" first makes an allocation call with an invalid argument
+ * (its error is not out of memory: no diagnosis). Stdout must be the same with and without the
+ * preload (apart from the pid line). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,13 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "flat") == 0)
             return flat();
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "invalid") == 0) {
+            size_t pitch;
+            void *q = NULL;
+            printf("invalid: %d\n", (int)cudaMallocPitch(&q, &pitch, 0, 10));
+            (void)cudaGetLastError();
+        }
     alloc_weights((size_t)24 << 20);
     for (volatile int i = 0; i < 2; i++) /* one call site (not unrolled): one stack */
         alloc_activations((size_t)8 << 20);

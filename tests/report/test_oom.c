@@ -377,6 +377,76 @@ static void test_oom_rounding_not_external(void **state)
     unlink(tmp_path("rounded_and_more"));
 }
 
+/* A failed allocation call of `error` of `mib` MiB at ts (ns). */
+static void failed_at(vtg *g, uint64_t ts, uint64_t mib, int32_t error)
+{
+    vt_event f = {.type = VT_REC_ALLOC_FAILED,
+                  .ts_ns = g->t0 + ts,
+                  .u.failed = {.size = mib * MiB,
+                               .error = error,
+                               .stack = 1,
+                               .device = 0,
+                               .api = VT_API_CUDA_MALLOC,
+                               .free_bytes = 900 * MiB,
+                               .total_bytes = 1024 * MiB}};
+    assert_int_equal(vt_write(g->tb, &f), 0);
+}
+
+/* A failed allocation with another error than out of memory (1: an invalid
+ * argument; 700: a kernel faulted earlier and every call fails) is no OOM:
+ * it was once reported as "OUT OF MEMORY (capacity): live data + the request
+ * exceed the device" and could be the run's fatal failure. It is listed as
+ * not out of memory, is never fatal, and the out-of-memory failure before it
+ * stays the fatal one. */
+static void test_oom_other_errors(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "other_errors", 0, NULL);
+    vtg_alloc(&g, 10, 0x10000000, 100 * MiB, 1);
+    failed_at(&g, 20, 2048, 2);
+    failed_at(&g, 30, 0, 1);
+    failed_at(&g, 40, 1, 700);
+    vtg_end(&g, 50, 1);
+    vr_report *r = close_and_analyze(&g, "other_errors");
+    assert_int_equal(r->nooms, 3);
+    assert_int_equal(r->failed_allocations, 3);
+    assert_int_equal(r->error_allocations, 2);
+    assert_int_equal(vr_fatal_oom(r), 0);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_CAPACITY);
+    assert_int_equal(r->ooms[1].verdict, VR_VERDICT_ERROR);
+    assert_non_null(strstr(r->ooms[1].explanation, "not out of memory: the call failed with "
+                                                   "error 1 (invalid value"));
+    assert_non_null(strstr(r->ooms[2].explanation, "error 700 (illegal address"));
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_string_equal(h.kind, "oom");
+    assert_string_equal(h.cause, "capacity");
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "3 failed allocations (0 recovered, 2 not out of memory)"));
+    assert_null(strstr(text, "verdict: error"));
+    free(text);
+    vr_report_free(r);
+    unlink(tmp_path("other_errors"));
+
+    open_trace(&g, "only_errors", 0, NULL);
+    vtg_alloc(&g, 10, 0x10000000, 100 * MiB, 1);
+    failed_at(&g, 20, 1, 700);
+    vtg_end(&g, 50, 1);
+    r = close_and_analyze(&g, "only_errors");
+    assert_int_equal(vr_fatal_oom(r), SIZE_MAX);
+    vr_headline_of(r, &h);
+    assert_string_not_equal(h.kind, "oom");
+    vr_limits lim = {
+        .max_peak = -1, .max_leaked = -1, .max_host_leaked = -1, .max_growth = -1, .no_oom = true};
+    FILE *null = fopen("/dev/null", "w");
+    assert_non_null(null);
+    assert_int_equal(vr_check(null, r, &lim), 0);
+    fclose(null);
+    vr_report_free(r);
+    unlink(tmp_path("only_errors"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_oom_other_device),
         cmocka_unit_test(test_oom_pool_limit),
         cmocka_unit_test(test_oom_rounding_not_external),
+        cmocka_unit_test(test_oom_other_errors),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
