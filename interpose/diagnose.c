@@ -256,10 +256,15 @@ static void print_pending(const pending *p)
     vti_fmt_bytes(p->fr, fb, sizeof fb);
     vti_fmt_bytes(p->to, tb, sizeof tb);
     vti_fmt_bytes(p->c.live_bytes, lb, sizeof lb);
-    vti_msg("vramtrace: OUT OF MEMORY: %s of %s failed with error %d on device %d%s%s%s%s%s\n",
-            vt_api_name(p->api), req, p->error, p->device, p->have_info ? ", free " : "",
-            p->have_info ? fb : "", p->have_info ? " of " : "", p->have_info ? tb : "",
-            p->attempts > 1 ? " (also its retry)" : "");
+    if (p->device < 0) /* pinned host memory: the device's free bytes say nothing of it */
+        vti_msg("vramtrace: OUT OF MEMORY: %s of %s of pinned host memory failed with error "
+                "%d%s\n",
+                vt_api_name(p->api), req, p->error, p->attempts > 1 ? " (also its retry)" : "");
+    else
+        vti_msg("vramtrace: OUT OF MEMORY: %s of %s failed with error %d on device %d%s%s%s%s%s\n",
+                vt_api_name(p->api), req, p->error, p->device, p->have_info ? ", free " : "",
+                p->have_info ? fb : "", p->have_info ? " of " : "", p->have_info ? tb : "",
+                p->attempts > 1 ? " (also its retry)" : "");
     site_text(&a, d, &s[0], prefix, where, sizeof where);
     vti_msg("vramtrace:   requested at %s\n", where);
     vti_msg("vramtrace:   live: %s in %" PRIu64 " allocations%s\n", lb, p->c.live_count,

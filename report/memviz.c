@@ -21,9 +21,10 @@
  * of one block. Trace actions: cudaMalloc -> segment_alloc (+ alloc unless a
  * heap claims it), region register -> alloc, region unregister ->
  * free_requested + free_completed, cudaFree -> segment_free, failed
- * allocation -> oom. As PyTorch's OOM observer does, the snapshot is taken at
- * the fatal (unrecovered) failure; a run without one is taken at its peak of
- * allocated bytes. device_traces hold the events up to that moment, so
+ * allocation -> oom (out-of-memory errors only). As PyTorch's OOM observer
+ * does, the snapshot is taken at the fatal (unrecovered) out-of-memory failure
+ * of device memory; a run without one is taken at its peak of allocated
+ * bytes. device_traces hold the events up to that moment, so
  * memory_viz's replay of the trace ends in the segments' state. Pinned host
  * memory and the VMM API (cuMemCreate/cuMemMap) are not exported.
  */
@@ -83,7 +84,7 @@ typedef struct mv {
     tentry *e;
     size_t ne, cap, cut; /* cut: entries before the snapshot */
     bool snapped;
-    size_t fatal; /* vr_fatal_oom */
+    size_t fatal; /* device_fatal */
     sseg *snap;
     size_t nsnap;
     int32_t maxdev;
@@ -337,6 +338,19 @@ static void snapshot(mv *m)
     m->snapped = true;
 }
 
+/* The fatal failure of device memory (vr_fatal_oom's rule on a device): a
+ * snapshot holds device memory only, so a fatal failure of pinned host
+ * memory leaves it at the last device failure before, else at the peak. */
+static size_t device_fatal(const vr_report *r)
+{
+    for (size_t i = r->nooms; i-- > 0;) {
+        const vr_oom *o = &r->ooms[i];
+        if (!o->recovered && o->verdict != VR_VERDICT_ERROR && o->device >= 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
 /* The snapshot's moment: right after the fatal failure, else once the
  * replay reached the report's peak of allocated bytes. */
 static bool snapshot_now(const mv *m, const vt_event *ev)
@@ -577,7 +591,7 @@ int vr_render_memviz(FILE *out, vr_report *const *r, size_t n, const vr_options 
         fprintf(stderr, "vramtrace: --memory-viz takes the trace of one process (%zu given)\n", n);
         return -1;
     }
-    mv m = {.r = r[0], .fatal = vr_fatal_oom(r[0]), .maxdev = 0};
+    mv m = {.r = r[0], .fatal = device_fatal(r[0]), .maxdev = 0};
     vt_reader *rd = replay(&m, r[0]->path);
     if (!rd)
         return -1;

@@ -602,6 +602,15 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
                           vr_format_size(o->live_allocated, b2, sizeof b2), dom);
     case VR_VERDICT_CAPACITY:
     default: {
+        if (o->device < 0)
+            return vr_sprintf(a,
+                              "pinned host memory: %s of it live (recorded) and the request (%s) "
+                              "could not be page-locked: pinned memory is host RAM, and the host "
+                              "(its free memory, a container's limit) refused more; the device "
+                              "has no part in it; dominated by %s",
+                              vr_format_size(o->live_allocated, b1, sizeof b1),
+                              vr_format_size(o->requested_bytes, b2, sizeof b2),
+                              dom[0] ? dom : "nothing recorded");
         if (vr_pool_at_limit(o))
             return vr_pool_limit_explain(a, o, dom);
         char b7[32];

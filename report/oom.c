@@ -286,10 +286,21 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     vr_oom_take_pool(d, ev, &o->o);
     o->stack = ev->u.failed.stack;
     o->range = vr_thread_range(t);
-    if (!oom) { /* another error: no memory state explains it */
-        o->o.verdict = VR_VERDICT_ERROR;
+    if (!oom || o->o.device < 0) {
         o->o.batch = o->o.max_batch = -1;
         o->o.batch_kind = "";
+    }
+    if (!oom) { /* another error: no memory state explains it */
+        o->o.verdict = VR_VERDICT_ERROR;
+        return;
+    }
+    if (o->o.device < 0) { /* pinned host memory: the device has no part in it */
+        o->o.verdict = VR_VERDICT_CAPACITY;
+        o->o.live_allocated = o->o.live_reserved = s->host_pinned;
+        vr_map host;
+        group_device_sites(s, -1, &host);
+        top_sites(s, o, &host);
+        vr_map_destroy(&host);
         return;
     }
     vr_map dev;

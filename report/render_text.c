@@ -138,9 +138,14 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
 {
     char b1[32], b2[32], b3[32];
     const vr_oom *o = &r->ooms[i];
-    fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
-            fatal ? "FATAL " : "", i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
-            o->device, o->error, SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
+    if (o->device < 0)
+        fprintf(f, "%s#%zu at %s: %s of %s of pinned host memory failed (error %d)\n",
+                fatal ? "FATAL " : "", i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
+                o->error);
+    else
+        fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
+                fatal ? "FATAL " : "", i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
+                o->device, o->error, SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
     if (fatal)
         fatal_line(f, r);
     if (o->recovered)

@@ -114,6 +114,9 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
     char b1[32];
     switch (o->verdict) {
     case VR_VERDICT_CAPACITY:
+        if (o->device < 0)
+            return "pin less host memory at once (fewer or smaller pinned buffers; PyTorch: "
+                   "DataLoader pin_memory=False or fewer workers) or give the host more memory";
         if (vr_pool_at_limit(o))
             return vr_pool_limit_remedy(r->arena, o);
         if (o->max_batch > 0 && !strcmp(o->batch_kind, "measured"))
@@ -188,12 +191,18 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
     h->kind = "oom";
     h->cause = vr_verdict_name(o->verdict);
     const char *site = oom_site(r, o);
-    h->text = vr_sprintf(r->arena,
-                         "OUT OF MEMORY (%s): %s of %s failed on device %d (free %s of %s) at "
-                         "%s%s%s",
-                         h->cause, o->api, SZ(o->requested_bytes, b1), o->device,
-                         SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3), site,
-                         o->range[0] ? " in " : "", o->range);
+    if (o->device < 0)
+        h->text = vr_sprintf(r->arena,
+                             "OUT OF MEMORY (%s): %s of %s of pinned host memory failed at %s%s%s",
+                             h->cause, o->api, SZ(o->requested_bytes, b1), site,
+                             o->range[0] ? " in " : "", o->range);
+    else
+        h->text = vr_sprintf(r->arena,
+                             "OUT OF MEMORY (%s): %s of %s failed on device %d (free %s of %s) at "
+                             "%s%s%s",
+                             h->cause, o->api, SZ(o->requested_bytes, b1), o->device,
+                             SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3), site,
+                             o->range[0] ? " in " : "", o->range);
     h->remedy = oom_remedy(r, o, &g);
     if (o->verdict == VR_VERDICT_LEAK && g.kind) {
         h->sites = g.sites;

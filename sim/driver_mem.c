@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct host_alloc {
     void *p;
@@ -113,7 +114,18 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
     return CUDA_SUCCESS;
 }
 
-/* Pinned host memory: host RAM, not device memory; page aligned. */
+/* The host's RAM (bytes): more cannot be page-locked. */
+static size_t host_ram(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return SIZE_MAX;
+    return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
+}
+
+/* Pinned host memory: host RAM, not device memory; page aligned. A request
+ * larger than the host's RAM is out of memory without asking the C library
+ * (which a sanitizer's allocator would treat as a bug). */
 static CUresult host_alloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     CUresult err;
@@ -122,6 +134,8 @@ static CUresult host_alloc(void **pp, size_t bytesize, unsigned int Flags)
         return err;
     if (!pp || bytesize == 0 || Flags > 0x7)
         return CUDA_ERROR_INVALID_VALUE;
+    if (bytesize > host_ram())
+        return CUDA_ERROR_OUT_OF_MEMORY;
     h = malloc(sizeof *h);
     if (!h || posix_memalign(&h->p, 4096, bytesize) != 0) {
         free(h);

@@ -304,13 +304,17 @@ static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t strea
     }
 }
 
-/* An allocation no device can hold, through one of the device APIs. */
+/* An allocation no device (or host) can hold, through one of the device APIs
+ * or as pinned host memory. */
 static void fail_one(uint64_t *s, cudaStream_t stream)
 {
     void *p;
     CUdeviceptr d;
     size_t pitch;
-    switch (below(s, 4)) {
+    switch (below(s, 5)) {
+    case 4:
+        EXPECT(cudaMallocHost(&p, HUGE), cudaErrorMemoryAllocation); /* pinned host memory */
+        break;
     case 0:
         EXPECT(cudaMalloc(&p, HUGE), cudaErrorMemoryAllocation);
         break;

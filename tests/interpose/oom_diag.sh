@@ -79,6 +79,14 @@ grep -q "invalid: 1" "$outdir/invalid.stdout" || fail "invalid: cudaMallocPitch 
     fail "invalid: not exactly one OOM diagnosis: $(grep "OUT OF MEMORY" "$outdir/invalid.stderr")"
 has invalid "OUT OF MEMORY: cudaMalloc of 48.00 MiB failed with error 2"
 
+# host: pinned host memory that cannot be had: its diagnosis names host
+# memory, not device -1 and the current device's free bytes.
+env VRAMTRACE_OUTPUT="$outdir/host.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
+    "$program" host >"$outdir/host.stdout" 2>"$outdir/host.stderr" || fail "host: exit status $?"
+grep -q "host: 2" "$outdir/host.stdout" || fail "host: cudaMallocHost did not fail with 2"
+has host "OUT OF MEMORY: cudaMallocHost of 16.00 TiB of pinned host memory failed with error 2"
+! grep -q "on device -1" "$outdir/host.stderr" || fail "host: the diagnosis names device -1"
+
 run quiet VRAMTRACE_QUIET=1
 if grep -q "vramtrace" "$outdir/quiet.stderr"; then
     cat "$outdir/quiet.stderr" >&2

@@ -6,8 +6,9 @@
  * same three allocations and the failure from main itself, each at its own
  * line (the diagnosis must name main at each line, not a frame every stack
  * shares); "invalid" first makes an allocation call with an invalid argument
- * (its error is not out of memory: no diagnosis). Stdout must be the same with and without the
- * preload (apart from the pid line). */
+ * (its error is not out of memory: no diagnosis); "host" first fails to pin
+ * 16 TiB of host memory (a diagnosis of pinned host memory, not a device's). Stdout must be the
+ * same with and without the preload (apart from the pid line). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "flat") == 0)
             return flat();
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "host") == 0) { /* more pinned host memory than any host has */
+            void *h = NULL;
+            printf("host: %d\n", (int)cudaMallocHost(&h, (size_t)1 << 44));
+            (void)cudaGetLastError();
+        }
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "invalid") == 0) {
             size_t pitch;

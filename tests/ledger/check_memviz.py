@@ -4,9 +4,10 @@ against the simulated device's ledger (the independent ground truth).
 
 usage: check_memviz.py --ledger FILE --snapshot PICKLE --report JSON [--pid P] [--perturb]
 
-The snapshot is taken at the run's fatal failure (report/memviz.c; PyTorch's
-OOM observer does the same): the report's OOM marked fatal, the n-th failed
-allocation of the run, is the n-th "fail" line of the ledger. Its segments must be
+The snapshot is taken at the run's last out-of-memory failure of device
+memory that was not recovered (report/memviz.c; PyTorch's OOM observer does
+the same): that entry of the report's ooms, the n-th failed allocation of the
+run, is the n-th "fail" line of the ledger. Its segments must be
 exactly the device and managed allocations the ledger has live at that
 failure, on every device: the same (device, address, size) triples, one
 block each (a run without NVTX heaps). Its device_traces, replayed
@@ -58,10 +59,11 @@ def fatal_index(path):
             ooms = json.load(f)["ooms"]
         except (ValueError, KeyError) as e:
             raise Unusable(f"{path}: no JSON report with ooms ({e})")
-    fatal = [i for i, o in enumerate(ooms) if o.get("fatal")]
+    fatal = [i for i, o in enumerate(ooms) if not o.get("recovered")
+             and o.get("verdict") != "error" and o.get("device", -1) >= 0]
     if not fatal:
-        raise Unusable(f"{path}: no fatal failure: the snapshot is not taken at one")
-    return fatal[0], len(ooms)
+        raise Unusable(f"{path}: no device out-of-memory failure: the snapshot is not taken at one")
+    return fatal[-1], len(ooms)
 
 
 def live_at_fatal(lines, index, listed):

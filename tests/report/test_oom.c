@@ -447,6 +447,54 @@ static void test_oom_other_errors(void **state)
     unlink(tmp_path("only_errors"));
 }
 
+/* A failure of pinned host memory (cudaMallocHost, device -1): host RAM, not
+ * the device's. It was explained as live data + the request exceeding the
+ * current device (whose free bytes the failure sampled), with a device site
+ * at 10485760000% of 0 B; its live data are now the pinned bytes, its sites
+ * the pinned allocations', and the text says the device has no part in it. */
+static void test_oom_pinned_host(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "pinned_host", 0, NULL);
+    vtg_stack(&g, 2, 0, 0x1200);
+    vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
+    vt_event h = {.type = VT_REC_ALLOC,
+                  .ts_ns = g.t0 + 20,
+                  .u.alloc = {.addr = 0x7f0000000000,
+                              .size = 100 * MiB,
+                              .stack = 2,
+                              .device = -1,
+                              .api = VT_API_CUDA_MALLOC_HOST}};
+    vt_event f = {.type = VT_REC_ALLOC_FAILED,
+                  .ts_ns = g.t0 + 30,
+                  .u.failed = {.size = 8192 * MiB,
+                               .error = 2,
+                               .stack = 2,
+                               .device = -1,
+                               .api = VT_API_CUDA_MALLOC_HOST,
+                               .free_bytes = 900 * MiB,
+                               .total_bytes = 1024 * MiB}};
+    assert_int_equal(vt_write(g.tb, &h), 0);
+    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_end(&g, 50, 1);
+    vr_report *r = close_and_analyze(&g, "pinned_host");
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_int_equal(o->live_allocated, 100 * MiB);
+    assert_int_equal(o->ntop_sites, 1);
+    assert_int_equal(o->top_sites[0].stack.id, 2);
+    assert_non_null(strstr(o->explanation, "pinned host memory: 100.00 MiB of it live"));
+    assert_non_null(strstr(o->explanation, "the device has no part in it"));
+    assert_non_null(strstr(o->explanation, "(100.00 MiB, 100%)"));
+    vr_headline h2;
+    vr_headline_of(r, &h2);
+    assert_non_null(strstr(h2.text, "of pinned host memory failed"));
+    assert_non_null(strstr(h2.remedy, "pin less host memory"));
+    vr_report_free(r);
+    unlink(tmp_path("pinned_host"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -462,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_oom_pool_limit),
         cmocka_unit_test(test_oom_rounding_not_external),
         cmocka_unit_test(test_oom_other_errors),
+        cmocka_unit_test(test_oom_pinned_host),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
