@@ -290,13 +290,14 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
         o->o.batch = o->o.max_batch = -1;
         o->o.batch_kind = "";
     }
+    if (o->o.device < 0) /* pinned host memory: its live bytes are the host's */
+        o->o.live_allocated = o->o.live_reserved = s->host_pinned;
     if (!oom) { /* another error: no memory state explains it */
         o->o.verdict = VR_VERDICT_ERROR;
         return;
     }
     if (o->o.device < 0) { /* pinned host memory: the device has no part in it */
         o->o.verdict = VR_VERDICT_CAPACITY;
-        o->o.live_allocated = o->o.live_reserved = s->host_pinned;
         vr_map host;
         group_device_sites(s, -1, &host);
         top_sites(s, o, &host);

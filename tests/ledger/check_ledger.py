@@ -23,7 +23,9 @@ only.
 --devices also holds the device totals against it: each device's
 "peak_allocated_bytes" (devices[]) and the run's (totals) are the peaks of the
 live bytes of kinds device, managed and vmm on that device and on all devices
-together, in the ledger's order. Only for a run without NVTX heaps (the
+together, in the ledger's order; each failed allocation's
+"live_allocated_bytes" (ooms[], when the report lists every failure) is its
+device's total then (pinned host memory's for a failure on the host). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
 """
 import argparse
@@ -93,6 +95,7 @@ class Process:
         # device, and of all devices together
         self.dev_live, self.dev_peak = {}, {}
         self.all_live = self.all_peak = 0
+        self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
 
     def total(self, device, kind, delta):
         """A live-bytes change of (device, kind) in the device totals."""
@@ -155,6 +158,11 @@ class Process:
             k = self.key(field(o, "device", where), field(o, "kind", where))
             k.failed += 1
             k.at_failures.append(k.live_bytes)
+            if o["device"] >= 0:
+                self.fail_live.append(self.dev_live.get(o["device"], 0))
+            else:
+                self.fail_live.append(sum(v.live_bytes for (d, _), v in self.keys.items()
+                                          if d < 0))
         elif op in ("vmm_create", "vmm_map", "vmm_unmap", "vmm_release"):
             self.vmm(op, o, where)
         elif op == "exit":
@@ -285,6 +293,12 @@ def compare_devices(proc, report):
     total = report.get("totals", {}).get("peak_allocated_bytes")
     if total != all_peak:
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
+    ooms = report.get("ooms", [])
+    if len(ooms) == len(proc.fail_live):  # every failure listed (a report keeps 1000)
+        for n, (o, want) in enumerate(zip(ooms, proc.fail_live), 1):
+            if o.get("live_allocated_bytes") != want:
+                problems.append(f"failed allocation {n}: live_allocated_bytes: report "
+                                f"{o.get('live_allocated_bytes')}, ledger {want}")
     return problems
 
 

@@ -169,6 +169,7 @@ class CheckLedger(unittest.TestCase):
         r["devices"] = [{"id": 0, "peak_allocated_bytes": 5096},
                         {"id": 1, "peak_allocated_bytes": 2 << 20}]
         r["totals"] = {"peak_allocated_bytes": 4096 + (2 << 20)}
+        r["ooms"] = [{"live_allocated_bytes": 5096}, {"live_allocated_bytes": 2 << 20}]
         return r
 
     def test_device_peaks(self):
@@ -186,6 +187,12 @@ class CheckLedger(unittest.TestCase):
         self.assertIn("totals: peak_allocated_bytes", out)
         rc, out = self.run_checker(r)  # without --devices: the accounting only
         self.assertEqual(rc, 0, out)
+        r = self.devices_report()
+        r["ooms"][1]["live_allocated_bytes"] = (2 << 20) + 4096  # device 0's bytes counted in
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("failed allocation 2: live_allocated_bytes: report 2101248, ledger 2097152",
+                      out)
 
     def test_process_without_exit_leaks_what_is_live_at_the_end(self):
         self.write_ledger([o for o in ledger_lines() if o["op"] != "exit"])
