@@ -2,11 +2,21 @@
  * pytest-memray's limit_memory / limit_leaks. */
 #include "internal.h"
 
+#include <inttypes.h>
+#include <string.h>
+
+/* One broken limit; both sizes in bytes too when they format alike (a limit
+ * a few bytes under the value). */
 static int broken(FILE *out, const char *what, uint64_t got, int64_t limit)
 {
     char a[32], b[32];
-    fprintf(out, "%s %s exceeds the limit %s\n", what, vr_format_size(got, a, sizeof a),
-            vr_format_size((uint64_t)limit, b, sizeof b));
+    vr_format_size(got, a, sizeof a);
+    vr_format_size((uint64_t)limit, b, sizeof b);
+    if (strcmp(a, b))
+        fprintf(out, "%s %s exceeds the limit %s\n", what, a, b);
+    else
+        fprintf(out, "%s %s (%" PRIu64 " bytes) exceeds the limit %s (%" PRId64 " bytes)\n", what,
+                a, got, b, limit);
     return 1;
 }
 
