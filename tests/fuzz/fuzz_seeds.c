@@ -155,15 +155,13 @@ static int report_seeds(const char *dir)
         fprintf(stderr, "vt_fuzz_seeds: the symbols seed failed\n");
         return 1;
     }
-    static const char *const names[] = {"basic", "growth",   "capacity", "leakoom",
-                                        "frag",  "external", "xss",      "noend",
-                                        "empty", "badutf8",  "sections"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s.vtrace", dir, names[i]);
-        snprintf(out, sizeof out, "%s/%s.batch", dir, names[i]);
+    const char *name;
+    for (size_t i = 0; (name = vtg_scenario_name(i)); i++) {
+        snprintf(path, sizeof path, "%s/%s.vtrace", dir, name);
+        snprintf(out, sizeof out, "%s/%s.batch", dir, name);
         unlink(path);
-        if (vtg_scenario(names[i], path) < 0 || write_batch_seed(path, out) < 0) {
-            fprintf(stderr, "vt_fuzz_seeds: scenario %s failed\n", names[i]);
+        if (vtg_scenario(name, path) < 0 || write_batch_seed(path, out) < 0) {
+            fprintf(stderr, "vt_fuzz_seeds: scenario %s failed\n", name);
             return 1;
         }
     }

@@ -385,33 +385,83 @@ static void sc_badutf8(vtg *g)
     vtg_end(g, 600, 0);
 }
 
+/* An event of the failure kinds a report tells apart, on two devices: a
+ * device-1 site larger than device 0's, odd-sized allocations (the driver's
+ * rounding), a stream-ordered failure whose pool is at its own limit with room
+ * on the device, a failure of another error (700), pinned host memory that
+ * could not be had, and a device out-of-memory failure last. */
+static void sc_failures(vtg *g)
+{
+    vtg_device(g, 0, "SimGPU", GiB);
+    vtg_device(g, 1, "SimGPU", GiB);
+    vtg_stack(g, 1, 0, 0x1100);
+    vtg_stack(g, 2, 1, 0x1200);
+    vtg_meminfo(g, 5, GiB, GiB);
+    for (uint64_t i = 0; i < 8; i++)
+        vtg_alloc(g, 10 + i, 0x10000000 + i * 4 * MiB, 3 * MiB + i, 1);
+    put(g, (vt_event){.type = VT_REC_ALLOC,
+                      .ts_ns = g->t0 + 30,
+                      .u.alloc = {0x40000000, 200 * MiB, 2, 1, VT_API_CUDA_MALLOC, 0}});
+    put(g, (vt_event){.type = VT_REC_ALLOC,
+                      .ts_ns = g->t0 + 35,
+                      .u.alloc = {0x7f0000000000, 64 * MiB, 2, -1, VT_API_CUDA_MALLOC_HOST, 0}});
+    vtg_alloc_api(g, 40, 0x20000000, 30 * MiB, 2, VT_API_CUDA_MALLOC_ASYNC);
+    put(g, (vt_event){.type = VT_REC_POOL_STAT,
+                      .ts_ns = g->t0 + 50,
+                      .u.pool = {.device = 0,
+                                 .pool = 0x5000,
+                                 .reserved_bytes = 32 * MiB,
+                                 .used_bytes = 30 * MiB}});
+    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
+                      .ts_ns = g->t0 + 50,
+                      .u.failed = {8 * MiB, 2, 2, 0, VT_API_CUDA_MALLOC_ASYNC, 968 * MiB, GiB}});
+    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
+                      .ts_ns = g->t0 + 60,
+                      .u.failed = {MiB, 700, 1, 0, VT_API_CUDA_MALLOC, 800 * MiB, GiB}});
+    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
+                      .ts_ns = g->t0 + 70,
+                      .u.failed = {64 * GiB, 2, 2, -1, VT_API_CUDA_MALLOC_HOST, 800 * MiB, GiB}});
+    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
+                      .ts_ns = g->t0 + 80,
+                      .u.failed = {2 * GiB, 2, 1, 0, VT_API_CUDA_MALLOC, 700 * MiB, GiB}});
+    vtg_end(g, 100, 1);
+}
+
+/* The scenarios by name (vtg_scenario), with the argv of their header. */
+static const struct {
+    const char *name;
+    void (*fn)(vtg *);
+    int argc;
+    const char *argv[4];
+} scenarios[] = {
+    {"basic", sc_basic, 1, {"basic"}},
+    {"growth", sc_growth, 1, {"growth"}},
+    {"capacity", sc_capacity, 3, {"train", "--batch", "64"}},
+    {"leakoom", sc_leakoom, 1, {"leakoom"}},
+    {"frag", sc_frag, 1, {"frag"}},
+    {"external", sc_external, 1, {"external"}},
+    {"xss", sc_xss, 2, {"xss", "<b>bold</b>"}},
+    {"noend", sc_noend, 1, {"noend"}},
+    {"empty", sc_empty, 1, {"empty"}},
+    {"badutf8", sc_badutf8, 2, {"bad\xff", "arg\xc0\xafx"}},
+    {"sections", sc_sections, 3, {"train", "--batch", "64"}},
+    {"failures", sc_failures, 1, {"failures"}},
+};
+
+const char *vtg_scenario_name(size_t i)
+{
+    return i < sizeof scenarios / sizeof scenarios[0] ? scenarios[i].name : NULL;
+}
+
 int vtg_scenario(const char *name, const char *path)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(vtg *);
-        int argc;
-        const char *argv[4];
-    } sc[] = {
-        {"basic", sc_basic, 1, {"basic"}},
-        {"growth", sc_growth, 1, {"growth"}},
-        {"capacity", sc_capacity, 3, {"train", "--batch", "64"}},
-        {"leakoom", sc_leakoom, 1, {"leakoom"}},
-        {"frag", sc_frag, 1, {"frag"}},
-        {"external", sc_external, 1, {"external"}},
-        {"xss", sc_xss, 2, {"xss", "<b>bold</b>"}},
-        {"noend", sc_noend, 1, {"noend"}},
-        {"empty", sc_empty, 1, {"empty"}},
-        {"badutf8", sc_badutf8, 2, {"bad\xff", "arg\xc0\xafx"}},
-        {"sections", sc_sections, 3, {"train", "--batch", "64"}},
-    };
-    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
-        if (strcmp(sc[i].name, name) != 0)
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(scenarios[i].name, name) != 0)
             continue;
         vtg g;
-        if (vtg_open(&g, path, sc[i].argc, sc[i].argv) < 0)
+        if (vtg_open(&g, path, scenarios[i].argc, scenarios[i].argv) < 0)
             return -1;
-        sc[i].fn(&g);
+        scenarios[i].fn(&g);
         return vtg_close(&g);
     }
     return -1;

@@ -58,10 +58,12 @@ void vtg_region_name(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint32_t 
 void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr);
 void vtg_end(vtg *g, uint64_t t, int status);
 
-/* Write one of the named scenarios to path: basic, growth, capacity,
- * leakoom, frag, external, xss, noend, empty, badutf8, sections. Returns 0, or -1 (unknown name,
- * I/O). */
+/* Write one of the named scenarios to path (their names: vtg_scenario_name).
+ * Returns 0, or -1 (unknown name, I/O). */
 int vtg_scenario(const char *name, const char *path);
+/* The i-th scenario's name (basic, growth, capacity, leakoom, frag, external,
+ * xss, noend, empty, badutf8, sections, failures), NULL past the last. */
+const char *vtg_scenario_name(size_t i);
 /* A large trace for the benchmark: about `events` events. */
 int vtg_big(const char *path, uint64_t events);
 /* A trace small on disk whose report state grows with n: kind "stacks" (n
