@@ -106,7 +106,7 @@ static void top_sites(vr_state *s, vr_oom_raw *o, const vr_map *dev)
             top_keep(o, c->key, c->live, c->live_count);
         return;
     }
-    for (const dev_site *e; (e = vr_map_next((vr_map *)dev, &i));)
+    for (const dev_site *e; (e = vr_map_next(dev, &i));)
         top_keep(o, e->key, e->live, e->count);
 }
 
