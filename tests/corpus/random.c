@@ -14,9 +14,16 @@
  * of the threads race); the second wave frees what the first left. main then
  * frees a random half of what is left and leaks the rest. Each call's result
  * is checked (corpus.h); the run prints how many allocations and frees it
- * made of each kind. */
+ * made of each kind.
+ *
+ * Threads also push and pop NVTX ranges r0..r3 at random. With CORPUS_RANGES
+ * set, each device-memory allocation appends "a ADDRESS RANGE" (VMM: "h
+ * HANDLE RANGE") to that file, RANGE its thread's innermost range ("-" none),
+ * in the order of the allocations at each address: tests/ledger/
+ * check_ranges.py holds the report's peak by NVTX range against it. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -70,6 +77,9 @@ static uint64_t seed;
 static cudaMemPool_t pools[DEVICES];
 #define POOL_MAX (32 * MiB)
 static size_t ops = 400;
+static FILE *ranges_log;                       /* CORPUS_RANGES, under pool_lock */
+static _Thread_local const char *tl_range[16]; /* this thread's NVTX ranges, innermost last */
+static _Thread_local int tl_depth;
 static unsigned long done[K_KINDS][2]; /* allocations, frees (under pool_lock) */
 
 /* splitmix64: one state per thread. */
@@ -93,10 +103,22 @@ static size_t random_size(uint64_t *s)
     return ((size_t)1 << bits) + below(s, (size_t)1 << bits);
 }
 
+/* Whether e is device memory (what the report's peak counts by range). */
+static int device_memory(const entry *e)
+{
+    return e->kind != K_HOST && e->kind != K_HOSTALLOC && e->kind != K_REGISTERED &&
+           e->kind != K_CU_HOST && e->kind != K_CU_REGISTERED;
+}
+
 static void put(const entry *e)
 {
     pthread_mutex_lock(&pool_lock);
     REQUIRE(npool < POOL);
+    if (ranges_log && device_memory(e))
+        fprintf(ranges_log, "%s %llx %s\n", e->kind == K_VMM ? "h" : "a",
+                e->kind == K_VMM ? (unsigned long long)e->handle
+                                 : (unsigned long long)(uintptr_t)e->p,
+                tl_depth ? tl_range[tl_depth - 1] : "-");
     pool[npool++] = *e;
     done[e->kind][0]++;
     pthread_mutex_unlock(&pool_lock);
@@ -369,8 +391,19 @@ static void *worker(void *arg)
                 free_one(&s, &e, device, streams[device]);
         } else if (r < 90) {
             fail_one(&s, streams[device]);
-        } else if (r < 95) {
+        } else if (r < 92) {
             bad_free(&s);
+        } else if (r < 94) {
+            static const char *const names[] = {"r0", "r1", "r2", "r3"};
+            if (tl_depth < 16) {
+                tl_range[tl_depth++] = names[below(&s, 4)];
+                nvtxRangePushA(tl_range[tl_depth - 1]);
+            }
+        } else if (r < 96) {
+            if (tl_depth > 0) {
+                tl_depth--;
+                nvtxRangePop();
+            }
         } else if (r < 97) {
             size_t f, total;
             EXPECT(cudaMemGetInfo(&f, &total), cudaSuccess);
@@ -398,6 +431,11 @@ int main(int argc, char **argv)
     seed = strtoull(argv[1], NULL, 0);
     if (argc > 2)
         ops = strtoull(argv[2], NULL, 0);
+    const char *log = getenv("CORPUS_RANGES");
+    if (log && !(ranges_log = fopen(log, "w"))) {
+        perror(log);
+        return 2;
+    }
     EXPECT(cuInit(0), CUDA_SUCCESS);
     for (int d = 0; d < DEVICES; d++) {
         struct cudaMemPoolProps props;
@@ -427,5 +465,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < K_KINDS; k++)
         printf("%-10s %4lu allocations %4lu frees\n", KIND_NAMES[k], done[k][0], done[k][1]);
     printf("%zu left live\n", npool);
+    if (ranges_log)
+        REQUIRE(fclose(ranges_log) == 0);
     return 0;
 }

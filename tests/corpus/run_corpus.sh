@@ -22,6 +22,9 @@ if [ "$mode" = nodriver ]; then
     mkdir -p "$libdir" && cp "$simdir/libcudart.so.13" "$libdir/" || exit 1
 fi
 ledger=$outdir/ledger.jsonl trace=$outdir/trace.vtrace report=$outdir/report.json
+# CORPUS_RANGES_CHECK=1 (random.c): the program records each allocation's
+# NVTX range in CORPUS_RANGES, checked below.
+[ -n "${CORPUS_RANGES_CHECK:-}" ] && export CORPUS_RANGES="$outdir/ranges.txt"
 env VRAMTRACE_SIM_LEDGER="$ledger" VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" \
     LD_LIBRARY_PATH="$libdir" "$@" >"$outdir/stdout" 2>"$outdir/stderr"
 st=$?
@@ -50,5 +53,12 @@ if [ -n "${CORPUS_MEMVIZ:-}" ]; then
     python3 "$(dirname "$checker")/check_memviz.py" --ledger "$ledger" --perturb \
         --snapshot "$outdir/snapshot.pickle" --report "$report" >/dev/null
     [ $? -eq 1 ] || fail "check_memviz.py --perturb did not catch the moved allocation"
+fi
+if [ -n "${CORPUS_RANGES_CHECK:-}" ]; then
+    python3 "$(dirname "$checker")/check_ranges.py" --ledger "$ledger" --ranges "$CORPUS_RANGES" \
+        --report "$report" || fail "the peak by NVTX range does not match ($outdir)"
+    python3 "$(dirname "$checker")/check_ranges.py" --ledger "$ledger" --ranges "$CORPUS_RANGES" \
+        --report "$report" --perturb >/dev/null
+    [ $? -eq 1 ] || fail "check_ranges.py --perturb did not catch the moved allocation"
 fi
 echo "run_corpus: ok ($(basename "$1"))"
