@@ -542,6 +542,10 @@ static const char *error_meaning(int32_t error)
     case 700:
         return " (illegal address: an earlier kernel faulted and the context is lost, so "
                "every later call fails)";
+    case 712:
+        return " (host memory already registered)";
+    case 713:
+        return " (host memory not registered)";
     case 719:
         return " (launch failure: an earlier kernel failed and the context is lost)";
     default:
@@ -553,13 +557,15 @@ static const char *error_meaning(int32_t error)
 static const char *explain_error(vr_arena *a, const vr_oom *o)
 {
     char b1[32];
-    return vr_sprintf(a,
-                      "not out of memory: the call failed with error %d%s, not the "
-                      "out-of-memory error (2: cudaErrorMemoryAllocation, "
-                      "CUDA_ERROR_OUT_OF_MEMORY); the device had %s free",
-                      o->error, error_meaning(o->error),
-                      o->device_total_bytes ? vr_format_size(o->device_free_bytes, b1, sizeof b1)
-                                            : "an unknown amount");
+    const char *e = vr_sprintf(a,
+                               "not out of memory: the call failed with error %d%s, not the "
+                               "out-of-memory error (2: cudaErrorMemoryAllocation, "
+                               "CUDA_ERROR_OUT_OF_MEMORY)",
+                               o->error, error_meaning(o->error));
+    if (o->device < 0 || !o->device_total_bytes) /* host memory: the device says nothing */
+        return e;
+    return vr_sprintf(a, "%s; the device had %s free", e,
+                      vr_format_size(o->device_free_bytes, b1, sizeof b1));
 }
 
 static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)

@@ -211,6 +211,26 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
     }
 }
 
+/* The healthy verdict's account of leaks, growth and failures: no device
+ * memory leaked (pinned host memory that was is named), no growth, and no
+ * failed allocation, or none fatal (the failed ones were recovered or not out
+ * of memory). */
+static const char *healthy_rest(const vr_report *r)
+{
+    char b1[32];
+    const char *leaks =
+        r->host_leaked_bytes
+            ? vr_sprintf(r->arena, "no device memory leaked (%s of pinned host memory was)",
+                         SZ(r->host_leaked_bytes, b1))
+            : "nothing leaked";
+    if (!r->failed_allocations)
+        return vr_sprintf(r->arena, "%s, no growth, no failed allocation", leaks);
+    return vr_sprintf(r->arena,
+                      "%s, no growth, no out-of-memory failure left unrecovered (%" PRIu64
+                      " failed allocations: %" PRIu64 " recovered, %" PRIu64 " not out of memory)",
+                      leaks, r->failed_allocations, r->recovered_allocations, r->error_allocations);
+}
+
 static void headline_rest(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32], b3[32];
@@ -230,18 +250,15 @@ static void headline_rest(const vr_report *r, vr_headline *h)
     for (size_t i = 0; i < r->ndevices; i++)
         total = r->devices[i].total_bytes > total ? r->devices[i].total_bytes : total;
     h->kind = "healthy";
+    const char *rest = healthy_rest(r);
     if (total)
-        h->text = vr_sprintf(r->arena,
-                             "HEALTHY: peak reserved %s of %s (%.1f%%), headroom %s; nothing "
-                             "leaked, no growth, no failed allocation",
+        h->text = vr_sprintf(r->arena, "HEALTHY: peak reserved %s of %s (%.1f%%), headroom %s; %s",
                              SZ(r->peak_reserved, b1), SZ(total, b2),
                              100.0 * (double)r->peak_reserved / (double)total,
-                             SZ(total > r->peak_reserved ? total - r->peak_reserved : 0, b3));
+                             SZ(total > r->peak_reserved ? total - r->peak_reserved : 0, b3), rest);
     else
-        h->text = vr_sprintf(r->arena,
-                             "HEALTHY: peak reserved %s (device size unknown); nothing leaked, "
-                             "no growth, no failed allocation",
-                             SZ(r->peak_reserved, b1));
+        h->text = vr_sprintf(r->arena, "HEALTHY: peak reserved %s (device size unknown); %s",
+                             SZ(r->peak_reserved, b1), rest);
     h->remedy = "none needed";
 }
 

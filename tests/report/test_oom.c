@@ -495,6 +495,39 @@ static void test_oom_pinned_host(void **state)
     unlink(tmp_path("pinned_host"));
 }
 
+/* A healthy run that leaked pinned host memory and had a failed allocation
+ * of another error: its headline said "nothing leaked ... no failed
+ * allocation". */
+static void test_healthy_says_what_it_saw(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "healthy_truth", 0, NULL);
+    vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
+    vt_event h = {.type = VT_REC_ALLOC,
+                  .ts_ns = g.t0 + 20,
+                  .u.alloc = {.addr = 0x7f0000000000,
+                              .size = 5 * MiB,
+                              .stack = 1,
+                              .device = -1,
+                              .api = VT_API_CUDA_MALLOC_HOST}};
+    assert_int_equal(vt_write(g.tb, &h), 0);
+    failed_at(&g, 30, 1, 1);
+    vtg_free(&g, 40, 0x10000000);
+    vtg_end(&g, 50, 0);
+    vr_report *r = close_and_analyze(&g, "healthy_truth");
+    vr_headline hl;
+    vr_headline_of(r, &hl);
+    assert_string_equal(hl.kind, "healthy");
+    assert_non_null(
+        strstr(hl.text, "no device memory leaked (5.00 MiB of pinned host memory was)"));
+    assert_non_null(strstr(hl.text, "no out-of-memory failure left unrecovered (1 failed "
+                                    "allocations: 0 recovered, 1 not out of memory)"));
+    assert_null(strstr(hl.text, "nothing leaked"));
+    vr_report_free(r);
+    unlink(tmp_path("healthy_truth"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_oom_rounding_not_external),
         cmocka_unit_test(test_oom_other_errors),
         cmocka_unit_test(test_oom_pinned_host),
+        cmocka_unit_test(test_healthy_says_what_it_saw),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
