@@ -189,6 +189,15 @@ static void alloc_vmm(uint64_t *s, entry *e)
         EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
 }
 
+/* Host memory to register: *size rounded up to whole pages, page aligned. */
+static void *page_buffer(size_t *size)
+{
+    *size = (*size + 4095) / 4096 * 4096;
+    void *p = aligned_alloc(4096, *size);
+    REQUIRE(p != NULL);
+    return p;
+}
+
 static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
 {
     entry e = {.kind = (enum kind)below(s, K_KINDS), .device = device, .size = random_size(s)};
@@ -248,9 +257,7 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
             EXPECT(cuMemHostAlloc(&e.p, e.size, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
         break;
     case K_CU_REGISTERED:
-        e.size = (e.size + 4095) / 4096 * 4096;
-        e.p = aligned_alloc(4096, e.size);
-        REQUIRE(e.p != NULL);
+        e.p = page_buffer(&e.size);
         EXPECT(cuMemHostRegister(e.p, e.size, 0), CUDA_SUCCESS);
         break;
     case K_HOST:
@@ -260,9 +267,7 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
         EXPECT(cudaHostAlloc(&e.p, e.size, below(s, 2) ? cudaHostAllocMapped : 0), cudaSuccess);
         break;
     case K_REGISTERED:
-        e.size = (e.size + 4095) / 4096 * 4096;
-        e.p = aligned_alloc(4096, e.size);
-        REQUIRE(e.p != NULL);
+        e.p = page_buffer(&e.size);
         EXPECT(cudaHostRegister(e.p, e.size, 0), cudaSuccess);
         break;
     default:
