@@ -39,7 +39,7 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
                 vr_format_size((uint64_t)lim->max_growth, b, sizeof b));
         n++;
     }
-    uint64_t fatal = r->failed_allocations - r->recovered_allocations - r->error_allocations;
+    uint64_t fatal = vr_unrecovered_ooms(r);
     if (lim->no_oom && fatal) {
         fprintf(out, "%llu failed allocations not recovered (--no-oom; %llu more recovered)\n",
                 (unsigned long long)fatal, (unsigned long long)r->recovered_allocations);

@@ -30,11 +30,6 @@ static uint64_t fatal_live(const vr_report *r)
     return f == SIZE_MAX ? 0 : r->ooms[f].live_allocated;
 }
 
-static uint64_t unrecovered(const vr_report *r)
-{
-    return r->failed_allocations - r->recovered_allocations;
-}
-
 /* ---- text ------------------------------------------------------------------ */
 
 static void text_totals(FILE *f, const vr_diff *d)
@@ -49,8 +44,8 @@ static void text_totals(FILE *f, const vr_diff *d)
             USIZE(b->leaked_bytes), SSIZE(delta(a->leaked_bytes, b->leaked_bytes)));
     double ga = a->total_growth.bytes_per_iteration, gb = b->total_growth.bytes_per_iteration;
     fprintf(f, "growth/iteration %12s -> %-12s %s\n", SSIZE(ga), SSIZE(gb), SSIZE(gb - ga));
-    fprintf(f, "failed allocations (unrecovered) %" PRIu64 " -> %" PRIu64 "\n", unrecovered(a),
-            unrecovered(b));
+    fprintf(f, "out-of-memory failures (unrecovered) %" PRIu64 " -> %" PRIu64 "\n",
+            vr_unrecovered_ooms(a), vr_unrecovered_ooms(b));
 }
 
 static void text_stack(FILE *f, const vr_stack *st)
@@ -160,7 +155,7 @@ static void json_totals(FILE *f, const vr_diff *d)
     json_pair_d(f, "growth_bytes_per_iteration", a->total_growth.bytes_per_iteration,
                 b->total_growth.bytes_per_iteration);
     fputc(',', f);
-    json_pair_u(f, "unrecovered_failures", unrecovered(a), unrecovered(b));
+    json_pair_u(f, "unrecovered_failures", vr_unrecovered_ooms(a), vr_unrecovered_ooms(b));
     fputc(',', f);
     json_pair_u(f, "live_at_fatal_oom", fatal_live(a), fatal_live(b));
     fputs("},", f);
@@ -238,9 +233,9 @@ static void html_totals(FILE *f, const vr_diff *d)
     fprintf(f, "<tr><th>growth/iteration</th><td>%s</td><td>%s</td>", SSIZE(ga), SSIZE(gb));
     html_delta(f, gb - ga, SSIZE(gb - ga));
     fprintf(f,
-            "</tr>\n<tr><th>unrecovered failures</th><td>%" PRIu64 "</td><td>%" PRIu64
+            "</tr>\n<tr><th>unrecovered out-of-memory failures</th><td>%" PRIu64 "</td><td>%" PRIu64
             "</td><td></td></tr></table>\n",
-            unrecovered(a), unrecovered(b));
+            vr_unrecovered_ooms(a), vr_unrecovered_ooms(b));
 }
 
 /* Leading (leaf-side) frames every shown site shares (an allocator's own

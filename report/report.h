@@ -437,6 +437,11 @@ typedef struct vr_limits {
     bool no_oom;
 } vr_limits;
 
+/* Out-of-memory failures that were not recovered (failed allocations less the
+ * recovered ones and those of another error): what check --no-oom and diff
+ * count. */
+uint64_t vr_unrecovered_ooms(const vr_report *r);
+
 /* Write one line per broken limit to out; returns the number broken.
  * no_oom counts only unrecovered out-of-memory failures (vr_oom.recovered;
  * not VR_VERDICT_ERROR). */

@@ -557,6 +557,12 @@ size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top)
     return k < r->nooms ? k : SIZE_MAX;
 }
 
+uint64_t vr_unrecovered_ooms(const vr_report *r)
+{
+    uint64_t not_oom = r->recovered_allocations + r->error_allocations;
+    return r->failed_allocations > not_oom ? r->failed_allocations - not_oom : 0;
+}
+
 const char *vr_verdict_name(enum vr_verdict v)
 {
     switch (v) {

@@ -412,6 +412,7 @@ static void test_oom_other_errors(void **state)
     assert_int_equal(r->nooms, 3);
     assert_int_equal(r->failed_allocations, 3);
     assert_int_equal(r->error_allocations, 2);
+    assert_int_equal(vr_unrecovered_ooms(r), 1); /* what check --no-oom and diff count */
     assert_int_equal(vr_fatal_oom(r), 0);
     assert_int_equal(r->ooms[0].verdict, VR_VERDICT_CAPACITY);
     assert_int_equal(r->ooms[1].verdict, VR_VERDICT_ERROR);
@@ -435,6 +436,7 @@ static void test_oom_other_errors(void **state)
     vtg_end(&g, 50, 1);
     r = close_and_analyze(&g, "only_errors");
     assert_int_equal(vr_fatal_oom(r), SIZE_MAX);
+    assert_int_equal(vr_unrecovered_ooms(r), 0);
     vr_headline_of(r, &h);
     assert_string_not_equal(h.kind, "oom");
     vr_limits lim = {
