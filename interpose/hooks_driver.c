@@ -24,10 +24,10 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
     VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
                    SIZE, API, STREAM)
 /* Stream-ordered: a failure also records its pool's state (POOL: the given
- * pool, 0 for the device's current one). */
-#define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL)                                        \
+ * pool, 0 for the device's current one); API: the plain or the from-pool one. */
+#define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
     VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL,   \
-                           PTR, SIZE, VT_API_CU_MEM_ALLOC_ASYNC, STREAM,                           \
+                           PTR, SIZE, API, STREAM,                                                 \
                            vti_rec_pool_stat((uint64_t)(uintptr_t)(POOL), vti_driver_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
@@ -113,14 +113,14 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     ASYNC_HOOK(F_cuMemAllocAsync, alloc_async_fn, real(dptr, bytesize, hStream), *dptr, bytesize,
-               hStream, NULL);
+               hStream, NULL, VT_API_CU_MEM_ALLOC_ASYNC);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                  CUstream hStream)
 {
     ASYNC_HOOK(F_cuMemAllocAsync_ptsz, alloc_async_fn, real(dptr, bytesize, hStream), *dptr,
-               bytesize, hStream, NULL);
+               bytesize, hStream, NULL, VT_API_CU_MEM_ALLOC_ASYNC);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
@@ -137,14 +137,14 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t by
                                                     CUmemoryPool pool, CUstream hStream)
 {
     ASYNC_HOOK(F_cuMemAllocFromPoolAsync, alloc_pool_fn, real(dptr, bytesize, pool, hStream), *dptr,
-               bytesize, hStream, pool);
+               bytesize, hStream, pool, VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                          CUmemoryPool pool, CUstream hStream)
 {
     ASYNC_HOOK(F_cuMemAllocFromPoolAsync_ptsz, alloc_pool_fn, real(dptr, bytesize, pool, hStream),
-               *dptr, bytesize, hStream, pool);
+               *dptr, bytesize, hStream, pool, VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC);
 }
 
 typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,

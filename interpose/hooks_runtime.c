@@ -26,10 +26,10 @@ static int runtime_device(void)
     VTI_ALLOC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
                    SIZE, API, STREAM)
 /* Stream-ordered: a failure also records its pool's state (POOL: the given
- * pool, 0 for the device's current one). */
-#define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL)                                        \
+ * pool, 0 for the device's current one); API: the plain or the from-pool one. */
+#define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
     VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL,   \
-                           PTR, SIZE, VT_API_CUDA_MALLOC_ASYNC, STREAM,                            \
+                           PTR, SIZE, API, STREAM,                                                 \
                            vti_rec_pool_stat((uint64_t)(uintptr_t)(POOL), runtime_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
@@ -114,13 +114,13 @@ VTI_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 VTI_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
     ASYNC_HOOK(F_cudaMallocAsync, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
-               hStream, NULL);
+               hStream, NULL, VT_API_CUDA_MALLOC_ASYNC);
 }
 
 VTI_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
     ASYNC_HOOK(F_cudaMallocAsync_ptsz, malloc_async_fn, real(devPtr, size, hStream), *devPtr, size,
-               hStream, NULL);
+               hStream, NULL, VT_API_CUDA_MALLOC_ASYNC);
 }
 
 VTI_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
@@ -137,14 +137,14 @@ VTI_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemP
                                                cudaStream_t stream)
 {
     ASYNC_HOOK(F_cudaMallocFromPoolAsync, malloc_pool_fn, real(ptr, size, memPool, stream), *ptr,
-               size, stream, memPool);
+               size, stream, memPool, VT_API_CUDA_MALLOC_FROM_POOL_ASYNC);
 }
 
 VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
                                                     cudaStream_t stream)
 {
     ASYNC_HOOK(F_cudaMallocFromPoolAsync_ptsz, malloc_pool_fn, real(ptr, size, memPool, stream),
-               *ptr, size, stream, memPool);
+               *ptr, size, stream, memPool, VT_API_CUDA_MALLOC_FROM_POOL_ASYNC);
 }
 
 /* An application's memory query becomes a VT_REC_MEMINFO sample. */

@@ -31,6 +31,10 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
     [VT_API_CUDA_HOST_REGISTER] = {"cudaHostRegister", RT, VT_KIND_HOST_REGISTERED, false, ADDR},
     [VT_API_CU_MEM_HOST_REGISTER] = {"cuMemHostRegister", DRV, VT_KIND_HOST_REGISTERED, false,
                                      ADDR},
+    [VT_API_CUDA_MALLOC_FROM_POOL_ASYNC] = {"cudaMallocFromPoolAsync", RT, VT_KIND_DEVICE, true,
+                                            ADDR},
+    [VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC] = {"cuMemAllocFromPoolAsync", DRV, VT_KIND_DEVICE, true,
+                                             ADDR},
 };
 
 #undef RT

@@ -46,8 +46,8 @@ extern "C" {
 #define VT_MAGIC "VTRACE\0\n"
 #define VT_MAGIC_LEN 8
 /* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
- * 4: the module record's build_id */
-#define VT_FORMAT_VERSION 4u
+ * 4: the module record's build_id; 5: the from-pool stream-ordered apis */
+#define VT_FORMAT_VERSION 5u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -101,16 +101,18 @@ enum vt_api {
     VT_API_CUDA_MALLOC_PITCH = 3,     /* cudaMallocPitch (size = pitch * height) */
     VT_API_CUDA_MALLOC_3D = 4,        /* cudaMalloc3D (size = pitch * height * depth) */
     VT_API_CUDA_MALLOC_HOST = 5,      /* cudaMallocHost / cudaHostAlloc: pinned host */
-    VT_API_CUDA_MALLOC_ASYNC = 6,     /* cudaMallocAsync / cudaMallocFromPoolAsync */
+    VT_API_CUDA_MALLOC_ASYNC = 6,     /* cudaMallocAsync (before v5: also FromPool) */
     VT_API_CU_MEM_ALLOC = 7,          /* cuMemAlloc_v2 */
     VT_API_CU_MEM_ALLOC_PITCH = 8,    /* cuMemAllocPitch_v2 */
     VT_API_CU_MEM_ALLOC_MANAGED = 9,  /* cuMemAllocManaged */
     VT_API_CU_MEM_ALLOC_HOST = 10,    /* cuMemAllocHost_v2 / cuMemHostAlloc: pinned host */
-    VT_API_CU_MEM_ALLOC_ASYNC = 11,   /* cuMemAllocAsync / cuMemAllocFromPoolAsync */
+    VT_API_CU_MEM_ALLOC_ASYNC = 11,   /* cuMemAllocAsync (before v5: also FromPool) */
     VT_API_CU_MEM_CREATE = 12,        /* cuMemCreate (physical; address = handle) */
     VT_API_CUPTI = 13,                /* seen only by CUPTI activity */
     VT_API_CUDA_HOST_REGISTER = 14,   /* cudaHostRegister: host memory pinned in place (v2) */
     VT_API_CU_MEM_HOST_REGISTER = 15, /* cuMemHostRegister(_v2) (v2) */
+    VT_API_CUDA_MALLOC_FROM_POOL_ASYNC = 16,  /* cudaMallocFromPoolAsync (v5) */
+    VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC = 17, /* cuMemAllocFromPoolAsync (v5) */
     VT_API_MAX_
 };
 

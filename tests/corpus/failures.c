@@ -1,7 +1,9 @@
 /* failures: every kind of failed allocation the sim can give: invalid value
  * (NULL result pointer, bad flags, zero-sized driver allocation, bad pitch
- * element size), out of memory (device, managed, async, pitched) and a bad
- * stream; each counted once, with what is live at that moment. */
+ * element size), out of memory (device, managed, async from the current pool
+ * and from a pool by handle, through the runtime and the driver, pitched)
+ * and a bad stream; each counted once, with what is live at that moment, and
+ * named by the call that failed (check_ledger --devices compares the names). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -20,6 +22,10 @@ int main(void)
     EXPECT(cudaMallocManaged(&p, 16, 0x10), cudaErrorInvalidValue);
     EXPECT(cudaMallocManaged(&p, TOO_BIG, cudaMemAttachGlobal), cudaErrorMemoryAllocation);
     EXPECT(cudaMallocAsync(&p, TOO_BIG, 0), cudaErrorMemoryAllocation);
+    cudaMemPool_t pool;
+    EXPECT(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+    EXPECT(cudaMallocFromPoolAsync(&p, TOO_BIG, pool, 0), cudaErrorMemoryAllocation);
+    EXPECT(cuMemAllocFromPoolAsync(&d, TOO_BIG, (CUmemoryPool)pool, 0), CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT(cudaMallocPitch(&p, &pitch, 0, 10), cudaErrorInvalidValue);
     EXPECT(cudaMallocPitch(&p, &pitch, 1 << 20, 1 << 22), cudaErrorMemoryAllocation);
     EXPECT(cuMemAlloc(&d, 0), CUDA_ERROR_INVALID_VALUE);

@@ -25,7 +25,8 @@ only.
 live bytes of kinds device, managed and vmm on that device and on all devices
 together, in the ledger's order; each failed allocation's
 "live_allocated_bytes" (ooms[], when the report lists every failure) is its
-device's total then (pinned host memory's for a failure on the host). Only for a run without NVTX heaps (the
+device's total then (pinned host memory's for a failure on the host), and its
+"api" the ledger's (report_api). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
 """
 import argparse
@@ -96,6 +97,7 @@ class Process:
         self.dev_live, self.dev_peak = {}, {}
         self.all_live = self.all_peak = 0
         self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
+        self.fail_api = []  # the api of each fail, as the report names it (report_api)
 
     def total(self, device, kind, delta):
         """A live-bytes change of (device, kind) in the device totals."""
@@ -158,6 +160,7 @@ class Process:
             k = self.key(field(o, "device", where), field(o, "kind", where))
             k.failed += 1
             k.at_failures.append(k.live_bytes)
+            self.fail_api.append(report_api(o.get("api", "")))
             if o["device"] >= 0:
                 self.fail_live.append(self.dev_live.get(o["device"], 0))
             else:
@@ -176,6 +179,19 @@ class Process:
     def device_peaks(self):
         """{device: peak bytes} and the all-devices peak of the device totals."""
         return dict(self.dev_peak), self.all_peak
+
+
+# APIs the trace records under one name (trace/vtrace.h enum vt_api).
+SHARED_API = {"cudaHostAlloc": "cudaMallocHost", "cuMemHostAlloc": "cuMemAllocHost"}
+
+
+def report_api(name):
+    """The name the report gives an api the ledger names: without the driver's
+    versioned suffixes, shared names merged."""
+    for suffix in ("_ptsz", "_v2"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+    return SHARED_API.get(name, name)
 
 
 def field(obj, name, where):
@@ -295,10 +311,12 @@ def compare_devices(proc, report):
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
     ooms = report.get("ooms", [])
     if len(ooms) == len(proc.fail_live):  # every failure listed (a report keeps 1000)
-        for n, (o, want) in enumerate(zip(ooms, proc.fail_live), 1):
+        for n, (o, want, api) in enumerate(zip(ooms, proc.fail_live, proc.fail_api), 1):
             if o.get("live_allocated_bytes") != want:
                 problems.append(f"failed allocation {n}: live_allocated_bytes: report "
                                 f"{o.get('live_allocated_bytes')}, ledger {want}")
+            if o.get("api") != api:
+                problems.append(f"failed allocation {n}: api: report {o.get('api')}, ledger {api}")
     return problems
 
 

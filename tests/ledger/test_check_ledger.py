@@ -169,7 +169,8 @@ class CheckLedger(unittest.TestCase):
         r["devices"] = [{"id": 0, "peak_allocated_bytes": 5096},
                         {"id": 1, "peak_allocated_bytes": 2 << 20}]
         r["totals"] = {"peak_allocated_bytes": 4096 + (2 << 20)}
-        r["ooms"] = [{"live_allocated_bytes": 5096}, {"live_allocated_bytes": 2 << 20}]
+        r["ooms"] = [{"live_allocated_bytes": 5096, "api": "x"},
+                     {"live_allocated_bytes": 2 << 20, "api": "x"}]
         return r
 
     def test_device_peaks(self):
@@ -193,6 +194,19 @@ class CheckLedger(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("failed allocation 2: live_allocated_bytes: report 2101248, ledger 2097152",
                       out)
+        r = self.devices_report()
+        r["ooms"][0]["api"] = "cudaMallocAsync"  # a from-pool call under the plain name
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("failed allocation 1: api: report cudaMallocAsync, ledger x", out)
+
+    def test_report_api_names(self):
+        sys.path.insert(0, os.path.dirname(CHECKER))
+        import check_ledger
+        self.assertEqual(check_ledger.report_api("cuMemAlloc_v2"), "cuMemAlloc")
+        self.assertEqual(check_ledger.report_api("cudaHostAlloc"), "cudaMallocHost")
+        self.assertEqual(check_ledger.report_api("cudaMallocFromPoolAsync"),
+                         "cudaMallocFromPoolAsync")
 
     def test_process_without_exit_leaks_what_is_live_at_the_end(self):
         self.write_ledger([o for o in ledger_lines() if o["op"] != "exit"])
