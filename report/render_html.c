@@ -789,7 +789,13 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
  * time order, recovered ones muted. */
 static void ooms_table(FILE *f, const vr_report *r, size_t top)
 {
-    fprintf(f, "<summary><h3>Out of memory (%zu)</h3></summary>", r->nooms);
+    if (r->error_allocations) /* failures of other errors are listed too */
+        fprintf(f,
+                "<summary><h3>Out of memory (%zu; %" PRIu64 " of the failed allocations not out "
+                "of memory)</h3></summary>",
+                r->nooms, r->error_allocations);
+    else
+        fprintf(f, "<summary><h3>Out of memory (%zu)</h3></summary>", r->nooms);
     if (!r->nooms)
         return;
     fputs("<table id=\"ooms\"><tr><th>#, time</th><th>request</th><th>device free</th>"

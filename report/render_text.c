@@ -164,7 +164,13 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
  * numbers are the failures' order in time. */
 static void ooms(FILE *f, const vr_report *r, size_t top)
 {
-    fprintf(f, "\n-- Out of memory (%zu) --\n", r->nooms);
+    if (r->error_allocations) /* failures of other errors are listed too */
+        fprintf(f,
+                "\n-- Out of memory (%zu; %" PRIu64
+                " of the failed allocations not out of memory) --\n",
+                r->nooms, r->error_allocations);
+    else
+        fprintf(f, "\n-- Out of memory (%zu) --\n", r->nooms);
     if (r->failed_allocations > r->nooms)
         fprintf(f, "(%zu of %" PRIu64 " failed allocations kept: the first ones and the latest)\n",
                 r->nooms, r->failed_allocations);
