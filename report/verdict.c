@@ -227,8 +227,9 @@ static const char *healthy_rest(const vr_report *r)
         return vr_sprintf(r->arena, "%s, no growth, no failed allocation", leaks);
     return vr_sprintf(r->arena,
                       "%s, no growth, no out-of-memory failure left unrecovered (%" PRIu64
-                      " failed allocations: %" PRIu64 " recovered, %" PRIu64 " not out of memory)",
-                      leaks, r->failed_allocations, r->recovered_allocations, r->error_allocations);
+                      " failed allocation%s: %" PRIu64 " recovered, %" PRIu64 " not out of memory)",
+                      leaks, r->failed_allocations, r->failed_allocations == 1 ? "" : "s",
+                      r->recovered_allocations, r->error_allocations);
 }
 
 static void headline_rest(const vr_report *r, vr_headline *h)

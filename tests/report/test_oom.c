@@ -526,7 +526,7 @@ static void test_healthy_says_what_it_saw(void **state)
     assert_non_null(
         strstr(hl.text, "no device memory leaked (5.00 MiB of pinned host memory was)"));
     assert_non_null(strstr(hl.text, "no out-of-memory failure left unrecovered (1 failed "
-                                    "allocations: 0 recovered, 1 not out of memory)"));
+                                    "allocation: 0 recovered, 1 not out of memory)"));
     assert_null(strstr(hl.text, "nothing leaked"));
     vr_report_free(r);
     unlink(tmp_path("healthy_truth"));
