@@ -24,7 +24,7 @@ only.
 "peak_allocated_bytes" (devices[]) and the run's (totals) are the peaks of the
 live bytes of kinds device, managed and vmm on that device and on all devices
 together, in the ledger's order; each failed allocation's
-"live_allocated_bytes" (ooms[], when the report lists every failure) is its
+"live_allocated_bytes" (ooms[]: the first failures and the latest) is its
 device's total then (pinned host memory's for a failure on the host), and its
 "api" the ledger's (report_api). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
@@ -98,6 +98,7 @@ class Process:
         self.all_live = self.all_peak = 0
         self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
         self.fail_api = []  # the api of each fail, as the report names it (report_api)
+        self.fail_oom = []  # whether each fail is out of memory (error 2)
 
     def total(self, device, kind, delta):
         """A live-bytes change of (device, kind) in the device totals."""
@@ -161,6 +162,7 @@ class Process:
             k.failed += 1
             k.at_failures.append(k.live_bytes)
             self.fail_api.append(report_api(o.get("api", "")))
+            self.fail_oom.append(o.get("error") == 2)
             if o["device"] >= 0:
                 self.fail_live.append(self.dev_live.get(o["device"], 0))
             else:
@@ -310,8 +312,16 @@ def compare_devices(proc, report):
     if total != all_peak:
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
     ooms = report.get("ooms", [])
-    if len(ooms) == len(proc.fail_live):  # every failure listed (a report keeps 1000)
-        for n, (o, want, api) in enumerate(zip(ooms, proc.fail_live, proc.fail_api), 1):
+    # a report keeps the first failures and, past its cap, always the latest
+    # out-of-memory one in its last slot (report/oom.c, VR_MAX_OOMS): the
+    # ledger's failures it lists, by number
+    kept = list(range(1, len(ooms) + 1))
+    if ooms and len(ooms) < len(proc.fail_live):
+        kept[-1] = max(n for n in range(len(ooms), len(proc.fail_live) + 1)
+                       if n == len(ooms) or proc.fail_oom[n - 1])
+    if len(ooms) <= len(proc.fail_live):
+        for o, n in zip(ooms, kept):
+            want, api = proc.fail_live[n - 1], proc.fail_api[n - 1]
             if o.get("live_allocated_bytes") != want:
                 problems.append(f"failed allocation {n}: live_allocated_bytes: report "
                                 f"{o.get('live_allocated_bytes')}, ledger {want}")

@@ -7,7 +7,8 @@ usage: check_memviz.py --ledger FILE --snapshot PICKLE --report JSON [--pid P] [
 The snapshot is taken at the run's last out-of-memory failure of device
 memory that was not recovered (report/memviz.c; PyTorch's OOM observer does
 the same): that entry of the report's ooms, the n-th failed allocation of the
-run, is the n-th "fail" line of the ledger. Its segments must be
+run, is the n-th "fail" line of the ledger (the report's last entry is the
+latest: it keeps the first failures and always the latest). Its segments must be
 exactly the device and managed allocations the ledger has live at that
 failure, on every device: the same (device, address, size) triples, one
 block each (a run without NVTX heaps). Its device_traces, replayed
@@ -70,9 +71,14 @@ def live_at_fatal(lines, index, listed):
     """The exported allocations live at the index-th failure: {(device, addr): size},
     and that failure's device."""
     fails = [i for i, e in enumerate(lines) if e.get("op") == "fail"]
-    if len(fails) != listed:
+    if len(fails) < listed:
         raise Unusable(f"the ledger has {len(fails)} failed allocations, the report lists "
-                       f"{listed} (a report keeps 1000 at most)")
+                       f"{listed}")
+    # a report keeps the first failures and, past its cap, always the latest
+    # out-of-memory one in its last slot (report/oom.c, VR_MAX_OOMS)
+    if index == listed - 1 and len(fails) > listed:
+        index = max(k for k in range(listed - 1, len(fails))
+                    if k == listed - 1 or lines[fails[k]].get("error") == 2)
     last = fails[index]
     live = {}
     for e in lines[:last]:

@@ -200,6 +200,28 @@ class CheckLedger(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("failed allocation 1: api: report cudaMallocAsync, ledger x", out)
 
+    def test_failures_past_the_report_cap(self):
+        """A report past its cap lists the first failures and the latest: its last
+        entry is the ledger's last failure, not the one at its own position."""
+        lines = ledger_lines()
+        exit_line = lines.pop()
+        n = exit_line["seq"]
+        lines.append({"seq": n, "pid": PID, "tid": PID, "t_ns": n * 10, "op": "fail",
+                      "api": "x", "error": 2, "kind": "device", "device": 0, "size": 1 << 40})
+        lines.append(dict(exit_line, seq=n + 1))
+        self.write_ledger(lines)
+        r = self.devices_report()
+        e = self.entry(r, 0, "device")
+        e["failed"], e["live_bytes_at_failures"] = 2, [5096, 4096]
+        r["ooms"] = [{"live_allocated_bytes": 5096, "api": "x"},
+                     {"live_allocated_bytes": 4096, "api": "x"}]  # failures 1 and 3
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["ooms"][1]["live_allocated_bytes"] = 2 << 20  # failure 2's, at its own position
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("failed allocation 3: live_allocated_bytes", out)
+
     def test_report_api_names(self):
         sys.path.insert(0, os.path.dirname(CHECKER))
         import check_ledger
