@@ -191,9 +191,11 @@ bool vr_same_frame(const vr_frame *a, const vr_frame *b);
 size_t vr_shared_frames(const vr_stack *a, const vr_stack *b, size_t limit,
                         bool (*same)(const vr_frame *, const vr_frame *));
 size_t vr_top(const vr_options *opt);
-/* The failure users care about: the last failed allocation that was not
- * recovered (r->ooms is in time order). Its index, or SIZE_MAX when every
- * failure was recovered or there was none. */
+/* Whether failure o can be a run's fatal one: out of memory (not
+ * VR_VERDICT_ERROR) and not recovered. */
+bool vr_oom_may_be_fatal(const vr_oom *o);
+/* The failure users care about: the last failed allocation that may be fatal
+ * (r->ooms is in time order). Its index, or SIZE_MAX when none may. */
 size_t vr_fatal_oom(const vr_report *r);
 /* The order renderers list failures in: the k-th (0-based) shown is the fatal
  * one (vr_fatal_oom's index, or SIZE_MAX for none) first, then the others in

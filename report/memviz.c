@@ -345,7 +345,7 @@ static size_t device_fatal(const vr_report *r)
 {
     for (size_t i = r->nooms; i-- > 0;) {
         const vr_oom *o = &r->ooms[i];
-        if (!o->recovered && o->verdict != VR_VERDICT_ERROR && o->device >= 0)
+        if (vr_oom_may_be_fatal(o) && o->device >= 0)
             return i;
     }
     return SIZE_MAX;

@@ -35,6 +35,14 @@ void vr_oom_meminfo(vr_state *s, const vt_event *ev)
     d->have_baseline = true;
 }
 
+/* Whether live allocation l counts as allocated on device now: a direct
+ * allocation there (not inside a heap, not pending). The one rule of the
+ * passes over live allocations below. */
+static bool counted_on(const vr_live *l, int32_t device)
+{
+    return l->device == device && !l->in_heap && !l->pending;
+}
+
 /* Live bytes and allocations of one call site (stack id) on one device. */
 typedef struct dev_site {
     uint64_t key; /* stack id */
@@ -57,7 +65,7 @@ static void group_device_sites(vr_state *s, int32_t device, vr_map *m)
     vr_map_init(m, sizeof(dev_site));
     size_t i = 0;
     for (vr_live *l; (l = vr_map_next(&s->live, &i));) {
-        if (l->device != device || l->in_heap || l->pending)
+        if (!counted_on(l, device))
             continue;
         dev_site *e = vr_map_put(m, l->stack, NULL);
         e->live += l->size;
@@ -157,8 +165,7 @@ static uint64_t rounding_slack(vr_state *s, int32_t device)
     uint64_t slack = 0;
     size_t i = 0;
     for (vr_live *l; (l = vr_map_next(&s->live, &i));)
-        if (l->device == device && !l->in_heap && !l->pending &&
-            (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED))
+        if (counted_on(l, device) && (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED))
             slack += vr_driver_rounded(l->size) - l->size;
     return slack;
 }
@@ -170,7 +177,7 @@ static void live_split(vr_state *s, int32_t device, uint64_t since, uint64_t *be
     *before = *after = 0;
     size_t i = 0;
     for (vr_live *l; (l = vr_map_next(&s->live, &i));)
-        if (l->device == device && !l->in_heap && !l->pending)
+        if (counted_on(l, device))
             *(l->ts < since ? before : after) += l->size;
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)

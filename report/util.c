@@ -535,10 +535,15 @@ size_t vr_top(const vr_options *opt)
     return opt && opt->top ? opt->top : 10;
 }
 
+bool vr_oom_may_be_fatal(const vr_oom *o)
+{
+    return !o->recovered && o->verdict != VR_VERDICT_ERROR;
+}
+
 size_t vr_fatal_oom(const vr_report *r)
 {
     for (size_t i = r->nooms; i-- > 0;)
-        if (!r->ooms[i].recovered && r->ooms[i].verdict != VR_VERDICT_ERROR)
+        if (vr_oom_may_be_fatal(&r->ooms[i]))
             return i;
     return SIZE_MAX;
 }
