@@ -85,9 +85,15 @@ class Key:
 
 
 class Process:
-    """The replay of one process's ledger lines, in the sim's order (seq)."""
+    """The replay of one process's ledger lines, in the sim's order (seq).
+    watch (optional): told of every change of live memory, watch.live(ident,
+    device, kind, delta) (ident: the address, or a VMM handle; delta: +size
+    when it becomes live, -size when it dies), and of every failed
+    allocation, watch.failed(line): the other checkers (check_memviz.py,
+    check_ranges.py) follow the ledger through these rules, not their own."""
 
-    def __init__(self):
+    def __init__(self, watch=None):
+        self.watch = watch
         self.keys = {}  # (device, kind) -> Key
         self.handles = {}  # handle -> [device, mappings, released]
         self.last_seq = 0
@@ -100,8 +106,10 @@ class Process:
         self.fail_api = []  # the api of each fail, as the report names it (report_api)
         self.fail_oom = []  # whether each fail is out of memory (error 2)
 
-    def total(self, device, kind, delta):
-        """A live-bytes change of (device, kind) in the device totals."""
+    def total(self, ident, device, kind, delta):
+        """A live-bytes change of (device, kind): the watch, the device totals."""
+        if self.watch:
+            self.watch.live(ident, device, kind, delta)
         if kind not in DEVICE_KINDS or device < 0:
             return
         live = self.dev_live[device] = self.dev_live.get(device, 0) + delta
@@ -119,7 +127,7 @@ class Process:
         h = field(o, "handle", where)
         if op == "vmm_create":
             self.key(field(o, "device", where), "vmm").born(h, field(o, "size", where), where)
-            self.total(o["device"], "vmm", o["size"])
+            self.total(h, o["device"], "vmm", o["size"])
             self.handles[h] = [o["device"], 0, False]
             return
         state = self.handles.get(h)
@@ -137,7 +145,7 @@ class Process:
             state[2] = True
         if state[2] and state[1] == 0:  # released and no longer mapped: the memory dies
             k = self.key(state[0], "vmm")
-            self.total(state[0], "vmm", -k.live[h])
+            self.total(h, state[0], "vmm", -k.live[h])
             k.died(h, where)
             del self.handles[h]
 
@@ -151,18 +159,20 @@ class Process:
         if op == "alloc":
             self.key(field(o, "device", where), field(o, "kind", where)).born(
                 field(o, "addr", where), field(o, "size", where), where)
-            self.total(o["device"], o["kind"], o["size"])
+            self.total(o["addr"], o["device"], o["kind"], o["size"])
         elif op == "free":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             size = k.live.get(field(o, "addr", where), 0)
             k.died(o["addr"], where)
-            self.total(o["device"], o["kind"], -size)
+            self.total(o["addr"], o["device"], o["kind"], -size)
         elif op == "fail":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             k.failed += 1
             k.at_failures.append(k.live_bytes)
             self.fail_api.append(report_api(o.get("api", "")))
             self.fail_oom.append(o.get("error") == 2)
+            if self.watch:
+                self.watch.failed(o)
             if o["device"] >= 0:
                 self.fail_live.append(self.dev_live.get(o["device"], 0))
             else:
@@ -202,10 +212,10 @@ def field(obj, name, where):
     return obj[name]
 
 
-def replay(path, pid):
-    """(device, kind) -> expected accounting, from the ledger lines of `pid`
-    (or of the only process in the file), replayed as they stream by: the sim
-    writes each process's lines in seq order."""
+def replay(path, pid, watch=None):
+    """The Process replayed from the ledger lines of `pid` (or of the only
+    process in the file) as they stream by (the sim writes each process's
+    lines in seq order), telling watch (see Process)."""
     procs = {}
     try:
         f = open(path, encoding="utf-8")
@@ -231,7 +241,7 @@ def replay(path, pid):
                 continue
             proc = procs.get(o["pid"])
             if proc is None:
-                proc = procs[o["pid"]] = Process()
+                proc = procs[o["pid"]] = Process(watch)
             proc.line(o, (path, n))
     if pid is None and len(procs) > 1:
         raise Unusable(f"{path}: the ledger holds pids {sorted(procs)}; pick one with --pid")
@@ -297,6 +307,21 @@ def compare(expected, reported, fields=FIELDS):
     return problems
 
 
+def listed_failures(listed, fail_oom):
+    """Which of the ledger's failures (0-based; fail_oom: whether each is out of
+    memory) a report's `listed` ooms entries are: the first ones and, past the
+    report's cap, always the latest out-of-memory one in its last slot
+    (report/oom.c, VR_MAX_OOMS)."""
+    if len(fail_oom) < listed:
+        raise Unusable(f"the ledger has {len(fail_oom)} failed allocations, the report lists "
+                       f"{listed}")
+    kept = list(range(listed))
+    if listed and listed < len(fail_oom):
+        kept[-1] = max(k for k in range(listed - 1, len(fail_oom))
+                       if k == listed - 1 or fail_oom[k])
+    return kept
+
+
 def compare_devices(proc, report):
     """Mismatch messages of the device totals' peaks (--devices)."""
     peaks, all_peak = proc.device_peaks()
@@ -312,16 +337,9 @@ def compare_devices(proc, report):
     if total != all_peak:
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
     ooms = report.get("ooms", [])
-    # a report keeps the first failures and, past its cap, always the latest
-    # out-of-memory one in its last slot (report/oom.c, VR_MAX_OOMS): the
-    # ledger's failures it lists, by number
-    kept = list(range(1, len(ooms) + 1))
-    if ooms and len(ooms) < len(proc.fail_live):
-        kept[-1] = max(n for n in range(len(ooms), len(proc.fail_live) + 1)
-                       if n == len(ooms) or proc.fail_oom[n - 1])
     if len(ooms) <= len(proc.fail_live):
-        for o, n in zip(ooms, kept):
-            want, api = proc.fail_live[n - 1], proc.fail_api[n - 1]
+        for o, k in zip(ooms, listed_failures(len(ooms), proc.fail_oom)):
+            n, want, api = k + 1, proc.fail_live[k], proc.fail_api[k]
             if o.get("live_allocated_bytes") != want:
                 problems.append(f"failed allocation {n}: live_allocated_bytes: report "
                                 f"{o.get('live_allocated_bytes')}, ledger {want}")

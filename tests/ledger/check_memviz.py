@@ -6,11 +6,10 @@ usage: check_memviz.py --ledger FILE --snapshot PICKLE --report JSON [--pid P] [
 
 The snapshot is taken at the run's last out-of-memory failure of device
 memory that was not recovered (report/memviz.c; PyTorch's OOM observer does
-the same): that entry of the report's ooms, the n-th failed allocation of the
-run, is the n-th "fail" line of the ledger (the report's last entry is the
-latest: it keeps the first failures and always the latest). Its segments must be
-exactly the device and managed allocations the ledger has live at that
-failure, on every device: the same (device, address, size) triples, one
+the same): that entry of the report's ooms is a "fail" line of the ledger
+(check_ledger.listed_failures), and the ledger is replayed by check_ledger's
+rules. Its segments must be exactly the device and managed allocations the
+ledger has live at that failure, on every device: the same (device, address, size) triples, one
 block each (a run without NVTX heaps). Its device_traces, replayed
 (segment_alloc adds, segment_free removes), must end in the same set, and
 each device's trace must end with that failure's "oom" action when the
@@ -23,37 +22,18 @@ that the check can fail). Exit 0 when everything matches, 1 on a difference
 malformed file). Debian python3, stdlib only."""
 import argparse
 import json
+import os
 import pickle
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_ledger import Unusable, listed_failures, replay  # noqa: E402 (the ledger's rules)
 
 EXPORTED = ("device", "managed")
 
 
-class Unusable(Exception):
-    """Input the checker cannot judge (exit status 2)."""
-
-
-def ledger_lines(path, pid):
-    """The ledger's lines of one process (the only one when pid is None)."""
-    lines = []
-    with open(path) as f:
-        for n, text in enumerate(f, 1):
-            if not text.strip():
-                continue
-            try:
-                lines.append(json.loads(text))
-            except ValueError as e:
-                raise Unusable(f"{path}:{n}: not JSON ({e})")
-    pids = {e.get("pid") for e in lines}
-    if pid is None:
-        if len(pids) != 1:
-            raise Unusable(f"{path}: {len(pids)} processes, name one with --pid")
-        pid = pids.pop()
-    return [e for e in lines if e.get("pid") == pid]
-
-
 def fatal_index(path):
-    """Which failed allocation of the run the report's fatal one is (0-based), and how
+    """Which entry of the report's ooms the snapshot's failure is (0-based), and how
     many the report lists."""
     with open(path) as f:
         try:
@@ -67,29 +47,37 @@ def fatal_index(path):
     return fatal[-1], len(ooms)
 
 
-def live_at_fatal(lines, index, listed):
-    """The exported allocations live at the index-th failure: {(device, addr): size},
-    and that failure's device."""
-    fails = [i for i, e in enumerate(lines) if e.get("op") == "fail"]
-    if len(fails) < listed:
-        raise Unusable(f"the ledger has {len(fails)} failed allocations, the report lists "
-                       f"{listed}")
-    # a report keeps the first failures and, past its cap, always the latest
-    # out-of-memory one in its last slot (report/oom.c, VR_MAX_OOMS)
-    if index == listed - 1 and len(fails) > listed:
-        index = max(k for k in range(listed - 1, len(fails))
-                    if k == listed - 1 or lines[fails[k]].get("error") == 2)
-    last = fails[index]
-    live = {}
-    for e in lines[:last]:
-        if e.get("kind") not in EXPORTED or e.get("op") not in ("alloc", "free"):
-            continue
-        key = (e["device"], int(e["addr"], 16))
-        if e["op"] == "alloc":
-            live[key] = e["size"]
-        elif e["op"] == "free":
-            live.pop(key, None)
-    return live, lines[last]["device"]
+class LiveAtFailure:
+    """A check_ledger watch: the exported allocations live at the ledger's failure
+    number `at` (0-based), {(device, addr): size}, and that failure's device."""
+
+    def __init__(self, at):
+        self.at, self.seen = at, 0
+        self.held, self.snapshot, self.device = {}, None, None
+
+    def live(self, ident, device, kind, delta):
+        if kind not in EXPORTED:
+            return
+        key = (device, int(ident, 16))
+        if delta > 0:
+            self.held[key] = delta
+        else:
+            self.held.pop(key, None)
+
+    def failed(self, line):
+        if self.seen == self.at:
+            self.snapshot, self.device = dict(self.held), line["device"]
+        self.seen += 1
+
+
+def live_at_fatal(ledger, pid, index, listed):
+    """The exported allocations live at the report's index-th listed failure, and
+    its device: two replays of the ledger, one to map the report's entries
+    to the ledger's failures (listed_failures), one to stop there."""
+    at = listed_failures(listed, replay(ledger, pid).fail_oom)[index]
+    watch = LiveAtFailure(at)
+    replay(ledger, pid, watch)
+    return watch.snapshot, watch.device
 
 
 def snapshot_segments(snap):
@@ -140,7 +128,7 @@ def main():
     a = ap.parse_args()
     try:
         index, listed = fatal_index(a.report)
-        want, device = live_at_fatal(ledger_lines(a.ledger, a.pid), index, listed)
+        want, device = live_at_fatal(a.ledger, a.pid, index, listed)
         with open(a.snapshot, "rb") as f:
             snap = pickle.load(f)
     except (OSError, Unusable, pickle.UnpicklingError, KeyError, EOFError, ValueError) as e:

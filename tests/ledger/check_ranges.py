@@ -8,9 +8,9 @@ usage: check_ranges.py --ledger FILE --ranges FILE --report JSON [--perturb]
 The ranges file has one line per device-memory allocation, "a ADDRESS RANGE"
 or "h HANDLE RANGE" (a VMM handle), RANGE the allocating thread's innermost
 NVTX range then ("-" none), in the order of the allocations at each address.
-Replaying the ledger (alloc/free of kinds device and managed, VMM handles
-from creation until released and unmapped everywhere), each allocation takes
-the next range recorded for its address. At the first moment the live device
+Replaying the ledger by check_ledger.py's rules (its device kinds: device,
+managed, vmm), each allocation takes the next range recorded for its
+address. At the first moment the live device
 memory of all devices is largest (the report's peak), the bytes and
 allocations live in each range must be the report's phases, and their sum the
 report's peak.
@@ -21,13 +21,13 @@ line each), 2 on unusable input. Debian python3, stdlib only."""
 import argparse
 import collections
 import json
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_ledger import DEVICE_KINDS, Unusable, replay  # noqa: E402 (the ledger's rules)
+
 NO_RANGE = "(no range)"
-
-
-class Unusable(Exception):
-    """Input the checker cannot judge (exit status 2)."""
 
 
 def read_ranges(path):
@@ -42,62 +42,39 @@ def read_ranges(path):
     return ranges
 
 
-def peak_by_range(ledger, ranges, perturb=False):
-    """(peak bytes, {range: [bytes, count]}) at the first largest moment; perturb:
-    one allocation live then filed under another range."""
-    live = {}  # (letter, id) -> (size, range)
-    handles = {}  # handle -> [mappings, released]
-    total = peak = 0
-    at_peak = {}
+class PeakByRange:
+    """A check_ledger watch: device memory live by range, and its composition at
+    the first moment its total is largest; perturb: one allocation live then
+    filed under another range."""
 
-    def born(key, size):
-        nonlocal total
-        if not ranges.get(key):
-            raise Unusable(f"no range recorded for {key[0]} {key[1]:#x}")
-        live[key] = (size, ranges[key].popleft())
-        total += size
+    def __init__(self, ranges, perturb):
+        self.ranges, self.perturb = ranges, perturb
+        self.held = {}  # (letter, id) -> (size, range)
+        self.total = self.peak = 0
+        self.at_peak = {}
 
-    def died(key):
-        nonlocal total
-        total -= live.pop(key)[0]
+    def live(self, ident, device, kind, delta):
+        if kind not in DEVICE_KINDS:
+            return
+        key = ("h" if kind == "vmm" else "a", int(ident, 16))
+        if delta > 0:
+            if not self.ranges.get(key):
+                raise Unusable(f"no range recorded for {key[0]} {key[1]:#x}")
+            self.held[key] = (delta, self.ranges[key].popleft())
+        else:
+            self.held.pop(key)
+        self.total += delta
+        if self.total > self.peak:
+            self.peak = self.total
+            self.at_peak = collections.defaultdict(lambda: [0, 0])
+            for i, (size, name) in enumerate(self.held.values()):
+                if self.perturb and i == 0:
+                    name = "r0" if name != "r0" else NO_RANGE
+                self.at_peak[name][0] += size
+                self.at_peak[name][1] += 1
 
-    with open(ledger) as f:
-        for n, text in enumerate(f, 1):
-            if not text.strip():
-                continue
-            try:
-                o = json.loads(text)
-            except ValueError as e:
-                raise Unusable(f"{ledger}:{n}: not JSON ({e})")
-            op = o.get("op")
-            if op == "exit":
-                break
-            if op in ("alloc", "free") and o.get("kind") in ("device", "managed"):
-                key = ("a", int(o["addr"], 16))
-                born(key, o["size"]) if op == "alloc" else died(key)
-            elif op == "vmm_create":
-                born(("h", int(o["handle"], 16)), o["size"])
-                handles[o["handle"]] = [0, False]
-            elif op in ("vmm_map", "vmm_unmap", "vmm_release"):
-                st = handles[o["handle"]]
-                if op == "vmm_map":
-                    st[0] += 1
-                elif op == "vmm_unmap":
-                    st[0] -= 1
-                else:
-                    st[1] = True
-                if st[1] and st[0] == 0:
-                    died(("h", int(o["handle"], 16)))
-                    del handles[o["handle"]]
-            if total > peak:
-                peak = total
-                at_peak = collections.defaultdict(lambda: [0, 0])
-                for i, (size, name) in enumerate(live.values()):
-                    if perturb and i == 0:
-                        name = "r0" if name != "r0" else NO_RANGE
-                    at_peak[name][0] += size
-                    at_peak[name][1] += 1
-    return peak, dict(at_peak)
+    def failed(self, line):
+        pass
 
 
 def main():
@@ -108,7 +85,9 @@ def main():
     ap.add_argument("--perturb", action="store_true")
     a = ap.parse_args()
     try:
-        peak, want = peak_by_range(a.ledger, read_ranges(a.ranges), a.perturb)
+        watch = PeakByRange(read_ranges(a.ranges), a.perturb)
+        replay(a.ledger, None, watch)
+        peak, want = watch.peak, dict(watch.at_peak)
         with open(a.report) as f:
             report = json.load(f)
         got = {p["range"]: [p["bytes"], p["count"]] for p in report["phases"]}
