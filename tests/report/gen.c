@@ -82,12 +82,18 @@ void vtg_note(vtg *g, const char *text)
     put(g, (vt_event){.type = VT_REC_NOTE, .u.note = {text}});
 }
 
-void vtg_alloc_api(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack,
-                   enum vt_api api)
+void vtg_alloc_on(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack, int32_t device,
+                  enum vt_api api)
 {
     put(g, (vt_event){.type = VT_REC_ALLOC,
                       .ts_ns = g->t0 + t,
-                      .u.alloc = {addr, size, stack, 0, api, 0}});
+                      .u.alloc = {addr, size, stack, device, api, 0}});
+}
+
+void vtg_alloc_api(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack,
+                   enum vt_api api)
+{
+    vtg_alloc_on(g, t, addr, size, stack, 0, api);
 }
 
 void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack)
@@ -119,11 +125,17 @@ void vtg_free(vtg *g, uint64_t t, uint64_t addr)
     vtg_free_api(g, t, addr, VT_API_CUDA_MALLOC);
 }
 
-void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total)
+void vtg_failed_on(vtg *g, uint64_t t, uint64_t size, uint32_t stack, int32_t error, int32_t device,
+                   enum vt_api api, uint64_t free_b, uint64_t total)
 {
     put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
                       .ts_ns = g->t0 + t,
-                      .u.failed = {size, 2, stack, 0, VT_API_CUDA_MALLOC, free_b, total}});
+                      .u.failed = {size, error, stack, device, api, free_b, total}});
+}
+
+void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total)
+{
+    vtg_failed_on(g, t, size, stack, VT_ERROR_OUT_OF_MEMORY, 0, VT_API_CUDA_MALLOC, free_b, total);
 }
 
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total)
@@ -399,12 +411,8 @@ static void sc_failures(vtg *g)
     vtg_meminfo(g, 5, GiB, GiB);
     for (uint64_t i = 0; i < 8; i++)
         vtg_alloc(g, 10 + i, 0x10000000 + i * 4 * MiB, 3 * MiB + i, 1);
-    put(g, (vt_event){.type = VT_REC_ALLOC,
-                      .ts_ns = g->t0 + 30,
-                      .u.alloc = {0x40000000, 200 * MiB, 2, 1, VT_API_CUDA_MALLOC, 0}});
-    put(g, (vt_event){.type = VT_REC_ALLOC,
-                      .ts_ns = g->t0 + 35,
-                      .u.alloc = {0x7f0000000000, 64 * MiB, 2, -1, VT_API_CUDA_MALLOC_HOST, 0}});
+    vtg_alloc_on(g, 30, 0x40000000, 200 * MiB, 2, 1, VT_API_CUDA_MALLOC);
+    vtg_alloc_on(g, 35, 0x7f0000000000, 64 * MiB, 2, -1, VT_API_CUDA_MALLOC_HOST);
     vtg_alloc_api(g, 40, 0x20000000, 30 * MiB, 2, VT_API_CUDA_MALLOC_ASYNC);
     put(g, (vt_event){.type = VT_REC_POOL_STAT,
                       .ts_ns = g->t0 + 50,
@@ -412,18 +420,10 @@ static void sc_failures(vtg *g)
                                  .pool = 0x5000,
                                  .reserved_bytes = 32 * MiB,
                                  .used_bytes = 30 * MiB}});
-    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
-                      .ts_ns = g->t0 + 50,
-                      .u.failed = {8 * MiB, 2, 2, 0, VT_API_CUDA_MALLOC_ASYNC, 968 * MiB, GiB}});
-    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
-                      .ts_ns = g->t0 + 60,
-                      .u.failed = {MiB, 700, 1, 0, VT_API_CUDA_MALLOC, 800 * MiB, GiB}});
-    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
-                      .ts_ns = g->t0 + 70,
-                      .u.failed = {64 * GiB, 2, 2, -1, VT_API_CUDA_MALLOC_HOST, 800 * MiB, GiB}});
-    put(g, (vt_event){.type = VT_REC_ALLOC_FAILED,
-                      .ts_ns = g->t0 + 80,
-                      .u.failed = {2 * GiB, 2, 1, 0, VT_API_CUDA_MALLOC, 700 * MiB, GiB}});
+    vtg_failed_on(g, 50, 8 * MiB, 2, 2, 0, VT_API_CUDA_MALLOC_ASYNC, 968 * MiB, GiB);
+    vtg_failed_on(g, 60, MiB, 1, 700, 0, VT_API_CUDA_MALLOC, 800 * MiB, GiB);
+    vtg_failed_on(g, 70, 64 * GiB, 2, 2, -1, VT_API_CUDA_MALLOC_HOST, 800 * MiB, GiB);
+    vtg_failed_on(g, 80, 2 * GiB, 1, 2, 0, VT_API_CUDA_MALLOC, 700 * MiB, GiB);
     vtg_end(g, 100, 1);
 }
 

@@ -43,10 +43,17 @@ void vtg_free(vtg *g, uint64_t t, uint64_t addr);
 void vtg_alloc_api(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack,
                    enum vt_api api);
 void vtg_free_api(vtg *g, uint64_t t, uint64_t addr, enum vt_api api);
+/* The same on a device (-1: host memory). */
+void vtg_alloc_on(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack, int32_t device,
+                  enum vt_api api);
 /* cuMemMap of a cuMemCreate handle at [addr, addr + size); cuMemUnmap. */
 void vtg_vmm_map(vtg *g, uint64_t t, uint64_t handle, uint64_t addr, uint64_t size);
 void vtg_vmm_unmap(vtg *g, uint64_t t, uint64_t addr, uint64_t size);
+/* A failed cudaMalloc on device 0 (out of memory), free_b of total free. */
 void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free_b, uint64_t total);
+/* The same with its error, device (-1: host memory) and api. */
+void vtg_failed_on(vtg *g, uint64_t t, uint64_t size, uint32_t stack, int32_t error, int32_t device,
+                   enum vt_api api, uint64_t free_b, uint64_t total);
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
 void vtg_push(vtg *g, uint64_t t, uint32_t name);
 void vtg_pop(vtg *g, uint64_t t);

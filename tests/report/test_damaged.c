@@ -56,15 +56,6 @@ static void test_damaged(void **state)
     (void)ok;
 }
 
-/* An allocation on device `device` at t (ns since the start), stack 1. */
-static void alloc_on(vtg *g, uint64_t t, int32_t device, uint64_t addr, uint64_t size)
-{
-    vt_event ev = {.type = VT_REC_ALLOC,
-                   .ts_ns = g->t0 + t,
-                   .u.alloc = {.addr = addr, .size = size, .stack = 1, .device = device}};
-    assert_int_equal(vt_write(g->tb, &ev), 0);
-}
-
 /* A clock at its end: events 2^64 - 1 ns after the start (a corrupt clock).
  * The fragmentation windows once doubled past 2^64 and never caught up (the
  * report spun for minutes); the HTML timeline's scale passed 2^64 and its
@@ -103,7 +94,7 @@ static void test_memviz_device_ordinal(void **state)
     for (size_t i = 0; i < sizeof devices / sizeof *devices; i++) {
         vtg g;
         open_trace(&g, "ordinal", 0, NULL);
-        alloc_on(&g, 1000, devices[i], 0x10000000, 1 * MiB);
+        vtg_alloc_on(&g, 1000, 0x10000000, 1 * MiB, 1, devices[i], VT_API_UNKNOWN);
         vr_report *r = close_and_analyze(&g, "ordinal");
         char *buf = NULL;
         size_t len = 0;

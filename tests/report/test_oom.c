@@ -211,16 +211,6 @@ static void test_oom_fatal_first(void **state)
     vr_report_free(r);
 }
 
-/* An allocation of size bytes at stack on device. */
-static void alloc_at(vtg *g, uint64_t t, int32_t device, uint64_t addr, uint64_t size,
-                     uint32_t stack)
-{
-    vt_event ev = {.type = VT_REC_ALLOC,
-                   .ts_ns = g->t0 + t,
-                   .u.alloc = {.addr = addr, .size = size, .stack = stack, .device = device}};
-    assert_int_equal(vt_write(g->tb, &ev), 0);
-}
-
 /* A failure on device 0 of a two-device run: its top sites, shares and
  * verdict are the device's own. Device 1's larger site (stack 3), growing
  * over every iteration, was once named first with 2000% of device 0's live
@@ -233,23 +223,14 @@ static void test_oom_other_device(void **state)
     vtg_device(&g, 1, "SimGPU", 1024 * MiB);
     vtg_stack(&g, 2, 0, 0x1200);
     vtg_stack(&g, 3, 0, 0x1300);
-    alloc_at(&g, 10, 0, 0x10000000, 10 * MiB, 2);
-    alloc_at(&g, 20, 0, 0x11000000, 5 * MiB, 1);
+    vtg_alloc_on(&g, 10, 0x10000000, 10 * MiB, 2, 0, VT_API_UNKNOWN);
+    vtg_alloc_on(&g, 20, 0x11000000, 5 * MiB, 1, 0, VT_API_UNKNOWN);
     for (uint64_t i = 0; i < 4; i++) { /* 50 MiB more on device 1 each step */
         vtg_push(&g, 100 + 100 * i, 1);
-        alloc_at(&g, 110 + 100 * i, 1, 0x20000000 + i * 0x4000000, 50 * MiB, 3);
+        vtg_alloc_on(&g, 110 + 100 * i, 0x20000000 + i * 0x4000000, 50 * MiB, 3, 1, VT_API_UNKNOWN);
         vtg_pop(&g, 190 + 100 * i);
     }
-    vt_event f = {.type = VT_REC_ALLOC_FAILED,
-                  .ts_ns = g.t0 + 600,
-                  .u.failed = {.size = 2048 * MiB,
-                               .error = 2,
-                               .stack = 1,
-                               .device = 0,
-                               .api = VT_API_CUDA_MALLOC,
-                               .free_bytes = 1009 * MiB,
-                               .total_bytes = 1024 * MiB}};
-    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_failed_on(&g, 600, 2048 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC, 1009 * MiB, 1024 * MiB);
     vtg_end(&g, 700, 1);
     vr_report *r = close_and_analyze(&g, "other_device");
     assert_int_equal(r->nooms, 1);
@@ -280,17 +261,9 @@ static vr_report *pool_failure(const char *name, uint64_t total_mib, uint64_t fr
         .ts_ns = g.t0 + 20,
         .u.pool = {
             .device = 0, .pool = 0x5000, .reserved_bytes = 32 * MiB, .used_bytes = 30 * MiB}};
-    vt_event f = {.type = VT_REC_ALLOC_FAILED,
-                  .ts_ns = g.t0 + 20,
-                  .u.failed = {.size = 8 * MiB,
-                               .error = 2,
-                               .stack = 1,
-                               .device = 0,
-                               .api = VT_API_CUDA_MALLOC_ASYNC,
-                               .free_bytes = free_mib * MiB,
-                               .total_bytes = total_mib * MiB}};
     assert_int_equal(vt_write(g.tb, &p), 0);
-    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_failed_on(&g, 20, 8 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC_ASYNC, free_mib * MiB,
+                  total_mib * MiB);
     vtg_end(&g, 30, 1);
     return close_and_analyze(&g, name);
 }
@@ -338,16 +311,7 @@ static vr_report *rounded_failure(const char *name, uint64_t free_mib)
     vtg_meminfo(&g, 1, 4096 * MiB, 4096 * MiB);
     for (uint64_t i = 0; i < 300; i++)
         vtg_alloc(&g, 10 + i, 0x100000000 + i * 4 * MiB, 3 * MiB, 1);
-    vt_event f = {.type = VT_REC_ALLOC_FAILED,
-                  .ts_ns = g.t0 + 400,
-                  .u.failed = {.size = 3072 * MiB,
-                               .error = 2,
-                               .stack = 1,
-                               .device = 0,
-                               .api = VT_API_CUDA_MALLOC,
-                               .free_bytes = free_mib * MiB,
-                               .total_bytes = 4096 * MiB}};
-    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_failed_on(&g, 400, 3072 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC, free_mib * MiB, 4096 * MiB);
     vtg_end(&g, 500, 1);
     return close_and_analyze(&g, name);
 }
@@ -380,16 +344,7 @@ static void test_oom_rounding_not_external(void **state)
 /* A failed allocation call of `error` of `mib` MiB at ts (ns). */
 static void failed_at(vtg *g, uint64_t ts, uint64_t mib, int32_t error)
 {
-    vt_event f = {.type = VT_REC_ALLOC_FAILED,
-                  .ts_ns = g->t0 + ts,
-                  .u.failed = {.size = mib * MiB,
-                               .error = error,
-                               .stack = 1,
-                               .device = 0,
-                               .api = VT_API_CUDA_MALLOC,
-                               .free_bytes = 900 * MiB,
-                               .total_bytes = 1024 * MiB}};
-    assert_int_equal(vt_write(g->tb, &f), 0);
+    vtg_failed_on(g, ts, mib * MiB, 1, error, 0, VT_API_CUDA_MALLOC, 900 * MiB, 1024 * MiB);
 }
 
 /* A failed allocation with another error than out of memory (1: an invalid
@@ -463,24 +418,8 @@ static void test_oom_pinned_host(void **state)
     open_trace(&g, "pinned_host", 0, NULL);
     vtg_stack(&g, 2, 0, 0x1200);
     vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
-    vt_event h = {.type = VT_REC_ALLOC,
-                  .ts_ns = g.t0 + 20,
-                  .u.alloc = {.addr = 0x7f0000000000,
-                              .size = 100 * MiB,
-                              .stack = 2,
-                              .device = -1,
-                              .api = VT_API_CUDA_MALLOC_HOST}};
-    vt_event f = {.type = VT_REC_ALLOC_FAILED,
-                  .ts_ns = g.t0 + 30,
-                  .u.failed = {.size = 8192 * MiB,
-                               .error = 2,
-                               .stack = 2,
-                               .device = -1,
-                               .api = VT_API_CUDA_MALLOC_HOST,
-                               .free_bytes = 900 * MiB,
-                               .total_bytes = 1024 * MiB}};
-    assert_int_equal(vt_write(g.tb, &h), 0);
-    assert_int_equal(vt_write(g.tb, &f), 0);
+    vtg_alloc_on(&g, 20, 0x7f0000000000, 100 * MiB, 2, -1, VT_API_CUDA_MALLOC_HOST);
+    vtg_failed_on(&g, 30, 8192 * MiB, 2, 2, -1, VT_API_CUDA_MALLOC_HOST, 900 * MiB, 1024 * MiB);
     vtg_end(&g, 50, 1);
     vr_report *r = close_and_analyze(&g, "pinned_host");
     const vr_oom *o = &r->ooms[0];
@@ -508,14 +447,7 @@ static void test_healthy_says_what_it_saw(void **state)
     vtg g;
     open_trace(&g, "healthy_truth", 0, NULL);
     vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
-    vt_event h = {.type = VT_REC_ALLOC,
-                  .ts_ns = g.t0 + 20,
-                  .u.alloc = {.addr = 0x7f0000000000,
-                              .size = 5 * MiB,
-                              .stack = 1,
-                              .device = -1,
-                              .api = VT_API_CUDA_MALLOC_HOST}};
-    assert_int_equal(vt_write(g.tb, &h), 0);
+    vtg_alloc_on(&g, 20, 0x7f0000000000, 5 * MiB, 1, -1, VT_API_CUDA_MALLOC_HOST);
     failed_at(&g, 30, 1, 1);
     vtg_free(&g, 40, 0x10000000);
     vtg_end(&g, 50, 0);
