@@ -49,14 +49,6 @@ typedef struct dev_site {
     uint64_t live, count;
 } dev_site;
 
-/* Whether every live site byte is on `device` (allocated: its live
- * allocated bytes): the site counters, kept over all devices, are then the
- * device's own. */
-static bool sites_all_on(const vr_state *s, uint64_t allocated)
-{
-    return s->allocated == allocated;
-}
-
 /* The call sites of device's live allocated bytes (direct allocations, then
  * regions of its heaps) into m (dev_site entries, initialized here): one
  * pass over the live allocations, for a failure on one device of several. */
@@ -293,29 +285,24 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     vr_oom_take_pool(d, ev, &o->o);
     o->stack = ev->u.failed.stack;
     o->range = vr_thread_range(t);
-    if (!oom || o->o.device < 0) {
-        o->o.batch = o->o.max_batch = -1;
-        o->o.batch_kind = "";
-    }
     if (o->o.device < 0) /* pinned host memory: its live bytes are the host's */
         o->o.live_allocated = o->o.live_reserved = s->host_pinned;
-    if (!oom) { /* another error: no memory state explains it */
-        o->o.verdict = VR_VERDICT_ERROR;
-        return;
-    }
-    if (o->o.device < 0) { /* pinned host memory: the device has no part in it */
-        o->o.verdict = VR_VERDICT_CAPACITY;
-        vr_map host;
-        group_device_sites(s, -1, &host);
-        top_sites(s, o, &host);
-        vr_map_destroy(&host);
-        return;
-    }
+    /* the site counters are the failing device's own when every live site
+     * byte is on it (never for host memory: they hold no host bytes) */
     vr_map dev;
-    bool by_device = !sites_all_on(s, o->o.live_allocated);
+    bool by_device = oom && (o->o.device < 0 || s->allocated != o->o.live_allocated);
     if (by_device)
         group_device_sites(s, o->o.device, &dev);
-    top_sites(s, o, by_device ? &dev : NULL);
+    if (oom)
+        top_sites(s, o, by_device ? &dev : NULL);
+    if (!oom || o->o.device < 0) { /* another error, or the host's: no device state explains it */
+        o->o.verdict = oom ? VR_VERDICT_CAPACITY : VR_VERDICT_ERROR;
+        o->o.batch = o->o.max_batch = -1;
+        o->o.batch_kind = "";
+        if (by_device)
+            vr_map_destroy(&dev);
+        return;
+    }
 
     uint64_t total = o->o.device_total_bytes, base = d->have_baseline ? d->baseline_used : 0;
     uint64_t expected_free =
