@@ -7,9 +7,16 @@
 
 #include "vti_internal.h"
 
-/* The CUDA 4.0 ABI of cuMemHostRegister (cuda.h maps the name to _v2). */
+/* The CUDA 4.0 ABI of cuMemHostRegister (cuda.h maps the name to _v2), and
+ * the old names of the context calls. */
 #undef cuMemHostRegister
 VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+#undef cuDevicePrimaryCtxReset
+#undef cuDevicePrimaryCtxRelease
+#undef cuCtxDestroy
+VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
+VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
+VTI_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx);
 /* Per-thread-default-stream variants, handed out by cuGetProcAddress with
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
@@ -232,6 +239,93 @@ VTI_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
         vti_rec_meminfo(vti_driver_device(), *free, *total);
     vti_leave();
     return rc;
+}
+
+/* ---- contexts ------------------------------------------------------------ */
+
+/* The end of a context frees the memory made in it (CUDA Driver API:
+ * cuCtxDestroy "destroys and cleans up all resources associated with the
+ * context", among them "memory allocations by cuMemAlloc(), cuMemAllocHost(),
+ * cuMemAllocManaged() and cuMemAllocPitch()"; cuDevicePrimaryCtxRelease: "the
+ * context is automatically reset once the last reference to it is released";
+ * cuDevicePrimaryCtxReset). vramtrace does not record which context made an
+ * allocation: after a successful call, the named device, if its primary
+ * context is no longer active, has its live allocations recorded as freed
+ * with cudaDeviceReset's rule (vti_rec_context_end). That is exact where a
+ * device's memory is all in its primary context (runtime API programs,
+ * numba, most driver programs) and on the simulated device (its contexts
+ * share the device's memory, which goes with the last of them). On a GPU, a
+ * program that destroys a context it created while the device's primary
+ * context stays active keeps that context's allocations live in the report,
+ * and one with two created contexts on a device loses both's at the first
+ * destroy. The call and its record run under the order lock, as a free's. */
+#define CONTEXT_END_HOOK(F, PTYPE, CALL, DEVICE)                                                   \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_hook_enter() && real;                                                         \
+    int device = outer ? (DEVICE) : -1;                                                            \
+    if (outer)                                                                                     \
+        vti_order_lock();                                                                          \
+    CUresult rc = real ? CALL : NO_DRIVER;                                                         \
+    if (outer) {                                                                                   \
+        if (rc == CUDA_SUCCESS && device >= 0)                                                     \
+            vti_rec_context_end(device);                                                           \
+        vti_order_unlock();                                                                        \
+    }                                                                                              \
+    vti_leave();                                                                                   \
+    return rc
+
+typedef CUresult (*device_fn)(CUdevice);
+typedef CUresult (*ctx_fn)(CUcontext);
+
+/* The device of context ctx (made current for the question, then popped),
+ * -1 when the driver cannot tell. */
+static int context_device(CUcontext ctx)
+{
+    CUresult (*push)(CUcontext) =
+        (CUresult(*)(CUcontext))vti_real_driver("cuCtxPushCurrent", "cuCtxPushCurrent_v2");
+    CUresult (*pop)(CUcontext *) =
+        (CUresult(*)(CUcontext *))vti_real_driver("cuCtxPopCurrent", "cuCtxPopCurrent_v2");
+    CUresult (*get)(CUdevice *) =
+        (CUresult(*)(CUdevice *))vti_real_driver("cuCtxGetDevice", "cuCtxGetDevice");
+    CUdevice d = -1;
+    CUcontext popped;
+    if (!ctx || !push || !pop || !get || push(ctx) != CUDA_SUCCESS)
+        return -1;
+    if (get(&d) != CUDA_SUCCESS)
+        d = -1;
+    return pop(&popped) == CUDA_SUCCESS ? d : -1;
+}
+
+VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    CONTEXT_END_HOOK(F_cuDevicePrimaryCtxReset_v2, device_fn, real(dev), dev);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    CONTEXT_END_HOOK(F_cuDevicePrimaryCtxRelease_v2, device_fn, real(dev), dev);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+    CONTEXT_END_HOOK(F_cuCtxDestroy_v2, ctx_fn, real(ctx), context_device(ctx));
+}
+
+/* The CUDA 7.0 (primary context) and 2.0 (cuCtxDestroy) ABIs of the same
+ * calls, for callers that ask for them by their old names. */
+VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    CONTEXT_END_HOOK(F_cuDevicePrimaryCtxReset, device_fn, real(dev), dev);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    CONTEXT_END_HOOK(F_cuDevicePrimaryCtxRelease, device_fn, real(dev), dev);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
+{
+    CONTEXT_END_HOOK(F_cuCtxDestroy, ctx_fn, real(ctx), context_device(ctx));
 }
 
 VTI_CHECK_HOOKS(VTI_DRIVER_HOOKS)

@@ -269,6 +269,35 @@ void vti_rec_device_reset(int device)
     vti_thread_put(t);
 }
 
+/* Whether device's primary context is inactive, asked of the real driver;
+ * false when it cannot answer (nothing is then recorded as freed). */
+static bool primary_inactive(int device)
+{
+    static _Atomic(void *) fn;
+    void *f = atomic_load(&fn);
+    if (!f) {
+        f = vti_real_driver("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState");
+        atomic_store(&fn, f);
+    }
+    unsigned flags = 0;
+    int active = 1;
+    vti_enter();
+    CUresult rc = f ? ((CUresult(*)(CUdevice, unsigned *, int *))f)(device, &flags, &active)
+                    : CUDA_ERROR_NOT_INITIALIZED;
+    vti_leave();
+    return rc == CUDA_SUCCESS && !active;
+}
+
+void vti_rec_context_end(int device)
+{
+    for (int d = device < 0 ? 0 : device; d < (device < 0 ? VTI_MAX_DEVICES : device + 1); d++) {
+        vti_counters c;
+        vti_counters_get(d, &c);
+        if (c.live_count && primary_inactive(d))
+            vti_rec_device_reset(d);
+    }
+}
+
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)
 {
     vti_thread *t = vti_thread_get();

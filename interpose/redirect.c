@@ -94,7 +94,8 @@ VTI_EXPORT void *dlsym(void *handle, const char *name)
 #endif
 
 /* Which hook serves cuGetProcAddress(symbol, version, flags): symbols are
- * base names whose _v2 ABI starts at CUDA 3.2 (cuda.h's #defines) and whose
+ * base names whose _v2 ABI starts at the CUDA version cuda.h's #defines and
+ * cudaTypedefs.h's PFN_ names give (most at 3.2) and whose
  * per-thread-stream variant is picked by flags. -1 when not hooked. */
 static int proc_lookup(const char *symbol, int version, uint64_t flags)
 {
@@ -102,6 +103,13 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
                                            "cuMemAllocHost", "cuMemGetInfo"};
     if (strcmp(symbol, "cuMemHostRegister") == 0) /* _v2 since CUDA 6.5 (cuda.h) */
         return version >= 6050 ? F_cuMemHostRegister_v2 : F_cuMemHostRegister;
+    /* cudaTypedefs.h: PFN_cuDevicePrimaryCtxReset_v11000, PFN_cuCtxDestroy_v4000 */
+    if (strcmp(symbol, "cuDevicePrimaryCtxReset") == 0)
+        return version >= 11000 ? F_cuDevicePrimaryCtxReset_v2 : F_cuDevicePrimaryCtxReset;
+    if (strcmp(symbol, "cuDevicePrimaryCtxRelease") == 0)
+        return version >= 11000 ? F_cuDevicePrimaryCtxRelease_v2 : F_cuDevicePrimaryCtxRelease;
+    if (strcmp(symbol, "cuCtxDestroy") == 0)
+        return version >= 4000 ? F_cuCtxDestroy_v2 : F_cuCtxDestroy;
     static const char *const ptsz_names[] = {"cuMemAllocAsync", "cuMemFreeAsync",
                                              "cuMemAllocFromPoolAsync"};
     char buf[64];

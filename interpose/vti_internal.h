@@ -425,7 +425,13 @@ void vti_cupti_unload(void);
     X(cuMemRelease)                                                                                \
     X(cuMemMap)                                                                                    \
     X(cuMemUnmap)                                                                                  \
-    X(cuMemGetInfo_v2)
+    X(cuMemGetInfo_v2)                                                                             \
+    X(cuDevicePrimaryCtxReset)                                                                     \
+    X(cuDevicePrimaryCtxReset_v2)                                                                  \
+    X(cuDevicePrimaryCtxRelease)                                                                   \
+    X(cuDevicePrimaryCtxRelease_v2)                                                                \
+    X(cuCtxDestroy)                                                                                \
+    X(cuCtxDestroy_v2)
 /* The driver's entry-point table (redirect.c). */
 #define VTI_PROC_HOOKS(X)                                                                          \
     X(cuGetProcAddress)                                                                            \
@@ -686,6 +692,11 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
 /* Free every live allocation of device (cudaDeviceReset). */
 void vti_rec_device_reset(int device);
+/* After a successful call that may have destroyed a context (device: the
+ * device it named, -1: any device): frees, as vti_rec_device_reset does,
+ * the live allocations of each such device whose primary context is no
+ * longer active (cuDevicePrimaryCtxGetState). Called under the order lock. */
+void vti_rec_context_end(int device);
 /* The current device for a driver-level call (cuCtxGetDevice), else 0. */
 int vti_driver_device(void);
 /* Sample free/total of the current device through the real functions;
