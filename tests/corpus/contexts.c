@@ -50,9 +50,9 @@ int main(void)
     REQUIRE(again == p0);
     CUresult (*release)(CUdevice) = NULL;
     CUdriverProcAddressQueryResult found;
-    EXPECT(cuGetProcAddress("cuDevicePrimaryCtxRelease", (void **)&release, CUDA_VERSION, 0,
-                            &found),
-           CUDA_SUCCESS);
+    EXPECT(
+        cuGetProcAddress("cuDevicePrimaryCtxRelease", (void **)&release, CUDA_VERSION, 0, &found),
+        CUDA_SUCCESS);
     EXPECT(release(0), CUDA_SUCCESS);
     alloc_on(p0, 1 * MiB);
     EXPECT(release(0), CUDA_SUCCESS);
