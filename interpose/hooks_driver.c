@@ -88,7 +88,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
 VTI_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     ALLOC_HOOK(F_cuMemHostAlloc, host_alloc_flags_fn, real(pp, bytesize, Flags), *pp, bytesize,
-               VT_API_CU_MEM_ALLOC_HOST, NULL);
+               VT_API_CU_MEM_HOST_ALLOC, NULL);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)

@@ -88,7 +88,7 @@ VTI_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
 VTI_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     ALLOC_HOOK(F_cudaHostAlloc, malloc_flags_fn, real(pHost, size, flags), *pHost, size,
-               VT_API_CUDA_MALLOC_HOST, NULL);
+               VT_API_CUDA_HOST_ALLOC, NULL);
 }
 
 VTI_EXPORT cudaError_t cudaFreeHost(void *ptr)

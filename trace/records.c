@@ -35,6 +35,8 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
                                             ADDR},
     [VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC] = {"cuMemAllocFromPoolAsync", DRV, VT_KIND_DEVICE, true,
                                              ADDR},
+    [VT_API_CUDA_HOST_ALLOC] = {"cudaHostAlloc", RT, VT_KIND_HOST_PINNED, false, ADDR},
+    [VT_API_CU_MEM_HOST_ALLOC] = {"cuMemHostAlloc", DRV, VT_KIND_HOST_PINNED, false, ADDR},
 };
 
 #undef RT

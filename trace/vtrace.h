@@ -46,8 +46,9 @@ extern "C" {
 #define VT_MAGIC "VTRACE\0\n"
 #define VT_MAGIC_LEN 8
 /* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
- * 4: the module record's build_id; 5: the from-pool stream-ordered apis */
-#define VT_FORMAT_VERSION 5u
+ * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
+ * 6: cudaHostAlloc and cuMemHostAlloc */
+#define VT_FORMAT_VERSION 6u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -100,12 +101,12 @@ enum vt_api {
     VT_API_CUDA_MALLOC_MANAGED = 2,   /* cudaMallocManaged */
     VT_API_CUDA_MALLOC_PITCH = 3,     /* cudaMallocPitch (size = pitch * height) */
     VT_API_CUDA_MALLOC_3D = 4,        /* cudaMalloc3D (size = pitch * height * depth) */
-    VT_API_CUDA_MALLOC_HOST = 5,      /* cudaMallocHost / cudaHostAlloc: pinned host */
+    VT_API_CUDA_MALLOC_HOST = 5,      /* cudaMallocHost (before v6: also cudaHostAlloc) */
     VT_API_CUDA_MALLOC_ASYNC = 6,     /* cudaMallocAsync (before v5: also FromPool) */
     VT_API_CU_MEM_ALLOC = 7,          /* cuMemAlloc_v2 */
     VT_API_CU_MEM_ALLOC_PITCH = 8,    /* cuMemAllocPitch_v2 */
     VT_API_CU_MEM_ALLOC_MANAGED = 9,  /* cuMemAllocManaged */
-    VT_API_CU_MEM_ALLOC_HOST = 10,    /* cuMemAllocHost_v2 / cuMemHostAlloc: pinned host */
+    VT_API_CU_MEM_ALLOC_HOST = 10,    /* cuMemAllocHost_v2 (before v6: also cuMemHostAlloc) */
     VT_API_CU_MEM_ALLOC_ASYNC = 11,   /* cuMemAllocAsync (before v5: also FromPool) */
     VT_API_CU_MEM_CREATE = 12,        /* cuMemCreate (physical; address = handle) */
     VT_API_CUPTI = 13,                /* seen only by CUPTI activity */
@@ -113,6 +114,8 @@ enum vt_api {
     VT_API_CU_MEM_HOST_REGISTER = 15, /* cuMemHostRegister(_v2) (v2) */
     VT_API_CUDA_MALLOC_FROM_POOL_ASYNC = 16,  /* cudaMallocFromPoolAsync (v5) */
     VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC = 17, /* cuMemAllocFromPoolAsync (v5) */
+    VT_API_CUDA_HOST_ALLOC = 18,              /* cudaHostAlloc: pinned host (v6) */
+    VT_API_CU_MEM_HOST_ALLOC = 19,            /* cuMemHostAlloc: pinned host (v6) */
     VT_API_MAX_
 };
 

@@ -1,7 +1,8 @@
 /* failures: every kind of failed allocation the sim can give: invalid value
  * (NULL result pointer, bad flags, zero-sized driver allocation, bad pitch
  * element size), out of memory (device, managed, async from the current pool
- * and from a pool by handle, through the runtime and the driver, pitched)
+ * and from a pool by handle, through the runtime and the driver, pitched,
+ * pinned host memory by each of its calls but cudaMallocHost)
  * and a bad stream; each counted once, with what is live at that moment, and
  * named by the call that failed (check_ledger --devices compares the names). */
 #include <cuda.h>
@@ -31,6 +32,9 @@ int main(void)
     EXPECT(cuMemAlloc(&d, 0), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuMemAllocPitch(&d, &pitch, 100, 10, 3), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cudaMallocHost(NULL, 100), cudaErrorInvalidValue);
+    EXPECT(cudaHostAlloc(&p, TOO_BIG, 0), cudaErrorMemoryAllocation);
+    EXPECT(cuMemHostAlloc(&p, TOO_BIG, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT(cuMemAllocHost(&p, TOO_BIG), CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT(cudaMalloc(&p, 5 * MiB), cudaSuccess);
     EXPECT(cudaMalloc(&p, TOO_BIG), cudaErrorMemoryAllocation);
     EXPECT(cudaFree(keep), cudaSuccess);

@@ -194,16 +194,13 @@ class Process:
 
 
 # APIs the trace records under one name (trace/vtrace.h enum vt_api).
-SHARED_API = {"cudaHostAlloc": "cudaMallocHost", "cuMemHostAlloc": "cuMemAllocHost"}
-
-
 def report_api(name):
     """The name the report gives an api the ledger names: without the driver's
-    versioned suffixes, shared names merged."""
+    versioned suffixes."""
     for suffix in ("_ptsz", "_v2"):
         if name.endswith(suffix):
             name = name[:-len(suffix)]
-    return SHARED_API.get(name, name)
+    return name
 
 
 def field(obj, name, where):

@@ -226,7 +226,8 @@ class CheckLedger(unittest.TestCase):
         sys.path.insert(0, os.path.dirname(CHECKER))
         import check_ledger
         self.assertEqual(check_ledger.report_api("cuMemAlloc_v2"), "cuMemAlloc")
-        self.assertEqual(check_ledger.report_api("cudaHostAlloc"), "cudaMallocHost")
+        self.assertEqual(check_ledger.report_api("cudaHostAlloc"), "cudaHostAlloc")
+        self.assertEqual(check_ledger.report_api("cuMemAllocHost_v2"), "cuMemAllocHost")
         self.assertEqual(check_ledger.report_api("cudaMallocFromPoolAsync"),
                          "cudaMallocFromPoolAsync")
 
