@@ -5,11 +5,21 @@
  * device's only context each free device 0's allocations; device 1's live
  * through all of them and are leaked, as is pinned host memory (not device
  * memory) and one allocation made after the last destroy. Memory allocated
- * after each end is counted anew, at the same addresses. Two devices. */
+ * after each end is counted anew, at the same addresses (required on the
+ * simulated device, VRAMTRACE_SIM_DEVICE set; a GPU's driver may place it
+ * elsewhere). Device 1 where there is one. */
 #include <cuda.h>
 #include <dlfcn.h>
 
 #include "corpus.h"
+
+/* The allocation after a context's end reuses the first address: checked
+ * on the simulated device only. */
+static void same_address(CUdeviceptr got, CUdeviceptr want)
+{
+    if (getenv("VRAMTRACE_SIM_DEVICE"))
+        REQUIRE_EQ(got, want);
+}
 
 static CUdeviceptr alloc_on(CUcontext ctx, size_t bytes)
 {
@@ -34,16 +44,20 @@ int main(void)
 {
     CUcontext p0, p1, again, created;
     void *host;
+    int devices;
     EXPECT(cuInit(0), CUDA_SUCCESS);
-    EXPECT(cuDevicePrimaryCtxRetain(&p1, 1), CUDA_SUCCESS);
-    alloc_on(p1, 2 * MiB); /* leaked: no end of device 1's context */
+    EXPECT(cuDeviceGetCount(&devices), CUDA_SUCCESS);
+    if (devices > 1) {
+        EXPECT(cuDevicePrimaryCtxRetain(&p1, 1), CUDA_SUCCESS);
+        alloc_on(p1, 2 * MiB); /* leaked: no end of device 1's context */
+    }
     EXPECT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
     EXPECT(cuMemAllocHost(&host, 64 << 10), CUDA_SUCCESS); /* leaked: host memory */
 
     /* 1. cuDevicePrimaryCtxReset (cuda.h: the _v2 entry point) */
     CUdeviceptr a = fill(p0, 1 * MiB);
     EXPECT(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
-    REQUIRE_EQ(alloc_on(p0, 4 * MiB), a);
+    same_address(alloc_on(p0, 4 * MiB), a);
 
     /* 2. retained twice: the first release frees nothing, the last all */
     EXPECT(cuDevicePrimaryCtxRetain(&again, 0), CUDA_SUCCESS);
@@ -57,7 +71,7 @@ int main(void)
     alloc_on(p0, 1 * MiB);
     EXPECT(release(0), CUDA_SUCCESS);
     EXPECT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
-    REQUIRE_EQ(alloc_on(p0, 8 * MiB), a);
+    same_address(alloc_on(p0, 8 * MiB), a);
 
     /* 3. the CUDA 7.0 ABI's cuDevicePrimaryCtxReset, by its old name */
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -67,7 +81,7 @@ int main(void)
     fill(p0, 5 * MiB);
     EXPECT(reset_v1(0), CUDA_SUCCESS);
     CUdeviceptr b = alloc_on(p0, 7 * MiB);
-    REQUIRE_EQ(b, a);
+    same_address(b, a);
     EXPECT(cuMemFree(b), CUDA_SUCCESS);
 
     /* 4. cuCtxDestroy of a created context, the device's only one */
@@ -76,7 +90,7 @@ int main(void)
     fill(created, 3 * MiB);
     EXPECT(cuCtxDestroy(created), CUDA_SUCCESS);
     EXPECT(cuCtxCreate(&created, NULL, 0, 0), CUDA_SUCCESS);
-    REQUIRE_EQ(alloc_on(created, 6 * MiB), a); /* leaked */
+    same_address(alloc_on(created, 6 * MiB), a); /* leaked */
     dlclose(cuda);
     return 0;
 }
