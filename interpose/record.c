@@ -17,15 +17,23 @@ static _Atomic int first_call_done;
 
 /* ---- real queries (never recorded as application calls) ---------------- */
 
+/* The real driver function base (exported as `exported`), looked up once
+ * into *slot; NULL when the driver has none (looked up again next time). */
+static void *driver_fn(_Atomic(void *) *slot, const char *base, const char *exported)
+{
+    void *f = atomic_load(slot);
+    if (!f) {
+        f = vti_real_driver(base, exported);
+        atomic_store(slot, f);
+    }
+    return f;
+}
+
 int vti_driver_device(void)
 {
     static _Atomic(void *) fn;
-    void *f = atomic_load(&fn);
+    void *f = driver_fn(&fn, "cuCtxGetDevice", "cuCtxGetDevice");
     CUdevice d = 0;
-    if (!f) {
-        f = vti_real_driver("cuCtxGetDevice", "cuCtxGetDevice");
-        atomic_store(&fn, f);
-    }
     vti_enter();
     if (!f || ((CUresult(*)(CUdevice *))f)(&d) != CUDA_SUCCESS)
         d = 0;
@@ -274,11 +282,7 @@ void vti_rec_device_reset(int device)
 static bool primary_inactive(int device)
 {
     static _Atomic(void *) fn;
-    void *f = atomic_load(&fn);
-    if (!f) {
-        f = vti_real_driver("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState");
-        atomic_store(&fn, f);
-    }
+    void *f = driver_fn(&fn, "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState");
     unsigned flags = 0;
     int active = 1;
     vti_enter();
@@ -290,12 +294,10 @@ static bool primary_inactive(int device)
 
 void vti_rec_context_end(int device)
 {
-    for (int d = device < 0 ? 0 : device; d < (device < 0 ? VTI_MAX_DEVICES : device + 1); d++) {
-        vti_counters c;
-        vti_counters_get(d, &c);
-        if (c.live_count && primary_inactive(d))
-            vti_rec_device_reset(d);
-    }
+    vti_counters c;
+    vti_counters_get(device, &c);
+    if (c.live_count && primary_inactive(device))
+        vti_rec_device_reset(device);
 }
 
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)

@@ -692,10 +692,10 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
 /* Free every live allocation of device (cudaDeviceReset). */
 void vti_rec_device_reset(int device);
-/* After a successful call that may have destroyed a context (device: the
- * device it named, -1: any device): frees, as vti_rec_device_reset does,
- * the live allocations of each such device whose primary context is no
- * longer active (cuDevicePrimaryCtxGetState). Called under the order lock. */
+/* After a successful call that may have ended a context of device: frees,
+ * as vti_rec_device_reset does, the device's live allocations when its
+ * primary context is no longer active (cuDevicePrimaryCtxGetState). Called
+ * under the order lock. */
 void vti_rec_context_end(int device);
 /* The current device for a driver-level call (cuCtxGetDevice), else 0. */
 int vti_driver_device(void);
