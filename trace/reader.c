@@ -61,6 +61,9 @@ struct vt_reader {
     size_t ncur, cur_cap, nheap, ntodo;
 
     vt_header_store hs;
+    uint64_t frames_at; /* file offset of the first frame (after the header) */
+    bool has_summary;   /* the file ends with a summary frame (records.h) */
+    vt_summary summary;
     bool truncated, failed, done;
     bool string_out; /* the last event given holds a string (strbuf, idbuf) */
     char err[512];
@@ -195,6 +198,7 @@ static int read_header(vt_reader *r)
         rc = fail(r, "%s", why);
     free(buf);
     r->hs.h.format_version = version;
+    r->frames_at = VT_FILE_PREFIX_LEN + (uint64_t)hlen;
     return rc;
 }
 
@@ -213,11 +217,30 @@ static vt_reader *reader_new(void)
     return r;
 }
 
-/* Read the header; on failure copy the message to err and free r. */
-static vt_reader *finish_open(vt_reader *r, char *err, size_t errlen)
+/* The summary frame, if the last VT_SUMMARY_FRAME_LEN bytes of the file
+ * (or image) after its header are one; read with pread, so the stream's
+ * own position does not move. */
+static void read_summary(vt_reader *r, const uint8_t *image)
 {
-    if (read_header(r) == 0)
+    uint8_t frame[VT_SUMMARY_FRAME_LEN];
+    if (r->file_size < r->frames_at + sizeof frame)
+        return;
+    uint64_t at = r->file_size - sizeof frame;
+    if (image)
+        memcpy(frame, image + at, sizeof frame);
+    else if (pread(r->fd, frame, sizeof frame, (off_t)at) != (ssize_t)sizeof frame)
+        return;
+    r->has_summary = vt_summary_decode(frame, &r->summary) == 0;
+}
+
+/* Read the header and the summary; on failure copy the message to err and
+ * free r. image: the in-memory image, NULL for a file. */
+static vt_reader *finish_open(vt_reader *r, const uint8_t *image, char *err, size_t errlen)
+{
+    if (read_header(r) == 0) {
+        read_summary(r, image);
         return r;
+    }
     snprintf(err, errlen, "%s", r->err);
     vt_reader_close(r);
     return NULL;
@@ -245,7 +268,7 @@ vt_reader *vt_reader_open(const char *path, char *err, size_t errlen)
         vt_reader_close(r);
         return NULL;
     }
-    return finish_open(r, err, errlen);
+    return finish_open(r, NULL, err, errlen);
 }
 
 vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t errlen)
@@ -259,7 +282,15 @@ vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t er
     r->in_len = len;
     r->eof = true;
     r->file_size = len;
-    return finish_open(r, err, errlen);
+    return finish_open(r, data, err, errlen);
+}
+
+bool vt_reader_summary(const vt_reader *r, vt_summary *out)
+{
+    if (!r || !r->has_summary)
+        return false;
+    *out = r->summary;
+    return true;
 }
 
 void vt_reader_close(vt_reader *r)

@@ -736,6 +736,44 @@ uint8_t *vt_header_encode(const vt_header *h, size_t *len)
     return buf;
 }
 
+/* ---- Summary frame ------------------------------------------------------------ */
+
+static void put_u64le(uint8_t *o, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        o[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_u64le(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+#define SUMMARY_PAYLOAD (VT_SUMMARY_FRAME_LEN - 8u)
+_Static_assert(sizeof VT_SUMMARY_TAG - 1 + 8 == SUMMARY_PAYLOAD, "tag and peak_live");
+
+void vt_summary_encode(uint8_t *out, const vt_summary *s)
+{
+    put_u32le(out, VT_SUMMARY_MAGIC);
+    put_u32le(out + 4, SUMMARY_PAYLOAD);
+    memcpy(out + 8, VT_SUMMARY_TAG, sizeof VT_SUMMARY_TAG - 1);
+    put_u64le(out + 16, s->peak_live);
+}
+
+int vt_summary_decode(const uint8_t *p, vt_summary *s)
+{
+    if (get_u32le(p) != VT_SUMMARY_MAGIC || get_u32le(p + 4) != SUMMARY_PAYLOAD ||
+        memcmp(p + 8, VT_SUMMARY_TAG, sizeof VT_SUMMARY_TAG - 1) != 0)
+        return -1;
+    s->peak_live = get_u64le(p + 16);
+    return 0;
+}
+
+/* ---- File prefix ---------------------------------------------------------------- */
+
 int vt_prefix_decode(const uint8_t *p, uint32_t *version, uint32_t *header_len, char *err,
                      size_t errlen)
 {

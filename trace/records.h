@@ -195,6 +195,22 @@ size_t vt_chunk_hdr_encode(uint8_t *out, uint32_t thread_id, uint64_t base_ts, s
 int vt_chunk_hdr_decode(const uint8_t **p, const uint8_t *end, uint32_t *thread_id,
                         uint64_t *base_ts, size_t *len, char *err, size_t errlen);
 
+/* ---- Summary frame --------------------------------------------------------- */
+
+/* The summary (vt_summary) is a zstd skippable frame (RFC 8878, 3.1.2: a
+ * u32le magic 0x184D2A50..0x184D2A5F, a u32le payload size, the payload),
+ * which zstd and readers that predate it skip as an empty batch. Payload:
+ * the 8-byte tag VT_SUMMARY_TAG, then u64le peak_live. Always the last
+ * VT_SUMMARY_FRAME_LEN bytes of the file, where the reader looks for it. */
+#define VT_SUMMARY_MAGIC 0x184D2A5Eu
+#define VT_SUMMARY_TAG "VTSUMARY"
+#define VT_SUMMARY_FRAME_LEN 24u
+/* Encode s as the summary frame's VT_SUMMARY_FRAME_LEN bytes at out. */
+void vt_summary_encode(uint8_t *out, const vt_summary *s);
+/* Decode the summary frame at p (VT_SUMMARY_FRAME_LEN bytes): 0, or -1 when
+ * those bytes are not one (wrong magic, size or tag). */
+int vt_summary_decode(const uint8_t *p, vt_summary *s);
+
 /* ---- File header ----------------------------------------------------------- */
 
 /* Encode the file prefix and header block into a malloc'd buffer; returns

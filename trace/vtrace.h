@@ -403,6 +403,20 @@ typedef struct vt_event {
     } u;
 } vt_event;
 
+/* ---- Summary ------------------------------------------------------------- */
+
+/* What the recorder knows only at the end, written after the last batch of
+ * a trace that was closed cleanly (docs/trace.md, "Summary"), so that a
+ * reader can size its state before the first event: a hint, never needed
+ * for a correct reading (a trace cut short, or written before the summary
+ * existed, has none). */
+typedef struct vt_summary {
+    /* The most allocations live at once in the recorder's own live map
+     * (device, managed and pinned host memory, VMM handles; counts, not
+     * bytes). */
+    uint64_t peak_live;
+} vt_summary;
+
 /* ---- Writer -------------------------------------------------------------- */
 
 typedef struct vt_writer vt_writer;
@@ -443,7 +457,11 @@ int vt_writer_flush(vt_writer *w);
  * zstd allows (only try-locks: gives up while a flush runs, skips buffers
  * being written; no malloc). Limits: docs/trace.md. */
 void vt_writer_flush_from_signal(vt_writer *w);
-/* Stop the writer thread, flush, close. Returns 0 or -1. Frees w. Buffers
+/* The summary vt_writer_close writes after the last batch (copied; a later
+ * call replaces it). Not thread-safe: the thread that closes w calls it. */
+void vt_writer_set_summary(vt_writer *w, const vt_summary *s);
+/* Stop the writer thread, flush, write the summary (vt_writer_set_summary)
+ * when one was set and the flush succeeded, close. Returns 0 or -1. Frees w. Buffers
  * still attached are marked dead (vt_write returns -1 on them); no other
  * call may use w afterwards. */
 int vt_writer_close(vt_writer *w);
@@ -475,6 +493,11 @@ int vt_reader_next(vt_reader *r, vt_event *ev);
  * the next call. For a replay that takes events by the batch (one call, and
  * one chunk's records decoded in a loop, for many events). */
 long vt_reader_read(vt_reader *r, vt_event *evs, size_t n);
+/* The trace's summary (vt_summary) into *out: true when the file ends with
+ * one (read at open), false when it has none (cut short, still being
+ * written, an older writer). A hint for sizing: nothing the reader returns
+ * depends on it. */
+bool vt_reader_summary(const vt_reader *r, vt_summary *out);
 /* true when the file ended inside a frame (cut): the events before it were
  * all returned. */
 bool vt_reader_truncated(const vt_reader *r);

@@ -114,6 +114,8 @@ struct vt_writer {
     atomic_flag err_claimed;
     atomic_uint_least64_t bytes;
     char err[256];
+    bool has_summary; /* summary: written by vt_writer_close */
+    vt_summary summary;
 };
 
 /* ---- Small helpers -------------------------------------------------------- */
@@ -822,12 +824,39 @@ static void stop_thread(vt_writer *w)
     w->has_thread = false;
 }
 
+void vt_writer_set_summary(vt_writer *w, const vt_summary *s)
+{
+    if (!w || !s)
+        return;
+    w->summary = *s;
+    w->has_summary = true;
+}
+
+/* Append the summary frame (records.h) after the last batch; the writer
+ * thread stopped. 0 or -1 (error set). */
+static int write_summary(vt_writer *w)
+{
+    uint8_t frame[VT_SUMMARY_FRAME_LEN];
+    vt_summary_encode(frame, &w->summary);
+    pthread_mutex_lock(&w->flush_lock);
+    int e = write_guarded(w, frame, sizeof frame);
+    pthread_mutex_unlock(&w->flush_lock);
+    if (e) {
+        set_error(w, "writing the trace summary failed: %s", strerror(e));
+        return -1;
+    }
+    atomic_fetch_add(&w->bytes, sizeof frame);
+    return 0;
+}
+
 int vt_writer_close(vt_writer *w)
 {
     if (!w)
         return -1;
     stop_thread(w);
     int rc = flush_now(w, true);
+    if (rc == 0 && w->has_summary && !failed(w))
+        rc = write_summary(w);
     if (fd_is_ours(w) && close(w->fd) < 0 && rc == 0) {
         set_error(w, "closing the trace failed: %s", strerror(errno));
         rc = -1;

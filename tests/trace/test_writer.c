@@ -217,6 +217,85 @@ static void test_periodic_flush(void **state)
     vtt_rmdir(dir, names, 1);
 }
 
+/* The trace's summary: in path's reader (and in an image of the file) as
+ * written; *events: how many the reader gives. */
+static bool read_summary(const char *path, vt_summary *out, long *events)
+{
+    char err[256];
+    bool truncated;
+    vt_reader *r = vt_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    bool has = vt_reader_summary(r, out);
+    vt_reader_close(r);
+    *events = count_events(path, &truncated);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t image[1 << 16];
+    size_t n = fread(image, 1, sizeof image, f);
+    fclose(f);
+    vt_summary mem = {0};
+    r = vt_reader_open_mem(image, n, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(vt_reader_summary(r, &mem), has);
+    if (has)
+        assert_int_equal(mem.peak_live, out->peak_live);
+    vt_reader_close(r);
+    return has;
+}
+
+/* Write a trace of 50 allocations, with a summary of peak_live unless 0. */
+static void write_summarized(const char *path, uint64_t peak_live)
+{
+    char err[256];
+    vt_header h = vtt_header();
+    vt_writer *w = vt_writer_open(path, &h, &(vt_writer_opts){.no_thread = true}, err, sizeof err);
+    assert_non_null(w);
+    vt_tbuf *tb = vt_writer_attach(w, 1);
+    for (int i = 0; i < 50; i++) {
+        vt_event e = {.type = VT_REC_ALLOC, .ts_ns = vtt_mono_ns()};
+        e.u.alloc.addr = 0x1000 + (uint64_t)i;
+        assert_int_equal(vt_write(tb, &e), 0);
+    }
+    vt_writer_detach(w, tb);
+    if (peak_live)
+        vt_writer_set_summary(w, &(vt_summary){.peak_live = peak_live});
+    assert_int_equal(vt_writer_close(w), 0);
+}
+
+/* The summary ends a closed trace and is read back, and the events read are
+ * the same with it; without one (never set, the file cut inside it, its tag
+ * damaged) the reader has none and still gives every event. */
+static void test_summary(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], bare[1024];
+    vtt_path(path, sizeof path, dir, "sum.vtrace");
+    vtt_path(bare, sizeof bare, dir, "bare.vtrace");
+    write_summarized(path, 12345678901ull);
+    write_summarized(bare, 0);
+    vt_summary sum = {0};
+    long events = 0;
+    assert_true(read_summary(path, &sum, &events));
+    assert_int_equal(sum.peak_live, 12345678901ull);
+    assert_int_equal(events, 50);
+    assert_false(read_summary(bare, &sum, &events));
+    assert_int_equal(events, 50);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    FILE *f = fopen(path, "r+b"); /* damage the tag: VTSUMARY -> VTSUMARX */
+    assert_non_null(f);
+    assert_int_equal(fseek(f, -9, SEEK_END), 0);
+    assert_int_equal(fputc('X', f), 'X');
+    fclose(f);
+    assert_false(read_summary(path, &sum, &events));
+    assert_int_equal(events, 50);
+    assert_int_equal(truncate(path, st.st_size - 1), 0); /* cut inside the frame */
+    assert_false(read_summary(path, &sum, &events));
+    assert_int_equal(events, 50);
+    const char *names[] = {"sum.vtrace", "bare.vtrace"};
+    vtt_rmdir(dir, names, 2);
+}
+
 /* In a child (its own file-size limit): write until the writer fails. */
 static int full_disk_child(const char *path)
 {
@@ -479,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_threads_backpressure),
         cmocka_unit_test(test_excl_nofollow_mode),
         cmocka_unit_test(test_periodic_flush),
+        cmocka_unit_test(test_summary),
         cmocka_unit_test(test_write_failure),
         cmocka_unit_test(test_fork_abandon),
         cmocka_unit_test(test_descriptor_taken),
