@@ -90,6 +90,9 @@ typedef struct dev_counters {
 } dev_counters;
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
+/* Allocations live now on all devices and host, and the most ever at once
+ * (the trace's summary, vt_summary.peak_live); under the order lock. */
+static _Atomic uint64_t live_all, live_all_peak;
 
 /* The order lock (vti_internal.h, vti_order_lock); tl_holds: this thread
  * holds it. */
@@ -362,6 +365,10 @@ static inline void count_alloc(const vti_live *e)
     if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
         atomic_store_explicit(&c->peak_bytes, live, memory_order_relaxed);
     add(&c->allocs, 1);
+    uint64_t all = atomic_load_explicit(&live_all, memory_order_relaxed) + 1;
+    atomic_store_explicit(&live_all, all, memory_order_relaxed);
+    if (all > atomic_load_explicit(&live_all_peak, memory_order_relaxed))
+        atomic_store_explicit(&live_all_peak, all, memory_order_relaxed);
 }
 
 /* Room for one more entry in s; -1 when it is full or memory is out. */
@@ -436,6 +443,7 @@ static inline void count_free(const vti_live *e)
     dev_counters *c = dev(e->device);
     add(&c->live_bytes, -e->size);
     add(&c->frees, 1);
+    add(&live_all, (uint64_t)-1);
 }
 
 /* The slot of (addr, space) whose hash is h in s, or NULL; the order lock
@@ -620,6 +628,11 @@ void vti_counters_get(int device, vti_counters *out)
     out->live_count = out->allocs - out->frees;
     out->failures = atomic_load(&c->failures);
     guard_end(taken);
+}
+
+uint64_t vti_live_peak_count(void)
+{
+    return atomic_load(&live_all_peak);
 }
 
 void vti_count_failure(int device)

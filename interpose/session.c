@@ -301,6 +301,7 @@ static bool writer_finish(void)
     }
     vt_writer_flush(writer);
     snprintf(err, sizeof err, "%s", vt_writer_error(writer) ? vt_writer_error(writer) : "");
+    vt_writer_set_summary(writer, &(vt_summary){.peak_live = vti_live_peak_count()});
     if (vt_writer_close(writer) == 0) {
         writer = NULL;
         return true;

@@ -574,6 +574,9 @@ typedef struct vti_counters {
     uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
 } vti_counters;
 void vti_counters_get(int device, vti_counters *out);
+/* The most allocations (all devices and host) live at once so far: the
+ * trace's vt_summary.peak_live. */
+uint64_t vti_live_peak_count(void);
 void vti_count_failure(int device);
 /* Top call sites by live bytes on device: up to n (stack, bytes, count). */
 typedef struct vti_site {

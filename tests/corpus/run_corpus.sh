@@ -37,7 +37,7 @@ cat "$outdir/stderr" >&2
 [ -s "$ledger" ] || fail "the sim wrote no ledger"
 "$tool" report "$trace" --json "$report" --quiet >"$outdir/report.txt" 2>&1 ||
     { cat "$outdir/report.txt" >&2; fail "vramtrace report failed"; }
-python3 "$checker" --ledger "$ledger" --report "$report" --devices
+python3 "$checker" --ledger "$ledger" --report "$report" --devices --trace "$trace"
 st=$?
 [ $st -eq 0 ] || fail "the report does not match the ledger (check_ledger exit $st; $outdir)"
 # CORPUS_MEMVIZ=1 (a run whose failures the report lists all): the

@@ -3,6 +3,7 @@
 device's ledger (the independent ground truth).
 
 usage: check_ledger.py --ledger FILE --report JSON [--pid P] [--fields F,F...] [--devices]
+                       [--trace TRACE]
 
 The ledger (VRAMTRACE_SIM_LEDGER, sim/README.md "Ledger") holds one JSON
 object per line. From the lines of one process (--pid, or the only pid in the
@@ -28,10 +29,16 @@ together, in the ledger's order; each failed allocation's
 device's total then (pinned host memory's for a failure on the host), and its
 "api" the ledger's (report_api). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
+
+--trace also holds the summary that ends the trace (docs/trace.md, "Summary":
+the recorder's most allocations live at once, all kinds) against the most
+allocations the ledger has live at once by the same rules; a trace that ends
+without a summary is a mismatch (a clean exit writes one).
 """
 import argparse
 import json
 import re
+import struct
 import sys
 
 # The sim's own alloc/free lines, parsed without json (a ledger can hold
@@ -102,6 +109,8 @@ class Process:
         # device, and of all devices together
         self.dev_live, self.dev_peak = {}, {}
         self.all_live = self.all_peak = 0
+        # allocations of every kind live at once (the trace's summary)
+        self.count_live = self.count_peak = 0
         self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
         self.fail_api = []  # the api of each fail, as the report names it (report_api)
         self.fail_oom = []  # whether each fail is out of memory (error 2)
@@ -117,6 +126,11 @@ class Process:
         self.all_live += delta
         self.all_peak = max(self.all_peak, self.all_live)
 
+    def count(self, n):
+        """n allocations (of any kind) became live (+1) or died (-1)."""
+        self.count_live += n
+        self.count_peak = max(self.count_peak, self.count_live)
+
     def key(self, device, kind):
         k = self.keys.get((device, kind))
         if k is None:
@@ -128,6 +142,7 @@ class Process:
         if op == "vmm_create":
             self.key(field(o, "device", where), "vmm").born(h, field(o, "size", where), where)
             self.total(h, o["device"], "vmm", o["size"])
+            self.count(1)
             self.handles[h] = [o["device"], 0, False]
             return
         state = self.handles.get(h)
@@ -147,6 +162,7 @@ class Process:
             k = self.key(state[0], "vmm")
             self.total(h, state[0], "vmm", -k.live[h])
             k.died(h, where)
+            self.count(-1)
             del self.handles[h]
 
     def line(self, o, where):
@@ -160,11 +176,13 @@ class Process:
             self.key(field(o, "device", where), field(o, "kind", where)).born(
                 field(o, "addr", where), field(o, "size", where), where)
             self.total(o["addr"], o["device"], o["kind"], o["size"])
+            self.count(1)
         elif op == "free":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             size = k.live.get(field(o, "addr", where), 0)
             k.died(o["addr"], where)
             self.total(o["addr"], o["device"], o["kind"], -size)
+            self.count(-1)
         elif op == "fail":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             k.failed += 1
@@ -345,6 +363,38 @@ def compare_devices(proc, report):
     return problems
 
 
+# The trace's summary frame (trace/records.h, docs/trace.md "Summary"): the
+# file's last 24 bytes.
+SUMMARY = struct.Struct("<II8sQ")
+SUMMARY_MAGIC, SUMMARY_TAG = 0x184D2A5E, b"VTSUMARY"
+
+
+def trace_summary(path):
+    """The peak_live of the summary that ends trace `path`, None without one."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            if f.tell() < SUMMARY.size:
+                return None
+            f.seek(-SUMMARY.size, 2)
+            magic, size, tag, peak_live = SUMMARY.unpack(f.read(SUMMARY.size))
+    except OSError as e:
+        raise Unusable(f"cannot read trace {path}: {e.strerror}") from e
+    if magic != SUMMARY_MAGIC or size != SUMMARY.size - 8 or tag != SUMMARY_TAG:
+        return None
+    return peak_live
+
+
+def compare_summary(proc, path):
+    """Mismatch messages of the trace's summary (--trace)."""
+    got = trace_summary(path)
+    if got is None:
+        return [f"{path}: the trace ends without a summary"]
+    if got != proc.count_peak:
+        return [f"summary: peak_live: trace {got}, ledger {proc.count_peak}"]
+    return []
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ledger", required=True)
@@ -355,6 +405,8 @@ def main(argv=None):
                     "thread timing, recorded in another run than the ledger's")
     ap.add_argument("--devices", action="store_true",
                     help="also the peak allocated bytes of each device and of the run")
+    ap.add_argument("--trace", help="also the summary that ends this trace (the recorder's most "
+                    "allocations live at once) against the ledger's; a trace without one fails")
     args = ap.parse_args(argv)
     fields = FIELDS
     if args.fields:
@@ -375,6 +427,12 @@ def main(argv=None):
     problems = compare(expected, reported, fields)
     if args.devices:
         problems += compare_devices(proc, report)
+    if args.trace:
+        try:
+            problems += compare_summary(proc, args.trace)
+        except Unusable as e:
+            print(f"check_ledger: {e}", file=sys.stderr)
+            return 2
     for p in problems:
         print(f"check_ledger: mismatch: {p}")
     if not problems:

@@ -6,6 +6,7 @@ off by some bytes, a wrong live-at-failure, wrong leaked bytes, a missing
 import copy
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -254,6 +255,31 @@ class CheckLedger(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         rc, out = self.run_checker(good_report(), "--pid", "7")
         self.assertEqual(rc, 1, out)
+
+    def write_trace(self, peak_live, tag=b"VTSUMARY"):
+        """A file ending like a trace with a summary frame of peak_live."""
+        path = os.path.join(self.dir.name, "trace.vtrace")
+        with open(path, "wb") as f:
+            f.write(b"VTRACE\0\n" + bytes(40))
+            if peak_live is not None:
+                f.write(struct.pack("<II8sQ", 0x184D2A5E, 16, tag, peak_live))
+        return path
+
+    def test_trace_summary(self):
+        # live at once: 0x1000, 0x2000; then 0x2000, the pinned buffer and
+        # the VMM handle (3); the handle dies at its last unmap
+        rc, out = self.run_checker(good_report(), "--trace", self.write_trace(3))
+        self.assertEqual(rc, 0, out)
+        for wrong in (2, 4):
+            rc, out = self.run_checker(good_report(), "--trace", self.write_trace(wrong))
+            self.assertEqual(rc, 1, out)
+            self.assertIn(f"summary: peak_live: trace {wrong}, ledger 3", out)
+        for bad in (self.write_trace(None), self.write_trace(3, tag=b"VTSUMARX")):
+            rc, out = self.run_checker(good_report(), "--trace", bad)
+            self.assertEqual(rc, 1, out)
+            self.assertIn("ends without a summary", out)
+        rc, out = self.run_checker(good_report(), "--trace", os.path.join(self.dir.name, "none"))
+        self.assertEqual(rc, 2, out)
 
     def test_unusable_inputs_exit_2(self):
         rc, out = self.run_checker({"totals": {}})
