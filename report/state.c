@@ -45,6 +45,12 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
 }
 
+void vr_state_presize(vr_state *s, uint64_t peak_live)
+{
+    if (peak_live)
+        vr_map_reserve(&s->live, peak_live < VR_PRESIZE_MAX ? (size_t)peak_live : VR_PRESIZE_MAX);
+}
+
 void vr_state_destroy(vr_state *s)
 {
     size_t i = 0;

@@ -56,6 +56,53 @@ static void test_damaged(void **state)
     (void)ok;
 }
 
+/* The summary frame (docs/trace.md, "Summary") with peak_live, at out. */
+static void summary_frame(unsigned char out[24], uint64_t peak_live)
+{
+    const uint32_t words[2] = {0x184D2A5Eu, 16};
+    for (int i = 0; i < 8; i++)
+        out[i] = (unsigned char)(words[i / 4] >> (8 * (i % 4)));
+    memcpy(out + 8, "VTSUMARY", 8);
+    for (int i = 0; i < 8; i++)
+        out[16 + i] = (unsigned char)(peak_live >> (8 * i));
+}
+
+/* A trace's summary only sizes the replay's live map: the same report
+ * without one and with a hint of 0, 1, the scenario's own count, a
+ * thousand, and 2^64 - 1 (capped at VR_PRESIZE_MAX entries: an uncapped
+ * reservation of that size fails and aborts). */
+static void test_summary_hint(void **state)
+{
+    (void)state;
+    vr_report_free(scenario("frag"));
+    size_t len;
+    unsigned char *b = slurp(tmp_path("frag"), &len);
+    unsigned char *c = malloc(len + 24);
+    assert_non_null(c);
+    memcpy(c, b, len);
+    char *want = NULL;
+    const uint64_t hints[] = {0, 1, 3, 1000, UINT64_MAX};
+    for (int k = -1; k < (int)(sizeof hints / sizeof hints[0]); k++) {
+        if (k >= 0)
+            summary_frame(c + len, hints[k]);
+        char err[256];
+        vr_options o = {.no_symbols = true};
+        vr_report *r = vr_analyze_mem(c, k < 0 ? len : len + 24, &o, err, sizeof err);
+        assert_non_null(r);
+        char *json = render(vr_render_json, r);
+        vr_report_free(r);
+        if (!want) {
+            want = json;
+            continue;
+        }
+        assert_string_equal(json, want);
+        free(json);
+    }
+    free(want);
+    free(c);
+    free(b);
+}
+
 /* A clock at its end: events 2^64 - 1 ns after the start (a corrupt clock).
  * The fragmentation windows once doubled past 2^64 and never caught up (the
  * report spun for minutes); the HTML timeline's scale passed 2^64 and its
@@ -147,9 +194,8 @@ static void test_diff_at_the_top(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_damaged),
-        cmocka_unit_test(test_clock_at_its_end),
-        cmocka_unit_test(test_memviz_device_ordinal),
+        cmocka_unit_test(test_damaged),          cmocka_unit_test(test_summary_hint),
+        cmocka_unit_test(test_clock_at_its_end), cmocka_unit_test(test_memviz_device_ordinal),
         cmocka_unit_test(test_diff_at_the_top),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
