@@ -174,6 +174,14 @@ static uintptr_t device_take(struct sim_device *d, size_t len, size_t align)
     return ra_take(&d->ra, len, align);
 }
 
+/* The ledger's kind of an allocation of kind k. */
+static const char *ledger_kind(enum sim_kind k)
+{
+    return k == SIM_MANAGED_MEM ? SIM_LK_MANAGED
+           : k == SIM_ARRAY_MEM ? SIM_LK_ARRAY
+                                : SIM_LK_DEVICE;
+}
+
 static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded,
                   enum sim_kind kind, struct pool_seg *seg)
 {
@@ -182,7 +190,7 @@ static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded
         return -1;
     *a = (struct sim_alloc){p, size, rounded, kind, seg, d->table[bucket(p)]};
     d->table[bucket(p)] = a;
-    sim_ledger_alloc(kind == SIM_MANAGED_MEM ? SIM_LK_MANAGED : SIM_LK_DEVICE, d->ordinal, p, size);
+    sim_ledger_alloc(ledger_kind(kind), d->ordinal, p, size);
     return 0;
 }
 
@@ -208,6 +216,14 @@ int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *
         return CUDA_ERROR_OUT_OF_MEMORY;
     *out = p;
     return CUDA_SUCCESS;
+}
+
+static struct sim_alloc *find_alloc(struct sim_device *d, uintptr_t p)
+{
+    struct sim_alloc *a = d->table[bucket(p)];
+    while (a && a->ptr != p)
+        a = a->next;
+    return a;
 }
 
 static struct sim_alloc *unlink_alloc(struct sim_device *d, uintptr_t p)
@@ -252,8 +268,7 @@ static void pool_put(struct sim_alloc *a)
 /* Give a's range back (to its pool segment, or to the device with its pages); locked. */
 static void release_alloc(struct sim_device *d, struct sim_alloc *a)
 {
-    sim_ledger_free(a->kind == SIM_MANAGED_MEM ? SIM_LK_MANAGED : SIM_LK_DEVICE, d->ordinal, a->ptr,
-                    a->size);
+    sim_ledger_free(ledger_kind(a->kind), d->ordinal, a->ptr, a->size);
     if (a->kind == SIM_ASYNC_MEM) {
         pool_put(a);
         return;
@@ -264,10 +279,11 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
     device_publish(d);
 }
 
-int sim_free(struct sim_device *d, uintptr_t p)
+int sim_free(struct sim_device *d, uintptr_t p, bool array)
 {
     pthread_mutex_lock(&d->lock);
-    struct sim_alloc *a = unlink_alloc(d, p);
+    struct sim_alloc *a = find_alloc(d, p);
+    a = a && (a->kind == SIM_ARRAY_MEM) == array ? unlink_alloc(d, p) : NULL;
     if (a)
         release_alloc(d, a);
     pthread_mutex_unlock(&d->lock);

@@ -21,7 +21,7 @@ static inline int sim_current_ordinal(void)
     struct sim_device *d = sim_current_device();
     return d ? d->ordinal : -1;
 }
-/* Frees a device allocation (any kind; 0 is a no-op): cuMemFree's rules. */
+/* Frees a device allocation (any kind but an array; 0 is a no-op): cuMemFree's rules. */
 CUresult sim_free_dptr(CUdeviceptr dptr);
 /* The current device, or a CUresult error in *err. */
 struct sim_device *sim_need_device(CUresult *err);

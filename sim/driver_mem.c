@@ -89,7 +89,7 @@ CUresult sim_free_dptr(CUdeviceptr dptr)
     if (dptr == 0)
         return CUDA_SUCCESS;
     d = sim_device_of((uintptr_t)dptr);
-    return (CUresult)sim_ledger_bad_free(dptr, d ? (CUresult)sim_free(d, (uintptr_t)dptr)
+    return (CUresult)sim_ledger_bad_free(dptr, d ? (CUresult)sim_free(d, (uintptr_t)dptr, false)
                                                  : CUDA_ERROR_INVALID_VALUE);
 }
 

@@ -15,6 +15,7 @@
 #define SIM_LK_MANAGED "managed"
 #define SIM_LK_PINNED "host_pinned"
 #define SIM_LK_REGISTERED "host_registered"
+#define SIM_LK_ARRAY "array" /* CUDA arrays (cuArrayCreate, cudaMallocArray) */
 
 /* Open an API scope on the calling thread: the outermost scope's `api` (an
  * entry point's name, static string) names every line written until it is

@@ -22,6 +22,8 @@
     X(cuMemFree) \
     X(cuMemGetInfo) \
     X(cuMemAllocPitch) \
+    X(cuArray3DCreate) \
+    X(cuArrayDestroy) \
     X(cuMemAllocManaged) \
     X(cuMemAllocHost) \
     X(cuMemHostAlloc) \

@@ -3,6 +3,7 @@
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,7 +46,8 @@ void sim_shared_init(void);
 size_t sim_shared_others(int device);
 void sim_shared_publish(int device, size_t bytes);
 
-enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM };
+/* SIM_ARRAY_MEM: a CUDA array (driver_array.c), freed by cuArrayDestroy only. */
+enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM, SIM_ARRAY_MEM };
 
 struct CUmemPoolHandle_st;
 
@@ -119,7 +121,10 @@ struct sim_device *sim_device_of(uintptr_t addr);
 
 /* Device memory; all lock the device. Return a CUresult. */
 int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out);
-int sim_free(struct sim_device *d, uintptr_t ptr);
+/* Free the allocation at ptr: an array (SIM_ARRAY_MEM) only when array, any
+ * other kind only when not (cuMemFree cannot free an array, nor
+ * cuArrayDestroy a buffer). CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE. */
+int sim_free(struct sim_device *d, uintptr_t ptr, bool array);
 int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out);
 void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep);
 /* A synchronization of d: each of its pools releases unused segments while

@@ -1,0 +1,144 @@
+/* CUDA arrays of the simulated driver: cuArrayCreate_v2, cuArray3DCreate_v2
+ * and cuArrayDestroy (the other array entry points keep their generated
+ * CUDA_ERROR_NOT_SUPPORTED stubs). An array takes device memory as
+ * cuMemAlloc does, recorded in the ledger under the kind "array"; its handle
+ * is the address of that memory (a real driver's CUarray is an opaque
+ * pointer: a profiler must not read it as an address).
+ *
+ * Size: width x height x depth elements (a height or depth of 0 counts as
+ * 1), each the format's bytes times its channels; block-compressed formats
+ * by 4x4 blocks of 8 (BC1, BC4) or 16 bytes. That is the elements' own
+ * bytes: a real driver lays arrays out in its own tiles and alignment,
+ * larger, and says how much only for arrays created with deferred mapping
+ * (cuArrayGetMemoryRequirements). Not modelled, CUDA_ERROR_NOT_SUPPORTED:
+ * the video formats (NV12 ...), sparse arrays and deferred mapping (their
+ * memory comes later, from cuMemCreate handles). */
+#include "driver_common.h"
+
+/* Bytes of one element (or, for block-compressed formats, of one 4x4 block:
+ * *block = 4); 0 for a format the sim does not model. */
+static size_t element_bytes(CUarray_format f, unsigned channels, unsigned *block)
+{
+    *block = 1;
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        return channels;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 2u * channels;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 4u * channels;
+    case CU_AD_FORMAT_BC1_UNORM:
+    case CU_AD_FORMAT_BC1_UNORM_SRGB:
+    case CU_AD_FORMAT_BC4_UNORM:
+    case CU_AD_FORMAT_BC4_SNORM:
+        *block = 4;
+        return 8;
+    case CU_AD_FORMAT_BC2_UNORM:
+    case CU_AD_FORMAT_BC2_UNORM_SRGB:
+    case CU_AD_FORMAT_BC3_UNORM:
+    case CU_AD_FORMAT_BC3_UNORM_SRGB:
+    case CU_AD_FORMAT_BC5_UNORM:
+    case CU_AD_FORMAT_BC5_SNORM:
+    case CU_AD_FORMAT_BC6H_UF16:
+    case CU_AD_FORMAT_BC6H_SF16:
+    case CU_AD_FORMAT_BC7_UNORM:
+    case CU_AD_FORMAT_BC7_UNORM_SRGB:
+        *block = 4;
+        return 16;
+    default:
+        return 0;
+    }
+}
+
+static size_t at_least_1(size_t n)
+{
+    return n ? n : 1;
+}
+
+/* The bytes of an array of descriptor a, 0 when it is invalid (*err says
+ * why) or too large for size_t (out of memory). */
+static size_t array_bytes(const CUDA_ARRAY3D_DESCRIPTOR *a, CUresult *err)
+{
+    unsigned block;
+    *err = CUDA_ERROR_INVALID_VALUE;
+    if (!a || a->Width == 0 || (a->NumChannels != 1 && a->NumChannels != 2 && a->NumChannels != 4))
+        return 0;
+    if (a->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING)) {
+        *err = CUDA_ERROR_NOT_SUPPORTED;
+        return 0;
+    }
+    size_t elem = element_bytes(a->Format, a->NumChannels, &block);
+    if (!elem) {
+        *err = CUDA_ERROR_NOT_SUPPORTED;
+        return 0;
+    }
+    size_t w = (a->Width + block - 1) / block, h = (at_least_1(a->Height) + block - 1) / block;
+    size_t d = at_least_1(a->Depth), n = elem;
+    *err = CUDA_ERROR_OUT_OF_MEMORY;
+    if (w > SIZE_MAX / n || h > SIZE_MAX / (n *= w) || d > SIZE_MAX / (n *= h))
+        return 0;
+    *err = CUDA_SUCCESS;
+    return n * d;
+}
+
+static CUresult array_create(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *a, size_t *bytes)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    uintptr_t p = 0;
+    *bytes = 0;
+    if (!d)
+        return err;
+    if (!pHandle)
+        return CUDA_ERROR_INVALID_VALUE;
+    *bytes = array_bytes(a, &err);
+    if (err != CUDA_SUCCESS)
+        return err;
+    err = (CUresult)sim_alloc(d, *bytes, SIM_ARRAY_MEM, &p);
+    if (err == CUDA_SUCCESS)
+        *pHandle = (CUarray)p;
+    return err;
+}
+
+/* The ledger's size of a failed create: the elements' bytes as far as they
+ * are known (0 for an invalid descriptor). */
+static CUresult create_logged(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *a)
+{
+    size_t bytes;
+    CUresult rc = array_create(pHandle, a, &bytes);
+    return (CUresult)vtsim_ledger_fail(SIM_LK_ARRAY, sim_current_ordinal(), bytes, rc);
+}
+
+CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+{
+    SIM_LEDGER_SCOPE("cuArray3DCreate_v2");
+    return create_logged(pHandle, pAllocateArray);
+}
+
+/* A 1D or 2D array: cuArray3DCreate's with depth 0 and no flags. */
+CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+{
+    SIM_LEDGER_SCOPE("cuArrayCreate_v2");
+    CUDA_ARRAY3D_DESCRIPTOR a = {0};
+    if (pAllocateArray)
+        a = (CUDA_ARRAY3D_DESCRIPTOR){pAllocateArray->Width,  pAllocateArray->Height,      0,
+                                      pAllocateArray->Format, pAllocateArray->NumChannels, 0};
+    return create_logged(pHandle, pAllocateArray ? &a : NULL);
+}
+
+CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
+{
+    SIM_LEDGER_SCOPE("cuArrayDestroy");
+    if (sim_check_init())
+        return sim_check_init();
+    uintptr_t p = (uintptr_t)hArray;
+    struct sim_device *d = p ? sim_device_of(p) : NULL;
+    return (CUresult)sim_ledger_bad_free((CUdeviceptr)p, d && sim_free(d, p, true) == CUDA_SUCCESS
+                                                             ? CUDA_SUCCESS
+                                                             : CUDA_ERROR_INVALID_HANDLE);
+}

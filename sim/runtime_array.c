@@ -1,0 +1,94 @@
+/* CUDA arrays of the simulated runtime: cudaMallocArray, cudaMalloc3DArray
+ * and cudaFreeArray, forwarded to the driver's cuArray3DCreate and
+ * cuArrayDestroy (driver_array.c: sizes, limits) as the real runtime does.
+ * A channel description maps to a driver format when its non-zero channels
+ * are 1, 2 or 4 of one width (8, 16 or 32 bits; floats 16 or 32) and its
+ * kind is signed, unsigned or float; anything else (the normalized and
+ * block-compressed kinds, the video formats) is cudaErrorNotSupported. */
+#include "runtime_internal.h"
+
+#include <stdbool.h>
+
+/* desc as a driver format and channel count; false when not modelled. */
+static bool driver_format(const struct cudaChannelFormatDesc *desc, CUarray_format *format,
+                          unsigned *channels)
+{
+    const int bits[4] = {desc->x, desc->y, desc->z, desc->w};
+    unsigned n = 0;
+    while (n < 4 && bits[n])
+        n++;
+    for (unsigned i = 0; i < 4; i++)
+        if ((i < n && bits[i] != bits[0]) || (i >= n && bits[i]))
+            return false;
+    *channels = n;
+    int b = bits[0];
+    switch (desc->f) {
+    case cudaChannelFormatKindUnsigned:
+        *format = b == 8    ? CU_AD_FORMAT_UNSIGNED_INT8
+                  : b == 16 ? CU_AD_FORMAT_UNSIGNED_INT16
+                            : CU_AD_FORMAT_UNSIGNED_INT32;
+        break;
+    case cudaChannelFormatKindSigned:
+        *format = b == 8    ? CU_AD_FORMAT_SIGNED_INT8
+                  : b == 16 ? CU_AD_FORMAT_SIGNED_INT16
+                            : CU_AD_FORMAT_SIGNED_INT32;
+        break;
+    case cudaChannelFormatKindFloat:
+        if (b == 8)
+            return false;
+        *format = b == 16 ? CU_AD_FORMAT_HALF : CU_AD_FORMAT_FLOAT;
+        break;
+    default:
+        return false;
+    }
+    return n == 1 || n == 2 || n == 4 ? (b == 8 || b == 16 || b == 32) : false;
+}
+
+/* The bytes the ledger names for a failed allocation of extent e. */
+static size_t ledger_bytes(const struct cudaChannelFormatDesc *desc, struct cudaExtent e)
+{
+    if (!desc)
+        return 0;
+    size_t elem = (size_t)(desc->x + desc->y + desc->z + desc->w) / 8;
+    return elem * e.width * (e.height ? e.height : 1) * (e.depth ? e.depth : 1);
+}
+
+static cudaError_t create(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+                          struct cudaExtent e, unsigned int flags)
+{
+    CUDA_ARRAY3D_DESCRIPTOR a = {e.width, e.height, e.depth, 0, 0, flags};
+    cudaError_t err = rt_ready();
+    if (err)
+        return rt_ret(err);
+    if (!array || !desc)
+        return rt_ret(cudaErrorInvalidValue);
+    if (!driver_format(desc, &a.Format, &a.NumChannels))
+        return rt_ret(cudaErrorNotSupported);
+    return rt_ret(rt_err(rt_drv.cuArray3DCreate((CUarray *)array, &a)));
+}
+
+cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+                                      size_t width, size_t height, unsigned int flags)
+{
+    struct cudaExtent e = {width, height, 0};
+    RT_LEDGER_SCOPE("cudaMallocArray", "array", ledger_bytes(desc, e));
+    return create(array, desc, e, flags);
+}
+
+cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t *array,
+                                        const struct cudaChannelFormatDesc *desc,
+                                        struct cudaExtent extent, unsigned int flags)
+{
+    RT_LEDGER_SCOPE("cudaMalloc3DArray", "array", ledger_bytes(desc, extent));
+    return create(array, desc, extent, flags);
+}
+
+/* cudaFreeArray(NULL) does nothing (CUDA Runtime API). */
+cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t array)
+{
+    RT_LEDGER_SCOPE("cudaFreeArray", NULL, 0);
+    cudaError_t err = rt_ready();
+    if (err || !array)
+        return rt_ret(err);
+    return rt_ret(rt_err(rt_drv.cuArrayDestroy((CUarray)array)));
+}
