@@ -72,6 +72,39 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch
                VT_API_CU_MEM_ALLOC_PITCH, NULL);
 }
 
+typedef CUresult (*array_fn)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
+typedef CUresult (*array3d_fn)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
+typedef CUresult (*array_destroy_fn)(CUarray);
+
+/* A CUDA array, recorded with its handle as its address (arrays.c: size). */
+VTI_EXPORT CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle,
+                                             const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+{
+    const CUDA_ARRAY_DESCRIPTOR *a = pAllocateArray;
+    ALLOC_HOOK(F_cuArrayCreate_v2, array_fn, real(pHandle, a), *pHandle,
+               a ? vti_array_bytes_driver(a->Format, a->NumChannels, a->Width, a->Height, 0) : 0,
+               VT_API_CU_ARRAY_CREATE, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle,
+                                               const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+{
+    const CUDA_ARRAY3D_DESCRIPTOR *a = pAllocateArray;
+    if (a && vti_array_unbacked(a->Flags)) { /* sparse or deferred: its memory comes later */
+        array3d_fn real = (array3d_fn)vti_real(F_cuArray3DCreate_v2);
+        return real ? real(pHandle, a) : NO_DRIVER;
+    }
+    ALLOC_HOOK(F_cuArray3DCreate_v2, array3d_fn, real(pHandle, a), *pHandle,
+               a ? vti_array_bytes_driver(a->Format, a->NumChannels, a->Width, a->Height, a->Depth)
+                 : 0,
+               VT_API_CU_ARRAY_3D_CREATE, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
+{
+    FREE_HOOK(F_cuArrayDestroy, array_destroy_fn, real(hArray), hArray, VT_SPACE_ARRAY);
+}
+
 VTI_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
                                               unsigned int flags)
 {

@@ -79,6 +79,49 @@ VTI_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct
                VT_API_CUDA_MALLOC_3D, NULL);
 }
 
+typedef cudaError_t (*array_fn)(cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t,
+                                unsigned int);
+typedef cudaError_t (*array3d_fn)(cudaArray_t *, const struct cudaChannelFormatDesc *,
+                                  struct cudaExtent, unsigned int);
+typedef cudaError_t (*free_array_fn)(cudaArray_t);
+
+/* The bytes of a runtime array (arrays.c's rule). */
+static uint64_t array_bytes(const struct cudaChannelFormatDesc *d, size_t w, size_t h, size_t depth)
+{
+    return d ? vti_array_bytes_runtime(d->x, d->y, d->z, d->w, (int)d->f, w, h, depth) : 0;
+}
+
+/* A CUDA array, recorded with its handle as its address (arrays.c: size). */
+VTI_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+                                       size_t width, size_t height, unsigned int flags)
+{
+    if (vti_array_unbacked(flags)) {
+        array_fn real = (array_fn)vti_real(F_cudaMallocArray);
+        return real ? real(array, desc, width, height, flags) : NO_RUNTIME;
+    }
+    ALLOC_HOOK(F_cudaMallocArray, array_fn, real(array, desc, width, height, flags), *array,
+               array_bytes(desc, width, height, 0), VT_API_CUDA_MALLOC_ARRAY, NULL);
+}
+
+VTI_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
+                                         const struct cudaChannelFormatDesc *desc,
+                                         struct cudaExtent extent, unsigned int flags)
+{
+    if (vti_array_unbacked(flags)) { /* sparse or deferred: its memory comes later */
+        array3d_fn real = (array3d_fn)vti_real(F_cudaMalloc3DArray);
+        return real ? real(array, desc, extent, flags) : NO_RUNTIME;
+    }
+    ALLOC_HOOK(F_cudaMalloc3DArray, array3d_fn, real(array, desc, extent, flags), *array,
+               array_bytes(desc, extent.width, extent.height, extent.depth),
+               VT_API_CUDA_MALLOC_3D_ARRAY, NULL);
+}
+
+VTI_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
+{
+    VTI_FREE_HOOK(F_cudaFreeArray, free_array_fn, cudaError_t, NO_RUNTIME, real(array), array,
+                  VT_SPACE_ARRAY);
+}
+
 VTI_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     ALLOC_HOOK(F_cudaMallocHost, malloc_fn, real(ptr, size), *ptr, size, VT_API_CUDA_MALLOC_HOST,

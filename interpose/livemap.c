@@ -572,15 +572,16 @@ bool vti_live_has(uint64_t addr)
     return found;
 }
 
-/* What cudaDeviceReset frees: every device address allocation, stream-ordered
- * ones too (the reset destroys the primary context and with it its memory
+/* What cudaDeviceReset frees: every device address allocation and CUDA
+ * array, stream-ordered ones too (the reset destroys the primary context and with it its memory
  * pools: "Destroy all allocations and reset all state on the current device",
  * CUDA Runtime API, cudaDeviceReset; the simulated device's ledger agrees),
  * but neither host memory nor VMM handles. */
 static bool dies_in_reset(const vti_live *e)
 {
     const vt_api_info *info = vt_api_get((enum vt_api)e->api);
-    return e->space == VT_SPACE_ADDR && !vt_kind_is_host(info->kind);
+    return (e->space == VT_SPACE_ADDR || e->space == VT_SPACE_ARRAY) &&
+           !vt_kind_is_host(info->kind);
 }
 
 /* Pop the first live entry of device at or after slot *pos of stripe s into

@@ -253,7 +253,7 @@ void vti_rec_free(uint64_t addr, uint8_t space)
 {
     vti_thread *t;
     vti_live e;
-    if (!addr && space == 0)
+    if (!addr && space != VT_SPACE_VMM_HANDLE) /* cudaFree(NULL), cudaFreeArray(NULL) ... */
         return;
     if (!(t = vti_thread_get()))
         return;

@@ -99,8 +99,9 @@ VTI_EXPORT void *dlsym(void *handle, const char *name)
  * per-thread-stream variant is picked by flags. -1 when not hooked. */
 static int proc_lookup(const char *symbol, int version, uint64_t flags)
 {
-    static const char *const v2_names[] = {"cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
-                                           "cuMemAllocHost", "cuMemGetInfo"};
+    static const char *const v2_names[] = {"cuMemAlloc",     "cuMemFree",    "cuMemAllocPitch",
+                                           "cuMemAllocHost", "cuMemGetInfo", "cuArrayCreate",
+                                           "cuArray3DCreate"};
     if (strcmp(symbol, "cuMemHostRegister") == 0) /* _v2 since CUDA 6.5 (cuda.h) */
         return version >= 6050 ? F_cuMemHostRegister_v2 : F_cuMemHostRegister;
     /* cudaTypedefs.h: PFN_cuDevicePrimaryCtxReset_v11000, PFN_cuCtxDestroy_v4000 */

@@ -390,6 +390,9 @@ void vti_cupti_unload(void);
     X(cudaMallocManaged)                                                                           \
     X(cudaMallocPitch)                                                                             \
     X(cudaMalloc3D)                                                                                \
+    X(cudaMallocArray)                                                                             \
+    X(cudaMalloc3DArray)                                                                           \
+    X(cudaFreeArray)                                                                               \
     X(cudaMallocHost)                                                                              \
     X(cudaHostAlloc)                                                                               \
     X(cudaFreeHost)                                                                                \
@@ -408,6 +411,9 @@ void vti_cupti_unload(void);
     X(cuMemAlloc_v2)                                                                               \
     X(cuMemFree_v2)                                                                                \
     X(cuMemAllocPitch_v2)                                                                          \
+    X(cuArrayCreate_v2)                                                                            \
+    X(cuArray3DCreate_v2)                                                                          \
+    X(cuArrayDestroy)                                                                              \
     X(cuMemAllocManaged)                                                                           \
     X(cuMemAllocHost_v2)                                                                           \
     X(cuMemHostAlloc)                                                                              \
@@ -547,7 +553,8 @@ _Static_assert(sizeof(vti_live) == 32, "a live map overflow record is 32 bytes")
 
 /* A VMM mapping's entry (addr = mapped address): not an allocation, never
  * counted; it keeps its handle's memory alive. */
-#define VTI_SPACE_MAPPING 2
+#define VTI_SPACE_MAPPING 3
+_Static_assert(VTI_SPACE_MAPPING > VT_SPACE_ARRAY, "a mapping's space is none of vt_space's");
 
 /* Insert a live allocation; updates per-device live and peak bytes.
  * Returns 0, -1 when the map is full (bounded memory). */
@@ -597,6 +604,20 @@ typedef struct vti_live_place {
     uint32_t sites, records;
 } vti_live_place;
 void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out);
+
+/* ---- CUDA arrays (arrays.c) -------------------------------------------- */
+
+/* The bytes recorded for a runtime array of channel bits x, y, z, w and
+ * cudaChannelFormatKind kind, width x height x depth elements (0 counts as
+ * 1); saturated. arrays.c states the rule and its limits. */
+uint64_t vti_array_bytes_runtime(int x, int y, int z, int w, int kind, uint64_t width,
+                                 uint64_t height, uint64_t depth);
+/* The same for a driver array of CUarray_format format with channels. */
+uint64_t vti_array_bytes_driver(unsigned format, unsigned channels, uint64_t width, uint64_t height,
+                                uint64_t depth);
+/* An array created with these flags has no memory of its own yet (sparse,
+ * deferred mapping: cuMemCreate handles mapped later): not an allocation. */
+bool vti_array_unbacked(unsigned flags);
 
 /* ---- recording (record.c) ----------------------------------------------- */
 

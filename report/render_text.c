@@ -34,8 +34,8 @@ static void accounting(FILE *f, const vr_report *r)
 {
     char b1[32], b2[32];
     if (r->naccounting)
-        fputs("  memory by kind (peak live, leaked at exit; device totals count device, managed "
-              "and vmm only):\n",
+        fputs("  memory by kind (peak live, leaked at exit; device totals count device, managed, "
+              "vmm and array only):\n",
               f);
     for (size_t i = 0; i < r->naccounting; i++) {
         const vr_acct_row *a = &r->accounting[i];

@@ -235,7 +235,7 @@ typedef struct vr_oom_raw {
 typedef struct vr_api_props {
     uint8_t kind; /* enum vt_kind */
     bool host;    /* vt_kind_is_host(kind): counted on device -1 */
-    bool handle;  /* its address field is a VMM handle (VT_SPACE_VMM_HANDLE) */
+    bool handle;  /* its address field is a handle (a VMM handle or a CUDA array) */
 } vr_api_props;
 
 typedef struct vr_state {

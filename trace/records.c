@@ -37,6 +37,10 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
                                              ADDR},
     [VT_API_CUDA_HOST_ALLOC] = {"cudaHostAlloc", RT, VT_KIND_HOST_PINNED, false, ADDR},
     [VT_API_CU_MEM_HOST_ALLOC] = {"cuMemHostAlloc", DRV, VT_KIND_HOST_PINNED, false, ADDR},
+    [VT_API_CUDA_MALLOC_ARRAY] = {"cudaMallocArray", RT, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
+    [VT_API_CUDA_MALLOC_3D_ARRAY] = {"cudaMalloc3DArray", RT, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
+    [VT_API_CU_ARRAY_CREATE] = {"cuArrayCreate", DRV, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
+    [VT_API_CU_ARRAY_3D_CREATE] = {"cuArray3DCreate", DRV, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
 };
 
 #undef RT
@@ -49,6 +53,7 @@ static const char *const KIND_NAMES[VT_KIND_MAX_] = {
     [VT_KIND_HOST_PINNED] = "host_pinned",
     [VT_KIND_HOST_REGISTERED] = "host_registered",
     [VT_KIND_VMM] = "vmm",
+    [VT_KIND_ARRAY] = "array",
 };
 
 static const char *const REC_NAMES[VT_REC_MAX_] = {

@@ -48,7 +48,7 @@ extern "C" {
 /* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
  * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
  * 6: cudaHostAlloc and cuMemHostAlloc */
-#define VT_FORMAT_VERSION 6u
+#define VT_FORMAT_VERSION 7u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -116,6 +116,10 @@ enum vt_api {
     VT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC = 17, /* cuMemAllocFromPoolAsync (v5) */
     VT_API_CUDA_HOST_ALLOC = 18,              /* cudaHostAlloc: pinned host (v6) */
     VT_API_CU_MEM_HOST_ALLOC = 19,            /* cuMemHostAlloc: pinned host (v6) */
+    VT_API_CUDA_MALLOC_ARRAY = 20,            /* cudaMallocArray: a CUDA array (v7) */
+    VT_API_CUDA_MALLOC_3D_ARRAY = 21,         /* cudaMalloc3DArray (v7) */
+    VT_API_CU_ARRAY_CREATE = 22,              /* cuArrayCreate_v2 (v7) */
+    VT_API_CU_ARRAY_3D_CREATE = 23,           /* cuArray3DCreate_v2 (v7) */
     VT_API_MAX_
 };
 
@@ -127,6 +131,7 @@ enum vt_kind {
     VT_KIND_HOST_PINNED,     /* page-locked host memory: cudaMallocHost, cuMemAllocHost */
     VT_KIND_HOST_REGISTERED, /* existing host memory pinned in place: cudaHostRegister */
     VT_KIND_VMM,             /* physical memory of the VMM API: cuMemCreate */
+    VT_KIND_ARRAY,           /* CUDA arrays (textures, surfaces): cudaMallocArray, cuArrayCreate */
     VT_KIND_MAX_
 };
 
@@ -138,9 +143,10 @@ enum vt_kind {
 
 enum vt_level { VT_LEVEL_RUNTIME = 0, VT_LEVEL_DRIVER };
 
-/* The handle space of an api's allocation records: a virtual address, or a
- * VMM handle (cuMemCreate: not an address, may equal one). */
-enum vt_space { VT_SPACE_ADDR = 0, VT_SPACE_VMM_HANDLE };
+/* The handle space of an api's allocation records: a virtual address, a
+ * VMM handle (cuMemCreate: not an address, may equal one), or a CUDA array
+ * (cudaArray_t, CUarray: an opaque handle, not an address). */
+enum vt_space { VT_SPACE_ADDR = 0, VT_SPACE_VMM_HANDLE, VT_SPACE_ARRAY };
 
 /* The properties of an api: the one table that the recorder, its live map
  * and the report read (trace/records.c). */

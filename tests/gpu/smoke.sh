@@ -48,7 +48,7 @@ run2() { # run2 NAME SECONDS PROGRAM ARGS...
 # may grant (the H200 did) and which the device tool's README warns can hang
 # the GPU.
 for c in thread_pool storm first_calls async_streams mempool vmm managed_pitch_3d host_memory \
-         ctor_atexit device_reset contexts bad_frees tiny producer_consumer set_device; do
+         ctor_atexit device_reset contexts bad_frees tiny producer_consumer set_device arrays; do
     run2 corpus_$c 60 $B/bin/corpus_$c
 done
 run2 corpus_dlopen 60 $B/bin/corpus_dlopen_main $B/lib/libcorpus_alloc.so

@@ -46,7 +46,7 @@ import sys
 FAST_LINE = re.compile(
     r'\{"seq":(\d+),"pid":(-?\d+),"tid":-?\d+,"t_ns":\d+,"op":"(alloc|free)","api":"[^"\\]*",'
     r'"error":0,"kind":"([a-z_]+)","device":(-?\d+),"addr":"(0x[0-9a-f]+)","size":(\d+)\}\s*$')
-DEVICE_KINDS = ("device", "managed", "vmm")  # what the report's device totals count
+DEVICE_KINDS = ("device", "managed", "vmm", "array")  # what the report's device totals count
 FIELDS = ("allocations", "frees", "failed", "peak_live_bytes",
           "live_bytes_at_failures", "leaked_bytes", "leaked_allocations")
 

@@ -9,7 +9,7 @@ The ranges file has one line per device-memory allocation, "a ADDRESS RANGE"
 or "h HANDLE RANGE" (a VMM handle), RANGE the allocating thread's innermost
 NVTX range then ("-" none), in the order of the allocations at each address.
 Replaying the ledger by check_ledger.py's rules (its device kinds: device,
-managed, vmm), each allocation takes the next range recorded for its
+managed, vmm, array), each allocation takes the next range recorded for its
 address. At the first moment the live device
 memory of all devices is largest (the report's peak), the bytes and
 allocations live in each range must be the report's phases, and their sum the
