@@ -76,13 +76,24 @@ typedef CUresult (*array_fn)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
 typedef CUresult (*array3d_fn)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
 typedef CUresult (*array_destroy_fn)(CUarray);
 
+/* The bytes of a 3D descriptor's array of levels mipmap levels (0 when
+ * there is none: the call fails). */
+static uint64_t array3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *a, unsigned levels)
+{
+    if (!a)
+        return 0;
+    vti_array_shape sh = {a->Width, a->Height, a->Depth, levels, vti_array_layered(a->Flags)};
+    return vti_array_bytes_driver(a->Format, a->NumChannels, &sh);
+}
+
 /* A CUDA array, recorded with its handle as its address (arrays.c: size). */
 VTI_EXPORT CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle,
                                              const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 {
     const CUDA_ARRAY_DESCRIPTOR *a = pAllocateArray;
+    vti_array_shape sh = {a ? a->Width : 0, a ? a->Height : 0, 0, 1, false};
     ALLOC_HOOK(F_cuArrayCreate_v2, array_fn, real(pHandle, a), *pHandle,
-               a ? vti_array_bytes_driver(a->Format, a->NumChannels, a->Width, a->Height, 0) : 0,
+               a ? vti_array_bytes_driver(a->Format, a->NumChannels, &sh) : 0,
                VT_API_CU_ARRAY_CREATE, NULL);
 }
 
@@ -94,10 +105,31 @@ VTI_EXPORT CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle,
         array3d_fn real = (array3d_fn)vti_real(F_cuArray3DCreate_v2);
         return real ? real(pHandle, a) : NO_DRIVER;
     }
-    ALLOC_HOOK(F_cuArray3DCreate_v2, array3d_fn, real(pHandle, a), *pHandle,
-               a ? vti_array_bytes_driver(a->Format, a->NumChannels, a->Width, a->Height, a->Depth)
-                 : 0,
+    ALLOC_HOOK(F_cuArray3DCreate_v2, array3d_fn, real(pHandle, a), *pHandle, array3d_bytes(a, 1),
                VT_API_CU_ARRAY_3D_CREATE, NULL);
+}
+
+typedef CUresult (*mipmapped_fn)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
+typedef CUresult (*mipmapped_destroy_fn)(CUmipmappedArray);
+
+/* All its levels: one allocation (arrays.c: size). */
+VTI_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(
+    CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+    unsigned int numMipmapLevels)
+{
+    const CUDA_ARRAY3D_DESCRIPTOR *a = pMipmappedArrayDesc;
+    if (a && vti_array_unbacked(a->Flags)) { /* sparse or deferred: its memory comes later */
+        mipmapped_fn real = (mipmapped_fn)vti_real(F_cuMipmappedArrayCreate);
+        return real ? real(pHandle, a, numMipmapLevels) : NO_DRIVER;
+    }
+    ALLOC_HOOK(F_cuMipmappedArrayCreate, mipmapped_fn, real(pHandle, a, numMipmapLevels), *pHandle,
+               array3d_bytes(a, numMipmapLevels), VT_API_CU_MIPMAPPED_ARRAY_CREATE, NULL);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+{
+    FREE_HOOK(F_cuMipmappedArrayDestroy, mipmapped_destroy_fn, real(hMipmappedArray),
+              hMipmappedArray, VT_SPACE_ARRAY);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)

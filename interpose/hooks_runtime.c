@@ -85,10 +85,12 @@ typedef cudaError_t (*array3d_fn)(cudaArray_t *, const struct cudaChannelFormatD
                                   struct cudaExtent, unsigned int);
 typedef cudaError_t (*free_array_fn)(cudaArray_t);
 
-/* The bytes of a runtime array (arrays.c's rule). */
-static uint64_t array_bytes(const struct cudaChannelFormatDesc *d, size_t w, size_t h, size_t depth)
+/* The bytes of a runtime array of levels mipmap levels (arrays.c's rule). */
+static uint64_t array_bytes(const struct cudaChannelFormatDesc *d, struct cudaExtent e,
+                            unsigned levels, unsigned flags)
 {
-    return d ? vti_array_bytes_runtime(d->x, d->y, d->z, d->w, (int)d->f, w, h, depth) : 0;
+    vti_array_shape sh = {e.width, e.height, e.depth, levels, vti_array_layered(flags)};
+    return d ? vti_array_bytes_runtime(d->x, d->y, d->z, d->w, (int)d->f, &sh) : 0;
 }
 
 /* A CUDA array, recorded with its handle as its address (arrays.c: size). */
@@ -100,7 +102,8 @@ VTI_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChan
         return real ? real(array, desc, width, height, flags) : NO_RUNTIME;
     }
     ALLOC_HOOK(F_cudaMallocArray, array_fn, real(array, desc, width, height, flags), *array,
-               array_bytes(desc, width, height, 0), VT_API_CUDA_MALLOC_ARRAY, NULL);
+               array_bytes(desc, (struct cudaExtent){width, height, 0}, 1, flags),
+               VT_API_CUDA_MALLOC_ARRAY, NULL);
 }
 
 VTI_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
@@ -112,8 +115,33 @@ VTI_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
         return real ? real(array, desc, extent, flags) : NO_RUNTIME;
     }
     ALLOC_HOOK(F_cudaMalloc3DArray, array3d_fn, real(array, desc, extent, flags), *array,
-               array_bytes(desc, extent.width, extent.height, extent.depth),
-               VT_API_CUDA_MALLOC_3D_ARRAY, NULL);
+               array_bytes(desc, extent, 1, flags), VT_API_CUDA_MALLOC_3D_ARRAY, NULL);
+}
+
+typedef cudaError_t (*mipmapped_fn)(cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *,
+                                    struct cudaExtent, unsigned int, unsigned int);
+typedef cudaError_t (*free_mipmapped_fn)(cudaMipmappedArray_t);
+
+/* All its levels: one allocation (arrays.c: size). */
+VTI_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
+                                                const struct cudaChannelFormatDesc *desc,
+                                                struct cudaExtent extent, unsigned int numLevels,
+                                                unsigned int flags)
+{
+    if (vti_array_unbacked(flags)) { /* sparse or deferred: its memory comes later */
+        mipmapped_fn real = (mipmapped_fn)vti_real(F_cudaMallocMipmappedArray);
+        return real ? real(mipmappedArray, desc, extent, numLevels, flags) : NO_RUNTIME;
+    }
+    ALLOC_HOOK(F_cudaMallocMipmappedArray, mipmapped_fn,
+               real(mipmappedArray, desc, extent, numLevels, flags), *mipmappedArray,
+               array_bytes(desc, extent, numLevels, flags), VT_API_CUDA_MALLOC_MIPMAPPED_ARRAY,
+               NULL);
+}
+
+VTI_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
+{
+    VTI_FREE_HOOK(F_cudaFreeMipmappedArray, free_mipmapped_fn, cudaError_t, NO_RUNTIME,
+                  real(mipmappedArray), mipmappedArray, VT_SPACE_ARRAY);
 }
 
 VTI_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)

@@ -393,6 +393,8 @@ void vti_cupti_unload(void);
     X(cudaMallocArray)                                                                             \
     X(cudaMalloc3DArray)                                                                           \
     X(cudaFreeArray)                                                                               \
+    X(cudaMallocMipmappedArray)                                                                    \
+    X(cudaFreeMipmappedArray)                                                                      \
     X(cudaMallocHost)                                                                              \
     X(cudaHostAlloc)                                                                               \
     X(cudaFreeHost)                                                                                \
@@ -414,6 +416,8 @@ void vti_cupti_unload(void);
     X(cuArrayCreate_v2)                                                                            \
     X(cuArray3DCreate_v2)                                                                          \
     X(cuArrayDestroy)                                                                              \
+    X(cuMipmappedArrayCreate)                                                                      \
+    X(cuMipmappedArrayDestroy)                                                                     \
     X(cuMemAllocManaged)                                                                           \
     X(cuMemAllocHost_v2)                                                                           \
     X(cuMemHostAlloc)                                                                              \
@@ -607,14 +611,23 @@ void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out);
 
 /* ---- CUDA arrays (arrays.c) -------------------------------------------- */
 
+/* The extent of an array: width x height x depth elements (0 counts as 1),
+ * levels mipmap levels (1: a plain array), layered: its depth is layers or
+ * cubemap faces, which the levels do not halve (vti_array_layered). */
+typedef struct vti_array_shape {
+    uint64_t width, height, depth;
+    unsigned levels;
+    bool layered;
+} vti_array_shape;
 /* The bytes recorded for a runtime array of channel bits x, y, z, w and
- * cudaChannelFormatKind kind, width x height x depth elements (0 counts as
- * 1); saturated. arrays.c states the rule and its limits. */
-uint64_t vti_array_bytes_runtime(int x, int y, int z, int w, int kind, uint64_t width,
-                                 uint64_t height, uint64_t depth);
+ * cudaChannelFormatKind kind; saturated. arrays.c states the rule and its
+ * limits. */
+uint64_t vti_array_bytes_runtime(int x, int y, int z, int w, int kind, const vti_array_shape *sh);
 /* The same for a driver array of CUarray_format format with channels. */
-uint64_t vti_array_bytes_driver(unsigned format, unsigned channels, uint64_t width, uint64_t height,
-                                uint64_t depth);
+uint64_t vti_array_bytes_driver(unsigned format, unsigned channels, const vti_array_shape *sh);
+/* Flags (CUDA_ARRAY3D_*, cudaArray*: the same bits) of a layered or cubemap
+ * array. */
+bool vti_array_layered(unsigned flags);
 /* An array created with these flags has no memory of its own yet (sparse,
  * deferred mapping: cuMemCreate handles mapped later): not an allocation. */
 bool vti_array_unbacked(unsigned flags);

@@ -1,10 +1,10 @@
-/* CUDA arrays of the simulated runtime: cudaMallocArray, cudaMalloc3DArray
- * and cudaFreeArray, forwarded to the driver's cuArray3DCreate and
- * cuArrayDestroy (driver_array.c: sizes, limits) as the real runtime does.
- * A channel description maps to a driver format when its non-zero channels
- * are 1, 2 or 4 of one width (8, 16 or 32 bits; floats 16 or 32) and its
- * kind is signed, unsigned or float; anything else (the normalized and
- * block-compressed kinds, the video formats) is cudaErrorNotSupported. */
+/* CUDA arrays of the simulated runtime: cudaMallocArray, cudaMalloc3DArray,
+ * cudaMallocMipmappedArray and their frees, forwarded to the driver's
+ * cuArray3DCreate, cuMipmappedArrayCreate and their destroys (driver_array.c: sizes, limits) as the
+ * real runtime does. A channel description maps to a driver format when its non-zero channels are
+ * 1, 2 or 4 of one width (8, 16 or 32 bits; floats 16 or 32) and its kind is signed, unsigned or
+ * float; anything else (the normalized and block-compressed kinds, the video formats) is
+ * cudaErrorNotSupported. */
 #include "runtime_internal.h"
 
 #include <stdbool.h>
@@ -53,8 +53,9 @@ static size_t ledger_bytes(const struct cudaChannelFormatDesc *desc, struct cuda
     return elem * e.width * (e.height ? e.height : 1) * (e.depth ? e.depth : 1);
 }
 
-static cudaError_t create(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
-                          struct cudaExtent e, unsigned int flags)
+/* levels: 0 for a plain array, else a mipmapped one's. */
+static cudaError_t create(void **array, const struct cudaChannelFormatDesc *desc,
+                          struct cudaExtent e, unsigned int flags, unsigned levels)
 {
     CUDA_ARRAY3D_DESCRIPTOR a = {e.width, e.height, e.depth, 0, 0, flags};
     cudaError_t err = rt_ready();
@@ -64,7 +65,9 @@ static cudaError_t create(cudaArray_t *array, const struct cudaChannelFormatDesc
         return rt_ret(cudaErrorInvalidValue);
     if (!driver_format(desc, &a.Format, &a.NumChannels))
         return rt_ret(cudaErrorNotSupported);
-    return rt_ret(rt_err(rt_drv.cuArray3DCreate((CUarray *)array, &a)));
+    return rt_ret(rt_err(levels
+                             ? rt_drv.cuMipmappedArrayCreate((CUmipmappedArray *)array, &a, levels)
+                             : rt_drv.cuArray3DCreate((CUarray *)array, &a)));
 }
 
 cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
@@ -72,7 +75,7 @@ cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t *array, const struct cudaChann
 {
     struct cudaExtent e = {width, height, 0};
     RT_LEDGER_SCOPE("cudaMallocArray", "array", ledger_bytes(desc, e));
-    return create(array, desc, e, flags);
+    return create((void **)array, desc, e, flags, 0);
 }
 
 cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t *array,
@@ -80,7 +83,28 @@ cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t *array,
                                         struct cudaExtent extent, unsigned int flags)
 {
     RT_LEDGER_SCOPE("cudaMalloc3DArray", "array", ledger_bytes(desc, extent));
-    return create(array, desc, extent, flags);
+    return create((void **)array, desc, extent, flags, 0);
+}
+
+/* All levels: numLevels 0 is invalid (the driver's rule, driver_array.c). */
+cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
+                                               const struct cudaChannelFormatDesc *desc,
+                                               struct cudaExtent extent, unsigned int numLevels,
+                                               unsigned int flags)
+{
+    RT_LEDGER_SCOPE("cudaMallocMipmappedArray", "array", ledger_bytes(desc, extent));
+    if (numLevels == 0)
+        return rt_ret(cudaErrorInvalidValue);
+    return create((void **)mipmappedArray, desc, extent, flags, numLevels);
+}
+
+cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
+{
+    RT_LEDGER_SCOPE("cudaFreeMipmappedArray", NULL, 0);
+    cudaError_t err = rt_ready();
+    if (err || !mipmappedArray)
+        return rt_ret(err);
+    return rt_ret(rt_err(rt_drv.cuMipmappedArrayDestroy((CUmipmappedArray)mipmappedArray)));
 }
 
 /* cudaFreeArray(NULL) does nothing (CUDA Runtime API). */

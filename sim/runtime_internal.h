@@ -24,6 +24,8 @@
     X(cuMemAllocPitch) \
     X(cuArray3DCreate) \
     X(cuArrayDestroy) \
+    X(cuMipmappedArrayCreate) \
+    X(cuMipmappedArrayDestroy) \
     X(cuMemAllocManaged) \
     X(cuMemAllocHost) \
     X(cuMemHostAlloc) \

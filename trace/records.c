@@ -41,6 +41,10 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
     [VT_API_CUDA_MALLOC_3D_ARRAY] = {"cudaMalloc3DArray", RT, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
     [VT_API_CU_ARRAY_CREATE] = {"cuArrayCreate", DRV, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
     [VT_API_CU_ARRAY_3D_CREATE] = {"cuArray3DCreate", DRV, VT_KIND_ARRAY, false, VT_SPACE_ARRAY},
+    [VT_API_CUDA_MALLOC_MIPMAPPED_ARRAY] = {"cudaMallocMipmappedArray", RT, VT_KIND_ARRAY, false,
+                                            VT_SPACE_ARRAY},
+    [VT_API_CU_MIPMAPPED_ARRAY_CREATE] = {"cuMipmappedArrayCreate", DRV, VT_KIND_ARRAY, false,
+                                          VT_SPACE_ARRAY},
 };
 
 #undef RT

@@ -120,6 +120,8 @@ enum vt_api {
     VT_API_CUDA_MALLOC_3D_ARRAY = 21,         /* cudaMalloc3DArray (v7) */
     VT_API_CU_ARRAY_CREATE = 22,              /* cuArrayCreate_v2 (v7) */
     VT_API_CU_ARRAY_3D_CREATE = 23,           /* cuArray3DCreate_v2 (v7) */
+    VT_API_CUDA_MALLOC_MIPMAPPED_ARRAY = 24,  /* cudaMallocMipmappedArray: all levels (v7) */
+    VT_API_CU_MIPMAPPED_ARRAY_CREATE = 25,    /* cuMipmappedArrayCreate (v7) */
     VT_API_MAX_
 };
 

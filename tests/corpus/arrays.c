@@ -1,8 +1,10 @@
 /* arrays: CUDA arrays (the memory of textures and surfaces), whose handles
  * are not addresses: cudaMallocArray (2D, and 1D with height 0),
  * cudaMalloc3DArray (layered), cuArrayCreate and cuArray3DCreate (a
- * block-compressed format), one fetched through cuGetProcAddress; frees by
- * cudaFreeArray (NULL: nothing) and cuArrayDestroy; a cudaFree of an array
+ * block-compressed format), one fetched through cuGetProcAddress; mipmapped
+ * arrays (cudaMallocMipmappedArray, a layered cuMipmappedArrayCreate, one with
+ * too many levels); frees by cudaFreeArray (NULL: nothing), cuArrayDestroy and
+ * cudaFreeMipmappedArray; a cudaFree of an array
  * handle is refused; an array too large to fit; a cudaDeviceReset that
  * frees the arrays of the device; one array leaked at exit. Device memory
  * falls by each array's bytes (on the simulated device: its elements'
@@ -65,7 +67,26 @@ int main(void)
     EXPECT(cuArrayDestroy(d2), CUDA_SUCCESS);
     EXPECT(cuArrayDestroy(got), CUDA_SUCCESS);
 
-    /* a1d, layered and bc are freed by the reset */
+    /* mipmapped: every level in one allocation (float4 256 x 256, 9 levels
+     * down to 1 x 1: 1398096 bytes); more levels than 256 has is refused */
+    cudaMipmappedArray_t mip, bad;
+    size_t f2 = free_now();
+    EXPECT(cudaMallocMipmappedArray(&mip, &f4, (struct cudaExtent){256, 256, 0}, 9, 0),
+           cudaSuccess);
+    check_took(f2, 1398096);
+    EXPECT(cudaMallocMipmappedArray(&bad, &f4, (struct cudaExtent){256, 256, 0}, 20, 0),
+           cudaErrorInvalidValue);
+    EXPECT(cudaFreeMipmappedArray(mip), cudaSuccess);
+    CUmipmappedArray lm;
+    CUDA_ARRAY3D_DESCRIPTOR dl = {.Width = 64,
+                                  .Height = 32,
+                                  .Depth = 4,
+                                  .Format = CU_AD_FORMAT_FLOAT,
+                                  .NumChannels = 1,
+                                  .Flags = CUDA_ARRAY3D_LAYERED}; /* 4 layers, 3 levels: 43008 B */
+    EXPECT(cuMipmappedArrayCreate(&lm, &dl, 3), CUDA_SUCCESS);
+
+    /* a1d, layered, bc and lm are freed by the reset */
     EXPECT(cudaDeviceReset(), cudaSuccess);
     size_t f1 = free_now();
     cudaArray_t leaked;
