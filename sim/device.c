@@ -188,7 +188,7 @@ static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded
     struct sim_alloc *a = malloc(sizeof *a);
     if (!a)
         return -1;
-    *a = (struct sim_alloc){p, size, rounded, kind, seg, d->table[bucket(p)]};
+    *a = (struct sim_alloc){p, size, rounded, kind, seg, d->table[bucket(p)], 0, 0};
     d->table[bucket(p)] = a;
     sim_ledger_alloc(ledger_kind(kind), d->ordinal, p, size);
     return 0;
@@ -289,6 +289,17 @@ int sim_free(struct sim_device *d, uintptr_t p, bool array)
     pthread_mutex_unlock(&d->lock);
     free(a);
     return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+void sim_array_set_rows(struct sim_device *d, uintptr_t p, size_t row_bytes, size_t rows)
+{
+    pthread_mutex_lock(&d->lock);
+    struct sim_alloc *a = find_alloc(d, p);
+    if (a) {
+        a->row_bytes = row_bytes;
+        a->rows = rows;
+    }
+    pthread_mutex_unlock(&d->lock);
 }
 
 int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal)

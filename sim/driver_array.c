@@ -14,7 +14,9 @@
  * larger, and says how much only for arrays created with deferred mapping
  * (cuArrayGetMemoryRequirements). Not modelled, CUDA_ERROR_NOT_SUPPORTED:
  * the video formats (NV12 ...), sparse arrays and deferred mapping (their
- * memory comes later, from cuMemCreate handles). */
+ * memory comes later, from cuMemCreate handles). The rows of a one-level
+ * array are contiguous, row_bytes apart (sim_array_rows): 2D copies
+ * (driver_copy2d.c) address its first layer. */
 #include "driver_common.h"
 
 /* Bytes of one element (or, for block-compressed formats, of one 4x4 block:
@@ -140,9 +142,28 @@ static CUresult array_create(void **pHandle, const CUDA_ARRAY3D_DESCRIPTOR *a, u
     if (err != CUDA_SUCCESS)
         return err;
     err = (CUresult)sim_alloc(d, *bytes, SIM_ARRAY_MEM, &p);
-    if (err == CUDA_SUCCESS)
-        *pHandle = (void *)p;
-    return err;
+    if (err != CUDA_SUCCESS)
+        return err;
+    if (levels == 1) {
+        unsigned block;
+        size_t elem = element_bytes(a->Format, a->NumChannels, &block);
+        sim_array_set_rows(d, p, (a->Width + block - 1) / block * elem,
+                           (at_least_1(a->Height) + block - 1) / block);
+    }
+    *pHandle = (void *)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult sim_array_rows(CUarray h, size_t *row_bytes, size_t *rows)
+{
+    struct sim_alloc a;
+    int ordinal;
+    if (!h || sim_find((uintptr_t)h, &a, &ordinal) != 0 || a.ptr != (uintptr_t)h ||
+        a.kind != SIM_ARRAY_MEM || !a.row_bytes)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *row_bytes = a.row_bytes;
+    *rows = a.rows;
+    return CUDA_SUCCESS;
 }
 
 /* The ledger's size of a failed create: the elements' bytes as far as they

@@ -1,29 +1,49 @@
 /* 2D copies and the asynchronous copy forms of the simulated driver. Device
  * memory is host memory: a copy is a memmove per row and completes at once.
  * Rules: cuda.h, cuMemcpy2D (addresses are base + Y * pitch + XInBytes;
- * pitches below WidthInBytes: CUDA_ERROR_INVALID_VALUE). CUDA arrays are not
- * modelled (CU_MEMORYTYPE_ARRAY: CUDA_ERROR_NOT_SUPPORTED). */
+ * pitches below WidthInBytes: CUDA_ERROR_INVALID_VALUE). A CUDA array's side
+ * is its first layer, rows of sim_array_rows' bytes (the copy's pitch for it
+ * is ignored, as cuda.h says); a copy past its rows or row ends is
+ * CUDA_ERROR_INVALID_VALUE. */
 #include "driver_common.h"
 #include "driver_extra.h"
 
 #include <string.h>
 
-/* The first byte of one side of a 2D copy, or NULL (error in *err). */
-static char *side(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y,
-                  size_t pitch, CUresult *err)
+/* One side of a 2D copy (cuda.h's CUDA_MEMCPY2D fields). */
+struct side_desc {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr dev;
+    CUarray array;
+    size_t x, y, pitch;
+};
+
+/* The first byte of side s of a copy of width x height bytes, its pitch in
+ * *pitch, or NULL (error in *err). */
+static char *side(const struct side_desc *s, size_t width, size_t height, size_t *pitch,
+                  CUresult *err)
 {
     uintptr_t base = 0;
-    switch (type) {
+    size_t x = s->x, y = s->y, rows;
+    *pitch = s->pitch;
+    switch (s->type) {
     case CU_MEMORYTYPE_HOST:
-        base = (uintptr_t)host;
+        base = (uintptr_t)s->host;
         break;
     case CU_MEMORYTYPE_DEVICE:
     case CU_MEMORYTYPE_UNIFIED:
-        base = (uintptr_t)dev;
+        base = (uintptr_t)s->dev;
         break;
     case CU_MEMORYTYPE_ARRAY:
-        *err = CUDA_ERROR_NOT_SUPPORTED;
-        return NULL;
+        if ((*err = sim_array_rows(s->array, pitch, &rows)) != CUDA_SUCCESS)
+            return NULL;
+        if (x > *pitch || width > *pitch - x || y > rows || height > rows - y) {
+            *err = CUDA_ERROR_INVALID_VALUE;
+            return NULL;
+        }
+        base = (uintptr_t)s->array;
+        break;
     default:
         *err = CUDA_ERROR_INVALID_VALUE;
         return NULL;
@@ -32,7 +52,7 @@ static char *side(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x
         *err = CUDA_ERROR_INVALID_VALUE;
         return NULL;
     }
-    return (char *)(base + y * pitch + x);
+    return (char *)(base + y * *pitch + x);
 }
 
 static CUresult copy2d(const CUDA_MEMCPY2D *c)
@@ -44,16 +64,27 @@ static CUresult copy2d(const CUDA_MEMCPY2D *c)
         return CUDA_ERROR_INVALID_VALUE;
     if (!c->WidthInBytes || !c->Height)
         return CUDA_SUCCESS;
-    size_t sp = c->srcPitch ? c->srcPitch : c->WidthInBytes;
-    size_t dp = c->dstPitch ? c->dstPitch : c->WidthInBytes;
-    if ((c->Height > 1 && (sp < c->WidthInBytes || dp < c->WidthInBytes)))
-        return CUDA_ERROR_INVALID_VALUE;
-    char *s = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, sp, &err);
-    char *d =
-        s ? side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, dp, &err)
-          : NULL;
+    struct side_desc src = {c->srcMemoryType,
+                            c->srcHost,
+                            c->srcDevice,
+                            c->srcArray,
+                            c->srcXInBytes,
+                            c->srcY,
+                            c->srcPitch ? c->srcPitch : c->WidthInBytes};
+    struct side_desc dst = {c->dstMemoryType,
+                            c->dstHost,
+                            c->dstDevice,
+                            c->dstArray,
+                            c->dstXInBytes,
+                            c->dstY,
+                            c->dstPitch ? c->dstPitch : c->WidthInBytes};
+    size_t sp, dp;
+    char *s = side(&src, c->WidthInBytes, c->Height, &sp, &err);
+    char *d = s ? side(&dst, c->WidthInBytes, c->Height, &dp, &err) : NULL;
     if (!s || !d)
         return err;
+    if (c->Height > 1 && (sp < c->WidthInBytes || dp < c->WidthInBytes))
+        return CUDA_ERROR_INVALID_VALUE;
     for (size_t row = 0; row < c->Height; row++)
         memmove(d + row * dp, s + row * sp, c->WidthInBytes);
     return CUDA_SUCCESS;

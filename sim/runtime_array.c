@@ -116,3 +116,84 @@ cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t array)
         return rt_ret(err);
     return rt_ret(rt_err(rt_drv.cuArrayDestroy((CUarray)array)));
 }
+
+/* The channel description of x, y, z, w bits of kind f: no device, no error
+ * (CUDA Runtime API, cudaCreateChannelDesc). */
+struct cudaChannelFormatDesc CUDARTAPI cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                             enum cudaChannelFormatKind f)
+{
+    return (struct cudaChannelFormatDesc){x, y, z, w, f};
+}
+
+/* A 2D copy between an array and linear memory (host or device: the
+ * simulated device's memory is host memory, so one pointer type serves),
+ * width bytes by height rows at (wOffset, hOffset) in the array's first
+ * layer; the driver's cuMemcpy2D checks the array's bounds. */
+static cudaError_t copy_array(cudaArray_const_t array, size_t wOffset, size_t hOffset, void *linear,
+                              size_t pitch, size_t width, size_t height, enum cudaMemcpyKind kind,
+                              bool to_array)
+{
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    if ((unsigned)kind > cudaMemcpyDefault)
+        return rt_ret(cudaErrorInvalidMemcpyDirection);
+    if (!array || (width && height && !linear))
+        return rt_ret(cudaErrorInvalidValue);
+    CUDA_MEMCPY2D c;
+    if (to_array) {
+        c = (CUDA_MEMCPY2D){.srcMemoryType = CU_MEMORYTYPE_UNIFIED,
+                            .srcDevice = (CUdeviceptr)linear,
+                            .srcPitch = pitch,
+                            .dstMemoryType = CU_MEMORYTYPE_ARRAY,
+                            .dstArray = (CUarray)array,
+                            .dstXInBytes = wOffset,
+                            .dstY = hOffset,
+                            .WidthInBytes = width,
+                            .Height = height};
+    } else {
+        c = (CUDA_MEMCPY2D){.srcMemoryType = CU_MEMORYTYPE_ARRAY,
+                            .srcArray = (CUarray)array,
+                            .srcXInBytes = wOffset,
+                            .srcY = hOffset,
+                            .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
+                            .dstDevice = (CUdeviceptr)linear,
+                            .dstPitch = pitch,
+                            .WidthInBytes = width,
+                            .Height = height};
+    }
+    return rt_ret(rt_err(rt_drv.cuMemcpy2D(&c)));
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
+                                          const void *src, size_t spitch, size_t width,
+                                          size_t height, enum cudaMemcpyKind kind)
+{
+    return copy_array(dst, wOffset, hOffset, (void *)src, spitch, width, height, kind, true);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src,
+                                            size_t wOffset, size_t hOffset, size_t width,
+                                            size_t height, enum cudaMemcpyKind kind)
+{
+    return copy_array(src, wOffset, hOffset, dst, dpitch, width, height, kind, false);
+}
+
+/* Asynchronous forms: the sim completes every copy at once. */
+cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset,
+                                               const void *src, size_t spitch, size_t width,
+                                               size_t height, enum cudaMemcpyKind kind,
+                                               cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src,
+                                                 size_t wOffset, size_t hOffset, size_t width,
+                                                 size_t height, enum cudaMemcpyKind kind,
+                                                 cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind);
+}

@@ -65,6 +65,10 @@ struct sim_alloc {
     enum sim_kind kind;
     struct pool_seg *seg; /* for SIM_ASYNC_MEM */
     struct sim_alloc *next;
+    /* SIM_ARRAY_MEM of one level: its first layer's rows of row_bytes each
+     * (of 4x4 blocks for a block-compressed format), for 2D copies
+     * (sim_array_rows); 0 for a mipmapped array */
+    size_t row_bytes, rows;
 };
 
 struct sim_device;
@@ -138,6 +142,8 @@ struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size
 void sim_pool_destroy(struct CUmemPoolHandle_st *pool);
 /* Look up the live allocation containing addr; copies it to *out. 0 or -1. */
 int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal);
+/* Give the array allocated at p on d its rows (struct sim_alloc). */
+void sim_array_set_rows(struct sim_device *d, uintptr_t p, size_t row_bytes, size_t rows);
 /* Take `len` bytes (a multiple of 2 MiB) of physical memory for cuMemCreate
  * if the capacity allows; *offset is where they live in d->phys_fd.
  * Returns a CUresult (CUDA_ERROR_OUT_OF_MEMORY when it does not fit). */

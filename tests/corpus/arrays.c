@@ -5,7 +5,9 @@
  * arrays (cudaMallocMipmappedArray, a layered cuMipmappedArrayCreate, one with
  * too many levels); frees by cudaFreeArray (NULL: nothing), cuArrayDestroy and
  * cudaFreeMipmappedArray; a cudaFree of an array
- * handle is refused; an array too large to fit; a cudaDeviceReset that
+ * handle is refused; data copied into an array and back (cudaMemcpy2DToArray,
+ * cudaMemcpy2DFromArray), and past its bounds (refused); an array too large
+ * to fit; a cudaDeviceReset that
  * frees the arrays of the device; one array leaked at exit. Device memory
  * falls by each array's bytes (on the simulated device: its elements'
  * bytes; checked only there, a real driver adds its own layout). */
@@ -33,7 +35,8 @@ int main(void)
 {
     cudaArray_t a2d, a1d, layered, huge;
     struct cudaChannelFormatDesc f4 = {32, 32, 32, 32, cudaChannelFormatKindFloat};
-    struct cudaChannelFormatDesc u8 = {8, 0, 0, 0, cudaChannelFormatKindUnsigned};
+    struct cudaChannelFormatDesc u8 =
+        cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned);
     size_t f0 = free_now();
     EXPECT(cudaMallocArray(&a2d, &f4, 256, 256, 0), cudaSuccess); /* 1 MiB */
     check_took(f0, 1 * MiB);
@@ -43,6 +46,21 @@ int main(void)
     /* 64 TiB within the 3D size limits (16384 per side): out of memory on any device */
     EXPECT(cudaMalloc3DArray(&huge, &f4, (struct cudaExtent){16384, 16384, 16384}, 0),
            cudaErrorMemoryAllocation);
+    /* data in and out of an array: 8 rows of 256 bytes at (64 bytes, row 3) */
+    static unsigned char in[8][256], out[8][256];
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 256; c++)
+            in[r][c] = (unsigned char)(r * 31 + c);
+    EXPECT(cudaMemcpy2DToArray(a2d, 64, 3, in, sizeof in[0], 256, 8, cudaMemcpyHostToDevice),
+           cudaSuccess);
+    EXPECT(cudaMemcpy2DFromArray(out, sizeof out[0], a2d, 64, 3, 256, 8, cudaMemcpyDeviceToHost),
+           cudaSuccess);
+    REQUIRE(memcmp(in, out, sizeof in) == 0);
+    /* past the end of a row (4096 bytes: 256 float4) or past the last row */
+    EXPECT(cudaMemcpy2DToArray(a2d, 4000, 0, in, sizeof in[0], 256, 1, cudaMemcpyHostToDevice),
+           cudaErrorInvalidValue);
+    EXPECT(cudaMemcpy2DToArray(a2d, 0, 250, in, sizeof in[0], 256, 8, cudaMemcpyHostToDevice),
+           cudaErrorInvalidValue);
     EXPECT(cudaFree(a2d), cudaErrorInvalidValue); /* a handle, not an allocation */
     EXPECT(cudaFreeArray(a2d), cudaSuccess);
     EXPECT(cudaFreeArray(NULL), cudaSuccess);
