@@ -22,7 +22,10 @@ static vtc_filter *filter; /* dedupe against the hooks */
 static CUpti_SubscriberHandle subscriber;
 static bool started, subscribed, mono_clock;
 
-/* Memory APIs whose calls are watched (runtime and driver), cupti_*_cbid.h. */
+/* Memory APIs whose calls are watched (runtime and driver), cupti_*_cbid.h:
+ * every allocating or freeing hook of interpose/vti_internal.h's lists, so
+ * that CUPTI's records of a hooked call are dropped as the hooks' own
+ * (tests/cupti/check_cbids.py holds the two lists together). */
 static const CUpti_CallbackId runtime_cbids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
@@ -38,6 +41,13 @@ static const CUpti_CallbackId runtime_cbids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeMipmappedArray_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000,
 };
 
 static const CUpti_CallbackId driver_cbids[] = {
@@ -58,6 +68,14 @@ static const CUpti_CallbackId driver_cbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemRelease,
     CUPTI_DRIVER_TRACE_CBID_cuMemMap,
     CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+    CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy,
+    CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate,
+    CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayDestroy,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister,
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
