@@ -1,7 +1,9 @@
 /* Runtime entry points that PyTorch's CUDA build imports (so they must exist
  * for its libraries to load with RTLD_NOW) but that the simulated device does
  * not model: CUDA graphs, IPC, loaded libraries and their symbols, occupancy,
- * cooperative and extended launches, user objects. Each returns
+ * cooperative and extended launches, user objects; and those of texture
+ * programs (texture and surface objects, array queries and copies past
+ * runtime_array.c's). Each returns
  * cudaErrorNotSupported ("operation not supported on this device", the
  * runtime API reference's error for features a device lacks), records it as
  * the last error and touches no output. */
@@ -75,4 +77,32 @@ cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, cons
 cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *f,
                                                                              int b, size_t sm,
                                                                              unsigned int fl) UNSUPPORTED
+/* Textures, surfaces and the array entry points beyond allocation and 2D
+ * copies (runtime_array.c): a texture program gets a clean error here, not
+ * a failed symbol lookup. */
+cudaError_t CUDARTAPI cudaCreateTextureObject(cudaTextureObject_t *t, const struct cudaResourceDesc *r,
+                                              const struct cudaTextureDesc *d,
+                                              const struct cudaResourceViewDesc *v) UNSUPPORTED
+cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t t) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *r,
+                                                       cudaTextureObject_t t) UNSUPPORTED
+cudaError_t CUDARTAPI cudaCreateSurfaceObject(cudaSurfaceObject_t *s,
+                                              const struct cudaResourceDesc *r) UNSUPPORTED
+cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t s) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGetChannelDesc(struct cudaChannelFormatDesc *d,
+                                         cudaArray_const_t a) UNSUPPORTED
+cudaError_t CUDARTAPI cudaArrayGetInfo(struct cudaChannelFormatDesc *d, struct cudaExtent *e,
+                                       unsigned int *f, cudaArray_t a) UNSUPPORTED
+cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t *l, cudaMipmappedArray_const_t m,
+                                                 unsigned int level) UNSUPPORTED
+cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t d, size_t w, size_t h, const void *s, size_t n,
+                                        enum cudaMemcpyKind k) UNSUPPORTED
+cudaError_t CUDARTAPI cudaMemcpyFromArray(void *d, cudaArray_const_t s, size_t w, size_t h,
+                                          size_t n, enum cudaMemcpyKind k) UNSUPPORTED
+cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray(cudaArray_t d, size_t wd, size_t hd,
+                                               cudaArray_const_t s, size_t ws, size_t hs, size_t w,
+                                               size_t h, enum cudaMemcpyKind k) UNSUPPORTED
+cudaError_t CUDARTAPI cudaMemcpy3D(const struct cudaMemcpy3DParms *p) UNSUPPORTED
+cudaError_t CUDARTAPI cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
+                                        cudaStream_t s) UNSUPPORTED
     // clang-format on
