@@ -2,7 +2,8 @@
  * devices, so that the report is held against the sim's ledger on patterns
  * nobody chose: every allocation API of the runtime and the driver (device,
  * managed, pitched, 3D, stream-ordered from the default pool or pools of the
- * program's own (one bounded: its failures), pinned and registered host memory, VMM), sizes from 1
+ * program's own (one bounded: its failures), pinned and registered host memory, VMM, CUDA
+ * arrays: 2D, layered, block-compressed, mipmapped), sizes from 1
  * byte to 8 MiB, pools trimmed, frees by any thread of what any thread allocated (also of threads
  * that have exited), with the runtime's or the driver's free where both are allowed, failed
  * allocations of every device API, bad frees, and leaks at exit.
@@ -52,12 +53,14 @@ enum kind {
     K_CU_ASYNC,
     K_CU_HOST,
     K_CU_REGISTERED,
+    K_ARRAY,
+    K_CU_ARRAY,
     K_KINDS
 };
 static const char *const KIND_NAMES[K_KINDS] = {
-    "device",     "driver",   "managed",   "pitch",        "3d",  "async",
-    "pool",       "host",     "hostalloc", "registered",   "vmm", "cu_pitch",
-    "cu_managed", "cu_async", "cu_host",   "cu_registered"};
+    "device",     "driver",   "managed",   "pitch",         "3d",    "async",
+    "pool",       "host",     "hostalloc", "registered",    "vmm",   "cu_pitch",
+    "cu_managed", "cu_async", "cu_host",   "cu_registered", "array", "cu_array"};
 
 typedef struct entry {
     enum kind kind;
@@ -65,7 +68,8 @@ typedef struct entry {
     void *p;     /* the pointer the free takes (host pointer for host kinds) */
     size_t size; /* bytes asked (VMM: rounded to the granularity) */
     CUmemGenericAllocationHandle handle;
-    int released; /* VMM: cuMemRelease already called */
+    int released;  /* VMM: cuMemRelease already called */
+    int mipmapped; /* K_ARRAY, K_CU_ARRAY: p is a mipmapped array */
 } entry;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -198,6 +202,67 @@ static void *page_buffer(size_t *size)
     return p;
 }
 
+/* A CUDA array of about e->size bytes through the runtime: 2D (1D when the
+ * height drawn is 0), layered 3D, or mipmapped, of 1, 2 or 4 channels of 8,
+ * 16 or 32 bits. */
+static void alloc_array(uint64_t *s, entry *e)
+{
+    static const int bits[3] = {8, 16, 32};
+    int b = bits[below(s, 3)], n = 1 << below(s, 3);
+    enum cudaChannelFormatKind f =
+        b == 8 ? cudaChannelFormatKindUnsigned : cudaChannelFormatKindFloat;
+    struct cudaChannelFormatDesc d = {b, n > 1 ? b : 0, n > 2 ? b : 0, n > 2 ? b : 0, f};
+    size_t elem = (size_t)b / 8 * (size_t)n, h = below(s, 64), w = e->size / elem / (h ? h : 1) + 1;
+    w = w > 8192 ? 8192 : w;
+    switch (below(s, 3)) {
+    case 0:
+        EXPECT(cudaMallocArray((cudaArray_t *)&e->p, &d, w, h, 0), cudaSuccess);
+        break;
+    case 1:
+        EXPECT(cudaMalloc3DArray((cudaArray_t *)&e->p, &d,
+                                 (struct cudaExtent){w, h ? h : 1, 1 + below(s, 4)},
+                                 cudaArrayLayered),
+               cudaSuccess);
+        break;
+    default: { /* at most the levels w x h has: 1 + log2 of its larger side */
+        unsigned most = 0;
+        for (size_t m = w > h ? w : h; m; m >>= 1)
+            most++;
+        e->mipmapped = 1;
+        EXPECT(cudaMallocMipmappedArray((cudaMipmappedArray_t *)&e->p, &d,
+                                        (struct cudaExtent){w, h, 0},
+                                        1 + below(s, most < 3 ? most : 3), 0),
+               cudaSuccess);
+    }
+    }
+}
+
+/* A CUDA array through the driver: 2D (float, half or 8-bit, 1 to 4
+ * channels), block-compressed (BC1), or mipmapped (width >= 4: 3 levels fit). */
+static void alloc_cu_array(uint64_t *s, entry *e)
+{
+    static const CUarray_format fmt[3] = {CU_AD_FORMAT_FLOAT, CU_AD_FORMAT_HALF,
+                                          CU_AD_FORMAT_UNSIGNED_INT8};
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Format = fmt[below(s, 3)], .NumChannels = 1u << below(s, 3)};
+    d.Height = 1 + below(s, 64);
+    d.Width = e->size / 16 / d.Height + 4;
+    d.Width = d.Width > 8192 ? 8192 : d.Width;
+    switch (below(s, 3)) {
+    case 0:
+        EXPECT(cuArray3DCreate((CUarray *)&e->p, &d), CUDA_SUCCESS);
+        break;
+    case 1:
+        d.Format = CU_AD_FORMAT_BC1_UNORM;
+        d.NumChannels = 4;
+        EXPECT(cuArray3DCreate((CUarray *)&e->p, &d), CUDA_SUCCESS);
+        break;
+    default:
+        e->mipmapped = 1;
+        EXPECT(cuMipmappedArrayCreate((CUmipmappedArray *)&e->p, &d, 1 + below(s, 3)),
+               CUDA_SUCCESS);
+    }
+}
+
 static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
 {
     entry e = {.kind = (enum kind)below(s, K_KINDS), .device = device, .size = random_size(s)};
@@ -270,6 +335,12 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
         e.p = page_buffer(&e.size);
         EXPECT(cudaHostRegister(e.p, e.size, 0), cudaSuccess);
         break;
+    case K_ARRAY:
+        alloc_array(s, &e);
+        break;
+    case K_CU_ARRAY:
+        alloc_cu_array(s, &e);
+        break;
     default:
         alloc_vmm(s, &e);
     }
@@ -323,6 +394,17 @@ static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t strea
         EXPECT(cuMemHostUnregister(e->p), CUDA_SUCCESS);
         free(e->p);
         break;
+    case K_ARRAY: /* the runtime's free or the driver's, whoever made it */
+    case K_CU_ARRAY:
+        if (e->mipmapped && below(s, 2))
+            EXPECT(cudaFreeMipmappedArray((cudaMipmappedArray_t)e->p), cudaSuccess);
+        else if (e->mipmapped)
+            EXPECT(cuMipmappedArrayDestroy((CUmipmappedArray)e->p), CUDA_SUCCESS);
+        else if (below(s, 2))
+            EXPECT(cudaFreeArray((cudaArray_t)e->p), cudaSuccess);
+        else
+            EXPECT(cuArrayDestroy((CUarray)e->p), CUDA_SUCCESS);
+        break;
     default:
         EXPECT(cuMemUnmap((CUdeviceptr)(uintptr_t)e->p, e->size), CUDA_SUCCESS);
         if (!e->released)
@@ -338,7 +420,13 @@ static void fail_one(uint64_t *s, cudaStream_t stream)
     void *p;
     CUdeviceptr d;
     size_t pitch;
-    switch (below(s, 5)) {
+    struct cudaChannelFormatDesc f4 = {32, 32, 32, 32, cudaChannelFormatKindFloat};
+    cudaArray_t a;
+    switch (below(s, 6)) {
+    case 5: /* 64 TiB within the 3D array limits */
+        EXPECT(cudaMalloc3DArray(&a, &f4, (struct cudaExtent){16384, 16384, 16384}, 0),
+               cudaErrorMemoryAllocation);
+        break;
     case 4:
         EXPECT(cudaMallocHost(&p, HUGE), cudaErrorMemoryAllocation); /* pinned host memory */
         break;
