@@ -86,7 +86,13 @@ static uint64_t array3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *a, unsigned levels)
     return vti_array_bytes_driver(a->Format, a->NumChannels, &sh);
 }
 
-/* A CUDA array, recorded with its handle as its address (arrays.c: size). */
+/* A CUDA array, recorded with its handle as its address (arrays.c: size);
+ * a sparse or deferred-mapping one has no memory yet (vti_array_unbacked):
+ * not recorded. */
+#define ARRAY_HOOK(F, PTYPE, CALL, PTR, SIZE, API, FLAGS)                                          \
+    VTI_ALLOC_HOOK_WHEN(!vti_array_unbacked(FLAGS), F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER,   \
+                        vti_driver_device, CALL, PTR, SIZE, API, NULL, (void)0)
+
 VTI_EXPORT CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle,
                                              const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 {
@@ -101,12 +107,8 @@ VTI_EXPORT CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle,
                                                const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
 {
     const CUDA_ARRAY3D_DESCRIPTOR *a = pAllocateArray;
-    if (a && vti_array_unbacked(a->Flags)) { /* sparse or deferred: its memory comes later */
-        array3d_fn real = (array3d_fn)vti_real(F_cuArray3DCreate_v2);
-        return real ? real(pHandle, a) : NO_DRIVER;
-    }
-    ALLOC_HOOK(F_cuArray3DCreate_v2, array3d_fn, real(pHandle, a), *pHandle, array3d_bytes(a, 1),
-               VT_API_CU_ARRAY_3D_CREATE, NULL);
+    ARRAY_HOOK(F_cuArray3DCreate_v2, array3d_fn, real(pHandle, a), *pHandle, array3d_bytes(a, 1),
+               VT_API_CU_ARRAY_3D_CREATE, a ? a->Flags : 0);
 }
 
 typedef CUresult (*mipmapped_fn)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
@@ -118,12 +120,9 @@ VTI_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(
     unsigned int numMipmapLevels)
 {
     const CUDA_ARRAY3D_DESCRIPTOR *a = pMipmappedArrayDesc;
-    if (a && vti_array_unbacked(a->Flags)) { /* sparse or deferred: its memory comes later */
-        mipmapped_fn real = (mipmapped_fn)vti_real(F_cuMipmappedArrayCreate);
-        return real ? real(pHandle, a, numMipmapLevels) : NO_DRIVER;
-    }
-    ALLOC_HOOK(F_cuMipmappedArrayCreate, mipmapped_fn, real(pHandle, a, numMipmapLevels), *pHandle,
-               array3d_bytes(a, numMipmapLevels), VT_API_CU_MIPMAPPED_ARRAY_CREATE, NULL);
+    ARRAY_HOOK(F_cuMipmappedArrayCreate, mipmapped_fn, real(pHandle, a, numMipmapLevels), *pHandle,
+               array3d_bytes(a, numMipmapLevels), VT_API_CU_MIPMAPPED_ARRAY_CREATE,
+               a ? a->Flags : 0);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)

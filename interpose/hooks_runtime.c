@@ -93,29 +93,27 @@ static uint64_t array_bytes(const struct cudaChannelFormatDesc *d, struct cudaEx
     return d ? vti_array_bytes_runtime(d->x, d->y, d->z, d->w, (int)d->f, &sh) : 0;
 }
 
-/* A CUDA array, recorded with its handle as its address (arrays.c: size). */
+/* A CUDA array, recorded with its handle as its address (arrays.c: size);
+ * a sparse or deferred-mapping one has no memory yet (vti_array_unbacked):
+ * not recorded. */
+#define ARRAY_HOOK(F, PTYPE, CALL, PTR, SIZE, API, FLAGS)                                          \
+    VTI_ALLOC_HOOK_WHEN(!vti_array_unbacked(FLAGS), F, PTYPE, cudaError_t, cudaSuccess,            \
+                        NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API, NULL, (void)0)
+
 VTI_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                                        size_t width, size_t height, unsigned int flags)
 {
-    if (vti_array_unbacked(flags)) {
-        array_fn real = (array_fn)vti_real(F_cudaMallocArray);
-        return real ? real(array, desc, width, height, flags) : NO_RUNTIME;
-    }
-    ALLOC_HOOK(F_cudaMallocArray, array_fn, real(array, desc, width, height, flags), *array,
+    ARRAY_HOOK(F_cudaMallocArray, array_fn, real(array, desc, width, height, flags), *array,
                array_bytes(desc, (struct cudaExtent){width, height, 0}, 1, flags),
-               VT_API_CUDA_MALLOC_ARRAY, NULL);
+               VT_API_CUDA_MALLOC_ARRAY, flags);
 }
 
 VTI_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
                                          const struct cudaChannelFormatDesc *desc,
                                          struct cudaExtent extent, unsigned int flags)
 {
-    if (vti_array_unbacked(flags)) { /* sparse or deferred: its memory comes later */
-        array3d_fn real = (array3d_fn)vti_real(F_cudaMalloc3DArray);
-        return real ? real(array, desc, extent, flags) : NO_RUNTIME;
-    }
-    ALLOC_HOOK(F_cudaMalloc3DArray, array3d_fn, real(array, desc, extent, flags), *array,
-               array_bytes(desc, extent, 1, flags), VT_API_CUDA_MALLOC_3D_ARRAY, NULL);
+    ARRAY_HOOK(F_cudaMalloc3DArray, array3d_fn, real(array, desc, extent, flags), *array,
+               array_bytes(desc, extent, 1, flags), VT_API_CUDA_MALLOC_3D_ARRAY, flags);
 }
 
 typedef cudaError_t (*mipmapped_fn)(cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *,
@@ -128,14 +126,10 @@ VTI_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedA
                                                 struct cudaExtent extent, unsigned int numLevels,
                                                 unsigned int flags)
 {
-    if (vti_array_unbacked(flags)) { /* sparse or deferred: its memory comes later */
-        mipmapped_fn real = (mipmapped_fn)vti_real(F_cudaMallocMipmappedArray);
-        return real ? real(mipmappedArray, desc, extent, numLevels, flags) : NO_RUNTIME;
-    }
-    ALLOC_HOOK(F_cudaMallocMipmappedArray, mipmapped_fn,
+    ARRAY_HOOK(F_cudaMallocMipmappedArray, mipmapped_fn,
                real(mipmappedArray, desc, extent, numLevels, flags), *mipmappedArray,
                array_bytes(desc, extent, numLevels, flags), VT_API_CUDA_MALLOC_MIPMAPPED_ARRAY,
-               NULL);
+               flags);
 }
 
 VTI_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)

@@ -682,8 +682,15 @@ void vti_order_unlock(void);
  * vti_rec_pool_stat there. */
 #define VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,     \
                                ON_FAIL)                                                            \
+    VTI_ALLOC_HOOK_WHEN(true, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,      \
+                        ON_FAIL)
+/* The general form: nothing is recorded when WHEN is false (a call that
+ * allocates nothing: a sparse CUDA array), yet it is a hooked call, so the
+ * calls made inside it are not recorded either. */
+#define VTI_ALLOC_HOOK_WHEN(WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,  \
+                            ON_FAIL)                                                               \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
-    bool outer = vti_hook_enter() && real;                                                         \
+    bool outer = vti_hook_enter() && real && (WHEN);                                               \
     uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
     if (outer)                                                                                     \
         vti_order_lock();                                                                          \
