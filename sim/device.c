@@ -218,23 +218,19 @@ int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *
     return CUDA_SUCCESS;
 }
 
-static struct sim_alloc *find_alloc(struct sim_device *d, uintptr_t p)
+/* The link that holds the allocation at p on d (the bucket's end, which
+ * holds NULL, when none); locked. */
+static struct sim_alloc **link_of(struct sim_device *d, uintptr_t p)
 {
-    struct sim_alloc *a = d->table[bucket(p)];
-    while (a && a->ptr != p)
-        a = a->next;
-    return a;
+    struct sim_alloc **pp = &d->table[bucket(p)];
+    while (*pp && (*pp)->ptr != p)
+        pp = &(*pp)->next;
+    return pp;
 }
 
-static struct sim_alloc *unlink_alloc(struct sim_device *d, uintptr_t p)
+static struct sim_alloc *find_alloc(struct sim_device *d, uintptr_t p)
 {
-    for (struct sim_alloc **pp = &d->table[bucket(p)]; *pp; pp = &(*pp)->next)
-        if ((*pp)->ptr == p) {
-            struct sim_alloc *a = *pp;
-            *pp = a->next;
-            return a;
-        }
-    return NULL;
+    return *link_of(d, p);
 }
 
 static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep);
@@ -282,10 +278,13 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
 int sim_free(struct sim_device *d, uintptr_t p, bool array)
 {
     pthread_mutex_lock(&d->lock);
-    struct sim_alloc *a = find_alloc(d, p);
-    a = a && (a->kind == SIM_ARRAY_MEM) == array ? unlink_alloc(d, p) : NULL;
-    if (a)
+    struct sim_alloc **pp = link_of(d, p), *a = *pp;
+    if (a && (a->kind == SIM_ARRAY_MEM) != array)
+        a = NULL;
+    if (a) {
+        *pp = a->next;
         release_alloc(d, a);
+    }
     pthread_mutex_unlock(&d->lock);
     free(a);
     return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -309,11 +308,11 @@ int sim_find(uintptr_t addr, struct sim_alloc *out, int *ordinal)
     if (!d)
         return -1;
     pthread_mutex_lock(&d->lock);
-    for (struct sim_alloc *a = d->table[bucket(addr)]; a && !found; a = a->next)
-        if (a->ptr == addr) { /* the common case: the start of an allocation */
-            *out = *a;
-            found = 1;
-        }
+    struct sim_alloc *start = find_alloc(d, addr); /* the common case: an allocation's start */
+    if (start) {
+        *out = *start;
+        found = 1;
+    }
     for (size_t i = 0; i < SIM_TABLE_SIZE && !found; i++)
         for (struct sim_alloc *a = d->table[i]; a && !found; a = a->next)
             if (addr >= a->ptr && addr < a->ptr + (a->size ? a->size : 1)) {
