@@ -11,7 +11,9 @@
  * amount it states only for arrays with deferred mapping
  * (cuArrayGetMemoryRequirements): these are requested bytes, as cudaMalloc's
  * are. Formats this does not know (the other video formats) count one byte
- * per channel: a lower bound. */
+ * per channel: a lower bound. Written apart from the simulated device's own
+ * rule (sim/driver_array.c) on purpose: that one is the truth this one is
+ * held to (tests/corpus/arrays.c, random.c). */
 #include <cuda.h>
 #include <driver_types.h>
 

@@ -382,9 +382,7 @@ static vt_reader *replay(mv *m, const char *path)
         return NULL;
     }
     vr_state_init(&m->s, m->r->arena, vt_reader_header(rd));
-    vt_summary sum;
-    if (vt_reader_summary(rd, &sum))
-        vr_state_presize(&m->s, sum.peak_live);
+    vr_state_presize(&m->s, rd);
     vr_map_init(&m->segs, sizeof(mv_seg));
     vr_map_init(&m->blocks, sizeof(mv_block));
     vt_event ev;

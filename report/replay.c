@@ -695,9 +695,7 @@ static vr_report *analyze(vt_reader *rd, const char *path, const vr_options *opt
     r->path = vr_strdup(r->arena, path);
     vr_state s;
     vr_state_init(&s, r->arena, vt_reader_header(rd));
-    vt_summary sum;
-    if (vt_reader_summary(rd, &sum))
-        vr_state_presize(&s, sum.peak_live);
+    vr_state_presize(&s, rd);
     if (replay_all(&s, rd, opt, err, errlen) < 0) {
         vr_state_destroy(&s);
         vt_reader_close(rd);

@@ -45,10 +45,12 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->spans = vr_xcalloc(VR_MAX_SPANS, sizeof(vr_range_span));
 }
 
-void vr_state_presize(vr_state *s, uint64_t peak_live)
+void vr_state_presize(vr_state *s, const vt_reader *rd)
 {
-    if (peak_live)
-        vr_map_reserve(&s->live, peak_live < VR_PRESIZE_MAX ? (size_t)peak_live : VR_PRESIZE_MAX);
+    vt_summary sum;
+    if (vt_reader_summary(rd, &sum) && sum.peak_live)
+        vr_map_reserve(&s->live,
+                       sum.peak_live < VR_PRESIZE_MAX ? (size_t)sum.peak_live : VR_PRESIZE_MAX);
 }
 
 void vr_state_destroy(vr_state *s)

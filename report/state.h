@@ -336,13 +336,14 @@ typedef struct vr_state {
  * An analysis never calls the driver: what must happen after it (a pending
  * allocation committed, a thread touched) is returned to the driver. */
 void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr);
-/* Size the live map for peak_live allocations at once (a trace's
- * vt_summary.peak_live, the recorder's count) before the first event, so
- * that it is never rebuilt while it fills: at most VR_PRESIZE_MAX entries
- * (a hint from the file is not trusted with more memory; past it the map
- * grows as usual). Changes no result, only when memory is taken. */
+/* Size the live map for the most allocations live at once that rd's trace
+ * summary names (vt_summary.peak_live, the recorder's count; nothing when it
+ * has none) before the first event, so that it is never rebuilt while it
+ * fills: at most VR_PRESIZE_MAX entries (a hint from the file is not
+ * trusted with more memory; past it the map grows as usual). Changes no
+ * result, only when memory is taken. */
 #define VR_PRESIZE_MAX (1u << 22)
-void vr_state_presize(vr_state *s, uint64_t peak_live);
+void vr_state_presize(vr_state *s, const vt_reader *rd);
 void vr_state_destroy(vr_state *s);
 void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* vr_state_note unless s already holds a note of the same text. */
