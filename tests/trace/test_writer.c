@@ -243,6 +243,15 @@ static bool read_summary(const char *path, vt_summary *out, long *events)
     return has;
 }
 
+static void write_n(vt_tbuf *tb, uint64_t first, int n)
+{
+    for (int i = 0; i < n; i++) {
+        vt_event e = {.type = VT_REC_ALLOC, .ts_ns = vtt_mono_ns()};
+        e.u.alloc.addr = first + (uint64_t)i;
+        assert_int_equal(vt_write(tb, &e), 0);
+    }
+}
+
 /* Write a trace of 50 allocations, with a summary of peak_live unless 0. */
 static void write_summarized(const char *path, uint64_t peak_live)
 {
@@ -251,11 +260,7 @@ static void write_summarized(const char *path, uint64_t peak_live)
     vt_writer *w = vt_writer_open(path, &h, &(vt_writer_opts){.no_thread = true}, err, sizeof err);
     assert_non_null(w);
     vt_tbuf *tb = vt_writer_attach(w, 1);
-    for (int i = 0; i < 50; i++) {
-        vt_event e = {.type = VT_REC_ALLOC, .ts_ns = vtt_mono_ns()};
-        e.u.alloc.addr = 0x1000 + (uint64_t)i;
-        assert_int_equal(vt_write(tb, &e), 0);
-    }
+    write_n(tb, 0x1000, 50);
     vt_writer_detach(w, tb);
     if (peak_live)
         vt_writer_set_summary(w, &(vt_summary){.peak_live = peak_live});
@@ -346,15 +351,6 @@ static void test_write_failure(void **state)
     assert_true(count_events(path, &truncated) >= 0);
     const char *names[] = {"full.vtrace"};
     vtt_rmdir(dir, names, 1);
-}
-
-static void write_n(vt_tbuf *tb, uint64_t first, int n)
-{
-    for (int i = 0; i < n; i++) {
-        vt_event e = {.type = VT_REC_ALLOC, .ts_ns = vtt_mono_ns()};
-        e.u.alloc.addr = first + (uint64_t)i;
-        assert_int_equal(vt_write(tb, &e), 0);
-    }
 }
 
 static void test_fork_abandon(void **state)
