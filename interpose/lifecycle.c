@@ -92,15 +92,15 @@ _Atomic unsigned vti_exit_armed;
  * (started or given up): on_exit_early registered, once per API level
  * (a program may initialise the runtime only after using the driver alone;
  * on_exit_early makes its calls once, in the handler that runs first). Exit
- * handlers run last registered first, so it runs before the teardown that the
- * CUDA runtime (static or shared) registered at its initialisation, which that
- * call (or a concurrent one it waited for) completed, and before CUPTI's own
- * static destructors (registered when it was dlopened). After those, a driver
- * or CUPTI call may crash (seen on an H200, driver 580.159.04: cuCtxGetDevice
- * after a static runtime's teardown, cuptiActivityDisable after CUPTI's). Not
- * covered: a second runtime initialised later (a static one beside the shared
- * one), whose teardown then runs first; the simulated device reports such a
- * late call (sim/README.md, "Exit"). */
+ * handlers run last registered first, so it runs before CUPTI's own static
+ * destructors (registered when it was dlopened), after which a CUPTI call
+ * crashed (first H200 run, driver 580.159.04: cuptiActivityDisable). It was
+ * meant to run before the CUDA runtime's teardown too, but on the second
+ * H200 run a driver call from it (cuCtxGetDevice, for an end sample) still
+ * crashed in 4 of 22 programs: the runtime's teardown had run first. So the
+ * end makes no driver call at all; only CUPTI's flush and stop remain
+ * (VRAMTRACE_CUPTI=1, opt-in). tests/interpose t_exit holds the preload to
+ * that on the simulated device (sim/README.md, "Exit"). */
 void vti_exit_arm_slow(unsigned level)
 {
     if (!atomic_load(&vti_cupti_settled) || (atomic_fetch_or(&vti_exit_armed, level) & level))
@@ -117,12 +117,13 @@ static bool has_end(void)
     return atomic_load(&opened) && vti_state() != VTI_S_CHILD;
 }
 
-/* The parts of the end that call CUDA: CUPTI flushed and stopped, the
- * final memory sample. */
+/* The one part of the end that calls CUDA: CUPTI flushed and stopped (only
+ * when VRAMTRACE_CUPTI=1 started it). The end takes no memory sample: a
+ * driver call in exit() can crash after the runtime's teardown, whose place
+ * among the exit handlers is not known (vti_exit_arm_slow). */
 static void end_cuda_calls(void)
 {
     vti_cupti_unload();
-    vti_rec_end_sample();
 }
 
 static void on_exit_early(int status, void *arg)
@@ -135,10 +136,10 @@ static void on_exit_early(int status, void *arg)
     vti_leave();
 }
 
-/* The end of the process: CUPTI stopped and the last sample (unless in
- * exit()'s handlers, where only on_exit_early may call CUDA: without it the
- * last CUPTI buffers and sample are left out rather than risk a crash), the
- * summary, then the session core closes the trace. Once. */
+/* The end of the process: CUPTI stopped (unless in exit()'s handlers, where
+ * only on_exit_early may call CUPTI: without it the last CUPTI buffers are
+ * left out rather than risk a crash), the summary, then the session core
+ * closes the trace. Once. */
 static void session_end(int status, const char *reason, bool in_exit)
 {
     static _Atomic int done;

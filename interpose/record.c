@@ -363,15 +363,6 @@ static void summary_device(int device)
             c.allocs, leak, c.live_count, c.failures);
 }
 
-void vti_rec_end_sample(void)
-{
-    vti_thread *t = vti_thread_get();
-    uint64_t fr, to;
-    if (t && atomic_load(&first_call_done) && vti_sample_meminfo(VT_LEVEL_DRIVER, &fr, &to))
-        emit_meminfo(t, vti_driver_device(), fr, to);
-    vti_thread_put(t);
-}
-
 void vti_rec_end_summary(void)
 {
     uint64_t seen = atomic_load(&devices_seen);

@@ -746,11 +746,8 @@ int vti_driver_device(void);
 /* Sample free/total of the current device through the real functions;
  * returns false when no sample could be taken. */
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);
-/* End of session, in two parts. vti_rec_end_sample: the final meminfo,
- * through the real driver (only where the driver is still intact, see
- * lifecycle.c). vti_rec_end_summary: the pending OOM diagnosis and the
- * summary on stderr (unless quiet), no CUDA call. */
-void vti_rec_end_sample(void);
+/* The end of the session: the pending OOM diagnosis and the summary on
+ * stderr (unless quiet). No CUDA call (lifecycle.c, "ends"). */
 void vti_rec_end_summary(void);
 /* diagnose.c: the OOM diagnosis (at most 9 lines per fatal failure; the
  * rule in diagnose.c and README.md). vti_diag_failed: a failed allocation
