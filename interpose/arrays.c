@@ -38,9 +38,23 @@ static uint64_t level_bytes(uint64_t elem, bool block, uint64_t w, uint64_t h, u
     return mul_sat(mul_sat(mul_sat(elem, w), h), d ? d : 1);
 }
 
-/* Levels counted at most: a larger count is a failing call's (64 levels
- * take any extent down to 1). */
-#define MAX_LEVELS 64u
+/* The levels an array of shape sh gets: its count "clamped to the range
+ * [1, 1 + floor(log2(max(width, height, depth)))]" (CUDA Runtime API,
+ * cudaMallocMipmappedArray; the Driver API's cuMipmappedArrayCreate says
+ * the same; an H200 gave 9 levels for 20 asked at 256 x 256, 1 for 0);
+ * a layered or cubemap array's depth is not an extent. */
+static unsigned array_levels(const vti_array_shape *sh)
+{
+    uint64_t m = sh->width > sh->height ? sh->width : sh->height;
+    unsigned most = 0;
+    if (!sh->layered && sh->depth > m)
+        m = sh->depth;
+    for (; m; m >>= 1)
+        most++;
+    if (!sh->levels)
+        return 1;
+    return sh->levels < most ? sh->levels : (most ? most : 1);
+}
 
 /* Bytes of an array of shape sh whose elements (or 4x4 blocks, when block)
  * take elem bytes: its levels summed, each halving width and height (at
@@ -48,8 +62,8 @@ static uint64_t level_bytes(uint64_t elem, bool block, uint64_t w, uint64_t h, u
 static uint64_t array_bytes(uint64_t elem, bool block, const vti_array_shape *sh)
 {
     uint64_t total = 0, h = sh->height ? sh->height : 1, d = sh->depth ? sh->depth : 1;
-    unsigned levels = sh->levels < MAX_LEVELS ? sh->levels : MAX_LEVELS;
-    for (unsigned l = 0; l < (levels ? levels : 1); l++) {
+    unsigned levels = array_levels(sh);
+    for (unsigned l = 0; l < levels; l++) {
         uint64_t n = level_bytes(elem, block, sh->width >> l, h >> l, sh->layered ? d : d >> l);
         total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
     }

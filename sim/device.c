@@ -256,7 +256,7 @@ static void pool_put(struct sim_alloc *a)
     struct CUmemPoolHandle_st *pool = a->seg->pool;
     ra_give(&a->seg->ra, a->ptr, a->rounded);
     a->seg->used -= a->rounded;
-    pool->used -= a->rounded;
+    pool->used -= a->size;
     if (pool->destroyed && pool->used == 0)
         pool_dispose(pool);
 }
@@ -412,7 +412,7 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
     }
     if (p) {
         seg->used += r;
-        pool->used += r;
+        pool->used += size; /* requested bytes (sim_internal.h, the pool's used) */
         if (pool->used > pool->used_high)
             pool->used_high = pool->used;
     }

@@ -192,13 +192,20 @@ CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR 
     return create_logged((void **)pHandle, pAllocateArray ? &a : NULL, 1);
 }
 
-/* All levels in one allocation, whose address is the handle. */
+/* All levels in one allocation, whose address is the handle. The level
+ * count "is clamped to the range [1, 1 + floor(log2(max(width, height,
+ * depth)))]" (CUDA Driver API, cuMipmappedArrayCreate; an H200, driver
+ * 580.159.04: 0 gave one level, 30 for 64 x 32 gave 7). */
 CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
                                         const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
                                         unsigned int numMipmapLevels)
 {
     SIM_LEDGER_SCOPE("cuMipmappedArrayCreate");
-    return create_logged((void **)pHandle, pMipmappedArrayDesc, numMipmapLevels);
+    unsigned levels = numMipmapLevels ? numMipmapLevels : 1;
+    if (pMipmappedArrayDesc && max_levels(pMipmappedArrayDesc) &&
+        levels > max_levels(pMipmappedArrayDesc))
+        levels = max_levels(pMipmappedArrayDesc);
+    return create_logged((void **)pHandle, pMipmappedArrayDesc, levels);
 }
 
 static CUresult destroy(uintptr_t p)

@@ -86,15 +86,13 @@ cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t *array,
     return create((void **)array, desc, extent, flags, 0);
 }
 
-/* All levels: numLevels 0 is invalid (the driver's rule, driver_array.c). */
+/* All levels, clamped as the driver does (driver_array.c). */
 cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
                                                const struct cudaChannelFormatDesc *desc,
                                                struct cudaExtent extent, unsigned int numLevels,
                                                unsigned int flags)
 {
     RT_LEDGER_SCOPE("cudaMallocMipmappedArray", "array", ledger_bytes(desc, extent));
-    if (numLevels == 0)
-        return rt_ret(cudaErrorInvalidValue);
     return create((void **)mipmappedArray, desc, extent, flags, numLevels);
 }
 

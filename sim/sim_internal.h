@@ -77,6 +77,10 @@ struct sim_device;
  * pool, or one made by cuMemPoolCreate. */
 struct CUmemPoolHandle_st {
     struct sim_device *dev;
+    /* used: the requested bytes of its live allocations, as a real pool's
+     * UsedMemCurrent (an H200, driver 580.159.04: one live 5 MiB allocation
+     * after a trim, 5 MiB; the sim's 2 MiB rounding said 6); reserved: its
+     * segments' bytes */
     size_t reserved, used, reserved_high, used_high;
     uint64_t release_threshold;
     size_t max_size; /* CUmemPoolProps.maxSize: most bytes reserved, 0 = the device's */

@@ -3,7 +3,7 @@
  * cudaMalloc3DArray (layered), cuArrayCreate and cuArray3DCreate (a
  * block-compressed format), one fetched through cuGetProcAddress; mipmapped
  * arrays (cudaMallocMipmappedArray, a layered cuMipmappedArrayCreate, one with
- * too many levels); frees by cudaFreeArray (NULL: nothing), cuArrayDestroy and
+ * too many levels and one with none: both clamped); frees by cudaFreeArray (NULL: nothing), cuArrayDestroy and
  * cudaFreeMipmappedArray; a cudaFree of an array
  * handle is refused; data copied into an array and back (cudaMemcpy2DToArray,
  * cudaMemcpy2DFromArray), and past its bounds (refused); an array too large
@@ -86,15 +86,20 @@ int main(void)
     EXPECT(cuArrayDestroy(got), CUDA_SUCCESS);
 
     /* mipmapped: every level in one allocation (float4 256 x 256, 9 levels
-     * down to 1 x 1: 1398096 bytes); more levels than 256 has is refused */
-    cudaMipmappedArray_t mip, bad;
+     * down to 1 x 1: 1398096 bytes); more levels than 256 has are clamped
+     * to 9, 0 to 1 (CUDA Runtime API; an H200 did so) */
+    cudaMipmappedArray_t mip, more, none;
     size_t f2 = free_now();
     EXPECT(cudaMallocMipmappedArray(&mip, &f4, (struct cudaExtent){256, 256, 0}, 9, 0),
            cudaSuccess);
     check_took(f2, 1398096);
-    EXPECT(cudaMallocMipmappedArray(&bad, &f4, (struct cudaExtent){256, 256, 0}, 20, 0),
-           cudaErrorInvalidValue);
+    EXPECT(cudaMallocMipmappedArray(&more, &f4, (struct cudaExtent){256, 256, 0}, 20, 0),
+           cudaSuccess);
+    EXPECT(cudaMallocMipmappedArray(&none, &f4, (struct cudaExtent){256, 256, 0}, 0, 0),
+           cudaSuccess);
     EXPECT(cudaFreeMipmappedArray(mip), cudaSuccess);
+    EXPECT(cudaFreeMipmappedArray(more), cudaSuccess);
+    EXPECT(cudaFreeMipmappedArray(none), cudaSuccess);
     CUmipmappedArray lm;
     CUDA_ARRAY3D_DESCRIPTOR dl = {.Width = 64,
                                   .Height = 32,

@@ -52,6 +52,9 @@ int main(void)
         alloc_on(p1, 2 * MiB); /* leaked: no end of device 1's context */
     }
     EXPECT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    /* current: retaining does not make it so, and cuMemAllocHost needs one
+     * (an H200 with one device: CUDA_ERROR_INVALID_CONTEXT without it) */
+    EXPECT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
     EXPECT(cuMemAllocHost(&host, 64 << 10), CUDA_SUCCESS); /* leaked: host memory */
 
     /* 1. cuDevicePrimaryCtxReset (cuda.h: the _v2 entry point) */

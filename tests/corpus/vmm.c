@@ -52,6 +52,10 @@ int main(void)
     EXPECT(cuMemCreate(&h1, 2 * G, &prop, 0), CUDA_SUCCESS);
     EXPECT(cuMemMap(va, 2 * G, 0, h1, 0), CUDA_SUCCESS);
     EXPECT(cuMemRelease(h1), CUDA_SUCCESS);
+    /* released twice, while its memory is still mapped (later, a real
+     * driver may have given h1's value to a new handle: on an H200 a
+     * release of h1 after h3's create succeeded) */
+    EXPECT(cuMemRelease(h1), CUDA_ERROR_INVALID_VALUE);
     allow(va, 2 * G);
     EXPECT(cuMemsetD8(va, 7, 2 * G), CUDA_SUCCESS);
     REQUIRE_EQ(free_bytes(), before - 2 * G);
@@ -77,7 +81,6 @@ int main(void)
 
     EXPECT(cuMemCreate(&big, (size_t)1 << 44, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT(cuMemCreate(&h3, 3 * G, &prop, 0), CUDA_SUCCESS); /* leaked */
-    EXPECT(cuMemRelease(h1), CUDA_ERROR_INVALID_VALUE);      /* released twice */
     EXPECT(cuMemAddressFree(va, 16 * G), CUDA_SUCCESS);
     return 0;
 }
