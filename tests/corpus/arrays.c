@@ -2,15 +2,15 @@
  * are not addresses: cudaMallocArray (2D, and 1D with height 0),
  * cudaMalloc3DArray (layered), cuArrayCreate and cuArray3DCreate (a
  * block-compressed format), one fetched through cuGetProcAddress; mipmapped
- * arrays (cudaMallocMipmappedArray, a layered cuMipmappedArrayCreate, one with
- * too many levels and one with none: both clamped); frees by cudaFreeArray (NULL: nothing), cuArrayDestroy and
- * cudaFreeMipmappedArray; a cudaFree of an array
- * handle is refused; data copied into an array and back (cudaMemcpy2DToArray,
- * cudaMemcpy2DFromArray), and past its bounds (refused); an array too large
- * to fit; a cudaDeviceReset that
- * frees the arrays of the device; one array leaked at exit. Device memory
- * falls by each array's bytes (on the simulated device: its elements'
- * bytes; checked only there, a real driver adds its own layout). */
+ * arrays (cudaMallocMipmappedArray, a layered cuMipmappedArrayCreate, one
+ * with too many levels and one with none: both clamped); frees by
+ * cudaFreeArray (NULL: nothing), cuArrayDestroy and cudaFreeMipmappedArray;
+ * a cudaFree of an array handle is refused; data copied into an array and
+ * back (cudaMemcpy2DToArray, cudaMemcpy2DFromArray), and past its bounds
+ * (refused); an array too large to fit; a cudaDeviceReset that frees the
+ * arrays of the device; one array leaked at exit. Device memory falls by
+ * each array's bytes (on the simulated device: its elements' bytes; checked
+ * only there, a real driver adds its own layout). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <string.h>
