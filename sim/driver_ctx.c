@@ -81,19 +81,28 @@ static int created_live_on(int ordinal)
     return __atomic_load_n(&created_live[ordinal], __ATOMIC_ACQUIRE) > 0;
 }
 
+/* A current primary context that a reset or its last release destroyed is
+ * not initialised again by use, only by cuDevicePrimaryCtxRetain:
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED ("the context current to the calling
+ * thread ... is a primary context which has not yet been initialized",
+ * cuda.h; an H200, driver 580.159.04: cuMemAlloc after
+ * cuDevicePrimaryCtxReset, with the context still current). The runtime
+ * retains it again at its next call (runtime_device.c). */
 struct sim_device *sim_need_device(CUresult *err)
 {
     *err = sim_check_init();
     if (*err)
         return NULL;
-    struct sim_device *d = sim_current_device();
-    if (!d)
+    struct CUctx_st *c = sim_ctx_current();
+    if (!c)
         *err = CUDA_ERROR_INVALID_CONTEXT;
-    return d;
+    else if (is_primary(c) && !__atomic_load_n(&c->active, __ATOMIC_ACQUIRE))
+        *err = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    return *err ? NULL : &sim_devices[c->ordinal];
 }
 
 /* The context reserve is taken when the primary context is first retained
- * (or first used after a reset). */
+ * (or retained again after a reset). */
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     CUresult err = sim_check_device(dev);

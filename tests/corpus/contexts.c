@@ -57,12 +57,17 @@ int main(void)
     EXPECT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
     EXPECT(cuMemAllocHost(&host, 64 << 10), CUDA_SUCCESS); /* leaked: host memory */
 
-    /* 1. cuDevicePrimaryCtxReset (cuda.h: the _v2 entry point) */
-    CUdeviceptr a = fill(p0, 1 * MiB);
+    /* 1. cuDevicePrimaryCtxReset (cuda.h: the _v2 entry point). The reset
+     * context, still current, is used again only once retained again (an
+     * H200: CUDA_ERROR_CONTEXT_IS_DESTROYED before); the reset released
+     * nothing, so it is retained twice from here. */
+    CUdeviceptr a = fill(p0, 1 * MiB), none;
     EXPECT(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    EXPECT(cuMemAlloc(&none, 1 * MiB), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    EXPECT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
     same_address(alloc_on(p0, 4 * MiB), a);
 
-    /* 2. retained twice: the first release frees nothing, the last all */
+    /* 2. retained three times: the releases before the last free nothing */
     EXPECT(cuDevicePrimaryCtxRetain(&again, 0), CUDA_SUCCESS);
     REQUIRE(again == p0);
     CUresult (*release)(CUdevice) = NULL;
@@ -72,6 +77,7 @@ int main(void)
         CUDA_SUCCESS);
     EXPECT(release(0), CUDA_SUCCESS);
     alloc_on(p0, 1 * MiB);
+    EXPECT(release(0), CUDA_SUCCESS);
     EXPECT(release(0), CUDA_SUCCESS);
     EXPECT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
     same_address(alloc_on(p0, 8 * MiB), a);
@@ -83,11 +89,13 @@ int main(void)
     REQUIRE(reset_v1 != NULL);
     fill(p0, 5 * MiB);
     EXPECT(reset_v1(0), CUDA_SUCCESS);
+    EXPECT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
     CUdeviceptr b = alloc_on(p0, 7 * MiB);
     same_address(b, a);
     EXPECT(cuMemFree(b), CUDA_SUCCESS);
 
     /* 4. cuCtxDestroy of a created context, the device's only one */
+    EXPECT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
     EXPECT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
     EXPECT(cuCtxCreate(&created, NULL, 0, 0), CUDA_SUCCESS);
     fill(created, 3 * MiB);
