@@ -248,9 +248,46 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
 
 typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
+/* The handle's release is its free (the memory dies once also unmapped); a
+ * release that drops a reference cuMemRetainAllocationHandle took is not
+ * (vti_rec_vmm_release_retained). Recorded before the call, under the order
+ * lock, as VTI_FREE_HOOK does. */
 VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_SPACE_VMM_HANDLE);
+    release_fn real = (release_fn)vti_real(F_cuMemRelease);
+    bool outer = vti_hook_enter() && real;
+    if (outer) {
+        vti_order_lock();
+        if (!vti_rec_vmm_release_retained(handle))
+            vti_rec_free(handle, VT_SPACE_VMM_HANDLE);
+    }
+    CUresult rc = real ? real(handle) : NO_DRIVER;
+    if (outer)
+        vti_order_unlock();
+    vti_leave();
+    return rc;
+}
+
+typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);
+
+/* Another reference to the handle of the memory mapped at addr ("the handle
+ * must be released with cuMemRelease", CUDA Driver API): not an allocation;
+ * counted, so that its release is not taken for the handle's. */
+VTI_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
+                                                        void *addr)
+{
+    retain_fn real = (retain_fn)vti_real(F_cuMemRetainAllocationHandle);
+    bool outer = vti_hook_enter() && real;
+    if (outer)
+        vti_order_lock();
+    CUresult rc = real ? real(handle, addr) : NO_DRIVER;
+    if (outer) {
+        if (rc == CUDA_SUCCESS && handle)
+            vti_rec_vmm_retain(*handle);
+        vti_order_unlock();
+    }
+    vti_leave();
+    return rc;
 }
 
 /* A mapping keeps a handle's memory alive after cuMemRelease (the driver

@@ -239,6 +239,46 @@ void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
 }
 
+/* References taken by cuMemRetainAllocationHandle and not yet released, per
+ * handle (under the order lock). A retained handle is the one cuMemCreate
+ * returned (an H200 returned the same value), so each retain is one more
+ * cuMemRelease before the handle's own. NCCL's free retains, releases, unmaps
+ * and releases: few are held at once; beyond RETAINED_MAX handles a retain is
+ * not counted and its release is taken for the handle's (its memory then
+ * dies in the report at that release or unmap, before the driver frees it). */
+#define RETAINED_MAX 256
+static struct {
+    uint64_t handle;
+    uint32_t refs;
+} retained[RETAINED_MAX];
+
+void vti_rec_vmm_retain(uint64_t handle)
+{
+    int slot = -1;
+    for (int i = 0; i < RETAINED_MAX; i++) {
+        if (retained[i].refs && retained[i].handle == handle) {
+            retained[i].refs++;
+            return;
+        }
+        if (!retained[i].refs && slot < 0)
+            slot = i;
+    }
+    if (slot >= 0) {
+        retained[slot].handle = handle;
+        retained[slot].refs = 1;
+    }
+}
+
+bool vti_rec_vmm_release_retained(uint64_t handle)
+{
+    for (int i = 0; i < RETAINED_MAX; i++)
+        if (retained[i].refs && retained[i].handle == handle) {
+            retained[i].refs--;
+            return true;
+        }
+    return false;
+}
+
 static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e)
 {
     vt_event ev = {.type = VT_REC_FREE};

@@ -86,7 +86,6 @@ CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h,
                                                 CUmemAllocationHandleType t) UNSUPPORTED
 CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *p,
                                                         CUmemGenericAllocationHandle h) UNSUPPORTED
-CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *h, void *a) UNSUPPORTED
 CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle m, CUdevice d) UNSUPPORTED
 CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle m, size_t mo,
                                     CUmemGenericAllocationHandle h, size_t o, size_t n,

@@ -19,7 +19,7 @@ struct sim_phys { /* CUmemGenericAllocationHandle points to one */
     struct sim_device *dev;
     size_t size;
     uint64_t offset; /* in dev->phys_fd */
-    int maps, released;
+    int maps, refs;  /* refs: cuMemCreate's and each cuMemRetainAllocationHandle's, less releases */
     struct sim_phys *next;
 };
 
@@ -85,7 +85,7 @@ static CUresult vmm_create(CUmemGenericAllocationHandle *handle, size_t size,
         free(ph);
         return err;
     }
-    *ph = (struct sim_phys){PHYS_MAGIC, d, size, ph->offset, 0, 0, NULL};
+    *ph = (struct sim_phys){PHYS_MAGIC, d, size, ph->offset, 0, 1, NULL};
     pthread_mutex_lock(&vmm_lock);
     ph->next = physs;
     physs = ph;
@@ -104,11 +104,12 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                        vmm_create(handle, size, prop, flags));
 }
 
-/* The live handle `h`, or NULL; locked. */
+/* The live handle `h` (not released as often as it was made and retained),
+ * or NULL; locked. */
 static struct sim_phys *phys_find(CUmemGenericAllocationHandle h)
 {
     for (struct sim_phys *p = physs; p; p = p->next)
-        if ((CUmemGenericAllocationHandle)(uintptr_t)p == h && !p->released)
+        if ((CUmemGenericAllocationHandle)(uintptr_t)p == h && p->refs > 0)
             return p;
     return NULL;
 }
@@ -116,7 +117,7 @@ static struct sim_phys *phys_find(CUmemGenericAllocationHandle h)
 /* Free the physical memory once released and unmapped; locked. */
 static void phys_maybe_free(struct sim_phys *ph)
 {
-    if (!ph->released || ph->maps)
+    if (ph->refs > 0 || ph->maps)
         return;
     for (struct sim_phys **pp = &physs; *pp; pp = &(*pp)->next)
         if (*pp == ph) {
@@ -128,8 +129,10 @@ static void phys_maybe_free(struct sim_phys *ph)
     free(ph);
 }
 
-/* cuMemRelease: the handle is gone at once; its memory when it is no longer
- * mapped (cuMemRelease documentation). */
+/* cuMemRelease: one reference fewer; the handle is gone at its last
+ * (cuMemCreate's, and each retain's), its memory when it is also no longer
+ * mapped (cuMemRelease documentation). The ledger's release is that last
+ * one. */
 CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     struct sim_phys *ph;
@@ -138,12 +141,36 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
         return sim_check_init();
     pthread_mutex_lock(&vmm_lock);
     ph = phys_find(handle);
-    if (ph) {
+    if (ph && --ph->refs == 0) {
         sim_ledger_vmm("vmm_release", (uintptr_t)ph, ph->dev->ordinal, 0, ph->size);
-        ph->released = 1;
         phys_maybe_free(ph);
     }
     pthread_mutex_unlock(&vmm_lock);
+    return ph ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cuMemRetainAllocationHandle: the handle of the memory mapped at addr, with
+ * one more reference (to be released with cuMemRelease), the same value
+ * cuMemCreate returned (an H200, driver 580.159.04, returned it so). A handle
+ * already released whose memory is still mapped is live again (the H200
+ * allowed it): the ledger's "vmm_retain". addr not mapped:
+ * CUDA_ERROR_INVALID_VALUE. */
+CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    struct sim_phys *ph = NULL;
+    if (sim_check_init())
+        return sim_check_init();
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&vmm_lock);
+    for (struct sim_map *m = maps; m && !ph; m = m->next)
+        if ((uintptr_t)addr >= m->base && (uintptr_t)addr - m->base < m->size)
+            ph = m->phys;
+    if (ph && ph->refs++ == 0)
+        sim_ledger_vmm("vmm_retain", (uintptr_t)ph, ph->dev->ordinal, 0, ph->size);
+    pthread_mutex_unlock(&vmm_lock);
+    if (ph)
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)ph;
     return ph ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 

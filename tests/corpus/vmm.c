@@ -1,7 +1,8 @@
 /* vmm: the driver's virtual memory management. A handle is released right
  * after it is mapped (its memory stays live until the unmap); one handle is
  * mapped twice and unmapped one mapping at a time (still live after the
- * first unmap); one handle is leaked unmapped; one cuMemCreate is too big.
+ * first unmap); one handle is retained by address and released twice, as
+ * NCCL frees; one handle is leaked unmapped; one cuMemCreate is too big.
  * Mapped memory is made accessible (cuMemSetAccess) and touched through the
  * driver, never by the host: on a real GPU a host access to it faults (the
  * first GPU run: SIGSEGV at the memset, with and without the preload). */
@@ -78,6 +79,23 @@ int main(void)
 
     EXPECT(cuMemUnmap(va, 2 * G), CUDA_SUCCESS);
     REQUIRE_EQ(free_bytes(), before);
+
+    /* NCCL's free (ncclCuMemFree): the handle retained by its address (the
+     * same value), released, unmapped, released: the memory lives until the
+     * last release, through an allocation made before it */
+    CUmemGenericAllocationHandle h4, h5, got;
+    EXPECT(cuMemCreate(&h4, 2 * G, &prop, 0), CUDA_SUCCESS);
+    EXPECT(cuMemMap(va + 8 * G, 2 * G, 0, h4, 0), CUDA_SUCCESS);
+    EXPECT(cuMemRetainAllocationHandle(&got, (void *)(va + 9 * G)), CUDA_SUCCESS);
+    REQUIRE(got == h4);
+    EXPECT(cuMemRelease(got), CUDA_SUCCESS);
+    EXPECT(cuMemUnmap(va + 8 * G, 2 * G), CUDA_SUCCESS);
+    REQUIRE_EQ(free_bytes(), before - 2 * G);
+    EXPECT(cuMemCreate(&h5, 4 * G, &prop, 0), CUDA_SUCCESS); /* the peak: h4's memory and h5 */
+    EXPECT(cuMemRelease(h4), CUDA_SUCCESS);
+    REQUIRE_EQ(free_bytes(), before - 4 * G);
+    EXPECT(cuMemRelease(h5), CUDA_SUCCESS);
+    EXPECT(cuMemRetainAllocationHandle(&got, (void *)(va + 8 * G)), CUDA_ERROR_INVALID_VALUE);
 
     EXPECT(cuMemCreate(&big, (size_t)1 << 44, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT(cuMemCreate(&h3, 3 * G, &prop, 0), CUDA_SUCCESS); /* leaked */

@@ -20,6 +20,7 @@ NOT_MEMORY = {
     "cudaMemGetInfo", "cudaSetDevice", "cudaDeviceReset", "cuMemGetInfo_v2",
     "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxRelease",
     "cuDevicePrimaryCtxRelease_v2", "cuCtxDestroy", "cuCtxDestroy_v2",
+    "cuMemRetainAllocationHandle",
 }
 
 

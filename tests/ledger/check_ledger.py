@@ -15,8 +15,9 @@ leaked_bytes, leaked_allocations; prints each difference and exits 1 on any,
 without "accounting", a ledger that contradicts itself).
 
 Rules: an allocation is live from its "alloc" line to its "free" line; a VMM
-handle (kind "vmm") is live from "vmm_create" until it is released and its
-last mapping is unmapped; a "fail" records the live bytes of its own (device,
+handle (kind "vmm") is live from "vmm_create" until it is released (the
+sim's "vmm_release" is its last reference's; a "vmm_retain" after it, of
+memory still mapped, makes it live again) and its last mapping is unmapped; a "fail" records the live bytes of its own (device,
 kind) at that moment; what is live at the "exit" line (or at the end of the
 ledger when the process died without one) is leaked. Debian python3, stdlib
 only.
@@ -154,6 +155,10 @@ class Process:
             if state[1] == 0:
                 raise Unusable(f"{at(where)}: unmap of unmapped handle {h}")
             state[1] -= 1
+        elif op == "vmm_retain":  # a released handle still mapped, retained again: live
+            if not state[2]:
+                raise Unusable(f"{at(where)}: vmm_retain of unreleased handle {h}")
+            state[2] = False
         else:
             if state[2]:
                 raise Unusable(f"{at(where)}: handle {h} released twice")
@@ -196,7 +201,7 @@ class Process:
             else:
                 self.fail_live.append(sum(v.live_bytes for (d, _), v in self.keys.items()
                                           if d < 0))
-        elif op in ("vmm_create", "vmm_map", "vmm_unmap", "vmm_release"):
+        elif op in ("vmm_create", "vmm_map", "vmm_unmap", "vmm_release", "vmm_retain"):
             self.vmm(op, o, where)
         elif op == "exit":
             self.exited = True
