@@ -138,17 +138,38 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     return err;
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+/* The primary context of dev destroyed with its memory; release: its
+ * references dropped too. */
+static CUresult primary_reset(CUdevice dev, int release)
 {
-    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
     CUresult err = sim_check_device(dev);
     if (err)
         return err;
     struct sim_device *d = &sim_devices[dev];
     pthread_mutex_lock(&d->lock);
     sim_ctx_destroy(d);
+    if (release)
+        d->ctx.refcount = 0;
     pthread_mutex_unlock(&d->lock);
     return CUDA_SUCCESS;
+}
+
+/* "Resetting the primary context does not release it" (CUDA Driver API,
+ * cuDevicePrimaryCtxReset_v2). */
+CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset_v2");
+    return primary_reset(dev, 0);
+}
+
+/* The CUDA 7.0 ABI's reset also drops the references: on an H200 (driver
+ * 580.159.04), after it and one retain, a second cuDevicePrimaryCtxRelease
+ * failed with CUDA_ERROR_INVALID_CONTEXT (the _v2 sentence above, added
+ * with _v2 in CUDA 11, says what changed). */
+CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset");
+    return primary_reset(dev, 1);
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)

@@ -131,12 +131,6 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
     return cuDevicePrimaryCtxRelease_v2(dev);
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
-{
-    SIM_LEDGER_SCOPE("cuDevicePrimaryCtxReset");
-    return cuDevicePrimaryCtxReset_v2(dev);
-}
-
 CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
 {
     return cuStreamDestroy_v2(hStream);
