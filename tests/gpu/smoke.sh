@@ -57,6 +57,12 @@ for c in static_cudart device_query device_query_drv vmm_mmap; do
     run2 client_$c 60 $B/bin/client_$c
 done
 
+log "probes: the driver's answers (tests/gpu/probe_sim.py compares the sim's with them)"
+for p in probe_driver probe_pool; do
+    timeout 60 $B/bin/$p >$W/$p.txt 2>$W/$p.err; echo "probe rc $?" >>$W/$p.txt
+    echo "$p: $(wc -l <$W/$p.txt) lines"
+done
+
 log "CUPTI, opt-in (cupti/README.md, Status): its reports must equal the runs above"
 for c in tiny storm host_memory; do
     step corpus_$c.cupti 60 env VRAMTRACE_CUPTI=1 VRAMTRACE_OUTPUT=$W/corpus_$c.cupti.vtrace \
