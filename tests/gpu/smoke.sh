@@ -58,7 +58,7 @@ for c in static_cudart device_query device_query_drv vmm_mmap; do
 done
 
 log "probes: the driver's answers (tests/gpu/probe_sim.py compares the sim's with them)"
-for p in probe_driver probe_pool; do
+for p in probe_driver probe_pool probe_context; do
     timeout 60 $B/bin/$p >$W/$p.txt 2>$W/$p.err; echo "probe rc $?" >>$W/$p.txt
     echo "$p: $(wc -l <$W/$p.txt) lines"
 done
