@@ -158,6 +158,7 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
     struct sim_phys *ph = NULL;
+    SIM_LEDGER_SCOPE("cuMemRetainAllocationHandle");
     if (sim_check_init())
         return sim_check_init();
     if (!handle)
