@@ -86,7 +86,7 @@ log "PyTorch's allocator on the real GPU (run_scenario.py --real)"
 here=$(cd "$(dirname "$0")/.." && pwd)
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
 for s in dcgan_64_b256 dcgan_64_b256_tensors seed004_linear_b1024 empty_cache stream_dataset \
-         dcgan_256_b16384_oom; do
+         dcgan_256_b16384_oom vary_shapes_expandable; do
     [ $(( $(date +%s) - t0 )) -lt 330 ] || { echo "skipped torch_$s: time"; continue; }
     step torch_$s 120 python3 "$here/pytorch/run_scenario.py" --real --vramtrace $B/bin/vramtrace \
         --python python3 --work $W/torch "$s"
