@@ -69,6 +69,7 @@ typedef struct entry {
     size_t size; /* bytes asked (VMM: rounded to the granularity) */
     CUmemGenericAllocationHandle handle;
     int released;  /* VMM: cuMemRelease already called */
+    int unmapped;  /* VMM: retained, released once and unmapped; its last release is to come */
     int mipmapped; /* K_ARRAY, K_CU_ARRAY: p is a mipmapped array */
 } entry;
 
@@ -126,6 +127,20 @@ static void put(const entry *e)
     pool[npool++] = *e;
     done[e->kind][0]++;
     pthread_mutex_unlock(&pool_lock);
+}
+
+/* Back into the pool, not a new allocation: an entry take() gave out whose
+ * free is only half done. 0 (nothing done) when the pool is full. */
+static int put_back(const entry *e)
+{
+    pthread_mutex_lock(&pool_lock);
+    int room = npool < POOL;
+    if (room) {
+        pool[npool++] = *e;
+        done[e->kind][1]--;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return room;
 }
 
 /* Room for one more allocation in the pool (reserved: put() fills it). */
@@ -350,6 +365,38 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
 /* Free e with its API (the runtime's or the driver's, at random, where both
  * free it), whoever allocated it; a stream-ordered free on this thread's
  * stream of device when e is on that device. */
+/* A VMM allocation: unmapped, address range freed, released unless it was.
+ * A third of those not yet released go as NCCL frees them (ncclCuMemFree):
+ * the handle retained by its address, that reference released, unmapped,
+ * and the last release later (the entry goes back to the pool), so the
+ * memory outlives its mapping by the operations in between. */
+static void free_vmm(uint64_t *s, const entry *e)
+{
+    CUdeviceptr va = (CUdeviceptr)(uintptr_t)e->p;
+    if (e->unmapped) {
+        EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
+        return;
+    }
+    if (!e->released && below(s, 3) == 0) {
+        CUmemGenericAllocationHandle got;
+        EXPECT(cuMemRetainAllocationHandle(&got, e->p), CUDA_SUCCESS);
+        REQUIRE(got == e->handle);
+        EXPECT(cuMemRelease(got), CUDA_SUCCESS);
+        EXPECT(cuMemUnmap(va, e->size), CUDA_SUCCESS);
+        EXPECT(cuMemAddressFree(va, e->size), CUDA_SUCCESS);
+        entry later = *e;
+        later.unmapped = 1;
+        later.p = NULL;
+        if (!put_back(&later))
+            EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
+        return;
+    }
+    EXPECT(cuMemUnmap(va, e->size), CUDA_SUCCESS);
+    if (!e->released)
+        EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
+    EXPECT(cuMemAddressFree(va, e->size), CUDA_SUCCESS);
+}
+
 static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t stream)
 {
     switch (e->kind) {
@@ -406,10 +453,7 @@ static void free_one(uint64_t *s, const entry *e, int device, cudaStream_t strea
             EXPECT(cuArrayDestroy((CUarray)e->p), CUDA_SUCCESS);
         break;
     default:
-        EXPECT(cuMemUnmap((CUdeviceptr)(uintptr_t)e->p, e->size), CUDA_SUCCESS);
-        if (!e->released)
-            EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
-        EXPECT(cuMemAddressFree((CUdeviceptr)(uintptr_t)e->p, e->size), CUDA_SUCCESS);
+        free_vmm(s, e);
     }
 }
 
