@@ -482,66 +482,88 @@ static vti_live *handle_find(uint64_t handle, stripe **s, slot **where)
     return *where && site_of(*where) == SITE_OVERFLOW ? record_of(*where) : NULL;
 }
 
-bool vti_live_release(uint64_t handle, vti_live *out)
+int vti_live_release(uint64_t handle, vti_live *out)
 {
     stripe *s;
     slot *sl;
+    int done = VTI_RELEASE_NOT_LIVE;
     bool taken = guard_begin();
     vti_live *r = handle_find(handle, &s, &sl);
     if (r) {
         *out = *r;
         r->released = 1;
+        done = VTI_RELEASE_PENDING;
         if (r->maps == 0) {
             erase(s, (uint32_t)(sl - s->slots));
             count_free(out);
+            done = VTI_RELEASE_DIED;
         }
     }
     guard_end(taken);
-    return r != NULL;
+    return done;
 }
 
-/* Add delta to handle's mapping count; a released handle whose count drops
- * to 0 dies. Returns its device, -1 when it is not live. */
-static int handle_maps(uint64_t handle, int delta)
+bool vti_live_unrelease(uint64_t handle)
 {
     stripe *s;
     slot *sl;
-    vti_live gone;
-    int device = -1;
     bool taken = guard_begin();
     vti_live *r = handle_find(handle, &s, &sl);
+    bool was = r && r->released;
+    if (was)
+        r->released = 0;
+    guard_end(taken);
+    return was;
+}
+
+/* Add delta to handle's mapping count; a released handle whose count drops
+ * to 0 dies (then *gone is it, and true is returned). *device: the handle's
+ * device, -1 when it is not live. */
+static bool handle_maps(uint64_t handle, int delta, int *device, vti_live *gone)
+{
+    stripe *s;
+    slot *sl;
+    bool died = false;
+    bool taken = guard_begin();
+    vti_live *r = handle_find(handle, &s, &sl);
+    *device = -1;
     if (r && (delta > 0 || r->maps)) {
-        device = r->device;
+        *device = r->device;
         r->maps += (uint32_t)delta;
-        gone = *r;
-        if (gone.maps == 0 && gone.released) {
+        *gone = *r;
+        if (gone->maps == 0 && gone->released) {
             erase(s, (uint32_t)(sl - s->slots));
-            count_free(&gone);
+            count_free(gone);
+            died = true;
         }
     }
     guard_end(taken);
-    return device;
+    return died;
 }
 
 int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
 {
-    int device = handle_maps(handle, 1);
+    int device, unused;
+    vti_live gone;
+    handle_maps(handle, 1, &device, &gone);
     vti_live m = {.addr = addr,
                   .size = size,
                   .device = INT16_MIN,
                   .space = VTI_SPACE_MAPPING,
                   .handle = handle};
-    if (device != -1 && insert_uncounted(&m) != 0)
-        handle_maps(handle, -1); /* map full: the handle dies at its release */
+    if (device != -1 && insert_uncounted(&m) != 0) /* map full: the handle dies at its release */
+        handle_maps(handle, -1, &unused, &gone);   /* (not released yet: it does not die here) */
     return device;
 }
 
-/* Remove the mapping at addr: its size, 0 when there is none. */
-static uint64_t unmap_one(uint64_t addr)
+/* Remove the mapping at addr: its size, 0 when there is none; a released
+ * handle that dies with it goes to died(handle's entry, arg). */
+static uint64_t unmap_one(uint64_t addr, void (*died)(const vti_live *, void *), void *arg)
 {
     uint64_t h = key_hash(addr);
     stripe *s = stripe_of(h);
-    vti_live m = {0};
+    vti_live m = {0}, gone;
+    int device;
     bool taken = guard_begin();
     slot *sl = find(s, h, addr, VTI_SPACE_MAPPING);
     if (sl) {
@@ -549,15 +571,16 @@ static uint64_t unmap_one(uint64_t addr)
         erase(s, (uint32_t)(sl - s->slots));
     }
     guard_end(taken);
-    if (sl)
-        handle_maps(m.handle, -1);
+    if (sl && handle_maps(m.handle, -1, &device, &gone))
+        died(&gone, arg);
     return sl ? m.size : 0;
 }
 
-void vti_live_vmm_unmap(uint64_t addr, uint64_t size)
+void vti_live_vmm_unmap(uint64_t addr, uint64_t size, void (*died)(const vti_live *, void *),
+                        void *arg)
 {
     /* mappings placed back to back from addr (an expandable segment's chunks) */
-    for (uint64_t a = addr, n; a < addr + size && (n = unmap_one(a)); a += n)
+    for (uint64_t a = addr, n; a < addr + size && (n = unmap_one(a, died, arg)); a += n)
         ;
 }
 

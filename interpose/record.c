@@ -233,16 +233,12 @@ void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
 }
 
-void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
-{
-    vti_live_vmm_unmap(addr, size);
-    emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
-}
-
 /* References taken by cuMemRetainAllocationHandle and not yet released, per
  * handle (under the order lock). A retained handle is the one cuMemCreate
  * returned (an H200 returned the same value), so each retain is one more
- * cuMemRelease before the handle's own. NCCL's free retains, releases, unmaps
+ * cuMemRelease before the handle's own. A retain of a handle released but
+ * still mapped makes it live again instead (the driver allowed it on the
+ * H200): its release had not been written yet (vti_rec_free). NCCL's free retains, releases, unmaps
  * and releases: few are held at once; beyond RETAINED_MAX handles a retain is
  * not counted and its release is taken for the handle's (its memory then
  * dies in the report at that release or unmap, before the driver frees it). */
@@ -255,6 +251,8 @@ static struct {
 void vti_rec_vmm_retain(uint64_t handle)
 {
     int slot = -1;
+    if (vti_live_unrelease(handle)) /* released, still mapped: live again, no extra reference */
+        return;
     for (int i = 0; i < RETAINED_MAX; i++) {
         if (retained[i].refs && retained[i].handle == handle) {
             retained[i].refs++;
@@ -289,6 +287,23 @@ static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const
     vti_write(t, &ev);
 }
 
+/* A released handle that dies with this unmap: its release, written now,
+ * just before the unmap (vti_rec_free leaves it pending while mapped). */
+static void emit_release(const vti_live *e, void *arg)
+{
+    vti_thread *t = vti_thread_get();
+    (void)arg;
+    if (t)
+        emit_free(t, e);
+    vti_thread_put(t);
+}
+
+void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
+{
+    vti_live_vmm_unmap(addr, size, emit_release, NULL);
+    emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
+}
+
 void vti_rec_free(uint64_t addr, uint8_t space)
 {
     vti_thread *t;
@@ -297,7 +312,9 @@ void vti_rec_free(uint64_t addr, uint8_t space)
         return;
     if (!(t = vti_thread_get()))
         return;
-    if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e)
+    /* a released handle still mapped: its release is written when its last
+     * mapping goes (emit_release), unless a retain makes it live again */
+    if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e) == VTI_RELEASE_DIED
                                      : vti_live_remove(addr, space, &e))
         emit_free(t, &e);
     vti_thread_put(t);

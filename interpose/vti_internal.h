@@ -567,15 +567,23 @@ int vti_live_insert(const vti_live *e);
 /* Remove addr (space); fills *out. Returns true when it was live. */
 bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out);
 /* A VMM handle is released: like vti_live_remove, but a handle that is still
- * mapped stays live (uncounted as freed) until its last mapping goes. true
- * when the handle was live. */
-bool vti_live_release(uint64_t handle, vti_live *out);
+ * mapped stays live (uncounted as freed) until its last mapping goes.
+ * VTI_RELEASE_DIED: it died now (*out filled); VTI_RELEASE_PENDING: still
+ * mapped, it dies with its last unmap (vti_live_vmm_unmap's died), unless
+ * vti_live_unrelease makes it live again first; VTI_RELEASE_NOT_LIVE. */
+enum { VTI_RELEASE_NOT_LIVE, VTI_RELEASE_DIED, VTI_RELEASE_PENDING };
+int vti_live_release(uint64_t handle, vti_live *out);
+/* A released handle still mapped (pending) is live again
+ * (cuMemRetainAllocationHandle of its memory): true when it was pending. */
+bool vti_live_unrelease(uint64_t handle);
 /* cuMemMap of handle at [addr, addr + size): returns the handle's device, -1
  * when it is not live (created before the recording). */
 int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
 /* cuMemUnmap of [addr, addr + size): the mappings starting inside it go; a
- * released handle dies with its last one. */
-void vti_live_vmm_unmap(uint64_t addr, uint64_t size);
+ * released handle dies with its last one, and died(its entry, arg) is
+ * called for it. */
+void vti_live_vmm_unmap(uint64_t addr, uint64_t size, void (*died)(const vti_live *, void *),
+                        void *arg);
 /* true when addr is a live allocation (address space). */
 bool vti_live_has(uint64_t addr);
 /* Remove every live allocation of device (for cudaDeviceReset), calling fn

@@ -366,10 +366,11 @@ static void alloc_one(uint64_t *s, int device, cudaStream_t stream)
  * free it), whoever allocated it; a stream-ordered free on this thread's
  * stream of device when e is on that device. */
 /* A VMM allocation: unmapped, address range freed, released unless it was.
- * A third of those not yet released go as NCCL frees them (ncclCuMemFree):
- * the handle retained by its address, that reference released, unmapped,
- * and the last release later (the entry goes back to the pool), so the
- * memory outlives its mapping by the operations in between. */
+ * A third go with a retain by address first: one not yet released as NCCL
+ * frees (ncclCuMemFree: that reference released, unmapped, the last release
+ * later), one already released is live again (the H200 allowed it) until
+ * that later release. The entry goes back to the pool for it, so the memory
+ * outlives its mapping by the operations in between. */
 static void free_vmm(uint64_t *s, const entry *e)
 {
     CUdeviceptr va = (CUdeviceptr)(uintptr_t)e->p;
@@ -377,11 +378,12 @@ static void free_vmm(uint64_t *s, const entry *e)
         EXPECT(cuMemRelease(e->handle), CUDA_SUCCESS);
         return;
     }
-    if (!e->released && below(s, 3) == 0) {
+    if (below(s, 3) == 0) {
         CUmemGenericAllocationHandle got;
         EXPECT(cuMemRetainAllocationHandle(&got, e->p), CUDA_SUCCESS);
         REQUIRE(got == e->handle);
-        EXPECT(cuMemRelease(got), CUDA_SUCCESS);
+        if (!e->released) /* else the retain made a released handle live again */
+            EXPECT(cuMemRelease(got), CUDA_SUCCESS);
         EXPECT(cuMemUnmap(va, e->size), CUDA_SUCCESS);
         EXPECT(cuMemAddressFree(va, e->size), CUDA_SUCCESS);
         entry later = *e;

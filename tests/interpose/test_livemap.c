@@ -120,8 +120,9 @@ static void ref_insert(uint32_t id, uint8_t sp)
 static void ref_remove(uint32_t id, uint8_t sp)
 {
     vti_live got;
-    bool live = sp == VT_SPACE_VMM_HANDLE ? vti_live_release(addr_of(id), &got)
-                                          : vti_live_remove(addr_of(id), sp, &got);
+    bool live = sp == VT_SPACE_VMM_HANDLE
+                    ? vti_live_release(addr_of(id), &got) == VTI_RELEASE_DIED /* never mapped */
+                    : vti_live_remove(addr_of(id), sp, &got);
     if (live != (bool)ref[sp][id].used)
         fail_msg("id %u space %d: map says %s", id, sp, live ? "live" : "not live");
     if (live)
@@ -365,7 +366,7 @@ static void overflow_records(void **state)
     assert_int_equal(vti_live_insert(&e), 0);
     vti_live_where(e.addr, VT_SPACE_VMM_HANDLE, &p);
     assert_true(p.overflow);
-    assert_true(vti_live_release(e.addr, &got));
+    assert_int_equal(vti_live_release(e.addr, &got), VTI_RELEASE_DIED);
     expect_entry(&e, &got);
     assert_true(vti_live_has(e.addr)); /* the allocation stays */
     assert_true(vti_live_remove(e.addr, VT_SPACE_ADDR, &got));
@@ -373,7 +374,17 @@ static void overflow_records(void **state)
     assert_false(vti_live_has(e.addr));
 }
 
-/* A mapped handle outlives its release until its last mapping goes. */
+/* vti_live_vmm_unmap's died: counts the handles and keeps the last. */
+static void died(const vti_live *e, void *arg)
+{
+    vti_live *last = arg;
+    uint8_t n = last->used;
+    *last = *e;
+    last->used = (uint8_t)(n + 1);
+}
+
+/* A mapped handle outlives its release until its last mapping goes, which
+ * reports it (died); a retain between makes it live again. */
 static void vmm_mappings(void **state)
 {
     vti_live h = {.addr = 0x42,
@@ -391,20 +402,33 @@ static void vmm_mappings(void **state)
     assert_int_equal(vti_live_insert(&h), 0);
     for (uint64_t k = 0; k < 3; k++)
         assert_int_equal(vti_live_vmm_map(h.addr, 0x9000000 + (k << 20), 1 << 20), 2);
-    assert_false(vti_live_has(0x9000000));  /* a mapping is not an allocation */
-    vti_live_vmm_unmap(0x9000000, 2 << 20); /* two chunks, back to back */
+    assert_false(vti_live_has(0x9000000)); /* a mapping is not an allocation */
+    vti_live last = {0};
+    vti_live_vmm_unmap(0x9000000, 2 << 20, died, &last); /* two chunks, back to back */
+    assert_int_equal(last.used, 0);                      /* not released: nothing died */
     vti_live_where(0x9100000, VTI_SPACE_MAPPING, &p);
     assert_int_equal(p.slot, -1);
     vti_live_where(0x9200000, VTI_SPACE_MAPPING, &p);
     assert_true(p.slot >= 0);
-    assert_true(vti_live_release(h.addr, &got));
+    assert_int_equal(vti_live_release(h.addr, &got), VTI_RELEASE_PENDING);
     h.maps = 1;
     expect_entry(&h, &got);
     vti_live_where(h.addr, VT_SPACE_VMM_HANDLE, &p);
     assert_true(p.slot >= 0); /* released but mapped: live */
     vti_counters_get(2, &c1);
     assert_int_equal(c1.live_count, c0.live_count + 1);
-    vti_live_vmm_unmap(0x9200000, 1 << 20); /* the last mapping */
+    /* retained again while mapped: live after the last unmap, until released */
+    assert_true(vti_live_unrelease(h.addr));
+    assert_false(vti_live_unrelease(h.addr)); /* not released now */
+    assert_int_equal(vti_live_vmm_map(h.addr, 0x9300000, 1 << 20), 2);
+    vti_live_vmm_unmap(0x9300000, 1 << 20, died, &last);
+    assert_int_equal(vti_live_release(h.addr, &got), VTI_RELEASE_PENDING);
+    assert_int_equal(last.used, 0);
+    vti_live_vmm_unmap(0x9200000, 1 << 20, died, &last); /* the last mapping */
+    assert_int_equal(last.used, 1);
+    h.maps = 0;
+    h.released = 1;
+    expect_entry(&h, &last);
     vti_live_where(h.addr, VT_SPACE_VMM_HANDLE, &p);
     assert_int_equal(p.slot, -1);
     vti_counters_get(2, &c1);
