@@ -188,7 +188,10 @@ static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded
     struct sim_alloc *a = malloc(sizeof *a);
     if (!a)
         return -1;
-    *a = (struct sim_alloc){p, size, rounded, kind, seg, d->table[bucket(p)], 0, 0};
+    static uint64_t serials;
+    *a = (struct sim_alloc){p,    size, rounded,
+                            kind, seg,  d->table[bucket(p)],
+                            0,    0,    __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED)};
     d->table[bucket(p)] = a;
     sim_ledger_alloc(ledger_kind(kind), d->ordinal, p, size);
     return 0;

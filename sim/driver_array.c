@@ -1,7 +1,7 @@
 /* CUDA arrays of the simulated driver: cuArrayCreate_v2, cuArray3DCreate_v2,
- * cuMipmappedArrayCreate and their destroys (the other array entry points,
- * cuMipmappedArrayGetLevel among them, keep their generated
- * CUDA_ERROR_NOT_SUPPORTED stubs). An array takes device memory as
+ * cuMipmappedArrayCreate and their destroys, cuMipmappedArrayGetLevel (the
+ * other array entry points keep their generated CUDA_ERROR_NOT_SUPPORTED
+ * stubs). An array takes device memory as
  * cuMemAlloc does, recorded in the ledger under the kind "array"; its handle
  * is the address of that memory (a real driver's CUarray is an opaque
  * pointer: a profiler must not read it as an address).
@@ -15,9 +15,12 @@
  * (cuArrayGetMemoryRequirements). Not modelled, CUDA_ERROR_NOT_SUPPORTED:
  * the video formats (NV12 ...), sparse arrays and deferred mapping (their
  * memory comes later, from cuMemCreate handles). The rows of a one-level
- * array are contiguous, row_bytes apart (sim_array_rows): 2D copies
- * (driver_copy2d.c) address its first layer. */
+ * array (or of a mipmap level) are contiguous, row_bytes apart
+ * (sim_array_data): 2D copies (driver_copy2d.c) address its first layer. */
 #include "driver_common.h"
+
+#include <pthread.h>
+#include <stdlib.h>
 
 /* Bytes of one element (or, for block-compressed formats, of one 4x4 block:
  * *block = 4); 0 for a format the sim does not model. */
@@ -154,15 +157,150 @@ static CUresult array_create(void **pHandle, const CUDA_ARRAY3D_DESCRIPTOR *a, u
     return CUDA_SUCCESS;
 }
 
-CUresult sim_array_rows(CUarray h, size_t *row_bytes, size_t *rows)
+/* ---- mipmap levels ---------------------------------------------------------
+ * A mipmapped array's descriptor and level count are kept (mips) from its
+ * create; a level's handle (cuMipmappedArrayGetLevel) is a struct level_rec,
+ * asked once per level and kept for the process (never freed: a program may
+ * still hold it). Both name their array by address and serial, so a record
+ * of a destroyed array (cuMipmappedArrayDestroy, a context reset) is never
+ * taken for a new array at the same address. */
+struct mip_rec {
+    uintptr_t base;
+    uint64_t serial;
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    unsigned levels;
+    struct mip_rec *next;
+};
+
+struct level_rec {
+    uintptr_t base;
+    uint64_t serial;
+    unsigned level;
+    size_t offset, row_bytes, rows;
+    struct level_rec *next;
+};
+
+static pthread_mutex_t mip_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mip_rec *mips;
+static struct level_rec *level_recs;
+
+/* Whether the array at base is still the allocation of that serial. */
+static int alive(uintptr_t base, uint64_t serial)
 {
     struct sim_alloc a;
     int ordinal;
-    if (!h || sim_find((uintptr_t)h, &a, &ordinal) != 0 || a.ptr != (uintptr_t)h ||
-        a.kind != SIM_ARRAY_MEM || !a.row_bytes)
+    return sim_find(base, &a, &ordinal) == 0 && a.ptr == base && a.serial == serial &&
+           a.kind == SIM_ARRAY_MEM;
+}
+
+/* Keep the descriptor of the mipmapped array just made at p; the records of
+ * arrays gone are dropped on the way. */
+static void mip_keep(uintptr_t p, const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned levels)
+{
+    struct sim_alloc a;
+    int ordinal;
+    struct mip_rec *r = malloc(sizeof *r);
+    if (!r || sim_find(p, &a, &ordinal) != 0) {
+        free(r);
+        return;
+    }
+    *r = (struct mip_rec){p, a.serial, *desc, levels, NULL};
+    pthread_mutex_lock(&mip_lock);
+    for (struct mip_rec **pp = &mips; *pp;) {
+        struct mip_rec *m = *pp;
+        if (alive(m->base, m->serial)) {
+            pp = &m->next;
+            continue;
+        }
+        *pp = m->next;
+        free(m);
+    }
+    r->next = mips;
+    mips = r;
+    pthread_mutex_unlock(&mip_lock);
+}
+
+/* The level record of (m, level), made on first asking; locked. */
+static struct level_rec *level_of(const struct mip_rec *m, unsigned level)
+{
+    for (struct level_rec *l = level_recs; l; l = l->next)
+        if (l->base == m->base && l->serial == m->serial && l->level == level)
+            return l;
+    struct level_rec *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    unsigned block;
+    size_t elem = element_bytes(m->desc.Format, m->desc.NumChannels, &block);
+    *l = (struct level_rec){m->base, m->serial, level, 0, 0, 0, level_recs};
+    for (unsigned k = 0; k < level; k++)
+        l->offset += level_bytes(&m->desc, k, elem, block);
+    l->row_bytes = (at_least_1(m->desc.Width >> level) + block - 1) / block * elem;
+    l->rows = (at_least_1(at_least_1(m->desc.Height) >> level) + block - 1) / block;
+    level_recs = l;
+    return l;
+}
+
+/* A level of a mipmapped array as a CUDA array of its own (not an
+ * allocation: it lives as long as its mipmapped array). A level past the
+ * array's: CUDA_ERROR_INVALID_VALUE (an H200: levels 9 and up of a 9-level
+ * array); no such mipmapped array: CUDA_ERROR_INVALID_HANDLE. */
+CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray,
+                                          unsigned int level)
+{
+    CUresult err = sim_check_init();
+    const struct mip_rec *m = NULL;
+    struct level_rec *l = NULL;
+    if (err)
+        return err;
+    if (!pLevelArray)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&mip_lock);
+    for (struct mip_rec *r = mips; r && !m; r = r->next)
+        if (r->base == (uintptr_t)hMipmappedArray && alive(r->base, r->serial))
+            m = r;
+    if (!m)
+        err = CUDA_ERROR_INVALID_HANDLE;
+    else if (level >= m->levels)
+        err = CUDA_ERROR_INVALID_VALUE;
+    else if (!(l = level_of(m, level)))
+        err = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_unlock(&mip_lock);
+    if (l)
+        *pLevelArray = (CUarray)l;
+    return err;
+}
+
+/* The level record h, if it is one whose array is alive. */
+static const struct level_rec *live_level(CUarray h, struct level_rec *out)
+{
+    const struct level_rec *found = NULL;
+    pthread_mutex_lock(&mip_lock);
+    for (struct level_rec *l = level_recs; l && !found; l = l->next)
+        if ((CUarray)l == h) {
+            *out = *l;
+            found = out;
+        }
+    pthread_mutex_unlock(&mip_lock);
+    return found && alive(found->base, found->serial) ? found : NULL;
+}
+
+CUresult sim_array_data(CUarray h, size_t *row_bytes, size_t *rows, uintptr_t *data)
+{
+    struct sim_alloc a;
+    struct level_rec l;
+    int ordinal;
+    if (h && sim_find((uintptr_t)h, &a, &ordinal) == 0 && a.ptr == (uintptr_t)h &&
+        a.kind == SIM_ARRAY_MEM && a.row_bytes) {
+        *row_bytes = a.row_bytes;
+        *rows = a.rows;
+        *data = a.ptr;
+        return CUDA_SUCCESS;
+    }
+    if (!h || !live_level(h, &l))
         return CUDA_ERROR_INVALID_HANDLE;
-    *row_bytes = a.row_bytes;
-    *rows = a.rows;
+    *row_bytes = l.row_bytes;
+    *rows = l.rows;
+    *data = l.base + l.offset;
     return CUDA_SUCCESS;
 }
 
@@ -205,7 +343,10 @@ CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
     if (pMipmappedArrayDesc && max_levels(pMipmappedArrayDesc) &&
         levels > max_levels(pMipmappedArrayDesc))
         levels = max_levels(pMipmappedArrayDesc);
-    return create_logged((void **)pHandle, pMipmappedArrayDesc, levels);
+    CUresult rc = create_logged((void **)pHandle, pMipmappedArrayDesc, levels);
+    if (rc == CUDA_SUCCESS)
+        mip_keep((uintptr_t)*pHandle, pMipmappedArrayDesc, levels);
+    return rc;
 }
 
 static CUresult destroy(uintptr_t p)

@@ -23,9 +23,11 @@ static inline int sim_current_ordinal(void)
 }
 /* Frees a device allocation (any kind but an array; 0 is a no-op): cuMemFree's rules. */
 CUresult sim_free_dptr(CUdeviceptr dptr);
-/* The rows of the CUDA array h (one level; driver_array.c): row_bytes
- * each; CUDA_ERROR_INVALID_HANDLE when h is no such array. */
-CUresult sim_array_rows(CUarray h, size_t *row_bytes, size_t *rows);
+/* The memory of the CUDA array h (a one-level array, or a level of a
+ * mipmapped one from cuMipmappedArrayGetLevel; driver_array.c): its first
+ * layer's *rows rows of *row_bytes each from *data;
+ * CUDA_ERROR_INVALID_HANDLE when h is no such array. */
+CUresult sim_array_data(CUarray h, size_t *row_bytes, size_t *rows, uintptr_t *data);
 /* The current device, or a CUresult error in *err. */
 struct sim_device *sim_need_device(CUresult *err);
 /* At a synchronization point the default pool keeps at most its release

@@ -2,7 +2,7 @@
  * memory is host memory: a copy is a memmove per row and completes at once.
  * Rules: cuda.h, cuMemcpy2D (addresses are base + Y * pitch + XInBytes;
  * pitches below WidthInBytes: CUDA_ERROR_INVALID_VALUE). A CUDA array's side
- * is its first layer, rows of sim_array_rows' bytes (the copy's pitch for it
+ * is its first layer, rows of sim_array_data's bytes (the copy's pitch for it
  * is ignored, as cuda.h says); a copy past its rows or row ends is
  * CUDA_ERROR_INVALID_VALUE. */
 #include "driver_common.h"
@@ -36,13 +36,12 @@ static char *side(const struct side_desc *s, size_t width, size_t height, size_t
         base = (uintptr_t)s->dev;
         break;
     case CU_MEMORYTYPE_ARRAY:
-        if ((*err = sim_array_rows(s->array, pitch, &rows)) != CUDA_SUCCESS)
+        if ((*err = sim_array_data(s->array, pitch, &rows, &base)) != CUDA_SUCCESS)
             return NULL;
         if (x > *pitch || width > *pitch - x || y > rows || height > rows - y) {
             *err = CUDA_ERROR_INVALID_VALUE;
             return NULL;
         }
-        base = (uintptr_t)s->array;
         break;
     default:
         *err = CUDA_ERROR_INVALID_VALUE;

@@ -86,6 +86,20 @@ cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t *array,
     return create((void **)array, desc, extent, flags, 0);
 }
 
+/* A level of a mipmapped array, as the driver gives it (driver_array.c). */
+cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t *levelArray,
+                                                 cudaMipmappedArray_const_t mipmappedArray,
+                                                 unsigned int level)
+{
+    cudaError_t err = rt_ready();
+    if (err)
+        return rt_ret(err);
+    if (!mipmappedArray)
+        return rt_ret(cudaErrorInvalidResourceHandle);
+    return rt_ret(rt_err(rt_drv.cuMipmappedArrayGetLevel(
+        (CUarray *)levelArray, (CUmipmappedArray)(uintptr_t)mipmappedArray, level)));
+}
+
 /* All levels, clamped as the driver does (driver_array.c). */
 cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
                                                const struct cudaChannelFormatDesc *desc,
@@ -93,7 +107,8 @@ cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedAr
                                                unsigned int flags)
 {
     RT_LEDGER_SCOPE("cudaMallocMipmappedArray", "array", ledger_bytes(desc, extent));
-    return create((void **)mipmappedArray, desc, extent, flags, numLevels);
+    /* 0 is clamped to 1 by the driver; here 0 would mean a plain array */
+    return create((void **)mipmappedArray, desc, extent, flags, numLevels ? numLevels : 1);
 }
 
 cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)

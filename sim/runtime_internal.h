@@ -26,6 +26,7 @@
     X(cuArrayDestroy) \
     X(cuMipmappedArrayCreate) \
     X(cuMipmappedArrayDestroy) \
+    X(cuMipmappedArrayGetLevel) \
     X(cuMemcpy2D) \
     X(cuMemAllocManaged) \
     X(cuMemAllocHost) \

@@ -93,8 +93,6 @@ cudaError_t CUDARTAPI cudaGetChannelDesc(struct cudaChannelFormatDesc *d,
                                          cudaArray_const_t a) UNSUPPORTED
 cudaError_t CUDARTAPI cudaArrayGetInfo(struct cudaChannelFormatDesc *d, struct cudaExtent *e,
                                        unsigned int *f, cudaArray_t a) UNSUPPORTED
-cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t *l, cudaMipmappedArray_const_t m,
-                                                 unsigned int level) UNSUPPORTED
 cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t d, size_t w, size_t h, const void *s, size_t n,
                                         enum cudaMemcpyKind k) UNSUPPORTED
 cudaError_t CUDARTAPI cudaMemcpyFromArray(void *d, cudaArray_const_t s, size_t w, size_t h,

@@ -67,8 +67,9 @@ struct sim_alloc {
     struct sim_alloc *next;
     /* SIM_ARRAY_MEM of one level: its first layer's rows of row_bytes each
      * (of 4x4 blocks for a block-compressed format), for 2D copies
-     * (sim_array_rows); 0 for a mipmapped array */
+     * (sim_array_data); 0 for a mipmapped array */
     size_t row_bytes, rows;
+    uint64_t serial; /* unique to this allocation (a reused address gets another) */
 };
 
 struct sim_device;

@@ -400,6 +400,59 @@ static void kernel_launch_fails_cleanly(void **state)
     assert_int_equal(cudaFree(p), cudaSuccess);
 }
 
+/* Levels of a mipmapped array (float, 64 x 32, 3 levels: 64x32, 32x16,
+ * 16x8): each its own array for 2D copies, apart from the others, bounded
+ * by its own size; past the last level cudaErrorInvalidValue (an H200 said
+ * so); a level of a freed array is refused, also when a new array takes
+ * its address. */
+static void mipmap_levels(void **state)
+{
+    (void)state;
+    struct cudaChannelFormatDesc f1 =
+        cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+    cudaMipmappedArray_t mip, again;
+    cudaArray_t l0, l1, l2, l3 = NULL;
+    static float a[64 * 32], b[32 * 16], back[64 * 32];
+    assert_int_equal(cudaSetDevice(0), cudaSuccess);
+    assert_int_equal(cudaMallocMipmappedArray(&mip, &f1, (struct cudaExtent){64, 32, 0}, 3, 0),
+                     cudaSuccess);
+    assert_int_equal(cudaGetMipmappedArrayLevel(&l0, mip, 0), cudaSuccess);
+    assert_int_equal(cudaGetMipmappedArrayLevel(&l1, mip, 1), cudaSuccess);
+    assert_int_equal(cudaGetMipmappedArrayLevel(&l2, mip, 2), cudaSuccess);
+    assert_int_equal(cudaGetMipmappedArrayLevel(&l3, mip, 3), cudaErrorInvalidValue);
+    assert_true(l0 != l1 && l1 != l2);
+    for (size_t i = 0; i < 64 * 32; i++)
+        a[i] = (float)i;
+    for (size_t i = 0; i < 32 * 16; i++)
+        b[i] = -(float)i;
+    assert_int_equal(cudaMemcpy2DToArray(l0, 0, 0, a, 64 * 4, 64 * 4, 32, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    assert_int_equal(cudaMemcpy2DToArray(l1, 0, 0, b, 32 * 4, 32 * 4, 16, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    assert_int_equal(cudaMemcpy2DToArray(l1, 0, 0, b, 32 * 4, 32 * 4, 17, cudaMemcpyHostToDevice),
+                     cudaErrorInvalidValue); /* level 1 has 16 rows */
+    assert_int_equal(
+        cudaMemcpy2DFromArray(back, 64 * 4, l0, 0, 0, 64 * 4, 32, cudaMemcpyDeviceToHost),
+        cudaSuccess);
+    assert_memory_equal(back, a, sizeof a); /* level 1's copy left level 0 alone */
+    assert_int_equal(
+        cudaMemcpy2DFromArray(back, 32 * 4, l1, 0, 0, 32 * 4, 16, cudaMemcpyDeviceToHost),
+        cudaSuccess);
+    assert_memory_equal(back, b, sizeof b);
+    assert_int_equal(cudaFreeMipmappedArray(mip), cudaSuccess);
+    assert_int_equal(cudaMallocMipmappedArray(&again, &f1, (struct cudaExtent){64, 32, 0}, 3, 0),
+                     cudaSuccess);
+    assert_int_equal(
+        cudaMemcpy2DFromArray(back, 32 * 4, l1, 0, 0, 32 * 4, 16, cudaMemcpyDeviceToHost),
+        cudaErrorInvalidResourceHandle);
+    assert_int_equal(cudaGetMipmappedArrayLevel(&l1, again, 1), cudaSuccess);
+    assert_int_equal(
+        cudaMemcpy2DFromArray(back, 32 * 4, l1, 0, 0, 32 * 4, 16, cudaMemcpyDeviceToHost),
+        cudaSuccess);
+    assert_int_equal(cudaFreeMipmappedArray(again), cudaSuccess);
+    (void)cudaGetLastError();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +467,7 @@ int main(void)
         cmocka_unit_test(error_strings_match_real_runtime),
         cmocka_unit_test(host_managed_and_pitched),
         cmocka_unit_test(kernel_launch_fails_cleanly),
+        cmocka_unit_test(mipmap_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
