@@ -6,7 +6,8 @@
  * arrays: 2D, layered, block-compressed, mipmapped), sizes from 1
  * byte to 8 MiB, pools trimmed, frees by any thread of what any thread allocated (also of threads
  * that have exited), with the runtime's or the driver's free where both are allowed, failed
- * allocations of every device API, bad frees, and leaks at exit.
+ * allocations of every device API, bad frees, a context end (device 1's
+ * cudaDeviceReset after the threads) and leaks at exit.
  *
  *   corpus_random SEED [OPS]    OPS calls per thread (default 400)
  *
@@ -141,6 +142,25 @@ static int put_back(const entry *e)
     }
     pthread_mutex_unlock(&pool_lock);
     return room;
+}
+
+/* What a context end on device frees (cudaDeviceReset: "Destroy all
+ * allocations", every device kind, stream-ordered and arrays too; not VMM
+ * handles, not host memory: sim/README.md, interpose/README.md) leaves the
+ * pool, counted as freed. Single-threaded. */
+static void drop_reset(int device)
+{
+    pthread_mutex_lock(&pool_lock);
+    for (size_t i = 0; i < npool;) {
+        const entry *e = &pool[i];
+        if (e->device != device || e->kind == K_VMM || !device_memory(e)) {
+            i++;
+            continue;
+        }
+        done[e->kind][1]++;
+        pool[i] = pool[--npool];
+    }
+    pthread_mutex_unlock(&pool_lock);
 }
 
 /* Room for one more allocation in the pool (reserved: put() fills it). */
@@ -589,6 +609,12 @@ int main(int argc, char **argv)
     EXPECT(cudaDeviceSetMemPool(1, pools[1]), cudaSuccess); /* device 1's cudaMallocAsync */
     corpus_run_threads(WORKERS, worker);
     corpus_run_threads(WORKERS, worker); /* frees what the first wave left */
+    /* a context end, after the waves: device 1's primary context reset with
+     * what they left live on it (the preload records its device memory
+     * freed, the sim's ledger frees it) */
+    use_device(1);
+    EXPECT(cudaDeviceReset(), cudaSuccess);
+    drop_reset(1);
     uint64_t s = seed ^ 0x5eed;
     use_device(0);
     for (size_t n = npool / 2; n > 0; n--) {
