@@ -41,6 +41,40 @@
         }                                                                                          \
     } while (0)
 
+#ifdef __cuda_cuda_h__ /* the driver API's programs (cuda.h included first) */
+#include <string.h>
+
+/* cuMemCreate's properties for pinned memory on device. */
+static inline CUmemAllocationProp corpus_vmm_prop(int device)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    return prop;
+}
+
+/* Free memory of the current context's device, bytes (cuMemGetInfo). */
+static inline size_t corpus_free_bytes(void)
+{
+    size_t f = 0, t = 0;
+    EXPECT(cuMemGetInfo(&f, &t), CUDA_SUCCESS);
+    return f;
+}
+
+/* cuInit, then device 0's primary context retained and made current. */
+static inline void corpus_driver_start(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    EXPECT(cuInit(0), CUDA_SUCCESS);
+    EXPECT(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+    EXPECT(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+    EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+}
+#endif
+
 #ifdef CORPUS_THREADS
 #include <pthread.h>
 /* Run worker(i) on n threads (n <= 64), i = 0..n-1, and join them all. */

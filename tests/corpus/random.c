@@ -198,21 +198,11 @@ static void use_device(int device)
     EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
 }
 
-static CUmemAllocationProp vmm_prop(int device)
-{
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = device;
-    return prop;
-}
-
 /* cuMemCreate + reserve + map; released at once half of the time (the
  * memory stays live until the unmap). */
 static void alloc_vmm(uint64_t *s, entry *e)
 {
-    CUmemAllocationProp prop = vmm_prop(e->device);
+    CUmemAllocationProp prop = corpus_vmm_prop(e->device);
     size_t gran = 0;
     EXPECT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
            CUDA_SUCCESS);

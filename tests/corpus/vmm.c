@@ -24,29 +24,13 @@ static void allow(CUdeviceptr p, size_t size)
     EXPECT(cuMemSetAccess(p, size, &a, 1), CUDA_SUCCESS);
 }
 
-static size_t free_bytes(void)
-{
-    size_t f = 0, t = 0;
-    EXPECT(cuMemGetInfo(&f, &t), CUDA_SUCCESS);
-    return f;
-}
-
 int main(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmemAllocationProp prop;
+    CUmemAllocationProp prop = corpus_vmm_prop(0);
     CUmemGenericAllocationHandle h1, h2, h3, big;
     CUdeviceptr va;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    EXPECT(cuInit(0), CUDA_SUCCESS);
-    EXPECT(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-    EXPECT(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-    EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-    size_t before = free_bytes();
+    corpus_driver_start();
+    size_t before = corpus_free_bytes();
     EXPECT(cuMemAddressReserve(&va, 16 * G, 0, 0, 0), CUDA_SUCCESS);
 
     /* map, then release at once: live until unmapped */
@@ -59,7 +43,7 @@ int main(void)
     EXPECT(cuMemRelease(h1), CUDA_ERROR_INVALID_VALUE);
     allow(va, 2 * G);
     EXPECT(cuMemsetD8(va, 7, 2 * G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 2 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 2 * G);
 
     /* one handle mapped twice; partial unmap */
     EXPECT(cuMemCreate(&h2, G, &prop, 0), CUDA_SUCCESS);
@@ -73,12 +57,12 @@ int main(void)
     REQUIRE(seen == 42);
     EXPECT(cuMemRelease(h2), CUDA_SUCCESS);
     EXPECT(cuMemUnmap(va + 4 * G, G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 3 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 3 * G);
     EXPECT(cuMemUnmap(va + 6 * G, G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 2 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 2 * G);
 
     EXPECT(cuMemUnmap(va, 2 * G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before);
+    REQUIRE_EQ(corpus_free_bytes(), before);
 
     /* NCCL's free (ncclCuMemFree): the handle retained by its address (the
      * same value), released, unmapped, released: the memory lives until the
@@ -90,10 +74,10 @@ int main(void)
     REQUIRE(got == h4);
     EXPECT(cuMemRelease(got), CUDA_SUCCESS);
     EXPECT(cuMemUnmap(va + 8 * G, 2 * G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 2 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 2 * G);
     EXPECT(cuMemCreate(&h5, 4 * G, &prop, 0), CUDA_SUCCESS); /* the peak: h4's memory and h5 */
     EXPECT(cuMemRelease(h4), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 4 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 4 * G);
     EXPECT(cuMemRelease(h5), CUDA_SUCCESS);
     EXPECT(cuMemRetainAllocationHandle(&got, (void *)(va + 8 * G)), CUDA_ERROR_INVALID_VALUE);
 

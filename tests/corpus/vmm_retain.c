@@ -7,35 +7,18 @@
  * retained. The free-memory checks hold on a real GPU too (tests/corpus/vmm.c's
  * did on the H200). */
 #include <cuda.h>
-#include <string.h>
 
 #include "corpus.h"
 
 #define G (2 * MiB)
 
-static size_t free_bytes(void)
-{
-    size_t f = 0, t = 0;
-    EXPECT(cuMemGetInfo(&f, &t), CUDA_SUCCESS);
-    return f;
-}
-
 int main(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmemAllocationProp prop;
+    CUmemAllocationProp prop = corpus_vmm_prop(0);
     CUmemGenericAllocationHandle h1, h2, h3, got, again;
     CUdeviceptr va;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    EXPECT(cuInit(0), CUDA_SUCCESS);
-    EXPECT(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-    EXPECT(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-    EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-    size_t before = free_bytes();
+    corpus_driver_start();
+    size_t before = corpus_free_bytes();
     EXPECT(cuMemAddressReserve(&va, 8 * G, 0, 0, 0), CUDA_SUCCESS);
 
     /* released, retained again while mapped, unmapped: still live */
@@ -45,10 +28,10 @@ int main(void)
     EXPECT(cuMemRetainAllocationHandle(&got, (void *)(va + G)), CUDA_SUCCESS);
     REQUIRE(got == h1);
     EXPECT(cuMemUnmap(va, 2 * G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 2 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 2 * G);
     EXPECT(cuMemCreate(&h2, 3 * G, &prop, 0), CUDA_SUCCESS); /* the peak: h1's memory and h2 */
     EXPECT(cuMemRelease(got), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 3 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 3 * G);
     EXPECT(cuMemRetainAllocationHandle(&got, (void *)va), CUDA_ERROR_INVALID_VALUE);
 
     /* retained twice: three releases, the memory going with the last (after
@@ -61,13 +44,13 @@ int main(void)
     EXPECT(cuMemRelease(h3), CUDA_SUCCESS);
     EXPECT(cuMemRelease(got), CUDA_SUCCESS);
     EXPECT(cuMemUnmap(va + 4 * G, G), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 4 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 4 * G);
     EXPECT(cuMemRelease(again), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before - 3 * G);
+    REQUIRE_EQ(corpus_free_bytes(), before - 3 * G);
     EXPECT(cuMemRelease(again), CUDA_ERROR_INVALID_VALUE);
 
     EXPECT(cuMemRelease(h2), CUDA_SUCCESS);
-    REQUIRE_EQ(free_bytes(), before);
+    REQUIRE_EQ(corpus_free_bytes(), before);
     EXPECT(cuMemAddressFree(va, 8 * G), CUDA_SUCCESS);
     return 0;
 }
