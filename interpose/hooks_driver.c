@@ -248,24 +248,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
 
 typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
-/* The handle's release is its free (the memory dies once also unmapped); a
- * release that drops a reference cuMemRetainAllocationHandle took is not
- * (vti_rec_vmm_release_retained). Recorded before the call, under the order
- * lock, as VTI_FREE_HOOK does. */
+/* The handle's release is its free (the memory dies once also unmapped),
+ * except one that drops a reference cuMemRetainAllocationHandle took
+ * (vti_rec_free). */
 VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    release_fn real = (release_fn)vti_real(F_cuMemRelease);
-    bool outer = vti_hook_enter() && real;
-    if (outer) {
-        vti_order_lock();
-        if (!vti_rec_vmm_release_retained(handle))
-            vti_rec_free(handle, VT_SPACE_VMM_HANDLE);
-    }
-    CUresult rc = real ? real(handle) : NO_DRIVER;
-    if (outer)
-        vti_order_unlock();
-    vti_leave();
-    return rc;
+    FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_SPACE_VMM_HANDLE);
 }
 
 typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);

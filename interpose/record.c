@@ -267,7 +267,9 @@ void vti_rec_vmm_retain(uint64_t handle)
     }
 }
 
-bool vti_rec_vmm_release_retained(uint64_t handle)
+/* At a cuMemRelease of handle: true when it drops a retained reference
+ * (the handle lives on), false when it is the handle's own release. */
+static bool release_retained(uint64_t handle)
 {
     for (int i = 0; i < RETAINED_MAX; i++)
         if (retained[i].refs && retained[i].handle == handle) {
@@ -312,10 +314,12 @@ void vti_rec_free(uint64_t addr, uint8_t space)
         return;
     if (!(t = vti_thread_get()))
         return;
-    /* a released handle still mapped: its release is written when its last
-     * mapping goes (emit_release), unless a retain makes it live again */
-    if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e) == VTI_RELEASE_DIED
-                                     : vti_live_remove(addr, space, &e))
+    /* a VMM handle: a release that drops a retained reference is not its
+     * own; one still mapped is written when its last mapping goes
+     * (emit_release), unless a retain makes it live again */
+    if (space == VT_SPACE_VMM_HANDLE
+            ? !release_retained(addr) && vti_live_release(addr, &e) == VTI_RELEASE_DIED
+            : vti_live_remove(addr, space, &e))
         emit_free(t, &e);
     vti_thread_put(t);
 }

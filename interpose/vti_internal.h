@@ -659,12 +659,8 @@ void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
 void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
 /* A successful cuMemRetainAllocationHandle returned handle: one reference
  * more, which a later cuMemRelease of it drops instead of releasing the
- * handle (vti_rec_vmm_release_retained). Under the order lock. */
+ * handle (vti_rec_free). Under the order lock. */
 void vti_rec_vmm_retain(uint64_t handle);
-/* Before a cuMemRelease of handle, under the order lock: true when it drops
- * a retained reference (not recorded: the handle lives on), false when it
- * is the handle's own release (record it as the free). */
-bool vti_rec_vmm_release_retained(uint64_t handle);
 /* Record a free (before the real free) with the device and api the
  * allocation was recorded with. No-op when addr (space) is not live. */
 void vti_rec_free(uint64_t addr, uint8_t space);
