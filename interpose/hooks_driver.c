@@ -250,7 +250,7 @@ typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
 /* The handle's release is its free (the memory dies once also unmapped),
  * except one that drops a reference cuMemRetainAllocationHandle took
- * (vti_rec_free). */
+ * (vti_live_release). */
 VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     FREE_HOOK(F_cuMemRelease, release_fn, real(handle), handle, VT_SPACE_VMM_HANDLE);
@@ -259,8 +259,9 @@ VTI_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);
 
 /* Another reference to the handle of the memory mapped at addr ("the handle
- * must be released with cuMemRelease", CUDA Driver API): not an allocation;
- * counted, so that its release is not taken for the handle's. */
+ * must be released with cuMemRelease", CUDA Driver API; the same value, an
+ * H200 showed): not an allocation; counted in the handle's live-map record
+ * (vti_live_retain), so that its release is not taken for the handle's. */
 VTI_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
                                                         void *addr)
 {
@@ -271,7 +272,7 @@ VTI_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHa
     CUresult rc = real ? real(handle, addr) : NO_DRIVER;
     if (outer) {
         if (rc == CUDA_SUCCESS && handle)
-            vti_rec_vmm_retain(*handle);
+            vti_live_retain(*handle);
         vti_order_unlock();
     }
     vti_leave();

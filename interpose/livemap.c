@@ -489,7 +489,10 @@ int vti_live_release(uint64_t handle, vti_live *out)
     int done = VTI_RELEASE_NOT_LIVE;
     bool taken = guard_begin();
     vti_live *r = handle_find(handle, &s, &sl);
-    if (r) {
+    if (r && r->retains) {
+        r->retains--;
+        done = VTI_RELEASE_RETAINED;
+    } else if (r) {
         *out = *r;
         r->released = 1;
         done = VTI_RELEASE_PENDING;
@@ -503,17 +506,17 @@ int vti_live_release(uint64_t handle, vti_live *out)
     return done;
 }
 
-bool vti_live_unrelease(uint64_t handle)
+void vti_live_retain(uint64_t handle)
 {
     stripe *s;
     slot *sl;
     bool taken = guard_begin();
     vti_live *r = handle_find(handle, &s, &sl);
-    bool was = r && r->released;
-    if (was)
+    if (r && r->released)
         r->released = 0;
+    else if (r && r->retains < UINT16_MAX)
+        r->retains++;
     guard_end(taken);
-    return was;
 }
 
 /* Add delta to handle's mapping count; a released handle whose count drops

@@ -233,52 +233,6 @@ void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
 }
 
-/* References taken by cuMemRetainAllocationHandle and not yet released, per
- * handle (under the order lock). A retained handle is the one cuMemCreate
- * returned (an H200 returned the same value), so each retain is one more
- * cuMemRelease before the handle's own. A retain of a handle released but
- * still mapped makes it live again instead (the driver allowed it on the
- * H200): its release had not been written yet (vti_rec_free). NCCL's free retains, releases, unmaps
- * and releases: few are held at once; beyond RETAINED_MAX handles a retain is
- * not counted and its release is taken for the handle's (its memory then
- * dies in the report at that release or unmap, before the driver frees it). */
-#define RETAINED_MAX 256
-static struct {
-    uint64_t handle;
-    uint32_t refs;
-} retained[RETAINED_MAX];
-
-void vti_rec_vmm_retain(uint64_t handle)
-{
-    int slot = -1;
-    if (vti_live_unrelease(handle)) /* released, still mapped: live again, no extra reference */
-        return;
-    for (int i = 0; i < RETAINED_MAX; i++) {
-        if (retained[i].refs && retained[i].handle == handle) {
-            retained[i].refs++;
-            return;
-        }
-        if (!retained[i].refs && slot < 0)
-            slot = i;
-    }
-    if (slot >= 0) {
-        retained[slot].handle = handle;
-        retained[slot].refs = 1;
-    }
-}
-
-/* At a cuMemRelease of handle: true when it drops a retained reference
- * (the handle lives on), false when it is the handle's own release. */
-static bool release_retained(uint64_t handle)
-{
-    for (int i = 0; i < RETAINED_MAX; i++)
-        if (retained[i].refs && retained[i].handle == handle) {
-            retained[i].refs--;
-            return true;
-        }
-    return false;
-}
-
 static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e)
 {
     vt_event ev = {.type = VT_REC_FREE};
@@ -317,9 +271,8 @@ void vti_rec_free(uint64_t addr, uint8_t space)
     /* a VMM handle: a release that drops a retained reference is not its
      * own; one still mapped is written when its last mapping goes
      * (emit_release), unless a retain makes it live again */
-    if (space == VT_SPACE_VMM_HANDLE
-            ? !release_retained(addr) && vti_live_release(addr, &e) == VTI_RELEASE_DIED
-            : vti_live_remove(addr, space, &e))
+    if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e) == VTI_RELEASE_DIED
+                                     : vti_live_remove(addr, space, &e))
         emit_free(t, &e);
     vti_thread_put(t);
 }

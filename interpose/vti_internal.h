@@ -553,6 +553,7 @@ typedef struct vti_live {
     uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
     uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
     uint8_t used;     /* the live map's own: an overflow record in use */
+    uint16_t retains; /* VMM handle: cuMemRetainAllocationHandle references not yet released */
 } vti_live;
 _Static_assert(sizeof(vti_live) == 32, "a live map overflow record is 32 bytes");
 
@@ -566,16 +567,20 @@ _Static_assert(VTI_SPACE_MAPPING > VT_SPACE_ARRAY, "a mapping's space is none of
 int vti_live_insert(const vti_live *e);
 /* Remove addr (space); fills *out. Returns true when it was live. */
 bool vti_live_remove(uint64_t addr, uint8_t space, vti_live *out);
-/* A VMM handle is released: like vti_live_remove, but a handle that is still
- * mapped stays live (uncounted as freed) until its last mapping goes.
- * VTI_RELEASE_DIED: it died now (*out filled); VTI_RELEASE_PENDING: still
- * mapped, it dies with its last unmap (vti_live_vmm_unmap's died), unless
- * vti_live_unrelease makes it live again first; VTI_RELEASE_NOT_LIVE. */
-enum { VTI_RELEASE_NOT_LIVE, VTI_RELEASE_DIED, VTI_RELEASE_PENDING };
+/* A VMM handle is released: like vti_live_remove, but a release that drops
+ * a retained reference (vti_live_retain) leaves it as it was
+ * (VTI_RELEASE_RETAINED), and a handle that is still mapped stays live
+ * (uncounted as freed) until its last mapping goes (VTI_RELEASE_PENDING: it
+ * dies with its last unmap, vti_live_vmm_unmap's died, unless a retain makes
+ * it live again first). VTI_RELEASE_DIED: it died now (*out filled). */
+enum { VTI_RELEASE_NOT_LIVE, VTI_RELEASE_DIED, VTI_RELEASE_PENDING, VTI_RELEASE_RETAINED };
 int vti_live_release(uint64_t handle, vti_live *out);
-/* A released handle still mapped (pending) is live again
- * (cuMemRetainAllocationHandle of its memory): true when it was pending. */
-bool vti_live_unrelease(uint64_t handle);
+/* cuMemRetainAllocationHandle returned handle: a released handle still
+ * mapped is live again (the driver allowed it on an H200), another one has
+ * one more reference to release (up to 65535 at once; more are not
+ * counted, and their releases are taken for the handle's). Nothing for a
+ * handle not live. */
+void vti_live_retain(uint64_t handle);
 /* cuMemMap of handle at [addr, addr + size): returns the handle's device, -1
  * when it is not live (created before the recording). */
 int vti_live_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
@@ -657,10 +662,6 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
  * stays live until released and unmapped everywhere. */
 void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
 void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
-/* A successful cuMemRetainAllocationHandle returned handle: one reference
- * more, which a later cuMemRelease of it drops instead of releasing the
- * handle (vti_rec_free). Under the order lock. */
-void vti_rec_vmm_retain(uint64_t handle);
 /* Record a free (before the real free) with the device and api the
  * allocation was recorded with. No-op when addr (space) is not live. */
 void vti_rec_free(uint64_t addr, uint8_t space);

@@ -417,11 +417,16 @@ static void vmm_mappings(void **state)
     assert_true(p.slot >= 0); /* released but mapped: live */
     vti_counters_get(2, &c1);
     assert_int_equal(c1.live_count, c0.live_count + 1);
-    /* retained again while mapped: live after the last unmap, until released */
-    assert_true(vti_live_unrelease(h.addr));
-    assert_false(vti_live_unrelease(h.addr)); /* not released now */
+    /* retained again while mapped: live after an unmap, until released */
+    vti_live_retain(h.addr);
     assert_int_equal(vti_live_vmm_map(h.addr, 0x9300000, 1 << 20), 2);
-    vti_live_vmm_unmap(0x9300000, 1 << 20, died, &last);
+    vti_live_vmm_unmap(0x9200000, 1 << 20, died, &last);
+    vti_live_vmm_unmap(0x9300000, 1 << 20, died, &last); /* all unmapped: not released, lives */
+    assert_int_equal(last.used, 0);
+    assert_int_equal(vti_live_vmm_map(h.addr, 0x9200000, 1 << 20), 2);
+    /* retained once more: that reference's release is not the handle's */
+    vti_live_retain(h.addr);
+    assert_int_equal(vti_live_release(h.addr, &got), VTI_RELEASE_RETAINED);
     assert_int_equal(vti_live_release(h.addr, &got), VTI_RELEASE_PENDING);
     assert_int_equal(last.used, 0);
     vti_live_vmm_unmap(0x9200000, 1 << 20, died, &last); /* the last mapping */
