@@ -116,6 +116,11 @@ bool vti_cupti_load(void)
     return true;
 }
 
+bool vti_cupti_running(void)
+{
+    return atomic_load(&cupti_state) == C_DONE && stop_fn;
+}
+
 void vti_cupti_unload(void)
 {
     if (atomic_load(&cupti_state) == C_DONE && stop_fn)

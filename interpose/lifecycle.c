@@ -101,9 +101,14 @@ _Atomic unsigned vti_exit_armed;
  * end makes no driver call at all; only CUPTI's flush and stop remain
  * (VRAMTRACE_CUPTI=1, opt-in). tests/interpose t_exit holds the preload to
  * that on the simulated device (sim/README.md, "Exit"). */
+/* The end's one CUDA part is CUPTI's flush and stop (vti_cupti_unload); it
+ * takes no memory sample: a driver call in exit() can crash after the
+ * runtime's teardown, whose place among the exit handlers is not known.
+ * Without CUPTI running, nothing is registered. */
 void vti_exit_arm_slow(unsigned level)
 {
-    if (!atomic_load(&vti_cupti_settled) || (atomic_fetch_or(&vti_exit_armed, level) & level))
+    if (!atomic_load(&vti_cupti_settled) || (atomic_fetch_or(&vti_exit_armed, level) & level) ||
+        !vti_cupti_running())
         return;
     on_exit(on_exit_early, NULL);
 }
@@ -117,22 +122,13 @@ static bool has_end(void)
     return atomic_load(&opened) && vti_state() != VTI_S_CHILD;
 }
 
-/* The one part of the end that calls CUDA: CUPTI flushed and stopped (only
- * when VRAMTRACE_CUPTI=1 started it). The end takes no memory sample: a
- * driver call in exit() can crash after the runtime's teardown, whose place
- * among the exit handlers is not known (vti_exit_arm_slow). */
-static void end_cuda_calls(void)
-{
-    vti_cupti_unload();
-}
-
 static void on_exit_early(int status, void *arg)
 {
     (void)status, (void)arg;
     if (!has_end() || atomic_exchange(&early_done, true))
         return;
     vti_enter();
-    end_cuda_calls();
+    vti_cupti_unload();
     vti_leave();
 }
 
@@ -147,7 +143,7 @@ static void session_end(int status, const char *reason, bool in_exit)
         return;
     vti_enter();
     if (!in_exit && !atomic_load(&early_done))
-        end_cuda_calls();
+        vti_cupti_unload();
     vti_rec_end_summary();
     vti_session_close(status, reason);
     vti_leave();

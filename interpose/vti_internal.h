@@ -375,6 +375,8 @@ void vti_guard_start(void);
  * stop it (at the end; vtc_stop stops once). */
 bool vti_cupti_load(void);
 void vti_cupti_unload(void);
+/* CUPTI was started and has a stop to call (VRAMTRACE_CUPTI=1). */
+bool vti_cupti_running(void);
 
 /* ---- real functions (real.c) -------------------------------------------- */
 
