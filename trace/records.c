@@ -681,15 +681,29 @@ enum htag {
     H_RANK = 12, /* rank + 1; 0 or absent: none */
 };
 
+/* v as n little-endian bytes at o, and back. */
+static void put_le(uint8_t *o, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        o[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
 static void put_u32le(uint8_t *o, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        o[i] = (uint8_t)(v >> (8 * i));
+    put_le(o, v, 4);
 }
 
 static uint32_t get_u32le(const uint8_t *p)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return (uint32_t)get_le(p, 4);
 }
 
 static uint8_t *hput_u(uint8_t *o, unsigned tag, uint64_t v)
@@ -747,20 +761,6 @@ uint8_t *vt_header_encode(const vt_header *h, size_t *len)
 
 /* ---- Summary frame ------------------------------------------------------------ */
 
-static void put_u64le(uint8_t *o, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        o[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64le(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 #define SUMMARY_PAYLOAD (VT_SUMMARY_FRAME_LEN - 8u)
 _Static_assert(sizeof VT_SUMMARY_TAG - 1 + 8 == SUMMARY_PAYLOAD, "tag and peak_live");
 
@@ -769,7 +769,7 @@ void vt_summary_encode(uint8_t *out, const vt_summary *s)
     put_u32le(out, VT_SUMMARY_MAGIC);
     put_u32le(out + 4, SUMMARY_PAYLOAD);
     memcpy(out + 8, VT_SUMMARY_TAG, sizeof VT_SUMMARY_TAG - 1);
-    put_u64le(out + 16, s->peak_live);
+    put_le(out + 16, s->peak_live, 8);
 }
 
 int vt_summary_decode(const uint8_t *p, vt_summary *s)
@@ -777,7 +777,7 @@ int vt_summary_decode(const uint8_t *p, vt_summary *s)
     if (get_u32le(p) != VT_SUMMARY_MAGIC || get_u32le(p + 4) != SUMMARY_PAYLOAD ||
         memcmp(p + 8, VT_SUMMARY_TAG, sizeof VT_SUMMARY_TAG - 1) != 0)
         return -1;
-    s->peak_live = get_u64le(p + 16);
+    s->peak_live = get_le(p + 16, 8);
     return 0;
 }
 
