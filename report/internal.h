@@ -34,11 +34,13 @@ void *vr_xrealloc(void *p, size_t bytes);
  * deleted, so callers may cache it; a deleted entry's item is reused by a
  * later insert. Lookups go through an index of 8-byte slots (the key's
  * 32-bit hash and the item number), open addressing with linear probing at
- * load <= 3/4 and backward-shift deletion (Knuth, TAOCP vol. 3, 6.4,
+ * load <= 1/4 below 2^16 slots, 3/4 above (util.c, index_over), and
+ * backward-shift deletion (Knuth, TAOCP vol. 3, 6.4,
  * Algorithm R): growing rebuilds only the index, from the hashes in its
  * slots, without reading or moving entries. Entry pointers are valid until
  * the next insert (vr_map_put, vr_map_insert, vr_map_reserve). Memory per
- * entry: esize + 8 to 16 bytes of index + 1 bit. */
+ * entry: esize + 1 bit + 8 to 16 bytes of index (up to 512 KiB of index in
+ * all for a map of fewer than 16 k entries). */
 typedef struct vr_map {
     uint8_t *items;  /* capitems * esize */
     uint64_t *alive; /* bitmap over items: 1 = an entry, 0 = a free hole */

@@ -240,11 +240,26 @@ static void index_build(vr_map *m, size_t icap)
     m->mods++;
 }
 
-/* An index for n entries at load <= 3/4. */
+/* An index of fewer slots than this (512 KiB, within a core's L2 cache) is
+ * kept at most 1/4 full, a larger one 3/4: probe clusters are short, and a
+ * lookup or backward-shift delete then takes few and well-predicted steps.
+ * On the 10 M-event storm (10 k live allocations) the report went from
+ * 14.5 to 17.8 M events/s with it (bench/README.md); memory per live
+ * allocation of a large map is unchanged, and a small map costs at most
+ * 512 KiB of index. */
+#define INDEX_SPARSE_SLOTS (1u << 16)
+
+/* Whether n entries are over the load limit of an index of icap slots. */
+static bool index_over(size_t n, size_t icap)
+{
+    return icap < INDEX_SPARSE_SLOTS ? n * 4 > icap : n * 4 > icap * 3;
+}
+
+/* An index for n entries at load <= 1/4 or 3/4 (index_over). */
 static void index_reserve(vr_map *m, size_t n)
 {
     size_t icap = m->icap ? m->icap : 64;
-    while (n * 4 > icap * 3)
+    while (index_over(n, icap))
         icap *= 2;
     if (icap != m->icap)
         index_build(m, icap);
@@ -284,7 +299,7 @@ static size_t item_take(vr_map *m)
 void *vr_map_insert_raw(vr_map *m, uint64_t key, const vr_map_hint *hint)
 {
     size_t i = hint->slot, mask = m->icap - 1;
-    if ((m->len + 1) * 4 > m->icap * 3) {
+    if (index_over(m->len + 1, m->icap)) {
         index_reserve(m, m->len + 1);
         mask = m->icap - 1;
         i = SIZE_MAX;
