@@ -815,6 +815,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     build_misc(s, r);
     build_devices(s, r);
     r->sites = peak_counters(s, sy, &s->sites, false, &r->nsites);
+    vr_phases_sum(s);
     r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
     build_range_sites(s, sy, r);
     build_hover(s, sy, r);

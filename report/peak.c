@@ -55,6 +55,25 @@ uint32_t vr_site_row_lookup(vr_state *s, uint32_t stack, uint32_t range)
     return row;
 }
 
+void vr_phases_sum(vr_state *s)
+{
+    size_t i = 0;
+    for (vr_counter *p; (p = vr_map_next(&s->phases, &i));) {
+        p->live = p->snap = 0;
+        p->live_count = p->snap_count = 0;
+        p->snap_epoch = s->epoch;
+    }
+    i = 0;
+    for (const vr_counter *c; (c = vr_map_next(&s->site_ranges, &i));) {
+        vr_counter *p = vr_map_item(&s->phases, c->phase);
+        uint64_t count, peak = vr_counter_peak(s, c, &count);
+        p->live += c->live;
+        p->live_count += c->live_count;
+        p->snap += peak;
+        p->snap_count += (uint32_t)count;
+    }
+}
+
 uint64_t vr_counter_peak(const vr_state *s, const vr_counter *c, uint64_t *count)
 {
     if (s->epoch == 0) {
@@ -111,7 +130,8 @@ static void hover_set(vr_state *s, uint64_t rel);
 static inline void timeline_at(vr_devstate *d, uint64_t rel);
 
 /* The all-devices part of an allocated-bytes change at rel (s->t_last, ns
- * since the start): lazy snapshot, site and phase counters, the peak.
+ * since the start): lazy snapshot, site row and site counters, the peak
+ * (phase counters are summed from the rows at the end: vr_phases_sum).
  * Inline: every allocation and free goes through it (twice). The counters
  * are found before any is changed (their stores could alias the maps). */
 static inline __attribute__((always_inline)) void
@@ -122,11 +142,10 @@ account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
     hover_before(s, rel);
     hover_set(s, rel);
     vr_counter *c = vr_map_item(&s->site_ranges, row);
-    vr_counter *site = vr_map_item(&s->sites, c->site), *phase = vr_map_item(&s->phases, c->phase);
+    vr_counter *site = vr_map_item(&s->sites, c->site);
     uint64_t epoch = s->epoch, allocated = s->allocated + (uint64_t)delta;
     counter_add(epoch, c, delta, count);
     counter_add(epoch, site, delta, count);
-    counter_add(epoch, phase, delta, count);
     s->allocated = allocated;
     if (allocated > s->peak_alloc) {
         s->peak_alloc = allocated;

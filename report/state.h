@@ -415,8 +415,9 @@ static inline uint32_t vr_site_row(vr_state *s, uint32_t stack, uint32_t range)
         return (uint32_t)e - 1;
     return vr_site_row_lookup(s, stack, range);
 }
-/* Add delta (signed, bytes; count +1/-1/0) to the site and phase counters
- * and to the device's allocated bytes; tracks peaks and lazy snapshots. */
+/* Add delta (signed, bytes; count +1/-1/0) to the site row and site
+ * counters and to the device's allocated bytes; tracks peaks and lazy
+ * snapshots. */
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
                 int count);
 void vr_account_reserved(vr_state *s, int32_t device, int64_t delta);
@@ -428,6 +429,11 @@ void vr_account_direct(vr_state *s, const vr_live *l, int sign);
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts);
 /* Keeps the hover sample of the last change (end of the replay). */
 void vr_hover_flush(vr_state *s);
+/* The phase counters (s->phases: live and peak bytes and counts of each NVTX
+ * range), summed from the site rows: the replay updates the rows and the
+ * site counters only (one counter fewer per allocation and free). Call once
+ * the replay is over, before reading them. */
+void vr_phases_sum(vr_state *s);
 /* A new peak is complete: take the (lazy) snapshot of the counters. */
 void vr_snapshot_peak(vr_state *s);
 /* Materialized snapshot value of a counter (bytes/count at the peak). */
