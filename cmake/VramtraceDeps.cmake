@@ -8,6 +8,8 @@ pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 pkg_check_modules(LIBPNG REQUIRED IMPORTED_TARGET libpng)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# libbsd's <bsd/sys/tree.h> (red-black trees, header only: report/state.h).
+pkg_check_modules(LIBBSD REQUIRED libbsd)
 
 # The CUDA toolkit: headers are always required (every prototype is the
 # toolkit's own); nvcc, cuDNN and CUPTI enable the optional GPU parts.

@@ -11,7 +11,6 @@
 #include "state.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 static vr_heap *heap_get(vr_state *s, uint64_t id)
 {
@@ -74,11 +73,12 @@ void vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
 static void drop_regions(vr_state *s, vr_heap *h)
 {
     vr_devstate *d = vr_state_device(s, h->device);
-    for (size_t i = 0; i < h->nregions; i++) {
-        vr_region *r = &h->regions[i];
+    for (vr_region *r; (r = RB_ROOT(&h->regions));) {
         d->region_bytes -= r->size;
         h->region_bytes -= r->size;
         vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
+        RB_REMOVE(vr_regions, &h->regions, r);
+        free(r);
     }
     h->nregions = 0;
     h->lf_dirty = true;
@@ -105,29 +105,14 @@ uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
     } else if (!h->covered_alloc) {
         s->uncovered_heaps--;
     }
-    free(h->regions);
-    vr_map_del(&s->heaps, id);
+    vr_map_del(&s->heaps, id); /* drop_regions left its tree empty */
     return uncovered;
-}
-
-/* Index of the first region with addr >= a. */
-static size_t region_lower(const vr_heap *h, uint64_t a)
-{
-    size_t lo = 0, hi = h->nregions;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->regions[mid].addr < a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 static vr_region *region_find(vr_heap *h, uint64_t addr)
 {
-    size_t i = region_lower(h, addr);
-    return i < h->nregions && h->regions[i].addr == addr ? &h->regions[i] : NULL;
+    vr_region key = {.addr = addr};
+    return RB_FIND(vr_regions, &h->regions, &key);
 }
 
 void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
@@ -139,15 +124,10 @@ void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
         vr_region_unregister(s, ev->u.region.heap, ev->u.region.addr);
         h = heap_get(s, ev->u.region.heap);
     }
-    if (h->nregions == h->capregions) {
-        h->capregions = h->capregions ? h->capregions * 2 : 8;
-        h->regions = vr_xrealloc(h->regions, h->capregions * sizeof(vr_region));
-    }
-    size_t i = region_lower(h, ev->u.region.addr);
-    memmove(&h->regions[i + 1], &h->regions[i], (h->nregions - i) * sizeof(vr_region));
-    h->nregions++;
-    vr_region *r = &h->regions[i];
+    vr_region *r = vr_xcalloc(1, sizeof *r);
     r->addr = ev->u.region.addr;
+    RB_INSERT(vr_regions, &h->regions, r); /* no region at addr: found above */
+    h->nregions++;
     r->size = ev->u.region.size;
     r->stack = ev->u.region.stack;
     r->range = range;
@@ -185,8 +165,8 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr)
     h->region_bytes -= r->size;
     vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
     h->lf_dirty = true;
-    size_t i = (size_t)(r - h->regions);
-    memmove(r, r + 1, (h->nregions - i - 1) * sizeof(vr_region));
+    RB_REMOVE(vr_regions, &h->regions, r);
+    free(r);
     h->nregions--;
 }
 

@@ -10,8 +10,7 @@
 static uint64_t heap_largest_free(const vr_heap *h)
 {
     uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
-    for (size_t i = 0; i < h->nregions; i++) {
-        const vr_region *r = &h->regions[i];
+    for (const vr_region *r = vr_heap_first(h); r; r = vr_region_next(r)) {
         if (r->addr > cur && r->addr <= end && r->addr - cur > best)
             best = r->addr - cur;
         if (r->addr + r->size > cur)

@@ -127,8 +127,8 @@ static void free_block(mv *m, uint64_t addr, uint64_t ts)
 static void heap_clear(mv *m, uint64_t id, uint64_t ts)
 {
     vr_heap *h = vr_map_get(&m->s.heaps, id);
-    for (size_t i = 0; h && i < h->nregions; i++)
-        free_block(m, h->regions[i].addr, ts);
+    for (const vr_region *r = h ? vr_heap_first(h) : NULL; r; r = vr_region_next(r))
+        free_block(m, r->addr, ts);
 }
 
 static bool device_mem(const vt_event *ev)
@@ -296,8 +296,7 @@ static void snap_heap(const vr_state *s, sseg *g, const vr_heap *h)
     g->device = h->device;
     g->blocks = vr_xcalloc(2 * h->nregions + 1, sizeof *g->blocks);
     uint64_t at = h->addr, end = h->addr + h->size;
-    for (size_t i = 0; i < h->nregions; i++) {
-        const vr_region *rg = &h->regions[i];
+    for (const vr_region *rg = vr_heap_first(h); rg; rg = vr_region_next(rg)) {
         if (rg->addr < at || rg->addr + rg->size > end)
             continue; /* overlapping or outside: not a block of this segment */
         if (rg->addr > at)

@@ -65,9 +65,10 @@ static void group_device_sites(vr_state *s, int32_t device, vr_map *m)
     }
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
-        for (size_t k = 0; h->device == device && k < h->nregions; k++) {
-            dev_site *e = vr_map_put(m, h->regions[k].stack, NULL);
-            e->live += h->regions[k].size;
+        for (const vr_region *r = h->device == device ? vr_heap_first(h) : NULL; r;
+             r = vr_region_next(r)) {
+            dev_site *e = vr_map_put(m, r->stack, NULL);
+            e->live += r->size;
             e->count++;
         }
 }
@@ -173,8 +174,9 @@ static void live_split(vr_state *s, int32_t device, uint64_t since, uint64_t *be
             *(l->ts < since ? before : after) += l->size;
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
-        for (size_t k = 0; h->device == device && k < h->nregions; k++)
-            *(h->regions[k].ts < since ? before : after) += h->regions[k].size;
+        for (const vr_region *r = h->device == device ? vr_heap_first(h) : NULL; r;
+             r = vr_region_next(r))
+            *(r->ts < since ? before : after) += r->size;
 }
 
 /* No iteration completed: the failing iteration's live bytes + request per

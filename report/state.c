@@ -53,6 +53,24 @@ void vr_state_presize(vr_state *s, const vt_reader *rd)
                        sum.peak_live < VR_PRESIZE_MAX ? (size_t)sum.peak_live : VR_PRESIZE_MAX);
 }
 
+/* A heap's tree order: by address (a heap holds one region per address). */
+static int vr_region_cmp(const vr_region *a, const vr_region *b)
+{
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+RB_GENERATE(vr_regions, vr_region, link, vr_region_cmp)
+
+const vr_region *vr_heap_first(const vr_heap *h)
+{
+    return RB_MIN(vr_regions, (struct vr_regions *)&h->regions);
+}
+
+const vr_region *vr_region_next(const vr_region *r)
+{
+    return RB_NEXT(vr_regions, NULL, (vr_region *)r);
+}
+
 void vr_state_destroy(vr_state *s)
 {
     size_t i = 0;
@@ -70,7 +88,10 @@ void vr_state_destroy(vr_state *s)
     }
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
-        free(h->regions);
+        for (vr_region *r; (r = RB_ROOT(&h->regions));) {
+            RB_REMOVE(vr_regions, &h->regions, r);
+            free(r);
+        }
     for (size_t k = 0; k < s->nmodules; k++) {
         free(s->modules[k].path);
         free(s->modules[k].build_id);

@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#include <bsd/sys/tree.h>
+
 /* ---- replay state ------------------------------------------------------- */
 
 #define VR_SAMPLES 64 /* growth samples kept per site (decimated by 2) */
@@ -128,23 +130,39 @@ typedef struct vr_vmm_map {
     uint64_t handle_key;
 } vr_vmm_map;
 
+/* A region of a heap (a block of a caching allocator's segment), in its
+ * heap's tree by address. */
 typedef struct vr_region {
+    RB_ENTRY(vr_region) link;
     uint64_t addr, size;
     uint32_t stack, range;
     uint64_t ts;
 } vr_region;
 
+/* A heap's regions by address: libbsd's red-black tree (<bsd/sys/tree.h>),
+ * so that registering or unregistering one of n regions costs O(log n) (a
+ * sorted array's memmove made a heap of 100 k regions quadratic: a
+ * sub-allocator that registers one large arena as its heap has all its live
+ * blocks there). Walk it with vr_heap_first and vr_region_next (state.c). */
+RB_HEAD(vr_regions, vr_region);
+RB_PROTOTYPE(vr_regions, vr_region, link, vr_region_cmp)
+
 typedef struct vr_heap {
     uint64_t key; /* heap id */
     uint64_t addr, size;
     int32_t device;
-    uint64_t covered_alloc; /* address of the live allocation it covers, 0 = none */
-    vr_region *regions;     /* sorted by addr */
-    size_t nregions, capregions;
+    uint64_t covered_alloc;    /* address of the live allocation it covers, 0 = none */
+    struct vr_regions regions; /* by addr; its nodes are malloc'ed (frag.c) */
+    size_t nregions;
     uint64_t region_bytes;
     uint64_t largest_free; /* cached heap_largest_free, valid unless lf_dirty */
     bool lf_dirty;
 } vr_heap;
+
+/* h's regions in address order: the first (NULL: none) and the one after r
+ * (NULL: r was the last). O(log n) each, O(n) for a whole walk. */
+const vr_region *vr_heap_first(const vr_heap *h);
+const vr_region *vr_region_next(const vr_region *r);
 
 typedef struct vr_bucket {
     uint64_t index; /* time bucket number */

@@ -580,6 +580,25 @@ static void stress_live(vtg *g, uint64_t n, uint64_t *t)
         vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
 }
 
+/* One heap (a sub-allocator's arena registered with the NVTX Mem API)
+ * holding n live regions of 4 KiB on 200 call sites, then n
+ * regions freed and registered again at random places in it (the report's
+ * region list of one heap at n entries). */
+static void stress_regions(vtg *g, uint64_t n, uint64_t *t)
+{
+    big_stacks(g);
+    uint64_t base = 0x100000000ull, seed = 7;
+    vtg_alloc(g, (*t)++, base, n << 12, 8);
+    vtg_heap(g, (*t)++, 1, base, n << 12);
+    for (uint64_t i = 0; i < n; i++)
+        vtg_region(g, (*t)++, 1, base + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = lcg(&seed) % n;
+        vtg_region_free(g, (*t)++, 1, base + (k << 12));
+        vtg_region(g, (*t)++, 1, base + (k << 12), 4096, (uint32_t)(k % BIG_SITES) * 8 + 8);
+    }
+}
+
 int vtg_stress(const char *path, const char *kind, uint64_t n)
 {
     const char *argv[] = {kind};
@@ -587,6 +606,7 @@ int vtg_stress(const char *path, const char *kind, uint64_t n)
                                               : !strcmp(kind, "ranges")  ? stress_ranges
                                               : !strcmp(kind, "devices") ? stress_devices
                                               : !strcmp(kind, "live")    ? stress_live
+                                              : !strcmp(kind, "regions") ? stress_regions
                                                                          : NULL;
     vtg g;
     uint64_t t = 1000;
