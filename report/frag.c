@@ -77,7 +77,7 @@ static void drop_regions(vr_state *s, vr_heap *h)
         d->region_bytes -= r->size;
         h->region_bytes -= r->size;
         vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
-        RB_REMOVE(vr_regions, &h->regions, r);
+        vr_heap_remove_region(h, r);
         free(r);
     }
     h->nregions = 0;
@@ -126,12 +126,12 @@ void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
     }
     vr_region *r = vr_xcalloc(1, sizeof *r);
     r->addr = ev->u.region.addr;
-    RB_INSERT(vr_regions, &h->regions, r); /* no region at addr: found above */
-    h->nregions++;
     r->size = ev->u.region.size;
     r->stack = ev->u.region.stack;
     r->range = range;
     r->ts = s->t_last;
+    vr_heap_insert_region(h, r); /* no region at addr: dropped above */
+    h->nregions++;
     vr_iteration_alloc(s, r->size);
     h->lf_dirty = true;
     h->region_bytes += r->size;
@@ -165,7 +165,7 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr)
     h->region_bytes -= r->size;
     vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
     h->lf_dirty = true;
-    RB_REMOVE(vr_regions, &h->regions, r);
+    vr_heap_remove_region(h, r);
     free(r);
     h->nregions--;
 }
@@ -181,6 +181,7 @@ void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size)
     vr_state_device(s, h->device)->region_bytes += (uint64_t)delta;
     h->region_bytes += (uint64_t)delta;
     r->size = size;
+    vr_heap_region_resized(r);
     h->lf_dirty = true;
     vr_account(s, h->device, stack, range, delta, 0);
 }

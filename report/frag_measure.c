@@ -31,7 +31,8 @@ vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
         f.reserved += h->size;
         f.allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
         if (h->lf_dirty) { /* only heaps whose regions changed are walked again */
-            h->largest_free = heap_largest_free(h);
+            if (!vr_heap_largest_free_fast(h, &h->largest_free))
+                h->largest_free = heap_largest_free(h);
             h->lf_dirty = false;
         }
         if (h->largest_free > f.largest_free)

@@ -59,7 +59,89 @@ static int vr_region_cmp(const vr_region *a, const vr_region *b)
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+/* Sets r's sub_ fields from its own and its children's (vr_region). With
+ * L, R its children: the gaps of the subtree are L's, the one between L's
+ * highest end and r, the one between the highest end up to r and R's
+ * lowest address, and R's (exact when nothing overlaps: R's own gaps are
+ * then measured after ends that L and r cannot pass). */
+static void region_augment(vr_region *r)
+{
+    const vr_region *l = RB_LEFT(r, link), *rt = RB_RIGHT(r, link);
+    uint64_t end = r->addr + r->size, gap = 0;
+    bool overlap = false;
+    r->sub_min = l ? l->sub_min : r->addr;
+    if (l) {
+        gap = l->sub_gap;
+        overlap = l->sub_overlap || l->sub_end > r->addr;
+        if (r->addr > l->sub_end && r->addr - l->sub_end > gap)
+            gap = r->addr - l->sub_end;
+        if (l->sub_end > end)
+            end = l->sub_end;
+    }
+    if (rt) {
+        overlap = overlap || rt->sub_overlap || end > rt->sub_min;
+        if (rt->sub_gap > gap)
+            gap = rt->sub_gap;
+        if (rt->sub_min > end && rt->sub_min - end > gap)
+            gap = rt->sub_min - end;
+        if (rt->sub_end > end)
+            end = rt->sub_end;
+    }
+    r->sub_end = end;
+    r->sub_gap = gap;
+    r->sub_overlap = overlap;
+}
+
+/* The tree's rotations keep the sub_ fields of the nodes they move; the
+ * insert and remove below fix the path to the root themselves. */
+#undef RB_AUGMENT
+#define RB_AUGMENT(x) region_augment(x)
 RB_GENERATE(vr_regions, vr_region, link, vr_region_cmp)
+
+/* Recomputes the sub_ fields of r and of every region above it. */
+static void augment_up(vr_region *r)
+{
+    for (; r; r = RB_PARENT(r, link))
+        region_augment(r);
+}
+
+void vr_heap_insert_region(vr_heap *h, vr_region *r)
+{
+    region_augment(r);
+    RB_INSERT(vr_regions, &h->regions, r);
+    augment_up(r);
+}
+
+void vr_heap_remove_region(vr_heap *h, vr_region *r)
+{
+    vr_region *above = RB_PARENT(r, link);
+    RB_REMOVE(vr_regions, &h->regions, r);
+    augment_up(above);
+}
+
+void vr_heap_region_resized(vr_region *r)
+{
+    augment_up(r);
+}
+
+bool vr_heap_largest_free_fast(const vr_heap *h, uint64_t *largest)
+{
+    const vr_region *root = RB_ROOT(&h->regions);
+    uint64_t end = h->addr + h->size;
+    if (!root) {
+        *largest = h->size;
+        return true;
+    }
+    if (root->sub_overlap || root->sub_min < h->addr || root->sub_end > end)
+        return false;
+    uint64_t best = root->sub_gap;
+    if (root->sub_min - h->addr > best)
+        best = root->sub_min - h->addr;
+    if (end - root->sub_end > best)
+        best = end - root->sub_end;
+    *largest = best;
+    return true;
+}
 
 const vr_region *vr_heap_first(const vr_heap *h)
 {

@@ -131,12 +131,18 @@ typedef struct vr_vmm_map {
 } vr_vmm_map;
 
 /* A region of a heap (a block of a caching allocator's segment), in its
- * heap's tree by address. */
+ * heap's tree by address. The sub_ fields describe its subtree (the regions
+ * under it, itself included), kept by the tree (state.c, region_augment):
+ * its lowest address, its highest end, its largest gap between one region
+ * and the next (after the highest end of those before), and whether a
+ * region there starts before the highest end of those before it (overlap). */
 typedef struct vr_region {
     RB_ENTRY(vr_region) link;
     uint64_t addr, size;
     uint32_t stack, range;
     uint64_t ts;
+    uint64_t sub_min, sub_end, sub_gap;
+    bool sub_overlap;
 } vr_region;
 
 /* A heap's regions by address: libbsd's red-black tree (<bsd/sys/tree.h>),
@@ -163,6 +169,16 @@ typedef struct vr_heap {
  * (NULL: r was the last). O(log n) each, O(n) for a whole walk. */
 const vr_region *vr_heap_first(const vr_heap *h);
 const vr_region *vr_region_next(const vr_region *r);
+/* Add region r (all its fields set, no region of h at its address), remove
+ * it (not freed), or say that its size changed: O(log n) each. */
+void vr_heap_insert_region(vr_heap *h, vr_region *r);
+void vr_heap_remove_region(vr_heap *h, vr_region *r);
+void vr_heap_region_resized(vr_region *r);
+/* The largest free gap of h (bytes between two regions, or between one and
+ * the heap's start or end) in O(1) from the tree, when every region lies
+ * inside the heap and none overlaps another: true. false otherwise: the
+ * caller walks the regions (frag_measure.c). */
+bool vr_heap_largest_free_fast(const vr_heap *h, uint64_t *largest);
 
 typedef struct vr_bucket {
     uint64_t index; /* time bucket number */

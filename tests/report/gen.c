@@ -581,17 +581,21 @@ static void stress_live(vtg *g, uint64_t n, uint64_t *t)
 }
 
 /* One heap (a sub-allocator's arena registered with the NVTX Mem API)
- * holding n live regions of 4 KiB on 200 call sites, then n
- * regions freed and registered again at random places in it (the report's
- * region list of one heap at n entries). */
+ * filled to n live regions of 4 KiB on 200 call sites as a first training
+ * step does (two registered, one of them unregistered: a new peak before
+ * every unregistration), then n regions freed and registered again at
+ * random places in it (the report's regions of one heap at n entries). */
 static void stress_regions(vtg *g, uint64_t n, uint64_t *t)
 {
     big_stacks(g);
     uint64_t base = 0x100000000ull, seed = 7;
-    vtg_alloc(g, (*t)++, base, n << 12, 8);
-    vtg_heap(g, (*t)++, 1, base, n << 12);
-    for (uint64_t i = 0; i < n; i++)
+    vtg_alloc(g, (*t)++, base, (n + 1) << 12, 8);
+    vtg_heap(g, (*t)++, 1, base, (n + 1) << 12);
+    for (uint64_t i = 0; i < n; i++) {
         vtg_region(g, (*t)++, 1, base + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+        vtg_region(g, (*t)++, 1, base + ((i + 1) << 12), 4096, 8);
+        vtg_region_free(g, (*t)++, 1, base + ((i + 1) << 12));
+    }
     for (uint64_t i = 0; i < n; i++) {
         uint64_t k = lcg(&seed) % n;
         vtg_region_free(g, (*t)++, 1, base + (k << 12));
