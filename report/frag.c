@@ -7,7 +7,12 @@
  * time: of the bytes free inside a device's registered heaps (heaps minus
  * their regions), the share not in the largest contiguous free block of any
  * one heap: 1 - largest_free / total_free (0 when nothing is free). A request
- * larger than largest_free fails even though total_free would hold it. */
+ * larger than largest_free fails even though total_free would hold it.
+ *
+ * Its inputs are kept per device as heaps and regions change (attach,
+ * detach): the sums of heap sizes and of region bytes (each at most its
+ * heap's size), and how many heaps have each largest free gap, a heap's
+ * read at the root of its region tree (state.c). */
 #include "state.h"
 
 #include <stdlib.h>
@@ -15,6 +20,69 @@
 static vr_heap *heap_get(vr_state *s, uint64_t id)
 {
     return vr_map_get(&s->heaps, id);
+}
+
+/* Largest gap between regions (clamped to the heap), bytes. */
+static uint64_t heap_largest_free(const vr_heap *h)
+{
+    uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
+    for (const vr_region *r = vr_heap_first(h); r; r = vr_region_next(r)) {
+        if (r->addr > cur && r->addr <= end && r->addr - cur > best)
+            best = r->addr - cur;
+        if (r->addr + r->size > cur)
+            cur = r->addr + r->size;
+    }
+    if (end > cur && end - cur > best)
+        best = end - cur;
+    return best;
+}
+
+/* h's largest free gap: read at its tree's root, or walked when a region
+ * overlaps another or leaves the heap. */
+static uint64_t heap_largest(const vr_heap *h)
+{
+    uint64_t best;
+    return vr_heap_largest_free_fast(h, &best) ? best : heap_largest_free(h);
+}
+
+/* One more (n = 1) or one fewer (n = -1) heap of d with largest gap g. */
+static void gap_count(vr_devstate *d, uint64_t g, int n)
+{
+    vr_gap_count key = {.largest = g}, *c = RB_FIND(vr_gap_counts, &d->gaps, &key);
+    if (!c) {
+        c = vr_xcalloc(1, sizeof *c);
+        c->largest = g;
+        RB_INSERT(vr_gap_counts, &d->gaps, c);
+    }
+    c->heaps += (uint64_t)(int64_t)n;
+    if (!c->heaps) {
+        RB_REMOVE(vr_gap_counts, &d->gaps, c);
+        free(c);
+    }
+}
+
+/* Heap h's part of its device's fragmentation inputs: added (attach, after
+ * any change of its regions, size or device) or taken away (detach, before
+ * one). */
+static void attach(vr_state *s, vr_heap *h)
+{
+    vr_devstate *d = vr_state_device(s, h->device);
+    h->largest_free = heap_largest(h);
+    d->frag_reserved += h->size;
+    d->frag_allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
+    gap_count(d, h->largest_free, 1);
+    h->attached = true;
+}
+
+static void detach(vr_state *s, vr_heap *h)
+{
+    if (!h->attached)
+        return;
+    vr_devstate *d = vr_state_device(s, h->device);
+    d->frag_reserved -= h->size;
+    d->frag_allocated -= h->region_bytes < h->size ? h->region_bytes : h->size;
+    gap_count(d, h->largest_free, -1);
+    h->attached = false;
 }
 
 /* Cover the live direct allocation at addr by heap h: its bytes now count as
@@ -29,7 +97,9 @@ static void cover(vr_state *s, vr_heap *h, vr_live *l)
     l->in_heap = 1;
     vr_live_ext_get(s, l->key)->heap = h->key;
     h->covered_alloc = l->key;
+    detach(s, h);
     h->device = l->device;
+    attach(s, h);
     s->uncovered_heaps--;
 }
 
@@ -43,8 +113,8 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     vr_heap *h = vr_map_put(&s->heaps, ev->u.heap.heap, NULL);
     h->addr = ev->u.heap.addr;
     h->size = ev->u.heap.size;
-    h->lf_dirty = true;
     h->device = 0;
+    attach(s, h);
     s->uncovered_heaps++;
     vr_live *l = vr_map_get(&s->live, h->addr);
     if (l && l->device >= 0 && !l->in_heap)
@@ -73,15 +143,18 @@ void vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
 static void drop_regions(vr_state *s, vr_heap *h)
 {
     vr_devstate *d = vr_state_device(s, h->device);
-    for (vr_region *r; (r = RB_ROOT(&h->regions));) {
+    for (const vr_region *r = vr_heap_first(h); r; r = vr_region_next(r)) {
         d->region_bytes -= r->size;
-        h->region_bytes -= r->size;
         vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
+    }
+    detach(s, h);
+    for (vr_region *r; (r = RB_ROOT(&h->regions));) {
         vr_heap_remove_region(h, r);
         free(r);
     }
+    h->region_bytes = 0;
     h->nregions = 0;
-    h->lf_dirty = true;
+    attach(s, h);
 }
 
 uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
@@ -105,6 +178,7 @@ uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
     } else if (!h->covered_alloc) {
         s->uncovered_heaps--;
     }
+    detach(s, h);
     vr_map_del(&s->heaps, id); /* drop_regions left its tree empty */
     return uncovered;
 }
@@ -130,11 +204,12 @@ void vr_region_register(vr_state *s, const vt_event *ev, uint32_t range)
     r->stack = ev->u.region.stack;
     r->range = range;
     r->ts = s->t_last;
+    detach(s, h);
     vr_heap_insert_region(h, r); /* no region at addr: dropped above */
     h->nregions++;
-    vr_iteration_alloc(s, r->size);
-    h->lf_dirty = true;
     h->region_bytes += r->size;
+    attach(s, h);
+    vr_iteration_alloc(s, r->size);
     vr_state_device(s, h->device)->region_bytes += r->size;
     vr_account(s, h->device, r->stack, r->range, (int64_t)r->size, 1);
 }
@@ -161,13 +236,16 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr)
     vr_region *r = h ? region_find(h, addr) : NULL;
     if (!r)
         return;
-    vr_state_device(s, h->device)->region_bytes -= r->size;
-    h->region_bytes -= r->size;
-    vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
-    h->lf_dirty = true;
+    uint64_t size = r->size;
+    uint32_t stack = r->stack, range = r->range;
+    detach(s, h);
     vr_heap_remove_region(h, r);
     free(r);
     h->nregions--;
+    h->region_bytes -= size;
+    attach(s, h);
+    vr_state_device(s, h->device)->region_bytes -= size;
+    vr_account(s, h->device, stack, range, -(int64_t)size, -1);
 }
 
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size)
@@ -178,10 +256,11 @@ void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size)
         return;
     int64_t delta = (int64_t)size - (int64_t)r->size;
     uint32_t stack = r->stack, range = r->range;
-    vr_state_device(s, h->device)->region_bytes += (uint64_t)delta;
+    detach(s, h);
     h->region_bytes += (uint64_t)delta;
     r->size = size;
     vr_heap_region_resized(r);
-    h->lf_dirty = true;
+    attach(s, h);
+    vr_state_device(s, h->device)->region_bytes += (uint64_t)delta;
     vr_account(s, h->device, stack, range, delta, 0);
 }

@@ -143,6 +143,15 @@ bool vr_heap_largest_free_fast(const vr_heap *h, uint64_t *largest)
     return true;
 }
 
+static int vr_gap_cmp(const vr_gap_count *a, const vr_gap_count *b)
+{
+    return a->largest < b->largest ? -1 : a->largest > b->largest;
+}
+
+#undef RB_AUGMENT
+#define RB_AUGMENT(x) ((void)(x))
+RB_GENERATE(vr_gap_counts, vr_gap_count, link, vr_gap_cmp)
+
 const vr_region *vr_heap_first(const vr_heap *h)
 {
     return RB_MIN(vr_regions, (struct vr_regions *)&h->regions);
@@ -167,6 +176,10 @@ void vr_state_destroy(vr_state *s)
     for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
         free(d->name);
         free(d->buckets);
+        for (vr_gap_count *g; (g = RB_ROOT(&d->gaps));) {
+            RB_REMOVE(vr_gap_counts, &d->gaps, g);
+            free(g);
+        }
     }
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)

@@ -161,8 +161,8 @@ typedef struct vr_heap {
     struct vr_regions regions; /* by addr; its nodes are malloc'ed (frag.c) */
     size_t nregions;
     uint64_t region_bytes;
-    uint64_t largest_free; /* cached heap_largest_free, valid unless lf_dirty */
-    bool lf_dirty;
+    uint64_t largest_free; /* while attached to its device (frag.c) */
+    bool attached;
 } vr_heap;
 
 /* h's regions in address order: the first (NULL: none) and the one after r
@@ -180,6 +180,15 @@ void vr_heap_region_resized(vr_region *r);
  * caller walks the regions (frag_measure.c). */
 bool vr_heap_largest_free_fast(const vr_heap *h, uint64_t *largest);
 
+/* How many of a device's heaps have largest free gap `largest` (a
+ * multiset of the gaps: the device's largest is the tree's last). */
+typedef struct vr_gap_count {
+    RB_ENTRY(vr_gap_count) link;
+    uint64_t largest, heaps;
+} vr_gap_count;
+RB_HEAD(vr_gap_counts, vr_gap_count);
+RB_PROTOTYPE(vr_gap_counts, vr_gap_count, link, vr_gap_cmp)
+
 typedef struct vr_bucket {
     uint64_t index; /* time bucket number */
     uint64_t max_alloc, t_max, max_res;
@@ -194,6 +203,11 @@ typedef struct vr_devstate {
     uint64_t direct;     /* live direct allocations outside heaps */
     uint64_t heap_bytes; /* registered heaps */
     uint64_t region_bytes;
+    /* the fragmentation's inputs over the heaps attached here (frag.c):
+     * their sizes, their region bytes (each at most its heap's size) and
+     * their largest free gaps */
+    uint64_t frag_reserved, frag_allocated;
+    struct vr_gap_counts gaps;
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */

@@ -603,6 +603,23 @@ static void stress_regions(vtg *g, uint64_t n, uint64_t *t)
     }
 }
 
+/* n heaps of 2 MiB (a caching allocator's small segments), each covering
+ * its cudaMalloc, filled as a first step fills them: two regions
+ * registered, one unregistered (a new peak before every unregistration,
+ * where the fragmentation of all the device's heaps is measured). */
+static void stress_heaps(vtg *g, uint64_t n, uint64_t *t)
+{
+    big_stacks(g);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a = 0x100000000ull + i * (2 * MiB);
+        vtg_alloc(g, (*t)++, a, 2 * MiB, 8);
+        vtg_heap(g, (*t)++, i + 1, a, 2 * MiB);
+        vtg_region(g, (*t)++, i + 1, a, 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+        vtg_region(g, (*t)++, i + 1, a + 4096, 4096, 8);
+        vtg_region_free(g, (*t)++, i + 1, a);
+    }
+}
+
 int vtg_stress(const char *path, const char *kind, uint64_t n)
 {
     const char *argv[] = {kind};
@@ -611,6 +628,7 @@ int vtg_stress(const char *path, const char *kind, uint64_t n)
                                               : !strcmp(kind, "devices") ? stress_devices
                                               : !strcmp(kind, "live")    ? stress_live
                                               : !strcmp(kind, "regions") ? stress_regions
+                                              : !strcmp(kind, "heaps")   ? stress_heaps
                                                                          : NULL;
     vtg g;
     uint64_t t = 1000;

@@ -74,9 +74,9 @@ const char *vtg_scenario_name(size_t i);
 /* A large trace for the benchmark: about `events` events. */
 int vtg_big(const char *path, uint64_t events);
 /* A trace small on disk whose report state grows with n: kind "stacks" (n
- * distinct stacks), "ranges" (n NVTX ranges never popped) or "devices" (n
- * device ids) or "live" (n allocations never freed). Returns 0, or -1
- * (unknown kind, I/O). */
+ * distinct stacks), "ranges" (n NVTX ranges never popped), "devices" (n
+ * device ids), "live" (n allocations never freed), "regions" (n regions in
+ * one heap) or "heaps" (n heaps). Returns 0, or -1 (unknown kind, I/O). */
 int vtg_stress(const char *path, const char *kind, uint64_t n);
 
 #endif
