@@ -124,7 +124,7 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     vr_account_reserved(s, h->device, (int64_t)h->size);
 }
 
-void vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
+bool vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
 {
     size_t i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
@@ -135,9 +135,10 @@ void vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
             cover(s, h, l);
             vr_state_device(s, h->device)->heap_bytes += h->size;
             vr_account_reserved(s, h->device, (int64_t)h->size);
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 static void drop_regions(vr_state *s, vr_heap *h)

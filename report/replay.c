@@ -82,16 +82,20 @@ static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
     s->t_last = now;
 }
 
+/* A pending allocation l is settled: a new one that a heap registered
+ * before it claims becomes that heap's memory, never counted as allocated
+ * (as when its heap registration follows it); any other is counted at its
+ * own time. */
 static void pending_commit(vr_state *s, vr_live *l)
 {
     bool fresh = l->pending == VR_PENDING_NEW;
+    if (fresh && vr_heap_check_alloc(s, l))
+        return;
     uint64_t since = fresh ? l->ts : vr_live_ext_get(s, l->key)->pending_ts;
     l->pending = VR_PENDING_NONE;
     account_direct_at(s, l, since);
-    if (!fresh)
-        return;
-    vr_iteration_alloc(s, l->size);
-    vr_heap_check_alloc(s, l);
+    if (fresh)
+        vr_iteration_alloc(s, l->size);
 }
 
 /* l is pending (see VR_PENDING_*): a new one since its own time (l->ts), an

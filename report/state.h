@@ -511,14 +511,15 @@ void vr_region_unregister(vr_state *s, uint64_t heap, uint64_t addr);
  * registered the region (vr_site_names); unknown regions are ignored. */
 void vr_region_name(vr_state *s, uint64_t heap, uint64_t addr, uint32_t name);
 void vr_region_resize(vr_state *s, uint64_t heap, uint64_t addr, uint64_t size);
-/* A direct allocation appeared: mark it in_heap when a heap covers it.
- * Inline: every allocation, and only a heap without its allocation yet
+/* A direct allocation l appeared (still pending: VR_PENDING_NEW): when a
+ * heap registered before it is at its address, that heap claims it
+ * (in_heap, no longer pending, never counted as allocated): true. Inline:
+ * every allocation, and only a heap without its allocation yet
  * (uncovered_heaps) can. */
-void vr_heap_check_alloc_slow(vr_state *s, vr_live *l);
-static inline void vr_heap_check_alloc(vr_state *s, vr_live *l)
+bool vr_heap_check_alloc_slow(vr_state *s, vr_live *l);
+static inline bool vr_heap_check_alloc(vr_state *s, vr_live *l)
 {
-    if (s->uncovered_heaps && l->device >= 0)
-        vr_heap_check_alloc_slow(s, l);
+    return s->uncovered_heaps && l->device >= 0 && vr_heap_check_alloc_slow(s, l);
 }
 
 /* accounting.c: the per-(device, kind) ledger of report.h's vr_acct_row.

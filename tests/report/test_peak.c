@@ -155,6 +155,32 @@ static void test_claim_after_other_alloc(void **state)
     vr_report_free(r);
 }
 
+/* Heaps registered before their allocation is seen (another thread's
+ * cudaMalloc recorded after the registration, in the trace's time order):
+ * the allocation at a heap's address is claimed by it when it comes,
+ * counted as reserved only, while many other heaps still wait and
+ * allocations at other addresses count as allocated. */
+static void test_claim_before_alloc(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"claimfirst"};
+    open_trace(&g, "claimfirst", 1, argv);
+    uint64_t t = 100;
+    for (uint64_t k = 0; k < 50; k++) /* 50 heaps of 2 MiB, not allocated yet */
+        vtg_heap(&g, t++, k + 1, 0x10000000 + k * 2 * MiB, 2 * MiB);
+    vtg_alloc(&g, t++, 0x90000000, 3 * MiB, 1);               /* no heap there: allocated */
+    vtg_alloc(&g, t++, 0x10000000 + 7 * 2 * MiB, 2 * MiB, 1); /* heap 8's */
+    vtg_region(&g, t++, 8, 0x10000000 + 7 * 2 * MiB, 1 * MiB, 1);
+    vtg_region_free(&g, t++, 8, 0x10000000 + 7 * 2 * MiB);
+    vtg_free(&g, t++, 0x90000000);
+    vtg_end(&g, t, 0);
+    vr_report *r = close_and_analyze(&g, "claimfirst");
+    assert_int_equal(r->peak_allocated, 4 * MiB);
+    assert_int_equal(r->peak_reserved, 103 * MiB);
+    vr_report_free(r);
+}
+
 /* At the peak "backward" (stacks 2, 3, 4: 30, 20 and 10 MiB, stack 2 also
  * 5 MiB in "forward") dominates: its sites are listed largest first, bytes
  * inside the range only; the text names them under the Peak section. */
@@ -204,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_hover_sites),
         cmocka_unit_test(test_peak_pending_at_end),
         cmocka_unit_test(test_claim_after_other_alloc),
+        cmocka_unit_test(test_claim_before_alloc),
         cmocka_unit_test(test_range_sites),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
