@@ -85,6 +85,27 @@ static void detach(vr_state *s, vr_heap *h)
     h->attached = false;
 }
 
+/* Heap h starts (uncovered_add) or stops (uncovered_drop) waiting for its
+ * allocation. */
+static void uncovered_add(vr_state *s, const vr_heap *h)
+{
+    bool created;
+    vr_uncovered *u = vr_map_put(&s->uncovered_at, h->addr, &created);
+    u->heap = created ? h->key : 0;
+    u->n++;
+    s->uncovered_heaps++;
+}
+
+static void uncovered_drop(vr_state *s, const vr_heap *h)
+{
+    vr_uncovered *u = vr_map_get(&s->uncovered_at, h->addr);
+    if (u && --u->n == 0)
+        vr_map_del(&s->uncovered_at, h->addr);
+    else if (u && u->heap == h->key)
+        u->heap = 0;
+    s->uncovered_heaps--;
+}
+
 /* Cover the live direct allocation at addr by heap h: its bytes now count as
  * reserved (through the heap), no longer as allocated. A pending one (its
  * cudaMalloc just before) was never counted: nothing to take back. */
@@ -100,7 +121,7 @@ static void cover(vr_state *s, vr_heap *h, vr_live *l)
     detach(s, h);
     h->device = l->device;
     attach(s, h);
-    s->uncovered_heaps--;
+    uncovered_drop(s, h);
 }
 
 bool vr_heap_known(const vr_state *s, uint64_t heap)
@@ -115,7 +136,7 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     h->size = ev->u.heap.size;
     h->device = 0;
     attach(s, h);
-    s->uncovered_heaps++;
+    uncovered_add(s, h);
     vr_live *l = vr_map_get(&s->live, h->addr);
     if (l && l->device >= 0 && !l->in_heap)
         cover(s, h, l);
@@ -124,21 +145,35 @@ void vr_heap_register(vr_state *s, const vt_event *ev)
     vr_account_reserved(s, h->device, (int64_t)h->size);
 }
 
+/* The heap that waits for an allocation at addr, NULL when none: found
+ * through s->uncovered_at, scanning the heaps only when several wait there
+ * (then the first one, as before the index). */
+static vr_heap *waiting_heap(vr_state *s, uint64_t addr)
+{
+    const vr_uncovered *u = vr_map_get(&s->uncovered_at, addr);
+    if (!u)
+        return NULL;
+    if (u->heap)
+        return heap_get(s, u->heap);
+    size_t i = 0;
+    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
+        if (!h->covered_alloc && h->addr == addr)
+            return h;
+    return NULL;
+}
+
 bool vr_heap_check_alloc_slow(vr_state *s, vr_live *l)
 {
-    size_t i = 0;
-    for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));) {
-        if (!h->covered_alloc && h->addr == l->key) {
-            /* the heap was counted on device 0 until now */
-            vr_state_device(s, h->device)->heap_bytes -= h->size;
-            vr_account_reserved(s, h->device, -(int64_t)h->size);
-            cover(s, h, l);
-            vr_state_device(s, h->device)->heap_bytes += h->size;
-            vr_account_reserved(s, h->device, (int64_t)h->size);
-            return true;
-        }
-    }
-    return false;
+    vr_heap *h = waiting_heap(s, l->key);
+    if (!h)
+        return false;
+    /* the heap was counted on device 0 until now */
+    vr_state_device(s, h->device)->heap_bytes -= h->size;
+    vr_account_reserved(s, h->device, -(int64_t)h->size);
+    cover(s, h, l);
+    vr_state_device(s, h->device)->heap_bytes += h->size;
+    vr_account_reserved(s, h->device, (int64_t)h->size);
+    return true;
 }
 
 static void drop_regions(vr_state *s, vr_heap *h)
@@ -177,7 +212,7 @@ uint64_t vr_heap_unregister(vr_state *s, uint64_t id, bool reset_only)
         vr_live_ext_get(s, l->key)->pending_ts = s->t_last;
         uncovered = l->key;
     } else if (!h->covered_alloc) {
-        s->uncovered_heaps--;
+        uncovered_drop(s, h);
     }
     detach(s, h);
     vr_map_del(&s->heaps, id); /* drop_regions left its tree empty */

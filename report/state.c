@@ -33,6 +33,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->acct, sizeof(vr_acct));
     vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
     vr_map_init(&s->live_ext, sizeof(vr_live_ext));
+    vr_map_init(&s->uncovered_at, sizeof(vr_uncovered));
     s->iter.stride = 1;
     s->iter.slot = 0;
     vr_map_init(&s->alloc_sites, sizeof(vr_counter));
@@ -207,6 +208,7 @@ void vr_state_destroy(vr_state *s)
     vr_acct_destroy(s);
     vr_map_destroy(&s->vmm_maps);
     vr_map_destroy(&s->live_ext);
+    vr_map_destroy(&s->uncovered_at);
     free(s->leaf_rows);
     vr_map_destroy(&s->alloc_sites);
     vr_map_destroy(&s->site_names);

@@ -124,6 +124,14 @@ typedef struct vr_acct {
 } vr_acct;
 
 /* A VMM mapping: virtual address -> the live-map key of its handle. */
+/* The heaps registered at one address that wait for their allocation
+ * (frag.c: an allocation there is theirs, vr_heap_check_alloc_slow). */
+typedef struct vr_uncovered {
+    uint64_t key;  /* the heaps' address */
+    uint64_t heap; /* the one heap id there; 0 when several (then scanned) */
+    uint32_t n;
+} vr_uncovered;
+
 typedef struct vr_vmm_map {
     uint64_t key; /* mapped address */
     uint64_t size;
@@ -319,6 +327,7 @@ typedef struct vr_state {
     uint64_t frag_peak_at; /* peak value when peak_frag was taken */
     vr_frag peak_frag;
     size_t uncovered_heaps; /* heaps without a covering allocation */
+    vr_map uncovered_at;    /* vr_uncovered per address of such heaps */
     bool have_peak_frag;
 
     uint64_t host_pinned, host_pinned_peak;

@@ -1,12 +1,14 @@
 /* bench_report_limits: `vramtrace report` memory on traces that multiply
  * report state cheaply (issue 14): N distinct stacks, N NVTX ranges never
  * popped, N device ids, N regions live in one heap and as many registered
- * again, N heaps filled at once (tests/report/gen.c, vtg_stress).
+ * again, N heaps filled at once, N heaps waiting for their allocation while
+ * 10 N allocations come and go (tests/report/gen.c, vtg_stress).
  *
- *   bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS] [--max-rss MIB]
+ *   bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS WAITING]
+ *                       [--max-rss MIB]
  *
  * Defaults: 1000000 stacks, 100000 ranges, 100000 devices, 100000 regions,
- * 100000 heaps.
+ * 100000 heaps, 10000 waiting heaps.
  * For each trace
  * prints its size, the report's wall time and maximum resident set size
  * (getrusage of the child); exits 1 when a report fails or, with --max-rss,
@@ -54,24 +56,25 @@ static int one(const char *vt, const char *kind, uint64_t n, long max_rss_mib)
 
 int main(int argc, char **argv)
 {
-    uint64_t n[5] = {1000000, 100000, 100000, 100000, 100000};
+    uint64_t n[6] = {1000000, 100000, 100000, 100000, 100000, 10000};
     long max_rss = 0;
     int k = 0;
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS] "
-                "[--max-rss MIB]\n");
+        fprintf(
+            stderr,
+            "usage: bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS WAITING] "
+            "[--max-rss MIB]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--max-rss") && i + 1 < argc)
             max_rss = atol(argv[++i]);
-        else if (k < 5)
+        else if (k < 6)
             n[k++] = strtoull(argv[i], NULL, 10);
     }
-    const char *kinds[] = {"stacks", "ranges", "devices", "regions", "heaps"};
+    const char *kinds[] = {"stacks", "ranges", "devices", "regions", "heaps", "waiting"};
     int bad = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         bad |= one(argv[1], kinds[i], n[i], max_rss) != 0;
     return bad ? 1 : 0;
 }

@@ -620,6 +620,21 @@ static void stress_heaps(vtg *g, uint64_t n, uint64_t *t)
     }
 }
 
+/* n heaps registered on memory the trace never allocates (a sub-allocator
+ * over VMM mappings, or over memory allocated before the recording: they
+ * wait for their allocation until the end), then 10 n cudaMalloc/cudaFree
+ * pairs elsewhere (each allocation is checked against the waiting heaps). */
+static void stress_waiting(vtg *g, uint64_t n, uint64_t *t)
+{
+    big_stacks(g);
+    for (uint64_t i = 0; i < n; i++)
+        vtg_heap(g, (*t)++, i + 1, 0x7000000000ull + i * (2 * MiB), 2 * MiB);
+    for (uint64_t i = 0; i < 10 * n; i++) {
+        vtg_alloc(g, (*t)++, 0x100000000ull + (i % 64) * 4096, 4096, 8);
+        vtg_free(g, (*t)++, 0x100000000ull + (i % 64) * 4096);
+    }
+}
+
 int vtg_stress(const char *path, const char *kind, uint64_t n)
 {
     const char *argv[] = {kind};
@@ -629,6 +644,7 @@ int vtg_stress(const char *path, const char *kind, uint64_t n)
                                               : !strcmp(kind, "live")    ? stress_live
                                               : !strcmp(kind, "regions") ? stress_regions
                                               : !strcmp(kind, "heaps")   ? stress_heaps
+                                              : !strcmp(kind, "waiting") ? stress_waiting
                                                                          : NULL;
     vtg g;
     uint64_t t = 1000;

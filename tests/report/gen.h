@@ -76,7 +76,9 @@ int vtg_big(const char *path, uint64_t events);
 /* A trace small on disk whose report state grows with n: kind "stacks" (n
  * distinct stacks), "ranges" (n NVTX ranges never popped), "devices" (n
  * device ids), "live" (n allocations never freed), "regions" (n regions in
- * one heap) or "heaps" (n heaps). Returns 0, or -1 (unknown kind, I/O). */
+ * one heap), "heaps" (n heaps) or "waiting" (n heaps waiting for their
+ * allocation, 10 n allocations elsewhere). Returns 0, or -1 (unknown kind,
+ * I/O). */
 int vtg_stress(const char *path, const char *kind, uint64_t n);
 
 #endif
