@@ -22,29 +22,6 @@ static vr_heap *heap_get(vr_state *s, uint64_t id)
     return vr_map_get(&s->heaps, id);
 }
 
-/* Largest gap between regions (clamped to the heap), bytes. */
-static uint64_t heap_largest_free(const vr_heap *h)
-{
-    uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
-    for (const vr_region *r = vr_heap_first(h); r; r = vr_region_next(r)) {
-        if (r->addr > cur && r->addr <= end && r->addr - cur > best)
-            best = r->addr - cur;
-        if (r->addr + r->size > cur)
-            cur = r->addr + r->size;
-    }
-    if (end > cur && end - cur > best)
-        best = end - cur;
-    return best;
-}
-
-/* h's largest free gap: read at its tree's root, or walked when a region
- * overlaps another or leaves the heap. */
-static uint64_t heap_largest(const vr_heap *h)
-{
-    uint64_t best;
-    return vr_heap_largest_free_fast(h, &best) ? best : heap_largest_free(h);
-}
-
 /* One more (n = 1) or one fewer (n = -1) heap of d with largest gap g. */
 static void gap_count(vr_devstate *d, uint64_t g, int n)
 {
@@ -63,14 +40,21 @@ static void gap_count(vr_devstate *d, uint64_t g, int n)
 
 /* Heap h's part of its device's fragmentation inputs: added (attach, after
  * any change of its regions, size or device) or taken away (detach, before
- * one). */
+ * one). A heap whose largest gap its tree cannot give (a region overlaps
+ * another or leaves the heap) is counted as irregular instead: its regions
+ * are walked when the fragmentation is measured, not at every change
+ * (frag_measure.c). */
 static void attach(vr_state *s, vr_heap *h)
 {
     vr_devstate *d = vr_state_device(s, h->device);
-    h->largest_free = heap_largest(h);
     d->frag_reserved += h->size;
     d->frag_allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
-    gap_count(d, h->largest_free, 1);
+    h->irregular = !vr_heap_largest_free_fast(h, &h->largest_free);
+    if (h->irregular)
+        d->irregular_heaps++;
+    else
+        gap_count(d, h->largest_free, 1);
+    h->lf_stale = h->irregular;
     h->attached = true;
 }
 
@@ -81,7 +65,10 @@ static void detach(vr_state *s, vr_heap *h)
     vr_devstate *d = vr_state_device(s, h->device);
     d->frag_reserved -= h->size;
     d->frag_allocated -= h->region_bytes < h->size ? h->region_bytes : h->size;
-    gap_count(d, h->largest_free, -1);
+    if (h->irregular)
+        d->irregular_heaps--;
+    else
+        gap_count(d, h->largest_free, -1);
     h->attached = false;
 }
 

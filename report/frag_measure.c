@@ -18,6 +18,16 @@ vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
         f.allocated = d->frag_allocated;
     }
     f.largest_free = g ? g->largest : 0;
+    size_t i = 0;
+    for (vr_heap *h; d && d->irregular_heaps && (h = vr_map_next(&s->heaps, &i));) {
+        if (!h->attached || !h->irregular || h->device != device)
+            continue;
+        if (h->lf_stale) /* walked once per change at most */
+            h->largest_free = vr_heap_largest_free_walk(h);
+        h->lf_stale = false;
+        if (h->largest_free > f.largest_free)
+            f.largest_free = h->largest_free;
+    }
     uint64_t total_free = f.reserved - f.allocated;
     f.fragmentation = total_free ? 1.0 - (double)f.largest_free / (double)total_free : 0.0;
     if (f.fragmentation < 0)

@@ -153,6 +153,20 @@ static int vr_gap_cmp(const vr_gap_count *a, const vr_gap_count *b)
 #define RB_AUGMENT(x) ((void)(x))
 RB_GENERATE(vr_gap_counts, vr_gap_count, link, vr_gap_cmp)
 
+uint64_t vr_heap_largest_free_walk(const vr_heap *h)
+{
+    uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
+    for (const vr_region *r = vr_heap_first(h); r; r = vr_region_next(r)) {
+        if (r->addr > cur && r->addr <= end && r->addr - cur > best)
+            best = r->addr - cur;
+        if (r->addr + r->size > cur)
+            cur = r->addr + r->size;
+    }
+    if (end > cur && end - cur > best)
+        best = end - cur;
+    return best;
+}
+
 const vr_region *vr_heap_first(const vr_heap *h)
 {
     return RB_MIN(vr_regions, (struct vr_regions *)&h->regions);

@@ -171,6 +171,8 @@ typedef struct vr_heap {
     uint64_t region_bytes;
     uint64_t largest_free; /* while attached to its device (frag.c) */
     bool attached;
+    bool irregular; /* attached without its largest gap (frag.c, attach) */
+    bool lf_stale;  /* irregular, and largest_free not walked since */
 } vr_heap;
 
 /* h's regions in address order: the first (NULL: none) and the one after r
@@ -187,6 +189,8 @@ void vr_heap_region_resized(vr_region *r);
  * inside the heap and none overlaps another: true. false otherwise: the
  * caller walks the regions (frag_measure.c). */
 bool vr_heap_largest_free_fast(const vr_heap *h, uint64_t *largest);
+/* The same by walking h's regions in order (any heap), O(n). */
+uint64_t vr_heap_largest_free_walk(const vr_heap *h);
 
 /* How many of a device's heaps have largest free gap `largest` (a
  * multiset of the gaps: the device's largest is the tree's last). */
@@ -215,7 +219,8 @@ typedef struct vr_devstate {
      * their sizes, their region bytes (each at most its heap's size) and
      * their largest free gaps */
     uint64_t frag_reserved, frag_allocated;
-    struct vr_gap_counts gaps;
+    struct vr_gap_counts gaps; /* of its regular heaps */
+    size_t irregular_heaps;    /* attached heaps not in gaps (frag.c, attach) */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
