@@ -171,12 +171,8 @@ static void drop_regions(vr_state *s, vr_heap *h)
         vr_account(s, h->device, r->stack, r->range, -(int64_t)r->size, -1);
     }
     detach(s, h);
-    for (vr_region *r; (r = RB_ROOT(&h->regions));) {
-        vr_heap_remove_region(h, r);
-        free(r);
-    }
+    vr_heap_free_regions(h);
     h->region_bytes = 0;
-    h->nregions = 0;
     attach(s, h);
 }
 

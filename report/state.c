@@ -153,6 +153,24 @@ static int vr_gap_cmp(const vr_gap_count *a, const vr_gap_count *b)
 #define RB_AUGMENT(x) ((void)(x))
 RB_GENERATE(vr_gap_counts, vr_gap_count, link, vr_gap_cmp)
 
+/* Frees the regions of the subtree at r (balanced: the recursion is
+ * O(log n) deep), without the rebalancing a removal does. */
+static void free_subtree(vr_region *r)
+{
+    if (!r)
+        return;
+    free_subtree(RB_LEFT(r, link));
+    free_subtree(RB_RIGHT(r, link));
+    free(r);
+}
+
+void vr_heap_free_regions(vr_heap *h)
+{
+    free_subtree(RB_ROOT(&h->regions));
+    RB_INIT(&h->regions);
+    h->nregions = 0;
+}
+
 uint64_t vr_heap_largest_free_walk(const vr_heap *h)
 {
     uint64_t best = 0, cur = h->addr, end = h->addr + h->size;
@@ -198,10 +216,7 @@ void vr_state_destroy(vr_state *s)
     }
     i = 0;
     for (vr_heap *h; (h = vr_map_next(&s->heaps, &i));)
-        for (vr_region *r; (r = RB_ROOT(&h->regions));) {
-            RB_REMOVE(vr_regions, &h->regions, r);
-            free(r);
-        }
+        vr_heap_free_regions(h);
     for (size_t k = 0; k < s->nmodules; k++) {
         free(s->modules[k].path);
         free(s->modules[k].build_id);

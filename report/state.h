@@ -184,6 +184,9 @@ const vr_region *vr_region_next(const vr_region *r);
 void vr_heap_insert_region(vr_heap *h, vr_region *r);
 void vr_heap_remove_region(vr_heap *h, vr_region *r);
 void vr_heap_region_resized(vr_region *r);
+/* Frees all of h's regions at once (O(n), no rebalancing); h is left with
+ * none. */
+void vr_heap_free_regions(vr_heap *h);
 /* The largest free gap of h (bytes between two regions, or between one and
  * the heap's start or end) in O(1) from the tree, when every region lies
  * inside the heap and none overlaps another: true. false otherwise: the
