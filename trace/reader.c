@@ -65,6 +65,7 @@ struct vt_reader {
     bool has_summary;   /* the file ends with a summary frame (records.h) */
     vt_summary summary;
     bool truncated, failed, done;
+    bool pext;       /* decode varints with PEXT (vt_cpu_fast_pext, asked once) */
     bool string_out; /* the last event given holds a string (strbuf, idbuf) */
     char err[512];
     char strbuf[VT_MAX_STRING_LEN + 1];
@@ -214,6 +215,7 @@ static vt_reader *reader_new(void)
         return NULL;
     }
     ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
+    r->pext = vt_cpu_fast_pext();
     return r;
 }
 
@@ -487,6 +489,7 @@ static int parse_batch(vt_reader *r)
         memset(&c->d, 0, sizeof c->d);
         c->d.prev_ts = base;
         c->d.version = r->hs.h.format_version;
+        c->d.pext = r->pext;
         c->p = p;
         c->end = p + len;
         p += len;

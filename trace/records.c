@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef VT_VARINT_PEXT
+#include <cpuid.h>
+#endif
 
 /* ---- Names ----------------------------------------------------------------- */
 
@@ -449,12 +452,25 @@ size_t vt_rec_encode(uint8_t *out, vt_delta *d, const vt_event *ev)
 
 /* One varint: the one-byte case (most fields) without the loop. roomy: at
  * least VT_VARINT_MAX bytes are left at *p (no bound check). */
-static ALWAYS_INLINE int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v, bool roomy)
+static ALWAYS_INLINE int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v, bool roomy,
+                                    bool pext)
 {
     if ((roomy || *p < end) && **p < 0x80) {
         *v = *(*p)++;
         return 0;
     }
+#ifdef VT_VARINT_PEXT
+    if (pext && roomy) {
+        size_t n = vt_varint_word_pext(*p, v);
+        if (n) {
+            *p += n;
+            return 0;
+        }
+        return vt_get_varint(p, end, v);
+    }
+#else
+    (void)pext;
+#endif
 #ifdef VT_VARINT_WORD
     size_t n = roomy ? vt_varint_word(*p, v) : 0;
     if (n) {
@@ -486,11 +502,12 @@ static ALWAYS_INLINE const char *dec_span(const uint8_t **p, const uint8_t *end,
 /* Decode one field; NULL on success, else what went wrong. str: the
  * record's VT_SPANS spans. */
 static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end, vt_delta *d,
-                                           vt_event *ev, const field *f, vt_span *str, bool roomy)
+                                           vt_event *ev, const field *f, vt_span *str, bool roomy,
+                                           bool pext)
 {
     char *dst = (char *)ev + f->off;
     uint64_t v;
-    if (get_varint(p, end, &v, roomy) < 0)
+    if (get_varint(p, end, &v, roomy, pext) < 0)
         return "malformed varint";
     switch (f->kind) {
     case F_TS:
@@ -540,7 +557,7 @@ static ALWAYS_INLINE const char *dec_field(const uint8_t **p, const uint8_t *end
  * decoding, read off the one table. */
 static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, const uint8_t *end,
                                             vt_delta *d, vt_event *ev, vt_span *str,
-                                            const field **bad, bool roomy)
+                                            const field **bad, bool roomy, bool pext)
 {
     const field *f = FIELDS[tok];
     const unsigned version = d->version ? d->version : VT_FORMAT_VERSION;
@@ -548,7 +565,7 @@ static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, con
 #define DEC_STEP(k)                                                                                \
     if (f[k].kind == F_END || f[k].since > version)                                                \
         return NULL;                                                                               \
-    if ((why = dec_field(p, end, d, ev, &f[k], str, roomy))) {                                     \
+    if ((why = dec_field(p, end, d, ev, &f[k], str, roomy, pext))) {                               \
         *bad = &f[k];                                                                              \
         return why;                                                                                \
     }
@@ -567,7 +584,7 @@ static ALWAYS_INLINE const char *dec_fields(unsigned tok, const uint8_t **p, con
 
 /* vt_rec_decode's body, inlined into both entry points. */
 static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_delta *d,
-                                    vt_event *ev, vt_span *str, char *err, size_t errlen)
+                                    vt_event *ev, vt_span *str, char *err, size_t errlen, bool pext)
 {
     const uint8_t *q = *p;
     memset(ev, 0, sizeof *ev);
@@ -590,11 +607,11 @@ static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_de
     bool roomy = end - *p >= VT_REC_FIXED_MAX;
     _Static_assert(1 + 8 * VT_VARINT_MAX + VT_VARINT_MAX <= VT_REC_FIXED_MAX, "roomy records");
     if (roomy && tok == VT_REC_ALLOC)
-        why = dec_fields(VT_REC_ALLOC, &q, end, d, ev, str, &bad, true);
+        why = dec_fields(VT_REC_ALLOC, &q, end, d, ev, str, &bad, true, pext);
     else if (roomy && tok == VT_REC_FREE)
-        why = dec_fields(VT_REC_FREE, &q, end, d, ev, str, &bad, true);
+        why = dec_fields(VT_REC_FREE, &q, end, d, ev, str, &bad, true, pext);
     else
-        why = dec_fields(tok, &q, end, d, ev, str, &bad, false);
+        why = dec_fields(tok, &q, end, d, ev, str, &bad, false, false);
     if (why) {
         snprintf(err, errlen, "%s record, field %s: %s", REC_NAMES[tok], bad->name, why);
         return -1;
@@ -606,18 +623,19 @@ static ALWAYS_INLINE int decode_one(const uint8_t **p, const uint8_t *end, vt_de
 int vt_rec_decode(const uint8_t **p, const uint8_t *end, vt_delta *d, vt_event *ev, vt_span *str,
                   char *err, size_t errlen)
 {
-    return decode_one(p, end, d, ev, str, err, errlen);
+    return decode_one(p, end, d, ev, str, err, errlen, false);
 }
 
-size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, uint32_t tid,
-                          vt_event *evs, size_t n, vt_span *str, bool *bad, char *err,
-                          size_t errlen)
+/* vt_rec_decode_many's body; pext: a constant, one copy each way. */
+static ALWAYS_INLINE size_t decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d,
+                                        uint32_t tid, vt_event *evs, size_t n, vt_span *str,
+                                        bool *bad, char *err, size_t errlen, bool pext)
 {
     size_t k = 0;
     *bad = false;
     str[VT_SPAN_STR].off = 0;
     while (k < n && *p < end) {
-        if (decode_one(p, end, d, &evs[k], str, err, errlen) < 0) {
+        if (decode_one(p, end, d, &evs[k], str, err, errlen, pext) < 0) {
             str[VT_SPAN_STR].off = 0; /* the bad record's, not the last one's */
             *bad = true;
             break;
@@ -628,6 +646,59 @@ size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, ui
     }
     return k;
 }
+
+size_t vt_rec_decode_many(const uint8_t **p, const uint8_t *end, vt_delta *d, uint32_t tid,
+                          vt_event *evs, size_t n, vt_span *str, bool *bad, char *err,
+                          size_t errlen)
+{
+#ifdef VT_VARINT_PEXT
+    if (d->pext)
+        return decode_many(p, end, d, tid, evs, n, str, bad, err, errlen, true);
+#endif
+    return decode_many(p, end, d, tid, evs, n, str, bad, err, errlen, false);
+}
+
+#ifdef VT_VARINT_PEXT
+/* cpuid leaf 0's vendor string: ebx, edx, ecx. */
+static bool cpu_vendor(const char *want)
+{
+    unsigned a, b, c, d;
+    char v[13];
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return false;
+    memcpy(v, &b, 4);
+    memcpy(v + 4, &d, 4);
+    memcpy(v + 8, &c, 4);
+    v[12] = 0;
+    return !strcmp(v, want);
+}
+
+/* The display family (cpuid leaf 1, eax): base family, plus the extended
+ * family when the base is 0xf. */
+static unsigned cpu_family(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    unsigned base = (a >> 8) & 0xf;
+    return base == 0xf ? base + ((a >> 20) & 0xff) : base;
+}
+
+bool vt_cpu_fast_pext(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_BMI2))
+        return false;
+    if (cpu_vendor("GenuineIntel"))
+        return true;
+    return cpu_vendor("AuthenticAMD") && cpu_family() >= 0x19;
+}
+#else
+bool vt_cpu_fast_pext(void)
+{
+    return false;
+}
+#endif
 
 /* ---- Chunk header ------------------------------------------------------------ */
 

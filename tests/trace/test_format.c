@@ -464,6 +464,124 @@ static void test_varint_word(void **state)
 #endif
 }
 
+/* Whether this CPU has PEXT at all (fast or not): the PEXT decoder can be
+ * run and compared here, whatever vt_cpu_fast_pext() chooses. */
+static bool have_pext(void)
+{
+#ifdef VT_VARINT_PEXT
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("bmi2");
+#else
+    return false;
+#endif
+}
+
+/* vt_varint_word_pext reads what vt_varint_word reads, every length and
+ * fill (test_varint_word's values). */
+static void test_varint_word_pext(void **state)
+{
+    (void)state;
+#ifdef VT_VARINT_PEXT
+    if (!have_pext())
+        skip();
+    uint64_t seed = 88172645463325252ull;
+    for (unsigned bits = 0; bits <= 64; bits++)
+        for (int k = 0; k < 200; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            uint64_t v = bits == 64 ? seed : seed & ((1ull << bits) - 1);
+            for (int fill = 0; fill < 2; fill++) {
+                uint8_t b[VT_VARINT_MAX + 8];
+                memset(b, fill ? 0xff : 0x00, sizeof b);
+                size_t n = vt_put_varint(b, v);
+                uint64_t word = 0, pext = 0;
+                size_t want = vt_varint_word(b, &word);
+                assert_int_equal(vt_varint_word_pext(b, &pext), want);
+                assert_int_equal(want, n <= 8 ? n : 0);
+                if (want)
+                    assert_true(pext == v && word == v);
+            }
+        }
+#else
+    skip();
+#endif
+}
+
+/* Decodes the n_bytes at buf with vt_rec_decode_many, d.pext as given,
+ * into evs (at most cap) with each record's string span in spans; returns
+ * how many. */
+static size_t decode_all(const uint8_t *buf, size_t n_bytes, bool pext, vt_event *evs,
+                         vt_span *spans, size_t cap)
+{
+    vt_delta d = {.pext = pext};
+    const uint8_t *p = buf, *end = buf + n_bytes;
+    size_t k = 0;
+    while (p < end && k < cap) {
+        vt_span str[VT_SPANS];
+        bool bad;
+        char err[256];
+        size_t got =
+            vt_rec_decode_many(&p, end, &d, 7, evs + k, cap - k, str, &bad, err, sizeof err);
+        assert_false(bad);
+        assert_true(got > 0);
+        k += got;
+        spans[k - 1] = str[VT_SPAN_STR]; /* a record with a string ends a call */
+    }
+    assert_true(p == end);
+    return k;
+}
+
+/* The records vt_rec_decode_many decodes with PEXT equal those it decodes
+ * with the mask-and-shift steps: every record with every field's extremes
+ * (the round trip's corpus), then allocations and frees whose sizes,
+ * addresses and times take every varint length, so most are read by the
+ * one-word path. */
+static void test_decode_many_pext(void **state)
+{
+    (void)state;
+    if (!have_pext())
+        skip();
+    static corpus c;
+    make_corpus(&c);
+    enum { RANDOM = 4000 };
+    size_t n = c.n + RANDOM;
+    vt_event *in = calloc(n, sizeof *in), *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+    vt_span *sa = calloc(n, sizeof *sa), *sb = calloc(n, sizeof *sb);
+    uint8_t *buf = malloc(n * VT_REC_MAX);
+    memcpy(in, c.ev, c.n * sizeof *in);
+    uint64_t seed = 0x9e3779b97f4a7c15ull, ts = 0;
+    for (size_t i = c.n; i < n; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        unsigned bits = (unsigned)(seed % 65);
+        uint64_t v = bits == 64 ? seed : seed & ((1ull << bits) - 1);
+        ts += v >> (seed % 64);
+        in[i] = (vt_event){.type = i % 3 ? VT_REC_ALLOC : VT_REC_FREE, .ts_ns = ts};
+        if (in[i].type == VT_REC_ALLOC) {
+            in[i].u.alloc.addr = v ^ seed;
+            in[i].u.alloc.size = v;
+            in[i].u.alloc.stack = (uint32_t)(v >> 7);
+            in[i].u.alloc.device = (int32_t)(seed % 9) - 1;
+        } else {
+            in[i].u.free.addr = v;
+            in[i].u.free.device = (int32_t)(seed % 3);
+        }
+    }
+    vt_delta enc = {0};
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += vt_rec_encode(buf + len, &enc, &in[i]);
+    assert_int_equal(decode_all(buf, len, false, a, sa, n), n);
+    assert_int_equal(decode_all(buf, len, true, b, sb, n), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_memory_equal(&a[i], &b[i], sizeof a[i]);
+        assert_int_equal(sa[i].len, sb[i].len);
+        assert_true(sa[i].p == sb[i].p);
+    }
+    for (size_t i = c.n; i < n; i++) /* and what was written */
+        assert_true(a[i].ts_ns == in[i].ts_ns && a[i].u.alloc.addr == in[i].u.alloc.addr);
+    free(in), free(a), free(b), free(sa), free(sb), free(buf);
+    free_corpus(&c);
+}
+
 /* ---- Crafted batches --------------------------------------------------------- */
 
 /* A file image: a valid header followed by one checksummed frame of batch. */
@@ -1084,6 +1202,8 @@ int main(void)
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_varint_word),
+        cmocka_unit_test(test_varint_word_pext),
+        cmocka_unit_test(test_decode_many_pext),
         cmocka_unit_test(test_corrupt_records),
         cmocka_unit_test(test_v3_module),
         cmocka_unit_test(test_corrupt_limits),
