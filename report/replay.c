@@ -1,7 +1,7 @@
 /* replay.c: the single streaming pass over a trace. State is proportional to
  * live allocations, live regions, distinct stacks and strings; never to the
  * number of events. */
-#include "state.h"
+#include "peak_hot.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +62,7 @@ static void free_live(vr_state *s, vr_live *l, const vr_map_hint *hint)
         if (l->in_heap) /* its memory is gone, so is the heap: l is now pending, never counted */
             vr_heap_unregister(s, vr_live_ext_get(s, addr)->heap, false);
         if (!l->pending)
-            vr_account_direct(s, l, -1);
+            vr_account_direct_inline(s, l, -1);
     }
     if (s->live_ext.len)
         vr_map_del(&s->live_ext, addr);
@@ -78,7 +78,7 @@ static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
 {
     uint64_t now = s->t_last;
     s->t_last = ts;
-    vr_account_direct(s, l, 1);
+    vr_account_direct_inline(s, l, 1);
     s->t_last = now;
 }
 
@@ -238,7 +238,8 @@ static void hold_new(vr_state *s, vr_live *l, const vt_event *next)
 }
 
 /* next: the event after ev, NULL when not known (hold_new). */
-static void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f, const vt_event *next)
+static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_found *f,
+                                   const vt_event *next)
 {
     if (f->live) { /* the free was not recorded: the address was reused */
         free_live(s, f->live, &f->hint);
@@ -275,7 +276,7 @@ static bool vmm_mapped(vr_state *s, const vr_live *l)
     return x && x->nmaps;
 }
 
-static void on_free(vr_state *s, const vt_event *ev, const vr_found *f)
+static ALWAYS_INLINE void on_free(vr_state *s, const vt_event *ev, const vr_found *f)
 {
     vr_live *l = f->live;
     if (!l) {
@@ -566,6 +567,22 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t
         replay_timed(s, ev->type, ev, key, h, next);
 }
 
+/* replay_keyed with its allocations and frees inlined into the caller's
+ * loop (replay_block): no call per event of a storm. */
+static ALWAYS_INLINE void replay_hot(vr_state *s, const vt_event *ev, uint64_t key, uint32_t h,
+                                     const vt_event *next)
+{
+    if (ev->type == VT_REC_ALLOC || ev->type == VT_REC_FREE) {
+        s->events++;
+        if (ev->type == VT_REC_ALLOC)
+            replay_timed(s, VT_REC_ALLOC, ev, key, h, next);
+        else
+            replay_timed(s, VT_REC_FREE, ev, key, h, next);
+        return;
+    }
+    replay_keyed(s, ev, key, h, next);
+}
+
 /* For a second pass over a trace (memviz.c): the same replay, one event at a
  * time, and the settling of what is pending at its end. */
 void vr_replay_one(vr_state *s, const vt_event *ev)
@@ -661,8 +678,8 @@ static void replay_block(vr_state *s, const vt_event *evs, size_t n, vr_progress
         size_t m = n - at < VR_AHEAD ? n - at : VR_AHEAD;
         look_ahead(s, evs + at, m, keys, hashes);
         for (size_t i = 0; i < m; i++)
-            replay_keyed(s, &evs[at + i], keys[i], hashes[i],
-                         at + i + 1 < n ? &evs[at + i + 1] : NULL);
+            replay_hot(s, &evs[at + i], keys[i], hashes[i],
+                       at + i + 1 < n ? &evs[at + i + 1] : NULL);
     }
     if (prog->on)
         progress_update(prog, off, size);

@@ -1,0 +1,158 @@
+/* peak_hot.h: internal to report/. The part of peak.c's accounting that
+ * every allocation and free of a replay runs, as inline functions: peak.c's
+ * own callers and replay.c's (free_live, pending_commit) share these
+ * definitions, and the replay's loop has no call per event for them. Their
+ * rare steps (a hover sample, a new timeline bucket, a peak snapshot) stay
+ * calls into peak.c. */
+#ifndef VRAMTRACE_REPORT_PEAK_HOT_H
+#define VRAMTRACE_REPORT_PEAK_HOT_H
+
+#include "state.h"
+
+/* Records the state of the site counters as it stood after the last change
+ * (s->hover_t, ns since the start): one hover sample. */
+void vr_hover_record(vr_state *s);
+/* The timeline bucket of rel (ns since the start) past d's last one: a new
+ * bucket, after compacting when there are VR_TIMELINE_BUCKETS. */
+void vr_timeline_new_bucket(vr_devstate *d, uint64_t rel);
+
+/* Change counter c by delta bytes and count allocations, its live value
+ * first kept as its snapshot when the snapshot epoch moved on since it was
+ * last changed (epoch: the state's, in a local: a store into a counter
+ * could otherwise alias it). */
+static inline void counter_add(uint64_t epoch, vr_counter *c, int64_t delta, int count)
+{
+    if (c->snap_epoch != epoch) {
+        c->snap = c->live;
+        c->snap_count = c->live_count;
+        c->snap_epoch = epoch;
+    }
+    c->live += (uint64_t)delta;
+    c->live_count += (uint32_t)count; /* -1 wraps to a decrement */
+}
+
+/* Called before the site counters change at `rel`: when the last change lies
+ * in an earlier window of hover_ns (1 us at first), the state it left (exact
+ * until now) is kept: one sample per window. When VR_HOVER_POINTS are kept,
+ * every other one is dropped and the windows double. O(sites) per kept
+ * window. */
+static inline void hover_before(vr_state *s, uint64_t rel)
+{
+    /* rel < hover_hi: rel's window is not past hover_t's (no division) */
+    if (s->hover_dirty && rel >= s->hover_hi && rel / s->hover_ns > s->hover_t / s->hover_ns)
+        vr_hover_record(s);
+}
+
+/* Sums a and b, saturated at UINT64_MAX. */
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The site counters changed at rel (ns since the start). */
+static inline void hover_set(vr_state *s, uint64_t rel)
+{
+    s->hover_t = rel;
+    s->hover_dirty = true;
+    if (rel < s->hover_lo || rel >= s->hover_hi) {
+        s->hover_lo = rel / s->hover_ns * s->hover_ns;
+        s->hover_hi = sat_add(s->hover_lo, s->hover_ns);
+    }
+}
+
+/* The all-devices part of an allocated-bytes change at rel (s->t_last, ns
+ * since the start): lazy snapshot, site row and site counters, the peak
+ * (phase counters are summed from the rows at the end: vr_phases_sum).
+ * Inline: every allocation and free goes through it (twice). The counters
+ * are found before any is changed (their stores could alias the maps). */
+static inline __attribute__((always_inline)) void
+account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
+{
+    if (delta < 0 && s->peak_pending)
+        vr_snapshot_peak(s);
+    hover_before(s, rel);
+    hover_set(s, rel);
+    vr_counter *c = vr_map_item(&s->site_ranges, row);
+    vr_counter *site = vr_map_item(&s->sites, c->site);
+    uint64_t epoch = s->epoch, allocated = s->allocated + (uint64_t)delta;
+    counter_add(epoch, c, delta, count);
+    counter_add(epoch, site, delta, count);
+    s->allocated = allocated;
+    if (allocated > s->peak_alloc) {
+        s->peak_alloc = allocated;
+        s->peak_alloc_t = s->t_last;
+        s->peak_pending = true;
+    }
+}
+
+static inline void device_peak_alloc(const vr_state *s, vr_devstate *d)
+{
+    uint64_t a = d->direct + d->region_bytes;
+    if (a > d->peak_alloc) {
+        d->peak_alloc = a;
+        d->peak_alloc_t = s->t_last;
+    }
+}
+
+/* The all-devices part of a reserved-bytes change. */
+static inline void account_reserved_total(vr_state *s, int64_t delta)
+{
+    s->reserved += (uint64_t)delta;
+    if (s->cur_top && s->reserved > s->cur_top_peak)
+        s->cur_top_peak = s->reserved;
+    if (s->reserved > s->peak_res) {
+        s->peak_res = s->reserved;
+        s->peak_res_t = s->t_last;
+    }
+}
+
+static inline void device_peak_res(const vr_state *s, vr_devstate *d)
+{
+    uint64_t r = d->direct + d->heap_bytes;
+    if (r > d->peak_res) {
+        d->peak_res = r;
+        d->peak_res_t = s->t_last;
+    }
+}
+
+/* The last bucket takes the device's state at rel. */
+static inline void bucket_update(vr_bucket *b, const vr_devstate *d, uint64_t rel)
+{
+    uint64_t a = d->direct + d->region_bytes, r = d->direct + d->heap_bytes;
+    if (a > b->max_alloc) {
+        b->max_alloc = a;
+        b->t_max = rel;
+    }
+    if (r > b->max_res)
+        b->max_res = r;
+    b->last_alloc = a;
+    b->last_res = r;
+    b->t_last = rel;
+}
+
+/* The common case inline: rel (ns since the start) in the last bucket or
+ * before it (its index is not past the last one's). */
+static inline __attribute__((always_inline)) void timeline_at(vr_devstate *d, uint64_t rel)
+{
+    if (rel < d->bucket_end) /* 0 while there is no bucket */
+        bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
+    else
+        vr_timeline_new_bucket(d, rel);
+}
+
+/* vr_account_direct (state.h), inline. */
+static inline __attribute__((always_inline)) void
+vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
+{
+    int64_t delta = sign * (int64_t)l->size;
+    uint64_t rel = vr_rel_ns(s, s->t_last);
+    vr_devstate *d = vr_state_device(s, l->device);
+    d->direct += (uint64_t)delta;
+    account_sites(s, l->row, delta, sign, rel);
+    device_peak_alloc(s, d);
+    account_reserved_total(s, delta);
+    device_peak_res(s, d);
+    timeline_at(d, rel);
+}
+
+#endif
