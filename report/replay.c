@@ -51,8 +51,9 @@ typedef struct vr_found {
     vr_map_hint hint;
 } vr_found;
 
-/* Drops live allocation l; hint: where vr_map_find found it (NULL: look). */
-static void free_live(vr_state *s, vr_live *l, const vr_map_hint *hint)
+/* Drops live allocation l; hint: where vr_map_find found it (NULL: look).
+ * Inline for on_free (every free of a storm); free_live for the rest. */
+static ALWAYS_INLINE void free_live_hot(vr_state *s, vr_live *l, const vr_map_hint *hint)
 {
     uint64_t addr = l->key;
     vr_acct_free(s, l->device, (enum vt_kind)l->kind, l->size);
@@ -72,9 +73,14 @@ static void free_live(vr_state *s, vr_live *l, const vr_map_hint *hint)
         vr_map_del(&s->live, addr);
 }
 
+static void free_live(vr_state *s, vr_live *l, const vr_map_hint *hint)
+{
+    free_live_hot(s, l, hint);
+}
+
 /* Count l as a direct allocation as if at time ts (the peak's time is the
  * allocation's, not the time its thread's next event settled it). */
-static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
+static ALWAYS_INLINE void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
 {
     uint64_t now = s->t_last;
     s->t_last = ts;
@@ -85,8 +91,9 @@ static void account_direct_at(vr_state *s, vr_live *l, uint64_t ts)
 /* A pending allocation l is settled: a new one that a heap registered
  * before it claims becomes that heap's memory, never counted as allocated
  * (as when its heap registration follows it); any other is counted at its
- * own time. */
-static void pending_commit(vr_state *s, vr_live *l)
+ * own time. Inline for hold_new (every allocation of a storm);
+ * pending_commit for the rest. */
+static ALWAYS_INLINE void pending_commit_hot(vr_state *s, vr_live *l)
 {
     bool fresh = l->pending == VR_PENDING_NEW;
     if (fresh && vr_heap_check_alloc(s, l))
@@ -96,6 +103,11 @@ static void pending_commit(vr_state *s, vr_live *l)
     account_direct_at(s, l, since);
     if (fresh)
         vr_iteration_alloc(s, l->size);
+}
+
+static void pending_commit(vr_state *s, vr_live *l)
+{
+    pending_commit_hot(s, l);
 }
 
 /* l is pending (see VR_PENDING_*): a new one since its own time (l->ts), an
@@ -227,11 +239,11 @@ static bool always_settles(enum vt_rec type)
  * and nothing else is pending: then it is counted now, as settling would
  * count it (at its own time; no heap waits for an allocation to cover, which
  * would be counted at the settling event's time). */
-static void hold_new(vr_state *s, vr_live *l, const vt_event *next)
+static ALWAYS_INLINE void hold_new(vr_state *s, vr_live *l, const vt_event *next)
 {
     if (!s->npend && !s->uncovered_heaps && next && always_settles(next->type)) {
         l->pending = VR_PENDING_NEW;
-        pending_commit(s, l);
+        pending_commit_hot(s, l);
         return;
     }
     hold(s, l, VR_PENDING_NEW);
@@ -290,7 +302,7 @@ static ALWAYS_INLINE void on_free(vr_state *s, const vt_event *ev, const vr_foun
         l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
         return;
     }
-    free_live(s, l, &f->hint);
+    free_live_hot(s, l, &f->hint);
 }
 
 /* cuMemMap: the handle's memory stays alive while mapped. */
