@@ -229,7 +229,7 @@ static void on_failed(vr_state *s, const vt_event *ev)
  * of PEND_SETTLES (a definition record is filed, never replayed: it settles
  * nothing). An allocation followed by one of them is counted at once, as it
  * would be there. */
-static bool always_settles(enum vt_rec type)
+static ALWAYS_INLINE bool always_settles(enum vt_rec type)
 {
     return !vt_rec_is_definition(type) && pend_rule(type) == PEND_SETTLES;
 }
