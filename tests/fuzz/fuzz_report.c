@@ -21,17 +21,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The scratch file, made once per process ($TMPDIR or /tmp). */
+/* The scratch file, made once per process ($TMPDIR or /tmp) and unlinked
+ * at once: it is reached by its descriptor's /proc/self/fd path, so that
+ * no run, however it ends, leaves it behind. */
 static int scratch(char *path, size_t len)
 {
-    static char made[4096];
     static int fd = -1;
     if (fd < 0) {
+        char made[4096];
         const char *dir = getenv("TMPDIR");
         snprintf(made, sizeof made, "%s/fuzz_report.XXXXXX", dir && *dir ? dir : "/tmp");
         fd = mkstemp(made);
+        if (fd >= 0)
+            unlink(made);
     }
-    snprintf(path, len, "%s", made);
+    snprintf(path, len, "/proc/self/fd/%d", fd);
     return fd;
 }
 

@@ -168,7 +168,8 @@ def start_chromium(chromium, url, tmp):
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--remote-debugging-port=0", "--window-size=1200,900",
          f"--user-data-dir={profile}", url],
-        stdout=log, stderr=log, start_new_session=True)
+        stdout=log, stderr=log, start_new_session=True,
+        env=dict(os.environ, TMPDIR=tmp))  # its singleton socket's directory: not left in /tmp
     port_file = os.path.join(profile, "DevToolsActivePort")
     for _ in range(300):
         if os.path.exists(port_file) and open(port_file).read().strip():

@@ -12,8 +12,9 @@ trap 'rm -rf "$T"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-chrome() { # chrome ARGS... (fresh profile, nothing from the network)
-    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+chrome() { # chrome ARGS... (fresh profile, nothing from the network; its
+    # singleton socket directory in $T, not /tmp, where it outlives the run)
+    TMPDIR="$T" timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \
         --user-data-dir="$(mktemp -d "$T/profile.XXXXXX")" "$@" 2>>"$T/chrome.log"
 }
