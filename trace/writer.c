@@ -743,7 +743,7 @@ static vt_writer *writer_alloc(const vt_writer_opts *o)
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
     /* Unmatched bytes (literals) are stored raw, not Huffman-coded: the
-     * report decompresses them at copying speed (the storm report about 6 %
+     * report decompresses them at copying speed (the storm report about 5 %
      * faster) and compressing costs less, for traces 4-13 % larger
      * (bench/README.md, "The storm report (session 13)"). */
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
