@@ -184,13 +184,29 @@ void vr_hover_record(vr_state *s)
             s->hover[k] = s->hover[2 * k + 1];
         s->nhover = VR_HOVER_POINTS / 2;
         s->hover_ns *= 2;
-        s->hover_lo = s->hover_hi = 0; /* the windows changed: hover_set finds its own */
+        s->hover_lo = s->hover_hi = 0; /* the windows changed: vr_hover_window finds its own */
     }
     vr_hover_raw *h = &s->hover[s->nhover++];
     h->t_rel = s->hover_t;
     h->allocated = s->allocated;
     hover_top(s, h);
     s->hover_dirty = false;
+}
+
+/* Sums a and b, saturated at UINT64_MAX. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void vr_hover_window(vr_state *s, uint64_t rel)
+{
+    /* rel >= hover_hi: rel's window may be past hover_t's (the division
+     * tells, hover_hi being saturated) */
+    if (s->hover_dirty && rel >= s->hover_hi && rel / s->hover_ns > s->hover_t / s->hover_ns)
+        vr_hover_record(s);
+    s->hover_lo = rel / s->hover_ns * s->hover_ns;
+    s->hover_hi = sat_add(s->hover_lo, s->hover_ns);
 }
 
 void vr_account_direct(vr_state *s, const vr_live *l, int sign)

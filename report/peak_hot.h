@@ -15,6 +15,13 @@ void vr_hover_record(vr_state *s);
 /* The timeline bucket of rel (ns since the start) past d's last one: a new
  * bucket, after compacting when there are VR_TIMELINE_BUCKETS. */
 void vr_timeline_new_bucket(vr_devstate *d, uint64_t rel);
+/* The site counters change at rel (ns since the start), outside the window
+ * of hover_ns that holds the last change (hover_t): when that change lies
+ * in an earlier window (1 us at first), the state it left (exact until
+ * now) is kept as a hover sample, one per window (vr_hover_record: when
+ * VR_HOVER_POINTS are kept, every other one is dropped and the windows
+ * double; O(sites) per sample); then the window of rel is taken. */
+void vr_hover_window(vr_state *s, uint64_t rel);
 
 /* Change counter c by delta bytes and count allocations, its live value
  * first kept as its snapshot when the snapshot epoch moved on since it was
@@ -31,33 +38,15 @@ static inline void counter_add(uint64_t epoch, vr_counter *c, int64_t delta, int
     c->live_count += (uint32_t)count; /* -1 wraps to a decrement */
 }
 
-/* Called before the site counters change at `rel`: when the last change lies
- * in an earlier window of hover_ns (1 us at first), the state it left (exact
- * until now) is kept: one sample per window. When VR_HOVER_POINTS are kept,
- * every other one is dropped and the windows double. O(sites) per kept
- * window. */
-static inline void hover_before(vr_state *s, uint64_t rel)
+/* The site counters change at rel (ns since the start). Only when rel
+ * leaves the window of hover_ns that holds the last change (hover_t, in
+ * [hover_lo, hover_hi)) is there more to do (vr_hover_window). */
+static inline void hover_change(vr_state *s, uint64_t rel)
 {
-    /* rel < hover_hi: rel's window is not past hover_t's (no division) */
-    if (s->hover_dirty && rel >= s->hover_hi && rel / s->hover_ns > s->hover_t / s->hover_ns)
-        vr_hover_record(s);
-}
-
-/* Sums a and b, saturated at UINT64_MAX. */
-static inline uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-/* The site counters changed at rel (ns since the start). */
-static inline void hover_set(vr_state *s, uint64_t rel)
-{
+    if (rel < s->hover_lo || rel >= s->hover_hi)
+        vr_hover_window(s, rel);
     s->hover_t = rel;
     s->hover_dirty = true;
-    if (rel < s->hover_lo || rel >= s->hover_hi) {
-        s->hover_lo = rel / s->hover_ns * s->hover_ns;
-        s->hover_hi = sat_add(s->hover_lo, s->hover_ns);
-    }
 }
 
 /* The all-devices part of an allocated-bytes change at rel (s->t_last, ns
@@ -70,8 +59,7 @@ account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
-    hover_before(s, rel);
-    hover_set(s, rel);
+    hover_change(s, rel);
     vr_counter *c = vr_map_item(&s->site_ranges, row);
     vr_counter *site = vr_map_item(&s->sites, c->site);
     uint64_t epoch = s->epoch, allocated = s->allocated + (uint64_t)delta;
