@@ -2,13 +2,14 @@
  * report state cheaply (issue 14): N distinct stacks, N NVTX ranges never
  * popped, N device ids, N regions live in one heap and as many registered
  * again, N heaps filled at once, N heaps waiting for their allocation while
- * 10 N allocations come and go (tests/report/gen.c, vtg_stress).
+ * 10 N allocations come and go, N VMM pages unmapped in one call
+ * (tests/report/gen.c, vtg_stress).
  *
- *   bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS WAITING]
- *                       [--max-rss MIB]
+ *   bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS WAITING
+ *                       MAPPINGS] [--max-rss MIB]
  *
  * Defaults: 1000000 stacks, 100000 ranges, 100000 devices, 100000 regions,
- * 100000 heaps, 10000 waiting heaps.
+ * 100000 heaps, 10000 waiting heaps, 100000 mappings.
  * For each trace
  * prints its size, the report's wall time and maximum resident set size
  * (getrusage of the child); exits 1 when a report fails or, with --max-rss,
@@ -56,25 +57,25 @@ static int one(const char *vt, const char *kind, uint64_t n, long max_rss_mib)
 
 int main(int argc, char **argv)
 {
-    uint64_t n[6] = {1000000, 100000, 100000, 100000, 100000, 10000};
+    uint64_t n[7] = {1000000, 100000, 100000, 100000, 100000, 10000, 100000};
     long max_rss = 0;
     int k = 0;
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS WAITING] "
-            "[--max-rss MIB]\n");
+        fprintf(stderr,
+                "usage: bench_report_limits VRAMTRACE [STACKS RANGES DEVICES REGIONS HEAPS WAITING "
+                "MAPPINGS] [--max-rss MIB]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--max-rss") && i + 1 < argc)
             max_rss = atol(argv[++i]);
-        else if (k < 6)
+        else if (k < 7)
             n[k++] = strtoull(argv[i], NULL, 10);
     }
-    const char *kinds[] = {"stacks", "ranges", "devices", "regions", "heaps", "waiting"};
+    const char *kinds[] = {"stacks", "ranges",  "devices", "regions",
+                           "heaps",  "waiting", "mappings"};
     int bad = 0;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         bad |= one(argv[1], kinds[i], n[i], max_rss) != 0;
     return bad ? 1 : 0;
 }

@@ -635,17 +635,39 @@ static void stress_waiting(vtg *g, uint64_t n, uint64_t *t)
     }
 }
 
+/* n VMM handles of 2 MiB mapped side by side and released, then one
+ * cuMemUnmap of the whole range (PyTorch's expandable segments unmap many
+ * pages in one call), then n more that stay (the map the next unmap walks
+ * is not empty). */
+static void stress_mappings(vtg *g, uint64_t n, uint64_t *t)
+{
+    prelude(g, 1ull << 50); /* room for them all */
+    const uint64_t base = 0x7f0000000000ull;
+    for (uint64_t round = 0; round < 2; round++) {
+        uint64_t at = base + round * n * (2 * MiB);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t handle = 0x5000 + round * n + i;
+            vtg_alloc_api(g, (*t)++, handle, 2 * MiB, 2, VT_API_CU_MEM_CREATE);
+            vtg_vmm_map(g, (*t)++, handle, at + i * (2 * MiB), 2 * MiB);
+            vtg_free_api(g, (*t)++, handle, VT_API_CU_MEM_CREATE);
+        }
+        if (round == 0)
+            vtg_vmm_unmap(g, (*t)++, at, n * (2 * MiB));
+    }
+}
+
 int vtg_stress(const char *path, const char *kind, uint64_t n)
 {
     const char *argv[] = {kind};
-    void (*fn)(vtg *, uint64_t, uint64_t *) = !strcmp(kind, "stacks")    ? stress_stacks
-                                              : !strcmp(kind, "ranges")  ? stress_ranges
-                                              : !strcmp(kind, "devices") ? stress_devices
-                                              : !strcmp(kind, "live")    ? stress_live
-                                              : !strcmp(kind, "regions") ? stress_regions
-                                              : !strcmp(kind, "heaps")   ? stress_heaps
-                                              : !strcmp(kind, "waiting") ? stress_waiting
-                                                                         : NULL;
+    void (*fn)(vtg *, uint64_t, uint64_t *) = !strcmp(kind, "stacks")     ? stress_stacks
+                                              : !strcmp(kind, "ranges")   ? stress_ranges
+                                              : !strcmp(kind, "devices")  ? stress_devices
+                                              : !strcmp(kind, "live")     ? stress_live
+                                              : !strcmp(kind, "regions")  ? stress_regions
+                                              : !strcmp(kind, "heaps")    ? stress_heaps
+                                              : !strcmp(kind, "waiting")  ? stress_waiting
+                                              : !strcmp(kind, "mappings") ? stress_mappings
+                                                                          : NULL;
     vtg g;
     uint64_t t = 1000;
     if (!fn || vtg_open(&g, path, 1, argv) < 0)

@@ -76,8 +76,9 @@ int vtg_big(const char *path, uint64_t events);
 /* A trace small on disk whose report state grows with n: kind "stacks" (n
  * distinct stacks), "ranges" (n NVTX ranges never popped), "devices" (n
  * device ids), "live" (n allocations never freed), "regions" (n regions in
- * one heap), "heaps" (n heaps) or "waiting" (n heaps waiting for their
- * allocation, 10 n allocations elsewhere). Returns 0, or -1 (unknown kind,
+ * one heap), "heaps" (n heaps), "waiting" (n heaps waiting for their
+ * allocation, 10 n allocations elsewhere) or "mappings" (n VMM pages
+ * unmapped in one call, n more mapped). Returns 0, or -1 (unknown kind,
  * I/O). */
 int vtg_stress(const char *path, const char *kind, uint64_t n);
 

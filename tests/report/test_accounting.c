@@ -58,11 +58,43 @@ static void test_vmm_mapped_release(void **state)
     vr_report_free(r);
 }
 
+/* One unmap over many pages (PyTorch's expandable segments): every mapping
+ * that starts inside [addr, addr + size) ends, one starting at its end or
+ * before it does not. Five released handles of 2 MiB mapped side by side;
+ * the unmap covers the middle three. */
+static void test_vmm_range_unmap(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"vmm_range"};
+    open_trace(&g, "vmm_range", 1, argv);
+    const uint64_t base = 0x7f0000000000ull;
+    for (uint64_t i = 0; i < 5; i++) {
+        vtg_alloc_api(&g, 100 + 10 * i, 0x10 + i, 2 * MiB, 1, VT_API_CU_MEM_CREATE);
+        vtg_vmm_map(&g, 101 + 10 * i, 0x10 + i, base + i * 2 * MiB, 2 * MiB);
+        vtg_free_api(&g, 102 + 10 * i, 0x10 + i, VT_API_CU_MEM_CREATE);
+    }
+    vtg_vmm_unmap(&g, 200, base + 2 * MiB, 6 * MiB); /* pages 1, 2 and 3 */
+    vtg_alloc(&g, 300, 0x5000, 1 * MiB, 1);          /* 2 pages + 1 MiB live */
+    vtg_end(&g, 400, 0);
+    vr_report *r = close_and_analyze(&g, "vmm_range");
+    assert_int_equal(r->peak_allocated, 10 * MiB);
+    assert_int_equal(r->naccounting, 2);
+    const vr_acct_row *v = &r->accounting[1];
+    assert_string_equal(v->kind, "vmm");
+    assert_int_equal(v->allocations, 5);
+    assert_int_equal(v->frees, 3);
+    assert_int_equal(v->leaked_bytes, 4 * MiB); /* pages 0 and 4, still mapped */
+    assert_int_equal(r->leaked_bytes, 5 * MiB);
+    vr_report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vmm_handle_key),
         cmocka_unit_test(test_vmm_mapped_release),
+        cmocka_unit_test(test_vmm_range_unmap),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
