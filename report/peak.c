@@ -113,17 +113,17 @@ void vr_snapshot_peak(vr_state *s)
 void vr_account(vr_state *s, int32_t device, uint32_t stack, uint32_t range, int64_t delta,
                 int count)
 {
-    account_sites(s, vr_site_row(s, stack, range), delta, count, vr_rel_ns(s, s->t_last));
+    vr_account_sites(s, vr_site_row(s, stack, range), delta, count, vr_rel_ns(s, s->t_last));
     vr_devstate *d = vr_state_device(s, device);
-    device_peak_alloc(s, d);
+    vr_device_peak_alloc(s, d);
     vr_timeline_touch(s, d, s->t_last);
 }
 
 void vr_account_reserved(vr_state *s, int32_t device, int64_t delta)
 {
-    account_reserved_total(s, delta);
+    vr_account_reserved_total(s, delta);
     vr_devstate *d = vr_state_device(s, device);
-    device_peak_res(s, d);
+    vr_device_peak_res(s, d);
     vr_timeline_touch(s, d, s->t_last);
 }
 
@@ -222,7 +222,7 @@ void vr_hover_flush(vr_state *s)
 
 void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 {
-    timeline_at(d, vr_rel_ns(s, ts));
+    vr_timeline_at(d, vr_rel_ns(s, ts));
 }
 
 /* The bucket of rel, past the last one (a new bucket, after compacting when
@@ -254,7 +254,7 @@ void vr_timeline_new_bucket(vr_devstate *d, uint64_t rel)
         b->max_alloc = d->direct + d->region_bytes;
         b->t_max = rel;
     }
-    bucket_update(b, d, rel);
+    vr_bucket_update(b, d, rel);
     uint64_t end =
         b->index + 1 > UINT64_MAX / d->bucket_ns ? UINT64_MAX : (b->index + 1) * d->bucket_ns;
     d->bucket_end = end;

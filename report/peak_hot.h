@@ -27,7 +27,7 @@ void vr_hover_window(vr_state *s, uint64_t rel);
  * first kept as its snapshot when the snapshot epoch moved on since it was
  * last changed (epoch: the state's, in a local: a store into a counter
  * could otherwise alias it). */
-static inline void counter_add(uint64_t epoch, vr_counter *c, int64_t delta, int count)
+static inline void vr_counter_add(uint64_t epoch, vr_counter *c, int64_t delta, int count)
 {
     if (c->snap_epoch != epoch) {
         c->snap = c->live;
@@ -41,7 +41,7 @@ static inline void counter_add(uint64_t epoch, vr_counter *c, int64_t delta, int
 /* The site counters change at rel (ns since the start). Only when rel
  * leaves the window of hover_ns that holds the last change (hover_t, in
  * [hover_lo, hover_hi)) is there more to do (vr_hover_window). */
-static inline void hover_change(vr_state *s, uint64_t rel)
+static inline void vr_hover_change(vr_state *s, uint64_t rel)
 {
     if (rel < s->hover_lo || rel >= s->hover_hi)
         vr_hover_window(s, rel);
@@ -55,16 +55,16 @@ static inline void hover_change(vr_state *s, uint64_t rel)
  * Inline: every allocation and free goes through it (twice). The counters
  * are found before any is changed (their stores could alias the maps). */
 static inline __attribute__((always_inline)) void
-account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
+vr_account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
 {
     if (delta < 0 && s->peak_pending)
         vr_snapshot_peak(s);
-    hover_change(s, rel);
+    vr_hover_change(s, rel);
     vr_counter *c = vr_map_item(&s->site_ranges, row);
     vr_counter *site = vr_map_item(&s->sites, c->site);
     uint64_t epoch = s->epoch, allocated = s->allocated + (uint64_t)delta;
-    counter_add(epoch, c, delta, count);
-    counter_add(epoch, site, delta, count);
+    vr_counter_add(epoch, c, delta, count);
+    vr_counter_add(epoch, site, delta, count);
     s->allocated = allocated;
     if (allocated > s->peak_alloc) {
         s->peak_alloc = allocated;
@@ -73,7 +73,7 @@ account_sites(vr_state *s, uint32_t row, int64_t delta, int count, uint64_t rel)
     }
 }
 
-static inline void device_peak_alloc(const vr_state *s, vr_devstate *d)
+static inline void vr_device_peak_alloc(const vr_state *s, vr_devstate *d)
 {
     uint64_t a = d->direct + d->region_bytes;
     if (a > d->peak_alloc) {
@@ -83,7 +83,7 @@ static inline void device_peak_alloc(const vr_state *s, vr_devstate *d)
 }
 
 /* The all-devices part of a reserved-bytes change. */
-static inline void account_reserved_total(vr_state *s, int64_t delta)
+static inline void vr_account_reserved_total(vr_state *s, int64_t delta)
 {
     s->reserved += (uint64_t)delta;
     if (s->cur_top && s->reserved > s->cur_top_peak)
@@ -94,7 +94,7 @@ static inline void account_reserved_total(vr_state *s, int64_t delta)
     }
 }
 
-static inline void device_peak_res(const vr_state *s, vr_devstate *d)
+static inline void vr_device_peak_res(const vr_state *s, vr_devstate *d)
 {
     uint64_t r = d->direct + d->heap_bytes;
     if (r > d->peak_res) {
@@ -104,7 +104,7 @@ static inline void device_peak_res(const vr_state *s, vr_devstate *d)
 }
 
 /* The last bucket takes the device's state at rel. */
-static inline void bucket_update(vr_bucket *b, const vr_devstate *d, uint64_t rel)
+static inline void vr_bucket_update(vr_bucket *b, const vr_devstate *d, uint64_t rel)
 {
     uint64_t a = d->direct + d->region_bytes, r = d->direct + d->heap_bytes;
     if (a > b->max_alloc) {
@@ -120,10 +120,10 @@ static inline void bucket_update(vr_bucket *b, const vr_devstate *d, uint64_t re
 
 /* The common case inline: rel (ns since the start) in the last bucket or
  * before it (its index is not past the last one's). */
-static inline __attribute__((always_inline)) void timeline_at(vr_devstate *d, uint64_t rel)
+static inline __attribute__((always_inline)) void vr_timeline_at(vr_devstate *d, uint64_t rel)
 {
     if (rel < d->bucket_end) /* 0 while there is no bucket */
-        bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
+        vr_bucket_update(&d->buckets[d->nbuckets - 1], d, rel);
     else
         vr_timeline_new_bucket(d, rel);
 }
@@ -136,11 +136,11 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     uint64_t rel = vr_rel_ns(s, s->t_last);
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
-    account_sites(s, l->row, delta, sign, rel);
-    device_peak_alloc(s, d);
-    account_reserved_total(s, delta);
-    device_peak_res(s, d);
-    timeline_at(d, rel);
+    vr_account_sites(s, l->row, delta, sign, rel);
+    vr_device_peak_alloc(s, d);
+    vr_account_reserved_total(s, delta);
+    vr_device_peak_res(s, d);
+    vr_timeline_at(d, rel);
 }
 
 #endif
