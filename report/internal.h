@@ -154,7 +154,10 @@ static inline uint32_t vr_map_index_of(const vr_map *m, const void *e)
 {
     return vr_map_index_sized(m, e, m->esize);
 }
-/* Iterate: start with *i = 0; returns NULL at the end. */
+/* Iterate: start with *i = 0; returns NULL at the end. The entry returned
+ * may be deleted before the next call (items never move; no other entry
+ * is skipped or seen twice); an insertion may reuse a deleted item's place,
+ * so one made while iterating may or may not be seen. */
 void *vr_map_next(const vr_map *m, size_t *i);
 
 /* batch.c: "vramtrace run -o batchN.vtrace -- ARGV" with argv's --batch set
