@@ -189,6 +189,28 @@ const char *vr_basename(const char *path);
 void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
 const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
+/* Whether a Python frame's file is library code rather than the program's
+ * own: inside an installed package (".../site-packages/...",
+ * ".../dist-packages/..."), the interpreter's standard library
+ * (".../lib/pythonX.Y/..." outside those) or not a file ("<frozen ...>",
+ * "<string>"). The rule memray's and py-spy's "own code" views follow. */
+bool vr_python_library_file(const char *file);
+/* What a folded run of frames names for fr's module: its file name
+ * ("libc10_cuda.so"), or "Python library code" for a Python frame (those
+ * before a stack's lead frame are library code). */
+const char *vr_fold_module(const vr_frame *fr);
+/* The caching allocator that made the allocation of stack st, when one of
+ * its frames before the program's own (st->lead, or all frames) is that
+ * allocator's segment allocation: "PyTorch's caching allocator" for
+ * c10::cuda::CUDACachingAllocator::Native:: (PyTorch's default allocator,
+ * c10/cuda/CUDACachingAllocator.cpp: alloc_block and expandable segments;
+ * it never returns its segments before the process ends unless
+ * torch.cuda.empty_cache() is called). NULL otherwise; memory such an
+ * allocator holds at exit is its cache, not a leak of the program's. */
+const char *vr_cache_holder(const vr_stack *st);
+/* How to see inside holder's cache (a vr_cache_holder result): a clause for
+ * a remedy line; "" for any other pointer. */
+const char *vr_cache_holder_hint(const char *holder);
 /* Two frames are the same source place: function, file and line. */
 bool vr_same_frame(const vr_frame *a, const vr_frame *b);
 /* How many leading (innermost) frames stacks a and b share, at most limit,

@@ -185,10 +185,13 @@ static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_
     if (*n)
         memcpy(out, *v, *n * sizeof(vr_leak));
     for (size_t k = 0; k < m; k++)
-        out[*n + k] = (vr_leak){.stack = sites[k].stack,
-                                .bytes = sites[k].bytes,
-                                .count = sites[k].count,
-                                .kind = vt_kind_name(kind)};
+        out[*n + k] =
+            (vr_leak){.stack = sites[k].stack,
+                      .bytes = sites[k].bytes,
+                      .count = sites[k].count,
+                      .kind = vt_kind_name(kind),
+                      .host = vt_kind_is_host(kind),
+                      .held_by = vt_kind_is_host(kind) ? NULL : vr_cache_holder(&sites[k].stack)};
     *v = out;
     *n += m;
 }
@@ -216,6 +219,12 @@ static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
         bool host = vt_kind_is_host((enum vt_kind)k);
         *(host ? &r->host_leaked_bytes : &r->leaked_bytes) += bytes[k];
         *(host ? &r->host_leaked_count : &r->leaked_count) += count[k];
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].held_by) {
+            r->cached_at_exit_bytes += v[i].bytes;
+            r->cached_at_exit_count += v[i].count;
+        }
     }
     if (n)
         qsort(v, n, sizeof(vr_leak), leak_cmp);
@@ -457,24 +466,28 @@ static size_t shared_frames(const vr_oom *o)
 /* "leaf < caller < caller" (up to 4 functions): names call sites that share
  * an allocator entry point apart. With `shared` common leaf-side frames
  * (shared_frames) beyond the first two, the middle ones are elided:
- * "leaf < ... < last shared < first distinct < ...". */
+ * "leaf < ... < last shared < first distinct < ...". A stack with Python
+ * frames starts at its lead frame (the program's line). */
 static const char *site_name(vr_arena *a, const vr_stack *st, size_t shared)
 {
     if (!st->n)
         return "(no stack)";
     char *out = "";
     const char *prev = NULL;
-    for (size_t i = 0, k = 0; i < st->n && k < 4; i++) {
-        if (i == 1 && shared > 2) {
+    for (size_t i = st->lead, k = 0; i < st->n && k < 4; i++) {
+        if (i == 1 && shared > 2 && !st->lead) {
             i = shared - 1;
             out = vr_sprintf(a, "%s < ...", out);
         }
         char buf[64];
-        const char *fn = vr_frame_label(&st->frames[i], buf, sizeof buf);
+        const vr_frame *fr = &st->frames[i];
+        const char *fn = vr_frame_label(fr, buf, sizeof buf);
         if (prev && !strcmp(prev, fn))
             continue;
+        if (!strcmp(fr->module, VR_PYTHON_MODULE) && fr->line)
+            fn = vr_sprintf(a, "%s (%s:%" PRIu32 ")", fn, vr_basename(fr->file), fr->line);
         out = vr_sprintf(a, "%s%s%s", out, k ? " < " : "", fn);
-        prev = st->frames[i].function;
+        prev = fr->function;
         k++;
     }
     return out;

@@ -182,22 +182,48 @@ static void frame_html(FILE *f, const vr_frame *fr)
 
 /* The first max frames, the rest in a closed <details> that expands the
  * stack in full. */
+/* Frames [from, to) folded under a summary ("… 13 frames in
+ * libc10_cuda.so, …" when in_modules, else "… 13 more frames"). */
+static void folded_html(FILE *f, const vr_stack *st, size_t from, size_t to, bool in_modules)
+{
+    fprintf(f, "<li><details class=\"more\"><summary>… %zu %sframe%s", to - from,
+            in_modules ? "" : "more ", to - from == 1 ? "" : "s");
+    for (size_t i = from, k = 0; in_modules && i < to && k < 4; i++) {
+        const char *m = vr_fold_module(&st->frames[i]);
+        bool seen = !m[0];
+        for (size_t j = from; j < i && !seen; j++)
+            seen = !strcmp(vr_fold_module(&st->frames[j]), m);
+        if (seen)
+            continue;
+        fputs(k++ ? ", " : " in ", f);
+        vr_html_str(f, m);
+    }
+    fputs("</summary><ul class=\"stack\">", f);
+    for (size_t i = from; i < to; i++)
+        frame_html(f, &st->frames[i]);
+    fputs("</ul></details></li>", f);
+}
+
+/* At most max frames of st shown, the rest folded; a stack whose lead frame
+ * (the program's Python line, vr_stack.lead) falls past max folds the
+ * frames between its first frame and the lead instead (text: print_stack). */
 static void stack_html(FILE *f, const vr_stack *st, size_t max)
 {
     fputs("<ul class=\"stack\">", f);
     if (!st->n)
         fputs("<li>(no stack recorded)</li>", f);
-    for (size_t i = 0; i < st->n && i < max; i++)
-        frame_html(f, &st->frames[i]);
-    if (st->n > max) {
-        fprintf(f,
-                "<li><details class=\"more\"><summary>… %zu more frames</summary>"
-                "<ul class=\"stack\">",
-                st->n - max);
-        for (size_t i = max; i < st->n; i++)
-            frame_html(f, &st->frames[i]);
-        fputs("</ul></details></li>", f);
+    size_t at = 0;
+    if (st->lead >= max && max >= 2) {
+        frame_html(f, &st->frames[0]);
+        folded_html(f, st, 1, st->lead, true);
+        at = st->lead;
+        max -= 1;
     }
+    size_t end = at + max < st->n ? at + max : st->n;
+    for (size_t i = at; i < end; i++)
+        frame_html(f, &st->frames[i]);
+    if (st->n > end)
+        folded_html(f, st, end, st->n, false);
     fputs("</ul>", f);
 }
 
@@ -821,12 +847,24 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
             SZ(r->host_leaked_bytes, h), r->host_leaked_count);
     if (!r->nleaks)
         return;
+    if (r->cached_at_exit_count)
+        fprintf(f,
+                "<p class=\"note\">of which %s in %" PRIu64 " allocations is a caching "
+                "allocator's cache at exit (freed when the process ends)</p>",
+                SZ(r->cached_at_exit_bytes, b), r->cached_at_exit_count);
     fputs("<table id=\"leaks\"><tr><th>bytes</th><th>allocations</th><th>kind</th>"
           "<th>allocated at</th></tr>",
           f);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
-        fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>%s</td><td>",
-                SZ(r->leaks[i].bytes, b), r->leaks[i].count, r->leaks[i].kind);
+        fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>",
+                SZ(r->leaks[i].bytes, b), r->leaks[i].count);
+        vr_html_str(f, r->leaks[i].kind);
+        if (r->leaks[i].held_by) {
+            fputs(" (cache of ", f);
+            vr_html_str(f, r->leaks[i].held_by);
+            fputc(')', f);
+        }
+        fputs("</td><td>", f);
         stack_html(f, &r->leaks[i].stack, STACK_SHOWN);
         fputs("</td></tr>", f);
     }

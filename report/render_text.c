@@ -8,24 +8,65 @@
 
 #define SZ(v, b) vr_format_size((v), (b), sizeof(b))
 
+static void print_frame(FILE *f, const vr_frame *fr, const char *indent, bool first)
+{
+    char buf[64];
+    fprintf(f, "%s%s %s", indent, first ? "at" : "by", vr_frame_label(fr, buf, sizeof buf));
+    if (fr->file[0])
+        fprintf(f, " (%s:%" PRIu32 ")", fr->file, fr->line);
+    else if (fr->module[0])
+        fprintf(f, " (in %s)", vr_basename(fr->module));
+    fputs(fr->inlined ? " [inlined]\n" : "\n", f);
+}
+
+/* "... 13 frames in libc10_cuda.so, libtorch_cpu.so, libtorch_python.so":
+ * frames [from, to), their modules in order (the first 4 distinct). */
+static void print_skipped(FILE *f, const vr_stack *st, size_t from, size_t to, const char *indent)
+{
+    const char *mods[4];
+    size_t nmods = 0, more = 0;
+    for (size_t i = from; i < to; i++) {
+        const char *m = vr_fold_module(&st->frames[i]);
+        size_t k = 0;
+        while (k < nmods && strcmp(mods[k], m))
+            k++;
+        if (k < nmods || !m[0])
+            continue;
+        if (nmods < 4)
+            mods[nmods++] = m;
+        else
+            more++;
+    }
+    fprintf(f, "%s... %zu frame%s", indent, to - from, to - from == 1 ? "" : "s");
+    for (size_t k = 0; k < nmods; k++)
+        fprintf(f, "%s%s", k ? ", " : " in ", mods[k]);
+    if (more)
+        fprintf(f, " (+%zu more modules)", more);
+    fputc('\n', f);
+}
+
+/* At most max frames of st, innermost first. When the stack's lead frame
+ * (the program's Python line, vr_stack.lead) would fall past max, the
+ * frames between the first and the lead are summarised in one line, so the
+ * listing still reaches the program's own code. */
 static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max)
 {
     if (!st->n) {
         fprintf(f, "%s(no stack recorded)\n", indent);
         return;
     }
-    for (size_t i = 0; i < st->n && i < max; i++) {
-        const vr_frame *fr = &st->frames[i];
-        char buf[64];
-        fprintf(f, "%s%s %s", indent, i ? "by" : "at", vr_frame_label(fr, buf, sizeof buf));
-        if (fr->file[0])
-            fprintf(f, " (%s:%" PRIu32 ")", fr->file, fr->line);
-        else if (fr->module[0])
-            fprintf(f, " (in %s)", vr_basename(fr->module));
-        fputs(fr->inlined ? " [inlined]\n" : "\n", f);
+    size_t at = 0;
+    if (st->lead >= max && max >= 2) {
+        print_frame(f, &st->frames[0], indent, true);
+        print_skipped(f, st, 1, st->lead, indent);
+        at = st->lead;
+        max -= 1;
     }
-    if (st->n > max)
-        fprintf(f, "%s... %zu more frames\n", indent, st->n - max);
+    size_t end = at + max < st->n ? at + max : st->n;
+    for (size_t i = at; i < end; i++)
+        print_frame(f, &st->frames[i], indent, i == 0);
+    if (st->n > end)
+        fprintf(f, "%s... %zu more frame%s\n", indent, st->n - end, st->n - end == 1 ? "" : "s");
 }
 
 /* One line per (device, kind): the JSON "accounting" numbers. Device rows
@@ -202,13 +243,26 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
                 "host memory (pinned, registered): %s in %" PRIu64 " allocations %s live at %s\n",
                 SZ(r->host_leaked_bytes, b1), r->host_leaked_count,
                 r->host_leaked_count == 1 ? "is" : "are", when);
+    if (r->cached_at_exit_count)
+        fprintf(f,
+                "of which %s in %" PRIu64 " allocations is a caching allocator's cache at exit "
+                "(freed when the process ends)\n",
+                SZ(r->cached_at_exit_bytes, b1), r->cached_at_exit_count);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
         const vr_leak *l = &r->leaks[i];
-        fprintf(f,
-                "%" PRIu64 " bytes in %" PRIu64
-                " allocation%s %s definitely lost (%s memory), allocated at:\n",
-                l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
-                l->kind);
+        if (l->held_by)
+            fprintf(f,
+                    "%" PRIu64 " bytes in %" PRIu64
+                    " allocation%s %s held at exit by %s as its cache (%s memory), allocated "
+                    "at:\n",
+                    l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
+                    l->held_by, l->kind);
+        else
+            fprintf(f,
+                    "%" PRIu64 " bytes in %" PRIu64
+                    " allocation%s %s definitely lost (%s memory), allocated at:\n",
+                    l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
+                    l->kind);
         print_stack(f, &l->stack, "    ", 12);
     }
     if (r->nleaks > top)

@@ -50,6 +50,12 @@ typedef struct vr_stack {
     const vr_frame *frames;
     size_t n;
     uint32_t id; /* recorded trie leaf id (0 = none) */
+    /* The frame that names the stack to a person (verdicts, site names, the
+     * frames a short listing keeps): in a stack with Python frames the
+     * innermost Python frame of the program's own code (not of an installed
+     * package or the standard library: vr_python_library_file), else its
+     * innermost Python frame; 0 otherwise. < n when n > 0. */
+    size_t lead;
 } vr_stack;
 
 /* Bytes attributed to one call site (or one NVTX range). */
@@ -111,6 +117,11 @@ typedef struct vr_leak {
     vr_stack stack;
     uint64_t bytes, count;
     const char *kind; /* vt_kind_name of the memory ("device", "host_pinned", ...) */
+    bool host;        /* a host kind (pinned, registered): not device memory */
+    /* The caching allocator whose cache this memory is at exit ("PyTorch's
+     * caching allocator"; vr_cache_holder), NULL for a leak of the
+     * program's. Device memory only. */
+    const char *held_by;
 } vr_leak;
 
 typedef struct vr_growth {
@@ -243,7 +254,10 @@ typedef struct vr_report {
     uint64_t error_allocations;     /* failed with another error than out of memory */
     uint64_t peak_allocated, peak_allocated_t_ns; /* all devices together */
     uint64_t peak_reserved, peak_reserved_t_ns;
-    uint64_t leaked_bytes, leaked_count;           /* device memory (device, managed, vmm) */
+    uint64_t leaked_bytes, leaked_count; /* device memory (device, managed, vmm) */
+    /* The part of leaked_* a caching allocator holds as its cache at exit
+     * (vr_leak.held_by): memory it frees only when the process ends. */
+    uint64_t cached_at_exit_bytes, cached_at_exit_count;
     uint64_t host_leaked_bytes, host_leaked_count; /* host kinds (pinned, registered) */
     uint64_t host_pinned_peak;     /* pinned + registered host memory (not counted on devices) */
     const vr_acct_row *accounting; /* sorted by device, then kind */

@@ -499,6 +499,22 @@ static bool has_python(const vr_stacknode *const *nodes, size_t n)
     return false;
 }
 
+/* vr_stack.lead of frames[0..n): the program's innermost Python frame,
+ * else the innermost Python frame, else 0. */
+static size_t lead_frame(const vr_frame *frames, size_t n)
+{
+    size_t first = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(frames[i].module, VR_PYTHON_MODULE) || !frames[i].file[0])
+            continue;
+        if (!vr_python_library_file(frames[i].file))
+            return i;
+        if (first == SIZE_MAX)
+            first = i;
+    }
+    return first == SIZE_MAX ? 0 : first;
+}
+
 vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
 {
     vr_stack st = {.id = leaf};
@@ -529,6 +545,7 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
         skip = 0; /* nothing but internal frames: show them */
     st.frames = frames + skip;
     st.n = nf - skip;
+    st.lead = lead_frame(st.frames, st.n);
     sc = vr_map_put(&sy->stacks, leaf, NULL);
     sc->st = st;
     return st;

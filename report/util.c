@@ -531,6 +531,56 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len)
     return buf;
 }
 
+bool vr_python_library_file(const char *file)
+{
+    if (!file[0] || file[0] == '<')
+        return true;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+        return true;
+    const char *p = strstr(file, "/lib/python");
+    if (!p)
+        return false;
+    p += strlen("/lib/python");
+    while ((*p >= '0' && *p <= '9') || *p == '.')
+        p++; /* "3.11" */
+    return *p == '/';
+}
+
+/* Function-name prefixes of caching allocators' segment allocations, and
+ * the allocator's name (vr_cache_holder). Only allocators this project runs
+ * (PyTorch's wheel on the simulated device, tests/pytorch) are listed. */
+static const struct {
+    const char *prefix, *holder, *hint;
+} CACHE_HOLDERS[] = {
+    {"c10::cuda::CUDACachingAllocator::Native::", "PyTorch's caching allocator",
+     "tensors still alive at exit show when recorded with `vramtrace run --torch-tensors`"},
+};
+#define NHOLDERS (sizeof CACHE_HOLDERS / sizeof CACHE_HOLDERS[0])
+
+const char *vr_cache_holder(const vr_stack *st)
+{
+    size_t end = st->lead ? st->lead : st->n;
+    for (size_t i = 0; i < end; i++)
+        for (size_t k = 0; k < NHOLDERS; k++)
+            if (!strncmp(st->frames[i].function, CACHE_HOLDERS[k].prefix,
+                         strlen(CACHE_HOLDERS[k].prefix)))
+                return CACHE_HOLDERS[k].holder;
+    return NULL;
+}
+
+const char *vr_cache_holder_hint(const char *holder)
+{
+    for (size_t k = 0; k < NHOLDERS; k++)
+        if (holder == CACHE_HOLDERS[k].holder)
+            return CACHE_HOLDERS[k].hint;
+    return "";
+}
+
+const char *vr_fold_module(const vr_frame *fr)
+{
+    return strcmp(fr->module, VR_PYTHON_MODULE) ? vr_basename(fr->module) : "Python library code";
+}
+
 bool vr_same_frame(const vr_frame *a, const vr_frame *b)
 {
     return a->line == b->line && !strcmp(a->function, b->function) && !strcmp(a->file, b->file);

@@ -53,10 +53,14 @@ static vr_culprit *culprits(const vr_report *r, size_t *n)
     for (size_t i = 0; i < r->ngrowth; i++) {
         const vr_growth *g = &r->growth[i];
         vr_stack st = g->stack;
-        if (st.n > p) {
+        if (st.lead) { /* a Python stack: named by the program's line */
+            st.frames += st.lead;
+            st.n -= st.lead;
+        } else if (st.n > p) {
             st.frames += p;
             st.n -= p;
         }
+        st.lead = 0;
         const char *label = st.n ? frame_name(r->arena, &st.frames[0]) : "(no stack)";
         size_t k = 0;
         while (k < m && strcmp(c[k].label, label))
@@ -161,11 +165,14 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
 /* The failing call's frame that follows the allocation wrappers: the
  * innermost functions that the largest live sites (two or three) share; the
  * failing stack's last frame in one of them is a wrapper, the next one is
- * named. Its first frame when no wrapper is recognised. */
+ * named. Its first frame when no wrapper is recognised; its lead frame
+ * (the program's Python line) in a stack with Python frames. */
 static const char *oom_site(const vr_report *r, const vr_oom *o)
 {
     if (!o->stack.n)
         return "(no stack)";
+    if (o->stack.lead) /* a Python stack: the program's line */
+        return frame_name(r->arena, &o->stack.frames[o->stack.lead]);
     size_t m = o->ntop_sites < 3 ? o->ntop_sites : 3, p = m ? o->top_sites[0].stack.n : 0, at = 0;
     for (size_t i = 1; i < m; i++) {
         const vr_stack *a = &o->top_sites[0].stack, *b = &o->top_sites[i].stack;
@@ -215,6 +222,16 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
  * memory leaked (pinned host memory that was is named), no growth, and no
  * failed allocation, or none fatal (the failed ones were recovered or not out
  * of memory). */
+/* The caching allocator holding memory at exit (vr_leak.held_by), NULL if
+ * none; the first one when several do. */
+static const char *cache_holder(const vr_report *r)
+{
+    for (size_t i = 0; i < r->nleaks; i++)
+        if (r->leaks[i].held_by)
+            return r->leaks[i].held_by;
+    return NULL;
+}
+
 static const char *healthy_rest(const vr_report *r)
 {
     char b1[32];
@@ -223,6 +240,12 @@ static const char *healthy_rest(const vr_report *r)
             ? vr_sprintf(r->arena, "no device memory leaked (%s of pinned host memory was)",
                          SZ(r->host_leaked_bytes, b1))
             : "nothing leaked";
+    const char *holder = cache_holder(r);
+    if (holder)
+        leaks = vr_sprintf(r->arena,
+                           "%s by the program (%s at exit is the cache of %s, freed when the "
+                           "process ends)",
+                           leaks, SZ(r->cached_at_exit_bytes, b1), holder);
     if (!r->failed_allocations)
         return vr_sprintf(r->arena, "%s, no growth, no failed allocation", leaks);
     return vr_sprintf(r->arena,
@@ -235,15 +258,22 @@ static const char *healthy_rest(const vr_report *r)
 static void headline_rest(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32], b3[32];
-    if (r->leaked_count) {
+    if (r->leaked_count > r->cached_at_exit_count) {
         h->kind = "leaked";
-        const char *site = r->nleaks && r->leaks[0].stack.n
-                               ? frame_name(r->arena, &r->leaks[0].stack.frames[0])
-                               : "(no stack)";
-        h->text = vr_sprintf(r->arena,
-                             "LEAKED AT EXIT: %s of device memory in %" PRIu64
-                             " allocations, the largest part allocated at %s",
-                             SZ(r->leaked_bytes, b1), r->leaked_count, site);
+        const vr_stack *st = NULL;
+        for (size_t i = 0; i < r->nleaks && !st; i++)
+            if (!r->leaks[i].held_by && !r->leaks[i].host)
+                st = &r->leaks[i].stack;
+        const char *site = st && st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
+        const char *holder = cache_holder(r);
+        h->text =
+            vr_sprintf(r->arena,
+                       "LEAKED AT EXIT: %s of device memory in %" PRIu64
+                       " allocations%s%s%s%s, the largest part allocated at %s",
+                       SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
+                       r->leaked_count - r->cached_at_exit_count, holder ? " (besides " : "",
+                       holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
+                       holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
         h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
         return;
     }
@@ -260,7 +290,9 @@ static void headline_rest(const vr_report *r, vr_headline *h)
     else
         h->text = vr_sprintf(r->arena, "HEALTHY: peak reserved %s (device size unknown); %s",
                              SZ(r->peak_reserved, b1), rest);
-    h->remedy = "none needed";
+    const char *holder = cache_holder(r);
+    h->remedy = holder ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))
+                       : "none needed";
 }
 
 void vr_headline_of(const vr_report *r, vr_headline *h)

@@ -1,4 +1,6 @@
-// cxx_site.cpp: a C++ function whose mangled name the report must demangle.
+// cxx_site.cpp: C++ functions whose mangled names the report must demangle:
+// one of the test's own, and a stand-in with the name of PyTorch's segment
+// allocation (c10/cuda/CUDACachingAllocator.cpp), which the report must know.
 #include <cstdint>
 
 namespace vtt
@@ -13,4 +15,21 @@ __attribute__((noinline)) int cxx_site(int x)
 extern "C" uintptr_t vtt_cxx_site_address(void)
 {
     return reinterpret_cast<uintptr_t>(&vtt::cxx_site);
+}
+
+namespace c10::cuda::CUDACachingAllocator::Native
+{
+struct DeviceCachingAllocator {
+    __attribute__((noinline)) static int alloc_block(int x)
+    {
+        volatile int y = x * 5;
+        return y + 2;
+    }
+};
+} // namespace c10::cuda::CUDACachingAllocator::Native
+
+extern "C" uintptr_t vtt_torch_alloc_block_address(void)
+{
+    return reinterpret_cast<uintptr_t>(
+        &c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block);
 }

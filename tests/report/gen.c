@@ -72,6 +72,16 @@ void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip)
     put(g, (vt_event){.type = VT_REC_STACK_NODE, .u.stack_node = {id, parent, ip}});
 }
 
+void vtg_py_frame(vtg *g, uint32_t id, uint32_t function, uint32_t file, uint32_t line)
+{
+    put(g, (vt_event){.type = VT_REC_PY_FRAME, .u.py_frame = {id, function, file, line}});
+}
+
+void vtg_py_stack(vtg *g, uint32_t id, uint32_t parent, uint32_t frame)
+{
+    put(g, (vt_event){.type = VT_REC_PY_STACK_NODE, .u.py_stack_node = {id, parent, frame}});
+}
+
 void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total)
 {
     put(g, (vt_event){.type = VT_REC_DEVICE, .u.device = {id, name, total}});

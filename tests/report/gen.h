@@ -35,6 +35,10 @@ void vtg_module_id(vtg *g, uint32_t id, const char *path, uint64_t bias, uint64_
  * when the file cannot be opened as ELF. */
 int vtg_file_build_id(const char *path, char out[VT_MAX_ID_LEN + 1]);
 void vtg_stack(vtg *g, uint32_t id, uint32_t parent, uint64_t ip);
+/* A Python frame (function and file: string ids) and a stack trie node
+ * holding one (docs/trace.md, py_frame and py_stack_node). */
+void vtg_py_frame(vtg *g, uint32_t id, uint32_t function, uint32_t file, uint32_t line);
+void vtg_py_stack(vtg *g, uint32_t id, uint32_t parent, uint32_t frame);
 void vtg_device(vtg *g, int32_t id, const char *name, uint64_t total);
 void vtg_note(vtg *g, const char *text);
 void vtg_alloc(vtg *g, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);

@@ -6,6 +6,7 @@
  * with one note that identities could not be checked. */
 #include "report_test.h"
 
+#include "internal.h"
 #include "records.h"
 
 #include <link.h>
@@ -298,12 +299,147 @@ static void test_v3_trace(void **state)
     vr_report_free(r);
 }
 
+uintptr_t vtt_torch_alloc_block_address(void);
+
+#define NATIVE_DEPTH 14 /* native frames between the allocator and Python */
+
+/* Trace `name`: this executable as module 1; Python frames <module>
+ * (main.py:7) < body (train.py:42) < forward (a site-packages file, line
+ * 10). Leak A (8 MiB): allocated by `leaf_ip` under NATIVE_DEPTH frames of
+ * vtt_user_site under forward; leak B (1 MiB, unless !with_b): by
+ * vtt_user_site under body. */
+static const char *python_trace(const char *name, const self_mod *m, uint64_t leaf_ip, bool with_b)
+{
+    const char *path = tmp_path(name);
+    const char *argv[] = {name};
+    char id[VT_MAX_ID_LEN + 1];
+    file_build_id(m->path, id);
+    vtg g;
+    assert_int_equal(vtg_open(&g, path, 1, argv), 0);
+    vtg_module_id(&g, 1, m->path, m->bias, m->start, m->end, id);
+    const char *strings[] = {
+        "body",     "/home/u/train.py",
+        "forward",  "/home/u/.venv/lib/python3.11/site-packages/torch/nn/module.py",
+        "<module>", "/home/u/main.py"};
+    for (uint32_t i = 0; i < 6; i++)
+        vtg_string(&g, i + 1, strings[i]);
+    vtg_py_frame(&g, 1, 1, 2, 42);
+    vtg_py_frame(&g, 2, 3, 4, 10);
+    vtg_py_frame(&g, 3, 5, 6, 7);
+    vtg_py_stack(&g, 10, 0, 3);  /* <module> */
+    vtg_py_stack(&g, 11, 10, 1); /* body */
+    vtg_py_stack(&g, 12, 11, 2); /* forward */
+    uint64_t user_ip = (uint64_t)(uintptr_t)&vtt_user_site + 4;
+    uint32_t parent = 12;
+    for (uint32_t i = 0; i < NATIVE_DEPTH; i++, parent = 20 + i - 1)
+        vtg_stack(&g, 20 + i, parent, user_ip);
+    vtg_stack(&g, 50, parent, leaf_ip);
+    vtg_stack(&g, 51, 11, user_ip);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_alloc(&g, 100, 0x1000000, 8 * MiB, 50);
+    if (with_b)
+        vtg_alloc(&g, 110, 0x2000000, MiB, 51);
+    vtg_end(&g, 200, 0);
+    assert_int_equal(vtg_close(&g), 0);
+    return path;
+}
+
+static const char *headline(const vr_report *r, const char **kind, const char **remedy)
+{
+    vr_headline h;
+    vr_headline_of(r, &h);
+    *kind = h.kind;
+    *remedy = h.remedy;
+    return h.text;
+}
+
+/* A stack with Python frames is named by the program's own line (not the
+ * allocator's frame, not a site-packages file): in the headline, and the
+ * text listing folds the frames before it. Memory that PyTorch's caching
+ * allocator made (its segment allocation on the stack) is its cache at
+ * exit, not a leak; the same stack with another allocating function is a
+ * leak. */
+static void test_python_lead_and_cache(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    uint64_t torch_ip = (uint64_t)vtt_torch_alloc_block_address() + 4;
+    vr_report *r = analyze(python_trace("py_cache", &m, torch_ip, true));
+    assert_int_equal(r->nleaks, 2);
+    const vr_leak *a = &r->leaks[0], *b = &r->leaks[1];
+    assert_int_equal(a->bytes, 8 * MiB);
+    assert_string_equal(a->held_by, "PyTorch's caching allocator");
+    assert_int_equal(a->stack.lead, NATIVE_DEPTH + 2); /* leaf, 14 native, forward */
+    assert_string_equal(a->stack.frames[a->stack.lead].file, "/home/u/train.py");
+    assert_null(b->held_by);
+    assert_int_equal(b->stack.lead, 1);
+    assert_int_equal(r->leaked_bytes, 9 * MiB);
+    assert_int_equal(r->cached_at_exit_bytes, 8 * MiB);
+    assert_int_equal(r->cached_at_exit_count, 1);
+    const char *kind, *remedy, *text = headline(r, &kind, &remedy);
+    assert_string_equal(kind, "leaked");
+    assert_string_equal(text, "LEAKED AT EXIT: 1.00 MiB of device memory in 1 allocations "
+                              "(besides 8.00 MiB held by PyTorch's caching allocator as its "
+                              "cache), the largest part allocated at body (train.py:42)");
+    char *out = render(vr_render_text, r);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "    ... %d frames in %s, Python library code\n    by body (/home/u/train.py:42)\n",
+             NATIVE_DEPTH + 1, base_of(m.path));
+    if (!strstr(out, want))
+        fail_msg("no \"%s\" in the text report", want);
+    assert_non_null(strstr(out, "8388608 bytes in 1 allocation is held at exit by PyTorch's "
+                                "caching allocator as its cache (device memory)"));
+    assert_non_null(strstr(out, "1048576 bytes in 1 allocation is definitely lost"));
+    free(out);
+    vr_report_free(r);
+
+    r = analyze(python_trace("py_cache_only", &m, torch_ip, false));
+    text = headline(r, &kind, &remedy);
+    assert_string_equal(kind, "healthy");
+    assert_non_null(strstr(text, "nothing leaked by the program (8.00 MiB at exit is the cache "
+                                 "of PyTorch's caching allocator, freed when the process ends)"));
+    assert_non_null(strstr(remedy, "--torch-tensors"));
+    vr_report_free(r);
+
+    /* the same stack allocated by another C++ function: a leak */
+    r = analyze(python_trace("py_other", &m, (uint64_t)vtt_cxx_site_address() + 4, false));
+    assert_null(r->leaks[0].held_by);
+    assert_int_equal(r->cached_at_exit_bytes, 0);
+    text = headline(r, &kind, &remedy);
+    assert_string_equal(kind, "leaked");
+    assert_non_null(strstr(text, "allocated at body (train.py:42)"));
+    vr_report_free(r);
+}
+
+/* The program's own Python file against library code (site-packages,
+ * dist-packages, the standard library, frozen modules). */
+static void test_python_library_file(void **state)
+{
+    (void)state;
+    const char *lib[] = {"/usr/lib/python3.11/threading.py",
+                         "/x/.venv/lib/python3.12/site-packages/torch/nn/modules/module.py",
+                         "/usr/lib/python3/dist-packages/numba/cuda/api.py", "<frozen runpy>", ""};
+    const char *own[] = {"/home/u/train.py", "/home/u/lib/python_tools/x.py", "train.py",
+                         "/srv/lib/pythonic/x.py"};
+    for (size_t i = 0; i < sizeof lib / sizeof lib[0]; i++)
+        if (!vr_python_library_file(lib[i]))
+            fail_msg("%s: not library code", lib[i]);
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (vr_python_library_file(own[i]))
+            fail_msg("%s: library code", own[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symbolize),      cmocka_unit_test(test_build_id_differs),
-        cmocka_unit_test(test_module_missing), cmocka_unit_test(test_module_fifo),
+        cmocka_unit_test(test_symbolize),
+        cmocka_unit_test(test_build_id_differs),
+        cmocka_unit_test(test_module_missing),
+        cmocka_unit_test(test_module_fifo),
         cmocka_unit_test(test_v3_trace),
+        cmocka_unit_test(test_python_lead_and_cache),
+        cmocka_unit_test(test_python_library_file),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
