@@ -211,6 +211,12 @@ const char *vr_cache_holder(const vr_stack *st);
 /* How to see inside holder's cache (a vr_cache_holder result): a clause for
  * a remedy line; "" for any other pointer. */
 const char *vr_cache_holder_hint(const char *holder);
+/* At most max frames of st, innermost first, one "at"/"by" line each with
+ * indent (file names without their directories when short_files). When the
+ * stack's lead frame (vr_stack.lead) would fall past max, the frames
+ * between the first and the lead are one "... N frames in MODULES" line,
+ * so the listing reaches the program's own code (render_text.c). */
+void vr_print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max, bool short_files);
 /* Two frames are the same source place: function, file and line. */
 bool vr_same_frame(const vr_frame *a, const vr_frame *b);
 /* How many leading (innermost) frames stacks a and b share, at most limit,

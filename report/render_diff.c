@@ -48,24 +48,6 @@ static void text_totals(FILE *f, const vr_diff *d)
             vr_unrecovered_ooms(a), vr_unrecovered_ooms(b));
 }
 
-static void text_stack(FILE *f, const vr_stack *st)
-{
-    if (!st->n)
-        fputs("      (no stack recorded)\n", f);
-    for (size_t i = 0; i < st->n && i < DIFF_FRAMES; i++) {
-        const vr_frame *fr = &st->frames[i];
-        char buf[64];
-        fprintf(f, "      %s %s", i ? "by" : "at", vr_frame_label(fr, buf, sizeof buf));
-        if (fr->file[0])
-            fprintf(f, " (%s:%" PRIu32 ")", vr_basename(fr->file), fr->line);
-        else if (fr->module[0])
-            fprintf(f, " (in %s)", vr_basename(fr->module));
-        fputc('\n', f);
-    }
-    if (st->n > DIFF_FRAMES)
-        fprintf(f, "      ... %zu more frames\n", st->n - DIFF_FRAMES);
-}
-
 static void text_site(FILE *f, const vr_diff_site *s)
 {
     fprintf(f, "  change %s\n", USIZE(vr_u64_sat(s->change)));
@@ -81,7 +63,7 @@ static void text_site(FILE *f, const vr_diff_site *s)
     if (s->oom[0] || s->oom[1])
         fprintf(f, "    at OOM  %s -> %s (%s)\n", USIZE(s->oom[0]), USIZE(s->oom[1]),
                 SSIZE(delta(s->oom[0], s->oom[1])));
-    text_stack(f, &s->stack);
+    vr_print_stack(f, &s->stack, "      ", DIFF_FRAMES, true);
 }
 
 int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
@@ -251,12 +233,13 @@ static size_t shared_frames(const vr_diff *d, size_t shown)
     return n;
 }
 
-/* The stack, collapsed to its first frame after the shared ones. */
+/* The stack, collapsed to its first frame after the shared ones (its lead
+ * frame when it has one: the program's Python line). */
 static void html_stack(FILE *f, const vr_stack *st, size_t shared)
 {
     char buf[64];
     fputs("<details><summary>", f);
-    size_t k = shared < st->n ? shared : 0;
+    size_t k = st->lead ? st->lead : shared < st->n ? shared : 0;
     if (!st->n)
         fputs("(no stack)", f);
     else {

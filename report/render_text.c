@@ -8,12 +8,13 @@
 
 #define SZ(v, b) vr_format_size((v), (b), sizeof(b))
 
-static void print_frame(FILE *f, const vr_frame *fr, const char *indent, bool first)
+static void print_frame(FILE *f, const vr_frame *fr, const char *indent, bool first,
+                        bool short_files)
 {
     char buf[64];
     fprintf(f, "%s%s %s", indent, first ? "at" : "by", vr_frame_label(fr, buf, sizeof buf));
     if (fr->file[0])
-        fprintf(f, " (%s:%" PRIu32 ")", fr->file, fr->line);
+        fprintf(f, " (%s:%" PRIu32 ")", short_files ? vr_basename(fr->file) : fr->file, fr->line);
     else if (fr->module[0])
         fprintf(f, " (in %s)", vr_basename(fr->module));
     fputs(fr->inlined ? " [inlined]\n" : "\n", f);
@@ -45,11 +46,7 @@ static void print_skipped(FILE *f, const vr_stack *st, size_t from, size_t to, c
     fputc('\n', f);
 }
 
-/* At most max frames of st, innermost first. When the stack's lead frame
- * (the program's Python line, vr_stack.lead) would fall past max, the
- * frames between the first and the lead are summarised in one line, so the
- * listing still reaches the program's own code. */
-static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max)
+void vr_print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max, bool short_files)
 {
     if (!st->n) {
         fprintf(f, "%s(no stack recorded)\n", indent);
@@ -57,16 +54,21 @@ static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t 
     }
     size_t at = 0;
     if (st->lead >= max && max >= 2) {
-        print_frame(f, &st->frames[0], indent, true);
+        print_frame(f, &st->frames[0], indent, true, short_files);
         print_skipped(f, st, 1, st->lead, indent);
         at = st->lead;
         max -= 1;
     }
     size_t end = at + max < st->n ? at + max : st->n;
     for (size_t i = at; i < end; i++)
-        print_frame(f, &st->frames[i], indent, i == 0);
+        print_frame(f, &st->frames[i], indent, i == 0, short_files);
     if (st->n > end)
         fprintf(f, "%s... %zu more frame%s\n", indent, st->n - end, st->n - end == 1 ? "" : "s");
+}
+
+static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max)
+{
+    vr_print_stack(f, st, indent, max, false);
 }
 
 /* One line per (device, kind): the JSON "accounting" numbers. Device rows
