@@ -11,7 +11,9 @@ static const cli_opt check_opts[] = {
     {"max-peak", 0, required_argument, O_PEAK, "SIZE",
      "peak allocated device memory (all devices; device, managed\n"
      "and VMM memory, not pinned or registered host memory)"},
-    {"max-leaked", 0, required_argument, O_LEAK, "SIZE", "device memory live at exit"},
+    {"max-leaked", 0, required_argument, O_LEAK, "SIZE",
+     "device memory live at exit, besides what a caching\n"
+     "allocator holds as its cache (PyTorch's segments)"},
     {"max-host-leaked", 0, required_argument, O_HOSTLEAK, "SIZE",
      "pinned and registered host memory live at exit"},
     {"no-oom", 0, no_argument, O_NOOOM, NULL,

@@ -353,6 +353,17 @@ static const char *headline(const vr_report *r, const char **kind, const char **
     return h.text;
 }
 
+/* vramtrace check --max-leaked max on r alone: broken limits. */
+static int check_leaked(const vr_report *r, int64_t max)
+{
+    vr_limits lim = {.max_peak = -1, .max_leaked = max, .max_host_leaked = -1, .max_growth = -1};
+    FILE *null = fopen("/dev/null", "w");
+    assert_non_null(null);
+    int n = vr_check(null, r, &lim);
+    fclose(null);
+    return n;
+}
+
 /* A stack with Python frames is named by the program's own line (not the
  * allocator's frame, not a site-packages file): in the headline, and the
  * text listing folds the frames before it. Memory that PyTorch's caching
@@ -392,6 +403,8 @@ static void test_python_lead_and_cache(void **state)
                                 "caching allocator as its cache (device memory)"));
     assert_non_null(strstr(out, "1048576 bytes in 1 allocation is definitely lost"));
     free(out);
+    assert_int_equal(check_leaked(r, 0), 1); /* the 1 MiB, not the cache */
+    assert_int_equal(check_leaked(r, MiB), 0);
     vr_report_free(r);
 
     r = analyze(python_trace("py_cache_only", &m, torch_ip, false));
@@ -400,6 +413,7 @@ static void test_python_lead_and_cache(void **state)
     assert_non_null(strstr(text, "nothing leaked by the program (8.00 MiB at exit is the cache "
                                  "of PyTorch's caching allocator, freed when the process ends)"));
     assert_non_null(strstr(remedy, "--torch-tensors"));
+    assert_int_equal(check_leaked(r, 0), 0);
     vr_report_free(r);
 
     /* the same stack allocated by another C++ function: a leak */
@@ -409,6 +423,7 @@ static void test_python_lead_and_cache(void **state)
     text = headline(r, &kind, &remedy);
     assert_string_equal(kind, "leaked");
     assert_non_null(strstr(text, "allocated at body (train.py:42)"));
+    assert_int_equal(check_leaked(r, 0), 1);
     vr_report_free(r);
 }
 
