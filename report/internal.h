@@ -189,6 +189,11 @@ const char *vr_basename(const char *path);
 void vr_json_str(FILE *f, const char *s);
 void vr_html_str(FILE *f, const char *s);
 const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
+/* A frame's name in a one-line view (icicle, folded stacks, site names):
+ * vr_frame_label, and for a Python frame py-spy's "function (file.py:line)",
+ * so that lines of one function stay apart. Written into buf when it needs
+ * to be (truncated to len). */
+const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
 /* Whether a Python frame's file is library code rather than the program's
  * own: inside an installed package (".../site-packages/...",
  * ".../dist-packages/..."), the interpreter's standard library

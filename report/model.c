@@ -479,13 +479,11 @@ static const char *site_name(vr_arena *a, const vr_stack *st, size_t shared)
             i = shared - 1;
             out = vr_sprintf(a, "%s < ...", out);
         }
-        char buf[64];
+        char buf[512];
         const vr_frame *fr = &st->frames[i];
-        const char *fn = vr_frame_label(fr, buf, sizeof buf);
-        if (prev && !strcmp(prev, fn))
+        if (prev && !strcmp(prev, vr_frame_label(fr, buf, sizeof buf)))
             continue;
-        if (!strcmp(fr->module, VR_PYTHON_MODULE) && fr->line)
-            fn = vr_sprintf(a, "%s (%s:%" PRIu32 ")", fn, vr_basename(fr->file), fr->line);
+        const char *fn = vr_frame_name(fr, buf, sizeof buf);
         out = vr_sprintf(a, "%s%s%s", out, k ? " < " : "", fn);
         prev = fr->function;
         k++;

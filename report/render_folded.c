@@ -25,18 +25,10 @@ static void line(FILE *f, const char *root, const vr_site *s)
         fputs(first ? "(no stack)" : ";(no stack)", f);
     }
     for (size_t i = s->stack.n; i-- > 0;) {
-        const vr_frame *fr = &s->stack.frames[i];
-        char buf[64];
+        char buf[512];
         if (!first)
             fputc(';', f);
-        label(f, vr_frame_label(fr, buf, sizeof buf));
-        if (!strcmp(fr->module, VR_PYTHON_MODULE) && fr->file[0]) {
-            /* py-spy's form for Python frames: "function (file.py:line)" */
-            snprintf(buf, sizeof buf, ":%" PRIu32 ")", fr->line);
-            fputs(" (", f);
-            label(f, vr_basename(fr->file));
-            label(f, buf);
-        }
+        label(f, vr_frame_name(&s->stack.frames[i], buf, sizeof buf));
         first = false;
     }
     fprintf(f, " %" PRIu64 "\n", s->bytes);

@@ -598,8 +598,8 @@ static void flamegraph(FILE *f, const vr_report *r, size_t idx)
         if (!s->stack.n)
             vr_json_str(f, "(no stack)");
         for (size_t k = s->stack.n; k-- > 0;) {
-            char buf[64];
-            vr_json_str(f, vr_frame_label(&s->stack.frames[k], buf, sizeof buf));
+            char buf[512];
+            vr_json_str(f, vr_frame_name(&s->stack.frames[k], buf, sizeof buf));
             if (k)
                 fputc(',', f);
         }

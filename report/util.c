@@ -3,6 +3,7 @@
 #include "vsize.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -579,6 +580,15 @@ const char *vr_cache_holder_hint(const char *holder)
 const char *vr_fold_module(const vr_frame *fr)
 {
     return strcmp(fr->module, VR_PYTHON_MODULE) ? vr_basename(fr->module) : "Python library code";
+}
+
+const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len)
+{
+    const char *fn = vr_frame_label(fr, buf, len);
+    if (strcmp(fr->module, VR_PYTHON_MODULE) || !fr->file[0])
+        return fn;
+    snprintf(buf, len, "%s (%s:%" PRIu32 ")", fn, vr_basename(fr->file), fr->line);
+    return buf;
 }
 
 bool vr_same_frame(const vr_frame *a, const vr_frame *b)

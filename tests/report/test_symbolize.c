@@ -403,6 +403,9 @@ static void test_python_lead_and_cache(void **state)
                                 "caching allocator as its cache (device memory)"));
     assert_non_null(strstr(out, "1048576 bytes in 1 allocation is definitely lost"));
     free(out);
+    /* the icicle and folded stacks keep a Python frame's line */
+    assert_true(rendered_has(vr_render_html, r, "\"body (train.py:42)\""));
+    assert_true(rendered_has(vr_render_folded, r, ";body (train.py:42);"));
     assert_int_equal(check_leaked(r, 0), 1); /* the 1 MiB, not the cache */
     assert_int_equal(check_leaked(r, MiB), 0);
     vr_report_free(r);
