@@ -198,7 +198,8 @@ const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
  * own: inside an installed package (".../site-packages/...",
  * ".../dist-packages/..."), the interpreter's standard library
  * (".../lib/pythonX.Y/..." outside those) or not a file ("<frozen ...>",
- * "<string>"). The rule memray's and py-spy's "own code" views follow. */
+ * "<string>"), except a notebook cell of IPython ("<ipython-input-N-...>";
+ * newer ones name a file under /tmp/ipykernel_...) or "<stdin>". */
 bool vr_python_library_file(const char *file);
 /* What a folded run of frames names for fr's module: its file name
  * ("libc10_cuda.so"), or "Python library code" for a Python frame (those

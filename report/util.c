@@ -534,8 +534,10 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len)
 
 bool vr_python_library_file(const char *file)
 {
-    if (!file[0] || file[0] == '<')
+    if (!file[0])
         return true;
+    if (file[0] == '<') /* a notebook cell or typed code is the program's */
+        return strncmp(file, "<ipython-input-", 15) && strcmp(file, "<stdin>");
     if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
         return true;
     const char *p = strstr(file, "/lib/python");

@@ -438,8 +438,13 @@ static void test_python_library_file(void **state)
     const char *lib[] = {"/usr/lib/python3.11/threading.py",
                          "/x/.venv/lib/python3.12/site-packages/torch/nn/modules/module.py",
                          "/usr/lib/python3/dist-packages/numba/cuda/api.py", "<frozen runpy>", ""};
-    const char *own[] = {"/home/u/train.py", "/home/u/lib/python_tools/x.py", "train.py",
-                         "/srv/lib/pythonic/x.py"};
+    const char *own[] = {"/home/u/train.py",
+                         "/home/u/lib/python_tools/x.py",
+                         "train.py",
+                         "/srv/lib/pythonic/x.py",
+                         "<ipython-input-3-9a1f0c2b7d4e>",
+                         "/tmp/ipykernel_4242/1234567.py",
+                         "<stdin>"};
     for (size_t i = 0; i < sizeof lib / sizeof lib[0]; i++)
         if (!vr_python_library_file(lib[i]))
             fail_msg("%s: not library code", lib[i]);
