@@ -15,7 +15,8 @@ static const cli_opt check_opts[] = {
      "device memory live at exit, besides what a caching\n"
      "allocator holds as its cache (PyTorch's segments)"},
     {"max-host-leaked", 0, required_argument, O_HOSTLEAK, "SIZE",
-     "pinned and registered host memory live at exit"},
+     "pinned and registered host memory live at exit, besides\n"
+     "a caching allocator's cache (PyTorch's pinned blocks)"},
     {"no-oom", 0, no_argument, O_NOOOM, NULL,
      "no unrecovered failed allocation (one is recovered when the\n"
      "same thread's next attempt of the same size succeeds, e.g. a\n"

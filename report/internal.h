@@ -211,8 +211,10 @@ const char *vr_fold_module(const vr_frame *fr);
  * c10::cuda::CUDACachingAllocator::Native:: (PyTorch's default allocator,
  * c10/cuda/CUDACachingAllocator.cpp: alloc_block and expandable segments;
  * it never returns its segments before the process ends unless
- * torch.cuda.empty_cache() is called). NULL otherwise; memory such an
- * allocator holds at exit is its cache, not a leak of the program's. */
+ * torch.cuda.empty_cache() is called), "PyTorch's pinned-memory caching
+ * allocator" for its host allocator's blocks (pin_memory()). NULL
+ * otherwise; memory such an allocator holds at exit is its cache, not a
+ * leak of the program's. */
 const char *vr_cache_holder(const vr_stack *st);
 /* How to see inside holder's cache (a vr_cache_holder result): a clause for
  * a remedy line; "" for any other pointer. */

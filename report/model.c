@@ -185,13 +185,12 @@ static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_
     if (*n)
         memcpy(out, *v, *n * sizeof(vr_leak));
     for (size_t k = 0; k < m; k++)
-        out[*n + k] =
-            (vr_leak){.stack = sites[k].stack,
-                      .bytes = sites[k].bytes,
-                      .count = sites[k].count,
-                      .kind = vt_kind_name(kind),
-                      .host = vt_kind_is_host(kind),
-                      .held_by = vt_kind_is_host(kind) ? NULL : vr_cache_holder(&sites[k].stack)};
+        out[*n + k] = (vr_leak){.stack = sites[k].stack,
+                                .bytes = sites[k].bytes,
+                                .count = sites[k].count,
+                                .kind = vt_kind_name(kind),
+                                .host = vt_kind_is_host(kind),
+                                .cache_of = vr_cache_holder(&sites[k].stack)};
     *v = out;
     *n += m;
 }
@@ -221,9 +220,9 @@ static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
         *(host ? &r->host_leaked_count : &r->leaked_count) += count[k];
     }
     for (size_t i = 0; i < n; i++) {
-        if (v[i].held_by) {
-            r->cached_at_exit_bytes += v[i].bytes;
-            r->cached_at_exit_count += v[i].count;
+        if (v[i].cache_of) {
+            *(v[i].host ? &r->host_cached_at_exit_bytes : &r->cached_at_exit_bytes) += v[i].bytes;
+            *(v[i].host ? &r->host_cached_at_exit_count : &r->cached_at_exit_count) += v[i].count;
         }
     }
     if (n)

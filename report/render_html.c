@@ -847,11 +847,13 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
             SZ(r->host_leaked_bytes, h), r->host_leaked_count);
     if (!r->nleaks)
         return;
-    if (r->cached_at_exit_count)
+    if (r->cached_at_exit_count || r->host_cached_at_exit_count)
         fprintf(f,
-                "<p class=\"note\">of which %s in %" PRIu64 " allocations is a caching "
-                "allocator's cache at exit (freed when the process ends)</p>",
-                SZ(r->cached_at_exit_bytes, b), r->cached_at_exit_count);
+                "<p class=\"note\">of which a caching allocator's cache at exit (freed when "
+                "the process ends): %s of device memory in %" PRIu64 " allocations, %s of host "
+                "memory in %" PRIu64 "</p>",
+                SZ(r->cached_at_exit_bytes, b), r->cached_at_exit_count,
+                SZ(r->host_cached_at_exit_bytes, h), r->host_cached_at_exit_count);
     fputs("<table id=\"leaks\"><tr><th>bytes</th><th>allocations</th><th>kind</th>"
           "<th>allocated at</th></tr>",
           f);
@@ -859,9 +861,9 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
         fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>",
                 SZ(r->leaks[i].bytes, b), r->leaks[i].count);
         vr_html_str(f, r->leaks[i].kind);
-        if (r->leaks[i].held_by) {
+        if (r->leaks[i].cache_of) {
             fputs(" (cache of ", f);
-            vr_html_str(f, r->leaks[i].held_by);
+            vr_html_str(f, r->leaks[i].cache_of);
             fputc(')', f);
         }
         fputs("</td><td>", f);

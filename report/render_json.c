@@ -124,12 +124,14 @@ static void totals(FILE *f, const vr_report *r)
             ",\"leaked_allocations\":%" PRIu64 ",\"unknown_frees\":%" PRIu64 ",\"events\":%" PRIu64
             ",\"host_pinned_peak_bytes\":%" PRIu64 ",\"host_leaked_bytes\":%" PRIu64
             ",\"host_leaked_allocations\":%" PRIu64 ",\"cached_at_exit_bytes\":%" PRIu64
-            ",\"cached_at_exit_allocations\":%" PRIu64 "}",
+            ",\"cached_at_exit_allocations\":%" PRIu64 ",\"host_cached_at_exit_bytes\":%" PRIu64
+            ",\"host_cached_at_exit_allocations\":%" PRIu64 "}",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations,
             r->error_allocations, r->peak_allocated, r->peak_allocated_t_ns, r->peak_reserved,
             r->peak_reserved_t_ns, r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events,
             r->host_pinned_peak, r->host_leaked_bytes, r->host_leaked_count,
-            r->cached_at_exit_bytes, r->cached_at_exit_count);
+            r->cached_at_exit_bytes, r->cached_at_exit_count, r->host_cached_at_exit_bytes,
+            r->host_cached_at_exit_count);
 }
 
 /* The "accounting" section: one object per (device, kind), in the model's
@@ -161,9 +163,9 @@ static void leaks(FILE *f, const vr_report *r)
         fprintf(f, "%s{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"kind\":", i ? "," : "",
                 r->leaks[i].bytes, r->leaks[i].count);
         vr_json_str(f, r->leaks[i].kind);
-        fputs(",\"held_by\":", f);
-        if (r->leaks[i].held_by)
-            vr_json_str(f, r->leaks[i].held_by);
+        fputs(",\"cache_of\":", f);
+        if (r->leaks[i].cache_of)
+            vr_json_str(f, r->leaks[i].cache_of);
         else
             fputs("null", f);
         fputs(",\"stack\":", f);

@@ -229,6 +229,17 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
         fprintf(f, "... %zu more\n", r->nooms - shown);
 }
 
+/* "  of which ... is a caching allocator's cache" under a live-at-exit line */
+static void cached_line(FILE *f, uint64_t bytes, uint64_t count)
+{
+    char b1[32];
+    if (count)
+        fprintf(f,
+                "  of which %s in %" PRIu64 " allocations is a caching allocator's cache at exit "
+                "(freed when the process ends)\n",
+                SZ(bytes, b1), count);
+}
+
 static void leaks(FILE *f, const vr_report *r, size_t top)
 {
     char b1[32];
@@ -240,25 +251,22 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
     const char *when = r->has_end ? "exit" : "the end of the trace";
     fprintf(f, "device memory: %s in %" PRIu64 " allocations %s live at %s\n",
             SZ(r->leaked_bytes, b1), r->leaked_count, r->leaked_count == 1 ? "is" : "are", when);
+    cached_line(f, r->cached_at_exit_bytes, r->cached_at_exit_count);
     if (r->host_leaked_count)
         fprintf(f,
                 "host memory (pinned, registered): %s in %" PRIu64 " allocations %s live at %s\n",
                 SZ(r->host_leaked_bytes, b1), r->host_leaked_count,
                 r->host_leaked_count == 1 ? "is" : "are", when);
-    if (r->cached_at_exit_count)
-        fprintf(f,
-                "of which %s in %" PRIu64 " allocations is a caching allocator's cache at exit "
-                "(freed when the process ends)\n",
-                SZ(r->cached_at_exit_bytes, b1), r->cached_at_exit_count);
+    cached_line(f, r->host_cached_at_exit_bytes, r->host_cached_at_exit_count);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
         const vr_leak *l = &r->leaks[i];
-        if (l->held_by)
+        if (l->cache_of)
             fprintf(f,
                     "%" PRIu64 " bytes in %" PRIu64
                     " allocation%s %s held at exit by %s as its cache (%s memory), allocated "
                     "at:\n",
                     l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
-                    l->held_by, l->kind);
+                    l->cache_of, l->kind);
         else
             fprintf(f,
                     "%" PRIu64 " bytes in %" PRIu64

@@ -120,8 +120,8 @@ typedef struct vr_leak {
     bool host;        /* a host kind (pinned, registered): not device memory */
     /* The caching allocator whose cache this memory is at exit ("PyTorch's
      * caching allocator"; vr_cache_holder), NULL for a leak of the
-     * program's. Device memory only. */
-    const char *held_by;
+     * program's. */
+    const char *cache_of;
 } vr_leak;
 
 typedef struct vr_growth {
@@ -256,8 +256,9 @@ typedef struct vr_report {
     uint64_t peak_reserved, peak_reserved_t_ns;
     uint64_t leaked_bytes, leaked_count; /* device memory (device, managed, vmm) */
     /* The part of leaked_* a caching allocator holds as its cache at exit
-     * (vr_leak.held_by): memory it frees only when the process ends. */
+     * (vr_leak.cache_of): memory it frees only when the process ends. */
     uint64_t cached_at_exit_bytes, cached_at_exit_count;
+    uint64_t host_cached_at_exit_bytes, host_cached_at_exit_count; /* of host_leaked_* */
     uint64_t host_leaked_bytes, host_leaked_count; /* host kinds (pinned, registered) */
     uint64_t host_pinned_peak;     /* pinned + registered host memory (not counted on devices) */
     const vr_acct_row *accounting; /* sorted by device, then kind */

@@ -302,13 +302,17 @@ static const char *demangled(vr_symbolizer *sy, const char *name)
     return vr_strdup(sy->s->arena, name);
 }
 
-static const char *die_name(vr_symbolizer *sy, Dwarf_Die *die)
+/* A function DIE's name: its linkage name demangled (*qualified true), else
+ * its DW_AT_name, which is unqualified for a C++ function GCC gives no
+ * linkage name (internal linkage: an anonymous namespace's members). */
+static const char *die_name(vr_symbolizer *sy, Dwarf_Die *die, bool *qualified)
 {
     Dwarf_Attribute a;
     const char *n = NULL;
     if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
         dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
         n = dwarf_formstring(&a);
+    *qualified = n != NULL;
     if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
         n = dwarf_formstring(&a);
     return n ? demangled(sy, n) : NULL;
@@ -373,12 +377,16 @@ static size_t inline_frames(vr_symbolizer *sy, Dwfl_Module *mod, uint64_t ip, vr
             continue;
         vr_frame *f = &out[n++];
         *f = *base;
-        const char *name = die_name(sy, &chain[i]);
-        if (name)
+        bool qualified;
+        const char *name = die_name(sy, &chain[i], &qualified);
+        f->inlined = dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine;
+        /* the concrete function keeps the symbol table's demangled C++ name
+         * (base's, qualified) when DWARF has only the unqualified one; a C
+         * function keeps DWARF's (the symbol may be a clone, foo.part.0) */
+        if (name && (qualified || f->inlined || !strstr(base->function, "::")))
             f->function = name;
         f->file = file;
         f->line = line;
-        f->inlined = dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine;
         if (!f->inlined)
             break;
         /* the caller's position is the inlined instance's call site */

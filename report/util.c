@@ -557,6 +557,11 @@ static const struct {
 } CACHE_HOLDERS[] = {
     {"c10::cuda::CUDACachingAllocator::Native::", "PyTorch's caching allocator",
      "tensors still alive at exit show when recorded with `vramtrace run --torch-tensors`"},
+    /* pinned host memory: pin_memory(), DataLoader(pin_memory=True)
+     * (aten/src/ATen/core/CachingHostAllocator.h, cuda/CachingHostAllocator.cpp) */
+    {"at::CachingHostAllocatorImpl<", "PyTorch's pinned-memory caching allocator", ""},
+    {"at::cuda::(anonymous namespace)::CUDACachingHostAllocatorImpl::",
+     "PyTorch's pinned-memory caching allocator", ""},
 };
 #define NHOLDERS (sizeof CACHE_HOLDERS / sizeof CACHE_HOLDERS[0])
 

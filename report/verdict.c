@@ -218,34 +218,48 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
     }
 }
 
-/* The healthy verdict's account of leaks, growth and failures: no device
- * memory leaked (pinned host memory that was is named), no growth, and no
- * failed allocation, or none fatal (the failed ones were recovered or not out
- * of memory). */
-/* The caching allocator holding memory at exit (vr_leak.held_by), NULL if
- * none; the first one when several do. */
-static const char *cache_holder(const vr_report *r)
+/* The caching allocator holding memory of host kinds (host) or device
+ * kinds at exit (vr_leak.cache_of), NULL if none; the first one when
+ * several do. */
+static const char *cache_holder(const vr_report *r, bool host)
 {
     for (size_t i = 0; i < r->nleaks; i++)
-        if (r->leaks[i].held_by)
-            return r->leaks[i].held_by;
+        if (r->leaks[i].cache_of && r->leaks[i].host == host)
+            return r->leaks[i].cache_of;
     return NULL;
 }
 
-static const char *healthy_rest(const vr_report *r)
+/* "nothing leaked" or "no device memory leaked", with " by the program"
+ * when a caching allocator holds memory at exit, and in parentheses what it
+ * holds and the pinned host memory leaked, "; "-separated. */
+static const char *leaks_clause(const vr_report *r)
 {
     char b1[32];
-    const char *leaks =
-        r->host_leaked_bytes
-            ? vr_sprintf(r->arena, "no device memory leaked (%s of pinned host memory was)",
-                         SZ(r->host_leaked_bytes, b1))
-            : "nothing leaked";
-    const char *holder = cache_holder(r);
-    if (holder)
-        leaks = vr_sprintf(r->arena,
-                           "%s by the program (%s at exit is the cache of %s, freed when the "
-                           "process ends)",
-                           leaks, SZ(r->cached_at_exit_bytes, b1), holder);
+    const char *dev = cache_holder(r, false), *host = cache_holder(r, true);
+    uint64_t host_leak = r->host_leaked_bytes - r->host_cached_at_exit_bytes;
+    const char *parts = "";
+    if (dev)
+        parts = vr_sprintf(r->arena, "%s at exit is the cache of %s, freed when the process ends",
+                           SZ(r->cached_at_exit_bytes, b1), dev);
+    if (host)
+        parts = vr_sprintf(r->arena, "%s%s%s of pinned host memory at exit is the cache of %s",
+                           parts, parts[0] ? "; " : "", SZ(r->host_cached_at_exit_bytes, b1), host);
+    if (host_leak)
+        parts = vr_sprintf(r->arena, "%s%s%s of pinned host memory was%s", parts,
+                           parts[0] ? "; " : "", SZ(host_leak, b1), parts[0] ? " leaked" : "");
+    return vr_sprintf(
+        r->arena, "%s%s%s%s%s", host_leak ? "no device memory leaked" : "nothing leaked",
+        dev || host ? " by the program" : "", parts[0] ? " (" : "", parts, parts[0] ? ")" : "");
+}
+
+/* The healthy verdict's account of leaks, growth and failures: no device
+ * memory leaked (pinned host memory that was is named; what a caching
+ * allocator holds as its cache is not a leak), no growth, and no failed
+ * allocation, or none fatal (the failed ones were recovered or not out of
+ * memory). */
+static const char *healthy_rest(const vr_report *r)
+{
+    const char *leaks = leaks_clause(r);
     if (!r->failed_allocations)
         return vr_sprintf(r->arena, "%s, no growth, no failed allocation", leaks);
     return vr_sprintf(r->arena,
@@ -262,10 +276,10 @@ static void headline_rest(const vr_report *r, vr_headline *h)
         h->kind = "leaked";
         const vr_stack *st = NULL;
         for (size_t i = 0; i < r->nleaks && !st; i++)
-            if (!r->leaks[i].held_by && !r->leaks[i].host)
+            if (!r->leaks[i].cache_of && !r->leaks[i].host)
                 st = &r->leaks[i].stack;
         const char *site = st && st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
-        const char *holder = cache_holder(r);
+        const char *holder = cache_holder(r, false);
         h->text =
             vr_sprintf(r->arena,
                        "LEAKED AT EXIT: %s of device memory in %" PRIu64
@@ -290,9 +304,10 @@ static void headline_rest(const vr_report *r, vr_headline *h)
     else
         h->text = vr_sprintf(r->arena, "HEALTHY: peak reserved %s (device size unknown); %s",
                              SZ(r->peak_reserved, b1), rest);
-    const char *holder = cache_holder(r);
-    h->remedy = holder ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))
-                       : "none needed";
+    const char *holder = cache_holder(r, false);
+    h->remedy = holder && vr_cache_holder_hint(holder)[0]
+                    ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))
+                    : "none needed";
 }
 
 void vr_headline_of(const vr_report *r, vr_headline *h)

@@ -245,9 +245,18 @@ def check(r, what, tq):
         cached = rep["totals"]["cached_at_exit_bytes"]
         print(f"held at exit as PyTorch's cache: vramtrace {cached} B; headline "
               f"{rep['verdict']['kind']}")
-        return ok and (cached == tq["snapshot_segment_bytes"] or fail(
+        ok = ok and (cached == tq["snapshot_segment_bytes"] or fail(
             "vramtrace's cached-at-exit bytes are not the snapshot's segments")) and (
             rep["verdict"]["kind"] != "leaked" or fail("a caching allocator's cache called a leak"))
+        if "host_allocated_bytes" in tq:
+            # pinned host memory: the host allocator's blocks, its own count
+            host = rep["totals"]["host_cached_at_exit_bytes"]
+            print(f"pinned host memory held at exit as PyTorch's cache: vramtrace {host} B, "
+                  f"host_memory_stats() allocated_bytes.current {tq['host_allocated_bytes']} B "
+                  f"(host memory live at exit {rep['totals']['host_leaked_bytes']} B)")
+            ok = ok and (host == tq["host_allocated_bytes"] == rep["totals"]["host_leaked_bytes"]
+                         or fail("the pinned-memory cache is not PyTorch's host allocator's"))
+        return ok
     if what == "tensors_not_cache":
         # backend:cudaMallocAsync: what is live at exit is tensors, no cache
         cached = rep["totals"]["cached_at_exit_bytes"]

@@ -88,6 +88,10 @@ class Stats:
         self.d["snapshot_segments"] = len(segs)
         self.d["snapshot_segment_bytes"] = sum(s["total_size"] for s in segs)
         self.d["snapshot_segment_sizes"] = sorted(s["total_size"] for s in segs)
+        # the pinned-memory caching allocator's blocks (PyTorch 2.5+)
+        if hasattr(torch.cuda, "host_memory_stats"):
+            self.d["host_allocated_bytes"] = torch.cuda.host_memory_stats().get(
+                "allocated_bytes.current", 0)
 
     def oom(self, e):
         self.d["oom_message"] = str(e)

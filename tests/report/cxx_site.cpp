@@ -1,6 +1,8 @@
 // cxx_site.cpp: C++ functions whose mangled names the report must demangle:
-// one of the test's own, and a stand-in with the name of PyTorch's segment
-// allocation (c10/cuda/CUDACachingAllocator.cpp), which the report must know.
+// one of the test's own, and stand-ins with the names of PyTorch's segment
+// allocation (c10/cuda/CUDACachingAllocator.cpp) and pinned host block
+// allocation (aten/src/ATen/cuda/CachingHostAllocator.cpp), which the report
+// must know.
 #include <cstdint>
 
 namespace vtt
@@ -32,4 +34,24 @@ extern "C" uintptr_t vtt_torch_alloc_block_address(void)
 {
     return reinterpret_cast<uintptr_t>(
         &c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block);
+}
+
+namespace at::cuda
+{
+namespace
+{
+struct CUDACachingHostAllocatorImpl {
+    __attribute__((noinline)) static int allocate_host_memory_slowpath(int x)
+    {
+        volatile int y = x * 7;
+        return y + 3;
+    }
+};
+} // namespace
+} // namespace at::cuda
+
+extern "C" uintptr_t vtt_torch_host_alloc_address(void)
+{
+    return reinterpret_cast<uintptr_t>(
+        &at::cuda::CUDACachingHostAllocatorImpl::allocate_host_memory_slowpath);
 }

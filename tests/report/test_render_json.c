@@ -39,7 +39,7 @@ static void test_json_keys(void **state)
             assert_non_null(strstr(json, "\"peak_allocated_bytes\":188743680"));
             assert_non_null(strstr(json, "\"peak_time_ns\":6000"));
             assert_non_null(strstr(
-                json, "{\"bytes\":105906176,\"count\":2,\"kind\":\"device\",\"held_by\":null,"
+                json, "{\"bytes\":105906176,\"count\":2,\"kind\":\"device\",\"cache_of\":null,"
                       "\"stack\":[{\"function\":"));
             assert_non_null(strstr(json, "\"cached_at_exit_bytes\":0,"));
             assert_non_null(strstr(json, "\"module\":\"/opt/fake/libuser.so\""));
