@@ -1,6 +1,7 @@
 /* leaks.c: allocations live at the end of the trace (at exit when the END
- * record is there), grouped by stack. Valgrind's wording: "N bytes in M
- * allocations are definitely lost". One memory kind at a time: host kinds
+ * record is there), grouped by stack. Worded "N bytes in M allocations
+ * were never freed": not valgrind's "definitely lost", which claims that no
+ * pointer to the memory is left; a trace cannot know that. One memory kind at a time: host kinds
  * (pinned, registered) are reported apart from device memory. */
 #include "state.h"
 

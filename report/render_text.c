@@ -270,8 +270,8 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
         else
             fprintf(f,
                     "%" PRIu64 " bytes in %" PRIu64
-                    " allocation%s %s definitely lost (%s memory), allocated at:\n",
-                    l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
+                    " allocation%s %s never freed (%s memory), allocated at:\n",
+                    l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "was" : "were",
                     l->kind);
         print_stack(f, &l->stack, "    ", 12);
     }

@@ -57,7 +57,7 @@ cmp -s "$T/v3.cmp" "$T/v4.cmp" || fail "the version-3 trace reports otherwise th
 expect 0 "$VT" report "$T/basic.vtrace" --json "$T/b.json" --folded "$T/b.folded" \
     --chrome "$T/b.chrome.json" --html "$T/b.html" --top 5
 for s in "-- Peak --" "-- Out of memory" "-- Leaks --" "-- Growth --" "-- Fragmentation" \
-    "-- Top sites at peak --" "definitely lost"; do contains "$T/out" "$s"; done
+    "-- Top sites at peak --" "were never freed"; do contains "$T/out" "$s"; done
 contains "$T/b.json" '"format":"vramtrace-report"'
 contains "$T/b.folded" " 104857600$"
 contains "$T/b.chrome.json" '"traceEvents"'

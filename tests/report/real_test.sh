@@ -16,7 +16,7 @@ VRAMTRACE_SIM_LEDGER="$T/ledger.jsonl" \
 contains "$T/run.err" "vramtrace run: trace: $T/real.vtrace"
 timeout 120 "$VT" report "$T/real.vtrace" --json "$T/real.json" --html "$T/real.html" \
     >"$T/report.txt" 2>"$T/report.err" || fail "report: exit $? ($(cat "$T/report.err"))"
-contains "$T/report.txt" "104857600 bytes in 1 allocation is definitely lost"
+contains "$T/report.txt" "104857600 bytes in 1 allocation was never freed"
 contains "$T/report.txt" "at leak_site (.*real_prog.c:"
 contains "$T/report.txt" 'iteration: NVTX range "train_step", 5 iterations'
 contains "$T/report.txt" "1.00 MiB/iteration"

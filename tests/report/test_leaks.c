@@ -17,7 +17,7 @@ static void test_leaks(void **state)
         assert_null(strstr(r->leaks[0].stack.frames[i].module, "libvramtrace"));
     assert_int_equal(r->leaks[0].stack.n, 2);
     char *text = render(vr_render_text, r);
-    assert_non_null(strstr(text, "105906176 bytes in 2 allocations are definitely lost"));
+    assert_non_null(strstr(text, "105906176 bytes in 2 allocations were never freed"));
     free(text);
     vr_report_free(r);
 }
