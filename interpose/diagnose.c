@@ -208,7 +208,26 @@ static int shared_prefix(const site_ips *s, int n)
     return p < 0 ? 0 : p;
 }
 
-/* "culprit (file:line) <- caller (file:line)" from frame p on. */
+/* The frame that names a stack with Python frames: its innermost Python
+ * frame of the program's own code (vti_py_own), else its innermost Python
+ * frame; -1 without Python frames. The report's rule (vr_stack.lead). */
+static int py_lead(const site_ips *s)
+{
+    int first = -1;
+    for (int i = 0; i < s->n; i++) {
+        if (!(s->ips[i] & VTI_PY_NODE) || !(uint32_t)s->ips[i])
+            continue;
+        if (vti_py_own(s->ips[i]))
+            return i;
+        if (first < 0)
+            first = i;
+    }
+    return first;
+}
+
+/* "culprit (file:line) <- caller (file:line)" from frame p on, or from the
+ * stack's Python lead frame (py_lead) and the Python frame that called it
+ * when it has one. */
 static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, char *out, size_t len)
 {
     char f1[256], f2[256];
@@ -216,9 +235,15 @@ static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, char *
         snprintf(out, len, "<no stack>");
         return;
     }
+    int lead = py_lead(s), caller = p + 1;
+    if (lead >= 0) { /* its caller: the next Python frame (the interpreter's own are not named) */
+        p = lead;
+        for (caller = p + 1; caller < s->n && !(s->ips[caller] & VTI_PY_NODE); caller++)
+            ;
+    }
     frame_name(a, d, s->ips[p], f1, sizeof f1);
-    if (p + 1 < s->n) {
-        frame_name(a, d, s->ips[p + 1], f2, sizeof f2);
+    if (caller < s->n) {
+        frame_name(a, d, s->ips[caller], f2, sizeof f2);
         snprintf(out, len, "%s <- %s", f1, f2);
     } else {
         snprintf(out, len, "%s", f1);

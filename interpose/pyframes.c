@@ -126,6 +126,7 @@ static py_text *texts;
 static size_t cap, used; /* both tables have cap slots */
 static uint32_t next_id;
 static char **labels; /* frame id - 1 -> "function (file:line)", for the OOM diagnosis */
+static bool *own;     /* frame id - 1 -> the program's own code (vt_py_library_file) */
 static uint32_t cap_labels;
 
 static void *sym(const char *name)
@@ -361,12 +362,17 @@ static void label_keep(uint32_t id, const char *file, const char *name, uint32_t
     if (id > cap_labels) {
         uint32_t n = cap_labels ? cap_labels * 2 : 256;
         char **l = realloc(labels, n * sizeof *l);
-        if (!l)
+        if (l)
+            labels = l;
+        bool *o = l ? realloc(own, n * sizeof *o) : NULL;
+        if (!o)
             return;
+        own = o;
         memset(l + cap_labels, 0, (n - cap_labels) * sizeof *l);
-        labels = l;
+        memset(o + cap_labels, 0, (n - cap_labels) * sizeof *o);
         cap_labels = n;
     }
+    own[id - 1] = !vt_py_library_file(file);
     if (asprintf(&labels[id - 1], "%s (%s:%u)", name, base ? base + 1 : file, line) < 0)
         labels[id - 1] = NULL;
 }
@@ -485,6 +491,18 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
     for (int i = 0; i < k; i++)
         out[i] = tmp[k - 1 - i];
     return k;
+}
+
+bool vti_py_own(uint64_t node)
+{
+    uint32_t id = (uint32_t)node;
+    bool yes;
+    if (!(node & VTI_PY_NODE))
+        return false;
+    pthread_mutex_lock(&py_lock);
+    yes = id && id <= cap_labels && labels[id - 1] && own[id - 1];
+    pthread_mutex_unlock(&py_lock);
+    return yes;
 }
 
 bool vti_py_label(uint64_t node, char *out, size_t len)

@@ -533,6 +533,10 @@ bool vti_py_none(void);
 /* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
  * unknown-frames note) into out; true when named. false for native ips. */
 bool vti_py_label(uint64_t node, char *out, size_t len);
+/* For an entry tagged VTI_PY_NODE: whether its frame is the program's own
+ * code (trace/vtrace.h, vt_py_library_file); false for native ips and for
+ * frames without a label. */
+bool vti_py_own(uint64_t node);
 
 /* ---- live map and counters (livemap.c) ---------------------------------- */
 

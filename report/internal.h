@@ -194,13 +194,6 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
  * so that lines of one function stay apart. Written into buf when it needs
  * to be (truncated to len). */
 const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
-/* Whether a Python frame's file is library code rather than the program's
- * own: inside an installed package (".../site-packages/...",
- * ".../dist-packages/..."), the interpreter's standard library
- * (".../lib/pythonX.Y/..." outside those) or not a file ("<frozen ...>",
- * "<string>"), except a notebook cell of IPython ("<ipython-input-N-...>";
- * newer ones name a file under /tmp/ipykernel_...) or "<stdin>". */
-bool vr_python_library_file(const char *file);
 /* What a folded run of frames names for fr's module: its file name
  * ("libc10_cuda.so"), or "Python library code" for a Python frame (those
  * before a stack's lead frame are library code). */

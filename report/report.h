@@ -53,7 +53,7 @@ typedef struct vr_stack {
     /* The frame that names the stack to a person (verdicts, site names, the
      * frames a short listing keeps): in a stack with Python frames the
      * innermost Python frame of the program's own code (not of an installed
-     * package or the standard library: vr_python_library_file), else its
+     * package or the standard library: vt_py_library_file), else its
      * innermost Python frame; 0 otherwise. < n when n > 0. */
     size_t lead;
 } vr_stack;

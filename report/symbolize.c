@@ -515,7 +515,7 @@ static size_t lead_frame(const vr_frame *frames, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (strcmp(frames[i].module, VR_PYTHON_MODULE) || !frames[i].file[0])
             continue;
-        if (!vr_python_library_file(frames[i].file))
+        if (!vt_py_library_file(frames[i].file))
             return i;
         if (first == SIZE_MAX)
             first = i;

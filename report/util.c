@@ -532,23 +532,6 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len)
     return buf;
 }
 
-bool vr_python_library_file(const char *file)
-{
-    if (!file[0])
-        return true;
-    if (file[0] == '<') /* a notebook cell or typed code is the program's */
-        return strncmp(file, "<ipython-input-", 15) && strcmp(file, "<stdin>");
-    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
-        return true;
-    const char *p = strstr(file, "/lib/python");
-    if (!p)
-        return false;
-    p += strlen("/lib/python");
-    while ((*p >= '0' && *p <= '9') || *p == '.')
-        p++; /* "3.11" */
-    return *p == '/';
-}
-
 /* Function-name prefixes of caching allocators' segment allocations, and
  * the allocator's name (vr_cache_holder). Only allocators this project runs
  * (PyTorch's wheel on the simulated device, tests/pytorch) are listed. */

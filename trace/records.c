@@ -115,6 +115,23 @@ bool vt_kind_is_host(enum vt_kind kind)
     return kind == VT_KIND_HOST_PINNED || kind == VT_KIND_HOST_REGISTERED;
 }
 
+bool vt_py_library_file(const char *file)
+{
+    if (!file[0])
+        return true;
+    if (file[0] == '<') /* a notebook cell or typed code is the program's */
+        return strncmp(file, "<ipython-input-", 15) && strcmp(file, "<stdin>");
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+        return true;
+    const char *p = strstr(file, "/lib/python");
+    if (!p)
+        return false;
+    p += strlen("/lib/python");
+    while ((*p >= '0' && *p <= '9') || *p == '.')
+        p++; /* "3.11" */
+    return *p == '/';
+}
+
 static const char HEX_DIGITS[] = "0123456789abcdef";
 
 void vt_build_id_hex(const unsigned char *bits, size_t n, char out[VT_MAX_ID_LEN + 1])

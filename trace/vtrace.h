@@ -171,6 +171,16 @@ const char *vt_kind_name(enum vt_kind kind);
 /* true for memory that lives on the host (pinned or registered): recorded
  * with device -1 and kept out of device totals. */
 bool vt_kind_is_host(enum vt_kind kind);
+
+/* Whether a Python frame's file (a py_frame record's file string) is library
+ * code rather than the program's own: inside an installed package
+ * (".../site-packages/...", ".../dist-packages/..."), the interpreter's
+ * standard library (".../lib/pythonX.Y/..." outside those) or not a file
+ * ("<frozen ...>", "<string>"), except a notebook cell of IPython
+ * ("<ipython-input-N-...>"; newer ones name a file under
+ * /tmp/ipykernel_...) or "<stdin>". The rule that names a stack by the
+ * program's own line, in the preload's OOM diagnosis and in the report. */
+bool vt_py_library_file(const char *file);
 /* true for definition records (no timestamp; yielded as soon as reached;
  * a report files them in its tables and replays no event for them).
  * Inline: the reader asks once per record. */

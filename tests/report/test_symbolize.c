@@ -491,10 +491,10 @@ static void test_python_library_file(void **state)
                          "/tmp/ipykernel_4242/1234567.py",
                          "<stdin>"};
     for (size_t i = 0; i < sizeof lib / sizeof lib[0]; i++)
-        if (!vr_python_library_file(lib[i]))
+        if (!vt_py_library_file(lib[i]))
             fail_msg("%s: not library code", lib[i]);
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (vr_python_library_file(own[i]))
+        if (vt_py_library_file(own[i]))
             fail_msg("%s: library code", own[i]);
 }
 
