@@ -16,9 +16,7 @@ def body(st):
     print(f"{mode}: dataset of {IMAGES} images")
     for step in range(STEPS):
         batch = data[step * BATCH:(step + 1) * BATCH]  # a view, no copy
-        # streamed as DataLoader(pin_memory=True) does: a pinned copy, then
-        # an asynchronous upload (PyTorch's pinned-memory caching allocator)
-        x = batch if mode == "preload" else batch.pin_memory().to("cuda", non_blocking=True)
+        x = batch if mode == "preload" else batch.pin_memory().to("cuda", non_blocking=True)  # as DataLoader(pin_memory=True)
         torchscen.train_step(BATCH, 64)
         del x
         print(f"step {step}")

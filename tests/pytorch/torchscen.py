@@ -88,10 +88,6 @@ class Stats:
         self.d["snapshot_segments"] = len(segs)
         self.d["snapshot_segment_bytes"] = sum(s["total_size"] for s in segs)
         self.d["snapshot_segment_sizes"] = sorted(s["total_size"] for s in segs)
-        # the pinned-memory caching allocator's blocks (PyTorch 2.5+)
-        if hasattr(torch.cuda, "host_memory_stats"):
-            self.d["host_allocated_bytes"] = torch.cuda.host_memory_stats().get(
-                "allocated_bytes.current", 0)
 
     def oom(self, e):
         self.d["oom_message"] = str(e)
@@ -139,3 +135,19 @@ def here(what):
             what):
         line += 1
     return f"{os.path.basename(path)}:{line} {what}"
+
+
+def _with_host_stats(snapshot):
+    """Stats.snapshot, plus the pinned-memory caching allocator's blocks
+    (torch.cuda.host_memory_stats, PyTorch 2.5+). Added here at the end of
+    the file so that the lines the GPU fixtures recorded (tests/gpu,
+    check_recorded.py pyframes) stay where they were."""
+    def snapshot_and_host(self):
+        snapshot(self)
+        if hasattr(torch.cuda, "host_memory_stats"):
+            self.d["host_allocated_bytes"] = torch.cuda.host_memory_stats().get(
+                "allocated_bytes.current", 0)
+    return snapshot_and_host
+
+
+Stats.snapshot = _with_host_stats(Stats.snapshot)
