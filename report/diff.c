@@ -62,7 +62,7 @@ static void collect(entries *e, const vr_report *r, int run)
     for (size_t i = 0; i < r->nsites; i++)
         push(e, &r->sites[i].stack, run, M_PEAK, r->sites[i].bytes, 0);
     for (size_t i = 0; i < r->nleaks; i++)
-        if (!r->leaks[i].host)
+        if (!r->leaks[i].host && !r->leaks[i].cache_of) /* the report's leaks */
             push(e, &r->leaks[i].stack, run, M_LEAK, r->leaks[i].bytes, 0);
     for (size_t i = 0; i < r->ngrowth; i++)
         push(e, &r->growth[i].stack, run, M_GROWTH, 0, r->growth[i].bytes_per_iteration);

@@ -484,7 +484,7 @@ int vr_render_runs(FILE *out, vr_report *const *r, size_t n, const vr_options *o
 typedef struct vr_diff_site {
     vr_stack stack;     /* from the run after, else the run before */
     uint64_t peak[2];   /* bytes live at the peak (vr_report.sites) */
-    uint64_t leaked[2]; /* device bytes live at exit (vr_report.leaks) */
+    uint64_t leaked[2]; /* device bytes leaked at exit (vr_report.leaks, caches aside) */
     double growth[2];   /* bytes per iteration (vr_report.growth) */
     uint64_t oom[2];    /* bytes live at the fatal failure (its top_sites) */
     /* The sort key, bytes: the largest of |delta peak|, |delta leaked|,

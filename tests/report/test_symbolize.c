@@ -409,9 +409,24 @@ static void test_python_lead_and_cache(void **state)
     assert_true(rendered_has(vr_render_folded, r, ";body (train.py:42);"));
     assert_int_equal(check_leaked(r, 0), 1); /* the 1 MiB, not the cache */
     assert_int_equal(check_leaked(r, MiB), 0);
-    vr_report_free(r);
 
+    vr_report *with_leak = r;
     r = analyze(python_trace("py_cache_only", &m, torch_ip, false));
+    /* diff: the 1 MiB leak goes, the cache is no leak in either run */
+    vr_report *pair[2] = {with_leak, r};
+    vr_diff *d = vr_diff_new(with_leak, r);
+    for (size_t i = 0; i < d->nsites; i++)
+        assert_true(d->sites[i].leaked[0] == (d->sites[i].stack.n == 3 ? MiB : 0) &&
+                    d->sites[i].leaked[1] == 0);
+    vr_diff_free(d);
+    char *dt = NULL;
+    size_t dlen = 0;
+    FILE *mf = open_memstream(&dt, &dlen);
+    assert_int_equal(vr_render_diff_text(mf, pair, 2, NULL), 0);
+    fclose(mf);
+    assert_non_null(strstr(dt, "leaked at exit       1.00 MiB -> 0 B"));
+    free(dt);
+    vr_report_free(with_leak);
     text = headline(r, &kind, &remedy);
     assert_string_equal(kind, "healthy");
     assert_non_null(strstr(text, "nothing leaked by the program (8.00 MiB at exit is the cache "
