@@ -204,6 +204,15 @@ static int leak_cmp(const void *pa, const void *pb)
     return k ? k : (a->stack.id > b->stack.id) - (a->stack.id < b->stack.id);
 }
 
+/* Whether st starts inside PyTorch's libc10_cuda.so without a name there (a
+ * trace reported away from the PyTorch that recorded it): vr_cache_holder
+ * cannot recognise the allocator. */
+static bool unnamed_torch(const vr_stack *st)
+{
+    return st->n && !strcmp(st->frames[0].function, "??") &&
+           !strncmp(vr_basename(st->frames[0].module), "libc10_cuda.so", 14);
+}
+
 /* Device memory leaks count in leaked_bytes; host kinds in host_leaked_bytes;
  * the list holds both, each labelled with its kind, largest first. */
 static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
@@ -220,6 +229,11 @@ static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
         *(host ? &r->host_leaked_count : &r->leaked_count) += count[k];
     }
     for (size_t i = 0; i < n; i++) {
+        if (!v[i].cache_of && unnamed_torch(&v[i].stack))
+            vr_state_note_once(s, "memory live at exit was allocated inside PyTorch's "
+                                  "libc10_cuda.so, whose functions have no names here: its "
+                                  "caching allocator's cache cannot be told from a leak (report "
+                                  "the trace where the recording PyTorch is installed)");
         if (v[i].cache_of) {
             *(v[i].host ? &r->host_cached_at_exit_bytes : &r->cached_at_exit_bytes) += v[i].bytes;
             *(v[i].host ? &r->host_cached_at_exit_count : &r->cached_at_exit_count) += v[i].count;

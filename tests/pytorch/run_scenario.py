@@ -239,9 +239,11 @@ def check(r, what, tq):
         # machine (--recorded) whose PyTorch is not here has none to match.
         named = any(f["function"].startswith("c10::") for lk in rep["leaks"] for f in lk["stack"])
         if r.o.recorded and not named:
+            # the report must then say why it cannot tell (a note)
+            said = any("cache cannot be told from a leak" in n for n in rep["notes"])
             print("PyTorch's frames are not symbolized here (its libraries are the GPU "
-                  "machine's): its cache cannot be told from a leak, not checked")
-            return ok
+                  f"machine's): its cache cannot be told from a leak; the report says so: {said}")
+            return ok and (said or fail("no note that the cache cannot be told from a leak"))
         cached = rep["totals"]["cached_at_exit_bytes"]
         print(f"held at exit as PyTorch's cache: vramtrace {cached} B; headline "
               f"{rep['verdict']['kind']}")
