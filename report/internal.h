@@ -212,6 +212,10 @@ const char *vr_cache_holder(const vr_stack *st);
 /* How to see inside holder's cache (a vr_cache_holder result): a clause for
  * a remedy line; "" for any other pointer. */
 const char *vr_cache_holder_hint(const char *holder);
+/* What a capacity verdict cannot see when holder made the failing request
+ * (its segments hide their free space): a clause for the remedy; "" for
+ * another pointer or an allocator without one. */
+const char *vr_cache_holder_oom_hint(const char *holder);
 /* At most max frames of st, innermost first, one "at"/"by" line each with
  * indent (file names without their directories when short_files). When the
  * stack's lead frame (vr_stack.lead) would fall past max, the frames

@@ -536,15 +536,19 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len)
  * the allocator's name (vr_cache_holder). Only allocators this project runs
  * (PyTorch's wheel on the simulated device, tests/pytorch) are listed. */
 static const struct {
-    const char *prefix, *holder, *hint;
+    const char *prefix, *holder, *hint, *oom_hint;
 } CACHE_HOLDERS[] = {
     {"c10::cuda::CUDACachingAllocator::Native::", "PyTorch's caching allocator",
-     "tensors still alive at exit show when recorded with `vramtrace run --torch-tensors`"},
+     "tensors still alive at exit show when recorded with `vramtrace run --torch-tensors`",
+     "PyTorch's caching allocator made this request: vramtrace sees its segments, not the "
+     "free space inside them that its message calls \"reserved by PyTorch but unallocated\", "
+     "so fragmentation looks like capacity here; `vramtrace run --torch-tensors` tells them "
+     "apart"},
     /* pinned host memory: pin_memory(), DataLoader(pin_memory=True)
      * (aten/src/ATen/core/CachingHostAllocator.h, cuda/CachingHostAllocator.cpp) */
-    {"at::CachingHostAllocatorImpl<", "PyTorch's pinned-memory caching allocator", ""},
+    {"at::CachingHostAllocatorImpl<", "PyTorch's pinned-memory caching allocator", "", ""},
     {"at::cuda::(anonymous namespace)::CUDACachingHostAllocatorImpl::",
-     "PyTorch's pinned-memory caching allocator", ""},
+     "PyTorch's pinned-memory caching allocator", "", ""},
 };
 #define NHOLDERS (sizeof CACHE_HOLDERS / sizeof CACHE_HOLDERS[0])
 
@@ -564,6 +568,14 @@ const char *vr_cache_holder_hint(const char *holder)
     for (size_t k = 0; k < NHOLDERS; k++)
         if (holder == CACHE_HOLDERS[k].holder)
             return CACHE_HOLDERS[k].hint;
+    return "";
+}
+
+const char *vr_cache_holder_oom_hint(const char *holder)
+{
+    for (size_t k = 0; k < NHOLDERS; k++)
+        if (holder == CACHE_HOLDERS[k].holder)
+            return CACHE_HOLDERS[k].oom_hint;
     return "";
 }
 

@@ -113,7 +113,21 @@ static void headline_growing(const vr_report *r, vr_headline *h)
                            h->iteration_name);
 }
 
+static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_headline *g);
+
+/* The failure's remedy; a capacity verdict on a request a caching allocator
+ * made whose segments hide their free space says so
+ * (vr_cache_holder_oom_hint). */
 static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_headline *g)
+{
+    const char *rem = oom_remedy_of(r, o, g);
+    const char *hint = o->verdict == VR_VERDICT_CAPACITY && o->device >= 0
+                           ? vr_cache_holder_oom_hint(vr_cache_holder(&o->stack))
+                           : "";
+    return hint[0] ? vr_sprintf(r->arena, "%s (%s)", rem, hint) : rem;
+}
+
+static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_headline *g)
 {
     char b1[32];
     switch (o->verdict) {

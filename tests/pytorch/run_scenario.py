@@ -275,6 +275,13 @@ def check(r, what, tq):
         want = {"oom_capacity": "capacity", "oom_growth": "leak",
                 "oom_fragmented": None}[what]
         print(f"OOM verdict: {oom['verdict']} ({oom['explanation'][:160]})")
+        if oom["verdict"] == "capacity" and any(f["function"].startswith("c10::")
+                                                 for f in oom["stack"]):
+            # segments hide the holes inside them: the remedy must say how to see them
+            print(f"remedy: {rep['verdict']['remedy'][:240]}")
+            if "--torch-tensors" not in rep["verdict"]["remedy"]:
+                return fail("a capacity verdict on PyTorch's segments without the "
+                            "--torch-tensors caveat")
         if what == "oom_fragmented":
             m = re.search(r"and (.+?) is reserved by PyTorch but unallocated", tq["oom_message"])
             print(f"PyTorch: {m.group(1) if m else '?'} reserved but unallocated; request "

@@ -490,6 +490,51 @@ static void test_host_cache(void **state)
     vr_report_free(r);
 }
 
+/* A capacity OOM of `leaf`'s: 900 MiB live, 200 MiB asked of a 1 GiB
+ * device; the headline's remedy. */
+static char *capacity_remedy(const self_mod *m, const char *name, uint64_t leaf)
+{
+    const char *path = tmp_path(name);
+    const char *argv[] = {name};
+    char id[VT_MAX_ID_LEN + 1];
+    file_build_id(m->path, id);
+    vtg g;
+    assert_int_equal(vtg_open(&g, path, 1, argv), 0);
+    vtg_module_id(&g, 1, m->path, m->bias, m->start, m->end, id);
+    vtg_stack(&g, 1, 0, (uint64_t)(uintptr_t)&vtt_user_site + 4);
+    vtg_stack(&g, 2, 1, leaf);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 10, GiB, GiB);
+    vtg_alloc(&g, 100, 0x1000000, 900 * MiB, 2);
+    vtg_failed(&g, 110, 200 * MiB, 2, 124 * MiB, GiB);
+    vtg_end(&g, 200, 1);
+    assert_int_equal(vtg_close(&g), 0);
+    vr_report *r = analyze(path);
+    const char *kind, *remedy;
+    headline(r, &kind, &remedy);
+    assert_string_equal(kind, "oom");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_CAPACITY);
+    char *out = strdup(remedy);
+    vr_report_free(r);
+    return out;
+}
+
+/* A capacity verdict on a request PyTorch's caching allocator made says
+ * that its segments hide their free space; on another allocator's, not. */
+static void test_capacity_caveat(void **state)
+{
+    (void)state;
+    self_mod m = self();
+    char *torch = capacity_remedy(&m, "cap_torch", (uint64_t)vtt_torch_alloc_block_address() + 4);
+    char *other = capacity_remedy(&m, "cap_other", (uint64_t)vtt_cxx_site_address() + 4);
+    assert_non_null(strstr(torch, "fragmentation looks like capacity here; `vramtrace run "
+                                  "--torch-tensors` tells them apart"));
+    assert_null(strstr(other, "--torch-tensors"));
+    free(torch);
+    free(other);
+}
+
 /* The program's own Python file against library code (site-packages,
  * dist-packages, the standard library, frozen modules). */
 static void test_python_library_file(void **state)
@@ -524,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_python_lead_and_cache),
         cmocka_unit_test(test_python_library_file),
         cmocka_unit_test(test_host_cache),
+        cmocka_unit_test(test_capacity_caveat),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
