@@ -283,6 +283,22 @@ static const char *healthy_rest(const vr_report *r)
                       r->recovered_allocations, r->error_allocations);
 }
 
+/* "EXITED WITH STATUS 1" or "KILLED BY SIGNAL 9" when the end-of-process
+ * record says the program failed; NULL when it exited 0 or is unknown. A
+ * healthy memory account must not read as a healthy run then: an allocator
+ * can raise out of memory by a limit of its own, with no failing CUDA call
+ * (PyTorch's set_per_process_memory_fraction). */
+static const char *failed_exit(const vr_report *r)
+{
+    if (!r->has_end)
+        return NULL;
+    if (r->exit_signal > 0)
+        return vr_sprintf(r->arena, "KILLED BY SIGNAL %d", (int)r->exit_signal);
+    if (r->exit_status > 0)
+        return vr_sprintf(r->arena, "EXITED WITH STATUS %d", (int)r->exit_status);
+    return NULL;
+}
+
 static void headline_rest(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32], b3[32];
@@ -308,20 +324,29 @@ static void headline_rest(const vr_report *r, vr_headline *h)
     uint64_t total = 0;
     for (size_t i = 0; i < r->ndevices; i++)
         total = r->devices[i].total_bytes > total ? r->devices[i].total_bytes : total;
-    h->kind = "healthy";
+    const char *failed = failed_exit(r);
+    h->kind = failed ? "exited" : "healthy";
+    const char *what =
+        failed ? vr_sprintf(r->arena, "%s, NO MEMORY FAILURE SEEN", failed) : "HEALTHY";
     const char *rest = healthy_rest(r);
     if (total)
-        h->text = vr_sprintf(r->arena, "HEALTHY: peak reserved %s of %s (%.1f%%), headroom %s; %s",
+        h->text = vr_sprintf(r->arena, "%s: peak reserved %s of %s (%.1f%%), headroom %s; %s", what,
                              SZ(r->peak_reserved, b1), SZ(total, b2),
                              100.0 * (double)r->peak_reserved / (double)total,
                              SZ(total > r->peak_reserved ? total - r->peak_reserved : 0, b3), rest);
     else
-        h->text = vr_sprintf(r->arena, "HEALTHY: peak reserved %s (device size unknown); %s",
+        h->text = vr_sprintf(r->arena, "%s: peak reserved %s (device size unknown); %s", what,
                              SZ(r->peak_reserved, b1), rest);
     const char *holder = cache_holder(r, false);
-    h->remedy = holder && vr_cache_holder_hint(holder)[0]
-                    ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))
-                    : "none needed";
+    if (failed)
+        h->remedy = "no device memory call failed: if the program's error was CUDA out of "
+                    "memory, an allocator refused by a limit of its own without asking CUDA "
+                    "(PyTorch: torch.cuda.set_per_process_memory_fraction), or the memory "
+                    "failed in another process; else the error is not about device memory";
+    else
+        h->remedy = holder && vr_cache_holder_hint(holder)[0]
+                        ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))
+                        : "none needed";
 }
 
 void vr_headline_of(const vr_report *r, vr_headline *h)

@@ -77,6 +77,9 @@ SCENARIOS = {
                                                 "PYTORCH_CUDA_ALLOC_CONF":
                                                 "expandable_segments:True"}, [],
                                ["fits", "reserved_physical", "snapshot"]),
+    # PyTorch's own memory cap: its OOM makes no failing CUDA call; the
+    # headline must say the run failed, not that it was healthy.
+    "fraction_limit": (["sc_fraction.py", "0.05"], {}, [], ["own_limit_oom", "reserved"]),
     # torch.cuda.empty_cache() every step: segments go back each step.
     "empty_cache": (["sc_empty_cache.py", "64", "256", "3"], {}, [],
                     ["fits", "reserved", "released"]),
@@ -259,6 +262,15 @@ def check(r, what, tq):
             ok = ok and (host == tq["host_allocated_bytes"] == rep["totals"]["host_leaked_bytes"]
                          or fail("the pinned-memory cache is not PyTorch's host allocator's"))
         return ok
+    if what == "own_limit_oom":
+        t = rep["totals"]
+        kind = rep["verdict"]["kind"]
+        print(f"PyTorch: {tq.get('oom_message', '(no OOM)')[:100]}; vramtrace: "
+              f"{t['failed_allocations']} failed allocations, headline {kind}: "
+              f"{rep['verdict']['text'][:80]}")
+        return ("oom_message" in tq or fail("PyTorch raised no out-of-memory error")) and (
+            t["failed_allocations"] == 0 or fail("a CUDA call failed: not PyTorch's own cap")) and (
+            kind == "exited" or fail(f"headline {kind} for a run that died of out of memory"))
     if what == "tensors_not_cache":
         # backend:cudaMallocAsync: what is live at exit is tensors, no cache
         cached = rep["totals"]["cached_at_exit_bytes"]

@@ -464,6 +464,35 @@ static void test_healthy_says_what_it_saw(void **state)
     unlink(tmp_path("healthy_truth"));
 }
 
+/* A run whose memory account is clean but whose program failed: the
+ * headline says so instead of HEALTHY (an allocator's own limit raises out
+ * of memory with no failing CUDA call); exit 0 stays healthy. */
+static void test_failed_exit_not_healthy(void **state)
+{
+    (void)state;
+    for (int status = 0; status <= 1; status++) {
+        vtg g;
+        open_trace(&g, "failed_exit", 0, NULL);
+        vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
+        vtg_free(&g, 40, 0x10000000);
+        vtg_end(&g, 50, status);
+        vr_report *r = close_and_analyze(&g, "failed_exit");
+        vr_headline hl;
+        vr_headline_of(r, &hl);
+        if (status) {
+            assert_string_equal(hl.kind, "exited");
+            assert_non_null(strstr(hl.text, "EXITED WITH STATUS 1, NO MEMORY FAILURE SEEN: "
+                                            "peak reserved 10.00 MiB"));
+            assert_non_null(strstr(hl.remedy, "set_per_process_memory_fraction"));
+        } else {
+            assert_string_equal(hl.kind, "healthy");
+            assert_non_null(strstr(hl.text, "HEALTHY: peak reserved 10.00 MiB"));
+        }
+        vr_report_free(r);
+        unlink(tmp_path("failed_exit"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_oom_other_errors),
         cmocka_unit_test(test_oom_pinned_host),
         cmocka_unit_test(test_healthy_says_what_it_saw),
+        cmocka_unit_test(test_failed_exit_not_healthy),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
