@@ -299,9 +299,40 @@ static const char *failed_exit(const vr_report *r)
     return NULL;
 }
 
+/* No end-of-process record (killed, or the trace was read while the program
+ * ran, or cut short): what is live then was never a leak at exit. */
+static void headline_no_end(const vr_report *r, vr_headline *h)
+{
+    char b1[32], b2[32];
+    h->kind = "no_end";
+    const char *live = "nothing is live when the trace ends";
+    if (r->leaked_count) {
+        const vr_stack *st = NULL;
+        for (size_t i = 0; i < r->nleaks && !st; i++)
+            if (!r->leaks[i].host)
+                st = &r->leaks[i].stack;
+        live = vr_sprintf(r->arena,
+                          "%s of device memory in %" PRIu64
+                          " allocations live when the trace ends, the largest part allocated at %s",
+                          SZ(r->leaked_bytes, b1), r->leaked_count,
+                          st && st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)");
+    }
+    h->text = vr_sprintf(r->arena,
+                         "NO END OF PROCESS RECORDED (killed, cut short or still running): peak "
+                         "reserved %s, no growth, no out-of-memory failure left unrecovered; %s",
+                         SZ(r->peak_reserved, b2), live);
+    h->remedy = "what is live when the trace ends is not a leak: the program did not reach its "
+                "exit. vramtrace run prints how it ended; a SIGKILL with no failed device "
+                "allocation is often the kernel's out-of-memory killer (host memory; dmesg)";
+}
+
 static void headline_rest(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32], b3[32];
+    if (!r->has_end) {
+        headline_no_end(r, h);
+        return;
+    }
     if (r->leaked_count > r->cached_at_exit_count) {
         h->kind = "leaked";
         const vr_stack *st = NULL;

@@ -493,6 +493,27 @@ static void test_failed_exit_not_healthy(void **state)
     }
 }
 
+/* A trace without the end-of-process record (killed by SIGKILL, cut short):
+ * what is live at its end is not called leaked at exit. */
+static void test_no_end_not_leaked(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "no_end", 0, NULL);
+    vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
+    vr_report *r = close_and_analyze(&g, "no_end");
+    vr_headline hl;
+    vr_headline_of(r, &hl);
+    assert_string_equal(hl.kind, "no_end");
+    assert_non_null(strstr(hl.text, "NO END OF PROCESS RECORDED"));
+    assert_non_null(strstr(hl.text, "10.00 MiB of device memory in 1 allocations live when the "
+                                    "trace ends"));
+    assert_null(strstr(hl.text, "LEAKED"));
+    assert_non_null(strstr(hl.remedy, "not a leak"));
+    vr_report_free(r);
+    unlink(tmp_path("no_end"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_oom_pinned_host),
         cmocka_unit_test(test_healthy_says_what_it_saw),
         cmocka_unit_test(test_failed_exit_not_healthy),
+        cmocka_unit_test(test_no_end_not_leaked),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
