@@ -326,6 +326,18 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
                 "allocation is often the kernel's out-of-memory killer (host memory; dmesg)";
 }
 
+/* Where the largest device leak that is no cache was allocated (its lead
+ * frame). */
+static const char *leak_site(const vr_report *r)
+{
+    for (size_t i = 0; i < r->nleaks; i++) {
+        const vr_stack *st = &r->leaks[i].stack;
+        if (!r->leaks[i].cache_of && !r->leaks[i].host)
+            return st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
+    }
+    return "(no stack)";
+}
+
 static void headline_rest(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32], b3[32];
@@ -333,13 +345,11 @@ static void headline_rest(const vr_report *r, vr_headline *h)
         headline_no_end(r, h);
         return;
     }
-    if (r->leaked_count > r->cached_at_exit_count) {
+    const char *failed = failed_exit(r);
+    bool leaked = r->leaked_count > r->cached_at_exit_count;
+    if (leaked && !failed) {
         h->kind = "leaked";
-        const vr_stack *st = NULL;
-        for (size_t i = 0; i < r->nleaks && !st; i++)
-            if (!r->leaks[i].cache_of && !r->leaks[i].host)
-                st = &r->leaks[i].stack;
-        const char *site = st && st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
+        const char *site = leak_site(r);
         const char *holder = cache_holder(r, false);
         h->text =
             vr_sprintf(r->arena,
@@ -355,11 +365,18 @@ static void headline_rest(const vr_report *r, vr_headline *h)
     uint64_t total = 0;
     for (size_t i = 0; i < r->ndevices; i++)
         total = r->devices[i].total_bytes > total ? r->devices[i].total_bytes : total;
-    const char *failed = failed_exit(r);
     h->kind = failed ? "exited" : "healthy";
     const char *what =
         failed ? vr_sprintf(r->arena, "%s, NO MEMORY FAILURE SEEN", failed) : "HEALTHY";
-    const char *rest = healthy_rest(r);
+    /* a failed run's allocations live at its exit are reported, not as the verdict */
+    const char *rest =
+        leaked ? vr_sprintf(r->arena,
+                            "%s of device memory in %" PRIu64 " allocations live at exit (the "
+                            "largest part allocated at %s), no growth, no out-of-memory failure "
+                            "left unrecovered",
+                            SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
+                            r->leaked_count - r->cached_at_exit_count, leak_site(r))
+               : healthy_rest(r);
     if (total)
         h->text = vr_sprintf(r->arena, "%s: peak reserved %s of %s (%.1f%%), headroom %s; %s", what,
                              SZ(r->peak_reserved, b1), SZ(total, b2),

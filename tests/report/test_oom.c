@@ -464,9 +464,10 @@ static void test_healthy_says_what_it_saw(void **state)
     unlink(tmp_path("healthy_truth"));
 }
 
-/* A run whose memory account is clean but whose program failed: the
- * headline says so instead of HEALTHY (an allocator's own limit raises out
- * of memory with no failing CUDA call); exit 0 stays healthy. */
+/* A run without a memory failure whose program failed: the headline says
+ * so instead of HEALTHY or LEAKED AT EXIT (an allocator's own limit raises
+ * out of memory with no failing CUDA call; a crash leaves memory live);
+ * the same trace at exit 0 is a leak. */
 static void test_failed_exit_not_healthy(void **state)
 {
     (void)state;
@@ -474,19 +475,22 @@ static void test_failed_exit_not_healthy(void **state)
         vtg g;
         open_trace(&g, "failed_exit", 0, NULL);
         vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
+        vtg_alloc(&g, 20, 0x20000000, MiB, 1);
         vtg_free(&g, 40, 0x10000000);
         vtg_end(&g, 50, status);
         vr_report *r = close_and_analyze(&g, "failed_exit");
         vr_headline hl;
         vr_headline_of(r, &hl);
-        if (status) {
+        if (status) { /* the 1 MiB live at a failed exit is told, not the verdict */
             assert_string_equal(hl.kind, "exited");
             assert_non_null(strstr(hl.text, "EXITED WITH STATUS 1, NO MEMORY FAILURE SEEN: "
-                                            "peak reserved 10.00 MiB"));
+                                            "peak reserved 11.00 MiB"));
+            assert_non_null(strstr(hl.text, "1.00 MiB of device memory in 1 allocations live at "
+                                            "exit"));
             assert_non_null(strstr(hl.remedy, "set_per_process_memory_fraction"));
         } else {
-            assert_string_equal(hl.kind, "healthy");
-            assert_non_null(strstr(hl.text, "HEALTHY: peak reserved 10.00 MiB"));
+            assert_string_equal(hl.kind, "leaked");
+            assert_non_null(strstr(hl.text, "LEAKED AT EXIT: 1.00 MiB"));
         }
         vr_report_free(r);
         unlink(tmp_path("failed_exit"));
