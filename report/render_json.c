@@ -37,8 +37,12 @@ static void stack(FILE *f, const vr_stack *st)
         fprintf(f, ",\"line\":%" PRIu32 ",", fr->line);
         key(f, "module");
         vr_json_str(f, fr->module);
-        fprintf(f, ",\"address\":\"0x%" PRIx64 "\",\"inlined\":%s}", fr->ip,
+        fprintf(f, ",\"address\":\"0x%" PRIx64 "\",\"inlined\":%s", fr->ip,
                 fr->inlined ? "true" : "false");
+        /* the frame that names a stack with Python frames (vr_stack.lead) */
+        if (i == st->lead && !strcmp(fr->module, VR_PYTHON_MODULE))
+            fputs(",\"lead\":true", f);
+        fputc('}', f);
     }
     fputc(']', f);
 }

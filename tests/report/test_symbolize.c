@@ -404,6 +404,19 @@ static void test_python_lead_and_cache(void **state)
                                 "caching allocator as its cache (device memory)"));
     assert_non_null(strstr(out, "1048576 bytes in 1 allocation was never freed"));
     free(out);
+    /* the JSON marks the lead frame, once per stack */
+    char *json = render(vr_render_json, r);
+    const char *lead_frame = "{\"function\":\"body\",\"file\":\"/home/u/train.py\",\"line\":42,"
+                             "\"module\":\"python\",\"address\":\"0x0\",\"inlined\":false,"
+                             "\"lead\":true}";
+    size_t leads = 0;
+    for (const char *p = json; (p = strstr(p, "\"lead\":true")); p++)
+        leads++;
+    assert_non_null(strstr(json, lead_frame));
+    assert_true(leads >= 2); /* leak A's and leak B's stacks, among others */
+    assert_null(strstr(json, "\"module\":\"python\",\"address\":\"0x0\",\"inlined\":false,"
+                             "\"lead\":true},{\"function\":\"body\"")); /* never forward's */
+    free(json);
     /* the icicle and folded stacks keep a Python frame's line */
     assert_true(rendered_has(vr_render_html, r, "\"body (train.py:42)\""));
     assert_true(rendered_has(vr_render_folded, r, ";body (train.py:42);"));
