@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ typedef struct dw_api {
                       void *);
     Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
     const char *(*addrname)(Dwfl_Module *, GElf_Addr);
+    const char *(*addrsym)(Dwfl_Module *, GElf_Addr, GElf_Sym *, GElf_Word *);
     Dwfl_Line *(*getsrc)(Dwfl_Module *, Dwarf_Addr);
     const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *, Dwarf_Word *);
     void (*end)(Dwfl *);
@@ -79,6 +81,7 @@ static Dwfl *dw_open(dw_api *a)
     *(void **)&a->report_end = vti_real_dlsym(h, "dwfl_report_end");
     *(void **)&a->addrmodule = vti_real_dlsym(h, "dwfl_addrmodule");
     *(void **)&a->addrname = vti_real_dlsym(h, "dwfl_module_addrname");
+    *(void **)&a->addrsym = vti_real_dlsym(h, "dwfl_module_addrsym"); /* optional */
     *(void **)&a->getsrc = vti_real_dlsym(h, "dwfl_module_getsrc");
     *(void **)&a->lineinfo = vti_real_dlsym(h, "dwfl_lineinfo");
     *(void **)&a->end = vti_real_dlsym(h, "dwfl_end");
@@ -105,6 +108,29 @@ static bool skipped(const char *path)
            !strncmp(base, "_ctypes.", 8) || !strncmp(base, "libpython", 9);
 }
 
+/* "symbol+0xoff (module)" from the module's symbol table (libdw reads
+ * .symtab, which dladdr does not: an executable's functions are not in its
+ * dynamic symbols), the C++ name demangled when the process has libstdc++.
+ * false when no symbol covers ip. */
+static bool symtab_name(const dw_api *a, Dwfl_Module *m, uint64_t ip, char *out, size_t len)
+{
+    GElf_Sym sym;
+    const char *name = a->addrsym && m ? a->addrsym(m, ip, &sym, NULL) : NULL;
+    if (!name)
+        return false;
+    typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+    demangle_fn dm = (demangle_fn)vti_real_dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    int status = -1;
+    char *d = dm && name[0] == '_' && name[1] == 'Z' ? dm(name, NULL, NULL, &status) : NULL;
+    Dl_info info = {0};
+    const char *mod = dladdr((void *)(uintptr_t)ip, &info) && info.dli_fname ? info.dli_fname : "";
+    const char *b = strrchr(mod, '/');
+    snprintf(out, len, "%s+0x%" PRIx64 " (%s)", d && status == 0 ? d : name,
+             ip + 1 - (uint64_t)sym.st_value, b ? b + 1 : mod);
+    free(d);
+    return true;
+}
+
 /* "function (file:line)" or "symbol+0xoff (module)" for one ip. */
 static void frame_name(const dw_api *a, Dwfl *d, uint64_t ip, char *out, size_t len)
 {
@@ -119,6 +145,8 @@ static void frame_name(const dw_api *a, Dwfl *d, uint64_t ip, char *out, size_t 
     if (fn && file && line > 0) {
         const char *b = strrchr(file, '/');
         snprintf(out, len, "%s (%s:%d)", fn, b ? b + 1 : file, line);
+    } else if (symtab_name(a, m, ip, out, len)) {
+        return;
     } else if (dladdr((void *)(uintptr_t)ip, &info) && info.dli_sname) {
         snprintf(out, len, "%s+0x%" PRIxPTR, info.dli_sname,
                  (uintptr_t)ip + 1 - (uintptr_t)info.dli_saddr);
