@@ -302,6 +302,19 @@ static void test_v3_trace(void **state)
 uintptr_t vtt_torch_alloc_block_address(void);
 uintptr_t vtt_torch_host_alloc_address(void);
 
+/* A new trace `name` with this executable as module 1 under its build-id;
+ * returns its path (tmp_path's buffer). */
+static const char *open_self_trace(vtg *g, const char *name, const self_mod *m)
+{
+    const char *path = tmp_path(name);
+    const char *argv[] = {name};
+    char id[VT_MAX_ID_LEN + 1];
+    file_build_id(m->path, id);
+    assert_int_equal(vtg_open(g, path, 1, argv), 0);
+    vtg_module_id(g, 1, m->path, m->bias, m->start, m->end, id);
+    return path;
+}
+
 #define NATIVE_DEPTH 14 /* native frames between the allocator and Python */
 
 /* Trace `name`: this executable as module 1; Python frames <module>
@@ -311,13 +324,8 @@ uintptr_t vtt_torch_host_alloc_address(void);
  * vtt_user_site under body. */
 static const char *python_trace(const char *name, const self_mod *m, uint64_t leaf_ip, bool with_b)
 {
-    const char *path = tmp_path(name);
-    const char *argv[] = {name};
-    char id[VT_MAX_ID_LEN + 1];
-    file_build_id(m->path, id);
     vtg g;
-    assert_int_equal(vtg_open(&g, path, 1, argv), 0);
-    vtg_module_id(&g, 1, m->path, m->bias, m->start, m->end, id);
+    const char *path = open_self_trace(&g, name, m);
     const char *strings[] = {
         "body",     "/home/u/train.py",
         "forward",  "/home/u/.venv/lib/python3.11/site-packages/torch/nn/module.py",
@@ -466,13 +474,8 @@ static void test_host_cache(void **state)
 {
     (void)state;
     self_mod m = self();
-    const char *path = tmp_path("host_cache");
-    const char *argv[] = {"host_cache"};
-    char id[VT_MAX_ID_LEN + 1];
-    file_build_id(m.path, id);
     vtg g;
-    assert_int_equal(vtg_open(&g, path, 1, argv), 0);
-    vtg_module_id(&g, 1, m.path, m.bias, m.start, m.end, id);
+    const char *path = open_self_trace(&g, "host_cache", &m);
     vtg_stack(&g, 1, 0, (uint64_t)(uintptr_t)&vtt_user_site + 4);
     vtg_stack(&g, 2, 1, (uint64_t)vtt_torch_alloc_block_address() + 4);
     vtg_stack(&g, 3, 1, (uint64_t)vtt_torch_host_alloc_address() + 4);
@@ -507,13 +510,8 @@ static void test_host_cache(void **state)
  * device; the headline's remedy. */
 static char *capacity_remedy(const self_mod *m, const char *name, uint64_t leaf)
 {
-    const char *path = tmp_path(name);
-    const char *argv[] = {name};
-    char id[VT_MAX_ID_LEN + 1];
-    file_build_id(m->path, id);
     vtg g;
-    assert_int_equal(vtg_open(&g, path, 1, argv), 0);
-    vtg_module_id(&g, 1, m->path, m->bias, m->start, m->end, id);
+    const char *path = open_self_trace(&g, name, m);
     vtg_stack(&g, 1, 0, (uint64_t)(uintptr_t)&vtt_user_site + 4);
     vtg_stack(&g, 2, 1, leaf);
     vtg_device(&g, 0, "SimGPU", GiB);
