@@ -20,25 +20,29 @@ static int broken(FILE *out, const char *what, uint64_t got, int64_t limit)
     return 1;
 }
 
+/* A leak limit on live bytes less what a caching allocator holds as its
+ * cache (the headline's leak): 1 when broken (named, with "besides a caching
+ * allocator's cache" when there is one), else 0; limit < 0: none. */
+static int leak_limit(FILE *out, const char *what, uint64_t live, uint64_t cached, int64_t limit)
+{
+    uint64_t leaked = live - cached;
+    if (limit < 0 || leaked <= (uint64_t)limit)
+        return 0;
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", what,
+             cached ? " (besides a caching allocator's cache)" : "");
+    return broken(out, name, leaked, limit);
+}
+
 int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
 {
     int n = 0;
     if (lim->max_peak >= 0 && r->peak_allocated > (uint64_t)lim->max_peak)
         n += broken(out, "peak allocated", r->peak_allocated, lim->max_peak);
-    uint64_t leaked = r->leaked_bytes - r->cached_at_exit_bytes; /* the headline's leak */
-    if (lim->max_leaked >= 0 && leaked > (uint64_t)lim->max_leaked)
-        n += broken(out,
-                    r->cached_at_exit_bytes ? "leaked device memory (besides a caching "
-                                              "allocator's cache)"
-                                            : "leaked device memory",
-                    leaked, lim->max_leaked);
-    uint64_t host = r->host_leaked_bytes - r->host_cached_at_exit_bytes;
-    if (lim->max_host_leaked >= 0 && host > (uint64_t)lim->max_host_leaked)
-        n += broken(out,
-                    r->host_cached_at_exit_bytes ? "leaked host memory (pinned, registered; "
-                                                   "besides a caching allocator's cache)"
-                                                 : "leaked host memory (pinned, registered)",
-                    host, lim->max_host_leaked);
+    n += leak_limit(out, "leaked device memory", r->leaked_bytes, r->cached_at_exit_bytes,
+                    lim->max_leaked);
+    n += leak_limit(out, "leaked host memory (pinned, registered)", r->host_leaked_bytes,
+                    r->host_cached_at_exit_bytes, lim->max_host_leaked);
     if (lim->max_growth >= 0 && r->total_growth.bytes_per_iteration > (double)lim->max_growth) {
         char a[32], b[32];
         fprintf(out,

@@ -563,20 +563,25 @@ const char *vr_cache_holder(const vr_stack *st)
     return NULL;
 }
 
-const char *vr_cache_holder_hint(const char *holder)
+/* The table row of holder (a vr_cache_holder result), or -1. */
+static long holder_row(const char *holder)
 {
     for (size_t k = 0; k < NHOLDERS; k++)
         if (holder == CACHE_HOLDERS[k].holder)
-            return CACHE_HOLDERS[k].hint;
-    return "";
+            return (long)k;
+    return -1;
+}
+
+const char *vr_cache_holder_hint(const char *holder)
+{
+    long k = holder_row(holder);
+    return k < 0 ? "" : CACHE_HOLDERS[k].hint;
 }
 
 const char *vr_cache_holder_oom_hint(const char *holder)
 {
-    for (size_t k = 0; k < NHOLDERS; k++)
-        if (holder == CACHE_HOLDERS[k].holder)
-            return CACHE_HOLDERS[k].oom_hint;
-    return "";
+    long k = holder_row(holder);
+    return k < 0 ? "" : CACHE_HOLDERS[k].oom_hint;
 }
 
 const char *vr_fold_module(const vr_frame *fr)
