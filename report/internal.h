@@ -194,10 +194,13 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
  * so that lines of one function stay apart. Written into buf when it needs
  * to be (truncated to len). */
 const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
-/* What a folded run of frames names for fr's module: its file name
- * ("libc10_cuda.so"), or "Python library code" for a Python frame (those
- * before a stack's lead frame are library code). */
-const char *vr_fold_module(const vr_frame *fr);
+/* The modules of frames [from, to) of st, in order, each once: the first 4
+ * into mods (returned: how many), the count of the others in *more. A
+ * module is its file name ("libc10_cuda.so"), a Python frame's "Python
+ * library code" (those before a stack's lead frame are library code). What
+ * a listing folded up to the lead frame names (render_text, render_html). */
+size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *mods[4],
+                       size_t *more);
 /* The caching allocator that made the allocation of stack st, when one of
  * its frames before the program's own (st->lead, or all frames) is that
  * allocator's segment allocation: "PyTorch's caching allocator" for

@@ -188,15 +188,11 @@ static void folded_html(FILE *f, const vr_stack *st, size_t from, size_t to, boo
 {
     fprintf(f, "<li><details class=\"more\"><summary>… %zu %sframe%s", to - from,
             in_modules ? "" : "more ", to - from == 1 ? "" : "s");
-    for (size_t i = from, k = 0; in_modules && i < to && k < 4; i++) {
-        const char *m = vr_fold_module(&st->frames[i]);
-        bool seen = !m[0];
-        for (size_t j = from; j < i && !seen; j++)
-            seen = !strcmp(vr_fold_module(&st->frames[j]), m);
-        if (seen)
-            continue;
-        fputs(k++ ? ", " : " in ", f);
-        vr_html_str(f, m);
+    const char *mods[4];
+    size_t more, nmods = in_modules ? vr_fold_modules(st, from, to, mods, &more) : 0;
+    for (size_t k = 0; k < nmods; k++) {
+        fputs(k ? ", " : " in ", f);
+        vr_html_str(f, mods[k]);
     }
     fputs("</summary><ul class=\"stack\">", f);
     for (size_t i = from; i < to; i++)

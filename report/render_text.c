@@ -25,19 +25,7 @@ static void print_frame(FILE *f, const vr_frame *fr, const char *indent, bool fi
 static void print_skipped(FILE *f, const vr_stack *st, size_t from, size_t to, const char *indent)
 {
     const char *mods[4];
-    size_t nmods = 0, more = 0;
-    for (size_t i = from; i < to; i++) {
-        const char *m = vr_fold_module(&st->frames[i]);
-        size_t k = 0;
-        while (k < nmods && strcmp(mods[k], m))
-            k++;
-        if (k < nmods || !m[0])
-            continue;
-        if (nmods < 4)
-            mods[nmods++] = m;
-        else
-            more++;
-    }
+    size_t more, nmods = vr_fold_modules(st, from, to, mods, &more);
     fprintf(f, "%s... %zu frame%s", indent, to - from, to - from == 1 ? "" : "s");
     for (size_t k = 0; k < nmods; k++)
         fprintf(f, "%s%s", k ? ", " : " in ", mods[k]);

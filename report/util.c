@@ -584,9 +584,29 @@ const char *vr_cache_holder_oom_hint(const char *holder)
     return k < 0 ? "" : CACHE_HOLDERS[k].oom_hint;
 }
 
-const char *vr_fold_module(const vr_frame *fr)
+static const char *fold_module(const vr_frame *fr)
 {
     return strcmp(fr->module, VR_PYTHON_MODULE) ? vr_basename(fr->module) : "Python library code";
+}
+
+size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *mods[4],
+                       size_t *more)
+{
+    size_t n = 0;
+    *more = 0;
+    for (size_t i = from; i < to; i++) {
+        const char *m = fold_module(&st->frames[i]);
+        bool seen = !m[0];
+        for (size_t j = from; j < i && !seen; j++)
+            seen = !strcmp(fold_module(&st->frames[j]), m);
+        if (seen)
+            continue;
+        if (n < 4)
+            mods[n++] = m;
+        else
+            ++*more;
+    }
+    return n;
 }
 
 const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len)

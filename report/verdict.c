@@ -299,6 +299,18 @@ static const char *failed_exit(const vr_report *r)
     return NULL;
 }
 
+/* Where the largest device leak (caches too, or only those that are no
+ * cache) was allocated: its lead frame. */
+static const char *leak_site(const vr_report *r, bool caches)
+{
+    for (size_t i = 0; i < r->nleaks; i++) {
+        const vr_stack *st = &r->leaks[i].stack;
+        if (!r->leaks[i].host && (caches || !r->leaks[i].cache_of))
+            return st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
+    }
+    return "(no stack)";
+}
+
 /* No end-of-process record (killed, or the trace was read while the program
  * ran, or cut short): what is live then was never a leak at exit. */
 static void headline_no_end(const vr_report *r, vr_headline *h)
@@ -306,17 +318,11 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
     char b1[32], b2[32];
     h->kind = "no_end";
     const char *live = "nothing is live when the trace ends";
-    if (r->leaked_count) {
-        const vr_stack *st = NULL;
-        for (size_t i = 0; i < r->nleaks && !st; i++)
-            if (!r->leaks[i].host)
-                st = &r->leaks[i].stack;
+    if (r->leaked_count)
         live = vr_sprintf(r->arena,
                           "%s of device memory in %" PRIu64
                           " allocations live when the trace ends, the largest part allocated at %s",
-                          SZ(r->leaked_bytes, b1), r->leaked_count,
-                          st && st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)");
-    }
+                          SZ(r->leaked_bytes, b1), r->leaked_count, leak_site(r, true));
     h->text = vr_sprintf(r->arena,
                          "NO END OF PROCESS RECORDED (killed, cut short or still running): peak "
                          "reserved %s, no growth, no out-of-memory failure left unrecovered; %s",
@@ -324,18 +330,6 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
     h->remedy = "what is live when the trace ends is not a leak: the program did not reach its "
                 "exit. vramtrace run prints how it ended; a SIGKILL with no failed device "
                 "allocation is often the kernel's out-of-memory killer (host memory; dmesg)";
-}
-
-/* Where the largest device leak that is no cache was allocated (its lead
- * frame). */
-static const char *leak_site(const vr_report *r)
-{
-    for (size_t i = 0; i < r->nleaks; i++) {
-        const vr_stack *st = &r->leaks[i].stack;
-        if (!r->leaks[i].cache_of && !r->leaks[i].host)
-            return st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
-    }
-    return "(no stack)";
 }
 
 static void headline_rest(const vr_report *r, vr_headline *h)
@@ -349,7 +343,7 @@ static void headline_rest(const vr_report *r, vr_headline *h)
     bool leaked = r->leaked_count > r->cached_at_exit_count;
     if (leaked && !failed) {
         h->kind = "leaked";
-        const char *site = leak_site(r);
+        const char *site = leak_site(r, false);
         const char *holder = cache_holder(r, false);
         h->text =
             vr_sprintf(r->arena,
@@ -375,7 +369,7 @@ static void headline_rest(const vr_report *r, vr_headline *h)
                             "largest part allocated at %s), no growth, no out-of-memory failure "
                             "left unrecovered",
                             SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
-                            r->leaked_count - r->cached_at_exit_count, leak_site(r))
+                            r->leaked_count - r->cached_at_exit_count, leak_site(r, false))
                : healthy_rest(r);
     if (total)
         h->text = vr_sprintf(r->arena, "%s: peak reserved %s of %s (%.1f%%), headroom %s; %s", what,
