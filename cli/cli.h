@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit statuses of every command but run (which passes the program's on). */
 enum { CLI_EXIT_LIMIT = 1, CLI_EXIT_INPUT = 2 };
@@ -96,11 +97,16 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
+int cli_cmd_recover(int argc, char **argv);
 /* The synopsis lines of the main usage (main.c prints them in order). */
 void cli_report_synopsis(FILE *f);
 void cli_diff_synopsis(FILE *f);
 void cli_check_synopsis(FILE *f);
 void cli_run_synopsis(FILE *f);
+void cli_recover_synopsis(FILE *f);
+/* vt_recover on path, saying on stderr what it recovered or why it could
+ * not ("vramtrace CMD: ..."); end as vt_recover's. 0, or -1 on failure. */
+int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end);
 
 /* Options with the progress bar on; VRAMTRACE_PROGRESS_AFTER_MS (a number of
  * ms, >= 1) shows it sooner or later than the default 2 s (tests). */
@@ -120,6 +126,10 @@ typedef struct cli_run_list {
     /* set by the caller after cli_run_begin: no --sim and no CUDA driver
      * (cli_cuda_driver_present) */
     bool no_driver;
+    /* set by the caller once the program ended: its pid and wait status */
+    pid_t child;
+    int child_status;
+    bool child_ended;
 } cli_run_list;
 /* Whether libcuda.so.1 (the CUDA driver) can be loaded with this process's
  * library path, as the program will search it: asked in a child that
@@ -128,7 +138,9 @@ bool cli_cuda_driver_present(void);
 /* Draw the run id, create the list file (mode 0600, in $TMPDIR or /tmp) and
  * put both in the environment. 0, or -1 with a message on stderr. */
 int cli_run_begin(cli_run_list *rl);
-/* After the program: print the run's traces on stderr ("vramtrace run:
+/* After the program: recover what each killed process of the run had not
+ * written (vt_recover; the end of the program's own process, from its wait
+ * status, when its trace has none), print the run's traces on stderr ("vramtrace run:
  * trace: P" for one, "vramtrace run: N traces (run ID):" and one per line
  * for several) and remove the list file. With no_driver, the traces that
  * hold no allocation are removed instead and one line names --sim. */

@@ -26,8 +26,8 @@ static const cli_opt check_opts[] = {
     {"allow-truncated", 0, no_argument, O_TRUNC, NULL, "check a cut trace on what it holds"},
     {"allow-incomplete", 0, no_argument, O_INCOMPLETE, NULL,
      "check a trace without an end-of-process record (the\n"
-     "program is still running, or died by _exit, SIGKILL or\n"
-     "a stack overflow: what came after the last flush is lost)"},
+     "program is still running, or died by SIGKILL outside\n"
+     "vramtrace run: vramtrace recover FILE first)"},
     {"allow-empty", 0, no_argument, O_EMPTY, NULL,
      "pass a trace with no allocation, free or failure"},
     {NULL, 0, 0, 0, NULL, NULL},
@@ -85,8 +85,8 @@ static bool unvouched(const vr_report *r, bool allow_incomplete, bool allow_empt
     if (!r->has_end && !allow_incomplete) {
         fprintf(stderr,
                 "vramtrace check: %s: no end-of-process record: the program is still running "
-                "or ended without exit() (_exit, SIGKILL, stack overflow), so events may be "
-                "missing; --allow-incomplete checks what is there\n",
+                "or was killed (SIGKILL), so events may be missing (vramtrace recover adds "
+                "those a killed process left); --allow-incomplete checks what is there\n",
                 r->path);
         return true;
     }

@@ -189,6 +189,9 @@ static int wait_program(pid_t pid, const char *prog, cli_run_list *rl)
             cli_run_end(rl);
             return CLI_EXIT_INPUT;
         }
+    rl->child = pid;
+    rl->child_status = st;
+    rl->child_ended = true;
     cli_run_end(rl);
     if (WIFSIGNALED(st)) {
         fprintf(stderr, "vramtrace: %s killed by signal %d\n", prog, WTERMSIG(st));

@@ -1,4 +1,4 @@
-/* main.c: the vramtrace command: run, report, diff, check (cli.h). */
+/* main.c: the vramtrace command: run, report, diff, check, recover (cli.h). */
 #include "cli.h"
 
 #include <string.h>
@@ -17,6 +17,7 @@ static const struct command {
     {"report", cli_cmd_report, cli_report_synopsis},
     {"diff", cli_cmd_diff, cli_diff_synopsis},
     {"check", cli_cmd_check, cli_check_synopsis},
+    {"recover", cli_cmd_recover, cli_recover_synopsis},
 };
 
 static void usage_main(FILE *f)

@@ -740,6 +740,13 @@ static vr_report *analyze(vt_reader *rd, const char *path, const vr_options *opt
                       "the trace file is truncated at byte %llu: the report covers the events "
                       "before the cut",
                       (unsigned long long)vt_reader_offset(rd));
+    char spill[256];
+    if (strcmp(path, "(memory)") && vt_recover_pending(path, spill, sizeof spill))
+        vr_state_note(&s,
+                      "%s holds what the process recorded after its last flush: it is still "
+                      "running, or it was killed; once it has ended, `vramtrace recover %s` "
+                      "appends those records to this trace",
+                      spill, path);
     vr_build_model(&s, r, opt);
     vr_state_destroy(&s);
     vt_reader_close(rd);

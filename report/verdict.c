@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,6 +300,19 @@ static const char *failed_exit(const vr_report *r)
     return NULL;
 }
 
+/* The remedy of a failed run with no device memory failure. */
+static const char *failed_remedy(const vr_report *r)
+{
+    if (r->exit_signal == SIGKILL)
+        return "no device memory call failed: a SIGKILL with no failed device allocation is "
+               "often the kernel's out-of-memory killer (host memory; dmesg), or a notebook "
+               "restarting its kernel; else it came from another process";
+    return "no device memory call failed: if the program's error was CUDA out of "
+           "memory, an allocator refused by a limit of its own without asking CUDA "
+           "(PyTorch: torch.cuda.set_per_process_memory_fraction), or the memory "
+           "failed in another process; else the error is not about device memory";
+}
+
 /* Where the largest device leak (caches too, or only those that are no
  * cache) was allocated: its lead frame. */
 static const char *leak_site(const vr_report *r, bool caches)
@@ -381,10 +395,7 @@ static void headline_rest(const vr_report *r, vr_headline *h)
                              SZ(r->peak_reserved, b1), rest);
     const char *holder = cache_holder(r, false);
     if (failed)
-        h->remedy = "no device memory call failed: if the program's error was CUDA out of "
-                    "memory, an allocator refused by a limit of its own without asking CUDA "
-                    "(PyTorch: torch.cuda.set_per_process_memory_fraction), or the memory "
-                    "failed in another process; else the error is not about device memory";
+        h->remedy = failed_remedy(r);
     else
         h->remedy = holder && vr_cache_holder_hint(holder)[0]
                         ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))

@@ -491,6 +491,39 @@ uint64_t vt_writer_bytes(const vt_writer *w);
  * frees nothing shared, closes the descriptor. */
 void vt_writer_abandon_after_fork(vt_writer *w);
 
+/* ---- Recovery after a kill -------------------------------------------------
+ * While a trace is open its thread buffers live in a spill file in /dev/shm
+ * (trace/spill.h), removed when the trace is closed. A process killed by
+ * SIGKILL (the out-of-memory killer, a notebook's restart) or leaving by
+ * _exit leaves it behind, holding what it recorded since the last flush. */
+
+typedef struct vt_recover_end {
+    int32_t status;     /* exit status, when signal is 0 */
+    int32_t signal;     /* the signal that killed the process, or 0 */
+    const char *reason; /* e.g. "killed; recorded by vramtrace run" */
+    uint64_t ts_ns;     /* when it was seen to end (vt_clock_ns); raised to the last event's */
+} vt_recover_end;
+
+typedef struct vt_recover_result {
+    uint64_t chunks;        /* thread buffers recovered from the spill file */
+    uint64_t bytes;         /* their encoded records (bytes) */
+    uint64_t dropped_bytes; /* an incomplete last frame cut off the trace (its records recovered) */
+    bool end_added;         /* end was appended (the trace had no end-of-process record) */
+} vt_recover_result;
+
+/* Append to the trace at path what its spill file holds, then remove the
+ * spill file. With end (may be NULL), also append that end of process when
+ * the trace has none. Returns 1 when there was a spill file, 0 when there is
+ * none (nothing to do: the trace was closed, or never had one), -1 with a
+ * message in err (the spill file is then left in place). Never touches a
+ * trace that was closed (it ends with its summary) beyond removing a spill
+ * file with nothing to recover. */
+int vt_recover(const char *path, const vt_recover_end *end, vt_recover_result *res, char *err,
+               size_t errlen);
+/* Does the trace at path have a spill file (its process still runs, or died
+ * without closing it)? Its name into spill (len bytes) when it does. */
+bool vt_recover_pending(const char *path, char *spill, size_t len);
+
 /* ---- Reader -------------------------------------------------------------- */
 
 typedef struct vt_reader vt_reader;

@@ -22,7 +22,7 @@
  * Lock order: flush_lock -> list_lock -> tbuf locks -> q_lock. */
 #define _GNU_SOURCE
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx: no malloc in a signal handler */
-#include "records.h"
+#include "spill.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <linux/membarrier.h>
 #include <sched.h>
@@ -56,16 +57,12 @@
 /* The trace's descriptor is moved at or above this number (or just below
  * RLIMIT_NOFILE when that is lower), away from the program's own. */
 #define FD_FLOOR 1000
+/* The most a spill file takes (bytes): past it, chunks are malloc'd (a
+ * SIGKILL then loses what they hold). 16 MiB: 2 chunks of 64 KiB for each
+ * of some 120 threads. */
+#define SPILL_MAX (16u << 20)
 /* A batch larger than this is split into several frames (reader cap / 2). */
 #define FRAME_CONTENT_MAX (VT_MAX_BATCH_BYTES / 2)
-
-typedef struct vt_chunk {
-    struct vt_chunk *next;
-    uint32_t thread_id;
-    vt_delta d;
-    size_t len, cap;
-    uint8_t data[];
-} vt_chunk;
 
 struct vt_tbuf {
     pthread_mutex_t lock;
@@ -116,6 +113,13 @@ struct vt_writer {
     char err[256];
     bool has_summary; /* summary: written by vt_writer_close */
     vt_summary summary;
+
+    /* The spill file (spill.h); spill NULL when chunks are malloc'd. */
+    vt_spill_head *spill;
+    char spill_path[128];
+    uint64_t spill_size;    /* bytes of the file in use; under q_lock */
+    vt_chunk *spill_chunks; /* every spilled chunk, newest first; under q_lock */
+    atomic_uint_least64_t chunk_seq;
 };
 
 /* ---- Small helpers -------------------------------------------------------- */
@@ -197,32 +201,161 @@ static int fd_reclaim(vt_writer *w)
     return fd >= 0 ? 0 : ESTALE;
 }
 
+/* Block SIGXFSZ (old mask into *old); true when one was already pending. */
+static bool xfsz_block(sigset_t *old)
+{
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, old);
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+/* Consume the SIGXFSZ that an EFBIG (e) raised, unless one was pending
+ * before, and restore the mask. */
+static void xfsz_unblock(const sigset_t *old, bool was_pending, int e)
+{
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    if (e == EFBIG && !was_pending)
+        sigtimedwait(&xfsz, NULL, &(struct timespec){0, 0});
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 /* Write to the trace's own file only, with SIGXFSZ blocked: at the file size
  * limit (RLIMIT_FSIZE) write() fails with EFBIG and the signal it raised is
  * consumed, so the program is not killed for the trace's size. 0 or an errno
  * value (ESTALE: the file could not be reopened). flush_lock held. */
 static int write_guarded(vt_writer *w, const uint8_t *p, size_t n)
 {
-    sigset_t xfsz, old, pending;
     if (!fd_is_ours(w) && fd_reclaim(w) != 0)
         return ESTALE;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-    bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    sigset_t old;
+    bool was_pending = xfsz_block(&old);
     int e = write_all(w->fd, p, n);
-    if (e == EFBIG && !was_pending)
-        sigtimedwait(&xfsz, NULL, &(struct timespec){0, 0});
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    xfsz_unblock(&old, was_pending, e);
     return e;
 }
 
-static void chunk_init(vt_chunk *c, uint32_t thread_id)
+/* c starts empty for thread_id: the next in the writer's order, holding
+ * records not yet written (spill.h). Async-signal-safe. */
+static void chunk_init(vt_writer *w, vt_chunk *c, uint32_t thread_id)
 {
     c->next = NULL;
     c->thread_id = thread_id;
     c->len = 0;
     memset(&c->d, 0, sizeof c->d);
+    c->seq = atomic_fetch_add(&w->chunk_seq, 1) + 1;
+    atomic_store_explicit(&c->state, VT_SPILL_FILLING, memory_order_release);
+}
+
+/* ---- The spill file (spill.h) ---------------------------------------------- */
+
+void vt_spill_path(dev_t dev, ino_t ino, char *buf, size_t len)
+{
+    snprintf(buf, len, VT_SPILL_DIR "/vramtrace-%llu-%llu.spill", (unsigned long long)dev,
+             (unsigned long long)ino);
+}
+
+static size_t slot_bytes(const vt_writer *w)
+{
+    size_t page = VT_SPILL_HEAD_BYTES;
+    return (sizeof(vt_chunk) + w->tbuf_bytes + page - 1) / page * page;
+}
+
+/* Map len bytes of the spill file at off (allocated first, so that a full
+ * tmpfs fails here and never with SIGBUS on a later store). NULL on any
+ * failure. The descriptor is closed again: the program sees none. */
+static void *spill_map(const vt_writer *w, int flags, uint64_t off, size_t len)
+{
+    int fd = open(w->spill_path, flags | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return NULL;
+    sigset_t old;
+    bool was_pending = xfsz_block(&old); /* RLIMIT_FSIZE counts this file too */
+    int e = posix_fallocate(fd, (off_t)off, (off_t)len);
+    xfsz_unblock(&old, was_pending, e);
+    void *p =
+        e == 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off) : MAP_FAILED;
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Create the spill file of the trace just created (dev, ino, pid). On any
+ * failure the writer keeps its chunks in malloc'd memory, as before: a
+ * SIGKILL then loses what was not yet written. */
+static void spill_open(vt_writer *w, uint32_t pid)
+{
+    vt_spill_path(w->dev, w->ino, w->spill_path, sizeof w->spill_path);
+    unlink(w->spill_path); /* a stale one: its trace (this inode) is gone */
+    vt_spill_head *h = spill_map(w, O_CREAT | O_EXCL, 0, VT_SPILL_HEAD_BYTES);
+    if (!h)
+        return;
+    h->slot_bytes = (uint32_t)slot_bytes(w);
+    h->pid = pid;
+    h->trace_dev = (uint64_t)w->dev;
+    h->trace_ino = (uint64_t)w->ino;
+    atomic_store(&h->pending, 0);
+    atomic_store_explicit((_Atomic uint64_t *)&h->magic, VT_SPILL_MAGIC, memory_order_release);
+    w->spill = h;
+    w->spill_size = VT_SPILL_HEAD_BYTES;
+}
+
+/* A new chunk in the next slot of the spill file; NULL when there is no
+ * spill file, it holds SPILL_MAX bytes already (/dev/shm is shared with the
+ * program: PyTorch's DataLoader passes batches through it) or cannot grow.
+ * q_lock held. */
+static vt_chunk *spill_chunk_locked(vt_writer *w)
+{
+    size_t n = slot_bytes(w);
+    bool room = w->spill && w->spill_size + n <= SPILL_MAX;
+    vt_chunk *c = room ? spill_map(w, 0, w->spill_size, n) : NULL;
+    if (!c)
+        return NULL;
+    w->spill_size += n;
+    c->spilled = true;
+    c->spill_next = w->spill_chunks;
+    w->spill_chunks = c;
+    return c;
+}
+
+/* Give every spill mapping back: munmap (close) or, in a forked child,
+ * private zero pages at the same addresses, so that no store of the child
+ * reaches the parent's file and no stale pointer faults. */
+static void spill_release(vt_writer *w, bool in_child)
+{
+    size_t n = slot_bytes(w);
+    for (vt_chunk *c = w->spill_chunks, *next; c; c = next) {
+        next = c->spill_next;
+        if (in_child)
+            mmap(c, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        else
+            munmap(c, n);
+    }
+    if (w->spill && in_child)
+        mmap(w->spill, VT_SPILL_HEAD_BYTES, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    else if (w->spill)
+        munmap(w->spill, VT_SPILL_HEAD_BYTES);
+    if (in_child)
+        return;
+    w->spill_chunks = NULL;
+    w->spill = NULL;
+}
+
+/* Mark the chunks [first, last) with data as state (spill.h's order). */
+static void mark_chunks(vt_chunk *first, vt_chunk *last, uint32_t state)
+{
+    for (vt_chunk *c = first; c != last; c = c->next)
+        if (c->len)
+            atomic_store_explicit(&c->state, state, memory_order_release);
+}
+
+static void set_pending(vt_writer *w, uint64_t off)
+{
+    if (w->spill)
+        atomic_store_explicit(&w->spill->pending, off, memory_order_release);
 }
 
 /* ---- Pool and full queue (q_lock held) -------------------------------------- */
@@ -241,19 +374,25 @@ static vt_chunk *pool_get_locked(vt_writer *w)
     }
     if (w->nchunks >= chunk_limit(w))
         return NULL;
-    c = malloc(sizeof *c + w->tbuf_bytes);
+    c = spill_chunk_locked(w);
+    if (!c && (c = malloc(sizeof *c + w->tbuf_bytes)) != NULL)
+        c->spilled = false;
     if (!c) {
         set_error(w, "out of memory for a %zu-byte trace buffer", w->tbuf_bytes);
         return NULL;
     }
     w->nchunks++;
     c->cap = w->tbuf_bytes;
+    c->len = 0;
+    atomic_init(&c->state, VT_SPILL_FREE);
     return c;
 }
 
+/* A chunk no longer needed goes back to the pool; a malloc'd one over the
+ * budget is freed (a spilled one stays pooled: its slot is the file's). */
 static void pool_put_locked(vt_writer *w, vt_chunk *c)
 {
-    if (w->nchunks > chunk_limit(w)) {
+    if (w->nchunks > chunk_limit(w) && !c->spilled) {
         w->nchunks--;
         free(c);
         return;
@@ -346,6 +485,8 @@ static int write_frame(vt_writer *w, vt_chunk **cp, int *errnum)
     *cp = last;
     if (!nchunks)
         return 0;
+    set_pending(w, atomic_load(&w->bytes));
+    mark_chunks(first, last, VT_SPILL_FRAMING);
     ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
     ZSTD_CCtx_setPledgedSrcSize(w->cctx, total);
     for (vt_chunk *c = first; c != last; c = c->next) {
@@ -356,7 +497,11 @@ static int write_frame(vt_writer *w, vt_chunk **cp, int *errnum)
             compress_piece(w, c->data, c->len, ZSTD_e_continue, errnum) < 0)
             return -1;
     }
-    return compress_piece(w, NULL, 0, ZSTD_e_end, errnum);
+    if (compress_piece(w, NULL, 0, ZSTD_e_end, errnum) < 0)
+        return -1;
+    set_pending(w, 0);
+    mark_chunks(first, last, VT_SPILL_FREE);
+    return 0;
 }
 
 /* Write a batch (usually one frame). 0, or -1 with *errnum as above. */
@@ -518,7 +663,7 @@ static int refill(vt_tbuf *tb)
         retire_chunk(w, c);
         return -1;
     }
-    chunk_init(c, tb->thread_id);
+    chunk_init(w, c, tb->thread_id);
     tb->cur = c;
     return 0;
 }
@@ -535,6 +680,9 @@ static inline __attribute__((always_inline)) int encode(vt_tbuf *tb, const vt_ev
         ev = &clamped;
     }
     size_t n = vt_rec_encode(tb->cur->data + tb->cur->len, &tb->cur->d, ev);
+    /* The record's bytes before its length: a SIGKILL leaves whole records
+     * in a spilled chunk (spill.h). A compiler barrier only. */
+    atomic_signal_fence(memory_order_release);
     tb->cur->len += n;
     return n ? 0 : -1;
 }
@@ -691,10 +839,12 @@ static void writer_free(vt_writer *w)
     for (int i = 0; i < 2; i++) {
         while (lists[i]) {
             vt_chunk *next = lists[i]->next;
-            free(lists[i]);
+            if (!lists[i]->spilled)
+                free(lists[i]);
             lists[i] = next;
         }
     }
+    spill_release(w, false);
     pthread_mutex_destroy(&w->flush_lock);
     pthread_mutex_destroy(&w->list_lock);
     pthread_mutex_destroy(&w->q_lock);
@@ -801,6 +951,7 @@ vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_write
     }
     if (create_file(w, path, hdr, err, errlen) < 0)
         goto fail;
+    spill_open(w, hdr->pid);
     w->asym = barrier_register();
     if (!o.no_thread) {
         int rc = start_thread(w);
@@ -866,6 +1017,8 @@ int vt_writer_close(vt_writer *w)
         set_error(w, "closing the trace failed: %s", strerror(errno));
         rc = -1;
     }
+    if (w->spill && rc == 0) /* else it keeps what could not be written */
+        unlink(w->spill_path);
     writer_free(w);
     return rc;
 }
@@ -890,6 +1043,7 @@ void vt_writer_abandon_after_fork(vt_writer *w)
     if (fd_is_ours(w))
         close(w->fd);
     w->fd = -1;
+    spill_release(w, true); /* the parent's spill file is the parent's */
 }
 
 /* ---- Fatal-signal flush ------------------------------------------------------ */
@@ -951,7 +1105,7 @@ static void signal_release(vt_writer *w, vt_chunk *batch)
         if (!tb->signal_locked)
             continue;
         if (tb->cur && tb->cur->len)
-            chunk_init(tb->cur, tb->thread_id);
+            chunk_init(w, tb->cur, tb->thread_id);
         tb->signal_locked = false;
         thaw(tb);
         pthread_mutex_unlock(&tb->lock);

@@ -1,0 +1,79 @@
+/* cmd_recover.c: vramtrace recover: append to a trace what its process
+ * recorded but had not written when it was killed (trace/vtrace.h,
+ * "Recovery after a kill"). vramtrace run does the same by itself. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const char recover_head[] =
+    "usage: vramtrace recover FILE...\n"
+    "\n"
+    "A process killed by SIGKILL (the out-of-memory killer, a notebook restarting its\n"
+    "kernel) did not write what it recorded since its last flush (up to 100 ms).\n"
+    "That is kept in the trace's spill file in /dev/shm; recover appends it to FILE\n"
+    "and removes the spill file. vramtrace run does this itself for the traces of\n"
+    "its run. A trace that was closed has no spill file and is left unchanged.\n"
+    "Exit 0 when every FILE is complete or was recovered, 2 otherwise.\n"
+    "\n";
+
+static void recover_usage(FILE *f)
+{
+    const cli_opt *tabs[] = {NULL};
+    cli_help(f, recover_head, tabs, "");
+}
+
+void cli_recover_synopsis(FILE *f)
+{
+    fputs("  recover FILE...\n"
+          "        append what a killed process recorded but had not written\n",
+          f);
+}
+
+/* Recover path and say what happened in one line on stderr: 0 or -1. */
+int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end)
+{
+    char err[512];
+    vt_recover_result res;
+    int rc = vt_recover(path, end, &res, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "vramtrace %s: %s\n", cmd, err);
+        return -1;
+    }
+    if (rc == 0 && !end)
+        fprintf(stderr,
+                "vramtrace %s: %s: nothing to recover (no spill file: the trace was closed or "
+                "already recovered)\n",
+                cmd, path);
+    if (rc > 0 && (res.chunks || res.end_added || res.dropped_bytes))
+        fprintf(stderr,
+                "vramtrace %s: %s: recovered %" PRIu64 " bytes of records the process had "
+                "not written%s%s\n",
+                cmd, path, res.bytes,
+                res.dropped_bytes ? " (its incomplete last batch cut off)" : "",
+                res.end_added ? "; its end added" : "");
+    return 0;
+}
+
+int cli_cmd_recover(int argc, char **argv)
+{
+    if (argc < 2) {
+        recover_usage(stderr);
+        return CLI_EXIT_INPUT;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        recover_usage(stdout);
+        return 0;
+    }
+    int bad = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            fprintf(stderr, "vramtrace recover: unknown option '%s'\n", argv[i]);
+            recover_usage(stderr);
+            return CLI_EXIT_INPUT;
+        }
+    }
+    for (int i = 1; i < argc; i++)
+        bad |= cli_recover_one("recover", argv[i], NULL) < 0;
+    return bad ? CLI_EXIT_INPUT : 0;
+}

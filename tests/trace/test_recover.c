@@ -1,0 +1,279 @@
+/* test_recover.c: the spill file (trace/spill.h) and vt_recover. A child
+ * process records into a writer and is killed by SIGKILL; the parent
+ * recovers its trace and reads it back: every event exactly once, in
+ * order. The states a kill can leave are made by editing the spill file:
+ * a frame written but its chunks not yet marked (no duplicate), a frame cut
+ * in the middle (cut off, its chunks recovered). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "spill.h"
+#include "vt_test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void write_n(vt_tbuf *tb, uint64_t first, int n)
+{
+    for (int i = 0; i < n; i++) {
+        vt_event e = {.type = VT_REC_ALLOC, .ts_ns = vtt_mono_ns()};
+        e.u.alloc.addr = first + (uint64_t)i;
+        e.u.alloc.size = 1;
+        if (vt_write(tb, &e) != 0)
+            _exit(3);
+    }
+}
+
+/* In a child: open path, write `flushed` allocations and flush, write
+ * `pending` more, and die by SIGKILL. The parent waits for it. */
+static void record_and_die(const char *path, int flushed, int pending)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char err[256];
+        vt_header h = vtt_header();
+        h.pid = (uint32_t)getpid();
+        vt_writer *w =
+            vt_writer_open(path, &h, &(vt_writer_opts){.no_thread = true}, err, sizeof err);
+        if (!w)
+            _exit(2);
+        vt_tbuf *tb = vt_writer_attach(w, 7);
+        write_n(tb, 0, flushed);
+        if (vt_writer_flush(w) != 0)
+            _exit(4);
+        write_n(tb, (uint64_t)flushed, pending);
+        raise(SIGKILL);
+        _exit(5);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGKILL);
+}
+
+/* Read path back: the allocations must be 0..n-1, each once and in order;
+ * the END record, if any, into *end_signal (-1 without one). */
+static void expect_allocs(const char *path, uint64_t n, int *end_signal)
+{
+    char err[256];
+    vt_reader *r = vt_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    vt_event ev;
+    uint64_t next = 0;
+    int rc;
+    *end_signal = -1;
+    while ((rc = vt_reader_next(r, &ev)) == 1) {
+        if (ev.type == VT_REC_ALLOC) {
+            assert_int_equal(ev.u.alloc.addr, next);
+            next++;
+        } else if (ev.type == VT_REC_END) {
+            *end_signal = ev.u.end.signal;
+        }
+    }
+    assert_int_equal(rc, 0);
+    assert_false(vt_reader_truncated(r));
+    vt_reader_close(r);
+    assert_int_equal(next, n);
+}
+
+static void spill_of(const char *path, char *out, size_t len)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    vt_spill_path(st.st_dev, st.st_ino, out, len);
+}
+
+/* Set every used slot of the spill file to state and head->pending to
+ * pending: the state a kill at another moment of a frame's write leaves. */
+static void edit_spill(const char *spill, uint32_t state, uint64_t pending)
+{
+    int fd = open(spill, O_RDWR);
+    assert_true(fd >= 0);
+    vt_spill_head h;
+    assert_int_equal(pread(fd, &h, sizeof h, 0), sizeof h);
+    atomic_store(&h.pending, pending);
+    assert_int_equal(pwrite(fd, &h, sizeof h, 0), sizeof h);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    for (off_t off = VT_SPILL_HEAD_BYTES; off + h.slot_bytes <= st.st_size; off += h.slot_bytes) {
+        vt_chunk c;
+        assert_int_equal(pread(fd, &c, sizeof c, off), sizeof c);
+        if (c.len)
+            atomic_store(&c.state, state);
+        assert_int_equal(pwrite(fd, &c, sizeof c, off), sizeof c);
+    }
+    close(fd);
+}
+
+/* Where the trace's frames start. */
+static uint64_t frames_at(const char *path)
+{
+    char err[256];
+    vt_reader *r = vt_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    uint64_t at = vt_reader_offset(r);
+    vt_reader_close(r);
+    return at;
+}
+
+/* Killed with 150 allocations, 100 of them written: recover appends the
+ * other 50, removes the spill file, and a second recover does nothing. */
+static void test_killed(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
+    vtt_path(path, sizeof path, dir, "k.vtrace");
+    record_and_die(path, 100, 50);
+    spill_of(path, spill, sizeof spill);
+    assert_int_equal(access(spill, F_OK), 0);
+    int sig;
+    expect_allocs(path, 100, &sig); /* as left: the 50 are lost without recovery */
+    vt_recover_result res;
+    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 1);
+    assert_true(res.chunks >= 1);
+    assert_false(res.end_added);
+    assert_int_equal(access(spill, F_OK), -1);
+    expect_allocs(path, 150, &sig);
+    assert_int_equal(sig, -1);
+    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 0);
+    expect_allocs(path, 150, &sig);
+    const char *names[] = {"k.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+/* With an end of process: appended once, after the recovered events. */
+static void test_end_added(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], err[256];
+    vtt_path(path, sizeof path, dir, "e.vtrace");
+    record_and_die(path, 10, 20);
+    vt_recover_end end = {.signal = SIGKILL, .reason = "killed", .ts_ns = 1};
+    vt_recover_result res;
+    assert_int_equal(vt_recover(path, &end, &res, err, sizeof err), 1);
+    assert_true(res.end_added);
+    int sig;
+    expect_allocs(path, 30, &sig);
+    assert_int_equal(sig, SIGKILL);
+    const char *names[] = {"e.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+/* Killed after a frame was written, before its chunks were marked free:
+ * the frame at pending is complete, so its chunks are not appended again
+ * (test_killed: FILLING chunks are). */
+static void test_written_frame_not_repeated(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
+    vtt_path(path, sizeof path, dir, "w.vtrace");
+    record_and_die(path, 100, 0);
+    spill_of(path, spill, sizeof spill);
+    edit_spill(spill, VT_SPILL_FRAMING, frames_at(path));
+    vt_recover_result res;
+    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 1);
+    assert_int_equal(res.chunks, 0);
+    int sig;
+    expect_allocs(path, 100, &sig);
+    const char *names[] = {"w.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+/* Killed in the middle of a frame's write: the file ends inside that frame.
+ * It is cut off and its chunks (FRAMING, pending at its start) appended. */
+static void test_cut_frame_replaced(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
+    vtt_path(path, sizeof path, dir, "c.vtrace");
+    record_and_die(path, 100, 0);
+    spill_of(path, spill, sizeof spill);
+    uint64_t at = frames_at(path);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    uint64_t cut = at + ((uint64_t)st.st_size - at) / 2;
+    assert_int_equal(truncate(path, (off_t)cut), 0);
+    edit_spill(spill, VT_SPILL_FRAMING, at);
+    vt_recover_result res;
+    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 1);
+    assert_int_equal(res.dropped_bytes, cut - at);
+    assert_true(res.chunks >= 1);
+    int sig;
+    expect_allocs(path, 100, &sig);
+    const char *names[] = {"c.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+/* A spill file that names another process is refused and left in place. */
+static void test_foreign_spill_refused(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
+    vtt_path(path, sizeof path, dir, "f.vtrace");
+    record_and_die(path, 5, 5);
+    spill_of(path, spill, sizeof spill);
+    int fd = open(spill, O_RDWR);
+    assert_true(fd >= 0);
+    vt_spill_head h;
+    assert_int_equal(pread(fd, &h, sizeof h, 0), sizeof h);
+    h.pid++;
+    assert_int_equal(pwrite(fd, &h, sizeof h, 0), sizeof h);
+    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "another trace"));
+    assert_int_equal(access(spill, F_OK), 0);
+    h.pid--;
+    assert_int_equal(pwrite(fd, &h, sizeof h, 0), sizeof h);
+    close(fd);
+    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), 1);
+    int sig;
+    expect_allocs(path, 10, &sig);
+    const char *names[] = {"f.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+/* A trace closed normally has no spill file: nothing to do, unchanged. */
+static void test_closed_untouched(void **state)
+{
+    (void)state;
+    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
+    vtt_path(path, sizeof path, dir, "n.vtrace");
+    vt_header h = vtt_header();
+    vt_writer *w = vt_writer_open(path, &h, &(vt_writer_opts){.no_thread = true}, err, sizeof err);
+    assert_non_null(w);
+    spill_of(path, spill, sizeof spill);
+    assert_int_equal(access(spill, F_OK), 0); /* while it is open */
+    vt_tbuf *tb = vt_writer_attach(w, 1);
+    write_n(tb, 0, 40);
+    vt_writer_detach(w, tb);
+    assert_int_equal(vt_writer_close(w), 0);
+    assert_int_equal(access(spill, F_OK), -1);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(before.st_size, after.st_size);
+    const char *names[] = {"n.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_killed),
+        cmocka_unit_test(test_end_added),
+        cmocka_unit_test(test_written_frame_not_repeated),
+        cmocka_unit_test(test_cut_frame_replaced),
+        cmocka_unit_test(test_foreign_spill_refused),
+        cmocka_unit_test(test_closed_untouched),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
