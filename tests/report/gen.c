@@ -200,6 +200,11 @@ void vtg_end(vtg *g, uint64_t t, int status)
     put(g, (vt_event){.type = VT_REC_END, .ts_ns = g->t0 + t, .u.end = {status, 0, "exit"}});
 }
 
+void vtg_end_signal(vtg *g, uint64_t t, int signal)
+{
+    put(g, (vt_event){.type = VT_REC_END, .ts_ns = g->t0 + t, .u.end = {0, signal, "killed"}});
+}
+
 /* ---- scenarios ------------------------------------------------------------- */
 
 /* Stacks shared by the scenarios: leaves 2..5 under root 1, all in a user

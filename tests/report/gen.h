@@ -68,6 +68,8 @@ void vtg_region(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint64_t size,
 void vtg_region_name(vtg *g, uint64_t t, uint64_t heap, uint64_t addr, uint32_t name);
 void vtg_region_free(vtg *g, uint64_t t, uint64_t heap, uint64_t addr);
 void vtg_end(vtg *g, uint64_t t, int status);
+/* An end of process by signal (status 0), as vramtrace run records a kill. */
+void vtg_end_signal(vtg *g, uint64_t t, int signal);
 
 /* Write one of the named scenarios to path (their names: vtg_scenario_name).
  * Returns 0, or -1 (unknown name, I/O). */

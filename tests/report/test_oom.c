@@ -497,6 +497,31 @@ static void test_failed_exit_not_healthy(void **state)
     }
 }
 
+/* Killed by a signal: SIGKILL's remedy names the out-of-memory killer (what
+ * sends it with no device failure), another signal's does not. */
+static void test_killed_remedy(void **state)
+{
+    (void)state;
+    const int sigs[] = {9, 15};
+    for (int i = 0; i < 2; i++) {
+        vtg g;
+        open_trace(&g, "killed", 0, NULL);
+        vtg_alloc(&g, 10, 0x10000000, 10 * MiB, 1);
+        vtg_end_signal(&g, 50, sigs[i]);
+        vr_report *r = close_and_analyze(&g, "killed");
+        vr_headline hl;
+        vr_headline_of(r, &hl);
+        assert_string_equal(hl.kind, "exited");
+        char want[64];
+        snprintf(want, sizeof want, "KILLED BY SIGNAL %d, NO MEMORY FAILURE SEEN", sigs[i]);
+        assert_non_null(strstr(hl.text, want));
+        bool oom_killer = strstr(hl.remedy, "out-of-memory killer") != NULL;
+        assert_int_equal(oom_killer, sigs[i] == 9);
+        vr_report_free(r);
+        unlink(tmp_path("killed"));
+    }
+}
+
 /* A trace without the end-of-process record (killed by SIGKILL, cut short):
  * what is live at its end is not called leaked at exit. */
 static void test_no_end_not_leaked(void **state)
@@ -537,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_healthy_says_what_it_saw),
         cmocka_unit_test(test_failed_exit_not_healthy),
         cmocka_unit_test(test_no_end_not_leaked),
+        cmocka_unit_test(test_killed_remedy),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
