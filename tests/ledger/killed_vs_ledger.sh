@@ -11,7 +11,9 @@
 #      the trace as left names the spill file);
 #   4. under `vramtrace run` the same happens by itself, and the trace gets
 #      the end of process from the wait status (killed by signal 9), read
-#      back from the report's JSON.
+#      back from the report's JSON;
+#   5. a killed grandchild (under a launcher) is recovered too, without an
+#      end of process (its wait status is the launcher's to know).
 #
 # usage: killed_vs_ledger.sh VRAMTRACE PRELOAD SIMDIR CHECKER OUTDIR -- PROGRAM ARGS...
 set -u
@@ -70,4 +72,18 @@ want = (0, 9)
 print(f"killed_vs_ledger: exit {ex}")
 sys.exit(0 if got == want else 1)
 PY
+# -- a killed grandchild (a launcher's child): recovered, but its end is not
+# the launcher's, so none is invented
+rm -f tree-ledger.jsonl
+env CORPUS_END="$end" VRAMTRACE_SIM_LEDGER="$PWD/tree-ledger.jsonl" \
+    "$tool" run --sim -o tree.vtrace -- sh -c '"$@"; exit 0' sh "$@" >tree.stdout 2>tree.stderr
+rc=$?
+[ $rc -eq 0 ] || { cat tree.stderr >&2; fail "vramtrace run of the launcher exited with $rc"; }
+grep -q "recovered [1-9][0-9]* bytes" tree.stderr ||
+    { cat tree.stderr >&2; fail "vramtrace run did not recover the grandchild's trace"; }
+! grep -q "its end added" tree.stderr || fail "an end was invented for the grandchild"
+"$tool" report tree.vtrace --json tree.json --quiet >tree.txt 2>&1 ||
+    { cat tree.txt >&2; fail "vramtrace report failed on the grandchild's trace"; }
+python3 "$checker" --ledger tree-ledger.jsonl --report tree.json --devices ||
+    fail "the grandchild's recovered trace does not match the ledger ($outdir)"
 echo "killed_vs_ledger: ok"
