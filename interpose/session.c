@@ -353,5 +353,7 @@ void vti_signal_flush(int sig)
         vt_write(signal_tb, &ev); /* no vti_write: nothing but the flush in a handler */
     }
     vt_writer_flush_from_signal(writer);
+    if (sig) /* the guard raises it again at SIG_DFL: the process dies now */
+        vt_writer_drop_spill_from_signal(writer);
     atomic_store(&in_signal, 0);
 }

@@ -309,7 +309,8 @@ static inline void vti_write(vti_thread *t, const vt_event *ev)
 /* vti_emit without starting the session: 0, or -1 when not recording. */
 int vti_session_emit(const vt_event *ev);
 /* From a fatal-signal handler: END record for signal sig (0: none) and a
- * best-effort, lock-free flush (vt_writer_flush_from_signal). */
+ * best-effort, lock-free flush (vt_writer_flush_from_signal); with a signal,
+ * which kills the process next, the spill file goes when all was written. */
 void vti_signal_flush(int sig);
 
 /* ---- the life cycle (lifecycle.c) ------------------------------------------ */

@@ -475,6 +475,10 @@ int vt_writer_flush(vt_writer *w);
  * zstd allows (only try-locks: gives up while a flush runs, skips buffers
  * being written; no malloc). Limits: docs/trace.md. */
 void vt_writer_flush_from_signal(vt_writer *w);
+/* The process is about to die of a signal, after vt_writer_flush_from_signal:
+ * remove the spill file when every record is in the trace (nothing left for
+ * vt_recover), so a crash leaves nothing behind in /dev/shm. Async-signal-safe. */
+void vt_writer_drop_spill_from_signal(vt_writer *w);
 /* The summary vt_writer_close writes after the last batch (copied; a later
  * call replaces it). Not thread-safe: the thread that closes w calls it. */
 void vt_writer_set_summary(vt_writer *w, const vt_summary *s);

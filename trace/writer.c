@@ -1144,3 +1144,13 @@ void vt_writer_flush_from_signal(vt_writer *w)
     pthread_mutex_unlock(&w->list_lock);
     pthread_mutex_unlock(&w->flush_lock);
 }
+
+void vt_writer_drop_spill_from_signal(vt_writer *w)
+{
+    if (!w || !w->spill || failed(w))
+        return;
+    for (const vt_chunk *c = w->spill_chunks; c; c = c->spill_next)
+        if (c->len && atomic_load(&c->state) != VT_SPILL_FREE)
+            return; /* a buffer the flush could not take: vt_recover's */
+    unlink(w->spill_path);
+}
