@@ -47,7 +47,6 @@ static void gap_count(vr_devstate *d, uint64_t g, int n)
 static void attach(vr_state *s, vr_heap *h)
 {
     vr_devstate *d = vr_state_device(s, h->device);
-    d->frag_reserved += h->size;
     d->frag_allocated += h->region_bytes < h->size ? h->region_bytes : h->size;
     h->irregular = !vr_heap_largest_free_fast(h, &h->largest_free);
     if (h->irregular)
@@ -63,7 +62,6 @@ static void detach(vr_state *s, vr_heap *h)
     if (!h->attached)
         return;
     vr_devstate *d = vr_state_device(s, h->device);
-    d->frag_reserved -= h->size;
     d->frag_allocated -= h->region_bytes < h->size ? h->region_bytes : h->size;
     if (h->irregular)
         d->irregular_heaps--;

@@ -1,7 +1,7 @@
 /* frag_measure.c: fragmentation of a device's registered heaps at one
  * instant (the definition is frag.c's header comment) and the list of
  * samples. Reads only the device's inputs that frag.c keeps up to date
- * (vr_devstate: frag_reserved, frag_allocated, gaps), in O(log heaps), so
+ * (vr_devstate: heap_bytes, frag_allocated, gaps), in O(log heaps), so
  * the peak (peak.c) and OOM analysis can measure at every new peak without
  * calling the heap/region bookkeeping above them. */
 #include "state.h"
@@ -14,7 +14,7 @@ vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
     const vr_devstate *d = vr_map_get(&s->devices, (uint64_t)(int64_t)device + 1);
     const vr_gap_count *g = d ? RB_MAX(vr_gap_counts, (struct vr_gap_counts *)&d->gaps) : NULL;
     if (d) {
-        f.reserved = d->frag_reserved;
+        f.reserved = d->heap_bytes;
         f.allocated = d->frag_allocated;
     }
     f.largest_free = g ? g->largest : 0;

@@ -219,9 +219,9 @@ typedef struct vr_devstate {
     uint64_t heap_bytes; /* registered heaps */
     uint64_t region_bytes;
     /* the fragmentation's inputs over the heaps attached here (frag.c):
-     * their sizes, their region bytes (each at most its heap's size) and
-     * their largest free gaps */
-    uint64_t frag_reserved, frag_allocated;
+     * their region bytes (each at most its heap's size) and their largest
+     * free gaps; their sizes are heap_bytes */
+    uint64_t frag_allocated;
     struct vr_gap_counts gaps; /* of its regular heaps */
     size_t irregular_heaps;    /* attached heaps not in gaps (frag.c, attach) */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
