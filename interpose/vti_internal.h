@@ -727,18 +727,33 @@ void vti_order_unlock(void);
     vti_leave();                                                                                   \
     return rc
 
-/* The one shape of a free hook: recorded before the real free (the address
- * may be reused by another thread as soon as it returns). */
+/* Did a free that returned rc (a CUresult or cudaError_t) end the
+ * allocation? Success, and the two errors after which the memory is gone
+ * anyway: the driver or runtime shutting down (4: CUDA_ERROR_DEINITIALIZED,
+ * cudaErrorCudartUnloading) and a destroyed context (709:
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED, cudaErrorContextIsDestroyed), the same
+ * numbers in both APIs. Any other failure (a free by the wrong API, during
+ * stream capture, after a sticky error) leaves the allocation live. */
+static inline bool vti_free_took_effect(int rc)
+{
+    return rc == 0 || rc == 4 || rc == 709;
+}
+
+/* The one shape of a free hook: recorded after the real free, when it took
+ * effect (vti_free_took_effect), and before the order lock is released, so
+ * that no allocation reusing the address is recorded first (the allocation
+ * hooks take the order lock before they allocate). */
 #define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real;                                                         \
-    if (outer) {                                                                                   \
-        vti_order_lock();                                                                          \
-        vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                         \
-    }                                                                                              \
-    RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer)                                                                                     \
+        vti_order_lock();                                                                          \
+    RC_T rc = real ? CALL : NONE;                                                                  \
+    if (outer) {                                                                                   \
+        if (vti_free_took_effect((int)rc))                                                         \
+            vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                     \
         vti_order_unlock();                                                                        \
+    }                                                                                              \
     vti_leave();                                                                                   \
     return rc
 

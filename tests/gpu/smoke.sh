@@ -49,7 +49,7 @@ run2() { # run2 NAME SECONDS PROGRAM ARGS...
 # the GPU. Not producer_consumer and set_device: they need the simulated
 # device's size (640 MiB, to fail at 128 MiB) and its two devices.
 for c in thread_pool storm first_calls async_streams mempool vmm managed_pitch_3d host_memory \
-         ctor_atexit device_reset contexts bad_frees tiny arrays; do
+         ctor_atexit device_reset contexts bad_frees wrong_frees tiny arrays; do
     run2 corpus_$c 60 $B/bin/corpus_$c
 done
 run2 corpus_dlopen 60 $B/bin/corpus_dlopen_main $B/lib/libcorpus_alloc.so
