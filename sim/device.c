@@ -388,12 +388,32 @@ static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep)
     }
 }
 
+/* The reserve a pool adds for an allocation of r (rounded) bytes: r rounded
+ * up to SIM_POOL_SEGMENT bytes, at least one, as an H200 reserved (driver
+ * 580.159.04, tests/gpu/h200-2026-11-28b/probe_pool.txt: 32 MiB for 1 byte
+ * to 5 MiB, 128 MiB for 100 MiB); 0 on overflow. */
+static size_t pool_segment(size_t r)
+{
+    size_t g = SIM_POOL_SEGMENT;
+    return r > SIZE_MAX - g ? 0 : (r < g ? g : (r + g - 1) / g * g);
+}
+
+/* Grow the pool for an allocation of r bytes: by pool_segment(r), or, when
+ * that does not fit (the device or the pool's maxSize), by r rounded to
+ * 2 MiB (not observed on a GPU: the sim's earlier rule, kept so that a
+ * bounded pool or a nearly full device can still serve). Locked. */
+static bool pool_grow_for(struct CUmemPoolHandle_st *pool, size_t r)
+{
+    size_t big = pool_segment(r), small = sim_round(r < SIM_LARGE_ALIGN ? SIM_LARGE_ALIGN : r);
+    return (big && pool_grow(pool, big)) || (small && pool_grow(pool, small));
+}
+
 int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
 {
     struct sim_device *d = pool->dev;
-    size_t r = sim_round(size), seglen = sim_round(r < SIM_LARGE_ALIGN ? SIM_LARGE_ALIGN : r);
+    size_t r = sim_round(size);
     struct pool_seg *seg = NULL;
-    if (r == 0 || seglen == 0)
+    if (r == 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&d->lock);
     if (pool->destroyed) {
@@ -403,9 +423,9 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
     if (!d->ctx.active)
         sim_ctx_activate(d);
     uintptr_t p = pool_take(pool, r, &seg);
-    if (!p && !pool_grow(pool, seglen)) {
+    if (!p && !pool_grow_for(pool, r)) {
         pool_trim_locked(pool, 0); /* the real pool frees its cache and retries */
-        pool_grow(pool, seglen);
+        pool_grow_for(pool, r);
     }
     if (!p)
         p = pool_take(pool, r, &seg);

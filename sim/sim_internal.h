@@ -10,8 +10,9 @@
 #include "range_alloc.h"
 
 #define SIM_MiB ((size_t)1 << 20)
-#define SIM_SMALL_ALIGN ((size_t)512)     /* rounding of allocations under 2 MiB */
-#define SIM_LARGE_ALIGN ((size_t)2 << 20) /* rounding of allocations of 2 MiB and more */
+#define SIM_SMALL_ALIGN ((size_t)512)       /* rounding of allocations under 2 MiB */
+#define SIM_LARGE_ALIGN ((size_t)2 << 20)   /* rounding of allocations of 2 MiB and more */
+#define SIM_POOL_SEGMENT ((size_t)32 << 20) /* a stream-ordered pool's reserve step (device.c) */
 #define SIM_MAX_DEVICES 16
 
 /* A named device profile: what cudaGetDeviceProperties reports, plus the

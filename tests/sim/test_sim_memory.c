@@ -137,12 +137,13 @@ static void async_pool_reserved_vs_used(void **state)
     assert_int_equal(cudaMallocAsync(&b, 1000, 0), cudaSuccess);
     /* used: requested bytes, as an H200's pool answered (sim_internal.h) */
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrUsedMemCurrent), MiB + 1000);
-    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 2 * MiB);
-    assert_int_equal(free_now(), f0 - 2 * MiB); /* the device sees what the pool holds */
+    /* reserve: one 32 MiB step, as an H200's default pool (sim_internal.h) */
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
+    assert_int_equal(free_now(), f0 - 32 * MiB); /* the device sees what the pool holds */
     assert_int_equal(cudaFreeAsync(a, 0), cudaSuccess);
     assert_int_equal(cudaFreeAsync(b, 0), cudaSuccess);
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrUsedMemCurrent), 0);
-    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 2 * MiB);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
     assert_int_equal(cudaStreamSynchronize(0), cudaSuccess); /* threshold 0: released */
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 0);
     assert_int_equal(free_now(), f0);
@@ -154,10 +155,15 @@ static void async_pool_reserved_vs_used(void **state)
     assert_int_equal(cudaMallocAsync(&a, 5 * MiB, 0), cudaSuccess);
     assert_int_equal(cudaFreeAsync(a, 0), cudaSuccess);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 6 * MiB);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
     assert_int_equal(cudaMallocFromPoolAsync(&b, 4 * MiB, pool, 0), cudaSuccess);
     assert_ptr_equal(a, b); /* served from the cached segment */
-    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 6 * MiB);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
+    /* more than a step: the size rounded up to 32 MiB steps (H200: 100 MiB took 128) */
+    void *c;
+    assert_int_equal(cudaMallocAsync(&c, 100 * MiB, 0), cudaSuccess);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 160 * MiB);
+    assert_int_equal(cudaFreeAsync(c, 0), cudaSuccess);
     assert_int_equal(cudaFreeAsync(b, 0), cudaSuccess);
     assert_int_equal(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 0);
@@ -199,18 +205,20 @@ static void created_pools(void **state)
     assert_true(pool != def && small != def && pool != small);
     assert_int_equal(cudaMallocFromPoolAsync(&a, 3 * MiB, pool, 0), cudaSuccess);
     assert_int_equal(cudaMallocAsync(&b, MiB, 0), cudaSuccess); /* the default pool */
-    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 4 * MiB);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrUsedMemCurrent), 3 * MiB);
-    assert_int_equal(pool_attr(def, cudaMemPoolAttrReservedMemCurrent), 2 * MiB);
-    assert_int_equal(free_now(), f0 - 6 * MiB);
-    /* maxSize: 4 MiB of reserve, then out of memory */
+    assert_int_equal(pool_attr(def, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
+    assert_int_equal(free_now(), f0 - 64 * MiB);
+    /* maxSize: a 32 MiB step does not fit, 4 MiB of 2 MiB steps do, then
+     * out of memory */
     assert_int_equal(cudaMallocFromPoolAsync(&c, 3 * MiB, small, 0), cudaSuccess);
     void *d;
     assert_int_equal(cudaMallocFromPoolAsync(&d, 2 * MiB, small, 0), cudaErrorMemoryAllocation);
     (void)cudaGetLastError();
     assert_int_equal(cudaFreeAsync(c, 0), cudaSuccess);
+    assert_int_equal(pool_attr(small, cudaMemPoolAttrReservedMemCurrent), 4 * MiB);
     assert_int_equal(cudaMemPoolDestroy(small), cudaSuccess); /* nothing left: gone now */
-    assert_int_equal(free_now(), f0 - 6 * MiB);
+    assert_int_equal(free_now(), f0 - 64 * MiB);
     /* its own threshold: the synchronization releases the default pool only */
     uint64_t keep = UINT64_MAX;
     assert_int_equal(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
@@ -218,9 +226,9 @@ static void created_pools(void **state)
     assert_int_equal(cudaFreeAsync(a, 0), cudaSuccess);
     assert_int_equal(cudaFreeAsync(b, 0), cudaSuccess);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 4 * MiB);
+    assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
     assert_int_equal(pool_attr(def, cudaMemPoolAttrReservedMemCurrent), 0);
-    assert_int_equal(free_now(), f0 - 4 * MiB);
+    assert_int_equal(free_now(), f0 - 32 * MiB);
     /* the current pool serves cudaMallocAsync */
     assert_int_equal(cudaDeviceSetMemPool(0, pool), cudaSuccess);
     assert_int_equal(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
@@ -234,7 +242,7 @@ static void created_pools(void **state)
     assert_int_equal(cudaMemPoolDestroy(pool), cudaSuccess);
     assert_int_equal(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
     assert_ptr_equal(cur, def);
-    assert_int_equal(free_now(), f0 - 4 * MiB);
+    assert_int_equal(free_now(), f0 - 32 * MiB);
     assert_int_equal(cudaFree(a), cudaSuccess);
     assert_int_equal(free_now(), f0);
     assert_int_equal(cudaMemPoolDestroy(def), cudaErrorInvalidValue); /* not a created pool */
