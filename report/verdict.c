@@ -342,41 +342,40 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
                          "reserved %s, no growth, no out-of-memory failure left unrecovered; %s",
                          SZ(r->peak_reserved, b2), live);
     h->remedy = "what is live when the trace ends is not a leak: the program did not reach its "
-                "exit. vramtrace run prints how it ended; a SIGKILL with no failed device "
-                "allocation is often the kernel's out-of-memory killer (host memory; dmesg)";
+                "exit. A SIGKILL with no failed device allocation is often the kernel's "
+                "out-of-memory killer (host memory; dmesg); vramtrace recover FILE adds what a "
+                "killed process had not written (vramtrace run does, and records the kill)";
 }
 
-static void headline_rest(const vr_report *r, vr_headline *h)
+/* LEAKED AT EXIT: the program's own leaks (not a cache's) at a clean exit. */
+static void headline_leaked(const vr_report *r, vr_headline *h)
+{
+    char b1[32], b2[32];
+    h->kind = "leaked";
+    const char *site = leak_site(r, false);
+    const char *holder = cache_holder(r, false);
+    h->text = vr_sprintf(r->arena,
+                         "LEAKED AT EXIT: %s of device memory in %" PRIu64
+                         " allocations%s%s%s%s, the largest part allocated at %s",
+                         SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
+                         r->leaked_count - r->cached_at_exit_count, holder ? " (besides " : "",
+                         holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
+                         holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
+    h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
+}
+
+/* HEALTHY, or EXITED WITH STATUS N / KILLED BY SIGNAL N (failed, non-NULL):
+ * the peak against the device, and what a failed run left live (told, not
+ * the verdict: a crash leaves memory live that is no leak). */
+static void headline_finished(const vr_report *r, vr_headline *h, const char *failed, bool leaked)
 {
     char b1[32], b2[32], b3[32];
-    if (!r->has_end) {
-        headline_no_end(r, h);
-        return;
-    }
-    const char *failed = failed_exit(r);
-    bool leaked = r->leaked_count > r->cached_at_exit_count;
-    if (leaked && !failed) {
-        h->kind = "leaked";
-        const char *site = leak_site(r, false);
-        const char *holder = cache_holder(r, false);
-        h->text =
-            vr_sprintf(r->arena,
-                       "LEAKED AT EXIT: %s of device memory in %" PRIu64
-                       " allocations%s%s%s%s, the largest part allocated at %s",
-                       SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
-                       r->leaked_count - r->cached_at_exit_count, holder ? " (besides " : "",
-                       holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
-                       holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
-        h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
-        return;
-    }
     uint64_t total = 0;
     for (size_t i = 0; i < r->ndevices; i++)
         total = r->devices[i].total_bytes > total ? r->devices[i].total_bytes : total;
     h->kind = failed ? "exited" : "healthy";
     const char *what =
         failed ? vr_sprintf(r->arena, "%s, NO MEMORY FAILURE SEEN", failed) : "HEALTHY";
-    /* a failed run's allocations live at its exit are reported, not as the verdict */
     const char *rest =
         leaked ? vr_sprintf(r->arena,
                             "%s of device memory in %" PRIu64 " allocations live at exit (the "
@@ -400,6 +399,21 @@ static void headline_rest(const vr_report *r, vr_headline *h)
         h->remedy = holder && vr_cache_holder_hint(holder)[0]
                         ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))
                         : "none needed";
+}
+
+/* No OOM and no growth: how the run ended decides the headline. */
+static void headline_rest(const vr_report *r, vr_headline *h)
+{
+    if (!r->has_end) {
+        headline_no_end(r, h);
+        return;
+    }
+    const char *failed = failed_exit(r);
+    bool leaked = r->leaked_count > r->cached_at_exit_count;
+    if (leaked && !failed)
+        headline_leaked(r, h);
+    else
+        headline_finished(r, h, failed, leaked);
 }
 
 void vr_headline_of(const vr_report *r, vr_headline *h)
