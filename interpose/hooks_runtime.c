@@ -240,19 +240,20 @@ VTI_EXPORT cudaError_t cudaSetDevice(int device)
 
 /* Every live device allocation of the current device (stream-ordered ones
  * too: their pools go with the context) is freed by a reset (CUDA docs,
- * cudaDeviceReset): recorded as frees before the real reset, under the order
- * lock with it, as every free is. */
+ * cudaDeviceReset): recorded as frees after a reset that took effect
+ * (vti_free_took_effect), under the order lock with it, as every free is. */
 VTI_EXPORT cudaError_t cudaDeviceReset(void)
 {
     cudaError_t (*real)(void) = vti_real(F_cudaDeviceReset);
     bool outer = vti_hook_enter() && real;
-    if (outer) {
-        vti_order_lock();
-        vti_rec_device_reset(vti_tl_device);
-    }
-    cudaError_t rc = real ? real() : NO_RUNTIME;
     if (outer)
+        vti_order_lock();
+    cudaError_t rc = real ? real() : NO_RUNTIME;
+    if (outer) {
+        if (vti_free_took_effect((int)rc))
+            vti_rec_device_reset(vti_tl_device);
         vti_order_unlock();
+    }
     vti_leave();
     return rc;
 }
