@@ -61,6 +61,7 @@ ROWS = [  # row, label ({...} from the output's info lines)
     ("storm", "`vramtrace report`, alloc/free storm of {storm_lo} → {storm_hi} events"),
     ("live", "`vramtrace report`, {live_lo} → {live_hi} allocations never freed"),
     ("gan", "GAN training (`train --synthetic --memory-only`, {gan_steps} steps): instructions added (callgrind Ir)"),
+    ("gan_step", "the same per training step: the difference of {gan_steps_lo} and {gan_steps} steps (start-up cancels; vramtrace: Ir added per step, its start-up cost, and the added share of a step's own instructions)"),
 ]
 TARGETS = {"d20": ("<=", 120), "d60": ("<=", 200), "off": ("<=", 40)}
 
@@ -93,12 +94,16 @@ FIGURES = _record_figures() + [
     ("gan.ir_plain", "Ir", None, "gan", "plain"),
     ("gan.ir_vramtrace", "Ir", None, "gan", None),
     ("gan.overhead", "%", ("<=", 1), "gan", "vramtrace"),
+    ("gan.step_ir_added", "Ir/step", None, "gan_step", "vramtrace"),
+    ("gan.startup_ir_added", "Ir", None, "gan_step", "vramtrace"),
+    ("gan.step_overhead", "%", None, "gan_step", "vramtrace"),
+    ("gan.step_ir_plain", "Ir/step", None, "gan_step", "plain"),
 ]
 
 FULL = dict(pairs=(1000000, 3000000), live=(1 << 18, 1 << 20), storm=(2000000, 10000000),
-            gan_steps=50, reps=5, mem_reps=3)
+            gan_steps=50, gan_steps_lo=10, reps=5, mem_reps=3)
 QUICK = dict(pairs=(20000, 60000), live=(1 << 12, 1 << 14), storm=(100000, 300000),
-             gan_steps=2, reps=1, mem_reps=1)
+             gan_steps=2, gan_steps_lo=1, reps=1, mem_reps=1)
 THREADS = 8
 HEAPTRACK = shutil.which("heaptrack")
 VALGRIND = shutil.which("valgrind")
@@ -307,14 +312,25 @@ def callgrind_ir(tools, env, steps):
 def measure_gan(tools, p, samples):
     if not VALGRIND:
         raise Failed("valgrind is not installed (the README's install command has it)")
-    steps = p["gan_steps"]
-    progress(f"GAN training, {steps} steps, under callgrind without the preload")
-    plain = callgrind_ir(tools, tools.env, steps)
-    progress(f"GAN training, {steps} steps, under callgrind with the preload")
-    traced = callgrind_ir(tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace")), steps)
+    ir = {}
+    for steps in (p["gan_steps_lo"], p["gan_steps"]):
+        progress(f"GAN training, {steps} steps, under callgrind without the preload")
+        plain = callgrind_ir(tools, tools.env, steps)
+        progress(f"GAN training, {steps} steps, under callgrind with the preload")
+        traced = callgrind_ir(tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace")), steps)
+        ir[steps] = (plain, traced)
+    plain, traced = ir[p["gan_steps"]]
     samples["gan.ir_plain"] = [plain]
     samples["gan.ir_vramtrace"] = [traced]
     samples["gan.overhead"] = [(traced - plain) * 100.0 / plain]
+    # the difference of the two sizes: per step, start-up cancelled
+    (plain_lo, traced_lo), n = ir[p["gan_steps_lo"]], p["gan_steps"] - p["gan_steps_lo"]
+    step_plain = (plain - plain_lo) / n
+    step_added = ((traced - plain) - (traced_lo - plain_lo)) / n
+    samples["gan.step_ir_plain"] = [step_plain]
+    samples["gan.step_ir_added"] = [step_added]
+    samples["gan.startup_ir_added"] = [(traced_lo - plain_lo) - step_added * p["gan_steps_lo"]]
+    samples["gan.step_overhead"] = [step_added * 100.0 / step_plain]
 
 
 # ---- output ------------------------------------------------------------------
@@ -362,6 +378,7 @@ def print_info(p):
     print(f"info date={datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
     print(f"info mode={p['mode']}" + (f" only={','.join(sorted(p['only']))}" if p["only"] else ""))
     print(f"info reps={p['reps']}\ninfo threads={THREADS}\ninfo gan_steps={p['gan_steps']}")
+    print(f"info gan_steps_lo={p['gan_steps_lo']}")
     for k in ("pairs", "live", "storm"):
         print(f"info {k}={p[k][0]},{p[k][1]}", flush=True)
     print(f"info heaptrack={heaptrack_version()}", flush=True)
@@ -380,7 +397,7 @@ def measure(args):
         if wanted(p, "mem") or wanted(p, "live"):  # the report's "live" reads mem's traces
             measure_memory(tools, p, samples)
         measure_report(tools, p, samples)
-        if wanted(p, "gan"):
+        if wanted(p, "gan") or wanted(p, "gan_step"):
             measure_gan(tools, p, samples)
     print_figures(samples, p)
     print(f"info loadavg_end={' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -460,6 +477,11 @@ def row_cells(row, figs):
             cells[col].append(cell(key, figs) + cpu)
     if row == "gan":
         cells["plain"] = [f"{figs['gan.ir_plain'][0] / 1e6:.1f} M Ir (with: {figs['gan.ir_vramtrace'][0] / 1e6:.1f} M)"]
+    if row == "gan_step":
+        cells["vramtrace"] = [f"{figs['gan.step_ir_added'][0] / 1e3:.1f} k Ir per step, start-up "
+                              f"{figs['gan.startup_ir_added'][0] / 1e6:.2f} M Ir, "
+                              f"{fmt(figs['gan.step_overhead'][0])} % of a step"]
+        cells["plain"] = [f"{figs['gan.step_ir_plain'][0] / 1e3:.1f} k Ir per step"]
     targets = [target_text(k, t) for k, _, t, r, _ in FIGURES if r == row and t]
     return [", ".join(cells[c]) or "—" for c in COLUMNS + ["plain"]] + [", ".join(targets) or "—"]
 
@@ -473,7 +495,8 @@ def count(n):
 
 
 def labels(info):
-    sizes = {"threads": info.get("threads", "?"), "gan_steps": info.get("gan_steps", "?")}
+    sizes = {"threads": info.get("threads", "?"), "gan_steps": info.get("gan_steps", "?"),
+             "gan_steps_lo": info.get("gan_steps_lo", "?")}
     for k in ("pairs", "live", "storm"):
         lo, _, hi = info.get(k, "?,?").partition(",")
         sizes[k + "_lo"], sizes[k + "_hi"] = count(lo), count(hi)
@@ -523,7 +546,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build tree (default: build)")
     ap.add_argument("--reps", type=int, help="repetitions (default 5, --quick 1)")
     ap.add_argument("--only", metavar="PARTS",
-                    help="measure only these rows, comma-separated: d5,d20,d60,off,t8,mem,storm,live,gan "
+                    help="measure only these rows, comma-separated: d5,d20,d60,off,t8,mem,storm,live,gan,gan_step "
                          "(default: all); for work on one figure, not for the README")
     ap.add_argument("--check", metavar="OUTPUT", help="check that OUTPUT has every figure, each a number")
     ap.add_argument("--readme", nargs=2, metavar=("README", "OUTPUT"),
