@@ -34,6 +34,19 @@ static void write_n(vt_tbuf *tb, uint64_t first, int n)
     }
 }
 
+/* In a forked child: the writer of path, its header naming this process;
+ * the child leaves with status 2 when it cannot be opened. */
+static vt_writer *child_writer(const char *path, const vt_writer_opts *o)
+{
+    char err[256];
+    vt_header h = vtt_header();
+    h.pid = (uint32_t)getpid();
+    vt_writer *w = vt_writer_open(path, &h, o, err, sizeof err);
+    if (!w)
+        _exit(2);
+    return w;
+}
+
 /* In a child: open path, write `flushed` allocations and flush, write
  * `pending` more, and die by SIGKILL. The parent waits for it. */
 static void record_and_die(const char *path, int flushed, int pending)
@@ -41,13 +54,7 @@ static void record_and_die(const char *path, int flushed, int pending)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        char err[256];
-        vt_header h = vtt_header();
-        h.pid = (uint32_t)getpid();
-        vt_writer *w =
-            vt_writer_open(path, &h, &(vt_writer_opts){.no_thread = true}, err, sizeof err);
-        if (!w)
-            _exit(2);
+        vt_writer *w = child_writer(path, &(vt_writer_opts){.no_thread = true});
         vt_tbuf *tb = vt_writer_attach(w, 7);
         write_n(tb, 0, flushed);
         if (vt_writer_flush(w) != 0)
@@ -127,47 +134,78 @@ static uint64_t frames_at(const char *path)
     return at;
 }
 
+/* One test's trace in a fresh directory, and its spill file's name. */
+typedef struct killed {
+    char *dir;
+    const char *name;
+    char path[1024], spill[256], err[256];
+} killed;
+
+/* A trace `name` whose child wrote `flushed` + `pending` allocations (the
+ * first flushed) and died by SIGKILL (record_and_die). */
+static void killed_open(killed *k, const char *name, int flushed, int pending)
+{
+    k->dir = vtt_tmpdir();
+    k->name = name;
+    vtt_path(k->path, sizeof k->path, k->dir, name);
+    record_and_die(k->path, flushed, pending);
+    spill_of(k->path, k->spill, sizeof k->spill);
+}
+
+/* vt_recover on k's trace (a spill file was there), which then holds the
+ * allocations 0..n-1 and no end of process. */
+static vt_recover_result recovered(killed *k, uint64_t n)
+{
+    vt_recover_result res;
+    assert_int_equal(vt_recover(k->path, NULL, &res, k->err, sizeof k->err), 1);
+    int sig;
+    expect_allocs(k->path, n, &sig);
+    assert_int_equal(sig, -1);
+    return res;
+}
+
+static void killed_close(killed *k)
+{
+    const char *names[] = {k->name};
+    vtt_rmdir(k->dir, names, 1);
+}
+
 /* Killed with 150 allocations, 100 of them written: recover appends the
  * other 50, removes the spill file, and a second recover does nothing. */
 static void test_killed(void **state)
 {
     (void)state;
-    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
-    vtt_path(path, sizeof path, dir, "k.vtrace");
-    record_and_die(path, 100, 50);
-    spill_of(path, spill, sizeof spill);
-    assert_int_equal(access(spill, F_OK), 0);
+    killed k;
+    killed_open(&k, "k.vtrace", 100, 50);
+    assert_int_equal(access(k.spill, F_OK), 0);
     int sig;
-    expect_allocs(path, 100, &sig); /* as left: the 50 are lost without recovery */
+    expect_allocs(k.path, 100, &sig); /* as left: the 50 are lost without recovery */
     vt_recover_result res;
-    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 1);
+    assert_int_equal(vt_recover(k.path, NULL, &res, k.err, sizeof k.err), 1);
     assert_true(res.chunks >= 1);
     assert_false(res.end_added);
-    assert_int_equal(access(spill, F_OK), -1);
-    expect_allocs(path, 150, &sig);
+    assert_int_equal(access(k.spill, F_OK), -1);
+    expect_allocs(k.path, 150, &sig);
     assert_int_equal(sig, -1);
-    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 0);
-    expect_allocs(path, 150, &sig);
-    const char *names[] = {"k.vtrace"};
-    vtt_rmdir(dir, names, 1);
+    assert_int_equal(vt_recover(k.path, NULL, &res, k.err, sizeof k.err), 0);
+    expect_allocs(k.path, 150, &sig);
+    killed_close(&k);
 }
 
 /* With an end of process: appended once, after the recovered events. */
 static void test_end_added(void **state)
 {
     (void)state;
-    char *dir = vtt_tmpdir(), path[1024], err[256];
-    vtt_path(path, sizeof path, dir, "e.vtrace");
-    record_and_die(path, 10, 20);
+    killed k;
+    killed_open(&k, "e.vtrace", 10, 20);
     vt_recover_end end = {.signal = SIGKILL, .reason = "killed", .ts_ns = 1};
     vt_recover_result res;
-    assert_int_equal(vt_recover(path, &end, &res, err, sizeof err), 1);
+    assert_int_equal(vt_recover(k.path, &end, &res, k.err, sizeof k.err), 1);
     assert_true(res.end_added);
     int sig;
-    expect_allocs(path, 30, &sig);
+    expect_allocs(k.path, 30, &sig);
     assert_int_equal(sig, SIGKILL);
-    const char *names[] = {"e.vtrace"};
-    vtt_rmdir(dir, names, 1);
+    killed_close(&k);
 }
 
 /* Killed after a frame was written, before its chunks were marked free:
@@ -176,18 +214,11 @@ static void test_end_added(void **state)
 static void test_written_frame_not_repeated(void **state)
 {
     (void)state;
-    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
-    vtt_path(path, sizeof path, dir, "w.vtrace");
-    record_and_die(path, 100, 0);
-    spill_of(path, spill, sizeof spill);
-    edit_spill(spill, VT_SPILL_FRAMING, frames_at(path));
-    vt_recover_result res;
-    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 1);
-    assert_int_equal(res.chunks, 0);
-    int sig;
-    expect_allocs(path, 100, &sig);
-    const char *names[] = {"w.vtrace"};
-    vtt_rmdir(dir, names, 1);
+    killed k;
+    killed_open(&k, "w.vtrace", 100, 0);
+    edit_spill(k.spill, VT_SPILL_FRAMING, frames_at(k.path));
+    assert_int_equal(recovered(&k, 100).chunks, 0);
+    killed_close(&k);
 }
 
 /* Killed in the middle of a frame's write: the file ends inside that frame.
@@ -195,51 +226,42 @@ static void test_written_frame_not_repeated(void **state)
 static void test_cut_frame_replaced(void **state)
 {
     (void)state;
-    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
-    vtt_path(path, sizeof path, dir, "c.vtrace");
-    record_and_die(path, 100, 0);
-    spill_of(path, spill, sizeof spill);
-    uint64_t at = frames_at(path);
+    killed k;
+    killed_open(&k, "c.vtrace", 100, 0);
+    uint64_t at = frames_at(k.path);
     struct stat st;
-    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(stat(k.path, &st), 0);
     uint64_t cut = at + ((uint64_t)st.st_size - at) / 2;
-    assert_int_equal(truncate(path, (off_t)cut), 0);
-    edit_spill(spill, VT_SPILL_FRAMING, at);
-    vt_recover_result res;
-    assert_int_equal(vt_recover(path, NULL, &res, err, sizeof err), 1);
+    assert_int_equal(truncate(k.path, (off_t)cut), 0);
+    edit_spill(k.spill, VT_SPILL_FRAMING, at);
+    vt_recover_result res = recovered(&k, 100);
     assert_int_equal(res.dropped_bytes, cut - at);
     assert_true(res.chunks >= 1);
-    int sig;
-    expect_allocs(path, 100, &sig);
-    const char *names[] = {"c.vtrace"};
-    vtt_rmdir(dir, names, 1);
+    killed_close(&k);
 }
 
 /* A spill file that names another process is refused and left in place. */
 static void test_foreign_spill_refused(void **state)
 {
     (void)state;
-    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
-    vtt_path(path, sizeof path, dir, "f.vtrace");
-    record_and_die(path, 5, 5);
-    spill_of(path, spill, sizeof spill);
-    int fd = open(spill, O_RDWR);
+    killed k;
+    killed_open(&k, "f.vtrace", 5, 5);
+    int fd = open(k.spill, O_RDWR);
     assert_true(fd >= 0);
     vt_spill_head h;
     assert_int_equal(pread(fd, &h, sizeof h, 0), sizeof h);
     h.pid++;
     assert_int_equal(pwrite(fd, &h, sizeof h, 0), sizeof h);
-    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), -1);
-    assert_non_null(strstr(err, "another trace"));
-    assert_int_equal(access(spill, F_OK), 0);
+    assert_int_equal(vt_recover(k.path, NULL, NULL, k.err, sizeof k.err), -1);
+    assert_non_null(strstr(k.err, "another trace"));
+    assert_int_equal(access(k.spill, F_OK), 0);
     h.pid--;
     assert_int_equal(pwrite(fd, &h, sizeof h, 0), sizeof h);
     close(fd);
-    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), 1);
+    assert_int_equal(vt_recover(k.path, NULL, NULL, k.err, sizeof k.err), 1);
     int sig;
-    expect_allocs(path, 10, &sig);
-    const char *names[] = {"f.vtrace"};
-    vtt_rmdir(dir, names, 1);
+    expect_allocs(k.path, 10, &sig);
+    killed_close(&k);
 }
 
 /* A trace closed normally has no spill file: nothing to do, unchanged. */
@@ -300,13 +322,8 @@ static void kill_once(const char *path, unsigned delay_us, uint64_t *events)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        char err[256];
-        vt_header h = vtt_header();
-        h.pid = (uint32_t)getpid();
-        vt_writer_opts o = {.flush_ns = 1000000, .tbuf_bytes = 4096};
-        vt_writer *w = vt_writer_open(path, &h, &o, err, sizeof err);
-        if (!w)
-            _exit(2);
+        vt_writer *w =
+            child_writer(path, &(vt_writer_opts){.flush_ns = 1000000, .tbuf_bytes = 4096});
         pthread_t th[STRESS_THREADS];
         stress_arg args[STRESS_THREADS];
         for (uint32_t i = 0; i < STRESS_THREADS; i++) {
