@@ -43,7 +43,10 @@ static const char run_head[] =
     "of the run when it ends. PROGRAM may be a launcher (timeout, sh, env, mpirun,\n"
     "torchrun): only processes that call CUDA record; the first one gets FILE, each\n"
     "further one FILE with its pid before the extension (a.vtrace -> a.<pid>.vtrace).\n"
-    "The exit status is PROGRAM's (128+N if killed by signal N).\n"
+    "The exit status is PROGRAM's (128+N if killed by signal N). A process of the\n"
+    "run killed by SIGKILL (e.g. the out-of-memory killer) did not write its last\n"
+    "records: run appends them from the trace's spill file (vramtrace recover), and\n"
+    "records PROGRAM's own kill in its trace.\n"
     "\n";
 
 static void run_usage(FILE *f)
