@@ -128,6 +128,21 @@ static int keep(recovery *rc, const vt_chunk *c, uint64_t off)
     return 0;
 }
 
+/* The length of the longest prefix of s's bytes that decodes as whole
+ * records (as the reader will decode them): all of it unless the spill file
+ * was damaged, which must not make the trace unreadable. */
+static size_t valid_prefix(const salvaged *s)
+{
+    vt_delta d = {.prev_ts = s->base_ts, .version = VT_FORMAT_VERSION};
+    const uint8_t *p = s->data, *end = s->data + s->len;
+    vt_event ev;
+    vt_span str[VT_SPANS];
+    char why[128];
+    while (p < end && vt_rec_decode(&p, end, &d, &ev, str, why, sizeof why) == 0)
+        ;
+    return (size_t)(p - s->data);
+}
+
 /* Every chunk whose records are not in the trace (spill.h's states). */
 static int collect(recovery *rc)
 {
@@ -298,8 +313,12 @@ static int recover(recovery *rc, const vt_recover_end *end, vt_recover_result *r
                         strerror(errno));
     }
     qsort(rc->chunks, rc->n, sizeof *rc->chunks, by_seq);
-    for (size_t i = 0; i < rc->n; i++)
-        res->bytes += rc->chunks[i].len;
+    for (size_t i = 0; i < rc->n; i++) {
+        size_t ok = valid_prefix(&rc->chunks[i]);
+        res->invalid_bytes += rc->chunks[i].len - ok;
+        rc->chunks[i].len = ok;
+        res->bytes += ok;
+    }
     res->chunks = rc->n;
     if (rc->n && append_chunks(rc, rc->chunks, rc->n) < 0)
         return -1;

@@ -512,6 +512,7 @@ typedef struct vt_recover_result {
     uint64_t chunks;        /* thread buffers recovered from the spill file */
     uint64_t bytes;         /* their encoded records (bytes) */
     uint64_t dropped_bytes; /* an incomplete last frame cut off the trace (its records recovered) */
+    uint64_t invalid_bytes; /* bytes of the spill file that were not whole records: left out */
     bool end_added;         /* end was appended (the trace had no end-of-process record) */
 } vt_recover_result;
 

@@ -249,6 +249,43 @@ static void test_cut_frame_replaced(void **state)
     killed_close(&k);
 }
 
+/* A damaged spill file (a chunk's bytes overwritten in the middle) must not
+ * make the trace unreadable: the whole records before the damage are
+ * appended, the rest left out and counted. */
+static void test_damaged_chunk_cut(void **state)
+{
+    (void)state;
+    killed k;
+    killed_open(&k, "d.vtrace", 10, 40);
+    int fd = open(k.spill, O_RDWR);
+    assert_true(fd >= 0);
+    vt_spill_head h;
+    assert_int_equal(pread(fd, &h, sizeof h, 0), sizeof h);
+    off_t slot = VT_SPILL_HEAD_BYTES, data = slot + (off_t)offsetof(vt_chunk, data);
+    vt_chunk c;
+    assert_int_equal(pread(fd, &c, sizeof c, slot), sizeof c);
+    assert_true(c.len > 100);
+    uint8_t junk[16];
+    memset(junk, 0xff, sizeof junk); /* 0xff: an unknown record token */
+    assert_int_equal(pwrite(fd, junk, sizeof junk, data + (off_t)c.len / 2), sizeof junk);
+    close(fd);
+    vt_recover_result res;
+    assert_int_equal(vt_recover(k.path, NULL, &res, k.err, sizeof k.err), 1);
+    assert_true(res.invalid_bytes > 0 && res.invalid_bytes <= c.len / 2 + sizeof junk);
+    char err[256];
+    vt_reader *r = vt_reader_open(k.path, err, sizeof err);
+    assert_non_null(r);
+    vt_event ev;
+    int rc;
+    long n = 0;
+    while ((rc = vt_reader_next(r, &ev)) == 1)
+        n += ev.type == VT_REC_ALLOC;
+    assert_int_equal(rc, 0); /* readable to its end */
+    vt_reader_close(r);
+    assert_true(n >= 10 && n < 50);
+    killed_close(&k);
+}
+
 /* A spill file that names another process is refused and left in place. */
 static void test_foreign_spill_refused(void **state)
 {
@@ -397,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_end_added),
         cmocka_unit_test(test_written_frame_not_repeated),
         cmocka_unit_test(test_cut_frame_replaced),
+        cmocka_unit_test(test_damaged_chunk_cut),
         cmocka_unit_test(test_foreign_spill_refused),
         cmocka_unit_test(test_closed_untouched),
         cmocka_unit_test(test_kill_at_random_moments),
