@@ -295,11 +295,32 @@ static int open_both(recovery *rc)
     return read_head(rc, &st) < 0 ? -1 : 1;
 }
 
+/* Does process pid still map the spill file (it is alive and recording:
+ * its writer still appends to the trace)? The mapping is gone once it
+ * ends, whatever became of the pid since. */
+static bool still_recording(const recovery *rc)
+{
+    char maps[64], line[512];
+    snprintf(maps, sizeof maps, "/proc/%u/maps", rc->pid);
+    FILE *f = fopen(maps, "re");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, rc->spill) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
 static int recover(recovery *rc, const vt_recover_end *end, vt_recover_result *res)
 {
     int found = open_both(rc);
     if (found <= 0)
         return found;
+    if (still_recording(rc))
+        return fail(rc,
+                    "%s: its process (pid %u) is still running and writing it: recover it "
+                    "after that process has ended",
+                    rc->trace, rc->pid);
     if (find_good_end(rc) < 0 || collect(rc) < 0)
         return -1;
     if (rc->has_summary && rc->n)

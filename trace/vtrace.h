@@ -520,7 +520,9 @@ typedef struct vt_recover_result {
  * spill file. With end (may be NULL), also append that end of process when
  * the trace has none. Returns 1 when there was a spill file, 0 when there is
  * none (nothing to do: the trace was closed, or never had one), -1 with a
- * message in err (the spill file is then left in place). Never touches a
+ * message in err (not a trace, unreadable, a spill file that is not this
+ * trace's, its process still running and recording; the spill file is then
+ * left in place). Never touches a
  * trace that was closed (it ends with its summary) beyond removing a spill
  * file with nothing to recover. */
 int vt_recover(const char *path, const vt_recover_end *end, vt_recover_result *res, char *err,

@@ -310,6 +310,49 @@ static void test_foreign_spill_refused(void **state)
     killed_close(&k);
 }
 
+/* The process still runs and records: recover refuses (its writer would
+ * append to the same file) and leaves everything as it is; once it is
+ * killed, recover works. */
+static void test_live_process_refused(void **state)
+{
+    (void)state;
+    skip_without_spill_dir();
+    char *dir = vtt_tmpdir(), path[1024], spill[256], err[256];
+    vtt_path(path, sizeof path, dir, "l.vtrace");
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        vt_writer *w = child_writer(path, &(vt_writer_opts){.no_thread = true});
+        write_n(vt_writer_attach(w, 7), 0, 20);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(4);
+        pause();
+        _exit(3);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    spill_of(path, spill, sizeof spill);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "still running"));
+    assert_int_equal(access(spill, F_OK), 0);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(before.st_size, after.st_size);
+    kill(pid, SIGKILL);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_int_equal(vt_recover(path, NULL, NULL, err, sizeof err), 1);
+    int sig;
+    expect_allocs(path, 20, &sig);
+    close(ready[0]);
+    close(ready[1]);
+    const char *names[] = {"l.vtrace"};
+    vtt_rmdir(dir, names, 1);
+}
+
 /* A trace closed normally has no spill file: nothing to do, unchanged. */
 static void test_closed_untouched(void **state)
 {
@@ -436,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_cut_frame_replaced),
         cmocka_unit_test(test_damaged_chunk_cut),
         cmocka_unit_test(test_foreign_spill_refused),
+        cmocka_unit_test(test_live_process_refused),
         cmocka_unit_test(test_closed_untouched),
         cmocka_unit_test(test_kill_at_random_moments),
     };
