@@ -92,5 +92,9 @@ for s in dcgan_64_b256 dcgan_64_b256_tensors seed004_linear_b1024 empty_cache st
         --python python3 --work $W/torch "$s"
     tail -n 12 $W/torch_$s.out
 done
+# a PyTorch process killed by SIGKILL: its trace recovered from the spill file
+step torch_killed 120 python3 "$here/pytorch/killed.py" --real --vramtrace $B/bin/vramtrace \
+    --python python3 --work $W/torch_killed
+tail -n 4 $W/torch_killed.out
 log "done in $(( $(date +%s) - t0 )) s"
 tar czf "$O/gpu.tar.gz" -C $W . && ls -la "$O"

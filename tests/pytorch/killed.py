@@ -6,8 +6,10 @@ report must then hold PyTorch's reserved bytes (its segments, every one live
 when it was killed) as the device memory live at the end, and signal 9 as
 the end of process.
 
-usage: killed.py --vramtrace V --python P --work DIR [--wrong]
+usage: killed.py --vramtrace V --python P --work DIR [--wrong] [--real]
 --wrong adds 512 bytes to PyTorch's number: exit 0 only if that is caught.
+--real runs on the machine's GPU instead of the simulated T4
+(tests/gpu/smoke.sh).
 Exit 0 pass, 1 fail, 77 skip (no torch for P, or /dev/shm not writable).
 """
 import argparse
@@ -30,6 +32,7 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--wrong", action="store_true")
+    ap.add_argument("--real", action="store_true")
     o = ap.parse_args()
     if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
         print(f"killed: SKIP: {o.python} cannot import torch")
@@ -40,7 +43,8 @@ def main():
     os.makedirs(o.work, exist_ok=True)
     trace, stats, rep = (os.path.join(o.work, n) for n in ("killed.vtrace", "stats.json", "report.json"))
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    q = subprocess.run([o.vramtrace, "run", "--sim=t4", "-o", trace, "--force", "--",
+    device = [] if o.real else ["--sim=t4"]
+    q = subprocess.run([o.vramtrace, "run"] + device + ["-o", trace, "--force", "--",
                         o.python, os.path.join(HERE, "sc_killed.py"), stats],
                        capture_output=True, text=True, env=env, timeout=600)
     print(q.stdout + q.stderr)
