@@ -52,6 +52,11 @@ int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end
                 cmd, path, res.bytes,
                 res.dropped_bytes ? " (its incomplete last batch cut off)" : "",
                 res.end_added ? "; its end added" : "");
+    if (rc > 0 && !end && !res.chunks && !res.dropped_bytes)
+        fprintf(stderr,
+                "vramtrace %s: %s: every record was already in the trace; its spill file is "
+                "removed\n",
+                cmd, path);
     if (rc > 0 && res.invalid_bytes)
         fprintf(stderr,
                 "vramtrace %s: %s: %" PRIu64 " bytes of its spill file were not whole records "
