@@ -29,6 +29,9 @@
 #define VT_MAX_BATCH_BYTES (256u << 20)
 /* Most chunks in one batch a reader accepts. */
 #define VT_MAX_CHUNKS 65536u
+/* Most bytes a writer puts in one frame (chunk headers and records): half
+ * the reader's batch cap; a larger batch is split (writer.c, recover.c). */
+#define VT_FRAME_CONTENT_MAX (VT_MAX_BATCH_BYTES / 2)
 
 /* Delta state of one chunk: timestamps and addresses are zigzag deltas from
  * the previous record of the same chunk. */

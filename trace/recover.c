@@ -18,9 +18,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* A frame holds at most this much (the reader's batch cap / 2). */
-#define CONTENT_MAX (VT_MAX_BATCH_BYTES / 2)
-
 typedef struct salvaged {
     uint64_t seq;
     uint32_t thread_id;
@@ -210,7 +207,8 @@ static int append_chunks(recovery *rc, salvaged *ch, size_t n)
     int rcode = 0;
     while (rcode == 0 && i < n) {
         size_t len = 0, k = 0;
-        for (; i < n && k < VT_MAX_CHUNKS && (!k || len + ch[i].len <= CONTENT_MAX); i++, k++) {
+        for (; i < n && k < VT_MAX_CHUNKS && (!k || len + ch[i].len <= VT_FRAME_CONTENT_MAX);
+             i++, k++) {
             len += vt_chunk_hdr_encode(buf + len, ch[i].thread_id, ch[i].base_ts, ch[i].len);
             memcpy(buf + len, ch[i].data, ch[i].len);
             len += ch[i].len;

@@ -61,8 +61,6 @@
  * SIGKILL then loses what they hold). 16 MiB: 2 chunks of 64 KiB for each
  * of some 120 threads. */
 #define SPILL_MAX (16u << 20)
-/* A batch larger than this is split into several frames (reader cap / 2). */
-#define FRAME_CONTENT_MAX (VT_MAX_BATCH_BYTES / 2)
 
 struct vt_tbuf {
     pthread_mutex_t lock;
@@ -476,7 +474,7 @@ static int write_frame(vt_writer *w, vt_chunk **cp, int *errnum)
     vt_chunk *first = *cp, *last = *cp;
     for (vt_chunk *c = *cp; c; c = c->next) {
         size_t n = c->len ? chunk_frame_bytes(c, hdr) : 0;
-        if (nchunks && (total + n > FRAME_CONTENT_MAX || nchunks == VT_MAX_CHUNKS))
+        if (nchunks && (total + n > VT_FRAME_CONTENT_MAX || nchunks == VT_MAX_CHUNKS))
             break;
         total += n;
         nchunks += n > 0;
