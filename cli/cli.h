@@ -105,8 +105,9 @@ void cli_check_synopsis(FILE *f);
 void cli_run_synopsis(FILE *f);
 void cli_recover_synopsis(FILE *f);
 /* vt_recover on path, saying on stderr what it recovered or why it could
- * not ("vramtrace CMD: ..."); end as vt_recover's. 0, or -1 on failure. */
-int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end);
+ * not ("vramtrace CMD: ..."), and with verbose also that there was nothing
+ * to recover; end as vt_recover's. 0, or -1 on failure. */
+int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end, bool verbose);
 
 /* Options with the progress bar on; VRAMTRACE_PROGRESS_AFTER_MS (a number of
  * ms, >= 1) shows it sooner or later than the default 2 s (tests). */

@@ -31,7 +31,7 @@ void cli_recover_synopsis(FILE *f)
 }
 
 /* Recover path and say what happened in one line on stderr: 0 or -1. */
-int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end)
+int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end, bool verbose)
 {
     char err[512];
     vt_recover_result res;
@@ -40,7 +40,7 @@ int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end
         fprintf(stderr, "vramtrace %s: %s\n", cmd, err);
         return -1;
     }
-    if (rc == 0 && !end)
+    if (rc == 0 && verbose)
         fprintf(stderr,
                 "vramtrace %s: %s: nothing to recover (no spill file: the trace was closed or "
                 "already recovered)\n",
@@ -52,7 +52,7 @@ int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end
                 cmd, path, res.bytes,
                 res.dropped_bytes ? " (its incomplete last batch cut off)" : "",
                 res.end_added ? "; its end added" : "");
-    if (rc > 0 && !end && !res.chunks && !res.dropped_bytes)
+    if (rc > 0 && verbose && !res.chunks && !res.dropped_bytes)
         fprintf(stderr,
                 "vramtrace %s: %s: every record was already in the trace; its spill file is "
                 "removed\n",
@@ -84,6 +84,6 @@ int cli_cmd_recover(int argc, char **argv)
         }
     }
     for (int i = 1; i < argc; i++)
-        bad |= cli_recover_one("recover", argv[i], NULL) < 0;
+        bad |= cli_recover_one("recover", argv[i], NULL, true) < 0;
     return bad ? CLI_EXIT_INPUT : 0;
 }

@@ -72,22 +72,12 @@ static size_t no_driver_end(FILE *f)
     return kept;
 }
 
-/* The pid recorded in path's header, 0 when it cannot be read. */
-static uint32_t trace_pid(const char *path)
-{
-    char err[256];
-    vt_reader *r = vt_reader_open(path, err, sizeof err);
-    uint32_t pid = r ? vt_reader_header(r)->pid : 0;
-    vt_reader_close(r);
-    return pid;
-}
-
 /* Recover every trace of the run whose process left a spill file; the
  * program's own process gets its end from the wait status. */
 static void recover_all(const cli_run_list *rl, FILE *f)
 {
     char line[PATH_MAX + 64];
-    vt_recover_end end = {.ts_ns = vt_clock_ns()};
+    vt_recover_end end = {.pid = (uint32_t)rl->child, .ts_ns = vt_clock_ns()};
     if (rl->child_ended && WIFSIGNALED(rl->child_status)) {
         end.signal = WTERMSIG(rl->child_status);
         end.reason = "killed; its end recorded by vramtrace run";
@@ -97,8 +87,7 @@ static void recover_all(const cli_run_list *rl, FILE *f)
     }
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        bool own = rl->child_ended && trace_pid(line) == (uint32_t)rl->child;
-        cli_recover_one("run", line, own ? &end : NULL);
+        cli_recover_one("run", line, rl->child_ended ? &end : NULL, false);
     }
     if (f)
         rewind(f);

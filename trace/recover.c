@@ -341,7 +341,7 @@ static int recover(recovery *rc, const vt_recover_end *end, vt_recover_result *r
     res->chunks = rc->n;
     if (rc->n && append_chunks(rc, rc->chunks, rc->n) < 0)
         return -1;
-    if (end && !rc->has_summary && append_end(rc, end, &res->end_added) < 0)
+    if (end && end->pid == rc->pid && !rc->has_summary && append_end(rc, end, &res->end_added) < 0)
         return -1;
     if (unlink(rc->spill) < 0)
         return fail(rc, "cannot remove %s: %s", rc->spill, strerror(errno));

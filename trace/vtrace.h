@@ -502,6 +502,7 @@ void vt_writer_abandon_after_fork(vt_writer *w);
  * _exit leaves it behind, holding what it recorded since the last flush. */
 
 typedef struct vt_recover_end {
+    uint32_t pid;       /* the process that ended: only its trace gets this end */
     int32_t status;     /* exit status, when signal is 0 */
     int32_t signal;     /* the signal that killed the process, or 0 */
     const char *reason; /* e.g. "killed; recorded by vramtrace run" */
@@ -518,13 +519,11 @@ typedef struct vt_recover_result {
 
 /* Append to the trace at path what its spill file holds, then remove the
  * spill file. With end (may be NULL), also append that end of process when
- * the trace has none. Returns 1 when there was a spill file, 0 when there is
- * none (nothing to do: the trace was closed, or never had one), -1 with a
- * message in err (not a trace, unreadable, a spill file that is not this
- * trace's, its process still running and recording; the spill file is then
- * left in place). Never touches a
- * trace that was closed (it ends with its summary) beyond removing a spill
- * file with nothing to recover. */
+ * the trace is end->pid's (its header) and has none. Returns 1 when there was a spill file, 0 when
+ * there is none (nothing to do: the trace was closed, or never had one), -1 with a message in err
+ * (not a trace, unreadable, a spill file that is not this trace's, its process still running and
+ * recording; the spill file is then left in place). Never touches a trace that was closed (it ends
+ * with its summary) beyond removing a spill file with nothing to recover. */
 int vt_recover(const char *path, const vt_recover_end *end, vt_recover_result *res, char *err,
                size_t errlen);
 /* Does the trace at path have a spill file (its process still runs, or died

@@ -131,6 +131,8 @@ def run_mode(a, mode, cmd, extra, ntraces, each):
     check(p.returncode == 0, f"{mode}: vramtrace run exited {p.returncode}")
     traces = named(p.stderr)
     check(len(traces) == ntraces, f"{mode}: run named {len(traces)} traces, expected {ntraces}")
+    said = [ln for ln in p.stderr.splitlines() if ln.startswith("vramtrace run: /")]
+    check(not said, f"{mode}: every process closed its trace, yet run said: {said}")
     files = sorted(os.listdir(cwd))
     check(sorted(traces) == files,
           f"{mode}: the working directory holds {files}, run named {traces}")

@@ -123,6 +123,17 @@ static void edit_spill(const char *spill, uint32_t state, uint64_t pending)
     close(fd);
 }
 
+/* The pid in the trace's header (the recording process). */
+static uint32_t header_pid(const char *path)
+{
+    char err[256];
+    vt_reader *r = vt_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    uint32_t pid = vt_reader_header(r)->pid;
+    vt_reader_close(r);
+    return pid;
+}
+
 /* Where the trace's frames start. */
 static uint64_t frames_at(const char *path)
 {
@@ -207,7 +218,8 @@ static void test_end_added(void **state)
     (void)state;
     killed k;
     killed_open(&k, "e.vtrace", 10, 20);
-    vt_recover_end end = {.signal = SIGKILL, .reason = "killed", .ts_ns = 1};
+    vt_recover_end end = {
+        .pid = header_pid(k.path), .signal = SIGKILL, .reason = "killed", .ts_ns = 1};
     vt_recover_result res;
     assert_int_equal(vt_recover(k.path, &end, &res, k.err, sizeof k.err), 1);
     assert_true(res.end_added);
