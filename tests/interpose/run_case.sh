@@ -113,7 +113,8 @@ for kv in $expects; do args="$args --expect $kv"; done
 if [ "$mode" = kill ] && [ -n "${VTI_VRAMTRACE:-}" ]; then
     "$VTI_VRAMTRACE" recover "$trace" 2>"$outdir/recover.txt" ||
         { cat "$outdir/recover.txt" >&2; fail "vramtrace recover failed"; }
-    [ ! -e "/dev/shm/vramtrace-$(stat -c %d-%i "$trace").spill" ] || fail "recover left the spill file"
+    ! "$VTI_VRAMTRACE" report "$trace" 2>/dev/null | grep -q "holds what the process recorded" ||
+        fail "recover left the spill file"
     # shellcheck disable=SC2086
     "$checker" "$trace" $check_args $args || fail "trace check failed after recover"
 fi
