@@ -613,6 +613,18 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
     case VR_VERDICT_FRAGMENTATION:
         if (o->has_pool)
             return vr_pool_explain(a, o, dom);
+        if (o->heap_free < o->requested_bytes) /* oom.c: with the device's free bytes */
+            return vr_sprintf(
+                a,
+                "the device had %s free and the registered heaps %s in free blocks (the "
+                "largest %s): together %s for the %s requested, but no piece is large enough: "
+                "the cache holds free memory the device lacks (PyTorch: reserved but "
+                "unallocated); live data: %s",
+                vr_format_size(o->device_free_bytes, b1, sizeof b1),
+                vr_format_size(o->heap_free, b2, sizeof b2),
+                vr_format_size(o->heap_largest_free, b3, sizeof b3),
+                vr_format_size(o->device_free_bytes + o->heap_free, b4, sizeof b4),
+                vr_format_size(o->requested_bytes, b5, sizeof b5), dom);
         return vr_sprintf(a,
                           "the registered heaps hold %s free but the largest free block is %s, "
                           "smaller than the %s requested: the cache is fragmented; live data: %s",

@@ -8,11 +8,16 @@
  *   leak           call sites whose live bytes grow across NVTX iterations
  *                  (least-squares slope > 0, R^2 > 0.9) hold a large share of
  *                  live bytes (one >= 25%, together >= 50%);
- *   fragmentation  inside registered heaps, free bytes >= request but the
- *                  largest free block < request, while live data + request
- *                  would fit the device (a stream-ordered pool's free
- *                  reserve at its failure counts as heap free bytes: pool.c);
- *   capacity       otherwise: live data + request exceed the device.
+ *   fragmentation  live data + request would fit the device and the free
+ *                  memory was there, but in pieces: the registered heaps'
+ *                  largest free block < request while their free bytes
+ *                  (the cache fragmented), or their free bytes with the
+ *                  device's (the cache holds what the device lacks:
+ *                  PyTorch's "reserved but unallocated"), are >= request (a
+ *                  stream-ordered pool's free reserve at its failure counts
+ *                  as heap free bytes: pool.c);
+ *   capacity       otherwise: live data + request + the device's use outside
+ *                  the recording exceed the device.
  */
 #include "state.h"
 
@@ -261,6 +266,24 @@ static void leak_first(vr_oom_raw *o, uint64_t key)
     }
 }
 
+/* The fragmentation rule (the file's comment) on failure o, with heaps (the
+ * device's registered heaps or pool hold memory), total (the device's bytes,
+ * 0 if unknown) and base (its use outside the recording at the start). The
+ * device's free bytes count when the failure sampled them (meminfo); else
+ * live data + request within the device stands for them. */
+static bool pieces_would_fit(const vr_oom *o, bool heaps, bool meminfo, uint64_t total,
+                             uint64_t base)
+{
+    uint64_t need = o->requested_bytes;
+    if (!heaps || !o->heap_free || o->heap_largest_free >= need)
+        return false;
+    if (total && o->live_allocated + need + base > total)
+        return false;
+    if (o->heap_free >= need)
+        return true;
+    return meminfo ? o->device_free_bytes >= need - o->heap_free : total != 0;
+}
+
 #define VR_MAX_OOMS 1000
 
 /* At most VR_MAX_OOMS failures are kept: the first ones and always the
@@ -338,9 +361,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
         o->leak_r2 = r2;
     } else if (vr_pool_at_limit(&o->o)) {
         o->o.verdict = VR_VERDICT_CAPACITY; /* the pool's capacity: vr_pool_limit_explain */
-    } else if (f.reserved && o->o.heap_free >= o->o.requested_bytes &&
-               o->o.heap_largest_free < o->o.requested_bytes &&
-               (!total || o->o.live_allocated + o->o.requested_bytes + base <= total)) {
+    } else if (pieces_would_fit(&o->o, f.reserved != 0, ev->u.failed.total_bytes != 0, total,
+                                base)) {
         o->o.verdict = VR_VERDICT_FRAGMENTATION;
     } else {
         o->o.verdict = VR_VERDICT_CAPACITY;

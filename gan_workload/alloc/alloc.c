@@ -19,6 +19,8 @@ struct ga_allocator {
     ga_annot annot;
     int backend_err; /* last backend malloc result */
     char err[512];
+    ga_failure_observer observer;
+    void *observer_ctx;
 };
 
 /* ---- rules ------------------------------------------------------------ */
@@ -162,15 +164,45 @@ static void release_cached_blocks(ga_allocator *a)
     }
 }
 
+/* The largest free block of the cache: the largest block not handed out in
+ * any segment (free neighbours are coalesced, so each is a whole hole). */
+static uint64_t largest_free_block(const ga_allocator *a)
+{
+    uint64_t best = 0;
+    for (const ga_segment *s = a->segments; s; s = s->next)
+        for (const ga_block *b = s->head; b; b = b->next)
+            if (!b->allocated && b->size > best)
+                best = b->size;
+    return best;
+}
+
+/* Tells the observer of the out-of-memory failure of a device malloc of size. */
+static void observe_failure(ga_allocator *a, size_t size, int retry)
+{
+    if (!a->observer || a->backend_err != GA_BACKEND_ERROR_OOM)
+        return;
+    ga_failure f = {.requested = size,
+                    .retry = retry,
+                    .allocated_bytes = a->st.allocated_bytes,
+                    .reserved_bytes = a->st.reserved_bytes,
+                    .largest_free_block = largest_free_block(a)};
+    if (!a->be.mem_get_info || a->be.mem_get_info(a->be.ctx, &f.device_free, &f.device_total))
+        f.device_free = f.device_total = 0;
+    a->observer(a->observer_ctx, &f);
+}
+
 /* malloc()'s fallback chain with the default max_split_size:
  * alloc_block || (release_cached_blocks && alloc_block(isRetry)). */
 static ga_block *alloc_with_retry(ga_allocator *a, size_t alloc_size, int is_small)
 {
     ga_segment *s = alloc_block(a, alloc_size, is_small);
     if (!s && a->backend_err == GA_BACKEND_ERROR_OOM) {
+        observe_failure(a, alloc_size, 0);
         release_cached_blocks(a);
         a->st.num_alloc_retries++;
         s = alloc_block(a, alloc_size, is_small);
+        if (!s)
+            observe_failure(a, alloc_size, 1);
     }
     return s ? s->head : NULL;
 }
@@ -281,6 +313,8 @@ static void *direct_malloc(ga_allocator *a, size_t bytes)
     a->backend_err = GA_BACKEND_ERROR_OOM;
     ga_segment *s = n <= GA_MAX_REQUEST ? alloc_block(a, n, 0) : NULL;
     if (!s) {
+        if (n <= GA_MAX_REQUEST)
+            observe_failure(a, n, 0);
         report_oom(a, n);
         return NULL;
     }
@@ -347,6 +381,12 @@ void ga_free(ga_allocator *a, void *p)
 void ga_empty_cache(ga_allocator *a)
 {
     release_cached_blocks(a);
+}
+
+void ga_set_failure_observer(ga_allocator *a, ga_failure_observer fn, void *ctx)
+{
+    a->observer = fn;
+    a->observer_ctx = ctx;
 }
 
 ga_stats ga_get_stats(const ga_allocator *a)

@@ -58,6 +58,28 @@ typedef struct ga_backend {
     void *ctx;
 } ga_backend;
 
+/* One device malloc that failed with the backend's out-of-memory error, and
+ * the cache's state at that moment (bytes): PyTorch's out-of-memory observer
+ * (c10/cuda/CUDACachingAllocator.h, attachOutOfMemoryObserver: device,
+ * allocated, device total, device free) with the reserved bytes and the
+ * largest free block added, which a tool's verdict is held against. */
+typedef struct ga_failure {
+    size_t requested;                 /* the device malloc's size (a whole segment) */
+    int retry;                        /* 0: first try; 1: after the cache was freed */
+    uint64_t allocated_bytes;         /* ga_stats' at the failure */
+    uint64_t reserved_bytes;          /* ga_stats' at the failure */
+    uint64_t largest_free_block;      /* the cache's largest free block, 0 if none */
+    size_t device_free, device_total; /* the backend's mem_get_info, 0 if it failed */
+} ga_failure;
+
+typedef void (*ga_failure_observer)(void *ctx, const ga_failure *f);
+
+/* Calls fn(ctx, f) at every device malloc that fails with
+ * GA_BACKEND_ERROR_OOM, before the cache is freed for the retry (so twice
+ * for a request whose retry fails too). fn == NULL: none. The observer
+ * calls the backend's mem_get_info once per failure. */
+void ga_set_failure_observer(ga_allocator *a, ga_failure_observer fn, void *ctx);
+
 /* Creates an allocator. backend == NULL: cudaMalloc/cudaFree/cudaMemGetInfo
  * of the CUDA runtime on the current device (the caller selects it with
  * cudaSetDevice); `device` is the number printed in OOM messages. The backend

@@ -69,6 +69,9 @@ void tr_usage(FILE *f, const char *prog)
         "  --samples FILE      8x8 PNG grid of G(fixed noise) after training\n"
         "  --samples-initial FILE  the same grid before the first step\n"
         "  --alloc-log FILE    write every allocator malloc/free (debugging, tests)\n"
+        "  --oom-log FILE      write the allocator's state at every failed device malloc\n"
+        "                      (JSON lines: requested, retry, allocated, reserved,\n"
+        "                      largest_free, device_free, device_total; tests)\n"
         "  --help\n"
         "exit status: 0 done, 1 bad usage or error, 2 device out of memory\n",
         prog);
@@ -106,6 +109,7 @@ enum {
     OPT_SAMPLES,
     OPT_SAMPLES_INITIAL,
     OPT_ALLOC_LOG,
+    OPT_OOM_LOG,
     OPT_HELP,
 };
 
@@ -141,6 +145,7 @@ static const struct option long_options[] = {
     {"samples", required_argument, 0, OPT_SAMPLES},
     {"samples-initial", required_argument, 0, OPT_SAMPLES_INITIAL},
     {"alloc-log", required_argument, 0, OPT_ALLOC_LOG},
+    {"oom-log", required_argument, 0, OPT_OOM_LOG},
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
 };
@@ -336,6 +341,9 @@ static int parse_flag_opt(tr_options *o, int c, const char *a, FILE *err)
         return 0;
     case OPT_ALLOC_LOG:
         o->alloc_log = a;
+        return 0;
+    case OPT_OOM_LOG:
+        o->oom_log = a;
         return 0;
     }
     return 1;

@@ -501,6 +501,13 @@ static int open_runtime(trainer *t)
         perror(o->alloc_log);
         return -1;
     }
+    if (o->oom_log) {
+        if (!(t->rt.oom_log = fopen(o->oom_log, "w"))) {
+            perror(o->oom_log);
+            return -1;
+        }
+        ga_set_failure_observer(t->rt.ga, tr_oom_log_line, t->rt.oom_log);
+    }
     printf(
         "backend: %s%s, allocator: %s\n", ops_ctx_backend(t->rt.ops) == OPS_CUDA ? "cuda" : "cpu",
         o->memory_only ? " (memory-only)" : "", o->allocator == GA_CACHING ? "caching" : "direct");
@@ -524,6 +531,8 @@ static void teardown(trainer *t)
     ops_ctx_destroy(rt->ops);
     if (rt->alloc_log)
         fclose(rt->alloc_log);
+    if (rt->oom_log)
+        fclose(rt->oom_log);
     tr_dataset_free(&t->data);
     free(t->host_batch);
     free(t->perm);

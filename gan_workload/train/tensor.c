@@ -11,6 +11,17 @@ static void log_event(tr_runtime *rt, char kind, const tr_tensor *t)
                 t->tag);
 }
 
+void tr_oom_log_line(void *log, const ga_failure *f)
+{
+    fprintf(log,
+            "{\"requested\":%zu,\"retry\":%d,\"allocated\":%llu,\"reserved\":%llu,"
+            "\"largest_free\":%llu,\"device_free\":%zu,\"device_total\":%zu}\n",
+            f->requested, f->retry, (unsigned long long)f->allocated_bytes,
+            (unsigned long long)f->reserved_bytes, (unsigned long long)f->largest_free_block,
+            f->device_free, f->device_total);
+    fflush(log);
+}
+
 static void die_oom(tr_runtime *rt, size_t bytes, const char *tag)
 {
     fflush(stdout);

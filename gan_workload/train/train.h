@@ -43,6 +43,7 @@ typedef struct {
     const char *samples;         /* PNG grid after training, or NULL */
     const char *samples_initial; /* PNG grid at step 0, or NULL */
     const char *alloc_log;       /* allocation log file, or NULL */
+    const char *oom_log;         /* failed device mallocs' log file, or NULL */
 } tr_options;
 
 /* Fills o with the defaults (32x32, batch 64, 1 channel, nz 100, ngf = ndf = 64, Adam 2e-4,
@@ -172,11 +173,17 @@ typedef struct tr_runtime {
     bool fp16;           /* saved activations in half precision */
     bool retain_history; /* saved activations never released */
     FILE *alloc_log;     /* "a ID BYTES TAG" / "f ID BYTES TAG" lines, or NULL */
+    FILE *oom_log;       /* one JSON line per failed device malloc (tr_oom_log_line), or NULL */
     uint64_t next_id;
     long step; /* current step, for messages */
     tr_tensor **history;
     size_t n_history, cap_history;
 } tr_runtime;
+
+/* The allocator's failure observer of --oom-log (ga_set_failure_observer; log: a FILE *): one
+ * line {"requested":B,"retry":0|1,"allocated":B,"reserved":B,"largest_free":B,
+ * "device_free":B,"device_total":B} per failed device malloc, in bytes, flushed. */
+void tr_oom_log_line(void *log, const ga_failure *f);
 
 /* Allocates a tensor of n*c*h*w elements of dtype (f32 4 bytes, f16 2 bytes). On device OOM
  * (ga_malloc NULL) prints the allocator's PyTorch-style message to stderr and exits with

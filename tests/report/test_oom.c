@@ -291,7 +291,9 @@ static void test_oom_pool_limit(void **state)
     vr_report_free(r);
     unlink(tmp_path("pool_limit"));
 
-    r = pool_failure("pool_full_device", 138, 6); /* no 8 MiB segment fits: the device is full */
+    /* no 8 MiB segment fits, and the pool's 2 MiB of free reserve with the
+     * device's 5 MiB are less than the request: the device is full */
+    r = pool_failure("pool_full_device", 137, 5);
     o = &r->ooms[0];
     assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
     assert_non_null(strstr(o->explanation, "exceed the device"));
@@ -299,6 +301,60 @@ static void test_oom_pool_limit(void **state)
     assert_null(strstr(h.remedy, "maxSize"));
     vr_report_free(r);
     unlink(tmp_path("pool_full_device"));
+}
+
+/* A request_mib failure on a 1 GiB device: 900 MiB of cudaMalloc, and a
+ * 100 MiB heap (a caching allocator's segment) whose ten 10 MiB regions
+ * are live but for two apart (20 MiB free in 10 MiB holes), so 24 MiB
+ * free on the device: the report of it. */
+static vr_report *split_failure(const char *name, uint64_t request_mib)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_meminfo(&g, 1, GiB, GiB);
+    vtg_alloc(&g, 10, 0x200000000, 900 * MiB, 1);
+    vtg_alloc(&g, 20, 0x10000000, 100 * MiB, 1);
+    vtg_heap(&g, 21, 1, 0x10000000, 100 * MiB);
+    for (uint64_t i = 0; i < 10; i++)
+        vtg_region(&g, 30 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 1);
+    vtg_region_free(&g, 50, 1, 0x10000000 + 2 * 10 * MiB);
+    vtg_region_free(&g, 51, 1, 0x10000000 + 6 * 10 * MiB);
+    vtg_failed(&g, 60, request_mib * MiB, 1, 24 * MiB, GiB);
+    vtg_end(&g, 70, 1);
+    return close_and_analyze(&g, name);
+}
+
+/* The free memory a request needs split between the cache's holes and the
+ * device (PyTorch's "reserved but unallocated"): fragmentation. The
+ * explanation said "live data (980.00 MiB) + the request (30.00 MiB)
+ * exceed the device (1.00 GiB ...)", which they do not. With more than the
+ * two together, capacity, and then its sum does exceed the device. */
+static void test_verdict_split(void **state)
+{
+    (void)state;
+    vr_report *r = split_failure("split", 30);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->heap_free, 20 * MiB);
+    assert_int_equal(o->heap_largest_free, 10 * MiB);
+    assert_int_equal(o->live_allocated, 980 * MiB);
+    assert_int_equal(o->verdict, VR_VERDICT_FRAGMENTATION);
+    assert_non_null(strstr(o->explanation, "the device had 24.00 MiB free and the registered "
+                                           "heaps 20.00 MiB in free blocks (the largest 10.00 "
+                                           "MiB): together 44.00 MiB for the 30.00 MiB "
+                                           "requested"));
+    assert_null(strstr(o->explanation, "exceed the device"));
+    vr_report_free(r);
+    unlink(tmp_path("split"));
+
+    r = split_failure("split_full", 50);
+    o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    assert_true(o->live_allocated + o->requested_bytes + o->baseline_bytes + o->external_bytes >
+                o->device_total_bytes);
+    assert_non_null(strstr(o->explanation, "live data (980.00 MiB) + the request (50.00 MiB) "
+                                           "exceed the device"));
+    vr_report_free(r);
+    unlink(tmp_path("split_full"));
 }
 
 /* 300 live allocations of 3 MiB (each takes 4 MiB of a real device: its
@@ -549,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_verdict_capacity),
         cmocka_unit_test(test_verdict_leak),
         cmocka_unit_test(test_verdict_frag),
+        cmocka_unit_test(test_verdict_split),
         cmocka_unit_test(test_verdict_external),
         cmocka_unit_test(test_outside_recording_agrees),
         cmocka_unit_test(test_oom_cap_keeps_fatal),

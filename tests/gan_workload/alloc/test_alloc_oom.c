@@ -142,6 +142,45 @@ static void test_fragmentation_oom(void **state)
     assert_string_equal(ga_last_error(f->a), "");
 }
 
+typedef struct seen {
+    ga_failure f[4];
+    int n;
+} seen;
+
+static void observe(void *ctx, const ga_failure *f)
+{
+    seen *s = ctx;
+    assert_true(s->n < 4);
+    s->f[s->n++] = *f;
+}
+
+/* The failure observer sees both failed mallocs of the fragmentation OOM
+ * (the first try and the retry) with the allocator's state then: the 33 MiB
+ * the cache holds unallocated are in 3 MiB holes (fragment()). */
+static void test_failure_observer(void **state)
+{
+    fixture *f = *state;
+    void *blk[18];
+    seen s = {.n = 0};
+    ga_set_failure_observer(f->a, observe, &s);
+    fragment(f, blk);
+    assert_int_equal(s.n, 0);
+    assert_null(ga_malloc(f->a, 8 * MIB));
+    assert_int_equal(s.n, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(s.f[i].requested, 20 * MIB);
+        assert_int_equal(s.f[i].retry, i);
+        assert_int_equal(s.f[i].allocated_bytes, 27 * MIB);
+        assert_int_equal(s.f[i].reserved_bytes, 60 * MIB);
+        assert_int_equal(s.f[i].largest_free_block, 3 * MIB);
+        assert_int_equal(s.f[i].device_free, 4 * MIB);
+        assert_int_equal(s.f[i].device_total, CAP);
+    }
+    ga_set_failure_observer(f->a, NULL, NULL);
+    assert_null(ga_malloc(f->a, 8 * MIB));
+    assert_int_equal(s.n, 2);
+}
+
 /* Too big for the device at all: the message shows the rounded segment size
  * and the device number. */
 static void test_capacity_oom_message(void **state)
@@ -209,6 +248,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retry_keeps_live_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fragmentation_oom, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_observer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_oom_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_backend_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_direct, setup_direct, teardown),

@@ -1,0 +1,41 @@
+#!/bin/sh
+# oom_truth.sh VRAMTRACE TRAIN CHECKER: every failed allocation of three GAN
+# runs on the simulated device, held against the allocator's own state at
+# that failure (train --oom-log) and its verdict against the rule
+# (oom_truth_check.py): the README's quick start (split free memory,
+# fragmentation and capacity), the vary_batch_fragmentation scenario (free
+# blocks too small) and the direct allocator (no cache: capacity). The
+# checker is also shown failing on a verdict changed to capacity.
+set -eu
+VT=$1
+TRAIN=$2
+CHECK=$3
+D=$(mktemp -d)
+trap 'rm -rf "$D"' EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+# run NAME MEMORY TRAIN-ARGS...: record on a t4 (MEMORY: the sim's device
+# memory, - for the t4's), report, check; train must exit 2 (OOM)
+run() {
+    name=$1 mem=$2
+    shift 2
+    st=0
+    [ "$mem" = - ] && mem=
+    env ${mem:+VRAMTRACE_SIM_MEMORY=$mem} \
+        "$VT" run --sim=t4 -o "$D/$name.vtrace" -- "$TRAIN" --memory-only --log-every 1000 \
+        --oom-log "$D/$name.jsonl" "$@" >"$D/$name.out" 2>&1 || st=$?
+    [ "$st" -eq 2 ] || { cat "$D/$name.out" >&2; fail "$name: train exited $st, want 2 (OOM)"; }
+    "$VT" report "$D/$name.vtrace" --json "$D/$name.json" -q || fail "$name: report failed"
+    python3 "$CHECK" --report "$D/$name.json" --log "$D/$name.jsonl" || fail "$name: mismatch"
+}
+run quickstart - --image-size 256 --batch 1024 --steps 3
+run vary 960MiB --synthetic --image-size 64 --batch 256 --steps 24 \
+    --vary-batch=256,255,254,253
+run direct - --allocator direct --image-size 256 --batch 1024 --steps 3
+st=0
+python3 "$CHECK" --report "$D/quickstart.json" --log "$D/quickstart.jsonl" --perturb \
+    >"$D/perturb.out" || st=$?
+[ "$st" -eq 1 ] || fail "the checker did not catch a changed verdict (exit $st)"
+echo "oom_truth: ok (the checker catches a changed verdict)"

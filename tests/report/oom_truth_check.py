@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Hold each failed allocation of a vramtrace report against the allocator's
+own state at that failure (the independent truth), and its verdict against
+the rule docs/report.md gives, applied to those numbers.
+
+usage: oom_truth_check.py --report JSON --log OOMLOG [--perturb]
+
+OOMLOG is `train --oom-log`'s file: one JSON line per failed device malloc,
+written by the GAN's allocator itself (gan_workload/alloc/alloc.h,
+ga_failure): requested, retry, allocated, reserved, largest_free,
+device_free, device_total (bytes). The report's ooms[] are the same
+failures in the same order (both count every failed device malloc, a retry
+included). For each pair:
+
+* numbers: requested_bytes, live_allocated_bytes (= allocated: the regions
+  the allocator registered are its blocks), live_reserved_bytes
+  (= reserved: its segments), heap_free_bytes (= reserved - allocated),
+  heap_largest_free_bytes (= largest_free), device_free_bytes,
+  device_total_bytes, outside_recording_bytes (= device_total -
+  device_free - reserved: the device's use by anything but the allocator);
+* verdict: fragmentation when the free memory was there in pieces (largest
+  free block < request <= cache free + device free, and allocated + request
+  + outside <= device total), else capacity (these runs have no leak and no
+  use outside the process that grows);
+* the claim of a capacity verdict's text, "live data + the request exceed
+  the device", holds with the report's own numbers.
+
+--perturb changes the report's first fragmentation verdict to capacity (what
+vramtrace said of a failure whose free memory was split between the cache
+and the device before 2026-11-29) and must then fail.
+Exit 0 all hold, 1 a mismatch (each printed), 2 unusable input.
+"""
+import argparse
+import json
+import sys
+
+
+def load(report_path, log_path):
+    try:
+        with open(report_path) as f:
+            ooms = json.load(f)["ooms"]
+        with open(log_path) as f:
+            log = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"oom_truth_check: unusable input: {e}")
+    return ooms, log
+
+
+def expected_verdict(t):
+    """The verdict docs/report.md's rule gives for allocator state t."""
+    req, cache_free = t["requested"], t["reserved"] - t["allocated"]
+    outside = t["device_total"] - t["device_free"] - t["reserved"]
+    in_pieces = (cache_free > 0 and t["largest_free"] < req <= cache_free + t["device_free"]
+                 and t["allocated"] + req + outside <= t["device_total"])
+    return "fragmentation" if in_pieces else "capacity"
+
+
+def compare(n, o, t):
+    """Mismatch messages of report failure o against allocator state t."""
+    want = {
+        "requested_bytes": t["requested"],
+        "live_allocated_bytes": t["allocated"],
+        "live_reserved_bytes": t["reserved"],
+        "heap_free_bytes": t["reserved"] - t["allocated"],
+        "heap_largest_free_bytes": t["largest_free"],
+        "device_free_bytes": t["device_free"],
+        "device_total_bytes": t["device_total"],
+        "outside_recording_bytes": t["device_total"] - t["device_free"] - t["reserved"],
+        "verdict": expected_verdict(t),
+    }
+    bad = [f"failure {n}: {k}: report {o.get(k)}, allocator {v}"
+           for k, v in want.items() if o.get(k) != v]
+    if o.get("verdict") == "capacity":
+        need = o["live_allocated_bytes"] + o["requested_bytes"] + o["outside_recording_bytes"]
+        if need <= o["device_total_bytes"]:
+            bad.append(f"failure {n}: verdict capacity, but live data + request + outside "
+                       f"({need}) do not exceed the device ({o['device_total_bytes']})")
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--perturb", action="store_true")
+    a = ap.parse_args()
+    ooms, log = load(a.report, a.log)
+    if not log:
+        sys.exit("oom_truth_check: unusable input: the allocator logged no failure")
+    if a.perturb:
+        frag = [o for o in ooms if o.get("verdict") == "fragmentation"]
+        if not frag:
+            sys.exit("oom_truth_check: unusable input: --perturb needs a fragmentation verdict")
+        frag[0]["verdict"] = "capacity"
+    bad = [] if len(ooms) == len(log) else [
+        f"the report lists {len(ooms)} failures, the allocator logged {len(log)}"]
+    for n, (o, t) in enumerate(zip(ooms, log), 1):
+        bad += compare(n, o, t)
+    for b in bad:
+        print(f"oom_truth_check: MISMATCH: {b}")
+    if bad:
+        return 1
+    verdicts = ", ".join(o["verdict"] for o in ooms)
+    print(f"oom_truth_check: ok: {len(ooms)} failures match the allocator ({verdicts})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
