@@ -74,6 +74,8 @@ FORWARD_FUNCS = ("conv_forward", "bn_block_forward", "tr_net_forward", "g_forwar
 
 CHECK_LEDGER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ledger",
                             "check_ledger.py")
+CHECK_OOM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report",
+                         "oom_truth_check.py")
 
 
 class HarnessError(Exception):
@@ -308,11 +310,15 @@ class Scenario:
         js = os.path.join(self.work, tag + ".json")
         ch = os.path.join(self.work, tag + ".chrome.json")
         ledger = os.path.join(self.work, tag + ".ledger.jsonl")
-        for p in (vt, js, ch, ledger):
+        oom_log = os.path.join(self.work, tag + ".oom.jsonl")
+        for p in (vt, js, ch, ledger, oom_log):
             if os.path.exists(p):
                 os.unlink(p)
         targs = ["--synthetic", "--log-every", "1000"] + (["--memory-only"] if memory_only else [])
         targs += list(args)
+        # the allocator's own state at each failed device malloc (train --oom-log), outside
+        # targs: the commands the results show are the scenario's own
+        oom_args = ["--oom-log", oom_log]
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
         env["VRAMTRACE_SIM_LEDGER"] = ledger  # the sim's own ground truth (tests/ledger)
@@ -320,7 +326,8 @@ class Scenario:
         if memory:
             env["VRAMTRACE_SIM_MEMORY"] = memory
             env_note += f" VRAMTRACE_SIM_MEMORY={memory}"
-        cmd = [self.opts.vramtrace, "run", f"--sim={device}", "-o", vt, "--", self.opts.train] + targs
+        cmd = ([self.opts.vramtrace, "run", f"--sim={device}", "-o", vt, "--", self.opts.train] +
+               targs + oom_args)
         print(f"  run   [{tag}] {env_note} train {' '.join(targs)}", flush=True)
         t0 = time.monotonic()
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
@@ -341,6 +348,7 @@ class Scenario:
             chrome = json.load(f)
         run = Run(tag, targs, env_note, p.returncode, p.stdout, p.stderr, report, chrome, wall)
         self.expect_ledger(tag, report, js, ledger)
+        self.expect_allocator(tag, report, js, oom_log)
         print(f"        exit {run.rc}, peak allocated {fmt_bytes(run.peak_allocated)}, reserved "
               f"{fmt_bytes(run.peak_reserved)}, {run.cudamalloc_calls} cudaMalloc, "
               f"{len(run.ooms)} failed, verdict {run.verdict}", flush=True)
@@ -358,6 +366,21 @@ class Scenario:
         if r.returncode:
             print(r.stdout[-4000:], end="", flush=True)
         self.expect(r.returncode == 0, f"[{tag}] the report's accounting matches the sim's ledger")
+
+    def expect_allocator(self, tag, report, js, oom_log):
+        """Every failed allocation's numbers and verdict equal what the allocator's own state
+        at that failure gives (tests/report/oom_truth_check.py); runs without a failure
+        have nothing to compare."""
+        if not report.get("ooms") and not (os.path.exists(oom_log) and os.path.getsize(oom_log)):
+            return
+        r = subprocess.run([sys.executable, CHECK_OOM, "--report", js, "--log", oom_log],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode not in (0, 1):
+            raise HarnessError(f"[{tag}] oom_truth_check failed ({r.returncode}): {r.stderr[-2000:]}")
+        if r.returncode:
+            print(r.stdout[-4000:], end="", flush=True)
+        self.expect(r.returncode == 0,
+                    f"[{tag}] each failed allocation matches the allocator's state at it")
 
     def check(self, run, *limits):
         """`vramtrace check` on run's trace; returns its exit status."""
