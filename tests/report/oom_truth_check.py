@@ -37,6 +37,12 @@ import json
 import sys
 
 
+def unusable(why):
+    """Exit 2: input the checker cannot judge."""
+    print(f"oom_truth_check: unusable input: {why}", file=sys.stderr)
+    sys.exit(2)
+
+
 def load(report_path, log_path):
     try:
         with open(report_path) as f:
@@ -44,7 +50,7 @@ def load(report_path, log_path):
         with open(log_path) as f:
             log = [json.loads(line) for line in f if line.strip()]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        sys.exit(f"oom_truth_check: unusable input: {e}")
+        unusable(e)
     return ooms, log
 
 
@@ -72,9 +78,11 @@ def compare(n, o, t):
     }
     bad = [f"failure {n}: {k}: report {o.get(k)}, allocator {v}"
            for k, v in want.items() if o.get(k) != v]
-    if o.get("verdict") == "capacity":
-        need = o["live_allocated_bytes"] + o["requested_bytes"] + o["outside_recording_bytes"]
-        if need <= o["device_total_bytes"]:
+    parts = [o.get(k) for k in ("live_allocated_bytes", "requested_bytes",
+                                "outside_recording_bytes", "device_total_bytes")]
+    if o.get("verdict") == "capacity" and all(isinstance(v, int) for v in parts):
+        need = sum(parts[:3])
+        if need <= parts[3]:
             bad.append(f"failure {n}: verdict capacity, but live data + request + outside "
                        f"({need}) do not exceed the device ({o['device_total_bytes']})")
     return bad
@@ -88,11 +96,11 @@ def main():
     a = ap.parse_args()
     ooms, log = load(a.report, a.log)
     if not log:
-        sys.exit("oom_truth_check: unusable input: the allocator logged no failure")
+        unusable("the allocator logged no failure")
     if a.perturb:
         frag = [o for o in ooms if o.get("verdict") == "fragmentation"]
         if not frag:
-            sys.exit("oom_truth_check: unusable input: --perturb needs a fragmentation verdict")
+            unusable("--perturb needs a fragmentation verdict")
         frag[0]["verdict"] = "capacity"
     bad = [] if len(ooms) == len(log) else [
         f"the report lists {len(ooms)} failures, the allocator logged {len(log)}"]
