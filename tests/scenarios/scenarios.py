@@ -228,14 +228,21 @@ class Run:
             "reserved_between_steps_bytes": self.reserved_between_steps(),
             "verdict": self.verdict,
             "oom": None if not o else {
-                k: o.get(k) for k in ("requested_bytes", "verdict", "explanation", "range",
-                                      "max_batch", "suggested_batch", "suggested_batch_kind",
-                                      "recovered", "heap_free_bytes", "heap_largest_free_bytes",
-                                      "live_allocated_bytes", "live_reserved_bytes")},
+                k: harness_args_out(o.get(k)) for k in (
+                    "requested_bytes", "verdict", "explanation", "range", "max_batch",
+                    "suggested_batch", "suggested_batch_kind", "recovered", "heap_free_bytes",
+                    "heap_largest_free_bytes", "live_allocated_bytes", "live_reserved_bytes")},
             "oom_iteration": self.oom_iteration(),
             "growth_bytes_per_iteration": (self.report.get("total_growth") or {}).get(
                 "bytes_per_iteration"),
         }
+
+
+def harness_args_out(value):
+    """value without the harness's own `--oom-log PATH` (Scenario.record), which the report's
+    batch advice repeats with the rest of the recorded command: the results show the
+    scenario's commands."""
+    return re.sub(r" --oom-log \S+", "", value) if isinstance(value, str) else value
 
 
 def stack_funcs(stack):
