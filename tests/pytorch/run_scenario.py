@@ -80,6 +80,14 @@ SCENARIOS = {
     # PyTorch's own memory cap: its OOM makes no failing CUDA call; the
     # headline must say the run failed, not that it was healthy.
     "fraction_limit": (["sc_fraction.py", "0.05"], {}, [], ["own_limit_oom", "reserved"]),
+    # Seeded random mixes of memory operations (sc_random.py): patterns nobody
+    # chose, on the default allocator and tensor by tensor.
+    "random_1": (["sc_random.py", "1", "400"], {}, [],
+                 ["fits", "reserved", "snapshot", "device_calls"]),
+    "random_2": (["sc_random.py", "2", "400"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
+                 ["fits", "reserved", "snapshot", "device_calls"]),
+    "random_3_tensors": (["sc_random.py", "3", "400"], {}, ["--torch-tensors"],
+                         ["fits", "allocated", "tensors_not_cache"]),
     # torch.cuda.empty_cache() every step: segments go back each step.
     "empty_cache": (["sc_empty_cache.py", "64", "256", "3"], {}, [],
                     ["fits", "reserved", "released"]),
@@ -271,6 +279,16 @@ def check(r, what, tq):
         return ("oom_message" in tq or fail("PyTorch raised no out-of-memory error")) and (
             t["failed_allocations"] == 0 or fail("a CUDA call failed: not PyTorch's own cap")) and (
             kind == "exited" or fail(f"headline {kind} for a run that died of out of memory"))
+    if what == "device_calls":
+        # every cudaMalloc and cudaFree of the allocator: memory_stats()'s
+        # num_device_alloc / num_device_free against the device kind's
+        # accounting (pinned host memory is another kind)
+        acc = [a for a in rep["accounting"] if a["kind"] == "device"]
+        a = (sum(x["allocations"] for x in acc), sum(x["frees"] for x in acc))
+        b = (tq.get("num_device_alloc"), tq.get("num_device_free"))
+        print(f"device mallocs and frees: vramtrace {a[0]}, {a[1]}; PyTorch num_device_alloc "
+              f"{b[0]}, num_device_free {b[1]}")
+        return a == b or fail("device malloc/free counts differ")
     if what == "tensors_not_cache":
         # backend:cudaMallocAsync: what is live at exit is tensors, no cache
         cached = rep["totals"]["cached_at_exit_bytes"]

@@ -74,7 +74,7 @@ class Stats:
         s = torch.cuda.memory_stats()
         for k in ("reserved_bytes.all.peak", "allocated_bytes.all.peak",
                   "reserved_bytes.all.current", "allocated_bytes.all.current",
-                  "num_alloc_retries", "num_ooms"):
+                  "num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free"):
             if k in s:
                 self.d[k] = s[k]
         self.d["memory_reserved"] = torch.cuda.memory_reserved()
