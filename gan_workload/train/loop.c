@@ -305,6 +305,18 @@ static int step_batch(const trainer *t, long step)
 /* One optimizer step of both networks. K = 1: the example's loop (G's output reused for G's
  * update). K > 1: D accumulates over K micro-batches with G under no_grad, then G over K new
  * micro-batches. */
+/* The allocation log's line at the end of train_step `step` (1-based): the
+ * allocator's allocated and reserved bytes then, the live bytes a profiler
+ * samples at the step's end ("s STEP ALLOCATED RESERVED"). */
+static void log_step_end(tr_runtime *rt, long step)
+{
+    if (!rt->alloc_log)
+        return;
+    ga_stats s = ga_get_stats(rt->ga);
+    fprintf(rt->alloc_log, "s %ld %llu %llu\n", step, (unsigned long long)s.allocated_bytes,
+            (unsigned long long)s.reserved_bytes);
+}
+
 static void train_step(trainer *t, long step)
 {
     int k = t->o->accum_steps, b = step_batch(t, step);
@@ -389,6 +401,7 @@ static void run_steps(trainer *t)
         nvtxRangePushA("train_step");
         train_step(t, step);
         nvtxRangePop();
+        log_step_end(&t->rt, step + 1);
         if (step == 0 || (step + 1) % o->log_every == 0 || step + 1 == t->total_steps)
             log_step(t, step + 1);
         progress(t, step + 1, start);

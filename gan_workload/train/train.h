@@ -172,8 +172,8 @@ typedef struct tr_runtime {
     bool memory_only;    /* skip arithmetic and copies */
     bool fp16;           /* saved activations in half precision */
     bool retain_history; /* saved activations never released */
-    FILE *alloc_log;     /* "a ID BYTES TAG" / "f ID BYTES TAG" lines, or NULL */
-    FILE *oom_log;       /* one JSON line per failed device malloc (tr_oom_log_line), or NULL */
+    FILE *alloc_log; /* "a ID BYTES TAG" / "f ID BYTES TAG", "s STEP ALLOCATED RESERVED" lines */
+    FILE *oom_log;   /* one JSON line per failed device malloc (tr_oom_log_line), or NULL */
     uint64_t next_id;
     long step; /* current step, for messages */
     tr_tensor **history;

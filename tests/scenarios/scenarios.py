@@ -239,10 +239,28 @@ class Run:
 
 
 def harness_args_out(value):
-    """value without the harness's own `--oom-log PATH` (Scenario.record), which the report's
-    batch advice repeats with the rest of the recorded command: the results show the
-    scenario's commands."""
-    return re.sub(r" --oom-log \S+", "", value) if isinstance(value, str) else value
+    """value without the harness's own `--oom-log PATH --alloc-log PATH` (Scenario.record),
+    which the report's batch advice repeats with the rest of the recorded command: the
+    results show the scenario's commands."""
+    return re.sub(r" --(oom|alloc)-log \S+", "", value) if isinstance(value, str) else value
+
+
+def step_growth(alloc_log):
+    """The least-squares slope (bytes per step) of the allocator's allocated bytes at each
+    train_step's end (train --alloc-log's "s STEP ALLOCATED RESERVED" lines), the samples
+    vramtrace's growth takes at each NVTX iteration's end; None without 3 steps. (vramtrace
+    keeps at most 64 samples, decimated by 2: a run of more steps fits fewer points.)"""
+    try:
+        with open(alloc_log) as f:
+            ys = [int(line.split()[2]) for line in f if line.startswith("s ")]
+    except (OSError, IndexError, ValueError):
+        return None
+    if len(ys) < 3:
+        return None
+    n = len(ys)
+    mx, my = (n - 1) / 2, sum(ys) / n
+    return (sum((x - mx) * (y - my) for x, y in enumerate(ys)) /
+            sum((x - mx) ** 2 for x in range(n)))
 
 
 def stack_funcs(stack):
@@ -318,14 +336,16 @@ class Scenario:
         ch = os.path.join(self.work, tag + ".chrome.json")
         ledger = os.path.join(self.work, tag + ".ledger.jsonl")
         oom_log = os.path.join(self.work, tag + ".oom.jsonl")
-        for p in (vt, js, ch, ledger, oom_log):
+        alloc_log = os.path.join(self.work, tag + ".alloc.log")
+        for p in (vt, js, ch, ledger, oom_log, alloc_log):
             if os.path.exists(p):
                 os.unlink(p)
         targs = ["--synthetic", "--log-every", "1000"] + (["--memory-only"] if memory_only else [])
         targs += list(args)
-        # the allocator's own state at each failed device malloc (train --oom-log), outside
-        # targs: the commands the results show are the scenario's own
-        oom_args = ["--oom-log", oom_log]
+        # the allocator's own state at each failed device malloc (train --oom-log) and at
+        # each step's end (--alloc-log), outside targs: the commands the results show are
+        # the scenario's own
+        oom_args = ["--oom-log", oom_log, "--alloc-log", alloc_log]
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("VRAMTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
         env["VRAMTRACE_SIM_LEDGER"] = ledger  # the sim's own ground truth (tests/ledger)
@@ -661,6 +681,12 @@ def sc_retain_history(s):
     tg = leak.report.get("total_growth") or {}
     per_it = tg.get("bytes_per_iteration") or 0
     s.expect(per_it > 1 << 20, f"live bytes grow {fmt_bytes(per_it)} per train_step")
+    truth = step_growth(os.path.join(s.work, "retain.alloc.log"))
+    s.expect(truth is not None and abs(per_it - truth) < 1,
+             f"the growth per train_step is the allocator's own: {per_it} B, least squares "
+             f"of its allocated bytes at each step's end {truth} B")
+    s.wrong_claim(truth is not None and abs(per_it - (truth + 512)) < 1,
+                  "the growth per train_step is one 512-byte block more than the allocator's")
     s.expect(s.check(leak, "--max-growth", "1MiB") == 1,
              "vramtrace check --max-growth 1MiB fails")
     s.wrong_claim(s.check(leak, "--max-growth", "1MiB") == 0,
