@@ -269,8 +269,8 @@ static void leak_first(vr_oom_raw *o, uint64_t key)
 /* The fragmentation rule (the file's comment) on failure o, with heaps (the
  * device's registered heaps or pool hold memory), total (the device's bytes,
  * 0 if unknown) and base (its use outside the recording at the start). The
- * device's free bytes count when the failure sampled them (meminfo); else
- * live data + request within the device stands for them. */
+ * device's free bytes count only when the failure sampled them (meminfo):
+ * the explanation names them. */
 static bool pieces_would_fit(const vr_oom *o, bool heaps, bool meminfo, uint64_t total,
                              uint64_t base)
 {
@@ -281,7 +281,7 @@ static bool pieces_would_fit(const vr_oom *o, bool heaps, bool meminfo, uint64_t
         return false;
     if (o->heap_free >= need)
         return true;
-    return meminfo ? o->device_free_bytes >= need - o->heap_free : total != 0;
+    return meminfo && o->device_free_bytes >= need - o->heap_free;
 }
 
 #define VR_MAX_OOMS 1000

@@ -302,9 +302,6 @@ static int step_batch(const trainer *t, long step)
     return o->n_vary ? o->vary_batch[step % o->n_vary] : o->batch;
 }
 
-/* One optimizer step of both networks. K = 1: the example's loop (G's output reused for G's
- * update). K > 1: D accumulates over K micro-batches with G under no_grad, then G over K new
- * micro-batches. */
 /* The allocation log's line at the end of train_step `step` (1-based): the
  * allocator's allocated and reserved bytes then, the live bytes a profiler
  * samples at the step's end ("s STEP ALLOCATED RESERVED"). */
@@ -317,6 +314,9 @@ static void log_step_end(tr_runtime *rt, long step)
             (unsigned long long)s.reserved_bytes);
 }
 
+/* One optimizer step of both networks. K = 1: the example's loop (G's output reused for G's
+ * update). K > 1: D accumulates over K micro-batches with G under no_grad, then G over K new
+ * micro-batches. */
 static void train_step(trainer *t, long step)
 {
     int k = t->o->accum_steps, b = step_batch(t, step);
