@@ -381,33 +381,32 @@ class Scenario:
               f"{len(run.ooms)} failed, verdict {run.verdict}", flush=True)
         return run
 
+    def expect_checker(self, tag, script, args, what):
+        """A checker script of tests/ (exit 0 holds, 1 a mismatch it prints, else it could
+        not judge) on this run: an expectation that it holds."""
+        r = subprocess.run([sys.executable, script] + args, capture_output=True, text=True,
+                           timeout=600)
+        if r.returncode not in (0, 1):
+            raise HarnessError(f"[{tag}] {os.path.basename(script)} failed ({r.returncode}): "
+                               f"{r.stderr[-2000:]}")
+        if r.returncode:
+            print(r.stdout[-4000:], end="", flush=True)
+        self.expect(r.returncode == 0, f"[{tag}] {what}")
+
     def expect_ledger(self, tag, report, js, ledger):
         """The report's accounting equals what the sim's own ledger recomputes
         (tests/ledger/check_ledger.py); skipped for a report without accounting."""
-        if "accounting" not in report:
-            return
-        r = subprocess.run([sys.executable, CHECK_LEDGER, "--ledger", ledger, "--report", js],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode not in (0, 1):
-            raise HarnessError(f"[{tag}] check_ledger failed ({r.returncode}): {r.stderr[-2000:]}")
-        if r.returncode:
-            print(r.stdout[-4000:], end="", flush=True)
-        self.expect(r.returncode == 0, f"[{tag}] the report's accounting matches the sim's ledger")
+        if "accounting" in report:
+            self.expect_checker(tag, CHECK_LEDGER, ["--ledger", ledger, "--report", js],
+                                "the report's accounting matches the sim's ledger")
 
     def expect_allocator(self, tag, report, js, oom_log):
         """Every failed allocation's numbers and verdict equal what the allocator's own state
         at that failure gives (tests/report/oom_truth_check.py); runs without a failure
         have nothing to compare."""
-        if not report.get("ooms") and not (os.path.exists(oom_log) and os.path.getsize(oom_log)):
-            return
-        r = subprocess.run([sys.executable, CHECK_OOM, "--report", js, "--log", oom_log],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode not in (0, 1):
-            raise HarnessError(f"[{tag}] oom_truth_check failed ({r.returncode}): {r.stderr[-2000:]}")
-        if r.returncode:
-            print(r.stdout[-4000:], end="", flush=True)
-        self.expect(r.returncode == 0,
-                    f"[{tag}] each failed allocation matches the allocator's state at it")
+        if report.get("ooms") or (os.path.exists(oom_log) and os.path.getsize(oom_log)):
+            self.expect_checker(tag, CHECK_OOM, ["--report", js, "--log", oom_log],
+                                "each failed allocation matches the allocator's state at it")
 
     def check(self, run, *limits):
         """`vramtrace check` on run's trace; returns its exit status."""
