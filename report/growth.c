@@ -13,6 +13,7 @@
 #include "state.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t candidate_count(const vr_state *s)
@@ -77,9 +78,10 @@ static void top_level_ended(vr_state *s, uint32_t name, uint64_t start, uint64_t
         s->iter.stride = 1;
         s->iter.ticks = *cnt - 1;
         s->iter.slot = 0;
+        s->iter_ticks.n = 0;
     }
     if (name == s->iter_name)
-        vr_sampler_tick(s, &s->iter);
+        vr_sampler_tick(s, &s->iter, end);
 }
 
 void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts)
@@ -149,17 +151,74 @@ bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack)
     return pattern_anchor(s, stack);
 }
 
-void vr_pattern_alloc_slow(vr_state *s, uint32_t stack)
+void vr_pattern_alloc_slow(vr_state *s, uint32_t stack, uint64_t ts)
 {
     if (!stack)
         return;
     if (pattern_anchor(s, stack)) {
         s->pat_anchor = stack;
         if (s->pat_freed)
-            vr_sampler_tick(s, &s->pat);
+            vr_sampler_tick(s, &s->pat, ts);
         s->pat_freed = false;
         return;
     }
     if (!s->pat_anchor)
         vr_map_put(&s->alloc_sites, stack, NULL);
+}
+
+/* One live allocation of a candidate site: its group, size and iteration. */
+typedef struct sized_alloc {
+    uint32_t group;
+    uint64_t size, iteration;
+} sized_alloc;
+
+static int cmp_sized(const void *a, const void *b)
+{
+    const sized_alloc *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return x->iteration < y->iteration ? -1 : x->iteration > y->iteration;
+}
+
+/* The iteration (0-based) sampler ticks k says time ts fell in: how many
+ * ticks came at or before it. */
+static uint64_t iteration_at(const vr_ticks *k, uint64_t ts)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->ts[mid] <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void vr_sizes_repeat(const vr_state *s, const vr_sampler *sp, const vr_map *sites, bool *groups,
+                     size_t ngroups)
+{
+    const vr_ticks *k = sp == &s->iter ? &s->iter_ticks : &s->pat_ticks;
+    sized_alloc *v = NULL;
+    size_t n = 0, cap = 0, i = 0;
+    memset(groups, 0, ngroups * sizeof *groups);
+    for (const vr_live *l; (l = vr_map_next(&s->live, &i));) {
+        const vr_site_group *g = vr_map_get(sites, l->stack);
+        if (!g || g->group >= ngroups)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            v = vr_xrealloc(v, cap * sizeof *v);
+        }
+        v[n++] = (sized_alloc){g->group, l->size, iteration_at(k, l->ts)};
+    }
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_sized);
+    for (size_t j = 1; j < n; j++)
+        if (v[j].group == v[j - 1].group && v[j].size == v[j - 1].size &&
+            v[j].iteration != v[j - 1].iteration)
+            groups[v[j].group] = true;
+    free(v);
 }

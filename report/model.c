@@ -290,11 +290,43 @@ typedef struct growth_group {
     const char *key;
     vr_stack st;
     uint64_t samples[VR_SAMPLES];
+    uint32_t raw;         /* the stack id (before merging) */
+    const char *cache_of; /* vr_growth.cache_of */
 } growth_group;
 
 static int cmp_group_key(const void *a, const void *b)
 {
     return strcmp(((const growth_group *)a)->key, ((const growth_group *)b)->key);
+}
+
+/* cache_of of the groups (g[0..m), sorted by key: a run of one key is one
+ * logical site) that a caching allocator's segments make, unless their sizes
+ * repeat across iterations (vr_sizes_repeat). */
+static void mark_cache_growth(vr_state *s, const vr_sampler *sp, growth_group *g, size_t m)
+{
+    vr_map sites;
+    vr_map_init(&sites, sizeof(vr_site_group));
+    size_t runs = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (j && !strcmp(g[j - 1].key, g[j].key)) {
+            g[j].cache_of = g[j - 1].cache_of;
+        } else {
+            g[j].cache_of = vr_cache_holder(&g[j].st);
+            runs++;
+        }
+        if (g[j].cache_of)
+            ((vr_site_group *)vr_map_put(&sites, g[j].raw, NULL))->group = (uint32_t)(runs - 1);
+    }
+    bool *repeat = sites.len ? vr_xcalloc(runs, sizeof(bool)) : NULL;
+    if (repeat)
+        vr_sizes_repeat(s, sp, &sites, repeat, runs);
+    for (size_t j = 0, run = 0; j < m; j++) {
+        run += j && strcmp(g[j - 1].key, g[j].key);
+        if (repeat && repeat[run])
+            g[j].cache_of = NULL;
+    }
+    free(repeat);
+    vr_map_destroy(&sites);
 }
 
 /* Sites grouped by their logical frame chain (inlined frames included), so
@@ -315,11 +347,13 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
             continue;
         g[m].st = vr_symbolize(sy, (uint32_t)c->key);
         g[m].key = vr_stack_key(s->arena, &g[m].st);
+        g[m].raw = (uint32_t)c->key;
         memcpy(g[m].samples, smp, sizeof g[m].samples);
         m++;
     }
     if (m)
         qsort(g, m, sizeof(growth_group), cmp_group_key);
+    mark_cache_growth(s, sp, g, m);
     size_t k = 0;
     for (size_t j = 0; j < m; j++) {
         if (k && !strcmp(g[k - 1].key, g[j].key)) {
@@ -358,6 +392,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
         if (x.bytes_per_iteration < 1.0 || x.r2 < 0.5)
             continue;
         x.stack = groups[k].st;
+        x.cache_of = groups[k].cache_of;
         out[n++] = x;
     }
     free(groups);
@@ -728,6 +763,9 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
             t[k].count = raw->top_counts[k];
         }
         o->top_sites = t;
+        if (o->verdict == VR_VERDICT_LEAK && !raw->sizes_repeat && raw->ntop &&
+            vr_cache_holder(&t[0].stack))
+            o->verdict = VR_VERDICT_CAPACITY; /* its growth may be cache: vr_sizes_repeat */
         o->ntop_sites = merge_top(s->arena, t, raw->ntop, o->verdict == VR_VERDICT_LEAK);
         o->explanation = explain(s->arena, r, raw, o);
     }

@@ -249,6 +249,24 @@ static vr_oom_raw *oom_new(vr_state *s)
     return o;
 }
 
+/* Whether the leaking site (stack id key) holds live allocations of one size
+ * made in different iterations (vr_sizes_repeat): the first 64 leak
+ * verdicts of a trace are checked, each a pass over the live allocations;
+ * later ones are taken to (a leak verdict as before the check). */
+static bool leak_sizes_repeat(vr_state *s, uint64_t key)
+{
+    if (s->repeat_checks >= 64)
+        return true;
+    s->repeat_checks++;
+    vr_map one;
+    vr_map_init(&one, sizeof(vr_site_group));
+    vr_map_put(&one, key, NULL); /* group 0 */
+    bool repeat = false;
+    vr_sizes_repeat(s, vr_growth_sampler(s), &one, &repeat, 1);
+    vr_map_destroy(&one);
+    return repeat;
+}
+
 /* Move the leaking site to the front of the OOM's top sites. */
 static void leak_first(vr_oom_raw *o, uint64_t key)
 {
@@ -356,6 +374,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     } else if ((leak =
                     leaking_site(s, o->o.live_allocated, by_device ? &dev : NULL, &slope, &r2))) {
         o->o.verdict = VR_VERDICT_LEAK;
+        o->sizes_repeat = leak_sizes_repeat(s, leak->key);
         leak_first(o, leak->key);
         o->leak_slope = slope;
         o->leak_r2 = r2;

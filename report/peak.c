@@ -310,8 +310,16 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
 }
 
 /* One tick of a sampler (an iteration ended, or a time window passed). */
-void vr_sampler_tick(vr_state *s, vr_sampler *sp)
+void vr_sampler_tick(vr_state *s, vr_sampler *sp, uint64_t ts)
 {
+    vr_ticks *k = sp == &s->iter ? &s->iter_ticks : &s->pat_ticks;
+    if (k->n < VR_MAX_TICK_TIMES) {
+        if (k->n == k->cap) {
+            k->cap = k->cap ? 2 * k->cap : 64;
+            k->ts = vr_xrealloc(k->ts, k->cap * sizeof *k->ts);
+        }
+        k->ts[k->n++] = ts;
+    }
     sp->ticks++;
     if (sp->ticks % sp->stride == 0)
         sampler_record(s, sp);

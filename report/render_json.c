@@ -194,6 +194,11 @@ static void growth_obj(FILE *f, const vr_growth *g, bool with_stack)
     else
         fputs(",\"projected_oom_iteration\":null", f);
     if (with_stack) {
+        fputs(",\"cache_of\":", f);
+        if (g->cache_of)
+            vr_json_str(f, g->cache_of);
+        else
+            fputs("null", f);
         fputs(",\"stack\":", f);
         stack(f, &g->stack);
     }

@@ -276,7 +276,7 @@ static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_fou
             s->host_pinned_peak = s->host_pinned;
         return;
     }
-    vr_pattern_alloc(s, l->stack);
+    vr_pattern_alloc(s, l->stack, l->ts);
     hold_new(s, l, next);
 }
 

@@ -131,6 +131,11 @@ typedef struct vr_growth {
     uint64_t iterations;             /* iterations observed */
     uint64_t live_bytes;             /* live at the last iteration end */
     int64_t projected_oom_iteration; /* -1 if not growing or device size unknown */
+    /* a site: the caching allocator (vr_cache_holder) whose segments grow
+     * with no segment size repeating across iterations, as its cache does
+     * when it grows to larger requests (vr_sizes_repeat): the growth may be
+     * cache, not kept blocks; NULL otherwise */
+    const char *cache_of;
 } vr_growth;
 
 enum vr_verdict {

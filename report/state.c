@@ -225,6 +225,8 @@ void vr_state_destroy(vr_state *s)
         if (s->nvtx[k].ph == 'M') /* thread names: the only strings nvtx.c owns */
             free((char *)s->nvtx[k].name);
     free(s->nvtx);
+    free(s->iter_ticks.ts);
+    free(s->pat_ticks.ts);
     for (size_t k = 0; k < s->nnotes; k++)
         free(s->notes[k]);
     free(s->modules);

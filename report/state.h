@@ -46,6 +46,15 @@ typedef struct vr_sampler {
     int slot;        /* which samples[] array in a site this sampler fills */
 } vr_sampler;
 
+/* The trace times (ns, trace clock) at which a growth sampler ticked, in
+ * order, at most VR_MAX_TICK_TIMES: which iteration an allocation was made
+ * in (vr_sizes_repeat). */
+typedef struct vr_ticks {
+    uint64_t *ts;
+    size_t n, cap;
+} vr_ticks;
+#define VR_MAX_TICK_TIMES ((size_t)1 << 22)
+
 /* Growth samples are kept for at most this many call sites (1 KiB each),
  * the first ones live at a sample; past it a note says so. */
 #define VR_MAX_SAMPLED_SITES 65536
@@ -287,6 +296,7 @@ typedef struct vr_oom_raw {
     uint64_t top_keys[5], top_bytes[5], top_counts[5];
     size_t ntop;
     double leak_slope, leak_r2; /* growth of top_keys[0] when the verdict is leak */
+    bool sizes_repeat;          /* leak: vr_sizes_repeat of top_keys[0] at the failure */
     uint64_t baseline;          /* device use outside the recording (bytes) */
     uint64_t seq;               /* which failed allocation of the trace (1-based) */
 } vr_oom_raw;
@@ -357,6 +367,8 @@ typedef struct vr_state {
     size_t ntopnames;
     uint32_t iter_name; /* current candidate, 0 = none */
     vr_sampler iter, pat;
+    vr_ticks iter_ticks, pat_ticks;      /* when iter and pat ticked */
+    uint32_t repeat_checks;              /* leak verdicts checked with vr_sizes_repeat (oom.c) */
     vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
     size_t nhover;
     uint64_t hover_ns;           /* window length */
@@ -511,8 +523,9 @@ static inline void vr_tick_time(vr_state *s, uint64_t ts)
     if (ts > s->t0 && ts - s->t0 >= s->win_next)
         vr_tick_windows(s, ts);
 }
-/* One tick of a growth sampler (an iteration ended, or a time window). */
-void vr_sampler_tick(vr_state *s, vr_sampler *sp);
+/* One tick of a growth sampler (an iteration ended, or a time window) at
+ * trace time ts (ns). */
+void vr_sampler_tick(vr_state *s, vr_sampler *sp, uint64_t ts);
 
 /* frag.c: heaps and regions. A heap id registered again is first dropped by
  * the driver (vr_heap_known, vr_heap_unregister). */
@@ -603,14 +616,31 @@ static inline bool vr_pattern_ticks(const vr_state *s, uint32_t stack)
 /* Account an allocation at stack for the call-site pattern; ticks the
  * pattern sampler (before the allocation counts) when it starts an
  * iteration. */
-void vr_pattern_alloc_slow(vr_state *s, uint32_t stack);
-static inline void vr_pattern_alloc(vr_state *s, uint32_t stack)
+void vr_pattern_alloc_slow(vr_state *s, uint32_t stack, uint64_t ts);
+static inline void vr_pattern_alloc(vr_state *s, uint32_t stack, uint64_t ts)
 {
     /* else nothing to do: another site than the anchor, or the anchor again
      * with no free since its last allocation (no iteration starts) */
     if (stack && (!s->pat_anchor || (stack == s->pat_anchor && s->pat_freed)))
-        vr_pattern_alloc_slow(s, stack);
+        vr_pattern_alloc_slow(s, stack, ts);
 }
+
+/* An entry of vr_sizes_repeat's sites map: a stack id and its group. */
+typedef struct vr_site_group {
+    uint64_t key; /* stack id */
+    uint32_t group;
+} vr_site_group;
+
+/* Whether the live allocations of the call sites in `sites` (a vr_map of
+ * vr_site_group entries) include, in
+ * one group, two of the same size made in different iterations of sampler
+ * sp: groups[g] is set for each such group (ngroups entries, cleared first).
+ * A caching allocator's segments that repeat a size from one iteration to
+ * the next were not reused, so the blocks in the earlier ones were still
+ * held; a cache growing to larger requests repeats none. One pass over the
+ * live allocations. */
+void vr_sizes_repeat(const vr_state *s, const vr_sampler *sp, const vr_map *sites, bool *groups,
+                     size_t ngroups);
 
 /* oom.c */
 /* A failed allocation by thread t (its ranges give the failure's range and

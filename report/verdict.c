@@ -86,6 +86,39 @@ static bool growing(const vr_report *r)
            t->projected_oom_iteration >= 0 && r->ngrowth > 0;
 }
 
+/* The caching allocator every growing site is in whose growth may be its
+ * cache (vr_growth.cache_of), or NULL when one is not. */
+static const char *growth_all_cache(const vr_report *r)
+{
+    for (size_t i = 0; i < r->ngrowth; i++)
+        if (!r->growth[i].cache_of || strcmp(r->growth[i].cache_of, r->growth[0].cache_of))
+            return NULL;
+    return r->ngrowth ? r->growth[0].cache_of : NULL;
+}
+
+/* The growth headline when every growing site is a caching allocator's
+ * segments that may be its cache: what grew, and why it is no forecast. */
+static void headline_cache_growing(const vr_report *r, vr_headline *h, const char *holder)
+{
+    char b1[32], b2[32];
+    const vr_growth *t = &r->total_growth;
+    h->projected_oom_iteration = -1;
+    char *s = vr_sprintf(
+        r->arena,
+        "GROWING (%s's segments): +%s per %s (R^2 %.3f over %" PRIu64
+        " %ss, live %s), none repeating an earlier %s's size: a cache growing to larger "
+        "requests does that as well as blocks kept across %ss, and vramtrace sees the "
+        "segments, not the blocks, so no out of memory is projected; growing sites:",
+        holder, SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name, t->r2, r->iterations,
+        h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, h->iteration_name);
+    for (size_t k = 0; k < h->nsites; k++)
+        s = vr_sprintf(r->arena, "%s%s %s %.0f%%", s, k ? "," : "", h->sites[k].label,
+                       100.0 * h->sites[k].share);
+    h->text = s;
+    h->remedy = "record with `vramtrace run --torch-tensors` to see whether tensors stay alive "
+                "across iterations (or compare torch.cuda.memory_allocated() between them)";
+}
+
 /* "a 44.54 MiB per train_step ..." plus the growing sites with shares */
 static void headline_growing(const vr_report *r, vr_headline *h)
 {
@@ -96,6 +129,11 @@ static void headline_growing(const vr_report *r, vr_headline *h)
     h->bytes_per_iteration = t->bytes_per_iteration;
     h->projected_oom_iteration = t->projected_oom_iteration;
     h->iterations = r->iterations;
+    const char *holder = growth_all_cache(r);
+    if (holder) {
+        headline_cache_growing(r, h, holder);
+        return;
+    }
     char *s = vr_sprintf(
         r->arena,
         "GROWING: +%s per %s (R^2 %.3f over %" PRIu64

@@ -88,6 +88,14 @@ SCENARIOS = {
                  ["fits", "reserved", "snapshot", "device_calls"]),
     "random_3_tensors": (["sc_random.py", "3", "400"], {}, ["--torch-tensors"],
                          ["fits", "allocated", "tensors_not_cache"]),
+    # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
+    # grows to the largest batch; vramtrace must not call it kept memory.
+    "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],
+                     ["fits", "reserved", "snapshot", "cache_not_kept"]),
+    # The same growing on a 4 GiB T4 until PyTorch frees its cache to retry.
+    "cache_warmup_retry": (["sc_warmup.py", "64,128,192,256,320,384,448,512,576,640"],
+                           {"VRAMTRACE_SIM_MEMORY": "4GiB"}, [],
+                           ["fits", "reserved", "cache_not_kept"]),
     # torch.cuda.empty_cache() every step: segments go back each step.
     "empty_cache": (["sc_empty_cache.py", "64", "256", "3"], {}, [],
                     ["fits", "reserved", "released"]),
@@ -289,6 +297,24 @@ def check(r, what, tq):
         print(f"device mallocs and frees: vramtrace {a[0]}, {a[1]}; PyTorch num_device_alloc "
               f"{b[0]}, num_device_free {b[1]}")
         return a == b or fail("device malloc/free counts differ")
+    if what == "cache_not_kept":
+        # PyTorch's memory_allocated() at each step's end does not grow: no
+        # tensor is kept across steps, only the cache grows. vramtrace must
+        # not claim kept memory: no plain GROWING headline (its growth is the
+        # caching allocator's segments'), no projection, no leak verdict.
+        steps = tq.get("step_allocated") or []
+        kept = any(b > a for a, b in zip(steps, steps[1:]))
+        v = rep["verdict"]
+        leaks = [o for o in rep["ooms"] if o["verdict"] == "leak"]
+        cache = [g.get("cache_of") for g in rep.get("growth") or []]
+        print(f"PyTorch memory_allocated() at step ends: {steps}; vramtrace: headline "
+              f"{v['kind']} ({v['text'][:70]}...), growth sites' cache_of {cache}, "
+              f"{len(leaks)} leak verdicts")
+        claims = ((v["kind"] == "growing" and (v.get("projected_oom_iteration") or -1) >= 0)
+                  or bool(leaks))
+        return (not kept or fail("the script kept tensors: not this check's case")) and (
+            not claims or fail("vramtrace claims memory kept across steps that PyTorch "
+                               "says no tensor holds"))
     if what == "tensors_not_cache":
         # backend:cudaMallocAsync: what is live at exit is tensors, no cache
         cached = rep["totals"]["cached_at_exit_bytes"]
