@@ -24,20 +24,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-void vr_oom_meminfo(vr_state *s, const vt_event *ev)
+/* The device's use outside the recording at its first memory sample (total
+ * and free bytes): the baseline every later sample is held against. */
+static void take_baseline(vr_devstate *d, uint64_t total, uint64_t free_b)
 {
-    vr_devstate *d = vr_state_device(s, ev->u.meminfo.device);
-    if (!d->total && ev->u.meminfo.total_bytes)
-        d->total = ev->u.meminfo.total_bytes;
-    if (d->have_baseline || !ev->u.meminfo.total_bytes)
+    if (!d->total && total)
+        d->total = total;
+    if (d->have_baseline || !total)
         return;
-    uint64_t used =
-        ev->u.meminfo.total_bytes - (ev->u.meminfo.free_bytes < ev->u.meminfo.total_bytes
-                                         ? ev->u.meminfo.free_bytes
-                                         : ev->u.meminfo.total_bytes);
+    uint64_t used = total - (free_b < total ? free_b : total);
     uint64_t rec = d->direct + d->heap_bytes;
     d->baseline_used = used > rec ? used - rec : 0;
     d->have_baseline = true;
+}
+
+void vr_oom_meminfo(vr_state *s, const vt_event *ev)
+{
+    take_baseline(vr_state_device(s, ev->u.meminfo.device), ev->u.meminfo.total_bytes,
+                  ev->u.meminfo.free_bytes);
 }
 
 /* Whether live allocation l counts as allocated on device now: a direct
@@ -316,6 +320,10 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     vr_oom_raw *o = oom_new(s);
     o->seq = s->failed;
     vr_devstate *d = vr_state_device(s, ev->u.failed.device);
+    /* a failure before any memory sample (the program's first call failed):
+     * its own sample is the first, nothing can have appeared since */
+    if (ev->u.failed.device >= 0)
+        take_baseline(d, ev->u.failed.total_bytes, ev->u.failed.free_bytes);
     o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
     o->o.device = ev->u.failed.device;
     o->o.requested_bytes = ev->u.failed.size;
