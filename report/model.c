@@ -648,6 +648,18 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
     case VR_VERDICT_FRAGMENTATION:
         if (o->has_pool)
             return vr_pool_explain(a, o, dom);
+        if (o->heap_largest_free >= o->requested_bytes) /* oom.c: a block not taken */
+            return vr_sprintf(
+                a,
+                "the registered heaps hold %s free, among them a block of %s, no smaller than "
+                "the %s requested, which the allocator did not take for this request (a "
+                "caching allocator keeps pools of its own: PyTorch's small and large requests, "
+                "streams), and the device had %s free: the cache holds free memory this "
+                "request could not use; live data: %s",
+                vr_format_size(o->heap_free, b1, sizeof b1),
+                vr_format_size(o->heap_largest_free, b2, sizeof b2),
+                vr_format_size(o->requested_bytes, b3, sizeof b3),
+                vr_format_size(o->device_free_bytes, b4, sizeof b4), dom);
         if (o->heap_free < o->requested_bytes) /* oom.c: with the device's free bytes */
             return vr_sprintf(
                 a,

@@ -9,11 +9,13 @@
  *                  (least-squares slope > 0, R^2 > 0.9) hold a large share of
  *                  live bytes (one >= 25%, together >= 50%);
  *   fragmentation  live data + request would fit the device and the free
- *                  memory was there, but in pieces: the registered heaps'
- *                  largest free block < request while their free bytes
- *                  (the cache fragmented), or their free bytes with the
- *                  device's (the cache holds what the device lacks:
- *                  PyTorch's "reserved but unallocated"), are >= request (a
+ *                  memory was there, but not where the request could use
+ *                  it: the registered heaps' free bytes, alone or with the
+ *                  device's, are >= request while the heaps' largest free
+ *                  block is smaller (the cache is fragmented) or was not
+ *                  taken (a caching allocator keeps pools of its own: small
+ *                  and large requests, streams); the cache holds what the
+ *                  device lacks, PyTorch's "reserved but unallocated" (a
  *                  stream-ordered pool's free reserve at its failure counts
  *                  as heap free bytes: pool.c);
  *   capacity       otherwise: live data + request + the device's use outside
@@ -297,7 +299,7 @@ static bool pieces_would_fit(const vr_oom *o, bool heaps, bool meminfo, uint64_t
                              uint64_t base)
 {
     uint64_t need = o->requested_bytes;
-    if (!heaps || !o->heap_free || o->heap_largest_free >= need)
+    if (!heaps || !o->heap_free)
         return false;
     if (total && o->live_allocated + need + base > total)
         return false;

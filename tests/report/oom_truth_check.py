@@ -18,9 +18,10 @@ included). For each pair:
   heap_largest_free_bytes (= largest_free), device_free_bytes,
   device_total_bytes, outside_recording_bytes (= device_total -
   device_free - reserved: the device's use by anything but the allocator);
-* verdict: fragmentation when the free memory was there in pieces (largest
-  free block < request <= cache free + device free, and allocated + request
-  + outside <= device total), else capacity. A *leak* verdict comes before
+* verdict: fragmentation when the free memory was there but not where the
+  request could use it (request <= cache free + device free, and allocated
+  + request + outside <= device total: the cache's blocks too small, or in
+  another pool than the request's), else capacity. A *leak* verdict comes before
   both (growth across iterations, which the allocator does not know): its
   numbers are compared, not its verdict; *external* never (nothing outside
   the process grows on the simulated device);
@@ -58,7 +59,7 @@ def expected_verdict(t):
     """The verdict docs/report.md's rule gives for allocator state t."""
     req, cache_free = t["requested"], t["reserved"] - t["allocated"]
     outside = t["device_total"] - t["device_free"] - t["reserved"]
-    in_pieces = (cache_free > 0 and t["largest_free"] < req <= cache_free + t["device_free"]
+    in_pieces = (cache_free > 0 and req <= cache_free + t["device_free"]
                  and t["allocated"] + req + outside <= t["device_total"])
     return "fragmentation" if in_pieces else "capacity"
 

@@ -325,10 +325,11 @@ static vr_report *split_failure(const char *name, uint64_t request_mib)
 }
 
 /* The free memory a request needs split between the cache's holes and the
- * device (PyTorch's "reserved but unallocated"): fragmentation. The
- * explanation said "live data (980.00 MiB) + the request (30.00 MiB)
- * exceed the device (1.00 GiB ...)", which they do not. With more than the
- * two together, capacity, and then its sum does exceed the device. */
+ * device (PyTorch's "reserved but unallocated"), or in a hole the allocator
+ * did not take: fragmentation. The explanation said "live data (980.00 MiB)
+ * + the request (30.00 MiB) exceed the device (1.00 GiB ...)", which they
+ * do not. With more than the two together, capacity, and then its sum does
+ * exceed the device. */
 static void test_verdict_split(void **state)
 {
     (void)state;
@@ -345,6 +346,17 @@ static void test_verdict_split(void **state)
     assert_null(strstr(o->explanation, "exceed the device"));
     vr_report_free(r);
     unlink(tmp_path("split"));
+
+    /* a 10 MiB request the heaps' 10 MiB holes could take, yet the
+     * allocator asked the device (another pool's blocks): fragmentation */
+    r = split_failure("split_pool", 10);
+    o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_FRAGMENTATION);
+    assert_non_null(strstr(o->explanation, "the registered heaps hold 20.00 MiB free, among them "
+                                           "a block of 10.00 MiB, no smaller than the 10.00 MiB "
+                                           "requested, which the allocator did not take"));
+    vr_report_free(r);
+    unlink(tmp_path("split_pool"));
 
     r = split_failure("split_full", 50);
     o = &r->ooms[0];
