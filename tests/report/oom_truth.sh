@@ -1,5 +1,5 @@
 #!/bin/sh
-# oom_truth.sh VRAMTRACE TRAIN CHECKER: every failed allocation of four GAN
+# oom_truth.sh VRAMTRACE TRAIN CHECKER: every failed allocation of five GAN
 # runs on the simulated device, held against the allocator's own state at
 # that failure (train --oom-log) and its verdict against the rule
 # (oom_truth_check.py): the README's quick start (split free memory,
@@ -7,8 +7,10 @@
 # blocks too small), the direct allocator (no cache: capacity) and a data set
 # preloaded onto a 1 GiB device (the program's first allocation fails, before
 # any memory sample: the context's memory was called use outside the
-# recording that appeared since the start, verdict external). The checker is
-# also shown failing on a verdict changed to capacity.
+# recording that appeared since the start, verdict external) and
+# --empty-cache on 512 MiB (a small-pool segment fails while the large pool
+# holds a larger free block: was capacity, whose sum did not exceed the
+# device). The checker is also shown failing on a verdict changed to capacity.
 set -eu
 VT=$1
 TRAIN=$2
@@ -38,6 +40,7 @@ run vary 960MiB --synthetic --image-size 64 --batch 256 --steps 24 \
     --vary-batch=256,255,254,253
 run direct - --allocator direct --image-size 256 --batch 1024 --steps 3
 run preload 1GiB --synthetic --image-size 64 --batch 8 --steps 3 --preload-dataset
+run pools 512MiB --synthetic --image-size 64 --batch 64 --steps 10 --empty-cache
 st=0
 python3 "$CHECK" --report "$D/quickstart.json" --log "$D/quickstart.jsonl" --perturb \
     >"$D/perturb.out" || st=$?
