@@ -7,7 +7,11 @@
  *                  the request would have fit without that difference;
  *   leak           call sites whose live bytes grow across NVTX iterations
  *                  (least-squares slope > 0, R^2 > 0.9) hold a large share of
- *                  live bytes (one >= 25%, together >= 50%);
+ *                  live bytes (one >= 25%, together >= 50%); not when the
+ *                  leaking site is a caching allocator's segments whose
+ *                  sizes do not repeat across iterations (sizes_repeat, here;
+ *                  the allocator is known by its symbols, so model.c makes
+ *                  that verdict capacity);
  *   fragmentation  live data + request would fit the device and the free
  *                  memory was there, but not where the request could use
  *                  it: the registered heaps' free bytes, alone or with the

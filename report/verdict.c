@@ -86,6 +86,15 @@ static bool growing(const vr_report *r)
            t->projected_oom_iteration >= 0 && r->ngrowth > 0;
 }
 
+/* text followed by h's growing sites with their shares ("a 70%, b 30%"). */
+static const char *with_sites(const vr_report *r, const vr_headline *h, const char *text)
+{
+    for (size_t k = 0; k < h->nsites; k++)
+        text = vr_sprintf(r->arena, "%s%s %s %.0f%%", text, k ? "," : "", h->sites[k].label,
+                          100.0 * h->sites[k].share);
+    return text;
+}
+
 /* The caching allocator every growing site is in whose growth may be its
  * cache (vr_growth.cache_of), or NULL when one is not. */
 static const char *growth_all_cache(const vr_report *r)
@@ -111,10 +120,7 @@ static void headline_cache_growing(const vr_report *r, vr_headline *h, const cha
         "segments, not the blocks, so no out of memory is projected; growing sites:",
         holder, SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name, t->r2, r->iterations,
         h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, h->iteration_name);
-    for (size_t k = 0; k < h->nsites; k++)
-        s = vr_sprintf(r->arena, "%s%s %s %.0f%%", s, k ? "," : "", h->sites[k].label,
-                       100.0 * h->sites[k].share);
-    h->text = s;
+    h->text = with_sites(r, h, s);
     h->remedy = "record with `vramtrace run --torch-tensors` to see whether tensors stay alive "
                 "across iterations (or compare torch.cuda.memory_allocated() between them)";
 }
@@ -140,10 +146,7 @@ static void headline_growing(const vr_report *r, vr_headline *h)
         " %ss, live %s): out of memory projected at %s %" PRId64 "; growing sites:",
         SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name, t->r2, r->iterations,
         h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, t->projected_oom_iteration);
-    for (size_t k = 0; k < h->nsites; k++)
-        s = vr_sprintf(r->arena, "%s%s %s %.0f%%", s, k ? "," : "", h->sites[k].label,
-                       100.0 * h->sites[k].share);
-    h->text = s;
+    h->text = with_sites(r, h, s);
     h->remedy = vr_sprintf(r->arena,
                            "release what %s keeps alive across %ss (a list or history that "
                            "holds tensors: keep detached scalars, or drop the references at the "
