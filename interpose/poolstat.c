@@ -42,21 +42,35 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
     return true;
 }
 
-void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
+/* *ev: the VT_REC_POOL_STAT of pool (0: device dev's current pool), time
+ * stamped now. false when the driver cannot answer. */
+static bool pool_stat(uint64_t pool, int dev, vt_event *ev)
 {
-    int dev = device();
-    vt_event ev = {.type = VT_REC_POOL_STAT};
+    *ev = (vt_event){.type = VT_REC_POOL_STAT};
     vti_enter(); /* the queries below are vramtrace's own calls */
     if (!pool)
         pool = current_pool(dev);
-    bool have = pool && pool_bytes(pool, &ev.u.pool.reserved_bytes, &ev.u.pool.used_bytes);
+    bool have = pool && pool_bytes(pool, &ev->u.pool.reserved_bytes, &ev->u.pool.used_bytes);
     vti_leave();
-    vti_thread *t = have ? vti_thread_get() : NULL;
+    ev->ts_ns = vti_stamp();
+    ev->u.pool.device = dev;
+    ev->u.pool.pool = pool;
+    return have;
+}
+
+void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
+{
+    vt_event ev;
+    vti_thread *t = pool_stat(pool, device(), &ev) ? vti_thread_get() : NULL;
     if (!t)
         return;
-    ev.ts_ns = vti_stamp();
-    ev.u.pool.device = dev;
-    ev.u.pool.pool = pool;
     vti_write(t, &ev);
     vti_thread_put(t);
+}
+
+void vti_write_pool_sample(vti_thread *t, int device)
+{
+    vt_event ev;
+    if (device >= 0 && pool_stat(0, device, &ev) && ev.u.pool.reserved_bytes)
+        vti_write(t, &ev);
 }

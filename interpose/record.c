@@ -132,6 +132,7 @@ static inline void note_device(vti_thread *t, int device)
 static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)
 {
     vt_event ev = {.type = VT_REC_MEMINFO};
+    vti_write_pool_sample(t, device);
     ev.ts_ns = vti_stamp();
     ev.u.meminfo.device = device;
     ev.u.meminfo.free_bytes = free_b;

@@ -764,6 +764,11 @@ static inline bool vti_free_took_effect(int rc)
  * Nothing when the driver cannot answer. Written before the failure's
  * alloc_failed record. */
 void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
+/* Before a memory sample (VT_REC_MEMINFO) of device on thread t: the
+ * device's current pool's VT_REC_POOL_STAT when that pool holds memory, so
+ * that the report does not count its free reserve as use outside the
+ * recording (poolstat.c; docs/trace.md, pool_stat). */
+void vti_write_pool_sample(vti_thread *t, int device);
 /* Record a failed allocation made at call stack `stack` with a memory-info
  * sample, and hold the OOM diagnosis (diagnose.c). */
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack);

@@ -236,8 +236,14 @@ size_t vr_top(const vr_options *opt);
  * VR_VERDICT_ERROR) and not recovered. */
 bool vr_oom_may_be_fatal(const vr_oom *o);
 /* The failure users care about: the last failed allocation that may be fatal
- * (r->ooms is in time order). Its index, or SIZE_MAX when none may. */
+ * (r->ooms is in time order). Its index, or SIZE_MAX when none may. It is
+ * the run's fatal one unless the program went on past it (vr_oom_handled). */
 size_t vr_fatal_oom(const vr_report *r);
+/* Whether the program went on past its unrecovered failures: it caught the
+ * error (PyTorch's OutOfMemoryError in a try, a CUDA program that checks
+ * cudaMalloc's result and gives the request up) and exited with status 0.
+ * Such a failure is listed and explained but not called fatal. */
+bool vr_oom_handled(const vr_report *r);
 /* The order renderers list failures in: the k-th (0-based) shown is the fatal
  * one (vr_fatal_oom's index, or SIZE_MAX for none) first, then the others in
  * time order, at most top in all (the fatal one always). The index into

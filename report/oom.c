@@ -31,23 +31,26 @@
 #include <string.h>
 
 /* The device's use outside the recording at its first memory sample (total
- * and free bytes): the baseline every later sample is held against. */
-static void take_baseline(vr_devstate *d, uint64_t total, uint64_t free_b)
+ * and free bytes): the baseline every later sample is held against. What
+ * the recording holds there: its allocations, its heaps and the free reserve
+ * of a stream-ordered pool sampled with it (pool_spare, bytes). */
+static void take_baseline(vr_devstate *d, uint64_t total, uint64_t free_b, uint64_t pool_spare)
 {
     if (!d->total && total)
         d->total = total;
     if (d->have_baseline || !total)
         return;
     uint64_t used = total - (free_b < total ? free_b : total);
-    uint64_t rec = d->direct + d->heap_bytes;
+    uint64_t rec = d->direct + d->heap_bytes + pool_spare;
     d->baseline_used = used > rec ? used - rec : 0;
     d->have_baseline = true;
 }
 
 void vr_oom_meminfo(vr_state *s, const vt_event *ev)
 {
-    take_baseline(vr_state_device(s, ev->u.meminfo.device), ev->u.meminfo.total_bytes,
-                  ev->u.meminfo.free_bytes);
+    vr_devstate *d = vr_state_device(s, ev->u.meminfo.device);
+    take_baseline(d, ev->u.meminfo.total_bytes, ev->u.meminfo.free_bytes,
+                  vr_pool_spare(d, ev->thread_id, true));
 }
 
 /* Whether live allocation l counts as allocated on device now: a direct
@@ -329,7 +332,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     /* a failure before any memory sample (the program's first call failed):
      * its own sample is the first, nothing can have appeared since */
     if (ev->u.failed.device >= 0)
-        take_baseline(d, ev->u.failed.total_bytes, ev->u.failed.free_bytes);
+        take_baseline(d, ev->u.failed.total_bytes, ev->u.failed.free_bytes,
+                      vr_pool_spare(d, ev->thread_id, false));
     o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
     o->o.device = ev->u.failed.device;
     o->o.requested_bytes = ev->u.failed.size;

@@ -27,6 +27,14 @@ void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
     o->live_reserved += o->pool_reserved_bytes - o->pool_used_bytes;
 }
 
+uint64_t vr_pool_spare(vr_devstate *d, uint32_t tid, bool take)
+{
+    if (!d->pool_pending || d->pool_tid != tid)
+        return 0;
+    d->pool_pending = !take;
+    return d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
+}
+
 void vr_frag_add_pool(vr_frag *f, const vr_oom *o)
 {
     if (!o->has_pool || o->error != VT_ERROR_OUT_OF_MEMORY)

@@ -244,7 +244,8 @@ static void suggested_batch(FILE *f, const vr_oom *o)
 
 static void ooms(FILE *f, const vr_report *r)
 {
-    size_t fatal = vr_fatal_oom(r); /* the last unrecovered failure */
+    /* the last unrecovered failure, unless the program went on past it */
+    size_t fatal = vr_oom_handled(r) ? SIZE_MAX : vr_fatal_oom(r);
     fputs(",\"ooms\":[", f);
     for (size_t i = 0; i < r->nooms; i++) {
         const vr_oom *o = &r->ooms[i];

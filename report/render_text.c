@@ -158,11 +158,20 @@ static void peak(FILE *f, const vr_report *r, size_t top)
 static void fatal_line(FILE *f, const vr_report *r)
 {
     fputs("  the last failure that was not recovered", f);
-    if (r->has_end && r->exit_signal)
+    if (vr_oom_handled(r))
+        fputs("; the program went on and exited with status 0", f);
+    else if (r->has_end && r->exit_signal)
         fprintf(f, "; the program then died of signal %d", r->exit_signal);
     else if (r->has_end && r->exit_status > 0)
         fprintf(f, "; the program then exited with status %d", r->exit_status);
     fputc('\n', f);
+}
+
+/* The mark of the failure listed first (vr_fatal_oom): FATAL, or HANDLED
+ * when the program went on past it (vr_oom_handled). */
+static const char *label(const vr_report *r, bool first)
+{
+    return !first ? "" : vr_oom_handled(r) ? "HANDLED " : "FATAL ";
 }
 
 static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
@@ -171,11 +180,11 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
     const vr_oom *o = &r->ooms[i];
     if (o->device < 0)
         fprintf(f, "%s#%zu at %s: %s of %s of pinned host memory failed (error %d)\n",
-                fatal ? "FATAL " : "", i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
+                label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
                 o->error);
     else
         fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
-                fatal ? "FATAL " : "", i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
+                label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
                 o->device, o->error, SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3));
     if (fatal)
         fatal_line(f, r);

@@ -236,7 +236,8 @@ typedef struct vr_devstate {
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
-    /* a pool_stat waiting for its failure (the same thread's next alloc_failed) */
+    /* a pool_stat waiting for its failure or memory sample (the same
+     * thread's next alloc_failed or meminfo) */
     bool pool_pending;
     uint32_t pool_tid;
     uint64_t pool_reserved, pool_used; /* bytes */
@@ -656,6 +657,11 @@ void vr_pool_stat(vr_state *s, const vt_event *ev);
  * (reserved - used, bytes) into o->live_reserved. Nothing when none is held
  * for ev's thread. */
 void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o);
+/* The free reserve (reserved - used bytes) of the pool state held on device
+ * d for thread tid, 0 when none is held: device memory the process holds
+ * that no allocation uses, at a memory sample or failure. take: the held
+ * state is used up (a memory sample's; a failure's goes to vr_oom_take_pool). */
+uint64_t vr_pool_spare(vr_devstate *d, uint32_t tid, bool take);
 /* Add the pool of an out-of-memory failure o to f, the heaps' fragmentation
  * at that failure (frag.c's one definition): its reserved bytes to
  * f->reserved, its used bytes to f->allocated. None of its free reserve

@@ -650,6 +650,11 @@ size_t vr_fatal_oom(const vr_report *r)
     return SIZE_MAX;
 }
 
+bool vr_oom_handled(const vr_report *r)
+{
+    return r->has_end && r->exit_signal <= 0 && r->exit_status == 0;
+}
+
 size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top)
 {
     if (fatal != SIZE_MAX) {

@@ -251,21 +251,20 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
     vr_headline g = {.iteration_name = h->iteration_name};
     if (growing(r))
         headline_growing(r, &g);
-    h->kind = "oom";
+    bool handled = vr_oom_handled(r);
+    h->kind = handled ? "oom_handled" : "oom";
     h->cause = vr_verdict_name(o->verdict);
-    const char *site = oom_site(r, o);
+    const char *site = oom_site(r, o), *head = handled ? "OUT OF MEMORY, HANDLED" : "OUT OF MEMORY";
+    const char *went_on = handled ? "; the program went on and exited with status 0" : "";
     if (o->device < 0)
-        h->text = vr_sprintf(r->arena,
-                             "OUT OF MEMORY (%s): %s of %s of pinned host memory failed at %s%s%s",
-                             h->cause, o->api, SZ(o->requested_bytes, b1), site,
-                             o->range[0] ? " in " : "", o->range);
+        h->text = vr_sprintf(r->arena, "%s (%s): %s of %s of pinned host memory failed at %s%s%s%s",
+                             head, h->cause, o->api, SZ(o->requested_bytes, b1), site,
+                             o->range[0] ? " in " : "", o->range, went_on);
     else
-        h->text = vr_sprintf(r->arena,
-                             "OUT OF MEMORY (%s): %s of %s failed on device %d (free %s of %s) at "
-                             "%s%s%s",
-                             h->cause, o->api, SZ(o->requested_bytes, b1), o->device,
-                             SZ(o->device_free_bytes, b2), SZ(o->device_total_bytes, b3), site,
-                             o->range[0] ? " in " : "", o->range);
+        h->text = vr_sprintf(
+            r->arena, "%s (%s): %s of %s failed on device %d (free %s of %s) at %s%s%s%s", head,
+            h->cause, o->api, SZ(o->requested_bytes, b1), o->device, SZ(o->device_free_bytes, b2),
+            SZ(o->device_total_bytes, b3), site, o->range[0] ? " in " : "", o->range, went_on);
     h->remedy = oom_remedy(r, o, &g);
     if (o->verdict == VR_VERDICT_LEAK && g.kind) {
         h->sites = g.sites;

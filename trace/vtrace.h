@@ -48,7 +48,7 @@ extern "C" {
 /* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
  * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
  * 6: cudaHostAlloc and cuMemHostAlloc */
-#define VT_FORMAT_VERSION 7u
+#define VT_FORMAT_VERSION 8u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);

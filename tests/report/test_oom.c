@@ -611,6 +611,99 @@ static void test_no_end_not_leaked(void **state)
     unlink(tmp_path("no_end"));
 }
 
+/* One 512 MiB out-of-memory failure never retried, then the end of the
+ * process with status: the report of it and its text and JSON. */
+static vr_report *one_failure(const char *name, int status, char **text, char **json)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_alloc(&g, 10, 0x10000000, 100 * MiB, 1);
+    failed_at(&g, 20, 512, 2);
+    vtg_alloc(&g, 30, 0x20000000, 10 * MiB, 1); /* the program went on */
+    vtg_end(&g, 50, status);
+    vr_report *r = close_and_analyze(&g, name);
+    *text = render(vr_render_text, r);
+    *json = render(vr_render_json, r);
+    return r;
+}
+
+/* A program that catches the error (PyTorch's OutOfMemoryError in a try,
+ * a CUDA program that gives a request up) and exits with status 0 did not
+ * die of it: the report called its last failure FATAL and the run OUT OF
+ * MEMORY (torch_random_oom_1 found it). Exiting with status 1 after it
+ * keeps FATAL. */
+static void test_oom_handled(void **state)
+{
+    (void)state;
+    char *text, *json;
+    vr_report *r = one_failure("handled", 0, &text, &json);
+    assert_true(vr_oom_handled(r));
+    assert_int_equal(vr_fatal_oom(r), 0); /* still the failure listed first */
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_string_equal(h.kind, "oom_handled");
+    assert_string_equal(h.cause, "capacity");
+    assert_non_null(strstr(h.text, "OUT OF MEMORY, HANDLED (capacity): cudaMalloc of 512.00 MiB"));
+    assert_non_null(strstr(h.text, "; the program went on and exited with status 0"));
+    assert_non_null(strstr(text, "HANDLED #1 at "));
+    assert_null(strstr(text, "FATAL"));
+    assert_non_null(strstr(json, "\"fatal\":false"));
+    assert_null(strstr(json, "\"fatal\":true"));
+    free(text);
+    free(json);
+    vr_report_free(r);
+    unlink(tmp_path("handled"));
+
+    r = one_failure("died", 1, &text, &json);
+    assert_false(vr_oom_handled(r));
+    vr_headline_of(r, &h);
+    assert_string_equal(h.kind, "oom");
+    assert_null(strstr(h.text, "HANDLED"));
+    assert_non_null(strstr(text, "FATAL #1 at "));
+    assert_non_null(strstr(text, "the program then exited with status 1"));
+    assert_non_null(strstr(json, "\"fatal\":true"));
+    free(text);
+    free(json);
+    vr_report_free(r);
+    unlink(tmp_path("died"));
+}
+
+/* The device's use outside the recording at the first memory sample, when a
+ * stream-ordered pool already reserved more than its allocations use (32 MiB
+ * for a 1 MiB tensor): the pool_stat written with the sample (trace version
+ * 8) makes its 31 MiB of free reserve the recording's. Without it, the
+ * reserve was counted as outside the recording (torch_random_oom_3_tensors
+ * found 30.84 MiB too many). */
+static uint64_t baseline_with(const char *name, bool pool_sample)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_alloc_api(&g, 10, 0x20000000, MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
+    vt_event p = {
+        .type = VT_REC_POOL_STAT,
+        .ts_ns = g.t0 + 11,
+        .u.pool = {.device = 0, .pool = 0x5000, .reserved_bytes = 32 * MiB, .used_bytes = MiB}};
+    if (pool_sample)
+        assert_int_equal(vt_write(g.tb, &p), 0);
+    vtg_meminfo(&g, 12, GiB - 300 * MiB - 32 * MiB, GiB); /* 300 MiB: the context */
+    vtg_failed_on(&g, 20, 2 * GiB, 1, 2, 0, VT_API_CUDA_MALLOC, GiB - 300 * MiB - 32 * MiB, GiB);
+    vtg_end(&g, 30, 1);
+    vr_report *r = close_and_analyze(&g, name);
+    assert_int_equal(r->nooms, 1);
+    assert_false(r->ooms[0].has_pool); /* the sample's pool_stat is not the failure's */
+    uint64_t base = r->ooms[0].baseline_bytes;
+    vr_report_free(r);
+    unlink(tmp_path(name));
+    return base;
+}
+
+static void test_pool_sample_baseline(void **state)
+{
+    (void)state;
+    assert_int_equal(baseline_with("pool_sample", true), 300 * MiB);
+    assert_int_equal(baseline_with("no_pool_sample", false), 331 * MiB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +720,8 @@ int main(void)
         cmocka_unit_test(test_oom_pool_limit),
         cmocka_unit_test(test_oom_rounding_not_external),
         cmocka_unit_test(test_oom_other_errors),
+        cmocka_unit_test(test_oom_handled),
+        cmocka_unit_test(test_pool_sample_baseline),
         cmocka_unit_test(test_oom_pinned_host),
         cmocka_unit_test(test_healthy_says_what_it_saw),
         cmocka_unit_test(test_failed_exit_not_healthy),
