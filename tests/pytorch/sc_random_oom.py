@@ -1,0 +1,93 @@
+"""A seeded random mix of PyTorch allocations on a device too small for it:
+out-of-memory errors are caught and the program goes on (frees, retries
+smaller, empties the cache), so that every failure vramtrace reports is held
+against PyTorch's own state at that failure on patterns nobody chose.
+
+Each operation runs inside an NVTX range "op N" (vramtrace records the range
+of each failed allocation). For every OutOfMemoryError the script writes,
+to the stats' "ooms" list: the operation, PyTorch's OOM observer's numbers
+(the size it asked the device for, the device's total and free bytes:
+c10/cuda/CUDACachingAllocator.cpp, oom_observers_; backend:cudaMallocAsync
+has no observer), torch.cuda.mem_get_info() and memory_stats()'s
+allocated and reserved bytes at the error, and whether the program's next
+allocation is a retry of the same request ("retried").
+
+    sc_random_oom.py SEED OPS
+"""
+import random
+import sys
+
+import torch
+import torchscen
+
+
+def size_bytes(rng):
+    """Log-uniform from 512 B to 768 MiB."""
+    return max(512, int(2 ** rng.uniform(9, 29.6)))
+
+
+class Observer:
+    """PyTorch's OOM observer: the device's view at each raised OOM."""
+
+    def __init__(self):
+        self.last = None
+        try:
+            torch._C._cuda_attach_out_of_memory_observer(self.observe)
+        except RuntimeError:  # backend:cudaMallocAsync has none
+            pass
+
+    def observe(self, device, alloc, total, free):
+        self.last = {"device": device, "alloc": alloc, "total": total, "free": free}
+
+
+def alloc(rng, st, obs, live, op, nbytes):
+    """One allocation of nbytes; on OOM record PyTorch's state. True if made."""
+    try:
+        live.append(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))
+        return True
+    except torch.cuda.OutOfMemoryError as e:
+        s = torch.cuda.memory_stats()
+        free, total = torch.cuda.mem_get_info()
+        st.d["ooms"].append({
+            "op": str(op), "request": nbytes, "observer": obs.last,
+            "allocated": s["allocated_bytes.all.current"],
+            "reserved": s["reserved_bytes.all.current"],
+            "free": free, "total": total, "message": str(e).split("\n")[0][:400]})
+        obs.last = None
+        return False
+
+
+def body(st):
+    seed, ops = int(sys.argv[1]), int(sys.argv[2])
+    rng = random.Random(seed)
+    obs = Observer()
+    st.d["ooms"] = []
+    live = []
+    counts = dict.fromkeys(("alloc", "free", "empty", "oom", "retried"), 0)
+    for op in range(ops):
+        kind = rng.choices(("alloc", "free", "empty"), (55, 40, 5))[0]
+        torch.cuda.nvtx.range_push(f"op {op}")
+        if kind == "alloc":
+            n = size_bytes(rng)
+            if not alloc(rng, st, obs, live, op, n):
+                counts["oom"] += 1
+                # what a user does next: free something and retry the same
+                # request, or give up on it
+                st.d["ooms"][-1]["retried"] = bool(live) and rng.random() < 0.4
+                if st.d["ooms"][-1]["retried"]:
+                    live.pop(rng.randrange(len(live)))
+                    torch.cuda.nvtx.range_pop()
+                    torch.cuda.nvtx.range_push(f"op {op} retry")
+                    counts["retried"] += alloc(rng, st, obs, live, f"{op} retry", n)
+        elif kind == "free" and live:
+            live.pop(rng.randrange(len(live)))
+        elif kind == "empty":
+            torch.cuda.empty_cache()
+        counts[kind] += 1
+        torch.cuda.nvtx.range_pop()
+    torch.cuda.synchronize()
+    st.snapshot()
+    print("ops", " ".join(f"{k}={v}" for k, v in counts.items()), "live", len(live))
+
+
+torchscen.main(body)
