@@ -192,18 +192,61 @@ static void settle_pending(vr_state *s, uint64_t freed)
     s->npend = 0;
 }
 
-/* An allocation attempt on thread t: its previous failure, if any, is
- * recovered when this attempt succeeded with the same size and device. */
-static void attempt(vr_state *s, vr_thread *t, bool ok, uint64_t size, int32_t device)
+static void mark_recovered(vr_state *s, size_t index, uint64_t seq)
+{
+    s->recovered++;
+    if (index < s->nooms && s->ooms[index].seq == seq)
+        s->ooms[index].o.recovered = true;
+}
+
+/* The pending recovery of VMM handle key ends: recovered (it was mapped) or
+ * not (released unmapped: the retry's pages were given back, as PyTorch's
+ * expandable segments do when a later page of the same request fails). */
+static void end_recovery(vr_state *s, uint64_t key, bool recovered)
+{
+    for (size_t i = 0; i < s->nrecov; i++)
+        if (s->recov[i].key == key) {
+            if (recovered)
+                mark_recovered(s, s->recov[i].fail_index, s->recov[i].fail_seq);
+            s->recov[i] = s->recov[--s->nrecov];
+            return;
+        }
+}
+
+/* A new failure on thread tid: its pending recovery, if any, failed too. */
+static void drop_recovery(vr_state *s, uint64_t tid)
+{
+    for (size_t i = 0; i < s->nrecov; i++)
+        if (s->recov[i].tid == tid) {
+            s->recov[i] = s->recov[--s->nrecov];
+            return;
+        }
+}
+
+/* An allocation attempt on thread t (key: the allocation's live-map key
+ * when it succeeded): its previous failure, if any, is recovered when this
+ * attempt succeeded with the same size and device. A VMM handle's creation
+ * is recovered only once the retry's handle is mapped: handles come in one
+ * page size, so a retry of that size may be a page of a mapping that fails
+ * again, whose pages are then released unmapped (PyTorch's expandable
+ * segments: ExpandableSegment::map). */
+static void attempt(vr_state *s, vr_thread *t, bool ok, uint64_t size, int32_t device, uint64_t key)
 {
     if (!t->fail_open)
         return;
     t->fail_open = false;
     if (!ok || size != t->fail_size || device != t->fail_device)
         return;
-    s->recovered++;
-    if (t->fail_index < s->nooms && s->ooms[t->fail_index].seq == t->fail_seq)
-        s->ooms[t->fail_index].o.recovered = true;
+    if (!t->fail_vmm) {
+        mark_recovered(s, t->fail_index, t->fail_seq);
+        return;
+    }
+    if (s->nrecov == s->caprecov) {
+        s->caprecov = s->caprecov ? 2 * s->caprecov : 4;
+        s->recov = vr_xrealloc(s->recov, s->caprecov * sizeof *s->recov);
+    }
+    s->recov[s->nrecov++] = (struct vr_recovery){
+        .key = key, .tid = t->key, .fail_index = t->fail_index, .fail_seq = t->fail_seq};
 }
 
 static void on_failed(vr_state *s, const vt_event *ev)
@@ -211,7 +254,9 @@ static void on_failed(vr_state *s, const vt_event *ev)
     vr_thread *t = vr_state_thread(s, ev->thread_id);
     vr_acct_failed(s, vr_kind_device(s, ev->u.failed.api, ev->u.failed.device),
                    vr_api(s, ev->u.failed.api)->kind);
-    attempt(s, t, false, 0, 0);
+    attempt(s, t, false, 0, 0, 0);
+    if (s->nrecov)
+        drop_recovery(s, t->key);
     s->failed++;
     vr_oom_failed(s, ev, t);
     if (ev->u.failed.error != VT_ERROR_OUT_OF_MEMORY) { /* nothing a retry recovers */
@@ -221,6 +266,7 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_open = true;
     t->fail_size = ev->u.failed.size;
     t->fail_device = ev->u.failed.device;
+    t->fail_vmm = vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM;
     t->fail_index = s->nooms - 1;
     t->fail_seq = s->failed;
 }
@@ -259,7 +305,7 @@ static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_fou
     }
     s->allocations++;
     vr_thread *t = vr_state_thread(s, ev->thread_id);
-    attempt(s, t, true, ev->u.alloc.size, ev->u.alloc.device);
+    attempt(s, t, true, ev->u.alloc.size, ev->u.alloc.device, f->key);
     uint32_t row = vr_site_row(s, ev->u.alloc.stack, vr_thread_range(t));
     vr_live *l = vr_map_insert_raw(&s->live, f->key, &f->hint);
     *l = (vr_live){.key = f->key,
@@ -302,6 +348,8 @@ static ALWAYS_INLINE void on_free(vr_state *s, const vt_event *ev, const vr_foun
         l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
         return;
     }
+    if (s->nrecov)
+        end_recovery(s, l->key, false);
     free_live_hot(s, l, &f->hint);
 }
 
@@ -312,6 +360,8 @@ static void on_vmm_map(vr_state *s, const vt_event *ev)
     vr_live *l = vr_map_get(&s->live, key);
     if (!l)
         return; /* a handle created before the recording (or imported) */
+    if (s->nrecov)
+        end_recovery(s, key, true);
     vr_vmm_map *m = vr_map_put(&s->vmm_maps, ev->u.vmm.addr, NULL);
     if (m->handle_key) { /* the address was mapped and its unmap not seen */
         vr_live_ext *old = vr_map_get(&s->live_ext, m->handle_key);

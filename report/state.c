@@ -235,6 +235,7 @@ void vr_state_destroy(vr_state *s)
     free(s->frags);
     free(s->spans);
     free(s->pend);
+    free(s->recov);
     free(s->exit_reason);
     vr_acct_destroy(s);
     vr_map_destroy(&s->vmm_maps);

@@ -259,6 +259,7 @@ typedef struct vr_thread {
     bool fail_open;
     int32_t fail_device;
     uint64_t fail_size;
+    bool fail_vmm;     /* a VMM handle's creation (cuMemCreate) failed */
     size_t fail_index; /* into vr_state.ooms */
     uint64_t fail_seq; /* vr_oom_raw.seq of that failure, in case its slot was reused */
 } vr_thread;
@@ -396,6 +397,14 @@ typedef struct vr_state {
 
     vr_oom_raw *ooms;
     size_t nooms, capooms;
+    /* failed VMM handle creations whose same-size retry made handle key:
+     * recovered once it is mapped (replay.c, attempt) */
+    struct vr_recovery {
+        uint64_t key, tid;
+        size_t fail_index;
+        uint64_t fail_seq;
+    } * recov;
+    size_t nrecov, caprecov;
     vr_frag *frags;
     size_t nfrags, capfrags;
 
