@@ -244,6 +244,8 @@ size_t vr_fatal_oom(const vr_report *r);
  * cudaMalloc's result and gives the request up) and exited with status 0.
  * Such a failure is listed and explained but not called fatal. */
 bool vr_oom_handled(const vr_report *r);
+/* What the text, the HTML page and the headline say of such a run. */
+#define VR_OOM_HANDLED_TEXT "the program went on and exited with status 0"
 /* The order renderers list failures in: the k-th (0-based) shown is the fatal
  * one (vr_fatal_oom's index, or SIZE_MAX for none) first, then the others in
  * time order, at most top in all (the fatal one always). The index into

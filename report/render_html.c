@@ -797,8 +797,8 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
             i + 1, VR_TIME(o->t_ns), SZ(o->requested_bytes, b1), SZ(o->device_free_bytes, b2),
             vr_verdict_name(o->verdict), vr_verdict_name(o->verdict));
     if (fatal && vr_oom_handled(r))
-        fputs("<p class=\"fatal-label\">HANDLED: the last failure that was not recovered; the "
-              "program went on and exited with status 0</p>",
+        fputs("<p class=\"fatal-label\">HANDLED: the last failure that was not "
+              "recovered; " VR_OOM_HANDLED_TEXT "</p>",
               f);
     else if (fatal)
         fputs("<p class=\"fatal-label\">FATAL: the last failure that was not recovered</p>", f);

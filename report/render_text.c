@@ -159,7 +159,7 @@ static void fatal_line(FILE *f, const vr_report *r)
 {
     fputs("  the last failure that was not recovered", f);
     if (vr_oom_handled(r))
-        fputs("; the program went on and exited with status 0", f);
+        fputs("; " VR_OOM_HANDLED_TEXT, f);
     else if (r->has_end && r->exit_signal)
         fprintf(f, "; the program then died of signal %d", r->exit_signal);
     else if (r->has_end && r->exit_status > 0)

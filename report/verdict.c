@@ -255,7 +255,7 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
     h->kind = handled ? "oom_handled" : "oom";
     h->cause = vr_verdict_name(o->verdict);
     const char *site = oom_site(r, o), *head = handled ? "OUT OF MEMORY, HANDLED" : "OUT OF MEMORY";
-    const char *went_on = handled ? "; the program went on and exited with status 0" : "";
+    const char *went_on = handled ? "; " VR_OOM_HANDLED_TEXT : "";
     if (o->device < 0)
         h->text = vr_sprintf(r->arena, "%s (%s): %s of %s of pinned host memory failed at %s%s%s%s",
                              head, h->cause, o->api, SZ(o->requested_bytes, b1), site,
