@@ -99,6 +99,8 @@ SCENARIOS = {
     "random_oom_4_expandable": (["sc_random_oom.py", "4", "300"], {
         "VRAMTRACE_SIM_MEMORY": "1GiB", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
         [], ["oom_truth"]),
+    "random_oom_5_two_devices": (["sc_random_oom.py", "11", "300", "2"], {
+        "VRAMTRACE_SIM_MEMORY": "1GiB", "VRAMTRACE_SIM_DEVICES": "2"}, [], ["oom_truth"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
     # grows to the largest batch; vramtrace must not call it kept memory.
     "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],
@@ -501,9 +503,9 @@ def check_oom_truth(r, tq):
         want = {"requested_bytes": obs.get("alloc"), "device_free_bytes": obs.get("free"),
                 "device_total_bytes": obs.get("total"), "live_reserved_bytes": x["reserved"],
                 "outside_recording_bytes": x["total"] - x["free"] - x["reserved"],
-                "fatal": False}
+                "fatal": False, "device": x.get("device", 0)}
         if expandable:
-            want = {k: want[k] for k in ("device_total_bytes", "fatal")}
+            want = {k: want[k] for k in ("device_total_bytes", "fatal", "device")}
         elif tensors:
             want["live_allocated_bytes"] = x["allocated"]
             want["verdict"] = torch_verdict(x)

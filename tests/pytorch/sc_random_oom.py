@@ -12,7 +12,10 @@ has no observer), torch.cuda.mem_get_info() and memory_stats()'s
 allocated and reserved bytes at the error, and whether the program's next
 allocation is a retry of the same request ("retried").
 
-    sc_random_oom.py SEED OPS
+    sc_random_oom.py SEED OPS [DEVICES]
+
+DEVICES (default 1): each allocation goes to a device drawn at random;
+mem_get_info() and memory_stats() are then that device's.
 """
 import random
 import sys
@@ -40,16 +43,17 @@ class Observer:
         self.last = {"device": device, "alloc": alloc, "total": total, "free": free}
 
 
-def alloc(rng, st, obs, live, op, nbytes):
-    """One allocation of nbytes; on OOM record PyTorch's state. True if made."""
+def alloc(rng, st, obs, live, op, nbytes, dev):
+    """One allocation of nbytes on device dev; on OOM record PyTorch's
+    state. True if made."""
     try:
-        live.append(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))
+        live.append(torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{dev}"))
         return True
     except torch.cuda.OutOfMemoryError as e:
-        s = torch.cuda.memory_stats()
-        free, total = torch.cuda.mem_get_info()
+        s = torch.cuda.memory_stats(dev)
+        free, total = torch.cuda.mem_get_info(dev)
         st.d["ooms"].append({
-            "op": str(op), "request": nbytes, "observer": obs.last,
+            "op": str(op), "device": dev, "request": nbytes, "observer": obs.last,
             "allocated": s["allocated_bytes.all.current"],
             "reserved": s["reserved_bytes.all.current"],
             "free": free, "total": total, "message": str(e).split("\n")[0][:400]})
@@ -59,6 +63,7 @@ def alloc(rng, st, obs, live, op, nbytes):
 
 def body(st):
     seed, ops = int(sys.argv[1]), int(sys.argv[2])
+    devices = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     rng = random.Random(seed)
     obs = Observer()
     st.d["ooms"] = []
@@ -69,7 +74,8 @@ def body(st):
         torch.cuda.nvtx.range_push(f"op {op}")
         if kind == "alloc":
             n = size_bytes(rng)
-            if not alloc(rng, st, obs, live, op, n):
+            dev = rng.randrange(devices) if devices > 1 else 0
+            if not alloc(rng, st, obs, live, op, n, dev):
                 counts["oom"] += 1
                 # what a user does next: free something and retry the same
                 # request, or give up on it
@@ -78,7 +84,7 @@ def body(st):
                     live.pop(rng.randrange(len(live)))
                     torch.cuda.nvtx.range_pop()
                     torch.cuda.nvtx.range_push(f"op {op} retry")
-                    counts["retried"] += alloc(rng, st, obs, live, f"{op} retry", n)
+                    counts["retried"] += alloc(rng, st, obs, live, f"{op} retry", n, dev)
         elif kind == "free" and live:
             live.pop(rng.randrange(len(live)))
         elif kind == "empty":
