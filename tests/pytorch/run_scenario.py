@@ -101,6 +101,13 @@ SCENARIOS = {
         [], ["oom_truth"]),
     "random_oom_5_two_devices": (["sc_random_oom.py", "11", "300", "2"], {
         "VRAMTRACE_SIM_MEMORY": "1GiB", "VRAMTRACE_SIM_DEVICES": "2"}, [], ["oom_truth"]),
+    # three threads taking turns on one list of tensors (frees on other threads)
+    "random_oom_6_threads": (["sc_random_oom.py", "1", "300", "1", "3"],
+                             {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
+                             ["oom_truth", "device_calls", "reserved", "snapshot"]),
+    "random_oom_7_threads_tensors": (["sc_random_oom.py", "2", "300", "1", "3"],
+                                     {"VRAMTRACE_SIM_MEMORY": "1GiB"}, ["--torch-tensors"],
+                                     ["oom_truth", "allocated"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
     # grows to the largest batch; vramtrace must not call it kept memory.
     "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],

@@ -12,13 +12,15 @@ has no observer), torch.cuda.mem_get_info() and memory_stats()'s
 allocated and reserved bytes at the error, and whether the program's next
 allocation is a retry of the same request ("retried").
 
-    sc_random_oom.py SEED OPS [DEVICES]
+    sc_random_oom.py SEED OPS [DEVICES [THREADS]]
 
 DEVICES (default 1): each allocation goes to a device drawn at random;
-mem_get_info() and memory_stats() are then that device's.
+mem_get_info() and memory_stats() are then that device's. THREADS (default
+1): that many threads take turns, one operation each (ranges "op tK.N").
 """
 import random
 import sys
+import threading
 
 import torch
 import torchscen
@@ -61,21 +63,18 @@ def alloc(rng, st, obs, live, op, nbytes, dev):
         return False
 
 
-def body(st):
-    seed, ops = int(sys.argv[1]), int(sys.argv[2])
-    devices = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    rng = random.Random(seed)
-    obs = Observer()
-    st.d["ooms"] = []
-    live = []
-    counts = dict.fromkeys(("alloc", "free", "empty", "oom", "retried"), 0)
+def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
+    """ops operations drawn from rng; turn(op) waits for this thread's turn
+    and returns the function that passes it on."""
     for op in range(ops):
+        done = turn(op)
+        label = f"{prefix}{op}"
         kind = rng.choices(("alloc", "free", "empty"), (55, 40, 5))[0]
-        torch.cuda.nvtx.range_push(f"op {op}")
+        torch.cuda.nvtx.range_push(f"op {label}")
         if kind == "alloc":
             n = size_bytes(rng)
             dev = rng.randrange(devices) if devices > 1 else 0
-            if not alloc(rng, st, obs, live, op, n, dev):
+            if not alloc(rng, st, obs, live, label, n, dev):
                 counts["oom"] += 1
                 # what a user does next: free something and retry the same
                 # request, or give up on it
@@ -83,14 +82,57 @@ def body(st):
                 if st.d["ooms"][-1]["retried"]:
                     live.pop(rng.randrange(len(live)))
                     torch.cuda.nvtx.range_pop()
-                    torch.cuda.nvtx.range_push(f"op {op} retry")
-                    counts["retried"] += alloc(rng, st, obs, live, f"{op} retry", n, dev)
+                    torch.cuda.nvtx.range_push(f"op {label} retry")
+                    counts["retried"] += alloc(rng, st, obs, live, f"{label} retry", n, dev)
         elif kind == "free" and live:
             live.pop(rng.randrange(len(live)))
         elif kind == "empty":
             torch.cuda.empty_cache()
         counts[kind] += 1
         torch.cuda.nvtx.range_pop()
+        done()
+
+
+def in_threads(st, obs, seed, ops, devices, live, counts, threads):
+    """threads threads take turns, one operation each in a fixed order (the
+    same in every run, so stdout is too), on one list of live tensors: a
+    tensor is often freed by another thread than the one that made it."""
+    cv, state = threading.Condition(), {"turn": 0}
+
+    def turn_of(k):
+        def turn(op):
+            with cv:
+                cv.wait_for(lambda: state["turn"] == op * threads + k)
+
+            def done():
+                with cv:
+                    state["turn"] += 1
+                    cv.notify_all()
+            return done
+        return turn
+
+    workers = [threading.Thread(target=run_ops, args=(
+        st, obs, random.Random(seed * 1000 + k), live, counts, ops // threads, devices,
+        f"t{k}.", turn_of(k))) for k in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
+def body(st):
+    seed, ops = int(sys.argv[1]), int(sys.argv[2])
+    devices = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    threads = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    obs = Observer()
+    st.d["ooms"] = []
+    live = []
+    counts = dict.fromkeys(("alloc", "free", "empty", "oom", "retried"), 0)
+    if threads > 1:
+        in_threads(st, obs, seed, ops, devices, live, counts, threads)
+    else:
+        run_ops(st, obs, random.Random(seed), live, counts, ops, devices, "",
+                lambda op: lambda: None)
     torch.cuda.synchronize()
     st.snapshot()
     print("ops", " ".join(f"{k}={v}" for k, v in counts.items()), "live", len(live))
