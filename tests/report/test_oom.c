@@ -657,6 +657,14 @@ static vr_report *one_failure(const char *name, int status, char **text, char **
     return r;
 }
 
+static void one_failure_done(const char *name, vr_report *r, char *text, char *json)
+{
+    free(text);
+    free(json);
+    vr_report_free(r);
+    unlink(tmp_path(name));
+}
+
 /* A program that catches the error (PyTorch's OutOfMemoryError in a try,
  * a CUDA program that gives a request up) and exits with status 0 did not
  * die of it: the report called its last failure FATAL and the run OUT OF
@@ -679,10 +687,7 @@ static void test_oom_handled(void **state)
     assert_null(strstr(text, "FATAL"));
     assert_non_null(strstr(json, "\"fatal\":false"));
     assert_null(strstr(json, "\"fatal\":true"));
-    free(text);
-    free(json);
-    vr_report_free(r);
-    unlink(tmp_path("handled"));
+    one_failure_done("handled", r, text, json);
 
     r = one_failure("died", 1, &text, &json);
     assert_false(vr_oom_handled(r));
@@ -692,10 +697,7 @@ static void test_oom_handled(void **state)
     assert_non_null(strstr(text, "FATAL #1 at "));
     assert_non_null(strstr(text, "the program then exited with status 1"));
     assert_non_null(strstr(json, "\"fatal\":true"));
-    free(text);
-    free(json);
-    vr_report_free(r);
-    unlink(tmp_path("died"));
+    one_failure_done("died", r, text, json);
 }
 
 /* The device's use outside the recording at the first memory sample, when a
