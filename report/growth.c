@@ -128,6 +128,25 @@ void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, doubl
         *slope = 0;
 }
 
+bool vr_sustained(const uint64_t *y, uint32_t n)
+{
+    uint32_t k = n / 3;
+    if (n < 6)
+        return false;
+    uint64_t high = 0, first_max = 0, last_min = UINT64_MAX;
+    bool high_mid = false, high_last = false;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i < k)
+            first_max = y[i] > first_max ? y[i] : first_max;
+        if (i >= n - k)
+            last_min = y[i] < last_min ? y[i] : last_min;
+        if (y[i] > high && i >= k)
+            *(i >= n - k ? &high_last : &high_mid) = true;
+        high = y[i] > high ? y[i] : high;
+    }
+    return last_min > first_max && high_mid && high_last;
+}
+
 const vr_sampler *vr_growth_sampler(const vr_state *s)
 {
     if (s->iter_name && candidate_count(s) >= 3 && s->iter.n >= 3)

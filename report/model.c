@@ -267,6 +267,7 @@ static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t it
 {
     vr_growth g = {.iterations = iterations, .projected_oom_iteration = -1};
     vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
+    g.sustained = g.bytes_per_iteration >= 1.0 && vr_sustained(y, sp->n);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
     if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3) {
         double more = ceil((double)(room - total_live) / g.bytes_per_iteration);
@@ -389,7 +390,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     vr_growth *out = vr_alloc(s->arena, (ngroups ? ngroups : 1) * sizeof(vr_growth));
     for (size_t k = 0; k < ngroups; k++) {
         vr_growth x = fit_growth(groups[k].samples, sp, r->iterations, room, total_live);
-        if (x.bytes_per_iteration < 1.0 || x.r2 < 0.5)
+        if (x.bytes_per_iteration < 1.0 || (x.r2 < 0.5 && !x.sustained))
             continue;
         x.stack = groups[k].st;
         x.cache_of = groups[k].cache_of;

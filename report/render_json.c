@@ -188,6 +188,7 @@ static void growth_obj(FILE *f, const vr_growth *g, bool with_stack)
     num(f, g->bytes_per_iteration);
     fputs(",\"r2\":", f);
     num(f, g->r2);
+    fprintf(f, ",\"sustained\":%s", g->sustained ? "true" : "false");
     fprintf(f, ",\"iterations\":%" PRIu64 ",\"live_bytes\":%" PRIu64, g->iterations, g->live_bytes);
     if (g->projected_oom_iteration >= 0)
         fprintf(f, ",\"projected_oom_iteration\":%" PRId64, g->projected_oom_iteration);

@@ -125,11 +125,13 @@ typedef struct vr_leak {
 } vr_leak;
 
 typedef struct vr_growth {
-    vr_stack stack;                  /* n == 0 and id == 0 for the total */
-    double bytes_per_iteration;      /* least-squares slope of live bytes at iteration ends */
-    double r2;                       /* coefficient of determination of the fit */
-    uint64_t iterations;             /* iterations observed */
-    uint64_t live_bytes;             /* live at the last iteration end */
+    vr_stack stack;             /* n == 0 and id == 0 for the total */
+    double bytes_per_iteration; /* least-squares slope of live bytes at iteration ends */
+    double r2;                  /* coefficient of determination of the fit */
+    bool sustained;      /* slope >= 1 B and the last third of the samples all above the first
+                            third's highest (vr_sustained): growth even when r2 is low */
+    uint64_t iterations; /* iterations observed */
+    uint64_t live_bytes; /* live at the last iteration end */
     int64_t projected_oom_iteration; /* -1 if not growing or device size unknown */
     /* a site: the caching allocator (vr_cache_holder) whose segments grow
      * with no segment size repeating across iterations, as its cache does

@@ -82,7 +82,7 @@ static vr_culprit *culprits(const vr_report *r, size_t *n)
 static bool growing(const vr_report *r)
 {
     const vr_growth *t = &r->total_growth;
-    return t->bytes_per_iteration >= 1.0 && t->r2 >= 0.8 && r->iterations >= 3 &&
+    return t->bytes_per_iteration >= 1.0 && (t->r2 >= 0.8 || t->sustained) && r->iterations >= 3 &&
            t->projected_oom_iteration >= 0 && r->ngrowth > 0;
 }
 
@@ -105,6 +105,19 @@ static const char *growth_all_cache(const vr_report *r)
     return r->ngrowth ? r->growth[0].cache_of : NULL;
 }
 
+/* "R^2 0.912 over 40 steps", and when the straight line fits less than
+ * 0.8 the rise that kept on and made it growth all the same (vr_sustained). */
+static const char *fit_words(const vr_report *r, const vr_growth *t, const char *iteration)
+{
+    return vr_sprintf(r->arena, "R^2 %.3f over %" PRIu64 " %ss%s", t->r2, r->iterations, iteration,
+                      t->r2 < 0.8 && t->sustained
+                          ? vr_sprintf(r->arena,
+                                       "; every %s end of the last third above the first "
+                                       "third's highest",
+                                       iteration)
+                          : "");
+}
+
 /* The growth headline when every growing site is a caching allocator's
  * segments that may be its cache: what grew, and why it is no forecast. */
 static void headline_cache_growing(const vr_report *r, vr_headline *h, const char *holder)
@@ -114,12 +127,13 @@ static void headline_cache_growing(const vr_report *r, vr_headline *h, const cha
     h->projected_oom_iteration = -1;
     char *s = vr_sprintf(
         r->arena,
-        "GROWING (%s's segments): +%s per %s (R^2 %.3f over %" PRIu64
-        " %ss, live %s), none repeating an earlier %s's size: a cache growing to larger "
-        "requests does that as well as blocks kept across %ss, and vramtrace sees the "
-        "segments, not the blocks, so no out of memory is projected; growing sites:",
-        holder, SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name, t->r2, r->iterations,
-        h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, h->iteration_name);
+        "GROWING (%s's segments): +%s per %s (%s, live %s), none repeating an earlier %s's "
+        "size: a cache growing to larger requests does that as well as blocks kept across "
+        "%ss, and vramtrace sees the segments, not the blocks, so no out of memory is "
+        "projected; growing sites:",
+        holder, SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name,
+        fit_words(r, t, h->iteration_name), SZ(t->live_bytes, b2), h->iteration_name,
+        h->iteration_name);
     h->text = with_sites(r, h, s);
     h->remedy = "record with `vramtrace run --torch-tensors` to see whether tensors stay alive "
                 "across iterations (or compare torch.cuda.memory_allocated() between them)";
@@ -140,12 +154,12 @@ static void headline_growing(const vr_report *r, vr_headline *h)
         headline_cache_growing(r, h, holder);
         return;
     }
-    char *s = vr_sprintf(
-        r->arena,
-        "GROWING: +%s per %s (R^2 %.3f over %" PRIu64
-        " %ss, live %s): out of memory projected at %s %" PRId64 "; growing sites:",
-        SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name, t->r2, r->iterations,
-        h->iteration_name, SZ(t->live_bytes, b2), h->iteration_name, t->projected_oom_iteration);
+    char *s = vr_sprintf(r->arena,
+                         "GROWING: +%s per %s (%s, live %s): out of memory projected at %s %" PRId64
+                         "; growing sites:",
+                         SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name,
+                         fit_words(r, t, h->iteration_name), SZ(t->live_bytes, b2),
+                         h->iteration_name, t->projected_oom_iteration);
     h->text = with_sites(r, h, s);
     h->remedy = vr_sprintf(r->arena,
                            "release what %s keeps alive across %ss (a list or history that "

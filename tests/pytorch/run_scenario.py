@@ -108,6 +108,17 @@ SCENARIOS = {
     "random_oom_7_threads_tensors": (["sc_random_oom.py", "2", "300", "1", "3"],
                                      {"VRAMTRACE_SIM_MEMORY": "1GiB"}, ["--torch-tensors"],
                                      ["oom_truth", "allocated"]),
+    # A seeded random loop of steps, some of which keep a tensor: vramtrace's
+    # growth fit against the same fit of PyTorch's bytes at the steps' ends.
+    "random_steps_1": (["sc_random_steps.py", "1", "40", "0.5"], {}, [],
+                       ["growth_truth", "reserved", "snapshot"]),
+    "random_steps_2_tensors": (["sc_random_steps.py", "2", "40", "0.5"], {}, ["--torch-tensors"],
+                               ["growth_truth", "allocated"]),
+    "random_steps_3_none_kept": (["sc_random_steps.py", "3", "40", "0"], {}, ["--torch-tensors"],
+                                 ["growth_truth", "allocated"]),
+    # a tensor kept in nine steps of ten, of random sizes: stairs, R^2 0.61
+    "random_steps_4_stairs": (["sc_random_steps.py", "7", "30", "0.9"], {}, ["--torch-tensors"],
+                              ["growth_truth", "allocated"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
     # grows to the largest batch; vramtrace must not call it kept memory.
     "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],
@@ -372,6 +383,8 @@ def check(r, what, tq):
         return check_oom_pool(oom, tq)
     if what == "oom_truth":
         return check_oom_truth(r, tq)
+    if what == "growth_truth":
+        return check_growth_truth(r, tq)
     if what == "oom_message":
         msg = tq.get("oom_message", "")
         tried = re.search(r"Tried to allocate (.+?)\. GPU", msg)
@@ -446,6 +459,57 @@ def check_oom_pool(oom, tq):
             oom["device_free_bytes"])) != (req.group(1).strip(), free.group(1).strip()):
         ok = fail("OOM numbers differ from PyTorch's message")
     return ok
+
+
+def fit(y):
+    """Least-squares slope (bytes per step) and R^2 of y over steps 1..n,
+    as docs/report.md's Growth defines them (report/growth.c, vr_fit)."""
+    n = len(y)
+    mx, my = (n + 1) / 2, sum(y) / n
+    sxx = sum((i + 1 - mx) ** 2 for i in range(n))
+    sxy = sum((i + 1 - mx) * (v - my) for i, v in enumerate(y))
+    syy = sum((v - my) ** 2 for v in y)
+    return sxy / sxx, (min(1.0, sxy * sxy / (sxx * syy)) if syy > 0 else 0.0)
+
+
+def sustained(y):
+    """docs/report.md's rise that kept on: at least 6 step ends, every one of
+    the last third above the first third's highest, and a new highest in the
+    middle third and in the last (vr_sustained)."""
+    n, k = len(y), len(y) // 3
+    if n < 6:
+        return False
+    new_high = [i for i in range(k, n) if y[i] > max(y[:i])]
+    return (min(y[-k:]) > max(y[:k]) and any(i < n - k for i in new_high)
+            and any(i >= n - k for i in new_high))
+
+
+def check_growth_truth(r, tq):
+    """sc_random_steps.py's loop: vramtrace's growth (the fit of live bytes
+    at each "step" range's end) against the same fit of PyTorch's own bytes
+    at those ends: memory_allocated() per tensor (--torch-tensors), else
+    memory_reserved() (vramtrace sees the segments); the iteration found
+    ("step", every step), the slope within a byte, R^2, the rise that
+    kept on, and the headline: GROWING exactly when PyTorch's bytes say so
+    (slope >= 1 B, and R^2 >= 0.8 or the rise kept on)."""
+    rep = r.rep
+    ys = tq["step_allocated" if "--torch-tensors" in r.vt_opts else "step_reserved"]
+    slope, r2 = fit(ys)
+    tg, it, kind = rep["total_growth"], rep["iteration"], rep["verdict"]["kind"]
+    print(f"PyTorch over {len(ys)} steps: {slope:.1f} B/step, R^2 {r2:.4f}; vramtrace: "
+          f"{tg['bytes_per_iteration']:.1f} B/{it['range']} over {tg['iterations']}, R^2 "
+          f"{tg['r2']:.4f}; headline {kind}")
+    ok = (it["range"], it["count"], tg["iterations"]) == ("step", len(ys), len(ys)) or fail(
+        f"iteration {it}, {tg['iterations']} sampled: expected every step")
+    ok = (abs(tg["bytes_per_iteration"] - slope) <= 1 and abs(tg["r2"] - r2) <= 1e-6
+          or fail("the growth fit differs from PyTorch's bytes at the steps' ends")) and ok
+    rose = slope >= 1 and sustained(ys)
+    ok = (tg["sustained"] == rose or fail(f"sustained {tg['sustained']}, PyTorch's bytes {rose}")
+          ) and ok
+    should = slope >= 1 and (r2 >= 0.8 or rose)
+    return ((kind == "growing") == should or fail(
+        f"headline {kind}, but the fit of PyTorch's bytes says {'growing' if should else 'not'}")
+            ) and ok
 
 
 def torch_verdict(x):

@@ -111,13 +111,59 @@ static void test_no_projection_past_int64(void **state)
     vr_report_free(r);
 }
 
+/* A run whose live bytes at each of 12 train_step ends are mib[i] (one
+ * block per step, the previous one freed): its report. */
+static vr_report *steps_of(const char *name, const uint64_t mib[12])
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 12; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc(&g, t++, 0x10000000 + (i % 2) * GiB, mib[i] * MiB, 1);
+        if (i)
+            vtg_free(&g, t++, 0x10000000 + ((i - 1) % 2) * GiB);
+        vtg_pop(&g, t++);
+    }
+    vtg_end(&g, t, 0);
+    return close_and_analyze(&g, name);
+}
+
+/* Stairs: a straight line fits them badly (R^2 0.59), but the last third
+ * is above the first third's highest and new highs come in the middle and
+ * last thirds: growth (a leak of tensors of varying sizes was HEALTHY, as
+ * torch_random_steps_4_stairs shows). One rise that then stays is not. */
+static void test_growth_stairs(void **state)
+{
+    (void)state;
+    const uint64_t stairs[12] = {10, 10, 40, 41, 12, 12, 45, 45, 46, 46, 47, 90};
+    vr_report *r = steps_of("stairs", stairs);
+    assert_true(r->total_growth.r2 < 0.6);
+    assert_true(r->total_growth.sustained);
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_string_equal(h.kind, "growing");
+    assert_non_null(strstr(h.text, "R^2 0.588 over 12 train_steps; every train_step end of the "
+                                   "last third above the first third's highest"));
+    vr_report_free(r);
+    unlink(tmp_path("stairs"));
+
+    const uint64_t once[12] = {10, 10, 10, 10, 10, 10, 50, 50, 50, 50, 50, 50};
+    r = steps_of("once", once);
+    assert_true(r->total_growth.r2 < 0.8);
+    assert_false(r->total_growth.sustained); /* no new highest in the last third */
+    vr_headline_of(r, &h);
+    assert_string_not_equal(h.kind, "growing");
+    vr_report_free(r);
+    unlink(tmp_path("once"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_growth),
-        cmocka_unit_test(test_no_projection_first_step),
-        cmocka_unit_test(test_growth_merged),
-        cmocka_unit_test(test_no_projection_past_int64),
+        cmocka_unit_test(test_growth),        cmocka_unit_test(test_no_projection_first_step),
+        cmocka_unit_test(test_growth_merged), cmocka_unit_test(test_no_projection_past_int64),
+        cmocka_unit_test(test_growth_stairs),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }

@@ -1,0 +1,55 @@
+"""A seeded random training-like loop: each step (NVTX range "step")
+allocates a few temporaries of random sizes and frees them; with the
+seed's keep probability one of them is kept across steps (a leak, as a
+history list makes), and now and then a kept one is dropped again. Every few
+steps an "eval" range allocates as well. PyTorch's memory_allocated() and
+memory_reserved() at each step's end are written to the stats
+("step_allocated", "step_reserved"): the series vramtrace's growth fit must
+reproduce (docs/report.md, Growth).
+
+    sc_random_steps.py SEED STEPS KEEP_PROBABILITY
+"""
+import random
+import sys
+
+import torch
+import torchscen
+
+
+def size_bytes(rng):
+    """Log-uniform from 512 B to 64 MiB."""
+    return max(512, int(2 ** rng.uniform(9, 26)))
+
+
+def step(rng, kept, keep):
+    temps = [torch.empty(size_bytes(rng), dtype=torch.uint8, device="cuda")
+             for _ in range(rng.randint(1, 6))]
+    if rng.random() < keep:
+        kept.append(temps[rng.randrange(len(temps))])
+    if kept and rng.random() < 0.1:
+        kept.pop(rng.randrange(len(kept)))
+    del temps
+
+
+def body(st):
+    seed, steps, keep = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    rng = random.Random(seed)
+    params = torch.empty(size_bytes(rng) * 4, dtype=torch.uint8, device="cuda")
+    kept = []
+    st.d["step_allocated"], st.d["step_reserved"] = [], []
+    for n in range(steps):
+        torch.cuda.nvtx.range_push("step")
+        step(rng, kept, keep)
+        torch.cuda.nvtx.range_pop()
+        st.d["step_allocated"].append(torch.cuda.memory_allocated())
+        st.d["step_reserved"].append(torch.cuda.memory_reserved())
+        if n % 7 == 6:
+            torch.cuda.nvtx.range_push("eval")
+            step(rng, [], 0)
+            torch.cuda.nvtx.range_pop()
+    print(f"steps {steps} kept {len(kept)}")
+    del params
+    st.snapshot()
+
+
+torchscen.main(body)
