@@ -63,6 +63,7 @@ static void top_level_ended(vr_state *s, uint32_t name, uint64_t start, uint64_t
     (*cnt)++;
     if (name == s->cur_top) {
         s->topnames[k].last_peak = s->cur_top_peak;
+        s->topnames[k].last_end = s->reserved;
         s->topnames[k].last_input = s->cur_top_input;
         s->cur_top = 0;
     }

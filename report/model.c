@@ -259,9 +259,23 @@ static uint64_t device_headroom(vr_state *s)
     return best;
 }
 
+/* What an NVTX iteration needs on top of what it leaves live: the last
+ * completed one's peak reserved bytes above its end (its activations, its
+ * temporaries); 0 for call-site iterations (bytes). */
+static uint64_t iteration_excess(vr_state *s, const vr_sampler *sp)
+{
+    size_t k = sp == &s->iter ? vr_topname(s, s->iter_name) : SIZE_MAX;
+    if (k == SIZE_MAX || s->topnames[k].last_peak <= s->topnames[k].last_end)
+        return 0;
+    return s->topnames[k].last_peak - s->topnames[k].last_end;
+}
+
 /* Least-squares growth over the samples; projected only from at least
  * three complete iterations, and only to an iteration an int64_t holds
- * (a growth of a few bytes per iteration projects none). */
+ * (a growth of a few bytes per iteration projects none). The projection is
+ * the first iteration after which live bytes would exceed room (the
+ * device's room less one iteration's own need: build_growth), one that
+ * fills it exactly still fits. */
 static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t iterations,
                             uint64_t room, uint64_t total_live)
 {
@@ -270,7 +284,7 @@ static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t it
     g.sustained = g.bytes_per_iteration >= 1.0 && vr_sustained(y, sp->n);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
     if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3) {
-        double more = ceil((double)(room - total_live) / g.bytes_per_iteration);
+        double more = floor((double)(room - total_live) / g.bytes_per_iteration) + 1;
         if ((double)iterations + more < 0x1p63)
             g.projected_oom_iteration = (int64_t)iterations + (int64_t)more;
     }
@@ -380,7 +394,10 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     if (!sp)
         return; /* no iterations: no growth, no projection */
     r->iterations = sp->ticks;
-    uint64_t room = device_headroom(s);
+    /* out of memory comes when what iterations leave live plus what one
+     * needs while it runs no longer fits */
+    uint64_t room = device_headroom(s), excess = iteration_excess(s, sp);
+    room = room > excess ? room - excess : 0;
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
     if (sp->n < 3)

@@ -360,6 +360,7 @@ typedef struct vr_state {
         uint64_t count;       /* completed */
         uint64_t first_start; /* ts of the first start (trace clock) */
         uint64_t last_peak;   /* peak reserved bytes of the last completed one */
+        uint64_t last_end;    /* reserved bytes at its end */
         uint64_t last_input;  /* its first device allocation (bytes), 0 = none */
     } topnames[VR_MAX_TOPNAMES];
     /* the top-level range in progress (iteration candidate) */

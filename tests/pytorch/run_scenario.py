@@ -59,7 +59,7 @@ SCENARIOS = {
     "retained_list_tensors": (["sc_retained.py", "256", "120"], {"VRAMTRACE_SIM_MEMORY": "3GiB"},
                               ["--torch-tensors"],
                               ["fits", "allocated", "append_line", "growth_line",
-                               "tensors_not_cache"]),
+                               "tensors_not_cache", "projection"]),
     # The whole dataset .cuda()'d up front, then training: OOM; streamed batches fit.
     "preload_dataset": (["sc_preload.py", "preload"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                         ["oom_capacity", "oom_message", "reserved"]),
@@ -198,15 +198,18 @@ class Run:
     def argv(self):
         return [self.o.python, "-W", "ignore", os.path.join(HERE, self.script[0])] + self.script[1:]
 
-    def run_plain(self):
-        e = self.env(self.base + ".plain.json")
+    def run_plain(self, args=None):
+        """The script without vramtrace (args: other arguments than the
+        scenario's, for a second run of the same script)."""
+        e = self.env(self.base + (".plain.json" if args is None else ".longer.json"))
         if not self.o.real:
             sim = os.path.abspath(self.o.sim_lib)
             e["LD_LIBRARY_PATH"] = sim + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
             e["LD_PRELOAD"] = os.path.join(sim, "libcudart.so.13")
         if "--torch-tensors" in self.vt_opts:
             e["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
-        return subprocess.run(self.argv(), env=e, capture_output=True, text=True, timeout=600)
+        argv = self.argv() if args is None else self.argv()[:4] + args
+        return subprocess.run(argv, env=e, capture_output=True, text=True, timeout=600)
 
     def run_traced(self):
         trace = self.base + ".vtrace"
@@ -423,6 +426,8 @@ def check(r, what, tq):
         top = max(rep["phases"], key=lambda p: p["bytes"])
         print(f"largest range at the peak: {top['range']!r} ({top['bytes']} B)")
         return top["range"].startswith(want) or fail(f"the peak's range does not name {want}")
+    if what == "projection":
+        return check_projection(r)
     if what == "released":
         n = rep["totals"]["frees"]
         print(f"segments released: {n}")
@@ -600,6 +605,23 @@ def check_oom_truth(r, tq):
           f"the last of a raised error's, by the program's next request); headline "
           f"{rep['verdict']['kind']}")
     return ok
+
+
+def check_projection(r):
+    """sc_retained.py: the step at which vramtrace's growth projects out of
+    memory, against the step at which the same script, run on until it
+    fails (400 steps, without vramtrace), raises PyTorch's OutOfMemoryError
+    (the first step it does not print): within 10 %, as the trainer's
+    scenario retain_history holds it."""
+    proj = r.rep["total_growth"]["projected_oom_iteration"]
+    p = r.run_plain(r.script[1:-1] + ["400"])
+    done = [int(m.group(1)) for m in re.finditer(r"^step (\d+) kept", p.stdout, re.M)]
+    if p.returncode != 1 or "OutOfMemoryError" not in p.stdout or not done:
+        return fail(f"the longer run did not run out of memory (exit {p.returncode})")
+    real = done[-1] + 2  # steps print 0-based after they complete
+    print(f"out of memory projected at step {proj}; the longer run raised in step {real}")
+    return (proj is not None and abs(proj - real) <= real / 10) or fail(
+        "the projection is more than 10 % from the step that ran out")
 
 
 def append_line(script):
