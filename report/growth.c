@@ -141,8 +141,10 @@ bool vr_sustained(const uint64_t *y, uint32_t n)
             first_max = y[i] > first_max ? y[i] : first_max;
         if (i >= n - k)
             last_min = y[i] < last_min ? y[i] : last_min;
-        if (y[i] > high && i >= k)
-            *(i >= n - k ? &high_last : &high_mid) = true;
+        if (y[i] > high && i >= n - k)
+            high_last = true;
+        else if (y[i] > high && i >= k)
+            high_mid = true;
         high = y[i] > high ? y[i] : high;
     }
     return last_min > first_max && high_mid && high_last;
