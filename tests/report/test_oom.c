@@ -687,6 +687,11 @@ static void test_oom_handled(void **state)
     assert_null(strstr(text, "FATAL"));
     assert_non_null(strstr(json, "\"fatal\":false"));
     assert_null(strstr(json, "\"fatal\":true"));
+    char *html = render(vr_render_html, r);
+    assert_non_null(strstr(html, "HANDLED: the last failure that was not recovered; the program "
+                                 "went on and exited with status 0"));
+    assert_null(strstr(html, "FATAL"));
+    free(html);
     one_failure_done("handled", r, text, json);
 
     r = one_failure("died", 1, &text, &json);
