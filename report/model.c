@@ -645,7 +645,28 @@ static const char *explain_error(vr_arena *a, const vr_oom *o)
                       vr_format_size(o->device_free_bytes, b1, sizeof b1));
 }
 
+static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom_raw *raw,
+                                   const vr_oom *o);
+
+/* The verdict's explanation; a failed VMM handle creation that ended a
+ * mapping's run of pages says how much of the mapping was made before it. */
 static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *raw, const vr_oom *o)
+{
+    const char *e = explain_verdict(a, r, raw, o);
+    char b1[32], b2[32];
+    if (!o->mapping_bytes || o->verdict == VR_VERDICT_ERROR)
+        return e;
+    return vr_sprintf(a,
+                      "%s; this call is one page of a mapping: %s of pages were created for it "
+                      "before this one failed, not yet mapped (counted in the live data), so "
+                      "the mapping needed at least %s (PyTorch's expandable segments create a "
+                      "request's pages one by one, then map them)",
+                      e, vr_format_size(o->mapping_bytes, b1, sizeof b1),
+                      vr_format_size(o->mapping_bytes + o->requested_bytes, b2, sizeof b2));
+}
+
+static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom_raw *raw,
+                                   const vr_oom *o)
 {
     if (o->verdict == VR_VERDICT_ERROR)
         return explain_error(a, o);

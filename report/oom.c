@@ -344,6 +344,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.live_allocated = d->direct + d->region_bytes;
     o->o.live_reserved = d->direct + d->heap_bytes;
     vr_oom_take_pool(d, ev, &o->o);
+    if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
+        o->o.mapping_bytes = t->unmapped;
     o->stack = ev->u.failed.stack;
     o->range = vr_thread_range(t);
     if (o->o.device < 0) /* pinned host memory: its live bytes are the host's */

@@ -265,6 +265,7 @@ static void ooms(FILE *f, const vr_report *r)
                 o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
         vr_pool_json(f, o);
+        fprintf(f, "\"mapping_bytes\":%" PRIu64 ",", o->mapping_bytes);
         key(f, "api");
         vr_json_str(f, o->api);
         fputc(',', f);

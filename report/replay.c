@@ -259,6 +259,7 @@ static void on_failed(vr_state *s, const vt_event *ev)
         drop_recovery(s, t->key);
     s->failed++;
     vr_oom_failed(s, ev, t);
+    t->unmapped = 0; /* the mapping failed: its pages are given back */
     if (ev->u.failed.error != VT_ERROR_OUT_OF_MEMORY) { /* nothing a retry recovers */
         s->failed_error++;
         return;
@@ -316,6 +317,8 @@ static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_fou
                    .kind = vr_api(s, ev->u.alloc.api)->kind,
                    .device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device)};
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
+    if (l->kind == VT_KIND_VMM)
+        t->unmapped += l->size;
     if (l->device < 0) {
         s->host_pinned += l->size;
         if (s->host_pinned > s->host_pinned_peak)
@@ -362,6 +365,7 @@ static void on_vmm_map(vr_state *s, const vt_event *ev)
         return; /* a handle created before the recording (or imported) */
     if (s->nrecov)
         end_recovery(s, key, true);
+    vr_state_thread(s, ev->thread_id)->unmapped = 0;
     vr_vmm_map *m = vr_map_put(&s->vmm_maps, ev->u.vmm.addr, NULL);
     if (m->handle_key) { /* the address was mapped and its unmap not seen */
         vr_live_ext *old = vr_map_get(&s->live_ext, m->handle_key);

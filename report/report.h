@@ -177,6 +177,12 @@ typedef struct vr_oom {
      * heap_largest_free: every hole of the pool was smaller than the request). */
     bool has_pool;
     uint64_t pool_reserved_bytes, pool_used_bytes;
+    /* A failed VMM handle creation (cuMemCreate): the bytes of handles the
+     * same thread created since its last mapping, not yet mapped: the pages
+     * made for the same mapping before this one failed (PyTorch's expandable
+     * segments create a request's pages one by one, then map them); 0 for
+     * other failures. */
+    uint64_t mapping_bytes;
     enum vr_verdict verdict;
     const char *explanation;
     vr_stack stack; /* the failing call */
@@ -200,7 +206,8 @@ typedef struct vr_oom {
     uint64_t batch_fixed_bytes, batch_per_sample_bytes; /* measured only, else 0 */
     /* The same thread's next allocation attempt asked for the same size on
      * the same device and succeeded (a caching allocator freed its cache and
-     * retried, as PyTorch does): the program went on. */
+     * retried, as PyTorch does): the program went on. A VMM handle's
+     * creation only once the retry's handle is mapped (replay.c, attempt). */
     bool recovered;
 } vr_oom;
 

@@ -260,6 +260,7 @@ typedef struct vr_thread {
     int32_t fail_device;
     uint64_t fail_size;
     bool fail_vmm;     /* a VMM handle's creation (cuMemCreate) failed */
+    uint64_t unmapped; /* bytes of VMM handles created since its last mapping */
     size_t fail_index; /* into vr_state.ooms */
     uint64_t fail_seq; /* vr_oom_raw.seq of that failure, in case its slot was reused */
 } vr_thread;

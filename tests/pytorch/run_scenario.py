@@ -571,9 +571,10 @@ def check_oom_truth(r, tq):
     succeeded). The program catches every error and exits 0: no failure is
     fatal. With expandable_segments:True each failure is one page's
     cuMemCreate, taken before PyTorch gives the request's earlier pages back,
-    so only the device's total bytes, the recovered rule and fatal are held
-    there (the request and the state at the raise are PyTorch's, not one
-    CUDA call's)."""
+    so the device's total bytes, the recovered rule, fatal and the pages made
+    for the mapping before the failed one (whole pages, no more than the
+    request needs) are held there (the request and the state at the raise
+    are PyTorch's, not one CUDA call's)."""
     rep, tensors = r.rep, "--torch-tensors" in r.vt_opts
     expandable = "expandable_segments:True" in r.env_extra.get("PYTORCH_CUDA_ALLOC_CONF", "")
     by = {}
@@ -602,6 +603,15 @@ def check_oom_truth(r, tq):
                 "fatal": False, "device": x.get("device", 0)}
         if expandable:
             want = {k: want[k] for k in ("device_total_bytes", "fatal", "device")}
+            # each failure is one page; the pages made for the mapping before
+            # it are whole pages, and no more than PyTorch's request covers
+            # (rounded up to pages, one more for a start inside a page)
+            page = o["requested_bytes"]
+            for f in fs:
+                most = -(-x["request"] // page) * page + page
+                if f["mapping_bytes"] % page or f["mapping_bytes"] + page > most:
+                    ok = fail(f"{rng}: a mapping of {f['mapping_bytes']} B before a {page} B "
+                              f"page, for PyTorch's request of {x['request']} B")
         elif tensors:
             want["live_allocated_bytes"] = x["allocated"]
             want["verdict"] = torch_verdict(x)

@@ -637,6 +637,14 @@ static void test_vmm_recovered_when_mapped(void **state)
     assert_false(r->ooms[1].recovered); /* its retry's handle was released unmapped */
     assert_true(r->ooms[2].recovered);  /* mapped */
     assert_int_equal(r->recovered_allocations, 1);
+    /* the pages each failed mapping had made before its failed one */
+    assert_int_equal(r->ooms[0].mapping_bytes, 0);
+    assert_int_equal(r->ooms[1].mapping_bytes, 20 * MiB);
+    assert_int_equal(r->ooms[2].mapping_bytes, 20 * MiB); /* 0x10 was given back */
+    assert_non_null(strstr(r->ooms[1].explanation, "this call is one page of a mapping: 20.00 MiB "
+                                                   "of pages were created for it before this one "
+                                                   "failed"));
+    assert_null(strstr(r->ooms[0].explanation, "one page of a mapping"));
     vr_report_free(r);
     unlink(tmp_path("vmm_retry"));
 }
