@@ -6,7 +6,8 @@
  *                  outside the recording at the first meminfo sample), and
  *                  the request would have fit without that difference;
  *   leak           call sites whose live bytes grow across NVTX iterations
- *                  (least-squares slope > 0, R^2 > 0.9) hold a large share of
+ *                  (least-squares slope > 0 and R^2 > 0.9, or a rise that
+ *                  kept on: vr_sustained) hold a large share of
  *                  live bytes (one >= 25%, together >= 50%); not when the
  *                  leaking site is a caching allocator's segments whose
  *                  sizes do not repeat across iterations (sizes_repeat, here;
@@ -129,7 +130,8 @@ static void top_sites(vr_state *s, vr_oom_raw *o, const vr_map *dev)
         top_keep(o, e->key, e->live, e->count);
 }
 
-/* The growing site (slope > 0, R^2 > 0.9 over NVTX iterations) holding the
+/* The growing site (slope > 0 and R^2 > 0.9 over NVTX iterations, or a rise
+ * that kept on, vr_sustained: kept tensors of random sizes) holding the
  * most live bytes, when growing sites hold a large share of live bytes (one
  * site >= 25%, or all of them together >= 50%); else NULL. Time windows are
  * not used: a ramp-up before the first OOM looks like growth over time.
@@ -151,8 +153,9 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, d
         if (here * 50 < live) /* under 2%: not worth a fit */
             continue;
         double sl, r;
-        vr_fit(vr_counter_samples(c, sp->slot), sp->n, sp->stride, &sl, &r);
-        if (sl <= 0 || r <= 0.9)
+        const uint64_t *y = vr_counter_samples(c, sp->slot);
+        vr_fit(y, sp->n, sp->stride, &sl, &r);
+        if (sl <= 0 || (r <= 0.9 && !(sl >= 1.0 && vr_sustained(y, sp->n))))
             continue;
         growing += here;
         if (!best || here > best_live) {

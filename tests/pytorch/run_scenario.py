@@ -119,6 +119,11 @@ SCENARIOS = {
     # a tensor kept in nine steps of ten, of random sizes: stairs, R^2 0.61
     "random_steps_4_stairs": (["sc_random_steps.py", "7", "30", "0.9"], {}, ["--torch-tensors"],
                               ["growth_truth", "allocated"]),
+    # kept tensors of random sizes until the pool runs out: R^2 0.897, a
+    # rise that kept on; the verdict was fragmentation
+    "random_steps_6_leak_oom": (["sc_random_steps.py", "52", "2000", "0.5"],
+                                {"VRAMTRACE_SIM_MEMORY": "1GiB"}, ["--torch-tensors"],
+                                ["leak_truth", "allocated"]),
     # 200 steps: the fit keeps every fourth step's end (64 samples, halved)
     "random_steps_5_long": (["sc_random_steps.py", "22", "200", "0.7"], {}, [],
                             ["growth_truth", "reserved", "snapshot"]),
@@ -391,6 +396,8 @@ def check(r, what, tq):
         return check_oom_truth(r, tq)
     if what == "growth_truth":
         return check_growth_truth(r, tq)
+    if what == "leak_truth":
+        return check_leak_truth(r, tq)
     if what == "oom_message":
         msg = tq.get("oom_message", "")
         tried = re.search(r"Tried to allocate (.+?)\. GPU", msg)
@@ -535,6 +542,25 @@ def check_growth_truth(r, tq):
     return ((kind == "growing") == should or fail(
         f"headline {kind}, but the fit of PyTorch's bytes says {'growing' if should else 'not'}")
             ) and ok
+
+
+def check_leak_truth(r, tq):
+    """sc_random_steps.py run until PyTorch raises (per tensor): the fatal
+    failure's verdict is *leak* when PyTorch's memory_allocated() at the
+    completed steps' ends grows as docs/report.md's leak rule asks (slope
+    > 0 and R^2 > 0.9, or a rise that kept on); the kept tensors are the
+    script's one growing line, so its growth is theirs."""
+    oom, steps = fatal_oom(r.rep), tq["step_allocated"]
+    ys, stride = sampled(steps)
+    slope, r2 = fit(ys, stride)
+    grows = slope > 0 and (r2 > 0.9 or (slope >= 1 and sustained(ys)))
+    print(f"PyTorch over {len(steps)} completed steps: {slope:.1f} B/step, R^2 {r2:.4f}, "
+          f"kept on {sustained(ys)}; vramtrace's fatal failure: "
+          f"{oom['verdict'] if oom else None} ({(oom or {}).get('explanation', '')[:120]})")
+    if not oom or "oom_message" not in tq:
+        return fail("expected PyTorch's OutOfMemoryError and vramtrace's fatal failure")
+    return ((oom["verdict"] == "leak") == grows or fail(
+        f"verdict {oom['verdict']}, but PyTorch's bytes {'grow' if grows else 'do not grow'}"))
 
 
 def torch_verdict(x):
