@@ -129,10 +129,10 @@ void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, doubl
         *slope = 0;
 }
 
-bool vr_sustained(const uint64_t *y, uint32_t n)
+bool vr_sustained(const uint64_t *y, uint32_t n, double slope)
 {
     uint32_t k = n / 3;
-    if (n < 6)
+    if (n < 6 || slope < 1.0)
         return false;
     uint64_t high = 0, first_max = 0, last_min = UINT64_MAX;
     bool high_mid = false, high_last = false;

@@ -155,7 +155,7 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, d
         double sl, r;
         const uint64_t *y = vr_counter_samples(c, sp->slot);
         vr_fit(y, sp->n, sp->stride, &sl, &r);
-        if (sl <= 0 || (r <= 0.9 && !(sl >= 1.0 && vr_sustained(y, sp->n))))
+        if (sl <= 0 || (r <= 0.9 && !vr_sustained(y, sp->n, sl)))
             continue;
         growing += here;
         if (!best || here > best_live) {

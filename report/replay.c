@@ -199,25 +199,16 @@ static void mark_recovered(vr_state *s, size_t index, uint64_t seq)
         s->ooms[index].o.recovered = true;
 }
 
-/* The pending recovery of VMM handle key ends: recovered (it was mapped) or
- * not (released unmapped: the retry's pages were given back, as PyTorch's
- * expandable segments do when a later page of the same request fails). */
-static void end_recovery(vr_state *s, uint64_t key, bool recovered)
+/* The pending recovery of VMM handle key (by_thread: of thread key) ends:
+ * recovered (its handle was mapped) or not (released unmapped: the retry's
+ * pages were given back, as PyTorch's expandable segments do when a later
+ * page of the same request fails; or the thread failed again). */
+static void end_recovery(vr_state *s, uint64_t key, bool by_thread, bool recovered)
 {
     for (size_t i = 0; i < s->nrecov; i++)
-        if (s->recov[i].key == key) {
+        if ((by_thread ? s->recov[i].tid : s->recov[i].key) == key) {
             if (recovered)
                 mark_recovered(s, s->recov[i].fail_index, s->recov[i].fail_seq);
-            s->recov[i] = s->recov[--s->nrecov];
-            return;
-        }
-}
-
-/* A new failure on thread tid: its pending recovery, if any, failed too. */
-static void drop_recovery(vr_state *s, uint64_t tid)
-{
-    for (size_t i = 0; i < s->nrecov; i++)
-        if (s->recov[i].tid == tid) {
             s->recov[i] = s->recov[--s->nrecov];
             return;
         }
@@ -256,7 +247,7 @@ static void on_failed(vr_state *s, const vt_event *ev)
                    vr_api(s, ev->u.failed.api)->kind);
     attempt(s, t, false, 0, 0, 0);
     if (s->nrecov)
-        drop_recovery(s, t->key);
+        end_recovery(s, t->key, true, false); /* its retry failed too */
     s->failed++;
     vr_oom_failed(s, ev, t);
     t->unmapped = 0; /* the mapping failed: its pages are given back */
@@ -352,7 +343,7 @@ static ALWAYS_INLINE void on_free(vr_state *s, const vt_event *ev, const vr_foun
         return;
     }
     if (s->nrecov)
-        end_recovery(s, l->key, false);
+        end_recovery(s, l->key, false, false);
     free_live_hot(s, l, &f->hint);
 }
 
@@ -364,7 +355,7 @@ static void on_vmm_map(vr_state *s, const vt_event *ev)
     if (!l)
         return; /* a handle created before the recording (or imported) */
     if (s->nrecov)
-        end_recovery(s, key, true);
+        end_recovery(s, key, false, true);
     vr_state_thread(s, ev->thread_id)->unmapped = 0;
     vr_vmm_map *m = vr_map_put(&s->vmm_maps, ev->u.vmm.addr, NULL);
     if (m->handle_key) { /* the address was mapped and its unmap not seen */

@@ -502,6 +502,13 @@ def fit(y, stride=1):
     return sxy / sxx, (min(1.0, sxy * sxy / (sxx * syy)) if syy > 0 else 0.0)
 
 
+def step_fit(steps):
+    """PyTorch's bytes at each step's end as the report samples and fits
+    them: (samples, stride, slope, R^2)."""
+    ys, stride = sampled(steps)
+    return (ys, stride) + fit(ys, stride)
+
+
 def sustained(y):
     """docs/report.md's rise that kept on: at least 6 step ends, every one of
     the last third above the first third's highest, and a new highest in the
@@ -524,8 +531,7 @@ def check_growth_truth(r, tq):
     (slope >= 1 B, and R^2 >= 0.8 or the rise kept on)."""
     rep = r.rep
     steps = tq["step_allocated" if "--torch-tensors" in r.vt_opts else "step_reserved"]
-    ys, stride = sampled(steps)
-    slope, r2 = fit(ys, stride)
+    ys, stride, slope, r2 = step_fit(steps)
     tg, it, kind = rep["total_growth"], rep["iteration"], rep["verdict"]["kind"]
     print(f"PyTorch over {len(steps)} steps (every {stride}): {slope:.1f} B/step, R^2 "
           f"{r2:.4f}; vramtrace: "
@@ -551,8 +557,7 @@ def check_leak_truth(r, tq):
     > 0 and R^2 > 0.9, or a rise that kept on); the kept tensors are the
     script's one growing line, so its growth is theirs."""
     oom, steps = fatal_oom(r.rep), tq["step_allocated"]
-    ys, stride = sampled(steps)
-    slope, r2 = fit(ys, stride)
+    ys, stride, slope, r2 = step_fit(steps)
     grows = slope > 0 and (r2 > 0.9 or (slope >= 1 and sustained(ys)))
     print(f"PyTorch over {len(steps)} completed steps: {slope:.1f} B/step, R^2 {r2:.4f}, "
           f"kept on {sustained(ys)}; vramtrace's fatal failure: "

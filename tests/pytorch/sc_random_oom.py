@@ -45,7 +45,7 @@ class Observer:
         self.last = {"device": device, "alloc": alloc, "total": total, "free": free}
 
 
-def alloc(rng, st, obs, live, op, nbytes, dev):
+def alloc(st, obs, live, op, nbytes, dev):
     """One allocation of nbytes on device dev; on OOM record PyTorch's
     state. True if made."""
     try:
@@ -74,7 +74,7 @@ def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
         if kind == "alloc":
             n = size_bytes(rng)
             dev = rng.randrange(devices) if devices > 1 else 0
-            if not alloc(rng, st, obs, live, label, n, dev):
+            if not alloc(st, obs, live, label, n, dev):
                 counts["oom"] += 1
                 # what a user does next: free something and retry the same
                 # request, or give up on it
@@ -83,7 +83,7 @@ def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
                     live.pop(rng.randrange(len(live)))
                     torch.cuda.nvtx.range_pop()
                     torch.cuda.nvtx.range_push(f"op {label} retry")
-                    counts["retried"] += alloc(rng, st, obs, live, f"{label} retry", n, dev)
+                    counts["retried"] += alloc(st, obs, live, f"{label} retry", n, dev)
         elif kind == "free" and live:
             live.pop(rng.randrange(len(live)))
         elif kind == "empty":
