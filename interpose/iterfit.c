@@ -1,6 +1,7 @@
 /* iterfit.c: growth per iteration in process, for the exit line's verdict.
- * An iteration is a top-level NVTX push/pop range (the report's rule:
- * report/growth.c, the most frequent top-level range); at each of its ends
+ * An iteration is an NVTX push/pop range (the report's rule, report/growth.c:
+ * the most frequent top-level range that completed 3 times, else the most
+ * frequent range directly inside a top-level one); at each of its ends
  * the live device bytes are sampled into a running least-squares fit per
  * range name. The projection is the report's (report/model.c, fit_growth):
  * iterations + ceil((room - live) / slope), room = the device's free bytes
@@ -13,10 +14,13 @@
 #include "vsize.h"
 #include "vti_internal.h"
 
-#define ITER_NAMES 8
+#define ITER_NAMES 8 /* per level */
+#define ITER_LEVELS 2
 
 typedef struct iter_fit {
     char name[48];
+    char parent[48]; /* level 1: the top-level range it last ended in */
+    uint64_t starts; /* level 0: begun */
     uint64_t n;      /* completed iterations */
     uint64_t y0;     /* live bytes at the first end (samples are centred on it) */
     uint64_t y_last; /* live bytes at the last end */
@@ -24,7 +28,7 @@ typedef struct iter_fit {
 } iter_fit;
 
 static pthread_mutex_t iter_lock = PTHREAD_MUTEX_INITIALIZER;
-static iter_fit fits[ITER_NAMES];
+static iter_fit fits[ITER_LEVELS][ITER_NAMES];
 static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
 
 static uint64_t live_device_bytes(void)
@@ -50,26 +54,39 @@ void vti_iter_meminfo(int device, uint64_t free_b)
     pthread_mutex_unlock(&iter_lock);
 }
 
-static iter_fit *fit_of(const char *name)
+static iter_fit *fit_of(iter_fit *level, const char *name)
 {
     for (int i = 0; i < ITER_NAMES; i++) {
-        if (!fits[i].name[0]) {
-            snprintf(fits[i].name, sizeof fits[i].name, "%s", name);
-            return &fits[i];
+        if (!level[i].name[0]) {
+            snprintf(level[i].name, sizeof level[i].name, "%s", name);
+            return &level[i];
         }
-        if (!strncmp(fits[i].name, name, sizeof fits[i].name - 1))
-            return &fits[i];
+        if (!strncmp(level[i].name, name, sizeof level[i].name - 1))
+            return &level[i];
     }
     return NULL;
 }
 
-void vti_iter_end(const char *name)
+void vti_iter_begin(const char *name)
 {
     if (!name || !*name)
         return;
+    pthread_mutex_lock(&iter_lock);
+    iter_fit *f = fit_of(fits[0], name);
+    if (f)
+        f->starts++;
+    pthread_mutex_unlock(&iter_lock);
+}
+
+void vti_iter_end(const char *name, int level, const char *parent)
+{
+    if (!name || !*name || level < 0 || level >= ITER_LEVELS)
+        return;
     uint64_t y = live_device_bytes();
     pthread_mutex_lock(&iter_lock);
-    iter_fit *f = fit_of(name);
+    iter_fit *f = fit_of(fits[level], name);
+    if (f && parent)
+        snprintf(f->parent, sizeof f->parent, "%s", parent);
     if (f) {
         if (!f->n)
             f->y0 = y;
@@ -113,15 +130,31 @@ static bool growing_line(const iter_fit *f, uint64_t rm, char *out, size_t len)
     return true;
 }
 
+/* Whether the top-level range parent began at most once (report/growth.c,
+ * parent_once: a parent that repeats is the loop itself); one not counted
+ * (the table full: ranges named by their step's number) is taken to. */
+static bool parent_once(const char *parent)
+{
+    for (int i = 0; i < ITER_NAMES; i++)
+        if (!strncmp(fits[0][i].name, parent, sizeof fits[0][i].name - 1))
+            return fits[0][i].starts <= 1;
+    return true;
+}
+
 bool vti_iter_headline(char *out, size_t len)
 {
     bool ok = false;
     pthread_mutex_lock(&iter_lock);
     const iter_fit *best = NULL;
     uint64_t rm = 0;
-    for (int i = 0; i < ITER_NAMES; i++)
-        if (fits[i].name[0] && (!best || fits[i].n > best->n))
-            best = &fits[i];
+    for (int l = 0; l < ITER_LEVELS && (!best || best->n < 3); l++) {
+        best = NULL; /* the top level's when one completed 3 times */
+        for (int i = 0; i < ITER_NAMES; i++)
+            if (fits[l][i].name[0] && (!best || fits[l][i].n > best->n))
+                best = &fits[l][i];
+    }
+    if (best && best->parent[0] && !parent_once(best->parent))
+        best = NULL;
     for (int d = 0; d < VTI_MAX_DEVICES; d++)
         rm = room[d] > rm ? room[d] : rm;
     if (best)

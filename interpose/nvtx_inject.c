@@ -218,7 +218,7 @@ struct vtn_stack {
     nvtxDomainHandle_t domain;
     uint32_t depth;
     uint64_t recorded;
-    char top[48]; /* the open top-level range's name (an iteration: iterfit.c) */
+    char open[2][48]; /* the open level 0 and 1 ranges' names (iterations: iterfit.c) */
 };
 
 static __thread struct vtn_stack tls_stacks[VTN_TLS_DOMAINS];
@@ -256,8 +256,10 @@ static int range_push(nvtxDomainHandle_t d, const char *name)
     if (!s)
         return 0;
     uint32_t level = s->depth++;
-    if (level == 0)
-        snprintf(s->top, sizeof s->top, "%s", name ? name : "");
+    if (level < 2)
+        snprintf(s->open[level], sizeof s->open[level], "%s", name ? name : "");
+    if (level == 0 && vti_enabled())
+        vti_iter_begin(s->open[0]);
     if (level < 64)
         s->recorded = rec ? s->recorded | (1ull << level) : s->recorded & ~(1ull << level);
     return (int)level;
@@ -276,8 +278,8 @@ static int range_pop(nvtxDomainHandle_t d)
     uint32_t level = --s->depth;
     if (level >= 64 || (s->recorded >> level & 1))
         emit_range(VT_REC_RANGE_POP, d, NULL);
-    if (level == 0 && vti_enabled())
-        vti_iter_end(s->top);
+    if (level < 2 && vti_enabled())
+        vti_iter_end(s->open[level], (int)level, level ? s->open[0] : NULL);
     return (int)level;
 }
 

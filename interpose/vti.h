@@ -31,8 +31,14 @@ uint32_t vti_capture_stack(int skip);
  * returns its id (> 0), or 0 when tracing is off. */
 uint32_t vti_intern_string(const char *s);
 
-/* A top-level NVTX push/pop range named name ended: an iteration for the
- * exit line's growth verdict (iterfit.c samples the live device bytes). */
-void vti_iter_end(const char *name);
+/* An NVTX push/pop range named name ended at level 0 (top level) or 1
+ * (directly inside the top-level one named parent); deeper ones are not
+ * passed. An
+ * iteration candidate for the exit line's growth verdict (iterfit.c samples
+ * the live device bytes), by the report's rule (report/growth.c). */
+void vti_iter_end(const char *name, int level, const char *parent);
+/* A top-level NVTX push/pop range named name began (a nested range is an
+ * iteration only inside a top-level one begun once: iterfit.c). */
+void vti_iter_begin(const char *name);
 
 #endif

@@ -1,5 +1,6 @@
 /* growth.c: NVTX range stacks per thread, iterations (the most frequent
- * top-level range, e.g. "train_step"), and least-squares growth fits of the
+ * top-level range, e.g. "train_step", or when none repeats the most frequent
+ * range directly inside one, e.g. "step" inside one "train"), and least-squares growth fits of the
  * live bytes per call site sampled at iteration ends.
  *
  * Without NVTX, iterations come from a repeating call-site pattern: the first
@@ -16,24 +17,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t candidate_count(const vr_state *s)
+static uint64_t candidate_count(const vr_level *lv)
 {
-    for (size_t i = 0; i < s->ntopnames; i++)
-        if (s->topnames[i].name == s->iter_name)
-            return s->topnames[i].count;
+    for (size_t i = 0; i < lv->nnames; i++)
+        if (lv->names[i].name == lv->iter_name)
+            return lv->names[i].count;
     return 0;
 }
 
-/* A top-level range began: an iteration candidate whose peak reserved
+/* A range of level lv began: an iteration candidate whose peak reserved
  * bytes and first allocation are measured (oom.c's batch estimate). */
-static void top_level_started(vr_state *s, uint32_t name, uint64_t ts)
+static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved)
 {
-    size_t k = vr_topname(s, name);
-    if (k != SIZE_MAX && !s->topnames[k].count && !s->topnames[k].first_start)
-        s->topnames[k].first_start = ts;
-    s->cur_top = name;
-    s->cur_top_peak = s->reserved;
-    s->cur_top_input = 0;
+    size_t k = vr_level_name(lv, name);
+    if (k != SIZE_MAX && !lv->names[k].count && !lv->names[k].first_start)
+        lv->names[k].first_start = ts;
+    if (k != SIZE_MAX)
+        lv->names[k].starts++;
+    lv->cur = name;
+    lv->cur_peak = reserved;
+    lv->cur_input = 0;
 }
 
 void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts)
@@ -50,39 +53,47 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->stack[t->depth] = entry;
     t->stack_ts[t->depth] = ts;
     t->depth++;
-    if (t->depth == 1)
-        top_level_started(s, (uint32_t)entry, ts);
+    if (t->depth <= VR_LEVELS)
+        level_started(&s->level[t->depth - 1], (uint32_t)entry, ts, s->reserved);
 }
 
-static void top_level_ended(vr_state *s, uint32_t name, uint64_t start, uint64_t end)
+/* The top-level range's span for the timeline (model.c resolves the name). */
+static void push_span(vr_state *s, uint32_t name, uint64_t start, uint64_t end)
 {
-    size_t k = vr_topname(s, name);
+    if (s->nspans >= VR_MAX_SPANS)
+        return;
+    vr_range_span *sp = &s->spans[s->nspans++];
+    sp->start_ns = vr_rel_ns(s, start);
+    sp->end_ns = vr_rel_ns(s, end);
+    sp->name = (const char *)(uintptr_t)name;
+}
+
+/* A range of level lv ended: counted; when it is the level's candidate, its
+ * iteration is sampled; a name completed more often than the candidate
+ * becomes the candidate (the sampler restarts). */
+static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t parent, uint64_t end)
+{
+    size_t k = vr_level_name(lv, name);
     if (k == SIZE_MAX)
         return;
-    uint64_t *cnt = &s->topnames[k].count;
+    uint64_t *cnt = &lv->names[k].count;
     (*cnt)++;
-    if (name == s->cur_top) {
-        s->topnames[k].last_peak = s->cur_top_peak;
-        s->topnames[k].last_end = s->reserved;
-        s->topnames[k].last_input = s->cur_top_input;
-        s->cur_top = 0;
+    lv->names[k].parent = parent;
+    if (name == lv->cur) {
+        lv->names[k].last_peak = lv->cur_peak;
+        lv->names[k].last_end = s->reserved;
+        lv->names[k].last_input = lv->cur_input;
+        lv->cur = 0;
     }
-    if (s->nspans < VR_MAX_SPANS) {
-        vr_range_span *sp = &s->spans[s->nspans++];
-        sp->start_ns = vr_rel_ns(s, start);
-        sp->end_ns = vr_rel_ns(s, end);
-        sp->name = (const char *)(uintptr_t)name; /* resolved in model.c */
+    if (name != lv->iter_name && *cnt > candidate_count(lv)) {
+        lv->iter_name = name; /* a more frequent range: restart */
+        lv->iter.ticks = *cnt - 1;
+        lv->iter.stride = 1;
+        lv->iter.n = 0;
+        lv->iter.times.n = 0;
     }
-    if (name != s->iter_name && *cnt > candidate_count(s)) {
-        s->iter_name = name; /* a more frequent top-level range: restart */
-        memset(&s->iter, 0, sizeof(s->iter));
-        s->iter.stride = 1;
-        s->iter.ticks = *cnt - 1;
-        s->iter.slot = 0;
-        s->iter_ticks.n = 0;
-    }
-    if (name == s->iter_name)
-        vr_sampler_tick(s, &s->iter, end);
+    if (name == lv->iter_name)
+        vr_sampler_tick(s, &lv->iter, end);
 }
 
 void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts)
@@ -95,8 +106,12 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
     uint32_t name = (uint32_t)t->stack[i - 1];
     uint64_t start = t->stack_ts[i - 1];
     t->depth = i - 1;
+    for (size_t k = t->depth + 1; k < VR_LEVELS; k++)
+        s->level[k].cur = 0; /* ranges left open above it end uncounted */
+    if (t->depth < VR_LEVELS)
+        level_ended(s, &s->level[t->depth], name, t->depth ? (uint32_t)t->stack[0] : 0, ts);
     if (t->depth == 0)
-        top_level_ended(s, name, start, ts);
+        push_span(s, name, start, ts);
 }
 
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2)
@@ -150,10 +165,42 @@ bool vr_sustained(const uint64_t *y, uint32_t n, double slope)
     return last_min > first_max && high_mid && high_last;
 }
 
+/* Whether the nested candidate's (last) parent began at most once: one
+ * range around the loop ("train"; or a range per step named by its number,
+ * "iteration17", as Nsight Systems' PyTorch examples do; a parent not
+ * counted, the level's table full, is taken to be one of those). A parent
+ * that repeats is the loop itself: a training step with 3 "D.forward"
+ * ranges inside that died in its second step has no iterations yet, not
+ * iterations of D.forward. */
+static bool parent_once(const vr_state *s)
+{
+    const vr_level *in = &s->level[1], *top = &s->level[0];
+    uint32_t parent = 0;
+    for (size_t i = 0; i < in->nnames; i++)
+        if (in->names[i].name == in->iter_name)
+            parent = in->names[i].parent;
+    for (size_t i = 0; i < top->nnames; i++)
+        if (top->names[i].name == parent)
+            return top->names[i].starts <= 1;
+    return true;
+}
+
+const vr_level *vr_growth_level(const vr_state *s)
+{
+    for (int k = 0; k < VR_LEVELS; k++) {
+        const vr_level *lv = &s->level[k];
+        if (lv->iter_name && candidate_count(lv) >= 3 && lv->iter.n >= 3 &&
+            (k == 0 || parent_once(s)))
+            return lv;
+    }
+    return NULL;
+}
+
 const vr_sampler *vr_growth_sampler(const vr_state *s)
 {
-    if (s->iter_name && candidate_count(s) >= 3 && s->iter.n >= 3)
-        return &s->iter;
+    const vr_level *lv = vr_growth_level(s);
+    if (lv)
+        return &lv->iter;
     if (s->pat.ticks >= 3 && s->pat.n >= 3)
         return &s->pat;
     return NULL;
@@ -222,10 +269,12 @@ static uint64_t iteration_at(const vr_ticks *k, uint64_t ts)
 void vr_sizes_repeat(const vr_state *s, const vr_sampler *sp, const vr_map *sites, bool *groups,
                      size_t ngroups)
 {
-    const vr_ticks *k = sp == &s->iter ? &s->iter_ticks : &s->pat_ticks;
+    memset(groups, 0, ngroups * sizeof *groups);
+    if (!sp)
+        return;
+    const vr_ticks *k = &sp->times;
     sized_alloc *v = NULL;
     size_t n = 0, cap = 0, i = 0;
-    memset(groups, 0, ngroups * sizeof *groups);
     for (const vr_live *l; (l = vr_map_next(&s->live, &i));) {
         const vr_site_group *g = vr_map_get(sites, l->stack);
         if (!g || g->group >= ngroups)

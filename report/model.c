@@ -262,12 +262,13 @@ static uint64_t device_headroom(vr_state *s)
 /* What an NVTX iteration needs on top of what it leaves live: the last
  * completed one's peak reserved bytes above its end (its activations, its
  * temporaries); 0 for call-site iterations (bytes). */
-static uint64_t iteration_excess(vr_state *s, const vr_sampler *sp)
+static uint64_t iteration_excess(vr_state *s)
 {
-    size_t k = sp == &s->iter ? vr_topname(s, s->iter_name) : SIZE_MAX;
-    if (k == SIZE_MAX || s->topnames[k].last_peak <= s->topnames[k].last_end)
+    vr_level *lv = (vr_level *)vr_growth_level(s);
+    size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
+    if (k == SIZE_MAX || lv->names[k].last_peak <= lv->names[k].last_end)
         return 0;
-    return s->topnames[k].last_peak - s->topnames[k].last_end;
+    return lv->names[k].last_peak - lv->names[k].last_end;
 }
 
 /* Least-squares growth over the samples; projected only from at least
@@ -382,12 +383,22 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
     return g;
 }
 
+/* The range a nested iteration range was last inside ("" at top level). */
+static const char *iteration_parent(vr_state *s, const vr_level *lv)
+{
+    for (size_t k = 0; lv == &s->level[1] && k < lv->nnames; k++)
+        if (lv->names[k].name == lv->iter_name && lv->names[k].parent)
+            return vr_strdup(s->arena, vr_state_string(s, lv->names[k].parent));
+    return "";
+}
+
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
-    bool nvtx = sp == &s->iter;
-    r->iteration_name = nvtx ? vr_strdup(s->arena, vr_state_string(s, s->iter_name)) : "";
-    r->iteration_kind = !sp ? "" : nvtx ? "nvtx_range" : "call_site";
+    const vr_level *lv = vr_growth_level(s);
+    r->iteration_name = lv ? vr_strdup(s->arena, vr_state_string(s, lv->iter_name)) : "";
+    r->iteration_parent = lv ? iteration_parent(s, lv) : "";
+    r->iteration_kind = !sp ? "" : lv ? "nvtx_range" : "call_site";
     if (sp == &s->pat)
         r->iteration_site = vr_symbolize(sy, s->pat_anchor);
     r->total_growth = (vr_growth){.projected_oom_iteration = -1};
@@ -396,7 +407,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->iterations = sp->ticks;
     /* out of memory comes when what iterations leave live plus what one
      * needs while it runs no longer fits */
-    uint64_t room = device_headroom(s), excess = iteration_excess(s, sp);
+    uint64_t room = device_headroom(s), excess = iteration_excess(s);
     room = room > excess ? room - excess : 0;
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);

@@ -141,8 +141,9 @@ static void top_sites(vr_state *s, vr_oom_raw *o, const vr_map *dev)
 static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, double *slope,
                                 double *r2)
 {
-    const vr_sampler *sp = vr_growth_sampler(s);
-    if (sp != &s->iter || sp->n < 3 || !live)
+    const vr_level *lv = vr_growth_level(s);
+    const vr_sampler *sp = lv ? &lv->iter : NULL;
+    if (!sp || sp->n < 3 || !live)
         return NULL;
     vr_counter *best = NULL;
     uint64_t growing = 0, best_live = 0;
@@ -217,16 +218,18 @@ static void batch_upper_bound(vr_state *s, vr_oom_raw *o, uint64_t start, uint64
     o->o.batch_kind = "upper_bound";
 }
 
-/* From the last completed iteration it (a topnames entry): see vr_oom in
- * report.h. Its batch is argv's scaled by the ratio of its first allocation
- * (the batch's input) to the failing iteration's, so that iterations of
- * different batch sizes (e.g. --vary-batch) are measured at their own. */
-static void batch_measured(vr_state *s, vr_oom_raw *o, size_t it, uint64_t baseline)
+/* From the last completed iteration it (a names[] entry of level lv): see
+ * vr_oom in report.h. Its batch is argv's scaled by the ratio of its first
+ * allocation (the batch's input) to the failing iteration's, so that
+ * iterations of different batch sizes (e.g. --vary-batch) are measured at
+ * their own. */
+static void batch_measured(vr_state *s, vr_oom_raw *o, const vr_level *lv, size_t it,
+                           uint64_t baseline)
 {
     uint64_t fixed, rest;
-    live_split(s, o->o.device, s->topnames[it].first_start, &fixed, &rest);
-    uint64_t peak = s->topnames[it].last_peak, input = s->topnames[it].last_input;
-    uint64_t now_input = s->cur_top == s->topnames[it].name ? s->cur_top_input : 0;
+    live_split(s, o->o.device, lv->names[it].first_start, &fixed, &rest);
+    uint64_t peak = lv->names[it].last_peak, input = lv->names[it].last_input;
+    uint64_t now_input = lv->cur == lv->names[it].name ? lv->cur_input : 0;
     double b = (double)o->o.batch;
     if (input && now_input)
         b = b * (double)input / (double)now_input;
@@ -240,18 +243,23 @@ static void batch_measured(vr_state *s, vr_oom_raw *o, size_t it, uint64_t basel
     o->o.batch_per_sample_bytes = vr_u64_sat(per_sample);
 }
 
+/* The iteration a failure happened in is the failing thread's range at the
+ * level growth uses (the top level when growth uses none). */
 static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t baseline)
 {
     o->o.batch = s->hdr ? vr_argv_batch(s->hdr->argv, s->hdr->argc) : -1;
     o->o.max_batch = -1;
     o->o.batch_kind = "";
-    if (o->o.batch <= 0 || !t || !t->depth || !o->o.device_total_bytes)
+    const vr_level *grown = vr_growth_level(s);
+    size_t l = grown ? (size_t)(grown - s->level) : 0;
+    if (o->o.batch <= 0 || !t || t->depth <= l || !o->o.device_total_bytes)
         return;
-    size_t it = vr_topname(s, (uint32_t)t->stack[0]);
-    if (it != SIZE_MAX && s->topnames[it].count && s->topnames[it].last_peak)
-        batch_measured(s, o, it, baseline);
+    vr_level *lv = &s->level[l];
+    size_t it = vr_level_name(lv, (uint32_t)t->stack[l]);
+    if (it != SIZE_MAX && lv->names[it].count && lv->names[it].last_peak)
+        batch_measured(s, o, lv, it, baseline);
     else
-        batch_upper_bound(s, o, t->stack_ts[0], baseline);
+        batch_upper_bound(s, o, t->stack_ts[l], baseline);
 }
 
 static vr_oom_raw *oom_new(vr_state *s)

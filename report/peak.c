@@ -283,7 +283,7 @@ static bool site_sampled(vr_state *s, vr_counter *c)
         s->sampled_sites_capped = true;
         return false;
     }
-    c->samples = vr_alloc(s->arena, 2 * sizeof *c->samples);
+    c->samples = vr_alloc(s->arena, VR_SAMPLER_SLOTS * sizeof *c->samples);
     s->nsampled_sites++;
     return true;
 }
@@ -312,7 +312,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
 /* One tick of a sampler (an iteration ended, or a time window passed). */
 void vr_sampler_tick(vr_state *s, vr_sampler *sp, uint64_t ts)
 {
-    vr_ticks *k = sp == &s->iter ? &s->iter_ticks : &s->pat_ticks;
+    vr_ticks *k = &sp->times;
     if (k->n < VR_MAX_TICK_TIMES) {
         if (k->n == k->cap) {
             k->cap = k->cap ? 2 * k->cap : 64;

@@ -86,8 +86,9 @@ static inline void vr_device_peak_alloc(const vr_state *s, vr_devstate *d)
 static inline void vr_account_reserved_total(vr_state *s, int64_t delta)
 {
     s->reserved += (uint64_t)delta;
-    if (s->cur_top && s->reserved > s->cur_top_peak)
-        s->cur_top_peak = s->reserved;
+    for (int k = 0; k < VR_LEVELS; k++)
+        if (s->level[k].cur && s->reserved > s->level[k].cur_peak)
+            s->level[k].cur_peak = s->reserved;
     if (s->reserved > s->peak_res) {
         s->peak_res = s->reserved;
         s->peak_res_t = s->t_last;

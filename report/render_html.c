@@ -880,6 +880,10 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
     if (r->iteration_name[0]) {
         fputs("NVTX range ", f);
         esc(f, r->iteration_name);
+        if (r->iteration_parent[0]) {
+            fputs(" inside ", f);
+            esc(f, r->iteration_parent);
+        }
     } else if (r->iteration_kind[0]) {
         fputs("repeating call-site pattern", f);
     } else {

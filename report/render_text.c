@@ -287,8 +287,10 @@ static void growth(FILE *f, const vr_report *r, size_t top)
         return;
     }
     if (r->iteration_name[0]) {
-        fprintf(f, "iteration: NVTX range \"%s\", %" PRIu64 " iterations\n", r->iteration_name,
-                r->iterations);
+        fprintf(f, "iteration: NVTX range \"%s\"", r->iteration_name);
+        if (r->iteration_parent[0])
+            fprintf(f, " (inside \"%s\", no top-level range repeats)", r->iteration_parent);
+        fprintf(f, ", %" PRIu64 " iterations\n", r->iterations);
     } else {
         fprintf(f,
                 "iteration: repeating call-site pattern, %" PRIu64 " iterations, each begun by\n",

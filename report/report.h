@@ -290,6 +290,10 @@ typedef struct vr_report {
     size_t nleaks;
 
     const char *iteration_name; /* NVTX range used as an iteration, "" = none */
+    /* The range iteration_name was (last) directly inside, when no top-level
+     * range repeated 3 times (e.g. "step" ranges inside one "train"); "" =
+     * it is a top-level range. */
+    const char *iteration_parent;
     /* What an iteration is: "nvtx_range" (iteration_name), "call_site" (each
      * allocation at iteration_site after frees: a repeating call-site
      * pattern) or "" (none: no growth is reported). */

@@ -34,8 +34,10 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->vmm_maps, sizeof(vr_vmm_map));
     vr_map_init(&s->live_ext, sizeof(vr_live_ext));
     vr_map_init(&s->uncovered_at, sizeof(vr_uncovered));
-    s->iter.stride = 1;
-    s->iter.slot = 0;
+    for (int k = 0; k < VR_LEVELS; k++)
+        s->level[k].iter.stride = 1;
+    s->level[0].iter.slot = 0;
+    s->level[1].iter.slot = 2;
     vr_map_init(&s->alloc_sites, sizeof(vr_counter));
     vr_map_init(&s->site_names, sizeof(vr_site_names));
     s->pat.stride = 1;
@@ -225,8 +227,9 @@ void vr_state_destroy(vr_state *s)
         if (s->nvtx[k].ph == 'M') /* thread names: the only strings nvtx.c owns */
             free((char *)s->nvtx[k].name);
     free(s->nvtx);
-    free(s->iter_ticks.ts);
-    free(s->pat_ticks.ts);
+    for (int k = 0; k < VR_LEVELS; k++)
+        free(s->level[k].iter.times.ts);
+    free(s->pat.times.ts);
     for (size_t k = 0; k < s->nnotes; k++)
         free(s->notes[k]);
     free(s->modules);
@@ -333,14 +336,14 @@ vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key)
     return vr_map_put(&s->live_ext, key, NULL);
 }
 
-size_t vr_topname(vr_state *s, uint32_t name)
+size_t vr_level_name(vr_level *lv, uint32_t name)
 {
-    for (size_t i = 0; i < s->ntopnames; i++)
-        if (s->topnames[i].name == name)
+    for (size_t i = 0; i < lv->nnames; i++)
+        if (lv->names[i].name == name)
             return i;
-    if (s->ntopnames == VR_MAX_TOPNAMES)
+    if (lv->nnames == VR_MAX_TOPNAMES)
         return SIZE_MAX;
-    memset(&s->topnames[s->ntopnames], 0, sizeof(s->topnames[0]));
-    s->topnames[s->ntopnames].name = name;
-    return s->ntopnames++;
+    memset(&lv->names[lv->nnames], 0, sizeof(lv->names[0]));
+    lv->names[lv->nnames].name = name;
+    return lv->nnames++;
 }

@@ -39,13 +39,6 @@ typedef struct vr_hover_raw {
     uint64_t bytes[VR_HOVER_SITES];
 } vr_hover_raw;
 
-typedef struct vr_sampler {
-    uint64_t ticks;  /* iterations (or time windows) seen */
-    uint64_t stride; /* ticks per kept sample */
-    uint32_t n;      /* samples kept */
-    int slot;        /* which samples[] array in a site this sampler fills */
-} vr_sampler;
-
 /* The trace times (ns, trace clock) at which a growth sampler ticked, in
  * order, at most VR_MAX_TICK_TIMES: which iteration an allocation was made
  * in (vr_sizes_repeat). */
@@ -55,7 +48,18 @@ typedef struct vr_ticks {
 } vr_ticks;
 #define VR_MAX_TICK_TIMES ((size_t)1 << 22)
 
-/* Growth samples are kept for at most this many call sites (1 KiB each),
+typedef struct vr_sampler {
+    uint64_t ticks;  /* iterations (or time windows) seen */
+    uint64_t stride; /* ticks per kept sample */
+    uint32_t n;      /* samples kept */
+    int slot;        /* which samples[] array in a site this sampler fills */
+    vr_ticks times;  /* when it ticked */
+} vr_sampler;
+/* Samplers, each with its own samples[] array in a site: the top-level
+ * range's (slot 0), the call-site pattern's (1), the nested range's (2). */
+#define VR_SAMPLER_SLOTS 3
+
+/* Growth samples are kept for at most this many call sites (1.5 KiB each),
  * the first ones live at a sample; past it a note says so. */
 #define VR_MAX_SAMPLED_SITES 65536
 /* Entries of one site table (peak, leaks, range sites) symbolized and merged
@@ -63,7 +67,7 @@ typedef struct vr_ticks {
 #define VR_MAX_MERGED_SITES 20000
 
 /* A call site (stack leaf) or an NVTX range: live bytes now and at the
- * peak (lazy snapshot: see peak.c). A site's growth samples ([2][VR_SAMPLES],
+ * peak (lazy snapshot: see peak.c). A site's growth samples ([VR_SAMPLER_SLOTS][VR_SAMPLES],
  * arena) are allocated when it is first live at a sample: a site never live
  * at one has only zeros (vr_counter_samples), and costs 48 bytes. */
 typedef struct vr_counter {
@@ -305,6 +309,30 @@ typedef struct vr_oom_raw {
 } vr_oom_raw;
 
 #define VR_MAX_TOPNAMES 16
+#define VR_LEVELS 2
+
+/* Iteration candidates at one nesting level of NVTX ranges (growth.c):
+ * level 0 the top-level ranges, level 1 the ranges directly inside one
+ * (e.g. "step" ranges inside one "train" range). The first VR_MAX_TOPNAMES
+ * names of a level are counted. */
+typedef struct vr_level {
+    struct {
+        uint32_t name;
+        uint64_t count;       /* completed */
+        uint64_t starts;      /* begun (completed or open) */
+        uint64_t first_start; /* ts of the first start (trace clock) */
+        uint64_t last_peak;   /* peak reserved bytes of the last completed one */
+        uint64_t last_end;    /* reserved bytes at its end */
+        uint64_t last_input;  /* its first device allocation (bytes), 0 = none */
+        uint32_t parent;      /* level 1: the range it was last inside */
+    } names[VR_MAX_TOPNAMES];
+    size_t nnames;
+    /* the range of this level in progress */
+    uint32_t cur;
+    uint64_t cur_peak, cur_input; /* peak reserved, first allocation (bytes) */
+    uint32_t iter_name;           /* the most frequent name: the candidate, 0 = none */
+    vr_sampler iter;
+} vr_level;
 #define VR_MAX_SPANS 2000
 
 /* What the replay needs of an api (vt_api_get's table), per api, looked up
@@ -355,23 +383,11 @@ typedef struct vr_state {
     uint64_t allocations, frees, failed, unknown_frees, events;
     uint64_t failed_error; /* failed with another error than out of memory */
 
-    /* growth: iterations (top-level NVTX ranges) and time windows */
-    struct {
-        uint32_t name;
-        uint64_t count;       /* completed */
-        uint64_t first_start; /* ts of the first start (trace clock) */
-        uint64_t last_peak;   /* peak reserved bytes of the last completed one */
-        uint64_t last_end;    /* reserved bytes at its end */
-        uint64_t last_input;  /* its first device allocation (bytes), 0 = none */
-    } topnames[VR_MAX_TOPNAMES];
-    /* the top-level range in progress (iteration candidate) */
-    uint32_t cur_top;
-    uint64_t cur_top_peak, cur_top_input; /* peak reserved, first allocation (bytes) */
-    uint64_t recovered;                   /* failed allocations retried successfully */
-    size_t ntopnames;
-    uint32_t iter_name; /* current candidate, 0 = none */
-    vr_sampler iter, pat;
-    vr_ticks iter_ticks, pat_ticks;      /* when iter and pat ticked */
+    /* growth: iterations (NVTX ranges at levels 0 and 1, growth.c), the
+     * call-site pattern, time windows */
+    vr_level level[VR_LEVELS];
+    vr_sampler pat;
+    uint64_t recovered;                  /* failed allocations retried successfully */
     uint32_t repeat_checks;              /* leak verdicts checked with vr_sizes_repeat (oom.c) */
     vr_hover_raw hover[VR_HOVER_POINTS]; /* timeline tooltips (peak.c) */
     size_t nhover;
@@ -381,7 +397,7 @@ typedef struct vr_state {
     bool hover_dirty;            /* changed since the last kept sample */
     size_t nsampled_sites;       /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
-    uint64_t total_samples[2][VR_SAMPLES];
+    uint64_t total_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
     /* without NVTX: a repeating call-site pattern (see growth.c) */
     vr_map alloc_sites;               /* stack id -> device allocations seen there */
     vr_map site_names;                /* stack id -> vr_site_names (region names) */
@@ -473,11 +489,12 @@ static inline uint64_t vr_rel_ns(const vr_state *s, uint64_t ts)
  * Inline: every allocation. */
 static inline void vr_iteration_alloc(vr_state *s, uint64_t bytes)
 {
-    if (s->cur_top && !s->cur_top_input)
-        s->cur_top_input = bytes;
+    for (int k = 0; k < VR_LEVELS; k++)
+        if (s->level[k].cur && !s->level[k].cur_input)
+            s->level[k].cur_input = bytes;
 }
-/* topnames index of a top-level range name (created), SIZE_MAX when full. */
-size_t vr_topname(vr_state *s, uint32_t name);
+/* names[] index of a range name of level lv (created), SIZE_MAX when full. */
+size_t vr_level_name(vr_level *lv, uint32_t name);
 
 /* nvtx.c: keeps ev for the model's NVTX events when it is one (thread
  * names, push/pop and start/end ranges); vr_nvtx_build puts them in the
@@ -621,9 +638,13 @@ void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, doubl
  * whose straight-line fit can have a low R^2. */
 bool vr_sustained(const uint64_t *y, uint32_t n, double slope);
 /* The sampler to use for growth: NVTX iterations if one was seen at least 3
- * times, else the call-site pattern's if it completed at least 3, else NULL
- * (no growth is reported). */
+ * times (the most frequent top-level range; else the most frequent range
+ * directly inside one), else the call-site pattern's if it completed at
+ * least 3, else NULL (no growth is reported). */
 const vr_sampler *vr_growth_sampler(const vr_state *s);
+/* The NVTX level whose iterations vr_growth_sampler uses, NULL when it uses
+ * none (the call-site pattern, or no growth). */
+const vr_level *vr_growth_level(const vr_state *s);
 /* A device allocation at stack is about to be replayed: true when it starts
  * a call-site-pattern iteration (vr_pattern_alloc will tick). */
 bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack);

@@ -321,6 +321,16 @@ static const char *leaks_clause(const vr_report *r)
         dev || host ? " by the program" : "", parts[0] ? " (" : "", parts, parts[0] ? ")" : "");
 }
 
+/* "no growth" where growth was measured; without iterations (no NVTX range
+ * nor call-site pattern repeated 3 times) it was not, and a run that kept
+ * memory in a loop nothing marks must not read as one that did not grow. */
+static const char *growth_clause(const vr_report *r)
+{
+    return r->iteration_kind[0] ? "no growth"
+                                : "growth not measured (no iterations: no NVTX range nor "
+                                  "call-site pattern repeated 3 times)";
+}
+
 /* The healthy verdict's account of leaks, growth and failures: no device
  * memory leaked (pinned host memory that was is named; what a caching
  * allocator holds as its cache is not a leak), no growth, and no failed
@@ -330,12 +340,13 @@ static const char *healthy_rest(const vr_report *r)
 {
     const char *leaks = leaks_clause(r);
     if (!r->failed_allocations)
-        return vr_sprintf(r->arena, "%s, no growth, no failed allocation", leaks);
+        return vr_sprintf(r->arena, "%s, %s, no failed allocation", leaks, growth_clause(r));
     return vr_sprintf(r->arena,
-                      "%s, no growth, no out-of-memory failure left unrecovered (%" PRIu64
+                      "%s, %s, no out-of-memory failure left unrecovered (%" PRIu64
                       " failed allocation%s: %" PRIu64 " recovered, %" PRIu64 " not out of memory)",
-                      leaks, r->failed_allocations, r->failed_allocations == 1 ? "" : "s",
-                      r->recovered_allocations, r->error_allocations);
+                      leaks, growth_clause(r), r->failed_allocations,
+                      r->failed_allocations == 1 ? "" : "s", r->recovered_allocations,
+                      r->error_allocations);
 }
 
 /* "EXITED WITH STATUS 1" or "KILLED BY SIGNAL 9" when the end-of-process
@@ -393,8 +404,8 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
                           SZ(r->leaked_bytes, b1), r->leaked_count, leak_site(r, true));
     h->text = vr_sprintf(r->arena,
                          "NO END OF PROCESS RECORDED (killed, cut short or still running): peak "
-                         "reserved %s, no growth, no out-of-memory failure left unrecovered; %s",
-                         SZ(r->peak_reserved, b2), live);
+                         "reserved %s, %s, no out-of-memory failure left unrecovered; %s",
+                         SZ(r->peak_reserved, b2), growth_clause(r), live);
     h->remedy = "what is live when the trace ends is not a leak: the program did not reach its "
                 "exit. A SIGKILL with no failed device allocation is often the kernel's "
                 "out-of-memory killer (host memory; dmesg); vramtrace recover FILE adds what a "
@@ -433,10 +444,11 @@ static void headline_finished(const vr_report *r, vr_headline *h, const char *fa
     const char *rest =
         leaked ? vr_sprintf(r->arena,
                             "%s of device memory in %" PRIu64 " allocations live at exit (the "
-                            "largest part allocated at %s), no growth, no out-of-memory failure "
+                            "largest part allocated at %s), %s, no out-of-memory failure "
                             "left unrecovered",
                             SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
-                            r->leaked_count - r->cached_at_exit_count, leak_site(r, false))
+                            r->leaked_count - r->cached_at_exit_count, leak_site(r, false),
+                            growth_clause(r))
                : healthy_rest(r);
     if (total)
         h->text = vr_sprintf(r->arena, "%s: peak reserved %s of %s (%.1f%%), headroom %s; %s", what,

@@ -124,6 +124,12 @@ SCENARIOS = {
     "random_steps_6_leak_oom": (["sc_random_steps.py", "52", "2000", "0.5"],
                                 {"VRAMTRACE_SIM_MEMORY": "1GiB"}, ["--torch-tensors"],
                                 ["leak_truth", "allocated"]),
+    # the steps inside one "train" range (no top-level range repeats), and
+    # with "forward" and "backward" ranges inside each step as well
+    "random_steps_7_outer": (["sc_random_steps.py", "8", "40", "0.5", "outer"], {}, [],
+                             ["growth_truth", "reserved"]),
+    "random_steps_8_nested_tensors": (["sc_random_steps.py", "9", "40", "0.5", "both"], {},
+                                      ["--torch-tensors"], ["growth_truth", "allocated"]),
     # 200 steps: the fit keeps every fourth step's end (64 samples, halved)
     "random_steps_5_long": (["sc_random_steps.py", "22", "200", "0.7"], {}, [],
                             ["growth_truth", "reserved", "snapshot"]),

@@ -7,7 +7,11 @@ memory_reserved() at each step's end are written to the stats
 ("step_allocated", "step_reserved"): the series vramtrace's growth fit must
 reproduce (docs/report.md, Growth).
 
-    sc_random_steps.py SEED STEPS KEEP_PROBABILITY
+With NEST "outer" the whole loop is inside one range "train" (so no
+top-level range repeats); with "inner" each step holds "forward" and
+"backward" ranges; "both" does both.
+
+    sc_random_steps.py SEED STEPS KEEP_PROBABILITY [NEST]
 """
 import random
 import sys
@@ -21,9 +25,19 @@ def size_bytes(rng):
     return max(512, int(2 ** rng.uniform(9, 26)))
 
 
-def step(rng, kept, keep):
+def step(rng, kept, keep, inner=False):
+    n = rng.randint(1, 6)
+    if inner:
+        torch.cuda.nvtx.range_push("forward")
     temps = [torch.empty(size_bytes(rng), dtype=torch.uint8, device="cuda")
-             for _ in range(rng.randint(1, 6))]
+             for _ in range(n // 2 + 1)]
+    if inner:
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.nvtx.range_push("backward")
+    temps += [torch.empty(size_bytes(rng), dtype=torch.uint8, device="cuda")
+              for _ in range(n - n // 2 - 1)]
+    if inner:
+        torch.cuda.nvtx.range_pop()
     if rng.random() < keep:
         kept.append(temps[rng.randrange(len(temps))])
     if kept and rng.random() < 0.1:
@@ -33,13 +47,17 @@ def step(rng, kept, keep):
 
 def body(st):
     seed, steps, keep = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    nest = sys.argv[4] if len(sys.argv) > 4 else "flat"
+    outer, inner = nest in ("outer", "both"), nest in ("inner", "both")
     rng = random.Random(seed)
     params = torch.empty(size_bytes(rng) * 4, dtype=torch.uint8, device="cuda")
     kept = []
     st.d["step_allocated"], st.d["step_reserved"] = [], []
+    if outer:
+        torch.cuda.nvtx.range_push("train")
     for n in range(steps):
         torch.cuda.nvtx.range_push("step")
-        step(rng, kept, keep)
+        step(rng, kept, keep, inner)
         torch.cuda.nvtx.range_pop()
         st.d["step_allocated"].append(torch.cuda.memory_allocated())
         st.d["step_reserved"].append(torch.cuda.memory_reserved())
@@ -47,6 +65,8 @@ def body(st):
             torch.cuda.nvtx.range_push("eval")
             step(rng, [], 0)
             torch.cuda.nvtx.range_pop()
+    if outer:
+        torch.cuda.nvtx.range_pop()
     print(f"steps {steps} kept {len(kept)}")
     del params
     st.snapshot()

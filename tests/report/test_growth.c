@@ -160,12 +160,107 @@ static void test_growth_stairs(void **state)
     unlink(tmp_path("once"));
 }
 
+/* How nested_of's run nests its ranges. */
+typedef struct nesting {
+    bool outer;    /* all steps inside one range "train" */
+    int inner;     /* ranges "inner" in each step (one allocation each, freed) */
+    int steps;     /* train_steps, each leaving 1 MiB live (never freed) */
+    bool numbered; /* each step's range named by its number ("iteration3") */
+} nesting;
+
+static vr_report *nested_of(const char *name, nesting n)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_string(&g, 2, "train");
+    vtg_string(&g, 3, "inner");
+    uint64_t t = 1000;
+    if (n.outer)
+        vtg_push(&g, t++, 2);
+    for (int i = 0; i < n.steps; i++) {
+        char num[32];
+        snprintf(num, sizeof num, "iteration%d", i);
+        vtg_string(&g, 10 + (uint32_t)i, num);
+        vtg_push(&g, t++, n.numbered ? 10 + (uint32_t)i : 1);
+        for (int k = 0; k < n.inner; k++) {
+            vtg_push(&g, t++, 3);
+            vtg_alloc(&g, t++, 0x80000000, 5 * MiB, 1);
+            vtg_free(&g, t++, 0x80000000);
+            vtg_pop(&g, t++);
+        }
+        vtg_alloc(&g, t++, 0x10000000 + (uint64_t)i * MiB, MiB, 1);
+        vtg_pop(&g, t++);
+    }
+    if (n.outer)
+        vtg_pop(&g, t++);
+    vtg_end(&g, t, 0);
+    return close_and_analyze(&g, name);
+}
+
+/* Iterations one level down when no top-level range repeats: "train_step"s
+ * inside one "train" (the call-site pattern counted 11 of them and no
+ * range). A repeating top-level range still wins over the ranges inside it,
+ * even more frequent ones (micro-batches), and loses none of its samples.
+ * Steps whose ranges are named by their number ("iteration3", as Nsight
+ * Systems' PyTorch examples name them) have the range inside as iteration.
+ * A run that died in its second step has no iterations in the ranges of
+ * its first: their parent repeats. */
+static void test_growth_nested(void **state)
+{
+    (void)state;
+    struct {
+        nesting n;
+        const char *iteration, *parent;
+        uint64_t count;
+    } cases[] = {
+        {{true, 0, 12, false}, "train_step", "train", 12},
+        {{true, 2, 12, false}, "train_step", "train", 12},
+        {{false, 1, 12, false}, "train_step", "", 12},
+        {{false, 4, 12, false}, "train_step", "", 12},
+        {{false, 1, 12, true}, "inner", "iteration11", 12},
+        {{false, 4, 2, false}, "", "", 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        vr_report *r = nested_of("nested", cases[k].n);
+        assert_string_equal(r->iteration_name, cases[k].iteration);
+        assert_string_equal(r->iteration_parent, cases[k].parent);
+        if (cases[k].count) {
+            assert_string_equal(r->iteration_kind, "nvtx_range");
+            assert_int_equal(r->iterations, cases[k].count);
+            assert_true(fabs(r->total_growth.bytes_per_iteration - (double)MiB) < 1.0);
+            assert_true(r->total_growth.r2 > 0.999999);
+        }
+        vr_report_free(r);
+        unlink(tmp_path("nested"));
+    }
+    /* two steps, nothing else repeats: growth was not measured, and the
+     * healthy headline must not say "no growth" (it did) */
+    vtg g;
+    open_trace(&g, "twosteps", 0, NULL);
+    for (uint64_t i = 0, t = 1000; i < 2; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc(&g, t++, 0x10000000, MiB, 1);
+        vtg_free(&g, t++, 0x10000000);
+        vtg_pop(&g, t++);
+    }
+    vtg_end(&g, 2000, 0);
+    vr_report *r = close_and_analyze(&g, "twosteps");
+    assert_string_equal(r->iteration_kind, "");
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_string_equal(h.kind, "healthy");
+    assert_non_null(strstr(h.text, "growth not measured (no iterations"));
+    assert_null(strstr(h.text, "no growth"));
+    vr_report_free(r);
+    unlink(tmp_path("twosteps"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_growth),        cmocka_unit_test(test_no_projection_first_step),
         cmocka_unit_test(test_growth_merged), cmocka_unit_test(test_no_projection_past_int64),
-        cmocka_unit_test(test_growth_stairs),
+        cmocka_unit_test(test_growth_stairs), cmocka_unit_test(test_growth_nested),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }

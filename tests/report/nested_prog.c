@@ -1,0 +1,55 @@
+/* nested_prog.c: NVTX iterations one level down, for nested_test.sh.
+ *   nested_prog outer N   one range "train" around N ranges "step", each
+ *                         keeping 1 MiB (never freed) and holding a 4 MiB
+ *                         temporary in a range "forward"
+ *   nested_prog repeat N  N ranges "step" (no outer one), each holding 4
+ *                         ranges "micro" that keep 1 MiB each: the step is
+ *                         the iteration once it completed 3 times */
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((noinline)) static int keep_site(void)
+{
+    void *p = NULL;
+    return cudaMalloc(&p, 1u << 20) == cudaSuccess;
+}
+
+static int temporary(void)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, 4u << 20) != cudaSuccess)
+        return 0;
+    return cudaFree(p) == cudaSuccess;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "outer") && strcmp(argv[1], "repeat"))) {
+        fprintf(stderr, "usage: nested_prog outer|repeat STEPS\n");
+        return 2;
+    }
+    bool outer = !strcmp(argv[1], "outer");
+    int steps = atoi(argv[2]), ok = 1;
+    if (outer)
+        nvtxRangePushA("train");
+    for (int i = 0; i < steps; i++) {
+        nvtxRangePushA("step");
+        for (int k = 0; k < (outer ? 1 : 4); k++) {
+            nvtxRangePushA(outer ? "forward" : "micro");
+            ok &= outer ? temporary() : keep_site();
+            nvtxRangePop();
+        }
+        if (outer)
+            ok &= keep_site();
+        nvtxRangePop();
+    }
+    if (outer)
+        nvtxRangePop();
+    if (!ok)
+        fprintf(stderr, "nested_prog: cudaMalloc failed\n");
+    return ok ? 0 : 1;
+}

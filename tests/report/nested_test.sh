@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# nested_test.sh VRAMTRACE NESTED_PROG: iterations one level down (report/growth.c,
+# interpose/iterfit.c). Ground truth: nested_prog keeps exactly 1 MiB per "step"
+# (outer) or 4 MiB (repeat). The report and the preload's exit line must both name
+# "step" inside "train", and must not take the ranges inside a step that repeats
+# (2 steps of 4 "micro" ranges: no iterations yet).
+set -u
+VT=$1
+PROG=$2
+T=$(mktemp -d /tmp/vtnested.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run NAME ARGS...: record, report (text + JSON); exit line in $T/NAME.exit
+run() {
+    local name=$1
+    shift
+    timeout 120 "$VT" run --sim=t4 -o "$T/$name.vtrace" -- "$PROG" "$@" >/dev/null 2>"$T/$name.err" ||
+        fail "$name: run exit $? ($(tail -3 "$T/$name.err"))"
+    grep '^vramtrace: GROWING' "$T/$name.err" >"$T/$name.exit" || true
+    timeout 120 "$VT" report "$T/$name.vtrace" --json "$T/$name.json" >"$T/$name.txt" 2>&1 ||
+        fail "$name: report exit $?"
+}
+
+# expect NAME RANGE INSIDE COUNT BYTES_PER_ITERATION (RANGE "": no NVTX iteration)
+expect() {
+    python3 - "$T/$1.json" "$T/$1.exit" "$2" "$3" "$4" "$5" <<'PY'
+
+import json, sys
+rep = json.load(open(sys.argv[1]))
+exit_line = open(sys.argv[2]).read().strip()
+rng, inside, count, rate = sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
+it, tg = rep["iteration"], rep["total_growth"]
+print(f"iteration {it['range']!r} inside {it['inside']!r}, {it['count']}, "
+      f"{tg['bytes_per_iteration']:.0f} B/iteration; exit line {exit_line[:90]!r}")
+if not rng:
+    assert it["kind"] != "nvtx_range", it
+    assert not exit_line, exit_line
+    sys.exit(0)
+assert (it["range"], it["inside"], it["count"]) == (rng, inside, count), it
+assert abs(tg["bytes_per_iteration"] - rate) < 1, tg
+assert rep["verdict"]["kind"] == "growing", rep["verdict"]["kind"]
+want = f"vramtrace: GROWING: +{rate / 2**20:.2f} MiB per {rng} (R^2 1.000 over {count} {rng}s)"
+assert exit_line.startswith(want), (exit_line, want)
+PY
+    local rc=$?
+    [ $rc -eq 0 ] || fail "$1"
+    return $rc
+}
+
+run outer outer 20
+expect outer step train 20 1048576
+grep -q 'iteration: NVTX range "step" (inside "train"' "$T/outer.txt" || fail "outer: text report"
+run repeat repeat 10
+expect repeat step "" 10 4194304
+run died repeat 2
+expect died "" "" 0 0
+
+# The checks fail on a wrong input: the outer run's report read as the repeat run's.
+cp "$T/outer.json" "$T/wrong.json"
+cp "$T/repeat.exit" "$T/wrong.exit"
+if (expect wrong step train 20 1048576) >/dev/null 2>&1; then
+    fail "a wrong exit line passed"
+fi
+[ $fails -eq 0 ] && echo "nested: ok" || echo "nested: $fails failure(s)"
+exit $((fails > 0))
