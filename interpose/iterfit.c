@@ -4,7 +4,7 @@
  * frequent range directly inside a top-level one); at each of its ends
  * the live device bytes are sampled into a running least-squares fit per
  * range name. The projection is the report's (report/model.c, fit_growth):
- * iterations + ceil((room - live) / slope), room = the device's free bytes
+ * iterations + floor((room - live) / slope) + 1, room = the device's free bytes
  * at its first memory-info sample + the bytes live then. */
 #include <inttypes.h>
 #include <pthread.h>
@@ -13,6 +13,7 @@
 
 #include "vsize.h"
 #include "vti_internal.h"
+#include "vtrace.h"
 
 #define ITER_NAMES 8 /* per level */
 #define ITER_LEVELS 2
@@ -54,14 +55,19 @@ void vti_iter_meminfo(int device, uint64_t free_b)
     pthread_mutex_unlock(&iter_lock);
 }
 
+/* The fit of range name in level (created), NULL when the level is full.
+ * Names numbered by step share their stem's fit (vt_range_stem). */
 static iter_fit *fit_of(iter_fit *level, const char *name)
 {
+    char key[48];
+    size_t stem = vt_range_stem(name);
+    snprintf(key, sizeof key, "%.*s", (int)(stem ? stem : strlen(name)), name);
     for (int i = 0; i < ITER_NAMES; i++) {
         if (!level[i].name[0]) {
-            snprintf(level[i].name, sizeof level[i].name, "%s", name);
+            snprintf(level[i].name, sizeof level[i].name, "%s", key);
             return &level[i];
         }
-        if (!strncmp(level[i].name, name, sizeof level[i].name - 1))
+        if (!strcmp(level[i].name, key))
             return &level[i];
     }
     return NULL;
@@ -85,8 +91,10 @@ void vti_iter_end(const char *name, int level, const char *parent)
     uint64_t y = live_device_bytes();
     pthread_mutex_lock(&iter_lock);
     iter_fit *f = fit_of(fits[level], name);
-    if (f && parent)
-        snprintf(f->parent, sizeof f->parent, "%s", parent);
+    if (f && parent) {
+        size_t stem = vt_range_stem(parent);
+        snprintf(f->parent, sizeof f->parent, "%.*s", (int)(stem ? stem : strlen(parent)), parent);
+    }
     if (f) {
         if (!f->n)
             f->y0 = y;
@@ -117,10 +125,10 @@ static bool growing_line(const iter_fit *f, uint64_t rm, char *out, size_t len)
     double r2 = dy > 0 ? cov * cov / (dx * dy) : 0;
     if (slope < 1.0 || r2 < 0.8 || rm <= f->y_last)
         return false;
-    double q = (double)(rm - f->y_last) / slope; /* ceil, as the report's fit_growth */
-    int64_t left = (int64_t)q;
-    left += (double)left < q;
-    int64_t at = (int64_t)f->n + left;
+    /* floor + 1, as the report's fit_growth (report/model.c); the report also
+     * leaves room for what the last iteration needed above its end, which
+     * this fit does not see (it samples iteration ends only) */
+    int64_t at = (int64_t)f->n + (int64_t)((double)(rm - f->y_last) / slope) + 1; /* q > 0 */
     char rate[32];
     fmt_size(slope, rate, sizeof rate);
     snprintf(out, len,
@@ -136,7 +144,7 @@ static bool growing_line(const iter_fit *f, uint64_t rm, char *out, size_t len)
 static bool parent_once(const char *parent)
 {
     for (int i = 0; i < ITER_NAMES; i++)
-        if (!strncmp(fits[0][i].name, parent, sizeof fits[0][i].name - 1))
+        if (!strcmp(fits[0][i].name, parent))
             return fits[0][i].starts <= 1;
     return true;
 }

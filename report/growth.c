@@ -54,7 +54,7 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->stack_ts[t->depth] = ts;
     t->depth++;
     if (t->depth <= VR_LEVELS)
-        level_started(&s->level[t->depth - 1], (uint32_t)entry, ts, s->reserved);
+        level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved);
 }
 
 /* The top-level range's span for the timeline (model.c resolves the name). */
@@ -109,7 +109,8 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
     for (size_t k = t->depth + 1; k < VR_LEVELS; k++)
         s->level[k].cur = 0; /* ranges left open above it end uncounted */
     if (t->depth < VR_LEVELS)
-        level_ended(s, &s->level[t->depth], name, t->depth ? (uint32_t)t->stack[0] : 0, ts);
+        level_ended(s, &s->level[t->depth], vr_range_key(s, name),
+                    t->depth ? vr_range_key(s, (uint32_t)t->stack[0]) : 0, ts);
     if (t->depth == 0)
         push_span(s, name, start, ts);
 }

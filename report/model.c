@@ -386,9 +386,10 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
 /* The range a nested iteration range was last inside ("" at top level). */
 static const char *iteration_parent(vr_state *s, const vr_level *lv)
 {
+    bool numbered;
     for (size_t k = 0; lv == &s->level[1] && k < lv->nnames; k++)
         if (lv->names[k].name == lv->iter_name && lv->names[k].parent)
-            return vr_strdup(s->arena, vr_state_string(s, lv->names[k].parent));
+            return vr_range_key_name(s, lv->names[k].parent, &numbered);
     return "";
 }
 
@@ -396,7 +397,9 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
     const vr_level *lv = vr_growth_level(s);
-    r->iteration_name = lv ? vr_strdup(s->arena, vr_state_string(s, lv->iter_name)) : "";
+    bool numbered = false;
+    r->iteration_name = lv ? vr_range_key_name(s, lv->iter_name, &numbered) : "";
+    r->iteration_numbered = numbered;
     r->iteration_parent = lv ? iteration_parent(s, lv) : "";
     r->iteration_kind = !sp ? "" : lv ? "nvtx_range" : "call_site";
     if (sp == &s->pat)

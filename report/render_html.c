@@ -263,12 +263,22 @@ static void polyline(FILE *f, const scale *s, const vr_report *r, const vr_devic
     fputs("\"/>", f);
 }
 
+/* Whether a top-level span is one of the iterations (a numbered name by its
+ * stem, vt_range_stem). */
+static bool iteration_span(const vr_report *r, const char *name)
+{
+    size_t n = strlen(r->iteration_name);
+    if (!r->iteration_numbered)
+        return !strcmp(name, r->iteration_name);
+    return vt_range_stem(name) == n && !strncmp(name, r->iteration_name, n);
+}
+
 static void spans_svg(FILE *f, const vr_report *r, const scale *s)
 {
     size_t k = 0;
     for (size_t i = 0; i < r->nspans; i++) {
         const vr_range_span *sp = &r->spans[i];
-        if (r->iteration_name[0] && strcmp(sp->name, r->iteration_name))
+        if (r->iteration_name[0] && !iteration_span(r, sp->name))
             continue;
         double x = sx(s, sp->start_ns), w = sx(s, sp->end_ns) - x;
         fprintf(f,
@@ -568,7 +578,7 @@ static void timeline(FILE *f, const vr_report *r, size_t idx)
     if (r->iteration_name[0]) {
         fputs(" (NVTX range ", f);
         esc(f, r->iteration_name);
-        fputc(')', f);
+        fputs(r->iteration_numbered ? "&lt;N&gt;)" : ")", f);
     }
     capacity_note(f, r, timeline_ymax(r));
     fputs("; hover for the largest live call sites</div>", f);
@@ -880,6 +890,8 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
     if (r->iteration_name[0]) {
         fputs("NVTX range ", f);
         esc(f, r->iteration_name);
+        if (r->iteration_numbered)
+            fputs("&lt;N&gt;", f);
         if (r->iteration_parent[0]) {
             fputs(" inside ", f);
             esc(f, r->iteration_parent);

@@ -213,6 +213,7 @@ static void growth(FILE *f, const vr_report *r)
     vr_json_str(f, r->iteration_name);
     fputs(",\"inside\":", f);
     vr_json_str(f, r->iteration_parent);
+    fprintf(f, ",\"numbered\":%s", r->iteration_numbered ? "true" : "false");
     fprintf(f, ",\"kind\":\"%s\",\"count\":%" PRIu64,
             r->iteration_kind[0] ? r->iteration_kind : "none", r->iterations);
     if (r->iteration_site.n || r->iteration_site.id) {

@@ -287,7 +287,9 @@ static void growth(FILE *f, const vr_report *r, size_t top)
         return;
     }
     if (r->iteration_name[0]) {
-        fprintf(f, "iteration: NVTX range \"%s\"", r->iteration_name);
+        fprintf(f, "iteration: NVTX range \"%s%s\"%s", r->iteration_name,
+                r->iteration_numbered ? "<N>" : "",
+                r->iteration_numbered ? " (ranges numbered by step)" : "");
         if (r->iteration_parent[0])
             fprintf(f, " (inside \"%s\", no top-level range repeats)", r->iteration_parent);
         fprintf(f, ", %" PRIu64 " iterations\n", r->iterations);

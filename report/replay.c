@@ -27,11 +27,33 @@ static void on_module(vr_state *s, const vt_event *ev)
     m->build_id = ev->u.module.build_id ? strdup(ev->u.module.build_id) : NULL;
 }
 
+/* A numbered name's stem: the first string of that stem (vr_range_key). */
+static void string_stem(vr_state *s, vr_string *e)
+{
+    size_t n = vt_range_stem(e->text);
+    e->stem = e->stem_len = 0;
+    if (!n || n > UINT32_MAX)
+        return;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)e->text[i]) * 1099511628211ull;
+    bool created;
+    vr_stem *st = vr_map_put(&s->stems, h | 1, &created); /* 0 is not a key */
+    if (created)
+        st->id = (uint32_t)e->key;
+    const vr_string *first = vr_map_get(&s->strings, st->id);
+    if (first && first->stem_len == n && !memcmp(first->text, e->text, n))
+        e->stem = st->id, e->stem_len = (uint32_t)n;
+    else if (first == e || st->id == (uint32_t)e->key)
+        e->stem = (uint32_t)e->key, e->stem_len = (uint32_t)n;
+}
+
 static void on_string(vr_state *s, const vt_event *ev)
 {
     vr_string *e = vr_map_put(&s->strings, ev->u.string.id, NULL);
     free(e->text);
     e->text = strdup(ev->u.string.text ? ev->u.string.text : "");
+    string_stem(s, e);
 }
 
 static void on_device(vr_state *s, const vt_event *ev)

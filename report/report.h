@@ -294,6 +294,9 @@ typedef struct vr_report {
      * range repeated 3 times (e.g. "step" ranges inside one "train"); "" =
      * it is a top-level range. */
     const char *iteration_parent;
+    /* iteration_name is the stem of ranges numbered by step ("iteration" for
+     * "iteration0", "iteration1", ...; trace/vtrace.h, vt_range_stem) */
+    bool iteration_numbered;
     /* What an iteration is: "nvtx_range" (iteration_name), "call_site" (each
      * allocation at iteration_site after frees: a repeating call-site
      * pattern) or "" (none: no growth is reported). */

@@ -21,6 +21,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->t0 = hdr ? hdr->start_mono_ns : 0;
     s->t_last = s->t0;
     vr_map_init(&s->strings, sizeof(vr_string));
+    vr_map_init(&s->stems, sizeof(vr_stem));
     vr_map_init(&s->stacknodes, sizeof(vr_stacknode));
     vr_map_init(&s->pyframes, sizeof(vr_pyframe));
     vr_map_init(&s->threads, sizeof(vr_thread));
@@ -248,6 +249,7 @@ void vr_state_destroy(vr_state *s)
     vr_map_destroy(&s->alloc_sites);
     vr_map_destroy(&s->site_names);
     vr_map_destroy(&s->strings);
+    vr_map_destroy(&s->stems);
     vr_map_destroy(&s->stacknodes);
     vr_map_destroy(&s->pyframes);
     vr_map_destroy(&s->threads);
@@ -310,6 +312,22 @@ const char *vr_state_string(const vr_state *s, uint32_t id)
 {
     const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
     return e ? e->text : "";
+}
+
+uint32_t vr_range_key(const vr_state *s, uint32_t id)
+{
+    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
+    return e && e->stem ? e->stem : id;
+}
+
+const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered)
+{
+    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
+    *numbered = e && e->stem == id && e->stem_len;
+    if (!e)
+        return "";
+    return *numbered ? vr_sprintf(s->arena, "%.*s", (int)e->stem_len, e->text)
+                     : vr_strdup(s->arena, e->text);
 }
 
 vr_devstate *vr_state_device_lookup(vr_state *s, int32_t id)

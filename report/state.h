@@ -294,7 +294,17 @@ typedef struct vr_pyframe {
 typedef struct vr_string {
     uint64_t key; /* string id */
     char *text;
+    /* a name numbered by step ("iteration12", vt_range_stem): the id of the
+     * first string of its stem and the stem's length; else 0, 0 */
+    uint32_t stem, stem_len;
 } vr_string;
+
+/* The first string of each stem of numbered names: stems, keyed by the
+ * stem's 64-bit FNV-1a hash (text compared on lookup). */
+typedef struct vr_stem {
+    uint64_t key;
+    uint32_t id;
+} vr_stem;
 
 /* An OOM before symbolization. */
 typedef struct vr_oom_raw {
@@ -349,7 +359,7 @@ typedef struct vr_state {
     const vt_header *hdr;
     uint64_t t0, t_last;
 
-    vr_map strings, stacknodes, pyframes, threads, devices, live, heaps, sites, phases;
+    vr_map strings, stems, stacknodes, pyframes, threads, devices, live, heaps, sites, phases;
     vr_map site_ranges; /* counters keyed by range << 32 | stack: sites inside a range */
     vr_map acct;        /* vr_acct per (device, kind) */
     vr_map vmm_maps;    /* vr_vmm_map per mapped address */
@@ -454,6 +464,13 @@ void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(prin
 /* vr_state_note unless s already holds a note of the same text. */
 void vr_state_note_once(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vr_state_string(const vr_state *s, uint32_t id);
+/* The string id that stands for NVTX range name id among iteration
+ * candidates: the first string of its stem when it is numbered by step
+ * ("iteration0" for "iteration12", vt_range_stem), else id itself. */
+uint32_t vr_range_key(const vr_state *s, uint32_t id);
+/* The name shown for range key id: the stem of a numbered name
+ * ("iteration", *numbered true), else the string (arena copy). */
+const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered);
 /* The device and thread tables (created on first use). The last one asked
  * for is cached: inline, most events hit it. */
 vr_devstate *vr_state_device_lookup(vr_state *s, int32_t id);

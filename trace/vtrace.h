@@ -571,4 +571,14 @@ vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t er
 #ifdef __cplusplus
 }
 #endif
+/* ---- NVTX range names numbered by step ----------------------------------
+ * The one rule by which the report (report/growth.c) and the preload's exit
+ * line (interpose/iterfit.c) take ranges named by a number as one range:
+ * "iteration0", "iteration1", ... (Nsight Systems' PyTorch examples name each
+ * step's range so), "epoch 3", "step_12". The stem is the name without its
+ * trailing decimal digits and then without trailing ' ', '_', '-', '.', ':',
+ * '#' or '='. Returns the stem's length in bytes, 0 when name does not end in
+ * a digit or its stem is empty ("42"). */
+size_t vt_range_stem(const char *name);
+
 #endif

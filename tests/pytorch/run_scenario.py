@@ -130,6 +130,9 @@ SCENARIOS = {
                              ["growth_truth", "reserved"]),
     "random_steps_8_nested_tensors": (["sc_random_steps.py", "9", "40", "0.5", "both"], {},
                                       ["--torch-tensors"], ["growth_truth", "allocated"]),
+    # each step's range named by its number ("iteration0", ...): one range
+    "random_steps_9_numbered": (["sc_random_steps.py", "10", "40", "0.7", "numbered"], {}, [],
+                                ["growth_truth", "reserved"]),
     # 200 steps: the fit keeps every fourth step's end (64 samples, halved)
     "random_steps_5_long": (["sc_random_steps.py", "22", "200", "0.7"], {}, [],
                             ["growth_truth", "reserved", "snapshot"]),
@@ -543,7 +546,8 @@ def check_growth_truth(r, tq):
           f"{r2:.4f}; vramtrace: "
           f"{tg['bytes_per_iteration']:.1f} B/{it['range']} over {tg['iterations']}, R^2 "
           f"{tg['r2']:.4f}; headline {kind}")
-    ok = (it["range"], it["count"], tg["iterations"]) == ("step", len(steps), len(steps)) or fail(
+    name = "iteration" if "numbered" in r.script else "step"
+    ok = (it["range"], it["count"], tg["iterations"]) == (name, len(steps), len(steps)) or fail(
         f"iteration {it}, {tg['iterations']} sampled: expected every step")
     ok = (abs(tg["bytes_per_iteration"] - slope) <= 1 and abs(tg["r2"] - r2) <= 1e-6
           or fail("the growth fit differs from PyTorch's bytes at the steps' ends")) and ok
@@ -614,6 +618,7 @@ def check_oom_truth(r, tq):
     are PyTorch's, not one CUDA call's)."""
     rep, tensors = r.rep, "--torch-tensors" in r.vt_opts
     expandable = "expandable_segments:True" in r.env_extra.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    leaks = said_leak = 0
     by = {}
     for o in rep["ooms"]:
         by.setdefault(o["range"], []).append(o)
@@ -656,6 +661,11 @@ def check_oom_truth(r, tq):
             want["live_allocated_bytes"] = x["reserved"]
             want["verdict"] = "capacity"
             frag += torch_verdict(x) == "fragmentation"
+        grew = ops_grew(rep, tq, x, tensors)
+        leaks += grew
+        if o["verdict"] == "leak" and grew and "verdict" in want:
+            want["verdict"] = "leak"
+            said_leak += 1
         bad = {k: (o.get(k), v) for k, v in want.items() if o.get(k) != v}
         if bad:
             ok = fail(f"{rng}: (vramtrace, PyTorch) differ: {bad}")
@@ -670,8 +680,37 @@ def check_oom_truth(r, tq):
           f"{len(rep['ooms'])} failed allocations in {len(by)} ranges ("
           f"{rep['totals']['recovered_failed_allocations']} recovered, {last_recovered} of them "
           f"the last of a raised error's, by the program's next request); headline "
-          f"{rep['verdict']['kind']}")
+          f"{rep['verdict']['kind']}; {leaks} after PyTorch's bytes grew over the ops "
+          f"(iterations), {said_leak} of them told as leak")
     return ok
+
+
+def range_stem(name):
+    """trace/vtrace.h's rule for range names numbered by step, restated:
+    the name without its trailing digits, then without trailing separators;
+    None when it does not end in a digit or nothing is left."""
+    k = len(name.rstrip("0123456789"))
+    if k == len(name):
+        return None
+    return name[:k].rstrip(" _-.:#=") or None
+
+
+def ops_grew(rep, tq, x, tensors):
+    """Whether PyTorch's bytes (allocated per tensor, else reserved) at the
+    ends of the ops before the raised error x, of the op ranges vramtrace
+    took as iterations, grew by docs/report.md's leak rule for a failure
+    (oom.c, leaking_site): slope > 0 and R^2 > 0.9, or a rise that kept on,
+    over the samples the report keeps (sampled). A leak verdict is right
+    only then: sc_random_oom.py keeps tensors across ops in a list."""
+    it = rep["iteration"]
+    ends = tq.get("op_ends", [])[:x.get("ends_before", 0)]
+    y = [e[1] if tensors else e[2] for e in ends
+         if it["kind"] == "nvtx_range" and range_stem(f"op {e[0]}0") == it["range"]]
+    ys, stride = sampled(y)
+    if len(ys) < 3:
+        return False
+    slope, r2 = fit(ys, stride)
+    return slope > 0 and (r2 > 0.9 or (slope >= 1 and sustained(ys)))
 
 
 def check_projection(r):

@@ -10,7 +10,12 @@ to the stats' "ooms" list: the operation, PyTorch's OOM observer's numbers
 c10/cuda/CUDACachingAllocator.cpp, oom_observers_; backend:cudaMallocAsync
 has no observer), torch.cuda.mem_get_info() and memory_stats()'s
 allocated and reserved bytes at the error, and whether the program's next
-allocation is a retry of the same request ("retried").
+allocation is a retry of the same request ("retried"). At the end of each
+"op N" range it writes the thread's prefix and PyTorch's allocated and
+reserved bytes (all devices) to "op_ends", and each error records how many
+op ends came before it ("ends_before"): the ranges are named by number, so
+vramtrace takes them as iterations (trace/vtrace.h, vt_range_stem), and
+its leak verdict is held against these bytes.
 
     sc_random_oom.py SEED OPS [DEVICES [THREADS]]
 
@@ -59,8 +64,15 @@ def alloc(st, obs, live, op, nbytes, dev):
             "allocated": s["allocated_bytes.all.current"],
             "reserved": s["reserved_bytes.all.current"],
             "free": free, "total": total, "message": str(e).split("\n")[0][:400]})
+        st.d["ooms"][-1]["ends_before"] = len(st.d["op_ends"])
         obs.last = None
         return False
+
+
+def op_end(st, prefix, devices):
+    """An "op N" range ended: PyTorch's bytes then (all devices)."""
+    st.d["op_ends"].append([prefix, sum(torch.cuda.memory_allocated(d) for d in range(devices)),
+                            sum(torch.cuda.memory_reserved(d) for d in range(devices))])
 
 
 def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
@@ -70,6 +82,7 @@ def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
         done = turn(op)
         label = f"{prefix}{op}"
         kind = rng.choices(("alloc", "free", "empty"), (55, 40, 5))[0]
+        retry = False
         torch.cuda.nvtx.range_push(f"op {label}")
         if kind == "alloc":
             n = size_bytes(rng)
@@ -82,14 +95,18 @@ def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
                 if st.d["ooms"][-1]["retried"]:
                     live.pop(rng.randrange(len(live)))
                     torch.cuda.nvtx.range_pop()
+                    op_end(st, prefix, devices)
                     torch.cuda.nvtx.range_push(f"op {label} retry")
                     counts["retried"] += alloc(st, obs, live, f"{label} retry", n, dev)
+                    retry = True
         elif kind == "free" and live:
             live.pop(rng.randrange(len(live)))
         elif kind == "empty":
             torch.cuda.empty_cache()
         counts[kind] += 1
-        torch.cuda.nvtx.range_pop()
+        torch.cuda.nvtx.range_pop()  # "op N", or "op N retry" (its end was taken)
+        if not retry:
+            op_end(st, prefix, devices)
         done()
 
 
@@ -125,7 +142,7 @@ def body(st):
     devices = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     threads = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     obs = Observer()
-    st.d["ooms"] = []
+    st.d["ooms"], st.d["op_ends"] = [], []
     live = []
     counts = dict.fromkeys(("alloc", "free", "empty", "oom", "retried"), 0)
     if threads > 1:

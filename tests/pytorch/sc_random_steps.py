@@ -9,7 +9,9 @@ reproduce (docs/report.md, Growth).
 
 With NEST "outer" the whole loop is inside one range "train" (so no
 top-level range repeats); with "inner" each step holds "forward" and
-"backward" ranges; "both" does both.
+"backward" ranges; "both" does both; "numbered" names each step's range by
+its number, "iteration0", "iteration1", ... (as Nsight Systems' PyTorch
+examples do), with "forward" and "backward" inside.
 
     sc_random_steps.py SEED STEPS KEEP_PROBABILITY [NEST]
 """
@@ -48,7 +50,7 @@ def step(rng, kept, keep, inner=False):
 def body(st):
     seed, steps, keep = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
     nest = sys.argv[4] if len(sys.argv) > 4 else "flat"
-    outer, inner = nest in ("outer", "both"), nest in ("inner", "both")
+    outer, inner = nest in ("outer", "both"), nest in ("inner", "both", "numbered")
     rng = random.Random(seed)
     params = torch.empty(size_bytes(rng) * 4, dtype=torch.uint8, device="cuda")
     kept = []
@@ -56,7 +58,7 @@ def body(st):
     if outer:
         torch.cuda.nvtx.range_push("train")
     for n in range(steps):
-        torch.cuda.nvtx.range_push("step")
+        torch.cuda.nvtx.range_push(f"iteration{n}" if nest == "numbered" else "step")
         step(rng, kept, keep, inner)
         torch.cuda.nvtx.range_pop()
         st.d["step_allocated"].append(torch.cuda.memory_allocated())

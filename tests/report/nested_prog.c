@@ -4,7 +4,9 @@
  *                         temporary in a range "forward"
  *   nested_prog repeat N  N ranges "step" (no outer one), each holding 4
  *                         ranges "micro" that keep 1 MiB each: the step is
- *                         the iteration once it completed 3 times */
+ *                         the iteration once it completed 3 times
+ *   nested_prog numbered N  as outer without "train", each step's range
+ *                         named by its number: "iteration0", "iteration1"... */
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdbool.h>
@@ -28,16 +30,19 @@ static int temporary(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "outer") && strcmp(argv[1], "repeat"))) {
-        fprintf(stderr, "usage: nested_prog outer|repeat STEPS\n");
+    if (argc != 3 ||
+        (strcmp(argv[1], "outer") && strcmp(argv[1], "repeat") && strcmp(argv[1], "numbered"))) {
+        fprintf(stderr, "usage: nested_prog outer|repeat|numbered STEPS\n");
         return 2;
     }
-    bool outer = !strcmp(argv[1], "outer");
+    bool numbered = !strcmp(argv[1], "numbered"), outer = numbered || !strcmp(argv[1], "outer");
     int steps = atoi(argv[2]), ok = 1;
-    if (outer)
+    if (outer && !numbered)
         nvtxRangePushA("train");
     for (int i = 0; i < steps; i++) {
-        nvtxRangePushA("step");
+        char name[32];
+        snprintf(name, sizeof name, "iteration%d", i);
+        nvtxRangePushA(numbered ? name : "step");
         for (int k = 0; k < (outer ? 1 : 4); k++) {
             nvtxRangePushA(outer ? "forward" : "micro");
             ok &= outer ? temporary() : keep_site();
@@ -47,7 +52,7 @@ int main(int argc, char **argv)
             ok &= keep_site();
         nvtxRangePop();
     }
-    if (outer)
+    if (outer && !numbered)
         nvtxRangePop();
     if (!ok)
         fprintf(stderr, "nested_prog: cudaMalloc failed\n");

@@ -3,7 +3,8 @@
 # interpose/iterfit.c). Ground truth: nested_prog keeps exactly 1 MiB per "step"
 # (outer) or 4 MiB (repeat). The report and the preload's exit line must both name
 # "step" inside "train", and must not take the ranges inside a step that repeats
-# (2 steps of 4 "micro" ranges: no iterations yet).
+# (2 steps of 4 "micro" ranges: no iterations yet); ranges named by their step's number
+# ("iteration0", "iteration1", ...) are one range "iteration".
 set -u
 VT=$1
 PROG=$2
@@ -23,14 +24,15 @@ run() {
         fail "$name: report exit $?"
 }
 
-# expect NAME RANGE INSIDE COUNT BYTES_PER_ITERATION (RANGE "": no NVTX iteration)
+# expect NAME RANGE INSIDE COUNT BYTES_PER_ITERATION [numbered] (RANGE "": no NVTX iteration)
 expect() {
-    python3 - "$T/$1.json" "$T/$1.exit" "$2" "$3" "$4" "$5" <<'PY'
+    python3 - "$T/$1.json" "$T/$1.exit" "$2" "$3" "$4" "$5" "${6:-}" <<'PY'
 
 import json, sys
 rep = json.load(open(sys.argv[1]))
 exit_line = open(sys.argv[2]).read().strip()
 rng, inside, count, rate = sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
+numbered = sys.argv[7] == "numbered"
 it, tg = rep["iteration"], rep["total_growth"]
 print(f"iteration {it['range']!r} inside {it['inside']!r}, {it['count']}, "
       f"{tg['bytes_per_iteration']:.0f} B/iteration; exit line {exit_line[:90]!r}")
@@ -38,7 +40,8 @@ if not rng:
     assert it["kind"] != "nvtx_range", it
     assert not exit_line, exit_line
     sys.exit(0)
-assert (it["range"], it["inside"], it["count"]) == (rng, inside, count), it
+assert (it["range"], it["inside"], it["count"], it["numbered"]) == (rng, inside, count,
+                                                                   numbered), it
 assert abs(tg["bytes_per_iteration"] - rate) < 1, tg
 assert rep["verdict"]["kind"] == "growing", rep["verdict"]["kind"]
 want = f"vramtrace: GROWING: +{rate / 2**20:.2f} MiB per {rng} (R^2 1.000 over {count} {rng}s)"
@@ -56,6 +59,11 @@ run repeat repeat 10
 expect repeat step "" 10 4194304
 run died repeat 2
 expect died "" "" 0 0
+# each step's range named by its number: one range, "iteration"
+run numbered numbered 15
+expect numbered iteration "" 15 1048576 numbered
+grep -q 'iteration: NVTX range "iteration<N>" (ranges numbered by step), 15 iterations' \
+    "$T/numbered.txt" || fail "numbered: text report"
 
 # The checks fail on a wrong input: the outer run's report read as the repeat run's.
 cp "$T/outer.json" "$T/wrong.json"

@@ -134,12 +134,32 @@ static void header_fields(void **state)
     free(buf);
 }
 
+/* NVTX range names numbered by step (vt_range_stem): the stem's length. */
+static void range_stems(void **state)
+{
+    (void)state;
+    struct {
+        const char *name;
+        size_t stem;
+    } cases[] = {
+        {"iteration12", 9}, {"iteration0", 9}, {"epoch 3", 5},    {"step_12", 4}, {"layer.11", 5},
+        {"batch#7", 5},     {"iter=3", 4},     {"train_step", 0}, {"conv2d", 0},  {"42", 0},
+        {"_7", 0},          {"", 0},           {"a1b2", 3},       {"step", 0},    {"G2.forward", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t got = vt_range_stem(cases[i].name);
+        if (got != cases[i].stem)
+            fail_msg("%s: stem %zu, want %zu", cases[i].name, got, cases[i].stem);
+    }
+    assert_int_equal(vt_range_stem(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(expand),        cmocka_unit_test(has_pid), cmocka_unit_test(names),
-        cmocka_unit_test(siblings),      cmocka_unit_test(run_ids), cmocka_unit_test(ranks),
-        cmocka_unit_test(header_fields),
+        cmocka_unit_test(expand),        cmocka_unit_test(has_pid),     cmocka_unit_test(names),
+        cmocka_unit_test(siblings),      cmocka_unit_test(run_ids),     cmocka_unit_test(ranks),
+        cmocka_unit_test(header_fields), cmocka_unit_test(range_stems),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
