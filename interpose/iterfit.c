@@ -20,7 +20,10 @@
 
 typedef struct iter_fit {
     char name[48];
-    char parent[48]; /* level 1: the top-level range it last ended in */
+    bool stem;       /* the stem of names numbered by step (vt_range_stem) */
+    bool repeated;   /* a stem whose numbers stopped increasing: counts no more */
+    uint64_t last;   /* a stem: the number of the last range that ended */
+    int parent;      /* level 1: fits[0] index of the range it last ended in, -1 none */
     uint64_t starts; /* level 0: begun */
     uint64_t n;      /* completed iterations */
     uint64_t y0;     /* live bytes at the first end (samples are centred on it) */
@@ -55,22 +58,55 @@ void vti_iter_meminfo(int device, uint64_t free_b)
     pthread_mutex_unlock(&iter_lock);
 }
 
-/* The fit of range name in level (created), NULL when the level is full.
- * Names numbered by step share their stem's fit (vt_range_stem). */
-static iter_fit *fit_of(iter_fit *level, const char *name)
+/* The fit named by the first len bytes of name (a stem or not) in level,
+ * created; NULL when the level is full. */
+static iter_fit *find(iter_fit *level, const char *name, size_t len, bool stem)
 {
     char key[48];
-    size_t stem = vt_range_stem(name);
-    snprintf(key, sizeof key, "%.*s", (int)(stem ? stem : strlen(name)), name);
+    snprintf(key, sizeof key, "%.*s", (int)(len < sizeof key ? len : sizeof key - 1), name);
     for (int i = 0; i < ITER_NAMES; i++) {
         if (!level[i].name[0]) {
-            snprintf(level[i].name, sizeof level[i].name, "%s", key);
+            memcpy(level[i].name, key, sizeof key);
+            level[i].stem = stem;
+            level[i].parent = -1;
             return &level[i];
         }
-        if (!strcmp(level[i].name, key))
+        if (level[i].stem == stem && !strcmp(level[i].name, key))
             return &level[i];
     }
     return NULL;
+}
+
+/* The trailing number of a numbered name (its digits after the stem),
+ * saturated. */
+static uint64_t number_of(const char *rest)
+{
+    uint64_t v = 0;
+    for (; *rest; rest++)
+        if (*rest >= '0' && *rest <= '9')
+            v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*rest - '0');
+    return v;
+}
+
+/* The fit range name counts in: its stem's while the stem's numbers keep
+ * increasing (ended: this one's number is checked against the last; one
+ * not above it ends the stem's counting), else its own. The report's rule
+ * (report/state.c, vr_range_end_key). */
+static iter_fit *fit_of(iter_fit *level, const char *name, bool ended)
+{
+    size_t stem = vt_range_stem(name);
+    iter_fit *f = stem ? find(level, name, stem, true) : NULL;
+    if (f && !f->repeated) {
+        uint64_t num = number_of(name + stem);
+        if (!ended)
+            return f;
+        if (!f->n || num > f->last) {
+            f->last = num;
+            return f;
+        }
+        f->repeated = true;
+    }
+    return find(level, name, strlen(name), false);
 }
 
 void vti_iter_begin(const char *name)
@@ -78,7 +114,7 @@ void vti_iter_begin(const char *name)
     if (!name || !*name)
         return;
     pthread_mutex_lock(&iter_lock);
-    iter_fit *f = fit_of(fits[0], name);
+    iter_fit *f = fit_of(fits[0], name, false);
     if (f)
         f->starts++;
     pthread_mutex_unlock(&iter_lock);
@@ -90,11 +126,10 @@ void vti_iter_end(const char *name, int level, const char *parent)
         return;
     uint64_t y = live_device_bytes();
     pthread_mutex_lock(&iter_lock);
-    iter_fit *f = fit_of(fits[level], name);
-    if (f && parent) {
-        size_t stem = vt_range_stem(parent);
-        snprintf(f->parent, sizeof f->parent, "%.*s", (int)(stem ? stem : strlen(parent)), parent);
-    }
+    iter_fit *f = fit_of(fits[level], name, true);
+    iter_fit *p = f && parent && *parent ? fit_of(fits[0], parent, false) : NULL;
+    if (p)
+        f->parent = (int)(p - fits[0]);
     if (f) {
         if (!f->n)
             f->y0 = y;
@@ -138,15 +173,12 @@ static bool growing_line(const iter_fit *f, uint64_t rm, char *out, size_t len)
     return true;
 }
 
-/* Whether the top-level range parent began at most once (report/growth.c,
- * parent_once: a parent that repeats is the loop itself); one not counted
- * (the table full: ranges named by their step's number) is taken to. */
-static bool parent_once(const char *parent)
+/* Whether a level-1 fit's top-level parent began at most once
+ * (report/growth.c, parent_once: a parent that repeats is the loop itself);
+ * one not counted (the table full) is taken to. */
+static bool parent_once(const iter_fit *f)
 {
-    for (int i = 0; i < ITER_NAMES; i++)
-        if (!strcmp(fits[0][i].name, parent))
-            return fits[0][i].starts <= 1;
-    return true;
+    return f->parent < 0 || fits[0][f->parent].starts <= 1;
 }
 
 bool vti_iter_headline(char *out, size_t len)
@@ -155,13 +187,18 @@ bool vti_iter_headline(char *out, size_t len)
     pthread_mutex_lock(&iter_lock);
     const iter_fit *best = NULL;
     uint64_t rm = 0;
-    for (int l = 0; l < ITER_LEVELS && (!best || best->n < 3); l++) {
+    int level = 0;
+    for (; level < ITER_LEVELS; level++) {
         best = NULL; /* the top level's when one completed 3 times */
-        for (int i = 0; i < ITER_NAMES; i++)
-            if (fits[l][i].name[0] && (!best || fits[l][i].n > best->n))
-                best = &fits[l][i];
+        for (int i = 0; i < ITER_NAMES; i++) {
+            const iter_fit *f = &fits[level][i];
+            if (f->name[0] && !f->repeated && (!best || f->n > best->n))
+                best = f;
+        }
+        if (best && best->n >= 3)
+            break;
     }
-    if (best && best->parent[0] && !parent_once(best->parent))
+    if (level == 1 && best && !parent_once(best))
         best = NULL;
     for (int d = 0; d < VTI_MAX_DEVICES; d++)
         rm = room[d] > rm ? room[d] : rm;

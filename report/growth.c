@@ -1,7 +1,8 @@
 /* growth.c: NVTX range stacks per thread, iterations (the most frequent
- * top-level range, e.g. "train_step", or when none repeats the most frequent
- * range directly inside one, e.g. "step" inside one "train"), and least-squares growth fits of the
- * live bytes per call site sampled at iteration ends.
+ * top-level range, e.g. "train_step"; when none repeats, the most frequent
+ * range directly inside one, e.g. "step" inside one "train"; ranges numbered
+ * by step, "iteration0", "iteration1", ..., count as one), and least-squares
+ * growth fits of the live bytes per call site sampled at iteration ends.
  *
  * Without NVTX, iterations come from a repeating call-site pattern: the first
  * call site (full stack) that allocates device memory a second time is the
@@ -17,8 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t candidate_count(const vr_level *lv)
+/* The candidate's completions; 0 for a stem whose numbers stopped
+ * increasing (vr_range_key_live), which any name then replaces. */
+static uint64_t candidate_count(const vr_state *s, const vr_level *lv)
 {
+    if (!vr_range_key_live(s, lv->iter_name))
+        return 0;
     for (size_t i = 0; i < lv->nnames; i++)
         if (lv->names[i].name == lv->iter_name)
             return lv->names[i].count;
@@ -85,7 +90,7 @@ static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t paren
         lv->names[k].last_input = lv->cur_input;
         lv->cur = 0;
     }
-    if (name != lv->iter_name && *cnt > candidate_count(lv)) {
+    if (name != lv->iter_name && *cnt > candidate_count(s, lv)) {
         lv->iter_name = name; /* a more frequent range: restart */
         lv->iter.ticks = *cnt - 1;
         lv->iter.stride = 1;
@@ -109,7 +114,7 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
     for (size_t k = t->depth + 1; k < VR_LEVELS; k++)
         s->level[k].cur = 0; /* ranges left open above it end uncounted */
     if (t->depth < VR_LEVELS)
-        level_ended(s, &s->level[t->depth], vr_range_key(s, name),
+        level_ended(s, &s->level[t->depth], vr_range_end_key(s, name),
                     t->depth ? vr_range_key(s, (uint32_t)t->stack[0]) : 0, ts);
     if (t->depth == 0)
         push_span(s, name, start, ts);
@@ -190,7 +195,7 @@ const vr_level *vr_growth_level(const vr_state *s)
 {
     for (int k = 0; k < VR_LEVELS; k++) {
         const vr_level *lv = &s->level[k];
-        if (lv->iter_name && candidate_count(lv) >= 3 && lv->iter.n >= 3 &&
+        if (lv->iter_name && candidate_count(s, lv) >= 3 && lv->iter.n >= 3 &&
             (k == 0 || parent_once(s)))
             return lv;
     }

@@ -314,16 +314,42 @@ const char *vr_state_string(const vr_state *s, uint32_t id)
     return e ? e->text : "";
 }
 
+/* A stem's key is its first string's id with this bit: apart from that
+ * string's own name (string ids with the bit set are never stems). */
+#define STEM_KEY 0x80000000u
+
 uint32_t vr_range_key(const vr_state *s, uint32_t id)
 {
     const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
-    return e && e->stem ? e->stem : id;
+    if (!e || !e->stem || (e->stem & STEM_KEY))
+        return id;
+    const vr_string *first = e->stem == id ? e : vr_map_get(&s->strings, e->stem);
+    return first && !first->stem_repeated ? e->stem | STEM_KEY : id;
+}
+
+uint32_t vr_range_end_key(vr_state *s, uint32_t id)
+{
+    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
+    vr_string *first = e && e->stem ? vr_map_get(&s->strings, e->stem) : NULL;
+    if (first && !first->stem_repeated) {
+        if (first->stem_seen && e->number <= first->stem_last)
+            first->stem_repeated = true;
+        first->stem_last = e->number;
+        first->stem_seen = true;
+    }
+    return vr_range_key(s, id);
+}
+
+bool vr_range_key_live(const vr_state *s, uint32_t key)
+{
+    const vr_string *e = key & STEM_KEY ? vr_map_get(&s->strings, key & ~STEM_KEY) : NULL;
+    return !e || !e->stem_repeated;
 }
 
 const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered)
 {
-    const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
-    *numbered = e && e->stem == id && e->stem_len;
+    *numbered = (id & STEM_KEY) != 0;
+    const vr_string *e = id ? vr_map_get(&s->strings, id & ~STEM_KEY) : NULL;
     if (!e)
         return "";
     return *numbered ? vr_sprintf(s->arena, "%.*s", (int)e->stem_len, e->text)

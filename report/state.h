@@ -295,8 +295,15 @@ typedef struct vr_string {
     uint64_t key; /* string id */
     char *text;
     /* a name numbered by step ("iteration12", vt_range_stem): the id of the
-     * first string of its stem and the stem's length; else 0, 0 */
+     * first string of its stem, the stem's length and the number; else 0 */
     uint32_t stem, stem_len;
+    uint64_t number;
+    /* the first string of a stem: the number of the last range of the stem
+     * that ended, and whether one ended whose number was not above the one
+     * before ("layer0" again after "layer11": the names are not numbered by
+     * step, and count apart from then on) */
+    uint64_t stem_last;
+    bool stem_seen, stem_repeated;
 } vr_string;
 
 /* The first string of each stem of numbered names: stems, keyed by the
@@ -466,8 +473,16 @@ void vr_state_note_once(vr_state *s, const char *fmt, ...) __attribute__((format
 const char *vr_state_string(const vr_state *s, uint32_t id);
 /* The string id that stands for NVTX range name id among iteration
  * candidates: the first string of its stem when it is numbered by step
- * ("iteration0" for "iteration12", vt_range_stem), else id itself. */
+ * ("iteration0" for "iteration12", vt_range_stem) and the stem's numbers
+ * have kept increasing, else id itself. */
 uint32_t vr_range_key(const vr_state *s, uint32_t id);
+/* A range named id ended: its key (vr_range_key), after its number was
+ * checked against the stem's last one (a number not above it ends the
+ * stem's counting as one range). */
+uint32_t vr_range_end_key(vr_state *s, uint32_t id);
+/* false for the key of a stem whose numbers stopped increasing: no longer
+ * an iteration candidate. */
+bool vr_range_key_live(const vr_state *s, uint32_t key);
 /* The name shown for range key id: the stem of a numbered name
  * ("iteration", *numbered true), else the string (arena copy). */
 const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered);

@@ -578,7 +578,10 @@ vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t er
  * step's range so), "epoch 3", "step_12". The stem is the name without its
  * trailing decimal digits and then without trailing ' ', '_', '-', '.', ':',
  * '#' or '='. Returns the stem's length in bytes, 0 when name does not end in
- * a digit or its stem is empty ("42"). */
+ * a digit or its stem is empty ("42"). Both users count a stem as one range
+ * only while the numbers of its ranges, as they end, keep increasing
+ * ("layer0" after "layer3" ends that: report/state.c, vr_range_end_key;
+ * interpose/iterfit.c, fit_of). */
 size_t vt_range_stem(const char *name);
 
 #endif

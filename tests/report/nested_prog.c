@@ -6,7 +6,10 @@
  *                         ranges "micro" that keep 1 MiB each: the step is
  *                         the iteration once it completed 3 times
  *   nested_prog numbered N  as outer without "train", each step's range
- *                         named by its number: "iteration0", "iteration1"... */
+ *                         named by its number: "iteration0", "iteration1"...
+ *   nested_prog layers N  N steps of top-level ranges "layer0" to "layer3"
+ *                         (no step range), 1 MiB kept in "layer3": numbered
+ *                         names that come round again, not by step */
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdbool.h>
@@ -28,13 +31,29 @@ static int temporary(void)
     return cudaFree(p) == cudaSuccess;
 }
 
+static int layers(int steps)
+{
+    int ok = 1;
+    for (int i = 0; i < steps; i++)
+        for (int k = 0; k < 4; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "layer%d", k);
+            nvtxRangePushA(name);
+            ok &= k < 3 ? temporary() : keep_site();
+            nvtxRangePop();
+        }
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 ||
-        (strcmp(argv[1], "outer") && strcmp(argv[1], "repeat") && strcmp(argv[1], "numbered"))) {
-        fprintf(stderr, "usage: nested_prog outer|repeat|numbered STEPS\n");
+    if (argc != 3 || (strcmp(argv[1], "outer") && strcmp(argv[1], "repeat") &&
+                      strcmp(argv[1], "numbered") && strcmp(argv[1], "layers"))) {
+        fprintf(stderr, "usage: nested_prog outer|repeat|numbered|layers STEPS\n");
         return 2;
     }
+    if (!strcmp(argv[1], "layers"))
+        return layers(atoi(argv[2]));
     bool numbered = !strcmp(argv[1], "numbered"), outer = numbered || !strcmp(argv[1], "outer");
     int steps = atoi(argv[2]), ok = 1;
     if (outer && !numbered)

@@ -4,7 +4,8 @@
 # (outer) or 4 MiB (repeat). The report and the preload's exit line must both name
 # "step" inside "train", and must not take the ranges inside a step that repeats
 # (2 steps of 4 "micro" ranges: no iterations yet); ranges named by their step's number
-# ("iteration0", "iteration1", ...) are one range "iteration".
+# ("iteration0", "iteration1", ...) are one range "iteration", while their numbers
+# keep increasing.
 set -u
 VT=$1
 PROG=$2
@@ -64,6 +65,10 @@ run numbered numbered 15
 expect numbered iteration "" 15 1048576 numbered
 grep -q 'iteration: NVTX range "iteration<N>" (ranges numbered by step), 15 iterations' \
     "$T/numbered.txt" || fail "numbered: text report"
+# numbered names that come round again each step ("layer0" to "layer3"): not by
+# step; they count apart from the second "layer0" on
+run layers layers 10
+expect layers layer0 "" 9 1048576
 
 # The checks fail on a wrong input: the outer run's report read as the repeat run's.
 cp "$T/outer.json" "$T/wrong.json"

@@ -235,6 +235,35 @@ static void test_growth_nested(void **state)
         vr_report_free(r);
         unlink(tmp_path("nested"));
     }
+    /* numbered names that come round again ("layer0" to "layer3" in every
+     * step, no step range) are not numbered by step: from the second
+     * "layer0" on they count apart, and "layer0" is the iteration (it was
+     * "layer", ending 4 times a step) */
+    {
+        vtg g;
+        open_trace(&g, "layers", 0, NULL);
+        for (uint32_t k = 0; k < 4; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "layer%u", k);
+            vtg_string(&g, 20 + k, name);
+        }
+        uint64_t t = 1000;
+        for (uint64_t i = 0; i < 12; i++)
+            for (uint32_t k = 0; k < 4; k++) {
+                vtg_push(&g, t++, 20 + k);
+                if (k == 3)
+                    vtg_alloc(&g, t++, 0x10000000 + i * MiB, MiB, 1);
+                vtg_pop(&g, t++);
+            }
+        vtg_end(&g, t, 0);
+        vr_report *r = close_and_analyze(&g, "layers");
+        assert_string_equal(r->iteration_name, "layer0");
+        assert_false(r->iteration_numbered);
+        assert_int_equal(r->iterations, 11); /* counted apart from the second step on */
+        assert_true(fabs(r->total_growth.bytes_per_iteration - (double)MiB) < 1.0);
+        vr_report_free(r);
+        unlink(tmp_path("layers"));
+    }
     /* two steps, nothing else repeats: growth was not measured, and the
      * healthy headline must not say "no growth" (it did) */
     vtg g;
