@@ -5,10 +5,7 @@
 # on an option the parser does not know.
 set -u
 VT=$1
-T=$(mktemp -d /tmp/vthelp.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 # taken CMD OPTION: the parser of CMD accepts OPTION (given an argument
 # when --help shows one); no operands, so nothing runs or is read.

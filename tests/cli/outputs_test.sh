@@ -4,10 +4,7 @@
 # file; refusals still hold on the names it makes. run -o's name pattern.
 set -u
 VT=$1 GEN=$2
-T=$(mktemp -d /tmp/vtouts.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 "$GEN" basic "$T/basic.vtrace" && "$GEN" growth "$T/growth.vtrace" || fail "generate"
 mkdir "$T/d" "$T/e"

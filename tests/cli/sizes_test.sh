@@ -5,10 +5,7 @@
 # the sim's capacity is the bytes the grammar says (computed here apart).
 set -u
 VT=$1 GEN=$2 QUERY=$3 SIMDIR=$4
-T=$(mktemp -d /tmp/vtsizes.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 "$GEN" basic "$T/basic.vtrace" || fail "generate"
 # The device's memory when VRAMTRACE_SIM_MEMORY=$1 (T4 profile: 15360 MiB).

@@ -14,11 +14,7 @@ unset DEBUGINFOD_URLS # no server but the test's own
 VT=$1
 PROG=$2
 command -v objcopy >/dev/null || { echo "objcopy not found: skipped"; exit 77; }
-T=$(mktemp -d /tmp/vtbid.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-contains() { grep -aq -- "$2" "$1" || fail "$1 lacks '$2'"; }
+. "$(dirname "$0")/../lib.sh"
 lacks() { ! grep -aq -- "$2" "$1" || fail "$1 has '$2': $(grep -aom1 -- ".\{0,50\}$2.\{0,30\}" "$1")"; }
 build_id() { readelf -n "$1" | sed -n 's/^ *Build ID: //p'; }
 # record_report NAME: record $T/NAME under vramtrace run (trace $T/NAME.vtrace),

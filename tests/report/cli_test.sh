@@ -4,11 +4,8 @@
 set -u
 VT=$1
 GEN=$2
-T=$(mktemp -d /tmp/vtcli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
+. "$(dirname "$0")/../lib.sh"
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # expect CODE CMD...: run with a time limit, check the exit status
 expect() {
     local want=$1; shift
@@ -16,7 +13,6 @@ expect() {
     local got=$?
     [ "$got" -eq "$want" ] || fail "exit $got, wanted $want: $* ($(head -c 300 "$T/err"))"
 }
-contains() { grep -q -- "$2" "$1" || fail "$1 lacks '$2'"; }
 
 for s in basic growth capacity leakoom frag external xss noend empty badutf8; do
     "$GEN" "$s" "$T/$s.vtrace" || fail "generate $s"

@@ -13,10 +13,7 @@ GEN=$3
 CHROMIUM=$4
 OUT=$5
 HERE=$(dirname "$0")
-T=$(mktemp -d /tmp/vthtmli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 timeout 120 "$VT" run --sim=t4 -o "$T/real.vtrace" -- "$PROG" >"$T/run.out" 2>"$T/run.err" ||
     fail "run: exit $? ($(tail -3 "$T/run.err"))"

@@ -7,10 +7,7 @@ set -u
 VT=$1
 GEN=$2
 CHROMIUM=$3
-T=$(mktemp -d /tmp/vthtml.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 chrome() { # chrome ARGS... (fresh profile, nothing from the network; its
     # singleton socket directory in $T, not /tmp, where it outlives the run)

@@ -8,10 +8,7 @@ VT=$1
 PROG=$2
 SRC=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-T=$(mktemp -d /tmp/vtinline.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 record() { # NAME PROGRAM
     timeout 60 "$VT" run --sim=t4 -o "$T/$1.vtrace" -- "$2" >"$T/$1.out" 2>"$T/$1.err" ||

@@ -9,10 +9,7 @@
 set -u
 VT=$1
 PROG=$2
-T=$(mktemp -d /tmp/vtnested.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 # run NAME ARGS...: record, report (text + JSON); exit line in $T/NAME.exit
 run() {

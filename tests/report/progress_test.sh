@@ -9,10 +9,7 @@
 set -u
 VT=$1
 GEN=$2
-T=$(mktemp -d /tmp/vtprogress.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
 
 "$GEN" big 15000000 "$T/big.vtrace" || fail "generate the big trace"
 "$GEN" basic "$T/basic.vtrace" || fail "generate basic"

@@ -4,11 +4,7 @@
 set -u
 VT=$1
 PROG=$2
-T=$(mktemp -d /tmp/vtreal.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-contains() { grep -q -- "$2" "$1" || fail "$1 lacks '$2'"; }
+. "$(dirname "$0")/../lib.sh"
 
 VRAMTRACE_SIM_LEDGER="$T/ledger.jsonl" \
     timeout 120 "$VT" run --sim=t4 -o "$T/real.vtrace" -- "$PROG" >"$T/run.out" 2>"$T/run.err" ||
