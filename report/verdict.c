@@ -107,15 +107,32 @@ static const char *growth_all_cache(const vr_report *r)
 
 /* "R^2 0.912 over 40 steps", and when the straight line fits less than
  * 0.8 the rise that kept on and made it growth all the same (vr_sustained). */
+/* What a call-site-pattern iteration is, for the growth figures ("" for NVTX
+ * ranges): with no range per step, the pattern's anchor may allocate
+ * several times a step (a loop over layers), and each figure per iteration
+ * is then a part of one step's. */
+static const char *pattern_words(const vr_report *r)
+{
+    const vr_stack *st = &r->iteration_site;
+    if (strcmp(r->iteration_kind, "call_site") || !st->n)
+        return "";
+    return vr_sprintf(r->arena,
+                      "; an iteration: each allocation at %s after a free, the call-site "
+                      "pattern, which may be a part of a step: an NVTX range per step gives "
+                      "per-step figures",
+                      frame_name(r->arena, &st->frames[st->lead]));
+}
+
 static const char *fit_words(const vr_report *r, const vr_growth *t, const char *iteration)
 {
-    return vr_sprintf(r->arena, "R^2 %.3f over %" PRIu64 " %ss%s", t->r2, r->iterations, iteration,
-                      t->r2 < 0.8 && t->sustained
-                          ? vr_sprintf(r->arena,
-                                       "; every %s end of the last third above the first "
-                                       "third's highest",
-                                       iteration)
-                          : "");
+    return vr_sprintf(
+        r->arena, "R^2 %.3f over %" PRIu64 " %ss%s%s", t->r2, r->iterations, iteration,
+        t->r2 < 0.8 && t->sustained ? vr_sprintf(r->arena,
+                                                 "; every %s end of the last third above the first "
+                                                 "third's highest",
+                                                 iteration)
+                                    : "",
+        pattern_words(r));
 }
 
 /* The growth headline when every growing site is a caching allocator's

@@ -286,12 +286,45 @@ static void test_growth_nested(void **state)
     unlink(tmp_path("twosteps"));
 }
 
+/* Iterations of the call-site pattern (no NVTX): the growth headline says
+ * what one is, since the anchor may allocate several times a step (a loop
+ * over layers: 6 "iterations" a step, a projection 6 times too far in steps
+ * read as steps), and that an NVTX range per step gives per-step figures. */
+static void test_growth_pattern_words(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "pattern", 0, NULL);
+    vtg_stack(&g, 5, 0, 0x5500);
+    vtg_stack(&g, 7, 0, 0x7700);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 12; i++) {
+        vtg_alloc(&g, t++, 0x80000000, 4 * MiB, 5); /* the anchor: a temporary */
+        vtg_free(&g, t++, 0x80000000);
+        vtg_alloc(&g, t++, 0x10000000 + i * MiB, MiB, 7); /* kept */
+    }
+    vtg_end(&g, t, 0);
+    vr_report *r = close_and_analyze(&g, "pattern");
+    assert_string_equal(r->iteration_kind, "call_site");
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_string_equal(h.kind, "growing");
+    assert_non_null(strstr(h.text, "; an iteration: each allocation at 0x5500"));
+    assert_non_null(strstr(h.text, "an NVTX range per step gives per-step figures"));
+    vr_report_free(r);
+    unlink(tmp_path("pattern"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_growth),        cmocka_unit_test(test_no_projection_first_step),
-        cmocka_unit_test(test_growth_merged), cmocka_unit_test(test_no_projection_past_int64),
-        cmocka_unit_test(test_growth_stairs), cmocka_unit_test(test_growth_nested),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_no_projection_first_step),
+        cmocka_unit_test(test_growth_merged),
+        cmocka_unit_test(test_no_projection_past_int64),
+        cmocka_unit_test(test_growth_stairs),
+        cmocka_unit_test(test_growth_nested),
+        cmocka_unit_test(test_growth_pattern_words),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
