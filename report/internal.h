@@ -209,7 +209,9 @@ size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *m
  * it never returns its segments before the process ends unless
  * torch.cuda.empty_cache() is called), "PyTorch's pinned-memory caching
  * allocator" for its host allocator's blocks (pin_memory()). NULL
- * otherwise; memory such an allocator holds at exit is its cache, not a
+ * otherwise, and for such an allocator's path that caches nothing
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING=1: uncached_allocate, each tensor its own
+ * cudaMalloc); memory such an allocator holds at exit is its cache, not a
  * leak of the program's. */
 const char *vr_cache_holder(const vr_stack *st);
 /* How to see inside holder's cache (a vr_cache_holder result): a clause for

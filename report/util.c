@@ -552,14 +552,33 @@ static const struct {
 };
 #define NHOLDERS (sizeof CACHE_HOLDERS / sizeof CACHE_HOLDERS[0])
 
+/* Frames of those allocators' paths that cache nothing: each allocation
+ * is the caller's own. PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes PyTorch's
+ * allocator call cudaMalloc per tensor from uncached_allocate
+ * (c10/cuda/CUDACachingAllocator.cpp), in the namespace above. */
+static const char *const UNCACHED[] = {
+    "c10::cuda::CUDACachingAllocator::Native::uncached_allocate(",
+};
+
+static bool uncached_frame(const char *function)
+{
+    for (size_t k = 0; k < sizeof UNCACHED / sizeof UNCACHED[0]; k++)
+        if (!strncmp(function, UNCACHED[k], strlen(UNCACHED[k])))
+            return true;
+    return false;
+}
+
 const char *vr_cache_holder(const vr_stack *st)
 {
     size_t end = st->lead ? st->lead : st->n;
-    for (size_t i = 0; i < end; i++)
+    for (size_t i = 0; i < end; i++) {
+        if (uncached_frame(st->frames[i].function))
+            return NULL;
         for (size_t k = 0; k < NHOLDERS; k++)
             if (!strncmp(st->frames[i].function, CACHE_HOLDERS[k].prefix,
                          strlen(CACHE_HOLDERS[k].prefix)))
                 return CACHE_HOLDERS[k].holder;
+    }
     return NULL;
 }
 

@@ -133,6 +133,11 @@ SCENARIOS = {
     # each step's range named by its number ("iteration0", ...): one range
     "random_steps_9_numbered": (["sc_random_steps.py", "10", "40", "0.7", "numbered"], {}, [],
                                 ["growth_truth", "reserved"]),
+    # PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor its own cudaMalloc, no
+    # cache (a common debugging setting)
+    "random_steps_10_uncached": (["sc_random_steps.py", "11", "40", "0.7"],
+                                 {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, [],
+                                 ["growth_truth", "tensors_not_cache", "growth_not_cache"]),
     # 200 steps: the fit keeps every fourth step's end (64 samples, halved)
     "random_steps_5_long": (["sc_random_steps.py", "22", "200", "0.7"], {}, [],
                             ["growth_truth", "reserved", "snapshot"]),
@@ -371,6 +376,13 @@ def check(r, what, tq):
         cached = rep["totals"]["cached_at_exit_bytes"]
         print(f"held at exit as a cache: {cached} B (live at exit {rep['totals']['leaked_bytes']} B)")
         return cached == 0 or fail("tensors counted as a caching allocator's cache")
+    if what == "growth_not_cache":
+        # every tensor its own allocation: growth is of tensors, projected
+        v = rep["verdict"]
+        print(f"headline: {v['text'][:110]}")
+        return (v["kind"] != "growing" or "segments" not in v["text"]
+                and v["projected_oom_iteration"] >= 0) or fail(
+            "growth of tensors told as a caching allocator's segments")
     if what == "tensor_count":
         n = rep["totals"]["allocations"]
         print(f"allocations seen: {n}")
@@ -539,7 +551,9 @@ def check_growth_truth(r, tq):
     kept on, and the headline: GROWING exactly when PyTorch's bytes say so
     (slope >= 1 B, and R^2 >= 0.8 or the rise kept on)."""
     rep = r.rep
-    steps = tq["step_allocated" if "--torch-tensors" in r.vt_opts else "step_reserved"]
+    uncached = "PYTORCH_NO_CUDA_MEMORY_CACHING" in r.env_extra
+    steps = tq["step_tensors" if uncached else "step_allocated" if "--torch-tensors" in r.vt_opts
+               else "step_reserved"]
     ys, stride, slope, r2 = step_fit(steps)
     tg, it, kind = rep["total_growth"], rep["iteration"], rep["verdict"]["kind"]
     print(f"PyTorch over {len(steps)} steps (every {stride}): {slope:.1f} B/step, R^2 "

@@ -4,7 +4,8 @@ seed's keep probability one of them is kept across steps (a leak, as a
 history list makes), and now and then a kept one is dropped again. Every few
 steps an "eval" range allocates as well. PyTorch's memory_allocated() and
 memory_reserved() at each step's end are written to the stats
-("step_allocated", "step_reserved"): the series vramtrace's growth fit must
+("step_allocated", "step_reserved"), and the bytes of the tensors the
+script holds then ("step_tensors"): the series vramtrace's growth fit must
 reproduce (docs/report.md, Growth).
 
 With NEST "outer" the whole loop is inside one range "train" (so no
@@ -54,7 +55,7 @@ def body(st):
     rng = random.Random(seed)
     params = torch.empty(size_bytes(rng) * 4, dtype=torch.uint8, device="cuda")
     kept = []
-    st.d["step_allocated"], st.d["step_reserved"] = [], []
+    st.d["step_allocated"], st.d["step_reserved"], st.d["step_tensors"] = [], [], []
     if outer:
         torch.cuda.nvtx.range_push("train")
     for n in range(steps):
@@ -63,6 +64,9 @@ def body(st):
         torch.cuda.nvtx.range_pop()
         st.d["step_allocated"].append(torch.cuda.memory_allocated())
         st.d["step_reserved"].append(torch.cuda.memory_reserved())
+        # the bytes of the tensors this script holds (PyTorch keeps no
+        # statistics under PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+        st.d["step_tensors"].append(params.nbytes + sum(t.nbytes for t in kept))
         if n % 7 == 6:
             torch.cuda.nvtx.range_push("eval")
             step(rng, [], 0)
