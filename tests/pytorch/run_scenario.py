@@ -108,6 +108,10 @@ SCENARIOS = {
     "random_oom_7_threads_tensors": (["sc_random_oom.py", "2", "300", "1", "3"],
                                      {"VRAMTRACE_SIM_MEMORY": "1GiB"}, ["--torch-tensors"],
                                      ["oom_truth", "allocated"]),
+    # PYTORCH_NO_CUDA_MEMORY_CACHING=1: each tensor its own cudaMalloc,
+    # PyTorch's error an AcceleratorError, and no statistics kept
+    "random_oom_8_uncached": (["sc_random_oom.py", "5", "300"], {
+        "VRAMTRACE_SIM_MEMORY": "1GiB", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, [], ["oom_truth"]),
     # A seeded random loop of steps, some of which keep a tensor: vramtrace's
     # growth fit against the same fit of PyTorch's bytes at the steps' ends.
     "random_steps_1": (["sc_random_steps.py", "1", "40", "0.5"], {}, [],
@@ -632,6 +636,9 @@ def check_oom_truth(r, tq):
     are PyTorch's, not one CUDA call's)."""
     rep, tensors = r.rep, "--torch-tensors" in r.vt_opts
     expandable = "expandable_segments:True" in r.env_extra.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    # PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor its own cudaMalloc, and
+    # PyTorch keeps no statistics: the truth is the tensors the script holds
+    uncached = "PYTORCH_NO_CUDA_MEMORY_CACHING" in r.env_extra
     leaks = said_leak = 0
     by = {}
     for o in rep["ooms"]:
@@ -645,6 +652,8 @@ def check_oom_truth(r, tq):
         # (that backend rounds nothing) and mem_get_info() in the except
         fs = by.get(rng, [])
         obs = x["observer"] or {"alloc": x["request"], "free": x["free"], "total": x["total"]}
+        if uncached:
+            x = dict(x, allocated=x["held"], reserved=x["held"])
         if not 1 <= len(fs) <= 3:
             ok = fail(f"{rng}: PyTorch raised; vramtrace has {len(fs)} failures there")
             continue
@@ -668,14 +677,14 @@ def check_oom_truth(r, tq):
                 if f["mapping_bytes"] % page or f["mapping_bytes"] + page > most:
                     ok = fail(f"{rng}: a mapping of {f['mapping_bytes']} B before a {page} B "
                               f"page, for PyTorch's request of {x['request']} B")
-        elif tensors:
+        elif tensors or uncached:
             want["live_allocated_bytes"] = x["allocated"]
             want["verdict"] = torch_verdict(x)
         else:
             want["live_allocated_bytes"] = x["reserved"]
             want["verdict"] = "capacity"
             frag += torch_verdict(x) == "fragmentation"
-        grew = ops_grew(rep, tq, x, tensors)
+        grew = ops_grew(rep, tq, x, 3 if uncached else 1 if tensors else 2)
         leaks += grew
         if o["verdict"] == "leak" and grew and "verdict" in want:
             want["verdict"] = "leak"
@@ -690,7 +699,7 @@ def check_oom_truth(r, tq):
     if rep["verdict"]["kind"] != "oom_handled":
         ok = fail(f"headline {rep['verdict']['kind']}: the program caught every error")
     print(f"{len(raised)} OutOfMemoryErrors caught ({frag} PyTorch's state calls fragmentation"
-          f"{'' if tensors else ', told as capacity with segments only'}); vramtrace "
+          f"{'' if tensors or uncached else ', told as capacity with segments only'}); vramtrace "
           f"{len(rep['ooms'])} failed allocations in {len(by)} ranges ("
           f"{rep['totals']['recovered_failed_allocations']} recovered, {last_recovered} of them "
           f"the last of a raised error's, by the program's next request); headline "
@@ -709,16 +718,18 @@ def range_stem(name):
     return name[:k].rstrip(" _-.:#=") or None
 
 
-def ops_grew(rep, tq, x, tensors):
-    """Whether PyTorch's bytes (allocated per tensor, else reserved) at the
-    ends of the ops before the raised error x, of the op ranges vramtrace
-    took as iterations, grew by docs/report.md's leak rule for a failure
+def ops_grew(rep, tq, x, col):
+    """Whether PyTorch's bytes (column col of sc_random_oom.py's op_ends:
+    1 allocated, per tensor; 2 reserved; 3 the tensors the script holds,
+    uncached) at the ends of the ops before the raised error x, of the op
+    ranges vramtrace took as iterations, grew by docs/report.md's leak rule
+    for a failure
     (oom.c, leaking_site): slope > 0 and R^2 > 0.9, or a rise that kept on,
     over the samples the report keeps (sampled). A leak verdict is right
     only then: sc_random_oom.py keeps tensors across ops in a list."""
     it = rep["iteration"]
     ends = tq.get("op_ends", [])[:x.get("ends_before", 0)]
-    y = [e[1] if tensors else e[2] for e in ends
+    y = [e[col] for e in ends
          if it["kind"] == "nvtx_range" and range_stem(f"op {e[0]}0") == it["range"]]
     ys, stride = sampled(y)
     if len(ys) < 3:

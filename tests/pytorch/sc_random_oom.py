@@ -11,8 +11,10 @@ c10/cuda/CUDACachingAllocator.cpp, oom_observers_; backend:cudaMallocAsync
 has no observer), torch.cuda.mem_get_info() and memory_stats()'s
 allocated and reserved bytes at the error, and whether the program's next
 allocation is a retry of the same request ("retried"). At the end of each
-"op N" range it writes the thread's prefix and PyTorch's allocated and
-reserved bytes (all devices) to "op_ends", and each error records how many
+"op N" range it writes the thread's prefix, PyTorch's allocated and
+reserved bytes (all devices) and the bytes of the tensors it holds to
+"op_ends" (PyTorch keeps no statistics under PYTORCH_NO_CUDA_MEMORY_CACHING=1,
+whose out-of-memory error is an AcceleratorError: caught too), and each error records how many
 op ends came before it ("ends_before"): the ranges are named by number, so
 vramtrace takes them as iterations (trace/vtrace.h, vt_range_stem), and
 its leak verdict is held against these bytes.
@@ -56,23 +58,35 @@ def alloc(st, obs, live, op, nbytes, dev):
     try:
         live.append(torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{dev}"))
         return True
-    except torch.cuda.OutOfMemoryError as e:
+    except (torch.cuda.OutOfMemoryError, torch.AcceleratorError) as e:
+        # under PYTORCH_NO_CUDA_MEMORY_CACHING=1 PyTorch's uncached_allocate
+        # raises cudaErrorMemoryAllocation as an AcceleratorError
+        if not isinstance(e, torch.cuda.OutOfMemoryError) and "out of memory" not in str(e):
+            raise
         s = torch.cuda.memory_stats(dev)
         free, total = torch.cuda.mem_get_info(dev)
         st.d["ooms"].append({
             "op": str(op), "device": dev, "request": nbytes, "observer": obs.last,
             "allocated": s["allocated_bytes.all.current"],
-            "reserved": s["reserved_bytes.all.current"],
+            "reserved": s["reserved_bytes.all.current"], "held": held(live, dev),
             "free": free, "total": total, "message": str(e).split("\n")[0][:400]})
         st.d["ooms"][-1]["ends_before"] = len(st.d["op_ends"])
         obs.last = None
         return False
 
 
-def op_end(st, prefix, devices):
-    """An "op N" range ended: PyTorch's bytes then (all devices)."""
+def held(live, dev=None):
+    """The bytes of the tensors the script holds (on device dev): the truth
+    where PyTorch keeps no statistics (PYTORCH_NO_CUDA_MEMORY_CACHING=1)."""
+    return sum(t.nbytes for t in live if dev is None or t.device.index == dev)
+
+
+def op_end(st, live, prefix, devices):
+    """An "op N" range ended: PyTorch's bytes then (all devices), and the
+    script's own."""
     st.d["op_ends"].append([prefix, sum(torch.cuda.memory_allocated(d) for d in range(devices)),
-                            sum(torch.cuda.memory_reserved(d) for d in range(devices))])
+                            sum(torch.cuda.memory_reserved(d) for d in range(devices)),
+                            held(live)])
 
 
 def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
@@ -95,7 +109,7 @@ def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
                 if st.d["ooms"][-1]["retried"]:
                     live.pop(rng.randrange(len(live)))
                     torch.cuda.nvtx.range_pop()
-                    op_end(st, prefix, devices)
+                    op_end(st, live, prefix, devices)
                     torch.cuda.nvtx.range_push(f"op {label} retry")
                     counts["retried"] += alloc(st, obs, live, f"{label} retry", n, dev)
                     retry = True
@@ -106,7 +120,7 @@ def run_ops(st, obs, rng, live, counts, ops, devices, prefix, turn):
         counts[kind] += 1
         torch.cuda.nvtx.range_pop()  # "op N", or "op N retry" (its end was taken)
         if not retry:
-            op_end(st, prefix, devices)
+            op_end(st, live, prefix, devices)
         done()
 
 
