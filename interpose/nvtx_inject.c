@@ -256,8 +256,11 @@ static int range_push(nvtxDomainHandle_t d, const char *name)
     if (!s)
         return 0;
     uint32_t level = s->depth++;
-    if (level < 2)
-        snprintf(s->open[level], sizeof s->open[level], "%s", name ? name : "");
+    if (level < 2) { /* a bounded copy: snprintf cost the GAN 17 k instructions a step */
+        size_t n = name ? strnlen(name, sizeof s->open[level] - 1) : 0;
+        memcpy(s->open[level], name ? name : "", n);
+        s->open[level][n] = '\0';
+    }
     if (level == 0 && vti_enabled())
         vti_iter_begin(s->open[0]);
     if (level < 64)

@@ -172,12 +172,11 @@ bool vr_sustained(const uint64_t *y, uint32_t n, double slope)
 }
 
 /* Whether the nested candidate's (last) parent began at most once: one
- * range around the loop ("train"; or a range per step named by its number,
- * "iteration17", as Nsight Systems' PyTorch examples do; a parent not
- * counted, the level's table full, is taken to be one of those). A parent
- * that repeats is the loop itself: a training step with 3 "D.forward"
- * ranges inside that died in its second step has no iterations yet, not
- * iterations of D.forward. */
+ * range around the loop ("train"; a parent not counted, the level's table
+ * full, is taken to be one). A parent that repeats is the loop itself: a
+ * training step with 3 "D.forward" ranges inside that died in its second
+ * step has no iterations yet, not iterations of D.forward. (Ranges
+ * numbered by step, "iteration17", are one top-level range that repeats.) */
 static bool parent_once(const vr_state *s)
 {
     const vr_level *in = &s->level[1], *top = &s->level[0];
