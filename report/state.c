@@ -343,7 +343,7 @@ uint32_t vr_range_end_key(vr_state *s, uint32_t id)
 bool vr_range_key_live(const vr_state *s, uint32_t key)
 {
     const vr_string *e = key & STEM_KEY ? vr_map_get(&s->strings, key & ~STEM_KEY) : NULL;
-    return !e || !e->stem_repeated;
+    return !e || e->stem != (key & ~STEM_KEY) || !e->stem_repeated;
 }
 
 const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered)
