@@ -31,18 +31,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+static uint64_t rounding_slack(vr_state *s, int32_t device);
+
 /* The device's use outside the recording at its first memory sample (total
  * and free bytes): the baseline every later sample is held against. What
- * the recording holds there: its allocations, its heaps and the free reserve
- * of a stream-ordered pool sampled with it (pool_spare, bytes). */
-static void take_baseline(vr_devstate *d, uint64_t total, uint64_t free_b, uint64_t pool_spare)
+ * the recording holds there: its allocations as the driver rounds them
+ * (rounding_slack: a failure's use outside the recording counts the
+ * rounding of what is live then, so the baseline must not keep that of
+ * what was live at the sample), its heaps and the free reserve of a
+ * stream-ordered pool sampled with it (pool_spare, bytes). */
+static void take_baseline(vr_state *s, vr_devstate *d, uint64_t total, uint64_t free_b,
+                          uint64_t pool_spare)
 {
     if (!d->total && total)
         d->total = total;
     if (d->have_baseline || !total)
         return;
     uint64_t used = total - (free_b < total ? free_b : total);
-    uint64_t rec = d->direct + d->heap_bytes + pool_spare;
+    uint64_t rec = d->direct + rounding_slack(s, d->id) + d->heap_bytes + pool_spare;
     d->baseline_used = used > rec ? used - rec : 0;
     d->have_baseline = true;
 }
@@ -50,7 +56,7 @@ static void take_baseline(vr_devstate *d, uint64_t total, uint64_t free_b, uint6
 void vr_oom_meminfo(vr_state *s, const vt_event *ev)
 {
     vr_devstate *d = vr_state_device(s, ev->u.meminfo.device);
-    take_baseline(d, ev->u.meminfo.total_bytes, ev->u.meminfo.free_bytes,
+    take_baseline(s, d, ev->u.meminfo.total_bytes, ev->u.meminfo.free_bytes,
                   vr_pool_spare(d, ev->thread_id, true));
 }
 
@@ -343,7 +349,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     /* a failure before any memory sample (the program's first call failed):
      * its own sample is the first, nothing can have appeared since */
     if (ev->u.failed.device >= 0)
-        take_baseline(d, ev->u.failed.total_bytes, ev->u.failed.free_bytes,
+        take_baseline(s, d, ev->u.failed.total_bytes, ev->u.failed.free_bytes,
                       vr_pool_spare(d, ev->thread_id, false));
     o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
     o->o.device = ev->u.failed.device;

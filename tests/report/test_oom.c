@@ -749,6 +749,33 @@ static void test_pool_sample_baseline(void **state)
     assert_int_equal(baseline_with("no_pool_sample", false), 331 * MiB);
 }
 
+/* A device's first memory sample taken while allocations are live (a second
+ * device first asked after the program used it): the driver's rounding of
+ * those allocations (100 B take 512 B; 3 MiB take 4 MiB) is the recording's,
+ * not use outside it. The baseline kept it (412 B, then 1 MiB more here),
+ * and every later failure's outside_recording_bytes were too high by it once
+ * those allocations were freed (a PYTORCH_NO_CUDA_MEMORY_CACHING=1 run on
+ * two devices: 165,664 B). */
+static void test_baseline_rounding(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "rounding", 0, NULL);
+    vtg_alloc(&g, 10, 0x20000000, 100, 1);
+    vtg_alloc(&g, 11, 0x30000000, 3 * MiB, 1);
+    vtg_meminfo(&g, 12, GiB - 300 * MiB - 512 - 4 * MiB, GiB); /* 300 MiB: the context */
+    vtg_free(&g, 13, 0x20000000);
+    vtg_free(&g, 14, 0x30000000);
+    vtg_failed_on(&g, 20, 2 * GiB, 1, 2, 0, VT_API_CUDA_MALLOC, GiB - 300 * MiB, GiB);
+    vtg_end(&g, 30, 1);
+    vr_report *r = close_and_analyze(&g, "rounding");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].baseline_bytes, 300 * MiB);
+    assert_int_equal(r->ooms[0].baseline_bytes + r->ooms[0].external_bytes, 300 * MiB);
+    vr_report_free(r);
+    unlink(tmp_path("rounding"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -768,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_oom_handled),
         cmocka_unit_test(test_vmm_recovered_when_mapped),
         cmocka_unit_test(test_pool_sample_baseline),
+        cmocka_unit_test(test_baseline_rounding),
         cmocka_unit_test(test_oom_pinned_host),
         cmocka_unit_test(test_healthy_says_what_it_saw),
         cmocka_unit_test(test_failed_exit_not_healthy),
