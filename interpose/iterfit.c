@@ -138,6 +138,20 @@ static void fit_add(iter_fit *f, uint64_t y)
     f->y_last = y;
 }
 
+/* The fit a range named name that ended at level counts in, NULL when none
+ * (the level full, or a nested range inside a parent that began twice:
+ * never the iteration). Under iter_lock. */
+static iter_fit *ended_fit(const char *name, int level, const char *parent)
+{
+    iter_fit *p = level && parent && *parent ? fit_of(fits[0], parent, false) : NULL;
+    if (p && p->starts > 1)
+        return NULL;
+    iter_fit *f = fit_of(fits[level], name, true);
+    if (f && p)
+        f->parent = (int)(p - fits[0]);
+    return f;
+}
+
 void vti_iter_end(const char *name, int level, const char *parent)
 {
     if (!name || !*name || level < 0 || level >= ITER_LEVELS)
@@ -145,16 +159,19 @@ void vti_iter_end(const char *name, int level, const char *parent)
     if (level > 0 && __atomic_load_n(&top_repeats, __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&iter_lock);
-    iter_fit *p = level && parent && *parent ? fit_of(fits[0], parent, false) : NULL;
-    if (!p || p->starts <= 1) { /* inside a parent that repeats: never the iteration */
-        iter_fit *f = fit_of(fits[level], name, true);
-        if (f && p)
-            f->parent = (int)(p - fits[0]);
-        if (f)
-            fit_add(f, live_device_bytes());
-        if (f && level == 0 && f->n >= 3 && !f->repeated)
-            __atomic_store_n(&top_repeats, true, __ATOMIC_RELAXED);
-    }
+    iter_fit *f = ended_fit(name, level, parent);
+    pthread_mutex_unlock(&iter_lock);
+    if (!f)
+        return;
+    /* never under iter_lock: the counters take the order lock, which
+     * vti_iter_meminfo's callers may hold while they take iter_lock (a
+     * deadlock corpus.random_killed met once in CI: threads pushing ranges
+     * while others failed allocations) */
+    uint64_t y = live_device_bytes();
+    pthread_mutex_lock(&iter_lock);
+    fit_add(f, y);
+    if (level == 0 && f->n >= 3 && !f->repeated)
+        __atomic_store_n(&top_repeats, true, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&iter_lock);
 }
 
