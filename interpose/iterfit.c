@@ -81,17 +81,6 @@ static iter_fit *find(iter_fit *level, const char *name, size_t len, bool stem)
     return NULL;
 }
 
-/* The trailing number of a numbered name (its digits after the stem),
- * saturated. */
-static uint64_t number_of(const char *rest)
-{
-    uint64_t v = 0;
-    for (; *rest; rest++)
-        if (*rest >= '0' && *rest <= '9')
-            v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*rest - '0');
-    return v;
-}
-
 /* The fit range name counts in: its stem's while the stem's numbers keep
  * increasing (ended: this one's number is checked against the last; one
  * not above it ends the stem's counting), else its own. The report's rule
@@ -101,7 +90,7 @@ static iter_fit *fit_of(iter_fit *level, const char *name, bool ended)
     size_t stem = vt_range_stem(name);
     iter_fit *f = stem ? find(level, name, stem, true) : NULL;
     if (f && !f->repeated) {
-        uint64_t num = number_of(name + stem);
+        uint64_t num = vt_range_number(name, stem);
         if (!ended)
             return f;
         if (!f->n || num > f->last) {
@@ -115,7 +104,9 @@ static iter_fit *fit_of(iter_fit *level, const char *name, bool ended)
 
 void vti_iter_begin(const char *name)
 {
-    if (!name || !*name)
+    /* the starts only decide nested fits, which cost nothing once a top-level
+     * fit completed 3 times (vti_iter_end): nor do the pushes then */
+    if (!name || !*name || __atomic_load_n(&top_repeats, __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&iter_lock);
     iter_fit *f = fit_of(fits[0], name, false);

@@ -47,10 +47,8 @@ static void string_stem(vr_state *s, vr_string *e)
         e->stem = st->id, e->stem_len = (uint32_t)n;
     else if (first == e || st->id == (uint32_t)e->key)
         e->stem = (uint32_t)e->key, e->stem_len = (uint32_t)n;
-    for (const char *d = e->text + n; e->stem && *d; d++) /* the number, saturated */
-        if (*d >= '0' && *d <= '9')
-            e->number = e->number > (UINT64_MAX - 9) / 10 ? UINT64_MAX
-                                                          : e->number * 10 + (uint64_t)(*d - '0');
+    if (e->stem)
+        e->number = vt_range_number(e->text, n);
 }
 
 static void on_string(vr_state *s, const vt_event *ev)

@@ -318,13 +318,20 @@ const char *vr_state_string(const vr_state *s, uint32_t id)
  * string's own name (string ids with the bit set are never stems). */
 #define STEM_KEY 0x80000000u
 
+/* The key of string e (id), its stem's first string being first (NULL when
+ * it has none): vr_range_key's rule. */
+static uint32_t key_of(const vr_string *e, const vr_string *first, uint32_t id)
+{
+    if (!e || !e->stem || (e->stem & STEM_KEY) || !first || first->stem_repeated)
+        return id;
+    return e->stem | STEM_KEY;
+}
+
 uint32_t vr_range_key(const vr_state *s, uint32_t id)
 {
     const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
-    if (!e || !e->stem || (e->stem & STEM_KEY))
-        return id;
-    const vr_string *first = e->stem == id ? e : vr_map_get(&s->strings, e->stem);
-    return first && !first->stem_repeated ? e->stem | STEM_KEY : id;
+    const vr_string *first = e && e->stem ? vr_map_get(&s->strings, e->stem) : NULL;
+    return key_of(e, first, id);
 }
 
 uint32_t vr_range_end_key(vr_state *s, uint32_t id)
@@ -337,7 +344,7 @@ uint32_t vr_range_end_key(vr_state *s, uint32_t id)
         first->stem_last = e->number;
         first->stem_seen = true;
     }
-    return vr_range_key(s, id);
+    return key_of(e, first, id);
 }
 
 bool vr_range_key_live(const vr_state *s, uint32_t key)

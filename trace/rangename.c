@@ -1,6 +1,7 @@
 /* rangename.c: NVTX range names numbered by step (vtrace.h, vt_range_stem). */
 #include "vtrace.h"
 
+#include <stdint.h>
 #include <string.h>
 
 size_t vt_range_stem(const char *name)
@@ -13,4 +14,13 @@ size_t vt_range_stem(const char *name)
     while (k > 0 && strchr(" _-.:#=", name[k - 1]))
         k--;
     return k;
+}
+
+uint64_t vt_range_number(const char *name, size_t stem)
+{
+    uint64_t v = 0;
+    for (const char *d = name ? name + stem : ""; *d; d++)
+        if (*d >= '0' && *d <= '9')
+            v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*d - '0');
+    return v;
 }

@@ -583,5 +583,8 @@ vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t er
  * ("layer0" after "layer3" ends that: report/state.c, vr_range_end_key;
  * interpose/iterfit.c, fit_of). */
 size_t vt_range_stem(const char *name);
+/* The number of a name numbered by step: its decimal digits after the stem
+ * of length stem (vt_range_stem), saturated at UINT64_MAX; 0 for none. */
+uint64_t vt_range_number(const char *name, size_t stem);
 
 #endif
