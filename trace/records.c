@@ -93,6 +93,7 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_PY_FRAME] = "py_frame",
     [VT_REC_PY_STACK_NODE] = "py_stack_node",
     [VT_REC_POOL_STAT] = "pool_stat",
+    [VT_REC_SYMBOL] = "symbol",
 };
 
 const vt_api_info *vt_api_get(enum vt_api api)
@@ -253,6 +254,8 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
                               FLD(F_U32, py_stack_node.frame)},
     [VT_REC_POOL_STAT] = {TS, FLD(F_I32, pool.device), FLD(F_U64, pool.pool),
                           FLD(F_U64, pool.reserved_bytes), FLD(F_U64, pool.used_bytes)},
+    [VT_REC_SYMBOL] = {FLD(F_U64, symbol.ip), FLD(F_U32, symbol.index), FLD(F_U32, symbol.function),
+                       FLD(F_U32, symbol.file), FLD(F_U32, symbol.line), FLD(F_U32, symbol.flags)},
 };
 
 static const field *string_field(unsigned type)

@@ -230,6 +230,16 @@ size_t vt_chunk_hdr_encode(uint8_t *out, uint32_t thread_id, uint64_t base_ts, s
 int vt_chunk_hdr_decode(const uint8_t **p, const uint8_t *end, uint32_t *thread_id,
                         uint64_t *base_ts, size_t *len, char *err, size_t errlen);
 
+/* ---- Frames ---------------------------------------------------------------- */
+
+/* Compress src (n bytes, whole chunks) as one zstd frame with a checksum at
+ * level 1 and write it at offset off of fd. Returns the frame's length, or
+ * 0 with a message in err (errlen bytes) naming what (for a message about
+ * path). Used where a finished trace grows (recover.c, append.c); the
+ * recorder's writer streams its own (writer.c). */
+size_t vt_frame_write(int fd, uint64_t off, const uint8_t *src, size_t n, const char *path,
+                      char *err, size_t errlen);
+
 /* ---- Summary frame --------------------------------------------------------- */
 
 /* The summary (vt_summary) is a zstd skippable frame (RFC 8878, 3.1.2: a

@@ -171,27 +171,9 @@ static int by_seq(const void *a, const void *b)
 /* Compress src (n bytes) as one frame and append it at rc->good_end. */
 static int append_frame(recovery *rc, const uint8_t *src, size_t n)
 {
-    size_t cap = ZSTD_compressBound(n);
-    uint8_t *out = malloc(cap);
-    ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    if (!out || !cctx) {
-        free(out);
-        ZSTD_freeCCtx(cctx);
-        return fail(rc, "out of memory");
-    }
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-    size_t z = ZSTD_compress2(cctx, out, cap, src, n);
-    ZSTD_freeCCtx(cctx);
-    int rcode = 0;
-    if (ZSTD_isError(z))
-        rcode = fail(rc, "compressing the recovered records failed: %s", ZSTD_getErrorName(z));
-    else if (pwrite(rc->fd, out, z, (off_t)rc->good_end) != (ssize_t)z)
-        rcode = fail(rc, "%s: cannot append the recovered records: %s", rc->trace, strerror(errno));
-    else
-        rc->good_end += z;
-    free(out);
-    return rcode;
+    size_t z = vt_frame_write(rc->fd, rc->good_end, src, n, rc->trace, rc->err, rc->errlen);
+    rc->good_end += z;
+    return z ? 0 : -1;
 }
 
 /* One or more frames of chunks (header + records each), in seq order. */

@@ -91,6 +91,9 @@ enum vt_rec {
     VT_REC_PY_STACK_NODE = 28, /* (v2) stack trie node holding a Python frame: id, parent, frame */
     VT_REC_POOL_STAT = 29, /* (v2) memory pool at a failed stream-ordered allocation: ts, device,
                               pool, reserved, used; precedes that failure's alloc_failed */
+    VT_REC_SYMBOL = 30,    /* a logical frame at a stack_node's ip, named on the recording
+                              machine (vramtrace symbolize): ip, index, function, file, line,
+                              flags */
     VT_REC_MAX_
 };
 
@@ -196,6 +199,7 @@ static inline bool vt_rec_is_definition(enum vt_rec rec)
     case VT_REC_NOTE:
     case VT_REC_PY_FRAME:
     case VT_REC_PY_STACK_NODE:
+    case VT_REC_SYMBOL:
         return true;
     default:
         return false;
@@ -343,6 +347,15 @@ typedef struct vt_event {
             uint32_t file;     /* string id of its file name (co_filename) */
             uint32_t line;     /* current line, 0 = unknown */
         } py_frame;
+        struct {
+            uint64_t ip;       /* a stack_node's ip (return address - 1) */
+            uint32_t index;    /* 0: the innermost logical frame at ip; k: the frame that
+                                * index k - 1 was inlined into */
+            uint32_t function; /* string id of its name (demangled; "name+0x1c" without a line) */
+            uint32_t file;     /* string id of its source file; 0 = unknown */
+            uint32_t line;     /* 0 = unknown */
+            uint32_t flags;    /* VT_SYMBOL_* */
+        } symbol;
         struct {
             uint32_t id, parent; /* same id space as stack_node */
             uint32_t frame;      /* py_frame id; 0 = the thread's Python frames are unknown */
@@ -529,6 +542,26 @@ int vt_recover(const char *path, const vt_recover_end *end, vt_recover_result *r
 /* Does the trace at path have a spill file (its process still runs, or died
  * without closing it)? Its name into spill (len bytes) when it does. */
 bool vt_recover_pending(const char *path, char *spill, size_t len);
+
+/* ---- Appending definitions ------------------------------------------------ */
+
+/* A symbol record's flags: the frame was inlined at the ip (it has no ip
+ * of its own; the record after it, index + 1, is its caller). */
+#define VT_SYMBOL_INLINED 0x1u
+
+/* Append the definition records evs[0..n) (strings, symbols, notes: records
+ * without a time, vt_rec_is_definition) to the finished trace at path as
+ * one or more frames of one chunk each (thread 0), after its last frame;
+ * a trace closed with its summary gets a copy of the summary after them,
+ * so the summary stays last and nothing already in the file is changed or
+ * moved (the old summary stays in place, read as an empty batch).
+ * Used by `vramtrace symbolize` (docs/trace.md, "Symbols"). Returns 0, or -1 with a
+ * message in err (errlen bytes): not a trace, unreadable, not finished (its
+ * last frame is cut, it has a spill file to recover, or its process still
+ * has it open), an event that is not a definition, a write error (the
+ * file is then cut back to its old length). */
+int vt_append_definitions(const char *path, const vt_event *evs, size_t n, char *err,
+                          size_t errlen);
 
 /* ---- Reader -------------------------------------------------------------- */
 

@@ -101,6 +101,10 @@ static int describe_fields(const vt_event *e, char *o, size_t n)
     case VT_REC_PY_STACK_NODE:
         return snprintf(o, n, "id=%u parent=%u frame=%u", u->py_stack_node.id,
                         u->py_stack_node.parent, u->py_stack_node.frame);
+    case VT_REC_SYMBOL:
+        return snprintf(o, n, "ip=%llx index=%u function=%u file=%u line=%u flags=%u",
+                        U64(u->symbol.ip), u->symbol.index, u->symbol.function, u->symbol.file,
+                        u->symbol.line, u->symbol.flags);
     default:
         return snprintf(o, n, "-");
     }
@@ -191,6 +195,9 @@ static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i,
     case VT_REC_PY_STACK_NODE:
         e->u.py_stack_node = (__typeof__(e->u.py_stack_node)){u, u / 2, u ^ 3};
         break;
+    case VT_REC_SYMBOL:
+        e->u.symbol = (__typeof__(e->u.symbol)){a, u / 5, u, u ^ 7, u / 3, u & 1};
+        break;
     default:
         break;
     }
@@ -246,7 +253,7 @@ static bool is_def(enum vt_rec t)
 {
     return t == VT_REC_MODULE || t == VT_REC_MODULE_RESET || t == VT_REC_STACK_NODE ||
            t == VT_REC_STRING || t == VT_REC_THREAD || t == VT_REC_DEVICE || t == VT_REC_NOTE ||
-           t == VT_REC_PY_FRAME || t == VT_REC_PY_STACK_NODE;
+           t == VT_REC_PY_FRAME || t == VT_REC_PY_STACK_NODE || t == VT_REC_SYMBOL;
 }
 
 static bool plain_event(enum vt_rec t)

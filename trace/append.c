@@ -1,0 +1,214 @@
+/* append.c: vt_append_definitions, the way a finished trace takes more
+ * definition records (the symbols `vramtrace symbolize` names on the
+ * recording machine), and vt_frame_write, the one frame compressor of the
+ * finished-trace paths (append.c, recover.c). */
+#define _GNU_SOURCE
+#include "spill.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+size_t vt_frame_write(int fd, uint64_t off, const uint8_t *src, size_t n, const char *path,
+                      char *err, size_t errlen)
+{
+    size_t cap = ZSTD_compressBound(n);
+    uint8_t *out = malloc(cap);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    size_t z = 0;
+    if (!out || !cctx) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+    z = ZSTD_compress2(cctx, out, cap, src, n);
+    if (ZSTD_isError(z)) {
+        snprintf(err, errlen, "compressing records for %s failed: %s", path, ZSTD_getErrorName(z));
+        z = 0;
+    } else if (pwrite(fd, out, z, (off_t)off) != (ssize_t)z) {
+        snprintf(err, errlen, "%s: cannot write: %s", path,
+                 errno ? strerror(errno) : "short write");
+        z = 0;
+    }
+done:
+    ZSTD_freeCCtx(cctx);
+    free(out);
+    return z;
+}
+
+typedef struct appender {
+    const char *path;
+    int fd;
+    uint64_t size;    /* the file's length when opened */
+    uint64_t at;      /* where the next frame goes */
+    bool has_summary; /* the file ends with its summary */
+    uint8_t summary[VT_SUMMARY_FRAME_LEN];
+    uint32_t pid; /* the trace header's */
+    char *err;
+    size_t errlen;
+} appender;
+
+static int fail(appender *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->err, a->errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Does process pid hold the file (dev, ino) open? */
+static bool held_open(uint32_t pid, const struct stat *st)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%u/fd", pid);
+    DIR *d = opendir(dir);
+    bool held = false;
+    for (struct dirent *e; d && !held && (e = readdir(d));) {
+        struct stat fst;
+        held = e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &fst, 0) == 0 &&
+               fst.st_dev == st->st_dev && fst.st_ino == st->st_ino;
+    }
+    if (d)
+        closedir(d);
+    return held;
+}
+
+/* Where frames start, the header's pid, and whether the file ends with its
+ * summary (kept in a->summary). */
+static int read_start(appender *a, uint64_t *frames_at)
+{
+    char why[256];
+    vt_reader *r = vt_reader_open(a->path, why, sizeof why);
+    if (!r)
+        return fail(a, "%s: %s", a->path, why);
+    a->pid = vt_reader_header(r)->pid;
+    *frames_at = vt_reader_offset(r);
+    vt_summary s;
+    a->has_summary = vt_reader_summary(r, &s);
+    vt_reader_close(r);
+    if (a->has_summary)
+        vt_summary_encode(a->summary, &s);
+    return 0;
+}
+
+/* Every byte after frames_at is whole frames (the summary is one). */
+static int check_whole(appender *a, uint64_t frames_at)
+{
+    uint64_t at = frames_at;
+    if (a->size > at) {
+        uint8_t *img = mmap(NULL, a->size, PROT_READ, MAP_PRIVATE, a->fd, 0);
+        if (img == MAP_FAILED)
+            return fail(a, "%s: cannot map it: %s", a->path, strerror(errno));
+        while (at < a->size) {
+            size_t n = ZSTD_findFrameCompressedSize(img + at, a->size - at);
+            if (ZSTD_isError(n) || n > a->size - at)
+                break;
+            at += n;
+        }
+        munmap(img, a->size);
+    }
+    if (at != a->size)
+        return fail(a,
+                    "%s ends inside a frame (at byte %llu of %llu): it was cut short; "
+                    "nothing appended",
+                    a->path, (unsigned long long)at, (unsigned long long)a->size);
+    return 0;
+}
+
+static int open_finished(appender *a)
+{
+    char spill[128];
+    if (vt_recover_pending(a->path, spill, sizeof spill))
+        return fail(a,
+                    "%s has a spill file (%s): its process is still running or died before "
+                    "closing it; after it ended, run `vramtrace recover %s` first",
+                    a->path, spill, a->path);
+    a->fd = open(a->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (a->fd < 0 || fstat(a->fd, &st) < 0)
+        return fail(a, "%s: %s", a->path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return fail(a, "%s: not a regular file", a->path);
+    a->size = (uint64_t)st.st_size;
+    uint64_t frames_at = 0;
+    if (read_start(a, &frames_at) < 0 || check_whole(a, frames_at) < 0)
+        return -1;
+    if (a->pid && a->pid != (uint32_t)getpid() && held_open(a->pid, &st))
+        return fail(a, "%s: its process (pid %u) still has it open: nothing appended", a->path,
+                    a->pid);
+    a->at = a->size;
+    return 0;
+}
+
+/* One frame of one chunk (thread 0, no time) holding the records of evs
+ * from *i on that fit in VT_FRAME_CONTENT_MAX; advances *i. */
+static int append_frame(appender *a, const vt_event *evs, size_t n, size_t *i, uint8_t *buf)
+{
+    size_t len = 0;
+    vt_delta d = {0};
+    uint8_t *rec = buf + VT_CHUNK_HDR_MAX;
+    for (; *i < n; ++*i) {
+        if (len + VT_REC_MAX > VT_FRAME_CONTENT_MAX - VT_CHUNK_HDR_MAX)
+            break;
+        len += vt_rec_encode(rec + len, &d, &evs[*i]);
+    }
+    uint8_t hdr[VT_CHUNK_HDR_MAX];
+    size_t h = vt_chunk_hdr_encode(hdr, 0, 0, len);
+    memmove(buf + h, rec, len); /* the header's real length, then the records */
+    memcpy(buf, hdr, h);
+    size_t z = vt_frame_write(a->fd, a->at, buf, h + len, a->path, a->err, a->errlen);
+    a->at += z;
+    return z ? 0 : -1;
+}
+
+static int append_all(appender *a, const vt_event *evs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!vt_rec_is_definition(evs[i].type))
+            return fail(a, "record %zu (%s) is not a definition: nothing appended", i,
+                        vt_rec_name(evs[i].type));
+    size_t total = VT_CHUNK_HDR_MAX;
+    for (size_t i = 0; i < n && total < VT_FRAME_CONTENT_MAX; i++)
+        total += VT_REC_FIXED_MAX + VT_VARINT_MAX + vt_rec_string_len(&evs[i]);
+    uint8_t *buf = malloc(total < VT_FRAME_CONTENT_MAX ? total : VT_FRAME_CONTENT_MAX);
+    if (!buf)
+        return fail(a, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n;)
+        rc = append_frame(a, evs, n, &i, buf);
+    free(buf);
+    if (rc == 0 && a->has_summary) {
+        if (pwrite(a->fd, a->summary, sizeof a->summary, (off_t)a->at) !=
+            (ssize_t)sizeof a->summary)
+            return fail(a, "%s: cannot write its summary: %s", a->path, strerror(errno));
+        a->at += sizeof a->summary;
+    }
+    if (rc == 0 && fsync(a->fd) < 0)
+        return fail(a, "%s: %s", a->path, strerror(errno));
+    return rc;
+}
+
+int vt_append_definitions(const char *path, const vt_event *evs, size_t n, char *err, size_t errlen)
+{
+    appender a = {.path = path, .fd = -1, .err = err, .errlen = errlen};
+    int rc = open_finished(&a);
+    if (rc == 0 && n && (rc = append_all(&a, evs, n)) < 0 && ftruncate(a.fd, (off_t)a.size) < 0) {
+        char first[256];
+        snprintf(first, sizeof first, "%s", err);
+        fail(&a, "%s (and cutting %s back to %llu bytes failed: %s)", first, path,
+             (unsigned long long)a.size, strerror(errno));
+    }
+    if (a.fd >= 0)
+        close(a.fd);
+    return rc;
+}
