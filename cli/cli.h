@@ -98,12 +98,17 @@ int cli_cmd_report(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_recover(int argc, char **argv);
+int cli_cmd_symbolize(int argc, char **argv);
 /* The synopsis lines of the main usage (main.c prints them in order). */
 void cli_report_synopsis(FILE *f);
 void cli_diff_synopsis(FILE *f);
 void cli_check_synopsis(FILE *f);
 void cli_run_synopsis(FILE *f);
 void cli_recover_synopsis(FILE *f);
+void cli_symbolize_synopsis(FILE *f);
+/* vr_embed_symbols on path; a failure said on stderr ("vramtrace CMD:
+ * ..."), and with verbose also what it named. 0, or -1 on failure. */
+int cli_symbolize_one(const char *cmd, const char *path, bool verbose);
 /* vt_recover on path, saying on stderr what it recovered or why it could
  * not ("vramtrace CMD: ..."), and with verbose also that there was nothing
  * to recover; end as vt_recover's. 0, or -1 on failure. */
@@ -127,6 +132,9 @@ typedef struct cli_run_list {
     /* set by the caller after cli_run_begin: no --sim and no CUDA driver
      * (cli_cuda_driver_present) */
     bool no_driver;
+    /* set by the caller: name each trace's frames at the end (vramtrace
+     * symbolize), unless --no-symbolize */
+    bool symbolize;
     /* set by the caller once the program ended: its pid and wait status */
     pid_t child;
     int child_status;
@@ -141,7 +149,8 @@ bool cli_cuda_driver_present(void);
 int cli_run_begin(cli_run_list *rl);
 /* After the program: recover what each killed process of the run had not
  * written (vt_recover; the end of the program's own process, from its wait
- * status, when its trace has none), print the run's traces on stderr ("vramtrace run:
+ * status, when its trace has none), with symbolize name their native
+ * frames in them (cli_symbolize_one), print the run's traces on stderr ("vramtrace run:
  * trace: P" for one, "vramtrace run: N traces (run ID):" and one per line
  * for several) and remove the list file. With no_driver, the traces that
  * hold no allocation are removed instead and one line names --sim. */

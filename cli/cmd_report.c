@@ -49,12 +49,16 @@ void cli_free_all(vr_report **r, size_t n)
 
 /* ---- the options report and diff share ------------------------------------- */
 
-enum { O_TOP = 200, O_NOSYM, O_NATIVE, O_TRUNC };
+enum { O_TOP = 200, O_NOSYM, O_TRACESYM, O_NATIVE, O_TRUNC };
 
 static const cli_opt view_opts[] = {
     {"top", 0, required_argument, O_TOP, "N", "entries per table (default 10)"},
     {"quiet", 'q', no_argument, 'q', NULL, "no text report on stdout"},
     {"no-symbols", 0, no_argument, O_NOSYM, NULL, "do not read debug information (addresses only)"},
+    {"trace-symbols", 0, no_argument, O_TRACESYM, NULL,
+     "name native frames only from the names the trace carries\n"
+     "(vramtrace symbolize), never from files here: the report\n"
+     "another machine gives"},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -100,6 +104,9 @@ static int view_option(int c, const char *cmd, view *v)
         return 1;
     case O_NOSYM:
         v->opt.no_symbols = true;
+        return 1;
+    case O_TRACESYM:
+        v->opt.trace_symbols = true;
         return 1;
     case O_NATIVE:
         v->opt.native = true;

@@ -17,7 +17,7 @@
 #define VRAMTRACE_INSTALL_SIMDIR "lib/vramtrace/sim"
 #endif
 
-enum { O_SIM = 300, O_TORCH };
+enum { O_SIM = 300, O_TORCH, O_NOSYMBOLIZE };
 
 static const cli_opt run_opts_table[] = {
     {"sim", 0, optional_argument, O_SIM, "DEVICE",
@@ -32,6 +32,10 @@ static const cli_opt run_opts_table[] = {
     {"output", 'o', required_argument, 'o', "FILE",
      "trace file (VRAMTRACE_OUTPUT; %p = pid, %h = host, %% = %)"},
     {"force", 'f', no_argument, 'f', NULL, "replace an existing FILE (never replaced otherwise)"},
+    {"no-symbolize", 0, no_argument, O_NOSYMBOLIZE, NULL,
+     "do not name the traces' frames when the program has ended\n"
+     "(vramtrace symbolize: a report on a machine without the\n"
+     "program's files then shows offsets)"},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -46,7 +50,9 @@ static const char run_head[] =
     "The exit status is PROGRAM's (128+N if killed by signal N). A process of the\n"
     "run killed by SIGKILL (e.g. the out-of-memory killer) did not write its last\n"
     "records: run appends them from the trace's spill file (vramtrace recover), and\n"
-    "records PROGRAM's own kill in its trace.\n"
+    "records PROGRAM's own kill in its trace. When PROGRAM has ended, run names the\n"
+    "native frames of every trace from the files here and appends the names to it\n"
+    "(vramtrace symbolize), so that a report on another machine names them too.\n"
     "\n";
 
 static void run_usage(FILE *f)
@@ -107,7 +113,7 @@ static void prepend_env(const char *name, const char *value, char sep)
 }
 
 typedef struct run_opts {
-    bool sim, force, torch_tensors;
+    bool sim, force, torch_tensors, no_symbolize;
     const char *sim_device, *output;
 } run_opts;
 
@@ -211,6 +217,7 @@ static int run_program(const run_opts *o, char **prog)
         cli_run_begin(&rl) < 0)
         return CLI_EXIT_INPUT;
     rl.no_driver = !o->sim && !cli_cuda_driver_present(); /* then one line naming --sim */
+    rl.symbolize = !o->no_symbolize;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -247,6 +254,9 @@ int cli_cmd_run(int argc, char **argv)
             break;
         case O_TORCH:
             o.torch_tensors = true;
+            break;
+        case O_NOSYMBOLIZE:
+            o.no_symbolize = true;
             break;
         case 'h':
             run_usage(stdout);

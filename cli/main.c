@@ -1,4 +1,5 @@
-/* main.c: the vramtrace command: run, report, diff, check, recover (cli.h). */
+/* main.c: the vramtrace command: run, report, diff, check, recover,
+ * symbolize (cli.h). */
 #include "cli.h"
 
 #include <string.h>
@@ -18,6 +19,7 @@ static const struct command {
     {"diff", cli_cmd_diff, cli_diff_synopsis},
     {"check", cli_cmd_check, cli_check_synopsis},
     {"recover", cli_cmd_recover, cli_recover_synopsis},
+    {"symbolize", cli_cmd_symbolize, cli_symbolize_synopsis},
 };
 
 static void usage_main(FILE *f)

@@ -106,6 +106,10 @@ void cli_run_end(cli_run_list *rl)
         f = NULL;
         n = 1; /* said above */
     }
+    while (f && rl->symbolize && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        cli_symbolize_one("run", line, false);
+    }
     for (int pass = 0; f && pass < 2; pass++) {
         rewind(f);
         if (pass == 1 && n > 1)

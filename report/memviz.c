@@ -556,7 +556,8 @@ static void device_traces(out *o, const mv *m)
 static void write_snapshot(FILE *f, mv *m, const vr_options *opt)
 {
     out o = {0};
-    o.sy = vr_symbolizer_new(&m->s, opt && opt->no_symbols, opt && opt->native);
+    o.sy = vr_symbolizer_new(&m->s, opt && opt->no_symbols, opt && opt->native,
+                             opt && opt->trace_symbols);
     vr_map_init(&o.memo, sizeof(frames_memo));
     vr_pk_begin(&o.p, f);
     vr_pk_dict(&o.p);

@@ -949,7 +949,8 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     if (s->peak_pending)
         vr_snapshot_peak(s); /* the trace ended at its peak */
     vr_hover_flush(s);
-    vr_symbolizer *sy = vr_symbolizer_new(s, opt && opt->no_symbols, opt && opt->native);
+    vr_symbolizer *sy =
+        vr_symbolizer_new(s, opt && opt->no_symbols, opt && opt->native, opt && opt->trace_symbols);
     build_header(s, r);
     build_misc(s, r);
     build_devices(s, r);

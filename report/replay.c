@@ -593,6 +593,9 @@ static bool on_definition(vr_state *s, const vt_event *ev)
     case VT_REC_STRING:
         on_string(s, ev);
         return true;
+    case VT_REC_SYMBOL:
+        vr_state_symbol(s, ev);
+        return true;
     case VT_REC_DEVICE:
         on_device(s, ev);
         return true;
@@ -834,6 +837,52 @@ vr_report *vr_analyze_mem(const void *data, size_t len, const vr_options *opt, c
 {
     vt_reader *rd = vt_reader_open_mem(data, len, err, errlen);
     return rd ? analyze(rd, "(memory)", opt, err, errlen) : NULL;
+}
+
+/* The definitions of the trace rd into s (modules, stack nodes, strings,
+ * symbols...): all vr_embed_symbols needs. -1 on a corrupt or cut trace. */
+static int read_definitions(vr_state *s, vt_reader *rd, const char *path, char *err, size_t errlen)
+{
+    vt_event evs[VR_READ];
+    long n;
+    while ((n = vt_reader_read(rd, evs, VR_READ)) > 0)
+        for (long i = 0; i < n; i++)
+            if (vt_rec_is_definition(evs[i].type))
+                on_definition(s, &evs[i]);
+    if (n < 0 || vt_reader_truncated(rd)) {
+        const char *m = n < 0 ? vt_reader_error(rd) : NULL;
+        snprintf(err, errlen, "%s: %s at byte %llu of %llu: nothing appended", path,
+                 n < 0 ? (m ? m : "corrupt") : "cut short (it ends inside a frame)",
+                 (unsigned long long)vt_reader_offset(rd),
+                 (unsigned long long)vt_reader_file_size(rd));
+        return -1;
+    }
+    return 0;
+}
+
+int vr_embed_symbols(const char *path, vr_embed_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    vt_reader *rd = vt_reader_open(path, err, errlen);
+    if (!rd)
+        return -1;
+    vr_arena *arena = vr_arena_new();
+    vr_state s;
+    vr_state_init(&s, arena, vt_reader_header(rd));
+    int rc = read_definitions(&s, rd, path, err, errlen);
+    vt_reader_close(rd);
+    res->already = rc == 0 && s.nsyms > 0;
+    if (rc == 0 && !res->already) {
+        vr_symbolizer *sy = vr_symbolizer_new(&s, false, true, false);
+        vt_event *evs = NULL;
+        size_t n = vr_symbols_records(sy, &evs, res);
+        if (n)
+            rc = vt_append_definitions(path, evs, n, err, errlen);
+        vr_symbolizer_free(sy);
+    }
+    vr_state_destroy(&s);
+    vr_arena_free(arena);
+    return rc;
 }
 
 void vr_report_free(vr_report *r)

@@ -373,6 +373,7 @@ typedef struct vr_options {
     size_t top;                 /* entries per table; 0 = 10 */
     bool no_symbols;            /* skip libdw (addresses only) */
     bool native;                /* keep the interpreter's frames in stacks with Python frames */
+    bool trace_symbols;         /* name native frames only from the trace's symbol records */
     bool progress;              /* progress bar on stderr if it is a TTY and takes > 2 s */
     uint32_t progress_after_ms; /* show it after this long instead; 0 = 2000 */
 } vr_options;
@@ -385,6 +386,26 @@ vr_report *vr_analyze(const char *path, const vr_options *opt, char *err, size_t
 vr_report *vr_analyze_mem(const void *data, size_t len, const vr_options *opt, char *err,
                           size_t errlen);
 void vr_report_free(vr_report *r);
+
+/* What vr_embed_symbols did. */
+typedef struct vr_embed_result {
+    size_t ips;     /* distinct native ips in the trace's call stacks */
+    size_t named;   /* of them, named here (their symbols appended) */
+    size_t frames;  /* symbol records appended (inlined frames count) */
+    size_t strings; /* string records appended */
+    bool already;   /* the trace carried symbols already: nothing appended */
+} vr_embed_result;
+
+/* Name, on the machine that recorded the trace at path, every native frame
+ * of its call stacks from the files here (the recorded modules, checked by
+ * build-id; libdw as the report does), and append the names to the trace
+ * as symbol records (docs/trace.md, "Symbols"; vt_append_definitions), so
+ * that a report on another machine, without those files, names the same
+ * frames. A trace that carries symbols already is left as it is
+ * (res->already). Returns 0, or -1 with a message in err (errlen bytes):
+ * not a trace, unreadable, cut short, still being written, or a write
+ * error (the file is then as it was). */
+int vr_embed_symbols(const char *path, vr_embed_result *res, char *err, size_t errlen);
 
 /* Renderers. Each returns 0 or -1 (I/O error). n >= 1 reports side by side. */
 int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);

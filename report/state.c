@@ -24,6 +24,7 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     vr_map_init(&s->stems, sizeof(vr_stem));
     vr_map_init(&s->stacknodes, sizeof(vr_stacknode));
     vr_map_init(&s->pyframes, sizeof(vr_pyframe));
+    vr_map_init(&s->ipsyms, sizeof(vr_ipsyms));
     vr_map_init(&s->threads, sizeof(vr_thread));
     vr_map_init(&s->devices, sizeof(vr_devstate));
     vr_map_init(&s->live, sizeof(vr_live));
@@ -252,6 +253,8 @@ void vr_state_destroy(vr_state *s)
     vr_map_destroy(&s->stems);
     vr_map_destroy(&s->stacknodes);
     vr_map_destroy(&s->pyframes);
+    vr_map_destroy(&s->ipsyms);
+    free(s->syms);
     vr_map_destroy(&s->threads);
     vr_map_destroy(&s->devices);
     vr_map_destroy(&s->live);
@@ -397,4 +400,25 @@ size_t vr_level_name(vr_level *lv, uint32_t name)
     memset(&lv->names[lv->nnames], 0, sizeof(lv->names[0]));
     lv->names[lv->nnames].name = name;
     return lv->nnames++;
+}
+
+void vr_state_symbol(vr_state *s, const vt_event *ev)
+{
+    const uint64_t ip = ev->u.symbol.ip;
+    vr_ipsyms *e = vr_map_get(&s->ipsyms, ip);
+    if (ev->u.symbol.index == 0) {
+        e = vr_map_put(&s->ipsyms, ip, NULL);
+        e->first = (uint32_t)s->nsyms;
+        e->n = 0;
+    } else if (!e || e->n != ev->u.symbol.index || e->first + e->n != s->nsyms) {
+        vr_state_note_once(s, "symbol records out of order (a damaged trace): ignored");
+        return;
+    }
+    if (s->nsyms == s->capsyms) {
+        s->capsyms = s->capsyms ? 2 * s->capsyms : 256;
+        s->syms = vr_xrealloc(s->syms, s->capsyms * sizeof *s->syms);
+    }
+    s->syms[s->nsyms++] = (vr_symbol){ev->u.symbol.function, ev->u.symbol.file, ev->u.symbol.line,
+                                      (ev->u.symbol.flags & VT_SYMBOL_INLINED) != 0};
+    e->n++;
 }

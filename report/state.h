@@ -291,6 +291,20 @@ typedef struct vr_pyframe {
     uint32_t function, file, line;
 } vr_pyframe;
 
+/* A logical frame named on the recording machine (VT_REC_SYMBOL): string
+ * ids, the line, and whether it was inlined at its ip. */
+typedef struct vr_symbol {
+    uint32_t function, file, line;
+    bool inlined;
+} vr_symbol;
+
+/* The recorded symbols of one ip: vr_state.syms[first .. first + n),
+ * innermost first. */
+typedef struct vr_ipsyms {
+    uint64_t key; /* ip */
+    uint32_t first, n;
+} vr_ipsyms;
+
 typedef struct vr_string {
     uint64_t key; /* string id */
     char *text;
@@ -445,6 +459,9 @@ typedef struct vr_state {
 
     char **notes;
     size_t nnotes, capnotes;
+    vr_map ipsyms;   /* vr_ipsyms per ip with recorded symbols (vramtrace symbolize) */
+    vr_symbol *syms; /* their frames, each ip's in a row */
+    size_t nsyms, capsyms;
     bool has_end;
     int32_t exit_status, exit_signal;
     char *exit_reason;
@@ -471,6 +488,10 @@ void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(prin
 /* vr_state_note unless s already holds a note of the same text. */
 void vr_state_note_once(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vr_state_string(const vr_state *s, uint32_t id);
+/* A VT_REC_SYMBOL into s->ipsyms/syms: index 0 starts its ip's frames
+ * (replacing any earlier ones), index k must follow k - 1 of the same ip;
+ * a record out of that order is ignored, with a note. */
+void vr_state_symbol(vr_state *s, const vt_event *ev);
 /* The string id that stands for NVTX range name id among iteration
  * candidates: the first string of its stem when it is numbered by step
  * ("iteration0" for "iteration12", vt_range_stem) and the stem's numbers
@@ -760,8 +781,17 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt);
 
 /* symbolize.c */
 typedef struct vr_symbolizer vr_symbolizer;
-vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native);
+/* no_symbols: addresses only; native: keep the interpreter's frames in
+ * stacks with Python frames; trace_only: name native frames from the
+ * trace's symbol records only, never from files here. */
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native, bool trace_only);
 void vr_symbolizer_free(vr_symbolizer *sy);
+/* Every distinct native ip of s's stack trie that a file here names (the
+ * recorded module, checked by build-id, as vr_symbolize finds it), as the
+ * definition records vt_append_definitions takes: the strings they need,
+ * with ids above every string of s, then each ip's symbols, innermost
+ * first. The array is in s's arena, its count returned; counts into res. */
+size_t vr_symbols_records(vr_symbolizer *sy, vt_event **out, vr_embed_result *res);
 /* Symbolize and fold the stack of leaf id (cached per stack). */
 vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
 /* A stable key string for merging stacks that symbolize alike. */

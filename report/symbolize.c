@@ -50,7 +50,8 @@ typedef struct stackcache {
 struct vr_symbolizer {
     vr_state *s;
     bool no_symbols;
-    bool native; /* keep the interpreter's frames in stacks with Python frames */
+    bool trace_only; /* name native frames from the trace's symbol records only */
+    bool native;     /* keep the interpreter's frames in stacks with Python frames */
     vr_map mods, ips, stacks;
     void *libstdcxx;
     demangle_fn demangle;
@@ -58,11 +59,12 @@ struct vr_symbolizer {
     char *debuginfo_path; /* NULL: the default search path */
 };
 
-vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native)
+vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native, bool trace_only)
 {
     vr_symbolizer *sy = vr_xcalloc(1, sizeof(*sy));
     sy->s = s;
     sy->no_symbols = no_symbols;
+    sy->trace_only = trace_only;
     sy->native = native;
     vr_map_init(&sy->mods, sizeof(modcache));
     vr_map_init(&sy->ips, sizeof(ipcache));
@@ -120,7 +122,7 @@ static modcache *module_get(vr_symbolizer *sy, long idx)
         return m;
     const vr_module *vm = &sy->s->modules[idx];
     m->path = vr_strdup(sy->s->arena, vm->path);
-    if (!sy->no_symbols)
+    if (!sy->no_symbols && !sy->trace_only)
         m->mod = module_dwfl(sy, m, vm);
     return m;
 }
@@ -179,15 +181,19 @@ static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *he
 {
     if (!noteworthy(vm))
         return;
+    const char *then = sy->s->nsyms
+                           ? "its frames are named from the symbols the trace carries (vramtrace "
+                             "symbolize on the recording machine)"
+                           : "its frames are shown as offsets (`vramtrace symbolize` on the "
+                             "machine that recorded it makes a trace carry its names)";
     if (!here)
-        vr_state_note_once(sy->s, "%s cannot be read here (%s): its frames are shown as offsets",
-                           vm->path, why);
+        vr_state_note_once(sy->s, "%s cannot be read here (%s): %s", vm->path, why, then);
     else
         vr_state_note_once(sy->s,
                            "%s here differs from the recorded one (build-id %s recorded, %s "
-                           "here): its frames are shown as offsets",
+                           "here): %s",
                            vr_basename(vm->path), *vm->build_id ? vm->build_id : "none",
-                           *here ? here : "none");
+                           *here ? here : "none", then);
 }
 
 /* The recorded object found by its build-id where elfutils looks for one
@@ -397,6 +403,25 @@ static size_t inline_frames(vr_symbolizer *sy, Dwfl_Module *mod, uint64_t ip, vr
     return n;
 }
 
+/* The frames at ip that the trace's symbol records name (vramtrace
+ * symbolize on the recording machine), innermost first, each with base's
+ * module and ip; 0 when it has none. */
+static size_t recorded_frames(vr_symbolizer *sy, uint64_t ip, vr_frame *out, size_t max,
+                              const vr_frame *base)
+{
+    const vr_ipsyms *e = vr_map_get(&sy->s->ipsyms, ip);
+    size_t n = 0;
+    for (; e && n < e->n && n < max; n++) {
+        const vr_symbol *y = &sy->s->syms[e->first + n];
+        out[n] = *base;
+        out[n].function = vr_strdup(sy->s->arena, vr_state_string(sy->s, y->function));
+        out[n].file = vr_strdup(sy->s->arena, y->file ? vr_state_string(sy->s, y->file) : "");
+        out[n].line = y->line;
+        out[n].inlined = y->inlined;
+    }
+    return n;
+}
+
 static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
 {
     bool created;
@@ -433,6 +458,8 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
                 vr_sprintf(sy->s->arena, "%s+0x%llx", base.function, (unsigned long long)off);
         }
     }
+    if (!mod && !sy->no_symbols)
+        n = recorded_frames(sy, ip, tmp, 16, &base);
     if (!n)
         tmp[n++] = base;
     c = vr_map_get(&sy->ips, ip); /* unchanged: no insertion since */
@@ -573,4 +600,122 @@ const char *vr_stack_key(vr_arena *a, const vr_stack *st)
     }
     *p = 0;
     return k;
+}
+
+/* The records vr_symbols_records builds: an arena array that grows, and the
+ * strings it has given ids (keyed by a hash of their text). */
+typedef struct exporter {
+    vr_symbolizer *sy;
+    vt_event *ev;
+    size_t n, cap;
+    vr_map strings; /* strid: hash of the text -> id */
+    uint32_t next_id;
+    vr_embed_result *res;
+} exporter;
+
+typedef struct strid {
+    uint64_t key;
+    const char *text;
+    uint32_t id;
+} strid;
+
+static vt_event *export_push(exporter *x)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 1024;
+        vt_event *ev = vr_alloc(x->sy->s->arena, cap * sizeof *ev);
+        if (x->n)
+            memcpy(ev, x->ev, x->n * sizeof *ev);
+        x->ev = ev;
+        x->cap = cap;
+    }
+    vt_event *e = &x->ev[x->n++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t text_hash(const char *t)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *t; t++)
+        h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
+    return h | 1; /* never 0, the map's empty key */
+}
+
+/* The string id of text, written as a string record the first time. */
+static uint32_t export_string(exporter *x, const char *text)
+{
+    if (!text || !*text)
+        return 0;
+    bool created;
+    strid *e = vr_map_put(&x->strings, text_hash(text), &created);
+    if (!created && !strcmp(e->text, text))
+        return e->id;
+    uint32_t id = x->next_id++;
+    if (created) { /* a hash shared by two texts: the second gets ids of its own */
+        e->text = text;
+        e->id = id;
+    }
+    vt_event *r = export_push(x);
+    r->type = VT_REC_STRING;
+    r->u.string.id = id;
+    r->u.string.text = text;
+    x->res->strings++;
+    return id;
+}
+
+static uint32_t max_string_id(const vr_state *s)
+{
+    uint64_t max = 0;
+    size_t i = 0;
+    for (const vr_string *e; (e = vr_map_next(&s->strings, &i));)
+        max = e->key > max ? e->key : max;
+    return (uint32_t)max;
+}
+
+/* The symbols of ip, when a file here names it: frames that say more than
+ * "??" at an offset. */
+static void export_ip(exporter *x, uint64_t ip)
+{
+    const ipcache *c = symbolize_ip(x->sy, ip);
+    if (c->n == 1 && !strcmp(c->frames[0].function, "??"))
+        return;
+    x->res->named++;
+    for (size_t k = 0; k < c->n; k++) {
+        const vr_frame *f = &c->frames[k];
+        uint32_t fn = export_string(x, f->function), file = export_string(x, f->file);
+        vt_event *r = export_push(x);
+        r->type = VT_REC_SYMBOL;
+        r->u.symbol.ip = ip;
+        r->u.symbol.index = (uint32_t)k;
+        r->u.symbol.function = fn;
+        r->u.symbol.file = file;
+        r->u.symbol.line = f->line;
+        r->u.symbol.flags = f->inlined ? VT_SYMBOL_INLINED : 0;
+        x->res->frames++;
+    }
+}
+
+size_t vr_symbols_records(vr_symbolizer *sy, vt_event **out, vr_embed_result *res)
+{
+    exporter x = {.sy = sy, .res = res, .next_id = max_string_id(sy->s) + 1};
+    vr_map_init(&x.strings, sizeof(strid));
+    vr_map seen;
+    vr_map_init(&seen, sizeof(uint64_t));
+    size_t i = 0;
+    for (const vr_stacknode *n; (n = vr_map_next(&sy->s->stacknodes, &i));) {
+        bool created;
+        if (n->python || !n->ip)
+            continue;
+        vr_map_put(&seen, n->ip, &created);
+        if (!created)
+            continue;
+        res->ips++;
+        export_ip(&x, n->ip);
+    }
+    vr_map_destroy(&seen);
+    vr_map_destroy(&x.strings);
+    *out = x.ev;
+    return x.n;
 }

@@ -59,12 +59,16 @@ SCENARIOS = {
     "retained_list_tensors": (["sc_retained.py", "256", "120"], {"VRAMTRACE_SIM_MEMORY": "3GiB"},
                               ["--torch-tensors"],
                               ["fits", "allocated", "append_line", "growth_line",
-                               "tensors_not_cache", "projection"]),
+                               "tensors_not_cache", "projection", "elsewhere"]),
     # The whole dataset .cuda()'d up front, then training: OOM; streamed batches fit.
     "preload_dataset": (["sc_preload.py", "preload"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                         ["oom_capacity", "oom_message", "reserved"]),
     "stream_dataset": (["sc_preload.py", "stream"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
-                       ["fits", "reserved", "snapshot"]),
+                       ["fits", "reserved", "snapshot", "elsewhere"]),
+    # A wrong expectation (run only with --wrong): recorded with --no-symbolize,
+    # the trace carries no names, and a report elsewhere calls the cache a leak.
+    "stream_dataset_unnamed": (["sc_preload.py", "stream"], {"VRAMTRACE_SIM_MEMORY": "1GiB"},
+                               ["--no-symbolize"], ["elsewhere"]),
     # Alternating batch shapes leave part-used segments: OOM with memory
     # reserved but unallocated; expandable_segments:True grows one segment.
     "vary_shapes": (["sc_vary.py"], {"VRAMTRACE_SIM_MEMORY": "2GiB"}, [],
@@ -83,7 +87,7 @@ SCENARIOS = {
     # Seeded random mixes of memory operations (sc_random.py): patterns nobody
     # chose, on the default allocator and tensor by tensor.
     "random_1": (["sc_random.py", "1", "400"], {}, [],
-                 ["fits", "reserved", "snapshot", "device_calls"]),
+                 ["fits", "reserved", "snapshot", "device_calls", "elsewhere"]),
     "random_2": (["sc_random.py", "2", "400"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                  ["fits", "reserved", "snapshot", "device_calls"]),
     "random_3_tensors": (["sc_random.py", "3", "400"], {}, ["--torch-tensors"],
@@ -256,6 +260,7 @@ class Run:
 
     def load(self, trace, stats):
         """The report of trace (self.rep) and PyTorch's numbers (self.torch)."""
+        self.trace = trace
         rep = self.base + ".report.json"
         q = subprocess.run([self.o.vramtrace, "report", trace, "--json", rep, "-q"],
                            capture_output=True, text=True, timeout=600)
@@ -309,6 +314,8 @@ def check(r, what, tq):
         a, b = dev["peak_allocated_bytes"], tq["allocated_bytes.all.peak"]
         print(f"peak allocated: vramtrace {a}, PyTorch allocated_bytes.all.peak {b}")
         return a == b or fail("peak allocated differs")
+    if what == "elsewhere":
+        return check_elsewhere(r)
     if what == "snapshot":
         if "snapshot_segments" not in tq:
             return fail("the script took no snapshot")
@@ -474,6 +481,31 @@ def check(r, what, tq):
         print(f"segments released: {n}")
         return n > 0 or fail("empty_cache released no segment")
     raise ValueError(what)
+
+
+def check_elsewhere(r):
+    """The report on a machine without the program's files: report
+    --trace-symbols names native frames only from what the trace carries
+    (vramtrace run appended it, vramtrace symbolize), never from files
+    here. It must be this machine's report, JSON member for member but the
+    notes and the file name, so that every check of this scenario holds
+    there too; without the names PyTorch's cache is told as a leak there."""
+    if r.o.recorded:
+        print("a recorded trace (--recorded): its report here is already the one elsewhere")
+        return True
+    other = r.base + ".elsewhere.json"
+    q = subprocess.run([r.o.vramtrace, "report", r.trace, "--trace-symbols", "--json", other,
+                        "-q"], capture_output=True, text=True, timeout=600)
+    if q.returncode != 0:
+        return fail(f"vramtrace report --trace-symbols failed: {q.stderr.strip()}")
+    with open(other) as f:
+        there = json.load(f)
+    diff = [k for k in r.rep if k not in ("notes", "file") and r.rep[k] != there.get(k)]
+    print(f"report with the trace's own names only: "
+          f"{'the same' if not diff else 'differs in ' + ', '.join(diff)}; held at exit as "
+          f"PyTorch's cache there {there['totals']['cached_at_exit_bytes']} B, here "
+          f"{r.rep['totals']['cached_at_exit_bytes']} B")
+    return not diff or fail("a report without the program's files differs from this one")
 
 
 def check_oom_pool(oom, tq):

@@ -8,7 +8,9 @@
 # real_prog in any output, its frames as offsets, one note with both ids.
 # Then, with the recorded build served by debuginfod (a file:// URL), the
 # report names the frames again from that file, with a note. Last, a copy
-# without a build-id is named from the file here, with a note.
+# without a build-id is named from the file here, with a note. Recorded with
+# --no-symbolize: a trace that carries its names (symbols_test.sh) is named
+# from them whatever the files here are.
 set -u
 unset DEBUGINFOD_URLS # no server but the test's own
 VT=$1
@@ -20,7 +22,7 @@ build_id() { readelf -n "$1" | sed -n 's/^ *Build ID: //p'; }
 # record_report NAME: record $T/NAME under vramtrace run (trace $T/NAME.vtrace),
 # then report it as text into $T/NAME.txt.
 record_report() {
-    timeout 120 "$VT" run --sim=t4 -o "$T/$1.vtrace" -- "$T/$1" >"$T/run.out" 2>"$T/run.err" ||
+    timeout 120 "$VT" run --sim=t4 --no-symbolize -o "$T/$1.vtrace" -- "$T/$1" >"$T/run.out" 2>"$T/run.err" ||
         fail "run of $1: exit $? ($(tail -3 "$T/run.err"))"
     timeout 120 "$VT" report "$T/$1.vtrace" >"$T/$1.txt" 2>&1 || fail "report of $1: exit $?"
 }
