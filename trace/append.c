@@ -1,7 +1,6 @@
 /* append.c: vt_append_definitions, the way a finished trace takes more
  * definition records (the symbols `vramtrace symbolize` names on the
- * recording machine), and vt_frame_write, the one frame compressor of the
- * finished-trace paths (append.c, recover.c). */
+ * recording machine). */
 #define _GNU_SOURCE
 #include "spill.h"
 
@@ -16,34 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-
-size_t vt_frame_write(int fd, uint64_t off, const uint8_t *src, size_t n, const char *path,
-                      char *err, size_t errlen)
-{
-    size_t cap = ZSTD_compressBound(n);
-    uint8_t *out = malloc(cap);
-    ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    size_t z = 0;
-    if (!out || !cctx) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-    z = ZSTD_compress2(cctx, out, cap, src, n);
-    if (ZSTD_isError(z)) {
-        snprintf(err, errlen, "compressing records for %s failed: %s", path, ZSTD_getErrorName(z));
-        z = 0;
-    } else if (pwrite(fd, out, z, (off_t)off) != (ssize_t)z) {
-        snprintf(err, errlen, "%s: cannot write: %s", path,
-                 errno ? strerror(errno) : "short write");
-        z = 0;
-    }
-done:
-    ZSTD_freeCCtx(cctx);
-    free(out);
-    return z;
-}
 
 typedef struct appender {
     const char *path;
