@@ -3,9 +3,11 @@
  * the most frequent top-level range that completed 3 times, else the most
  * frequent range directly inside a top-level one); at each of its ends
  * the live device bytes are sampled into a running least-squares fit per
- * range name. The projection is the report's (report/model.c, fit_growth):
- * iterations + floor((room - live) / slope) + 1, room = the device's free bytes
- * at its first memory-info sample + the bytes live then. */
+ * range name, the total and each device's. The projection is the report's
+ * (report/model.c, project_per_device): per device, iterations +
+ * floor((room - live) / slope) + 1, room = the device's free bytes at its
+ * first memory-info sample + the bytes live then; the first device to run
+ * out. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +31,10 @@ typedef struct iter_fit {
     uint64_t y0;     /* live bytes at the first end (samples are centred on it) */
     uint64_t y_last; /* live bytes at the last end */
     double sx, sy, sxx, sxy, syy;
+    /* per device: the same, centred on its first end */
+    uint64_t dy0[VTI_MAX_DEVICES], dy_last[VTI_MAX_DEVICES];
+    double dsy[VTI_MAX_DEVICES], dsxy[VTI_MAX_DEVICES];
+    uint64_t used; /* bit d: device d held bytes at an end */
 } iter_fit;
 
 static pthread_mutex_t iter_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,12 +45,14 @@ static bool top_repeats;
 static iter_fit fits[ITER_LEVELS][ITER_NAMES];
 static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
 
-static uint64_t live_device_bytes(void)
+/* Each device's live bytes into y; their sum. */
+static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES])
 {
     uint64_t sum = 0;
     for (int d = 0; d < VTI_MAX_DEVICES; d++) {
         vti_counters c;
         vti_counters_get(d, &c);
+        y[d] = c.live_bytes;
         sum += c.live_bytes;
     }
     return sum;
@@ -115,11 +123,14 @@ void vti_iter_begin(const char *name)
     pthread_mutex_unlock(&iter_lock);
 }
 
-/* One completed iteration of fit f: live device bytes y added to its fit. */
-static void fit_add(iter_fit *f, uint64_t y)
+/* One completed iteration of fit f: live device bytes y (dy: each
+ * device's) added to its fits. */
+static void fit_add(iter_fit *f, uint64_t y, const uint64_t dy[VTI_MAX_DEVICES])
 {
-    if (!f->n)
+    if (!f->n) {
         f->y0 = y;
+        memcpy(f->dy0, dy, sizeof f->dy0);
+    }
     double x = (double)++f->n, v = (double)y - (double)f->y0;
     f->sx += x;
     f->sy += v;
@@ -127,6 +138,13 @@ static void fit_add(iter_fit *f, uint64_t y)
     f->sxy += x * v;
     f->syy += v * v;
     f->y_last = y;
+    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
+        double w = (double)dy[d] - (double)f->dy0[d];
+        f->dsy[d] += w;
+        f->dsxy[d] += x * w;
+        f->dy_last[d] = dy[d];
+        f->used |= dy[d] ? 1ull << d : 0;
+    }
 }
 
 /* The fit a range named name that ended at level counts in, NULL when none
@@ -158,9 +176,9 @@ void vti_iter_end(const char *name, int level, const char *parent)
      * vti_iter_meminfo's callers may hold while they take iter_lock (a
      * deadlock corpus.random_killed met once in CI: threads pushing ranges
      * while others failed allocations) */
-    uint64_t y = live_device_bytes();
+    uint64_t dy[VTI_MAX_DEVICES], y = live_device_bytes(dy);
     pthread_mutex_lock(&iter_lock);
-    fit_add(f, y);
+    fit_add(f, y, dy);
     if (level == 0 && f->n >= 3 && !f->repeated)
         __atomic_store_n(&top_repeats, true, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&iter_lock);
@@ -172,26 +190,52 @@ static void fmt_size(double b, char *out, size_t len)
     vsize_format(b > 0 ? (uint64_t)(b + 0.5) : 0, out, len);
 }
 
+/* The first iteration after which a device of f runs out (its live bytes
+ * growing at its own slope past its room; the report's project_per_device),
+ * its device into *device; -1 when none does. Under iter_lock. */
+static int64_t project(const iter_fit *f, double dx, int *device)
+{
+    double n = (double)f->n;
+    int64_t best = -1;
+    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
+        double slope = (n * f->dsxy[d] - f->sx * f->dsy[d]) / dx;
+        if (!room[d] || !(slope > 0) || room[d] <= f->dy_last[d])
+            continue;
+        /* floor + 1, as the report's project (report/model.c); the report also
+         * leaves room for what the last iteration needed above its end, which
+         * this fit does not see (it samples iteration ends only) */
+        double q = (double)(room[d] - f->dy_last[d]) / slope; /* > 0: its floor is its cast */
+        if (q >= 0x1p62)
+            continue;
+        int64_t at = (int64_t)f->n + (int64_t)q + 1;
+        if (best < 0 || at < best) {
+            best = at;
+            *device = d;
+        }
+    }
+    return best;
+}
+
 /* "GROWING: ..." for the most frequent iteration name when it grows. */
-static bool growing_line(const iter_fit *f, uint64_t rm, char *out, size_t len)
+static bool growing_line(const iter_fit *f, char *out, size_t len)
 {
     double n = (double)f->n, dx = n * f->sxx - f->sx * f->sx, dy = n * f->syy - f->sy * f->sy;
     if (f->n < 3 || dx <= 0)
         return false;
     double cov = n * f->sxy - f->sx * f->sy, slope = cov / dx;
     double r2 = dy > 0 ? cov * cov / (dx * dy) : 0;
-    if (slope < 1.0 || r2 < 0.8 || rm <= f->y_last)
+    int device = -1;
+    int64_t at = slope >= 1.0 && r2 >= 0.8 ? project(f, dx, &device) : -1;
+    if (at < 0)
         return false;
-    /* floor + 1, as the report's fit_growth (report/model.c); the report also
-     * leaves room for what the last iteration needed above its end, which
-     * this fit does not see (it samples iteration ends only) */
-    int64_t at = (int64_t)f->n + (int64_t)((double)(rm - f->y_last) / slope) + 1; /* q > 0 */
-    char rate[32];
+    char rate[32], on[32] = "";
     fmt_size(slope, rate, sizeof rate);
+    if (f->used & (f->used - 1)) /* bytes on more than one device: say which runs out */
+        snprintf(on, sizeof on, " on device %d", device);
     snprintf(out, len,
              "GROWING: +%s per %s (R^2 %.3f over %" PRIu64 " %ss): out of memory projected at "
-             "%s %" PRId64,
-             rate, f->name, r2 > 1 ? 1.0 : r2, f->n, f->name, f->name, at);
+             "%s %" PRId64 "%s",
+             rate, f->name, r2 > 1 ? 1.0 : r2, f->n, f->name, f->name, at, on);
     return true;
 }
 
@@ -208,7 +252,6 @@ bool vti_iter_headline(char *out, size_t len)
     bool ok = false;
     pthread_mutex_lock(&iter_lock);
     const iter_fit *best = NULL;
-    uint64_t rm = 0;
     int level = 0;
     for (; level < ITER_LEVELS; level++) {
         best = NULL; /* the top level's when one completed 3 times */
@@ -222,10 +265,8 @@ bool vti_iter_headline(char *out, size_t len)
     }
     if (level == 1 && best && !parent_once(best))
         best = NULL;
-    for (int d = 0; d < VTI_MAX_DEVICES; d++)
-        rm = room[d] > rm ? room[d] : rm;
     if (best)
-        ok = growing_line(best, rm, out, len);
+        ok = growing_line(best, out, len);
     pthread_mutex_unlock(&iter_lock);
     return ok;
 }

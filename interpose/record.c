@@ -13,7 +13,10 @@
 #include "vti_internal.h"
 
 static _Atomic uint64_t devices_seen; /* bit d for device d < VTI_MAX_DEVICES */
-static _Atomic int first_call_done;
+/* Devices whose first allocation took a memory sample (bit d: device d):
+ * each device's use outside the recording (its context, other processes)
+ * is known from its own first sample, not only the first device's. */
+static _Atomic uint64_t first_sampled;
 
 /* ---- real queries (never recorded as application calls) ---------------- */
 
@@ -141,11 +144,12 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
     vti_iter_meminfo(device, free_b);
 }
 
+/* The first allocation on device (the current one): a memory sample. */
 static void first_call(vti_thread *t, int device, enum vt_level level)
 {
-    uint64_t fr, to;
-    if (atomic_load_explicit(&first_call_done, memory_order_relaxed) ||
-        atomic_exchange(&first_call_done, 1))
+    uint64_t fr, to, bit = device < VTI_MAX_DEVICES ? 1ull << device : 0;
+    if (!bit || (atomic_load_explicit(&first_sampled, memory_order_relaxed) & bit) ||
+        (atomic_fetch_or(&first_sampled, bit) & bit))
         return;
     if (vti_sample_meminfo(level, &fr, &to))
         emit_meminfo(t, device, fr, to);

@@ -32,6 +32,27 @@ static uint64_t candidate_count(const vr_state *s, const vr_level *lv)
 
 /* A range of level lv began: an iteration candidate whose peak reserved
  * bytes and first allocation are measured (oom.c's batch estimate). */
+/* Each growth device's reserved bytes now as the peak of level k's range
+ * that began (vr_device_peak_res raises it). */
+static void devices_started(vr_state *s, int k)
+{
+    for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        d->growth->cur_peak[k] = d->direct + d->heap_bytes;
+    }
+}
+
+/* Level k's range that ended is name k's (vr_level.names) last completed:
+ * each growth device's peak during it and its reserved bytes now. */
+static void devices_ended(vr_state *s, int k, size_t name)
+{
+    for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        d->growth->last_peak[k][name] = d->growth->cur_peak[k];
+        d->growth->last_end[k][name] = d->direct + d->heap_bytes;
+    }
+}
+
 static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved)
 {
     size_t k = vr_level_name(lv, name);
@@ -58,8 +79,10 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->stack[t->depth] = entry;
     t->stack_ts[t->depth] = ts;
     t->depth++;
-    if (t->depth <= VR_LEVELS)
+    if (t->depth <= VR_LEVELS) {
         level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved);
+        devices_started(s, (int)t->depth - 1);
+    }
 }
 
 /* The top-level range's span for the timeline (model.c resolves the name). */
@@ -89,6 +112,7 @@ static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t paren
         lv->names[k].last_end = s->reserved;
         lv->names[k].last_input = lv->cur_input;
         lv->cur = 0;
+        devices_ended(s, (int)(lv - s->level), k);
     }
     if (name != lv->iter_name && *cnt > candidate_count(s, lv)) {
         lv->iter_name = name; /* a more frequent range: restart */

@@ -271,6 +271,18 @@ static uint64_t iteration_excess(vr_state *s)
     return lv->names[k].last_peak - lv->names[k].last_end;
 }
 
+/* The first iteration after which live bytes (live at the last of
+ * `iterations`, growing slope bytes per iteration) exceed room; one that
+ * fills it exactly still fits. -1 when they never do, or past what an
+ * int64_t holds. */
+static int64_t project(uint64_t iterations, double slope, uint64_t room, uint64_t live)
+{
+    if (!(slope > 0) || room <= live || iterations < 3)
+        return -1;
+    double more = floor((double)(room - live) / slope) + 1;
+    return (double)iterations + more < 0x1p63 ? (int64_t)iterations + (int64_t)more : -1;
+}
+
 /* Least-squares growth over the samples; projected only from at least
  * three complete iterations, and only to an iteration an int64_t holds
  * (a growth of a few bytes per iteration projects none). The projection is
@@ -284,11 +296,9 @@ static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t it
     vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
     g.sustained = vr_sustained(y, sp->n, g.bytes_per_iteration);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
-    if (g.bytes_per_iteration > 0 && room > total_live && iterations >= 3 && sp->n >= 3) {
-        double more = floor((double)(room - total_live) / g.bytes_per_iteration) + 1;
-        if ((double)iterations + more < 0x1p63)
-            g.projected_oom_iteration = (int64_t)iterations + (int64_t)more;
-    }
+    g.projected_oom_device = -1;
+    if (sp->n >= 3)
+        g.projected_oom_iteration = project(iterations, g.bytes_per_iteration, room, total_live);
     return g;
 }
 
@@ -393,6 +403,54 @@ static const char *iteration_parent(vr_state *s, const vr_level *lv)
     return "";
 }
 
+/* What one iteration needs on device d above what it leaves there: the
+ * last completed NVTX iteration's peak reserved bytes on d above its end
+ * (0 for call-site iterations). */
+static uint64_t device_excess(vr_state *s, const vr_devstate *d)
+{
+    vr_level *lv = (vr_level *)vr_growth_level(s);
+    size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
+    if (k == SIZE_MAX)
+        return 0;
+    int level = (int)(lv - s->level);
+    uint64_t peak = d->growth->last_peak[level][k], end = d->growth->last_end[level][k];
+    return peak > end ? peak - end : 0;
+}
+
+/* Growth projected per device: each device's own bytes at the iteration
+ * ends, fitted, against its own room (its total less the use outside the
+ * recording and what one iteration needs there); the first device to run
+ * out is the projection, into t (with its device), its room and live bytes
+ * into *room and *live. False when the devices are not followed one by one
+ * (more than VR_MAX_GROWTH_DEVICES: t keeps the projection over all). A
+ * model on one device and a leak on another ran out where the leaking
+ * device did, not where the sum of both met one device's room (step 232,
+ * projected at 100 before: devices_test.sh). */
+static bool project_per_device(vr_state *s, const vr_sampler *sp, vr_growth *t, uint64_t *room,
+                               uint64_t *live)
+{
+    if (s->growth_devices_capped || !s->ngrowth_devices || sp->n < 3)
+        return false;
+    t->projected_oom_iteration = -1;
+    t->projected_oom_device = -1;
+    for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+        const vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        const uint64_t *y = d->growth->samples[sp->slot];
+        double slope, r2;
+        vr_fit(y, sp->n, sp->stride, &slope, &r2);
+        uint64_t excess = device_excess(s, d), used = d->baseline_used + excess;
+        uint64_t dr = d->total > used ? d->total - used : 0, dl = y[sp->n - 1];
+        int64_t at = project(t->iterations, slope, dr, dl);
+        if (at >= 0 && (t->projected_oom_iteration < 0 || at < t->projected_oom_iteration)) {
+            t->projected_oom_iteration = at;
+            t->projected_oom_device = d->id;
+            *room = dr;
+            *live = dl;
+        }
+    }
+    return true;
+}
+
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     const vr_sampler *sp = vr_growth_sampler(s);
@@ -404,7 +462,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->iteration_kind = !sp ? "" : lv ? "nvtx_range" : "call_site";
     if (sp == &s->pat)
         r->iteration_site = vr_symbolize(sy, s->pat_anchor);
-    r->total_growth = (vr_growth){.projected_oom_iteration = -1};
+    r->total_growth = (vr_growth){.projected_oom_iteration = -1, .projected_oom_device = -1};
     if (!sp)
         return; /* no iterations: no growth, no projection */
     r->iterations = sp->ticks;
@@ -414,6 +472,8 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     room = room > excess ? room - excess : 0;
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
+    /* each site's projection: against the device that runs out first */
+    project_per_device(s, sp, &r->total_growth, &room, &total_live);
     if (sp->n < 3)
         return;
     size_t ngroups, n = 0;

@@ -82,6 +82,8 @@ static inline void vr_device_peak_alloc(const vr_state *s, vr_devstate *d)
     }
 }
 
+_Static_assert(VR_LEVELS == 2, "vr_device_peak_res tests both levels at once");
+
 /* The all-devices part of a reserved-bytes change. */
 static inline void vr_account_reserved_total(vr_state *s, int64_t delta)
 {
@@ -102,6 +104,11 @@ static inline void vr_device_peak_res(const vr_state *s, vr_devstate *d)
         d->peak_res = r;
         d->peak_res_t = s->t_last;
     }
+    vr_devgrowth *g = d->growth;
+    if (g && (s->level[0].cur | s->level[1].cur)) /* the ranges' peaks on this device */
+        for (int k = 0; k < VR_LEVELS; k++)
+            if (s->level[k].cur && r > g->cur_peak[k])
+                g->cur_peak[k] = r;
 }
 
 /* The last bucket takes the device's state at rel. */

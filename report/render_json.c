@@ -194,6 +194,10 @@ static void growth_obj(FILE *f, const vr_growth *g, bool with_stack)
         fprintf(f, ",\"projected_oom_iteration\":%" PRId64, g->projected_oom_iteration);
     else
         fputs(",\"projected_oom_iteration\":null", f);
+    if (!with_stack && g->projected_oom_device >= 0)
+        fprintf(f, ",\"projected_oom_device\":%d", g->projected_oom_device);
+    else if (!with_stack)
+        fputs(",\"projected_oom_device\":null", f);
     if (with_stack) {
         fputs(",\"cache_of\":", f);
         if (g->cache_of)

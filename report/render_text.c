@@ -303,6 +303,8 @@ static void growth(FILE *f, const vr_report *r, size_t top)
     fprintf(f, "total: %+.0f bytes/iteration (R^2 %.3f)", t->bytes_per_iteration, t->r2);
     if (t->projected_oom_iteration >= 0)
         fprintf(f, ", projected out of memory at iteration %" PRId64, t->projected_oom_iteration);
+    if (t->projected_oom_iteration >= 0 && t->projected_oom_device >= 0)
+        fprintf(f, " on device %d", t->projected_oom_device);
     fputc('\n', f);
     for (size_t i = 0; i < r->ngrowth && i < top; i++) {
         const vr_growth *g = &r->growth[i];

@@ -133,6 +133,10 @@ typedef struct vr_growth {
     uint64_t iterations; /* iterations observed */
     uint64_t live_bytes; /* live at the last iteration end */
     int64_t projected_oom_iteration; /* -1 if not growing or device size unknown */
+    /* the total: the device that runs out first (growth is projected per
+     * device, each against its own room); -1 with no projection, or when
+     * projected over all devices together (more than 64) */
+    int32_t projected_oom_device;
     /* a site: the caching allocator (vr_cache_holder) whose segments grow
      * with no segment size repeating across iterations, as its cache does
      * when it grows to larger requests (vr_sizes_repeat): the growth may be

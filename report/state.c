@@ -366,12 +366,32 @@ const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered)
                      : vr_strdup(s->arena, e->text);
 }
 
+/* A new device id: a vr_devgrowth for the first VR_MAX_GROWTH_DEVICES. */
+static void device_created(vr_state *s, vr_devstate *d, int32_t id)
+{
+    d->id = id;
+    if (id < 0)
+        return; /* host memory: no room to run out of */
+    if (s->ngrowth_devices == VR_MAX_GROWTH_DEVICES) {
+        if (!s->growth_devices_capped)
+            vr_state_note(s,
+                          "growth is projected per device for the first %d devices only: this "
+                          "trace has more, so it is projected over all devices' bytes together",
+                          VR_MAX_GROWTH_DEVICES);
+        s->growth_devices_capped = true;
+        return;
+    }
+    d->growth = vr_alloc(s->arena, sizeof *d->growth);
+    memset(d->growth, 0, sizeof *d->growth);
+    s->growth_devices[s->ngrowth_devices++] = vr_map_index_of(&s->devices, d) + 1;
+}
+
 vr_devstate *vr_state_device_lookup(vr_state *s, int32_t id)
 {
     bool created;
     vr_devstate *d = vr_map_put(&s->devices, (uint64_t)(int64_t)id + 1, &created);
     if (created)
-        d->id = id;
+        device_created(s, d, id);
     s->device_id = id;
     s->device_item = vr_map_index_of(&s->devices, d) + 1;
     return d;

@@ -223,8 +223,29 @@ typedef struct vr_bucket {
     uint64_t last_alloc, last_res, t_last;
 } vr_bucket;
 
+/* Growth is projected per device (model.c): a device's room is its own. For
+ * the first VR_MAX_GROWTH_DEVICES devices (ids >= 0), each its vr_devgrowth
+ * (2.1 KiB, arena); past them the projection takes all devices' bytes
+ * together, with a note. */
+#define VR_MAX_GROWTH_DEVICES 64
+/* Names counted per nesting level, and the levels (vr_level, below). */
+#define VR_MAX_TOPNAMES 16
+#define VR_LEVELS 2
+typedef struct vr_devgrowth {
+    /* allocated bytes on the device at each kept sample of each sampler
+     * (the samples of vr_state.total_samples, per device) */
+    uint64_t samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
+    /* per level: the peak reserved bytes of the level's range in progress
+     * (vr_level.cur), and of each candidate name's last completed one with
+     * its reserved bytes at its end (vr_level.names[].last_peak/last_end,
+     * on this device) */
+    uint64_t cur_peak[VR_LEVELS];
+    uint64_t last_peak[VR_LEVELS][VR_MAX_TOPNAMES], last_end[VR_LEVELS][VR_MAX_TOPNAMES];
+} vr_devgrowth;
+
 typedef struct vr_devstate {
-    uint64_t key; /* device id + 1 (0 is a valid device) */
+    uint64_t key;         /* device id + 1 (0 is a valid device) */
+    vr_devgrowth *growth; /* NULL: host memory, or past VR_MAX_GROWTH_DEVICES */
     int32_t id;
     char *name;
     uint64_t total;
@@ -339,9 +360,6 @@ typedef struct vr_oom_raw {
     uint64_t seq;               /* which failed allocation of the trace (1-based) */
 } vr_oom_raw;
 
-#define VR_MAX_TOPNAMES 16
-#define VR_LEVELS 2
-
 /* Iteration candidates at one nesting level of NVTX ranges (growth.c):
  * level 0 the top-level ranges, level 1 the ranges directly inside one
  * (e.g. "step" ranges inside one "train" range). The first VR_MAX_TOPNAMES
@@ -429,6 +447,10 @@ typedef struct vr_state {
     size_t nsampled_sites;       /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
+    /* the devices with a vr_devgrowth (item numbers + 1 in devices) */
+    uint32_t growth_devices[VR_MAX_GROWTH_DEVICES];
+    uint32_t ngrowth_devices;
+    bool growth_devices_capped; /* a device past them: growth projected over all together */
     /* without NVTX: a repeating call-site pattern (see growth.c) */
     vr_map alloc_sites;               /* stack id -> device allocations seen there */
     vr_map site_names;                /* stack id -> vr_site_names (region names) */

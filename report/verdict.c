@@ -157,6 +157,18 @@ static void headline_cache_growing(const vr_report *r, vr_headline *h, const cha
 }
 
 /* "a 44.54 MiB per train_step ..." plus the growing sites with shares */
+/* " on device N" when the run held memory on more than one device and the
+ * projection is one device's (model.c, project_per_device), else "". */
+static const char *on_device(const vr_report *r, const vr_growth *t)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < r->ndevices; i++)
+        used += r->devices[i].id >= 0 && r->devices[i].peak_allocated > 0;
+    if (used < 2 || t->projected_oom_device < 0)
+        return "";
+    return vr_sprintf(r->arena, " on device %d", t->projected_oom_device);
+}
+
 static void headline_growing(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32];
@@ -173,10 +185,10 @@ static void headline_growing(const vr_report *r, vr_headline *h)
     }
     char *s = vr_sprintf(r->arena,
                          "GROWING: +%s per %s (%s, live %s): out of memory projected at %s %" PRId64
-                         "; growing sites:",
+                         "%s; growing sites:",
                          SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name,
                          fit_words(r, t, h->iteration_name), SZ(t->live_bytes, b2),
-                         h->iteration_name, t->projected_oom_iteration);
+                         h->iteration_name, t->projected_oom_iteration, on_device(r, t));
     h->text = with_sites(r, h, s);
     h->remedy = vr_sprintf(r->arena,
                            "release what %s keeps alive across %ss (a list or history that "

@@ -286,6 +286,54 @@ static void test_growth_nested(void **state)
     unlink(tmp_path("twosteps"));
 }
 
+/* devices 1 GiB devices; device 0 holds 700 MiB that never change; each of
+ * 10 steps holds an 8 MiB temporary on device 1 and keeps 1 MiB there. */
+static vr_report *devices_of(const char *name, int32_t devices)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    for (int32_t d = 0; d < devices; d++)
+        vtg_device(&g, d, "sim", GiB);
+    vtg_string(&g, 1, "step");
+    uint64_t t = 1000;
+    vtg_alloc_on(&g, t++, 0x10000000, 700 * MiB, 1, 0, VT_API_CUDA_MALLOC);
+    for (uint64_t i = 0; i < 10; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc_on(&g, t++, 0x80000000, 8 * MiB, 2, 1, VT_API_CUDA_MALLOC);
+        vtg_free(&g, t++, 0x80000000);
+        vtg_alloc_on(&g, t++, 0x90000000 + i * MiB, MiB, 3, 1, VT_API_CUDA_MALLOC);
+        vtg_pop(&g, t++);
+    }
+    vtg_end(&g, t, 0);
+    return close_and_analyze(&g, name);
+}
+
+/* Growth is projected per device: the 1 MiB a step on device 1 runs out
+ * when device 1 is full, 10 MiB live and 7 MiB above a step's end during
+ * it: 10 + (1024 - 7 - 10) + 1 = step 1018 on device 1 (the two devices'
+ * bytes summed against one device's room said 318). Past 64 devices the
+ * projection takes them all together, with a note. */
+static void test_growth_per_device(void **state)
+{
+    (void)state;
+    vr_report *r = devices_of("growth_devices", 2);
+    assert_int_equal(r->iterations, 10);
+    assert_int_equal(r->total_growth.projected_oom_iteration, 1018);
+    assert_int_equal(r->total_growth.projected_oom_device, 1);
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_non_null(strstr(h.text, "out of memory projected at step 1018 on device 1"));
+    vr_report_free(r);
+    r = devices_of("growth_devices_many", 66);
+    assert_int_equal(r->total_growth.projected_oom_device, -1);
+    assert_int_equal(r->total_growth.projected_oom_iteration, 10 + (1024 - 7 - 710) + 1);
+    bool noted = false;
+    for (size_t i = 0; i < r->nnotes; i++)
+        noted |= strstr(r->notes[i], "for the first 64 devices only") != NULL;
+    assert_true(noted);
+    vr_report_free(r);
+}
+
 /* Iterations of the call-site pattern (no NVTX): the growth headline says
  * what one is, since the anchor may allocate several times a step (a loop
  * over layers: 6 "iterations" a step, a projection 6 times too far in steps
@@ -325,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_growth_stairs),
         cmocka_unit_test(test_growth_nested),
         cmocka_unit_test(test_growth_pattern_words),
+        cmocka_unit_test(test_growth_per_device),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
