@@ -155,6 +155,10 @@ SCENARIOS = {
     # 200 steps: the fit keeps every fourth step's end (64 samples, halved)
     "random_steps_5_long": (["sc_random_steps.py", "22", "200", "0.7"], {}, [],
                             ["growth_truth", "reserved", "snapshot"]),
+    # The parameters on device 0, a history kept on device 1: growth is
+    # projected where device 1 fills (projected at step 105 for 232 before)
+    "two_devices_growth": (["sc_two_devices.py", "30"], {"VRAMTRACE_SIM_DEVICES": "2"}, [],
+                           ["fits", "projection", "projection_device"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
     # grows to the largest batch; vramtrace must not call it kept memory.
     "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],
@@ -316,6 +320,10 @@ def check(r, what, tq):
         return a == b or fail("peak allocated differs")
     if what == "elsewhere":
         return check_elsewhere(r)
+    if what == "projection_device":
+        dev = rep["total_growth"]["projected_oom_device"]
+        print(f"out of memory projected on device {dev} (the history is kept on device 1)")
+        return dev == 1 or fail("the projection is not device 1's")
     if what == "snapshot":
         if "snapshot_segments" not in tq:
             return fail("the script took no snapshot")
