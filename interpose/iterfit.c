@@ -45,15 +45,18 @@ static bool top_repeats;
 static iter_fit fits[ITER_LEVELS][ITER_NAMES];
 static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
 
-/* Each device's live bytes into y; their sum. */
-static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES])
+/* Each device's live bytes into y, bit d of *held set when device d holds
+ * some; their sum. */
+static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)
 {
     uint64_t sum = 0;
+    *held = 0;
     for (int d = 0; d < VTI_MAX_DEVICES; d++) {
         vti_counters c;
         vti_counters_get(d, &c);
         y[d] = c.live_bytes;
         sum += c.live_bytes;
+        *held |= c.live_bytes ? 1ull << d : 0;
     }
     return sum;
 }
@@ -124,8 +127,8 @@ void vti_iter_begin(const char *name)
 }
 
 /* One completed iteration of fit f: live device bytes y (dy: each
- * device's) added to its fits. */
-static void fit_add(iter_fit *f, uint64_t y, const uint64_t dy[VTI_MAX_DEVICES])
+ * device's; held: the devices holding some) added to its fits. */
+static void fit_add(iter_fit *f, uint64_t y, const uint64_t dy[VTI_MAX_DEVICES], uint64_t held)
 {
     if (!f->n) {
         f->y0 = y;
@@ -138,12 +141,14 @@ static void fit_add(iter_fit *f, uint64_t y, const uint64_t dy[VTI_MAX_DEVICES])
     f->sxy += x * v;
     f->syy += v * v;
     f->y_last = y;
-    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
+    f->used |= held;
+    /* a device never used adds 0 - 0 to its sums: only the used ones */
+    for (uint64_t m = f->used; m; m &= m - 1) {
+        int d = __builtin_ctzll(m);
         double w = (double)dy[d] - (double)f->dy0[d];
         f->dsy[d] += w;
         f->dsxy[d] += x * w;
         f->dy_last[d] = dy[d];
-        f->used |= dy[d] ? 1ull << d : 0;
     }
 }
 
@@ -176,9 +181,9 @@ void vti_iter_end(const char *name, int level, const char *parent)
      * vti_iter_meminfo's callers may hold while they take iter_lock (a
      * deadlock corpus.random_killed met once in CI: threads pushing ranges
      * while others failed allocations) */
-    uint64_t dy[VTI_MAX_DEVICES], y = live_device_bytes(dy);
+    uint64_t dy[VTI_MAX_DEVICES], held, y = live_device_bytes(dy, &held);
     pthread_mutex_lock(&iter_lock);
-    fit_add(f, y, dy);
+    fit_add(f, y, dy, held);
     if (level == 0 && f->n >= 3 && !f->repeated)
         __atomic_store_n(&top_repeats, true, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&iter_lock);

@@ -65,6 +65,10 @@ vr_symbolizer *vr_symbolizer_new(vr_state *s, bool no_symbols, bool native, bool
     sy->s = s;
     sy->no_symbols = no_symbols;
     sy->trace_only = trace_only;
+    if (trace_only && !no_symbols && !s->nsyms)
+        vr_state_note(s, "--trace-symbols: this trace carries no names (recorded before vramtrace "
+                         "symbolize existed, or with --no-symbolize): its native frames are "
+                         "offsets");
     sy->native = native;
     vr_map_init(&sy->mods, sizeof(modcache));
     vr_map_init(&sy->ips, sizeof(ipcache));
