@@ -229,12 +229,24 @@ static void batch_upper_bound(vr_state *s, vr_oom_raw *o, uint64_t start, uint64
  * allocation (the batch's input) to the failing iteration's, so that
  * iterations of different batch sizes (e.g. --vary-batch) are measured at
  * their own. */
+/* The peak reserved bytes of iteration it's last completed run (a names[]
+ * entry of level lv) on device: that device's own (vr_devgrowth), else all
+ * devices'. On two devices, all devices' peak put the other's activations
+ * in this one's need per sample: 37 for a batch of 181 (test_batch). */
+static uint64_t device_last_peak(vr_state *s, int32_t device, const vr_level *lv, size_t it)
+{
+    const vr_devstate *d = vr_map_get(&s->devices, (uint64_t)(int64_t)device + 1);
+    if (!d || !d->growth)
+        return lv->names[it].last_peak;
+    return d->growth->last_peak[lv - s->level][it];
+}
+
 static void batch_measured(vr_state *s, vr_oom_raw *o, const vr_level *lv, size_t it,
                            uint64_t baseline)
 {
     uint64_t fixed, rest;
     live_split(s, o->o.device, lv->names[it].first_start, &fixed, &rest);
-    uint64_t peak = lv->names[it].last_peak, input = lv->names[it].last_input;
+    uint64_t peak = device_last_peak(s, o->o.device, lv, it), input = lv->names[it].last_input;
     uint64_t now_input = lv->cur == lv->names[it].name ? lv->cur_input : 0;
     double b = (double)o->o.batch;
     if (input && now_input)

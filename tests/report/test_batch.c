@@ -52,6 +52,51 @@ static void test_batch_measured(void **state)
     vr_report_free(r);
 }
 
+/* The same on two devices, data parallel: device 1 holds a replica of the
+ * weights and half of each step's activations. The advice for device 0,
+ * where the failure is, is device 0's: (264 - 200) / 16 = 4 MiB a sample,
+ * 181 again; the peak over both devices (512 MiB) said 37. */
+static void test_batch_two_devices(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *argv[] = {"train", "--batch", "64"};
+    open_trace(&g, "measured2", 3, argv);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_device(&g, 1, "SimGPU", GiB);
+    vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+    vtg_alloc(&g, 200, 0x10000000, 200 * MiB, 1);
+    vtg_alloc_on(&g, 201, 0x90000000, 200 * MiB, 1, 1, VT_API_CUDA_MALLOC);
+    vtg_push(&g, 300, 1);
+    vtg_alloc(&g, 301, 0x100000000, 16 * MiB, 1);
+    for (uint64_t i = 0; i < 3; i++) {
+        vtg_alloc(&g, 302 + 2 * i, 0x200000000 + i * 16 * MiB, 16 * MiB, 1);
+        vtg_alloc_on(&g, 303 + 2 * i, 0xa00000000 + i * 16 * MiB, 16 * MiB, 1, 1,
+                     VT_API_CUDA_MALLOC);
+    }
+    vtg_free(&g, 310, 0x100000000);
+    for (uint64_t i = 0; i < 3; i++) {
+        vtg_free(&g, 311 + 2 * i, 0x200000000 + i * 16 * MiB);
+        vtg_free(&g, 312 + 2 * i, 0xa00000000 + i * 16 * MiB);
+    }
+    vtg_pop(&g, 320);
+    vtg_push(&g, 400, 1);
+    vtg_alloc(&g, 401, 0x100000000, 64 * MiB, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        vtg_alloc(&g, 402 + i, 0x200000000 + i * 64 * MiB, 64 * MiB, 1);
+    vtg_failed(&g, 500, 256 * MiB, 1, 148 * MiB, GiB);
+    vtg_end(&g, 600, 1);
+    vr_report *r = close_and_analyze(&g, "measured2");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->device, 0);
+    assert_string_equal(o->batch_kind, "measured");
+    assert_int_equal(o->batch_fixed_bytes, 200 * MiB);
+    assert_int_equal(o->batch_per_sample_bytes, 4 * MiB);
+    assert_int_equal(o->max_batch, 181);
+    vr_report_free(r);
+}
+
 /* A program whose step needs BA_FIXED + BA_PER * batch bytes on a 1 GiB
  * device with 100 MiB used outside the recording: the largest batch that
  * fits is (usable - fixed) / per sample. */
@@ -150,6 +195,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_measured),
+        cmocka_unit_test(test_batch_two_devices),
         cmocka_unit_test(test_batch_advice),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
