@@ -158,7 +158,7 @@ SCENARIOS = {
     # The parameters on device 0, a history kept on device 1: growth is
     # projected where device 1 fills (projected at step 105 for 232 before)
     "two_devices_growth": (["sc_two_devices.py", "30"], {"VRAMTRACE_SIM_DEVICES": "2"}, [],
-                           ["fits", "projection", "projection_device"]),
+                           ["fits", "projection", "projection_device", "reserved_per_device"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
     # grows to the largest batch; vramtrace must not call it kept memory.
     "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],
@@ -320,6 +320,12 @@ def check(r, what, tq):
         return a == b or fail("peak allocated differs")
     if what == "elsewhere":
         return check_elsewhere(r)
+    if what == "reserved_per_device":
+        a = [d["peak_reserved_bytes"] for d in sorted(rep["devices"], key=lambda d: d["id"])
+             if d["id"] >= 0]
+        b = tq["device_peak_reserved"]
+        print(f"peak reserved per device: vramtrace {a}, PyTorch max_memory_reserved {b}")
+        return a == b or fail("a device's peak reserved differs")
     if what == "projection_device":
         dev = rep["total_growth"]["projected_oom_device"]
         print(f"out of memory projected on device {dev} (the history is kept on device 1)")

@@ -20,6 +20,7 @@ def body(st):
             history.append(torch.empty(64 << 20, dtype=torch.uint8, device="cuda:1"))
             del a0, a1
         print(f"step {step} kept {len(history)}")
+    st.d["device_peak_reserved"] = [torch.cuda.max_memory_reserved(d) for d in (0, 1)]
     del params
 
 
