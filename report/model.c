@@ -463,6 +463,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     if (sp == &s->pat)
         r->iteration_site = vr_symbolize(sy, s->pat_anchor);
     r->total_growth = (vr_growth){.projected_oom_iteration = -1, .projected_oom_device = -1};
+    r->host_growth = r->total_growth;
     if (!sp)
         return; /* no iterations: no growth, no projection */
     r->iterations = sp->ticks;
@@ -472,6 +473,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     room = room > excess ? room - excess : 0;
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
+    r->host_growth = fit_growth(s->host_samples[sp->slot], sp, r->iterations, 0, 0);
     /* each site's projection: against the device that runs out first */
     project_per_device(s, sp, &r->total_growth, &room, &total_live);
     if (sp->n < 3)

@@ -295,6 +295,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
         if (site_sampled(s, c))
             c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
+    s->host_samples[sp->slot][sp->n] = s->host_pinned;
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
         vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[g] - 1);
         d->growth->samples[sp->slot][sp->n] = d->direct + d->region_bytes;
@@ -307,8 +308,10 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
     for (vr_counter *c; (c = vr_map_next(&s->sites, &i));)
         for (uint32_t k = 0; c->samples && k < VR_SAMPLES / 2; k++)
             c->samples[sp->slot][k] = c->samples[sp->slot][2 * k + 1];
-    for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
+    for (uint32_t k = 0; k < VR_SAMPLES / 2; k++) {
         s->total_samples[sp->slot][k] = s->total_samples[sp->slot][2 * k + 1];
+        s->host_samples[sp->slot][k] = s->host_samples[sp->slot][2 * k + 1];
+    }
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
         uint64_t *y = ((vr_devstate *)vr_map_item(&s->devices, s->growth_devices[g] - 1))
                           ->growth->samples[sp->slot];

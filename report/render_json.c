@@ -226,6 +226,8 @@ static void growth(FILE *f, const vr_report *r)
     }
     fputs("},\"total_growth\":", f);
     growth_obj(f, &r->total_growth, false);
+    fputs(",\"host_growth\":", f);
+    growth_obj(f, &r->host_growth, false);
     fputs(",\"growth\":[", f);
     for (size_t i = 0; i < r->ngrowth; i++) {
         if (i)

@@ -306,6 +306,10 @@ static void growth(FILE *f, const vr_report *r, size_t top)
     if (t->projected_oom_iteration >= 0 && t->projected_oom_device >= 0)
         fprintf(f, " on device %d", t->projected_oom_device);
     fputc('\n', f);
+    const vr_growth *h = &r->host_growth;
+    if (h->bytes_per_iteration >= 1.0 || h->bytes_per_iteration <= -1.0)
+        fprintf(f, "pinned host memory: %+.0f bytes/iteration (R^2 %.3f), live %s\n",
+                h->bytes_per_iteration, h->r2, SZ(h->live_bytes, b2));
     for (size_t i = 0; i < r->ngrowth && i < top; i++) {
         const vr_growth *g = &r->growth[i];
         fprintf(f, "  %s/iteration (R^2 %.3f), live %s", SZ(vr_u64_sat(g->bytes_per_iteration), b1),

@@ -308,6 +308,9 @@ typedef struct vr_report {
     vr_stack iteration_site;
     uint64_t iterations; /* complete iterations */
     vr_growth total_growth;
+    /* pinned and registered host memory at the same iteration ends (no
+     * projection: the host's memory is not in the trace) */
+    vr_growth host_growth;
     const vr_growth *growth; /* growing sites, fastest first */
     size_t ngrowth;
 

@@ -447,6 +447,7 @@ typedef struct vr_state {
     size_t nsampled_sites;       /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
+    uint64_t host_samples[VR_SAMPLER_SLOTS][VR_SAMPLES]; /* host_pinned at the same samples */
     /* the devices with a vr_devgrowth (item numbers + 1 in devices) */
     uint32_t growth_devices[VR_MAX_GROWTH_DEVICES];
     uint32_t ngrowth_devices;

@@ -355,9 +355,19 @@ static const char *leaks_clause(const vr_report *r)
  * memory in a loop nothing marks must not read as one that did not grow. */
 static const char *growth_clause(const vr_report *r)
 {
-    return r->iteration_kind[0] ? "no growth"
-                                : "growth not measured (no iterations: no NVTX range nor "
-                                  "call-site pattern repeated 3 times)";
+    const vr_growth *h = &r->host_growth;
+    char b[32];
+    if (!r->iteration_kind[0])
+        return "growth not measured (no iterations: no NVTX range nor call-site pattern repeated "
+               "3 times)";
+    if (r->iterations < 3 || h->bytes_per_iteration < 1.0 || (h->r2 < 0.8 && !h->sustained))
+        return "no growth";
+    /* the growing rule of device memory (growing()), on pinned host memory */
+    return vr_sprintf(r->arena,
+                      "no growth of device memory, but pinned host memory grows +%s per %s (%s)",
+                      SZ(vr_u64_sat(h->bytes_per_iteration), b),
+                      r->iteration_name[0] ? r->iteration_name : "iteration",
+                      fit_words(r, h, r->iteration_name[0] ? r->iteration_name : "iteration"));
 }
 
 /* The healthy verdict's account of leaks, growth and failures: no device
