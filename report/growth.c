@@ -39,6 +39,16 @@ static void devices_started(vr_state *s, int k)
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
         vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
         d->growth->cur_peak[k] = d->direct + d->heap_bytes;
+        vr_devgrowth_reopen(d->growth, s->levels_open);
+    }
+}
+
+/* The open levels changed: each growth device's open_min again. */
+static void devices_reopen(vr_state *s)
+{
+    for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        vr_devgrowth_reopen(d->growth, s->levels_open);
     }
 }
 
@@ -50,6 +60,7 @@ static void devices_ended(vr_state *s, int k, size_t name)
         vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
         d->growth->last_peak[k][name] = d->growth->cur_peak[k];
         d->growth->last_end[k][name] = d->direct + d->heap_bytes;
+        vr_devgrowth_reopen(d->growth, s->levels_open);
     }
 }
 
@@ -81,6 +92,7 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->depth++;
     if (t->depth <= VR_LEVELS) {
         level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved);
+        s->levels_open |= (uint8_t)(1u << (t->depth - 1));
         devices_started(s, (int)t->depth - 1);
     }
 }
@@ -112,6 +124,7 @@ static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t paren
         lv->names[k].last_end = s->reserved;
         lv->names[k].last_input = lv->cur_input;
         lv->cur = 0;
+        s->levels_open &= (uint8_t) ~(1u << (lv - s->level));
         devices_ended(s, (int)(lv - s->level), k);
     }
     if (name != lv->iter_name && *cnt > candidate_count(s, lv)) {
@@ -135,8 +148,12 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
     uint32_t name = (uint32_t)t->stack[i - 1];
     uint64_t start = t->stack_ts[i - 1];
     t->depth = i - 1;
-    for (size_t k = t->depth + 1; k < VR_LEVELS; k++)
+    for (size_t k = t->depth + 1; k < VR_LEVELS; k++) {
         s->level[k].cur = 0; /* ranges left open above it end uncounted */
+        s->levels_open &= (uint8_t) ~(1u << k);
+    }
+    if (t->depth + 1 < VR_LEVELS)
+        devices_reopen(s);
     if (t->depth < VR_LEVELS)
         level_ended(s, &s->level[t->depth], vr_range_end_key(s, name),
                     t->depth ? vr_range_key(s, (uint32_t)t->stack[0]) : 0, ts);

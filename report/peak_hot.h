@@ -82,8 +82,6 @@ static inline void vr_device_peak_alloc(const vr_state *s, vr_devstate *d)
     }
 }
 
-_Static_assert(VR_LEVELS == 2, "vr_device_peak_res tests both levels at once");
-
 /* The all-devices part of a reserved-bytes change. */
 static inline void vr_account_reserved_total(vr_state *s, int64_t delta)
 {
@@ -105,10 +103,12 @@ static inline void vr_device_peak_res(const vr_state *s, vr_devstate *d)
         d->peak_res_t = s->t_last;
     }
     vr_devgrowth *g = d->growth;
-    if (g && (s->level[0].cur | s->level[1].cur)) /* the ranges' peaks on this device */
+    if (g && r > g->open_min) { /* a new peak of an open range on this device */
         for (int k = 0; k < VR_LEVELS; k++)
-            if (s->level[k].cur && r > g->cur_peak[k])
+            if ((s->levels_open >> k & 1) && r > g->cur_peak[k])
                 g->cur_peak[k] = r;
+        vr_devgrowth_reopen(g, s->levels_open);
+    }
 }
 
 /* The last bucket takes the device's state at rel. */

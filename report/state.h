@@ -240,8 +240,19 @@ typedef struct vr_devgrowth {
      * its reserved bytes at its end (vr_level.names[].last_peak/last_end,
      * on this device) */
     uint64_t cur_peak[VR_LEVELS];
+    uint64_t open_min; /* the least cur_peak of the open levels; UINT64_MAX: none open */
     uint64_t last_peak[VR_LEVELS][VR_MAX_TOPNAMES], last_end[VR_LEVELS][VR_MAX_TOPNAMES];
 } vr_devgrowth;
+
+/* g's open_min again, after the open levels (levels_open) or their peaks
+ * changed (growth.c). */
+static inline void vr_devgrowth_reopen(vr_devgrowth *g, unsigned levels_open)
+{
+    g->open_min = UINT64_MAX;
+    for (int k = 0; k < VR_LEVELS; k++)
+        if ((levels_open >> k & 1) && g->cur_peak[k] < g->open_min)
+            g->open_min = g->cur_peak[k];
+}
 
 typedef struct vr_devstate {
     uint64_t key;         /* device id + 1 (0 is a valid device) */
@@ -448,6 +459,7 @@ typedef struct vr_state {
     bool sampled_sites_capped;
     uint64_t total_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
     uint64_t host_samples[VR_SAMPLER_SLOTS][VR_SAMPLES]; /* host_pinned at the same samples */
+    uint8_t levels_open; /* bit k: level k has a range in progress (vr_level.cur) */
     /* the devices with a vr_devgrowth (item numbers + 1 in devices) */
     uint32_t growth_devices[VR_MAX_GROWTH_DEVICES];
     uint32_t ngrowth_devices;
