@@ -11,10 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 typedef struct appender {
     const char *path;
@@ -23,7 +21,6 @@ typedef struct appender {
     uint64_t at;      /* where the next frame goes */
     bool has_summary; /* the file ends with its summary */
     uint8_t summary[VT_SUMMARY_FRAME_LEN];
-    uint32_t pid; /* the trace header's */
     char *err;
     size_t errlen;
 } appender;
@@ -54,48 +51,6 @@ static bool held_open(uint32_t pid, const struct stat *st)
     return held;
 }
 
-/* Where frames start, the header's pid, and whether the file ends with its
- * summary (kept in a->summary). */
-static int read_start(appender *a, uint64_t *frames_at)
-{
-    char why[256];
-    vt_reader *r = vt_reader_open(a->path, why, sizeof why);
-    if (!r)
-        return fail(a, "%s: %s", a->path, why);
-    a->pid = vt_reader_header(r)->pid;
-    *frames_at = vt_reader_offset(r);
-    vt_summary s;
-    a->has_summary = vt_reader_summary(r, &s);
-    vt_reader_close(r);
-    if (a->has_summary)
-        vt_summary_encode(a->summary, &s);
-    return 0;
-}
-
-/* Every byte after frames_at is whole frames (the summary is one). */
-static int check_whole(appender *a, uint64_t frames_at)
-{
-    uint64_t at = frames_at;
-    if (a->size > at) {
-        uint8_t *img = mmap(NULL, a->size, PROT_READ, MAP_PRIVATE, a->fd, 0);
-        if (img == MAP_FAILED)
-            return fail(a, "%s: cannot map it: %s", a->path, strerror(errno));
-        while (at < a->size) {
-            size_t n = ZSTD_findFrameCompressedSize(img + at, a->size - at);
-            if (ZSTD_isError(n) || n > a->size - at)
-                break;
-            at += n;
-        }
-        munmap(img, a->size);
-    }
-    if (at != a->size)
-        return fail(a,
-                    "%s ends inside a frame (at byte %llu of %llu): it was cut short; "
-                    "nothing appended",
-                    a->path, (unsigned long long)at, (unsigned long long)a->size);
-    return 0;
-}
-
 static int open_finished(appender *a)
 {
     char spill[128];
@@ -110,14 +65,21 @@ static int open_finished(appender *a)
         return fail(a, "%s: %s", a->path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return fail(a, "%s: not a regular file", a->path);
-    a->size = (uint64_t)st.st_size;
-    uint64_t frames_at = 0;
-    if (read_start(a, &frames_at) < 0 || check_whole(a, frames_at) < 0)
+    vt_trace_layout lay;
+    if (vt_trace_layout_read(a->path, a->fd, &lay, a->err, a->errlen) < 0)
         return -1;
-    if (a->pid && a->pid != (uint32_t)getpid() && held_open(a->pid, &st))
+    if (lay.good_end != lay.size)
+        return fail(a,
+                    "%s ends inside a frame (at byte %llu of %llu): it was cut short; "
+                    "nothing appended",
+                    a->path, (unsigned long long)lay.good_end, (unsigned long long)lay.size);
+    if (lay.pid && lay.pid != (uint32_t)getpid() && held_open(lay.pid, &st))
         return fail(a, "%s: its process (pid %u) still has it open: nothing appended", a->path,
-                    a->pid);
-    a->at = a->size;
+                    lay.pid);
+    a->size = a->at = lay.size;
+    a->has_summary = lay.has_summary;
+    if (lay.has_summary)
+        vt_summary_encode(a->summary, &lay.summary);
     return 0;
 }
 

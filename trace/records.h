@@ -240,6 +240,20 @@ int vt_chunk_hdr_decode(const uint8_t **p, const uint8_t *end, uint32_t *thread_
 size_t vt_frame_write(int fd, uint64_t off, const uint8_t *src, size_t n, const char *path,
                       char *err, size_t errlen);
 
+/* A trace's layout as the paths that add to it need it (frame.c). */
+typedef struct vt_trace_layout {
+    uint32_t pid;       /* the header's */
+    uint64_t frames_at; /* offset of the first frame (after the header) */
+    uint64_t good_end;  /* end of the last complete frame (the summary is one) */
+    uint64_t size;      /* the file's length */
+    bool has_summary;   /* it ends with its summary: it was closed */
+    vt_summary summary;
+} vt_trace_layout;
+/* The layout of the trace at path, open as fd: its header read, its frames
+ * walked from the first until one is incomplete or not a frame. 0, or -1
+ * with a message in err (errlen bytes) naming path. */
+int vt_trace_layout_read(const char *path, int fd, vt_trace_layout *out, char *err, size_t errlen);
+
 /* ---- Summary frame --------------------------------------------------------- */
 
 /* The summary (vt_summary) is a zstd skippable frame (RFC 8878, 3.1.2: a

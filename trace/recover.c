@@ -13,10 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 typedef struct salvaged {
     uint64_t seq;
@@ -33,7 +31,6 @@ typedef struct recovery {
     char spill[128];
     vt_spill_head head;
     uint32_t pid;       /* the trace header's */
-    uint64_t frames_at; /* offset of the first frame */
     uint64_t good_end;  /* end of the last complete frame */
     bool has_summary;   /* the file ends with its summary: it was closed */
     salvaged *chunks;
@@ -51,43 +48,15 @@ static int fail(recovery *rc, const char *fmt, ...)
     return -1;
 }
 
-/* The trace header's pid and where its frames start. */
-static int read_trace_header(recovery *rc)
+/* The trace's header pid, where its frames start and end, its summary. */
+static int read_layout(recovery *rc)
 {
-    char why[256];
-    vt_reader *r = vt_reader_open(rc->trace, why, sizeof why);
-    if (!r)
-        return fail(rc, "%s: %s", rc->trace, why);
-    rc->pid = vt_reader_header(r)->pid;
-    rc->frames_at = vt_reader_offset(r);
-    vt_summary s;
-    rc->has_summary = vt_reader_summary(r, &s);
-    vt_reader_close(r);
-    return 0;
-}
-
-/* The end of the last complete frame of the trace: frames are walked from
- * the first; the first that is incomplete or not a frame ends the walk. */
-static int find_good_end(recovery *rc)
-{
-    struct stat st;
-    if (fstat(rc->fd, &st) < 0)
-        return fail(rc, "%s: %s", rc->trace, strerror(errno));
-    uint64_t size = (uint64_t)st.st_size, at = rc->frames_at;
-    rc->good_end = at;
-    if (size <= at)
-        return 0;
-    uint8_t *img = mmap(NULL, size, PROT_READ, MAP_PRIVATE, rc->fd, 0);
-    if (img == MAP_FAILED)
-        return fail(rc, "%s: cannot map it: %s", rc->trace, strerror(errno));
-    while (at < size) {
-        size_t n = ZSTD_findFrameCompressedSize(img + at, size - at);
-        if (ZSTD_isError(n) || n > size - at)
-            break;
-        at += n;
-    }
-    munmap(img, size);
-    rc->good_end = at;
+    vt_trace_layout lay;
+    if (vt_trace_layout_read(rc->trace, rc->fd, &lay, rc->err, rc->errlen) < 0)
+        return -1;
+    rc->pid = lay.pid;
+    rc->good_end = lay.good_end;
+    rc->has_summary = lay.has_summary;
     return 0;
 }
 
@@ -263,7 +232,7 @@ static int open_both(recovery *rc)
     rc->fd = open(rc->trace, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (rc->fd < 0 || fstat(rc->fd, &st) < 0)
         return fail(rc, "cannot open %s: %s", rc->trace, strerror(errno));
-    if (read_trace_header(rc) < 0)
+    if (read_layout(rc) < 0)
         return -1;
     vt_spill_path(st.st_dev, st.st_ino, rc->spill, sizeof rc->spill);
     rc->sfd = open(rc->spill, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -301,7 +270,7 @@ static int recover(recovery *rc, const vt_recover_end *end, vt_recover_result *r
                     "%s: its process (pid %u) is still running and writing it: recover it "
                     "after that process has ended",
                     rc->trace, rc->pid);
-    if (find_good_end(rc) < 0 || collect(rc) < 0)
+    if (collect(rc) < 0)
         return -1;
     if (rc->has_summary && rc->n)
         return fail(rc, "%s was closed, yet %s holds records: left as they are", rc->trace,
