@@ -109,6 +109,12 @@ void cli_symbolize_synopsis(FILE *f);
 /* vr_embed_symbols on path; a failure said on stderr ("vramtrace CMD:
  * ..."), and with verbose also what it named. 0, or -1 on failure. */
 int cli_symbolize_one(const char *cmd, const char *path, bool verbose);
+/* A command that takes only FILE... (recover, symbolize): usage on stderr
+ * and CLI_EXIT_INPUT without files or with an option, --help on stdout
+ * (0); else one(cmd, path) for each file, CLI_EXIT_INPUT if one failed
+ * (returned < 0), else 0. */
+int cli_each_file(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+                  int (*one)(const char *cmd, const char *path));
 /* vt_recover on path, saying on stderr what it recovered or why it could
  * not ("vramtrace CMD: ..."), and with verbose also that there was nothing
  * to recover; end as vt_recover's. 0, or -1 on failure. */

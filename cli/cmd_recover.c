@@ -65,25 +65,36 @@ int cli_recover_one(const char *cmd, const char *path, const vt_recover_end *end
     return 0;
 }
 
+static int recover_file(const char *cmd, const char *path)
+{
+    return cli_recover_one(cmd, path, NULL, true);
+}
+
 int cli_cmd_recover(int argc, char **argv)
 {
+    return cli_each_file(argc, argv, "recover", recover_usage, recover_file);
+}
+
+int cli_each_file(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+                  int (*one)(const char *cmd, const char *path))
+{
     if (argc < 2) {
-        recover_usage(stderr);
+        usage(stderr);
         return CLI_EXIT_INPUT;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        recover_usage(stdout);
+        usage(stdout);
         return 0;
     }
-    int bad = 0;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
-            fprintf(stderr, "vramtrace recover: unknown option '%s'\n", argv[i]);
-            recover_usage(stderr);
+            fprintf(stderr, "vramtrace %s: unknown option '%s'\n", cmd, argv[i]);
+            usage(stderr);
             return CLI_EXIT_INPUT;
         }
     }
+    int bad = 0;
     for (int i = 1; i < argc; i++)
-        bad |= cli_recover_one("recover", argv[i], NULL, true) < 0;
+        bad |= one(cmd, argv[i]) < 0;
     return bad ? CLI_EXIT_INPUT : 0;
 }

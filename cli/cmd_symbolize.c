@@ -4,7 +4,6 @@
  * names the same frames. vramtrace run does the same by itself. */
 #include "cli.h"
 
-#include <string.h>
 
 static const char symbolize_head[] =
     "usage: vramtrace symbolize FILE...\n"
@@ -57,25 +56,12 @@ int cli_symbolize_one(const char *cmd, const char *path, bool verbose)
     return 0;
 }
 
+static int symbolize_file(const char *cmd, const char *path)
+{
+    return cli_symbolize_one(cmd, path, true);
+}
+
 int cli_cmd_symbolize(int argc, char **argv)
 {
-    if (argc < 2) {
-        symbolize_usage(stderr);
-        return CLI_EXIT_INPUT;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        symbolize_usage(stdout);
-        return 0;
-    }
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-') {
-            fprintf(stderr, "vramtrace symbolize: unknown option '%s'\n", argv[i]);
-            symbolize_usage(stderr);
-            return CLI_EXIT_INPUT;
-        }
-    }
-    int bad = 0;
-    for (int i = 1; i < argc; i++)
-        bad |= cli_symbolize_one("symbolize", argv[i], true) < 0;
-    return bad ? CLI_EXIT_INPUT : 0;
+    return cli_each_file(argc, argv, "symbolize", symbolize_usage, symbolize_file);
 }
