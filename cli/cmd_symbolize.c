@@ -4,7 +4,6 @@
  * names the same frames. vramtrace run does the same by itself. */
 #include "cli.h"
 
-
 static const char symbolize_head[] =
     "usage: vramtrace symbolize FILE...\n"
     "\n"

@@ -30,9 +30,9 @@ typedef struct recovery {
     int sfd; /* the spill file, read-only */
     char spill[128];
     vt_spill_head head;
-    uint32_t pid;       /* the trace header's */
-    uint64_t good_end;  /* end of the last complete frame */
-    bool has_summary;   /* the file ends with its summary: it was closed */
+    uint32_t pid;      /* the trace header's */
+    uint64_t good_end; /* end of the last complete frame */
+    bool has_summary;  /* the file ends with its summary: it was closed */
     salvaged *chunks;
     size_t n, cap;
     char *err;
