@@ -35,7 +35,8 @@ int cli_symbolize_one(const char *cmd, const char *path, bool verbose)
 {
     char err[1024];
     vr_embed_result res;
-    if (vr_embed_symbols(path, &res, err, sizeof err) < 0) {
+    vr_options opt = cli_progress_options();
+    if (vr_embed_symbols(path, &opt, &res, err, sizeof err) < 0) {
         fprintf(stderr, "vramtrace %s: %s\n", cmd, err);
         return -1;
     }

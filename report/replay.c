@@ -841,14 +841,20 @@ vr_report *vr_analyze_mem(const void *data, size_t len, const vr_options *opt, c
 
 /* The definitions of the trace rd into s (modules, stack nodes, strings,
  * symbols...): all vr_embed_symbols needs. -1 on a corrupt or cut trace. */
-static int read_definitions(vr_state *s, vt_reader *rd, const char *path, char *err, size_t errlen)
+static int read_definitions(vr_state *s, vt_reader *rd, const char *path, const vr_options *opt,
+                            char *err, size_t errlen)
 {
     vt_event evs[VR_READ];
     long n;
-    while ((n = vt_reader_read(rd, evs, VR_READ)) > 0)
+    vr_progress prog = progress_start(opt);
+    while ((n = vt_reader_read(rd, evs, VR_READ)) > 0) {
         for (long i = 0; i < n; i++)
             if (vt_rec_is_definition(evs[i].type))
                 on_definition(s, &evs[i]);
+        if (prog.on)
+            progress_update(&prog, vt_reader_offset(rd), vt_reader_file_size(rd));
+    }
+    progress_end(&prog);
     if (n < 0 || vt_reader_truncated(rd)) {
         const char *m = n < 0 ? vt_reader_error(rd) : NULL;
         snprintf(err, errlen, "%s: %s at byte %llu of %llu: nothing appended", path,
@@ -860,7 +866,8 @@ static int read_definitions(vr_state *s, vt_reader *rd, const char *path, char *
     return 0;
 }
 
-int vr_embed_symbols(const char *path, vr_embed_result *res, char *err, size_t errlen)
+int vr_embed_symbols(const char *path, const vr_options *opt, vr_embed_result *res, char *err,
+                     size_t errlen)
 {
     memset(res, 0, sizeof *res);
     vt_reader *rd = vt_reader_open(path, err, errlen);
@@ -869,7 +876,7 @@ int vr_embed_symbols(const char *path, vr_embed_result *res, char *err, size_t e
     vr_arena *arena = vr_arena_new();
     vr_state s;
     vr_state_init(&s, arena, vt_reader_header(rd));
-    int rc = read_definitions(&s, rd, path, err, errlen);
+    int rc = read_definitions(&s, rd, path, opt, err, errlen);
     vt_reader_close(rd);
     res->already = rc == 0 && s.nsyms > 0;
     if (rc == 0 && !res->already) {

@@ -408,11 +408,13 @@ typedef struct vr_embed_result {
  * build-id; libdw as the report does), and append the names to the trace
  * as symbol records (docs/trace.md, "Symbols"; vt_append_definitions), so
  * that a report on another machine, without those files, names the same
- * frames. A trace that carries symbols already is left as it is
+ * frames; opt (may be NULL): its progress bar while the trace is read. A
+ * trace that carries symbols already is left as it is
  * (res->already). Returns 0, or -1 with a message in err (errlen bytes):
  * not a trace, unreadable, cut short, still being written, or a write
  * error (the file is then as it was). */
-int vr_embed_symbols(const char *path, vr_embed_result *res, char *err, size_t errlen);
+int vr_embed_symbols(const char *path, const vr_options *opt, vr_embed_result *res, char *err,
+                     size_t errlen);
 
 /* Renderers. Each returns 0 or -1 (I/O error). n >= 1 reports side by side. */
 int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt);
