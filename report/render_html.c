@@ -901,8 +901,16 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
     } else {
         fputs("no iterations: no growth measured", f);
     }
-    fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f</h3></summary>",
-            r->iterations, r->total_growth.bytes_per_iteration, r->total_growth.r2);
+    const vr_growth *t = &r->total_growth, *h = &r->host_growth;
+    fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f", r->iterations,
+            t->bytes_per_iteration, t->r2);
+    if (t->projected_oom_iteration >= 0 && t->projected_oom_device >= 0)
+        fprintf(f, ", out of memory at iteration %" PRId64 " on device %d",
+                t->projected_oom_iteration, t->projected_oom_device);
+    if (h->bytes_per_iteration >= 1.0 || h->bytes_per_iteration <= -1.0)
+        fprintf(f, "; pinned host memory %+.0f B/iteration, R² %.3f", h->bytes_per_iteration,
+                h->r2);
+    fputs("</h3></summary>", f);
     if (!r->ngrowth)
         return;
     fputs("<table id=\"growth\"><tr><th>per iteration</th><th>R²</th><th>live</th>"
