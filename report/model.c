@@ -417,6 +417,14 @@ static uint64_t device_excess(vr_state *s, const vr_devstate *d)
     return peak > end ? peak - end : 0;
 }
 
+/* A device's room for growth (its total less the use outside the
+ * recording and one iteration's need there) and its live bytes at the last
+ * iteration end. */
+typedef struct dev_room {
+    int32_t id;
+    uint64_t room, live;
+} dev_room;
+
 /* Growth projected per device: each device's own bytes at the iteration
  * ends, fitted, against its own room (its total less the use outside the
  * recording and what one iteration needs there); the first device to run
@@ -426,8 +434,8 @@ static uint64_t device_excess(vr_state *s, const vr_devstate *d)
  * model on one device and a leak on another ran out where the leaking
  * device did, not where the sum of both met one device's room (step 232,
  * projected at 100 before: devices_test.sh). */
-static bool project_per_device(vr_state *s, const vr_sampler *sp, vr_growth *t, uint64_t *room,
-                               uint64_t *live)
+static bool project_per_device(vr_state *s, const vr_sampler *sp, vr_growth *t, dev_room *rooms,
+                               uint64_t *room, uint64_t *live)
 {
     if (s->growth_devices_capped || !s->ngrowth_devices || sp->n < 3)
         return false;
@@ -439,16 +447,48 @@ static bool project_per_device(vr_state *s, const vr_sampler *sp, vr_growth *t, 
         double slope, r2;
         vr_fit(y, sp->n, sp->stride, &slope, &r2);
         uint64_t excess = device_excess(s, d), used = d->baseline_used + excess;
-        uint64_t dr = d->total > used ? d->total - used : 0, dl = y[sp->n - 1];
-        int64_t at = project(t->iterations, slope, dr, dl);
+        rooms[i] = (dev_room){d->id, d->total > used ? d->total - used : 0, y[sp->n - 1]};
+        int64_t at = project(t->iterations, slope, rooms[i].room, rooms[i].live);
         if (at >= 0 && (t->projected_oom_iteration < 0 || at < t->projected_oom_iteration)) {
             t->projected_oom_iteration = at;
             t->projected_oom_device = d->id;
-            *room = dr;
-            *live = dl;
+            *room = rooms[i].room;
+            *live = rooms[i].live;
         }
     }
     return true;
+}
+
+/* The device each stack's live allocations are on (-2: several), in a map
+ * of stack id -> site_device, over the live allocations at the end. */
+typedef struct site_device {
+    uint64_t key; /* stack id */
+    int32_t device;
+} site_device;
+
+static void site_devices(vr_state *s, vr_map *out)
+{
+    vr_map_init(out, sizeof(site_device));
+    size_t i = 0;
+    for (const vr_live *l; (l = vr_map_next(&s->live, &i));) {
+        if (l->device < 0 || !l->stack)
+            continue;
+        bool created;
+        site_device *e = vr_map_put(out, l->stack, &created);
+        e->device = created || e->device == l->device ? l->device : -2;
+    }
+}
+
+/* A growing site's room and live bytes: its device's (rooms[0..n)) when
+ * its live allocations are on one device, else the first to run out's. */
+static const dev_room *site_room(const vr_map *devs, uint32_t stack, const dev_room *rooms,
+                                 uint32_t n, const dev_room *first)
+{
+    const site_device *e = vr_map_get(devs, stack);
+    for (uint32_t i = 0; e && i < n; i++)
+        if (rooms[i].id == e->device)
+            return &rooms[i];
+    return first;
 }
 
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
@@ -474,15 +514,23 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
     r->host_growth = fit_growth(s->host_samples[sp->slot], sp, r->iterations, 0, 0);
-    /* each site's projection: against the device that runs out first */
-    project_per_device(s, sp, &r->total_growth, &room, &total_live);
+    dev_room rooms[VR_MAX_GROWTH_DEVICES];
+    bool per_device = project_per_device(s, sp, &r->total_growth, rooms, &room, &total_live);
     if (sp->n < 3)
         return;
+    /* each site's projection: against its device's room, else the first
+     * device to run out */
+    const dev_room first = {-1, room, total_live};
+    vr_map devs;
+    site_devices(s, &devs);
     size_t ngroups, n = 0;
     growth_group *groups = growth_groups(s, sy, sp, &ngroups);
     vr_growth *out = vr_alloc(s->arena, (ngroups ? ngroups : 1) * sizeof(vr_growth));
     for (size_t k = 0; k < ngroups; k++) {
-        vr_growth x = fit_growth(groups[k].samples, sp, r->iterations, room, total_live);
+        const dev_room *dr =
+            per_device ? site_room(&devs, groups[k].raw, rooms, s->ngrowth_devices, &first)
+                       : &first;
+        vr_growth x = fit_growth(groups[k].samples, sp, r->iterations, dr->room, dr->live);
         if (x.bytes_per_iteration < 1.0 || (x.r2 < 0.5 && !x.sustained))
             continue;
         x.stack = groups[k].st;
@@ -490,6 +538,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
         out[n++] = x;
     }
     free(groups);
+    vr_map_destroy(&devs);
     if (n)
         qsort(out, n, sizeof(vr_growth), cmp_growth);
     r->growth = out;

@@ -288,13 +288,15 @@ static void test_growth_nested(void **state)
 
 /* devices 1 GiB devices; device 0 holds 700 MiB that never change; each of
  * 10 steps holds an 8 MiB temporary on device 1 and keeps 1 MiB there. */
-static vr_report *devices_of(const char *name, int32_t devices)
+static vr_report *devices_of(const char *name, int32_t devices, bool both)
 {
     vtg g;
     open_trace(&g, name, 0, NULL);
     for (int32_t d = 0; d < devices; d++)
         vtg_device(&g, d, "sim", GiB);
     vtg_string(&g, 1, "step");
+    for (uint32_t k = 1; k <= 4; k++) /* four call sites, apart */
+        vtg_stack(&g, k, 0, 0x1000 * k);
     uint64_t t = 1000;
     vtg_alloc_on(&g, t++, 0x10000000, 700 * MiB, 1, 0, VT_API_CUDA_MALLOC);
     for (uint64_t i = 0; i < 10; i++) {
@@ -302,6 +304,8 @@ static vr_report *devices_of(const char *name, int32_t devices)
         vtg_alloc_on(&g, t++, 0x80000000, 8 * MiB, 2, 1, VT_API_CUDA_MALLOC);
         vtg_free(&g, t++, 0x80000000);
         vtg_alloc_on(&g, t++, 0x90000000 + i * MiB, MiB, 3, 1, VT_API_CUDA_MALLOC);
+        if (both) /* and 2 MiB a step kept on device 0 */
+            vtg_alloc_on(&g, t++, 0x50000000 + i * 2 * MiB, 2 * MiB, 4, 0, VT_API_CUDA_MALLOC);
         vtg_pop(&g, t++);
     }
     vtg_end(&g, t, 0);
@@ -316,7 +320,7 @@ static vr_report *devices_of(const char *name, int32_t devices)
 static void test_growth_per_device(void **state)
 {
     (void)state;
-    vr_report *r = devices_of("growth_devices", 2);
+    vr_report *r = devices_of("growth_devices", 2, false);
     assert_int_equal(r->iterations, 10);
     assert_int_equal(r->total_growth.projected_oom_iteration, 1018);
     assert_int_equal(r->total_growth.projected_oom_device, 1);
@@ -324,13 +328,36 @@ static void test_growth_per_device(void **state)
     vr_headline_of(r, &h);
     assert_non_null(strstr(h.text, "out of memory projected at step 1018 on device 1"));
     vr_report_free(r);
-    r = devices_of("growth_devices_many", 66);
+    r = devices_of("growth_devices_many", 66, false);
     assert_int_equal(r->total_growth.projected_oom_device, -1);
     assert_int_equal(r->total_growth.projected_oom_iteration, 10 + (1024 - 7 - 710) + 1);
     bool noted = false;
     for (size_t i = 0; i < r->nnotes; i++)
         noted |= strstr(r->notes[i], "for the first 64 devices only") != NULL;
     assert_true(noted);
+    vr_report_free(r);
+}
+
+/* Both devices grow: 2 MiB a step on device 0 (720 MiB live after 10
+ * steps, nothing above a step's end there) runs out first, at step
+ * 10 + (1024 - 720) / 2 + 1 = 163; each growing site is projected against
+ * its own device: device 1's 1 MiB a step at 1018 (against device 0's room
+ * it said 315). */
+static void test_growth_per_device_sites(void **state)
+{
+    (void)state;
+    vr_report *r = devices_of("growth_devices_both", 2, true);
+    assert_int_equal(r->total_growth.projected_oom_iteration, 163);
+    assert_int_equal(r->total_growth.projected_oom_device, 0);
+    assert_int_equal(r->ngrowth, 2);
+    for (size_t i = 0; i < r->ngrowth; i++) {
+        const vr_growth *g = &r->growth[i];
+        bool dev0 = fabs(g->bytes_per_iteration - 2.0 * MiB) < 1;
+        print_message("site %u: %.0f B/step, out of memory at step %lld\n", g->stack.id,
+                      g->bytes_per_iteration, (long long)g->projected_oom_iteration);
+        assert_true(dev0 || fabs(g->bytes_per_iteration - (double)MiB) < 1);
+        assert_int_equal(g->projected_oom_iteration, dev0 ? 163 : 1018);
+    }
     vr_report_free(r);
 }
 
@@ -374,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_growth_nested),
         cmocka_unit_test(test_growth_pattern_words),
         cmocka_unit_test(test_growth_per_device),
+        cmocka_unit_test(test_growth_per_device_sites),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
