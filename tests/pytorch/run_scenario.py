@@ -159,6 +159,8 @@ SCENARIOS = {
     # projected where device 1 fills (projected at step 105 for 232 before)
     "two_devices_growth": (["sc_two_devices.py", "30"], {"VRAMTRACE_SIM_DEVICES": "2"}, [],
                            ["fits", "projection", "projection_device", "reserved_per_device"]),
+    # A history of pinned host tensors: host growth, not "no growth"
+    "pinned_history": (["sc_pinned.py", "3", "30"], {}, [], ["fits", "host_growth"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
     # grows to the largest batch; vramtrace must not call it kept memory.
     "cache_warmup": (["sc_warmup.py", "64,128,192,256,256,256"], {}, [],
@@ -320,6 +322,14 @@ def check(r, what, tq):
         return a == b or fail("peak allocated differs")
     if what == "elsewhere":
         return check_elsewhere(r)
+    if what == "host_growth":
+        ys, stride, slope, r2 = step_fit(tq["step_pinned"])
+        h, text = rep["host_growth"], rep["verdict"]["text"]
+        print(f"pinned bytes held: {slope:.1f} B/step, R^2 {r2:.6f}; vramtrace host_growth "
+              f"{h['bytes_per_iteration']:.1f} B/step, R^2 {h['r2']:.6f}")
+        ok = (abs(h["bytes_per_iteration"] - slope) <= 1 and abs(h["r2"] - r2) <= 1e-6) or fail(
+            "host growth differs from the pinned bytes the script holds")
+        return ok and ("pinned host memory grows" in text or fail(f"headline: {text[:160]}"))
     if what == "reserved_per_device":
         a = [d["peak_reserved_bytes"] for d in sorted(rep["devices"], key=lambda d: d["id"])
              if d["id"] >= 0]
@@ -857,6 +867,9 @@ def perturb(tq):
             perturb(v)
     if isinstance(tq, dict) and "oom_message" in tq:
         tq["oom_message"] = tq["oom_message"].replace("of which ", "of which 1")
+    if isinstance(tq, dict) and tq.get("step_pinned"):
+        # a shift of every step's bytes leaves their fit as it was: the last one
+        tq["step_pinned"][-1] += 1 << 20
 
 
 def parse_args():
