@@ -30,16 +30,14 @@ static uint64_t candidate_count(const vr_state *s, const vr_level *lv)
     return 0;
 }
 
-/* A range of level lv began: an iteration candidate whose peak reserved
- * bytes and first allocation are measured (oom.c's batch estimate). */
 /* Each growth device's reserved bytes now as the peak of level k's range
  * that began (vr_device_peak_res raises it). */
 static void devices_started(vr_state *s, int k)
 {
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
-        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        vr_devstate *d = vr_growth_device(s, i);
         d->growth->cur_peak[k] = d->direct + d->heap_bytes;
-        vr_devgrowth_reopen(d->growth, s->levels_open);
+        vr_devgrowth_reopen(s, d->growth);
     }
 }
 
@@ -47,8 +45,8 @@ static void devices_started(vr_state *s, int k)
 static void devices_reopen(vr_state *s)
 {
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
-        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
-        vr_devgrowth_reopen(d->growth, s->levels_open);
+        vr_devstate *d = vr_growth_device(s, i);
+        vr_devgrowth_reopen(s, d->growth);
     }
 }
 
@@ -57,13 +55,15 @@ static void devices_reopen(vr_state *s)
 static void devices_ended(vr_state *s, int k, size_t name)
 {
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
-        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        vr_devstate *d = vr_growth_device(s, i);
         d->growth->last_peak[k][name] = d->growth->cur_peak[k];
         d->growth->last_end[k][name] = d->direct + d->heap_bytes;
-        vr_devgrowth_reopen(d->growth, s->levels_open);
+        vr_devgrowth_reopen(s, d->growth);
     }
 }
 
+/* A range of level lv began: an iteration candidate whose peak reserved
+ * bytes and first allocation are measured (oom.c's batch estimate). */
 static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved)
 {
     size_t k = vr_level_name(lv, name);
@@ -92,7 +92,6 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->depth++;
     if (t->depth <= VR_LEVELS) {
         level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved);
-        s->levels_open |= (uint8_t)(1u << (t->depth - 1));
         devices_started(s, (int)t->depth - 1);
     }
 }
@@ -124,7 +123,6 @@ static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t paren
         lv->names[k].last_end = s->reserved;
         lv->names[k].last_input = lv->cur_input;
         lv->cur = 0;
-        s->levels_open &= (uint8_t) ~(1u << (lv - s->level));
         devices_ended(s, (int)(lv - s->level), k);
     }
     if (name != lv->iter_name && *cnt > candidate_count(s, lv)) {
@@ -148,10 +146,8 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
     uint32_t name = (uint32_t)t->stack[i - 1];
     uint64_t start = t->stack_ts[i - 1];
     t->depth = i - 1;
-    for (size_t k = t->depth + 1; k < VR_LEVELS; k++) {
+    for (size_t k = t->depth + 1; k < VR_LEVELS; k++)
         s->level[k].cur = 0; /* ranges left open above it end uncounted */
-        s->levels_open &= (uint8_t) ~(1u << k);
-    }
     if (t->depth + 1 < VR_LEVELS)
         devices_reopen(s);
     if (t->depth < VR_LEVELS)

@@ -442,7 +442,7 @@ static bool project_per_device(vr_state *s, const vr_sampler *sp, vr_growth *t, 
     t->projected_oom_iteration = -1;
     t->projected_oom_device = -1;
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
-        const vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[i] - 1);
+        const vr_devstate *d = vr_growth_device(s, i);
         const uint64_t *y = d->growth->samples[sp->slot];
         double slope, r2;
         vr_fit(y, sp->n, sp->stride, &slope, &r2);

@@ -297,7 +297,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
     s->total_samples[sp->slot][sp->n] = s->allocated;
     s->host_samples[sp->slot][sp->n] = s->host_pinned;
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
-        vr_devstate *d = vr_map_item(&s->devices, s->growth_devices[g] - 1);
+        vr_devstate *d = vr_growth_device(s, g);
         d->growth->samples[sp->slot][sp->n] = d->direct + d->region_bytes;
     }
     sp->n++;
@@ -313,8 +313,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
         s->host_samples[sp->slot][k] = s->host_samples[sp->slot][2 * k + 1];
     }
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
-        uint64_t *y = ((vr_devstate *)vr_map_item(&s->devices, s->growth_devices[g] - 1))
-                          ->growth->samples[sp->slot];
+        uint64_t *y = vr_growth_device(s, g)->growth->samples[sp->slot];
         for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
             y[k] = y[2 * k + 1];
     }

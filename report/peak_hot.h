@@ -105,9 +105,9 @@ static inline void vr_device_peak_res(const vr_state *s, vr_devstate *d)
     vr_devgrowth *g = d->growth;
     if (g && r > g->open_min) { /* a new peak of an open range on this device */
         for (int k = 0; k < VR_LEVELS; k++)
-            if ((s->levels_open >> k & 1) && r > g->cur_peak[k])
+            if (s->level[k].cur && r > g->cur_peak[k])
                 g->cur_peak[k] = r;
-        vr_devgrowth_reopen(g, s->levels_open);
+        vr_devgrowth_reopen(s, g);
     }
 }
 

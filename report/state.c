@@ -383,7 +383,7 @@ static void device_created(vr_state *s, vr_devstate *d, int32_t id)
     }
     d->growth = vr_alloc(s->arena, sizeof *d->growth);
     memset(d->growth, 0, sizeof *d->growth);
-    vr_devgrowth_reopen(d->growth, s->levels_open);
+    vr_devgrowth_reopen(s, d->growth);
     s->growth_devices[s->ngrowth_devices++] = vr_map_index_of(&s->devices, d) + 1;
 }
 

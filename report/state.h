@@ -240,19 +240,10 @@ typedef struct vr_devgrowth {
      * its reserved bytes at its end (vr_level.names[].last_peak/last_end,
      * on this device) */
     uint64_t cur_peak[VR_LEVELS];
-    uint64_t open_min; /* the least cur_peak of the open levels; UINT64_MAX: none open */
+    uint64_t open_min; /* the least cur_peak of the open levels (vr_level.cur set);
+                        * UINT64_MAX: none open (vr_devgrowth_reopen) */
     uint64_t last_peak[VR_LEVELS][VR_MAX_TOPNAMES], last_end[VR_LEVELS][VR_MAX_TOPNAMES];
 } vr_devgrowth;
-
-/* g's open_min again, after the open levels (levels_open) or their peaks
- * changed (growth.c). */
-static inline void vr_devgrowth_reopen(vr_devgrowth *g, unsigned levels_open)
-{
-    g->open_min = UINT64_MAX;
-    for (int k = 0; k < VR_LEVELS; k++)
-        if ((levels_open >> k & 1) && g->cur_peak[k] < g->open_min)
-            g->open_min = g->cur_peak[k];
-}
 
 typedef struct vr_devstate {
     uint64_t key;         /* device id + 1 (0 is a valid device) */
@@ -459,7 +450,6 @@ typedef struct vr_state {
     bool sampled_sites_capped;
     uint64_t total_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
     uint64_t host_samples[VR_SAMPLER_SLOTS][VR_SAMPLES]; /* host_pinned at the same samples */
-    uint8_t levels_open; /* bit k: level k has a range in progress (vr_level.cur) */
     /* the devices with a vr_devgrowth (item numbers + 1 in devices) */
     uint32_t growth_devices[VR_MAX_GROWTH_DEVICES];
     uint32_t ngrowth_devices;
@@ -523,6 +513,20 @@ void vr_state_note(vr_state *s, const char *fmt, ...) __attribute__((format(prin
 /* vr_state_note unless s already holds a note of the same text. */
 void vr_state_note_once(vr_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vr_state_string(const vr_state *s, uint32_t id);
+/* Growth device i (0 .. ngrowth_devices - 1): its state, with a vr_devgrowth. */
+static inline vr_devstate *vr_growth_device(const vr_state *s, uint32_t i)
+{
+    return vr_map_item(&s->devices, s->growth_devices[i] - 1);
+}
+/* g's open_min again, after the open levels (vr_level.cur) or their peaks
+ * changed (growth.c, vr_device_peak_res). */
+static inline void vr_devgrowth_reopen(const vr_state *s, vr_devgrowth *g)
+{
+    g->open_min = UINT64_MAX;
+    for (int k = 0; k < VR_LEVELS; k++)
+        if (s->level[k].cur && g->cur_peak[k] < g->open_min)
+            g->open_min = g->cur_peak[k];
+}
 /* A VT_REC_SYMBOL into s->ipsyms/syms: index 0 starts its ip's frames
  * (replacing any earlier ones), index k must follow k - 1 of the same ip;
  * a record out of that order is ignored, with a note. */
