@@ -73,6 +73,9 @@ static inline uint32_t vr_map_hash(uint64_t k)
     return (uint32_t)k;
 }
 
+/* The first n bytes of text hashed as a map key (FNV-1a, 64 bits; never 0,
+ * the map's empty key): string-keyed maps compare the text on lookup. */
+uint64_t vr_text_hash(const char *text, size_t n);
 void vr_map_init(vr_map *m, size_t esize);
 void vr_map_destroy(vr_map *m);
 void *vr_map_get(const vr_map *m, uint64_t key);

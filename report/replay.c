@@ -35,11 +35,8 @@ static void string_stem(vr_state *s, vr_string *e)
     e->number = 0;
     if (!n || n > UINT32_MAX)
         return;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)e->text[i]) * 1099511628211ull;
     bool created;
-    vr_stem *st = vr_map_put(&s->stems, h | 1, &created); /* 0 is not a key */
+    vr_stem *st = vr_map_put(&s->stems, vr_text_hash(e->text, n), &created);
     if (created)
         st->id = (uint32_t)e->key;
     const vr_string *first = vr_map_get(&s->strings, st->id);

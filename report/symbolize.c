@@ -638,22 +638,13 @@ static vt_event *export_push(exporter *x)
     return e;
 }
 
-/* FNV-1a, 64 bits. */
-static uint64_t text_hash(const char *t)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *t; t++)
-        h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
-    return h | 1; /* never 0, the map's empty key */
-}
-
 /* The string id of text, written as a string record the first time. */
 static uint32_t export_string(exporter *x, const char *text)
 {
     if (!text || !*text)
         return 0;
     bool created;
-    strid *e = vr_map_put(&x->strings, text_hash(text), &created);
+    strid *e = vr_map_put(&x->strings, vr_text_hash(text, strlen(text)), &created);
     if (!created && !strcmp(e->text, text))
         return e->id;
     uint32_t id = x->next_id++;

@@ -721,3 +721,11 @@ vr_nvtx_counts vr_nvtx_count(const vr_report *r)
     }
     return c;
 }
+
+uint64_t vr_text_hash(const char *text, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    return h | 1;
+}
