@@ -44,15 +44,15 @@ typedef struct run_point {
     const vr_report *r;
     int64_t batch;
     bool fits;
-    uint64_t need;   /* bytes, see the file comment */
-    int64_t bound;   /* the run's own upper bound (failed runs), -1 none */
-    uint64_t usable; /* device bytes the program can use */
+    int32_t device; /* a failed run's failing device; -1 for a completed run */
+    uint64_t need;  /* a failed run's need there, bytes (see the file comment) */
+    int64_t bound;  /* the run's own upper bound (failed runs), -1 none */
 } run_point;
 
-static const vr_device *first_device(const vr_report *r)
+static const vr_device *sized_device(const vr_report *r, int32_t id)
 {
     for (size_t i = 0; i < r->ndevices; i++)
-        if (r->devices[i].total_bytes)
+        if (r->devices[i].total_bytes && (id < 0 || r->devices[i].id == id))
             return &r->devices[i];
     return NULL;
 }
@@ -61,22 +61,35 @@ static const vr_device *first_device(const vr_report *r)
  * or it ended for another reason than an OOM). */
 static bool point_of(const vr_report *r, run_point *p)
 {
-    const vr_device *d = first_device(r);
     size_t fatal = vr_fatal_oom(r);
-    *p = (run_point){.r = r, .batch = vr_argv_batch(r->argv, r->argc), .bound = -1};
-    if (p->batch <= 0 || !d)
+    *p = (run_point){.r = r, .batch = vr_argv_batch(r->argv, r->argc), .device = -1, .bound = -1};
+    if (p->batch <= 0 || !sized_device(r, -1))
         return false;
-    p->usable = d->total_bytes > d->baseline_bytes ? d->total_bytes - d->baseline_bytes : 0;
     if (fatal != SIZE_MAX) {
         const vr_oom *o = &r->ooms[fatal];
+        p->device = o->device;
         p->need = o->live_reserved + o->requested_bytes;
         if (!strcmp(o->batch_kind, "upper_bound"))
             p->bound = o->max_batch;
         return true;
     }
     p->fits = r->has_end && r->exit_status == 0 && r->exit_signal == 0;
-    p->need = r->peak_reserved;
     return p->fits;
+}
+
+/* A run's need on device dev (bytes: a completed run's peak reserved there,
+ * a failed run's need if it failed there) and the device's usable bytes
+ * (total - use outside the recording). Each device is weighed against its
+ * own room: a data-parallel step's bytes on two devices never against one.
+ * False when the run tells nothing of dev. */
+static bool need_on(const run_point *p, int32_t dev, uint64_t *need, uint64_t *usable)
+{
+    const vr_device *d = sized_device(p->r, dev);
+    if (!d || (!p->fits && p->device != dev))
+        return false;
+    *need = p->fits ? d->peak_reserved : p->need;
+    *usable = d->total_bytes > d->baseline_bytes ? d->total_bytes - d->baseline_bytes : 0;
+    return true;
 }
 
 /* The batch where the line through (b0, n0) and (b1, n1) reaches usable. */
@@ -86,6 +99,19 @@ static int64_t affine_cross(int64_t b0, uint64_t n0, int64_t b1, uint64_t n1, ui
     if (slope <= 0)
         return -1;
     return vr_i64_sat((double)b0 + ((double)usable - (double)n0) / slope);
+}
+
+/* The batch where device dev's need, affine through runs a and b (a the
+ * smaller batch), reaches its usable bytes (b's report's); -1 when either
+ * run tells nothing of dev or the need does not grow. *per_sample: the
+ * slope, bytes. */
+static int64_t cross_on(const run_point *a, const run_point *b, int32_t dev, double *per_sample)
+{
+    uint64_t na, nb, ua, ub;
+    if (!need_on(a, dev, &na, &ua) || !need_on(b, dev, &nb, &ub))
+        return -1;
+    *per_sample = ((double)nb - (double)na) / (double)(b->batch - a->batch);
+    return affine_cross(a->batch, na, b->batch, nb, ub);
 }
 
 char *vr_batch_command(vr_arena *a, const char *const *argv, size_t argc, int64_t batch)
@@ -149,6 +175,34 @@ static void advise_failed_only(vr_arena *a, const bracket *b, vr_batch_advice *o
                            (long long)cap);
 }
 
+/* "device N" when the run used more than one device of known size, else
+ * "the device". */
+static const char *the_device(vr_arena *a, const vr_report *r, int32_t dev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->ndevices; i++)
+        n += r->devices[i].total_bytes != 0;
+    return n > 1 && dev >= 0 ? vr_sprintf(a, "device %d", dev) : "the device";
+}
+
+/* The smallest crossing over the devices of lo's run (the first device to
+ * run out), extrapolated from lo2 and lo; -1 when no device's need grows. */
+static int64_t first_to_run_out(const bracket *b, int32_t *dev, double *per_sample)
+{
+    int64_t best = -1;
+    const vr_report *r = b->lo->r;
+    for (size_t i = 0; i < r->ndevices; i++) {
+        double slope = 0;
+        int64_t e = cross_on(b->lo2, b->lo, r->devices[i].id, &slope);
+        if (e >= 0 && (best < 0 || e < best)) {
+            best = e;
+            *dev = r->devices[i].id;
+            *per_sample = slope;
+        }
+    }
+    return best;
+}
+
 static void advise_completed_only(vr_arena *a, const bracket *b, vr_batch_advice *out)
 {
     const run_point *lo = b->lo;
@@ -163,18 +217,28 @@ static void advise_completed_only(vr_arena *a, const bracket *b, vr_batch_advice
                                (long long)lo->batch);
         return;
     }
-    int64_t e = affine_cross(b->lo2->batch, b->lo2->need, lo->batch, lo->need, lo->usable);
+    double slope = 0;
+    int64_t e = first_to_run_out(b, &out->device, &slope);
+    if (e < 0) {
+        out->kind = "measured";
+        out->batch = lo->batch;
+        out->next = lo->batch * 2;
+        out->text = vr_sprintf(a,
+                               "batch %lld fits (measured); the step peaks of the runs at %lld "
+                               "and %lld do not grow with the batch: record a run at %lld",
+                               (long long)lo->batch, (long long)b->lo2->batch,
+                               (long long)lo->batch, (long long)out->next);
+        return;
+    }
     out->kind = e > lo->batch ? "estimate" : "measured";
     out->batch = e > lo->batch ? e : lo->batch;
     out->next = e > lo->batch ? e : -1;
     out->text = vr_sprintf(
         a,
         "batch %lld fits (measured); the affine fit of the step peaks of the runs at %lld and "
-        "%lld (%s per sample) reaches the device at about %lld%s",
+        "%lld (%s per sample) reaches %s at about %lld%s",
         (long long)lo->batch, (long long)b->lo2->batch, (long long)lo->batch,
-        vr_format_size((uint64_t)(((double)lo->need - (double)b->lo2->need) /
-                                  (double)(lo->batch - b->lo2->batch)),
-                       (char[32]){0}, 32),
+        vr_format_size((uint64_t)slope, (char[32]){0}, 32), the_device(a, lo->r, out->device),
         (long long)out->batch,
         e > lo->batch ? " (an estimate until a run confirms it: the allocator's reserved memory "
                         "is a step function of the batch)"
@@ -184,7 +248,9 @@ static void advise_completed_only(vr_arena *a, const bracket *b, vr_batch_advice
 static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
 {
     const run_point *lo = b->lo, *hi = b->hi;
-    int64_t e = affine_cross(lo->batch, lo->need, hi->batch, hi->need, lo->usable);
+    double slope = 0;
+    int64_t e = cross_on(lo, hi, hi->device, &slope); /* the device the larger batch failed on */
+    out->device = hi->device;
     if (e < 0)
         e = lo->batch + (hi->batch - lo->batch) / 2;
     if (e >= hi->batch)
@@ -207,9 +273,10 @@ static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
         out->text =
             vr_sprintf(a,
                        "batch %lld fits (measured) and %lld fails; the need interpolated "
-                       "between them already reaches the device at %lld, so %lld is "
+                       "between them already reaches %s at %lld, so %lld is "
                        "advised (batches %lld to %lld are not measured)",
-                       (long long)lo->batch, (long long)hi->batch, (long long)lo->batch,
+                       (long long)lo->batch, (long long)hi->batch,
+                       the_device(a, lo->r, hi->device), (long long)lo->batch,
                        (long long)lo->batch, (long long)lo->batch + 1, (long long)hi->batch - 1);
         return;
     }
@@ -219,8 +286,9 @@ static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
         a,
         "batch %lld fits and %lld fails (measured); between them the need (fixed + per sample: "
         "the completed run's peak reserved, the failed run's bytes held at its fatal failure + "
-        "the request) reaches the device at about %lld (an estimate until a run confirms it)",
-        (long long)lo->batch, (long long)hi->batch, (long long)e);
+        "the request) reaches %s at about %lld (an estimate until a run confirms it)",
+        (long long)lo->batch, (long long)hi->batch, the_device(a, lo->r, hi->device),
+        (long long)e);
 }
 
 bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out)
@@ -230,6 +298,7 @@ bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out)
                              .fits = -1,
                              .fails = -1,
                              .next = -1,
+                             .device = -1,
                              .text = "",
                              .next_command = ""};
     if (n < 2)

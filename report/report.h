@@ -475,7 +475,8 @@ int64_t vr_argv_batch(const char *const *argv, size_t argc);
  * --batch (see batch.c): each completed run fits, each run that died of an
  * OOM does not; between the largest completed batch and the smallest failed
  * one the need (bytes, fixed + per sample) is interpolated to the device's
- * usable bytes, or extrapolated from the two largest completed runs. */
+ * usable bytes, or extrapolated from the two largest completed runs, per
+ * device (each device's peak reserved against its own usable bytes). */
 typedef struct vr_batch_advice {
     /* "measured": batch is a run that completed (the largest one when
      * batch + 1 failed; else no estimate goes beyond it); "estimate": not run
@@ -486,6 +487,10 @@ typedef struct vr_batch_advice {
     int64_t batch;            /* the advised batch, -1 none */
     int64_t fits, fails;      /* largest completed / smallest failed batch, -1 none */
     int64_t next;             /* the batch to record next to confirm or narrow it, -1 none */
+    /* The device whose need the advice follows (the one the smallest failed
+     * run failed on, else the first to run out by the completed runs' fit),
+     * each device against its own usable bytes; -1 none. */
+    int32_t device;
     const char *text;         /* one sentence for the text report */
     const char *next_command; /* `vramtrace run` command line for next, "" none */
 } vr_batch_advice;

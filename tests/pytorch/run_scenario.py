@@ -159,6 +159,17 @@ SCENARIOS = {
     # projected where device 1 fills (projected at step 105 for 232 before)
     "two_devices_growth": (["sc_two_devices.py", "30"], {"VRAMTRACE_SIM_DEVICES": "2"}, [],
                            ["fits", "projection", "projection_device", "reserved_per_device"]),
+    # Data parallel on two devices, runs at several --batch: the advice
+    # across runs weighs each device's need against its own room (both
+    # devices' peak against one device's said 256 was the largest, not 1088)
+    "data_parallel_batch": (["sc_data_parallel.py", "--batch", "128", "2"],
+                            {"VRAMTRACE_SIM_DEVICES": "2", "VRAMTRACE_SIM_MEMORY": "4GiB"}, [],
+                            ["fits", "reserved_per_device", "batch_runs"]),
+    # Its wrong twin (run only with --wrong): the advice alone, against the
+    # bisected largest batch taken 5 % larger
+    "data_parallel_batch_truth": (["sc_data_parallel.py", "--batch", "128", "2"],
+                                  {"VRAMTRACE_SIM_DEVICES": "2", "VRAMTRACE_SIM_MEMORY": "4GiB"},
+                                  [], ["batch_runs"]),
     # A history of pinned host tensors: host growth, not "no growth"
     "pinned_history": (["sc_pinned.py", "3", "30"], {}, [], ["fits", "host_growth"]),
     # Batches that grow, then stay, nothing kept across steps: PyTorch's cache
@@ -255,14 +266,21 @@ class Run:
 
     def run_traced(self):
         trace = self.base + ".vtrace"
+        p = self.record(trace)
+        self.load(trace, self.base + ".torch.json")
+        return p
+
+    def record(self, trace, args=None):
+        """The script under `vramtrace run` into trace (args: other arguments
+        than the scenario's)."""
         if os.path.exists(trace):
             os.remove(trace)
         sim = [] if self.o.real else ["--sim=t4"]
-        cmd = [self.o.vramtrace, "run", *sim, *self.vt_opts, "-o", trace, "--"] + self.argv()
-        p = subprocess.run(cmd, env=self.env(self.base + ".torch.json"), capture_output=True,
-                           text=True, timeout=600)
-        self.load(trace, self.base + ".torch.json")
-        return p
+        argv = self.argv() if args is None else self.argv()[:4] + args
+        cmd = [self.o.vramtrace, "run", *sim, *self.vt_opts, "-o", trace, "--"] + argv
+        stats = self.base + (".torch.json" if args is None else ".other.json")
+        return subprocess.run(cmd, env=self.env(stats), capture_output=True, text=True,
+                              timeout=600)
 
     def load(self, trace, stats):
         """The report of trace (self.rep) and PyTorch's numbers (self.torch)."""
@@ -500,6 +518,8 @@ def check(r, what, tq):
         return top["range"].startswith(want) or fail(f"the peak's range does not name {want}")
     if what == "projection":
         return check_projection(r)
+    if what == "batch_runs":
+        return check_batch_runs(r)
     if what == "released":
         n = rep["totals"]["frees"]
         print(f"segments released: {n}")
@@ -815,6 +835,72 @@ def check_projection(r):
     print(f"out of memory projected at step {proj}; the longer run raised in step {real}")
     return (proj is not None and abs(proj - real) <= real / 10) or fail(
         "the projection is more than 10 % from the step that ran out")
+
+
+def largest_fitting_batch(r, lo, hi):
+    """Bisection with the script alone (no vramtrace): the largest --batch
+    that completes, lo known to fit and hi known to fail."""
+    def fits(b):
+        p = r.run_plain(["--batch", str(b)] + r.script[3:])
+        return p.returncode == 0
+
+    if not fits(lo):
+        return 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def report_runs(r, traces, tag):
+    """`vramtrace report A B --json`: the batch advice across the traces."""
+    js = f"{r.base}.{tag}.json"
+    q = subprocess.run([r.o.vramtrace, "report", *traces, "--json", js, "-q"],
+                       capture_output=True, text=True, timeout=600)
+    if q.returncode != 0:
+        raise RuntimeError(f"vramtrace report {' '.join(traces)}: {q.stderr.strip()}")
+    with open(js) as f:
+        return json.load(f).get("batch_advice") or {}
+
+
+def check_batch_runs(r, max_runs=10):
+    """A user's runs at --batch B (the scenario's) and 2B, then the batch
+    vramtrace's advice across the runs names next (`vramtrace report` of the
+    two runs that bracket the answer: the largest that completed and the
+    smallest that failed, else the two largest that completed), until its
+    advice is 'measured'. That batch must complete and be within 2 % of the
+    largest batch that fits, found by bisection with the script alone. With
+    --wrong the bisected truth is taken 5 % larger (must be caught)."""
+    first = int(r.script[2])
+    runs = {first: (r.trace, 0)}
+    nxt, advice = 2 * first, {}
+    for i in range(max_runs):
+        if nxt in runs:
+            break
+        trace = f"{r.base}.batch{nxt}.vtrace"
+        runs[nxt] = (trace, r.record(trace, ["--batch", str(nxt)] + r.script[3:]).returncode)
+        ok = sorted(b for b, (_, rc) in runs.items() if rc == 0)
+        bad = sorted(b for b, (_, rc) in runs.items() if rc != 0 and (not ok or b > ok[-1]))
+        pair = [ok[-1], bad[0]] if ok and bad else (ok[-2:] if ok else bad[:2])
+        if len(pair) < 2:
+            break
+        advice = report_runs(r, [runs[b][0] for b in pair], f"advice{i}")
+        print(f"report of the runs at {pair[0]} and {pair[1]}: {advice.get('kind')} "
+              f"{advice.get('batch')} (device {advice.get('device')})")
+        if advice.get("kind") == "measured" or (advice.get("next_batch") or -1) <= 0:
+            break
+        nxt = advice["next_batch"]
+    adv = advice.get("batch") or -1
+    failed = sorted(b for b, (_, rc) in runs.items() if rc != 0)
+    truth = largest_fitting_batch(r, max(first, adv if runs.get(adv, ("", 1))[1] == 0 else 0),
+                                  failed[0] if failed else 1 << 16)
+    if r.o.wrong:
+        truth = truth * 21 // 20
+    print(f"advised {advice.get('kind')} batch {adv} after {len(runs)} runs; the largest batch "
+          f"that fits (bisection without vramtrace): {truth}")
+    ok = advice.get("kind") == "measured" or fail("the advice never became 'measured'")
+    ok = (adv in runs and runs[adv][1] == 0) or fail(f"the advised batch {adv} did not complete")
+    return ok and (truth * 0.98 <= adv <= truth or fail("the advice is more than 2 % from it"))
 
 
 def append_line(script):

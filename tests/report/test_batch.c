@@ -191,12 +191,102 @@ static void test_batch_advice(void **state)
     advise("train", 1, "train", 1, &ok); /* frees the last pair */
 }
 
+/* Data parallel on two 1 GiB devices at --batch `batch`: the device `heavy`
+ * needs BA_FIXED + BA_PER a sample, the other half of each, and fails when
+ * that exceeds its usable bytes (device 0 has 100 MiB used outside the
+ * recording, device 1 none). */
+static void dp_write(const char *path, int heavy, int64_t batch, const char *arg)
+{
+    const char *argv[] = {"dp", "--batch", arg};
+    vtg g;
+    assert_int_equal(vtg_open(&g, path, 3, argv), 0);
+    vtg_stack(&g, 1, 0, 0x1100);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_device(&g, 1, "SimGPU", GiB);
+    vtg_meminfo(&g, 100, GiB - 100 * MiB, GiB);
+    uint64_t usable[2] = {GiB - 100 * MiB, GiB}, act = BA_PER * (uint64_t)batch;
+    bool fits = BA_FIXED + act <= usable[heavy];
+    for (int d = 0; d < 2; d++) {
+        uint64_t share = d == heavy ? 1 : 2, base = 0x100000000ull * (uint64_t)(d + 1);
+        vtg_alloc_on(&g, 200, base, BA_FIXED / share, 1, d, VT_API_CUDA_MALLOC);
+        if (d == heavy && !fits)
+            vtg_failed_on(&g, 300, act, 1, 2, d, VT_API_CUDA_MALLOC, usable[d] - BA_FIXED, GiB);
+        else
+            vtg_alloc_on(&g, 300, base + GiB / 2, act / share, 1, d, VT_API_CUDA_MALLOC);
+    }
+    if (fits) {
+        vtg_free(&g, 400, 0x100000000ull + GiB / 2);
+        vtg_free(&g, 401, 0x200000000ull + GiB / 2);
+    }
+    vtg_end(&g, 500, fits ? 0 : 1);
+    assert_int_equal(vtg_close(&g), 0);
+}
+
+static vr_report *dp_run(int heavy, int64_t batch)
+{
+    char name[64], arg[32];
+    snprintf(name, sizeof name, "dp_%d_%lld", heavy, (long long)batch);
+    snprintf(arg, sizeof arg, "%lld", (long long)batch);
+    const char *path = tmp_path(name);
+    if (access(path, F_OK) != 0)
+        dp_write(path, heavy, batch, arg);
+    char err[256] = "";
+    vr_report *r = vr_analyze(path, NULL, err, sizeof err);
+    if (!r)
+        fail_msg("analyze %s: %s", name, err);
+    return r;
+}
+
+static vr_batch_advice dp_advise(int heavy, int64_t b1, int64_t b2)
+{
+    vr_report *r[2] = {dp_run(heavy, b1), dp_run(heavy, b2)};
+    vr_batch_advice a;
+    assert_true(vr_batch_advise(r, 2, &a));
+    a.text = strdup(a.text); /* owned by r[0] */
+    vr_report_free(r[0]);
+    vr_report_free(r[1]);
+    return a;
+}
+
+/* Across runs on two devices each device's need is weighed against its own
+ * usable bytes: device 0 fills at (924 - 200) / 4 = 181, device 1 (no use
+ * outside) at (1024 - 200) / 4 = 206. Both devices' peaks against one
+ * device's room said 104. */
+static void test_batch_advice_two_devices(void **state)
+{
+    (void)state;
+    const int64_t truth[2] = {BA_TRUE, (int64_t)((GiB - BA_FIXED) / BA_PER)};
+    for (int heavy = 0; heavy < 2; heavy++) {
+        /* two completed runs: the first device to run out by their fit */
+        vr_batch_advice a = dp_advise(heavy, truth[heavy] / 4, truth[heavy] / 2);
+        assert_string_equal(a.kind, "estimate");
+        assert_int_equal(a.batch, truth[heavy]);
+        assert_int_equal(a.device, heavy);
+        char want[32];
+        snprintf(want, sizeof want, "reaches device %d at", heavy);
+        assert_non_null(strstr(a.text, want));
+        free((char *)a.text);
+        /* one completed, one failed: the failing device's line */
+        a = dp_advise(heavy, truth[heavy] / 2, truth[heavy] * 2);
+        assert_string_equal(a.kind, "estimate");
+        assert_int_equal(a.batch, truth[heavy]);
+        assert_int_equal(a.device, heavy);
+        free((char *)a.text);
+        /* the answer and the batch above it */
+        a = dp_advise(heavy, truth[heavy], truth[heavy] + 1);
+        assert_string_equal(a.kind, "measured");
+        assert_int_equal(a.batch, truth[heavy]);
+        free((char *)a.text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_measured),
         cmocka_unit_test(test_batch_two_devices),
         cmocka_unit_test(test_batch_advice),
+        cmocka_unit_test(test_batch_advice_two_devices),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
