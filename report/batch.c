@@ -226,8 +226,8 @@ static void advise_completed_only(vr_arena *a, const bracket *b, vr_batch_advice
         out->text = vr_sprintf(a,
                                "batch %lld fits (measured); the step peaks of the runs at %lld "
                                "and %lld do not grow with the batch: record a run at %lld",
-                               (long long)lo->batch, (long long)b->lo2->batch,
-                               (long long)lo->batch, (long long)out->next);
+                               (long long)lo->batch, (long long)b->lo2->batch, (long long)lo->batch,
+                               (long long)out->next);
         return;
     }
     out->kind = e > lo->batch ? "estimate" : "measured";
@@ -275,9 +275,9 @@ static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
                        "batch %lld fits (measured) and %lld fails; the need interpolated "
                        "between them already reaches %s at %lld, so %lld is "
                        "advised (batches %lld to %lld are not measured)",
-                       (long long)lo->batch, (long long)hi->batch,
-                       the_device(a, lo->r, hi->device), (long long)lo->batch,
-                       (long long)lo->batch, (long long)lo->batch + 1, (long long)hi->batch - 1);
+                       (long long)lo->batch, (long long)hi->batch, the_device(a, lo->r, hi->device),
+                       (long long)lo->batch, (long long)lo->batch, (long long)lo->batch + 1,
+                       (long long)hi->batch - 1);
         return;
     }
     out->kind = "estimate";
@@ -287,8 +287,7 @@ static void advise_between(vr_arena *a, const bracket *b, vr_batch_advice *out)
         "batch %lld fits and %lld fails (measured); between them the need (fixed + per sample: "
         "the completed run's peak reserved, the failed run's bytes held at its fatal failure + "
         "the request) reaches %s at about %lld (an estimate until a run confirms it)",
-        (long long)lo->batch, (long long)hi->batch, the_device(a, lo->r, hi->device),
-        (long long)e);
+        (long long)lo->batch, (long long)hi->batch, the_device(a, lo->r, hi->device), (long long)e);
 }
 
 bool vr_batch_advise(vr_report *const *r, size_t n, vr_batch_advice *out)

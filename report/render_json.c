@@ -416,8 +416,8 @@ static void batch_advice(FILE *f, vr_report *const *r, size_t n)
     vr_json_str(f, a.kind);
     fprintf(f,
             ",\"batch\":%" PRId64 ",\"largest_completed_batch\":%" PRId64
-            ",\"smallest_failed_batch\":%" PRId64 ",\"next_batch\":%" PRId64
-            ",\"device\":%" PRId32 ",\"text\":",
+            ",\"smallest_failed_batch\":%" PRId64 ",\"next_batch\":%" PRId64 ",\"device\":%" PRId32
+            ",\"text\":",
             a.batch, a.fits, a.fails, a.next, a.device);
     vr_json_str(f, a.text);
     fputs(",\"next_command\":", f);

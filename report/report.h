@@ -484,9 +484,9 @@ typedef struct vr_batch_advice {
      * batch cannot fit.
      * "" when the runs tell nothing. */
     const char *kind;
-    int64_t batch;            /* the advised batch, -1 none */
-    int64_t fits, fails;      /* largest completed / smallest failed batch, -1 none */
-    int64_t next;             /* the batch to record next to confirm or narrow it, -1 none */
+    int64_t batch;       /* the advised batch, -1 none */
+    int64_t fits, fails; /* largest completed / smallest failed batch, -1 none */
+    int64_t next;        /* the batch to record next to confirm or narrow it, -1 none */
     /* The device whose need the advice follows (the one the smallest failed
      * run failed on, else the first to run out by the completed runs' fit),
      * each device against its own usable bytes; -1 none. */
