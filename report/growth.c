@@ -262,14 +262,33 @@ bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack)
     return pattern_anchor(s, stack);
 }
 
+/* A call-site-pattern iteration begins: the one before it completed, with
+ * its peak reserved bytes (all devices and each growth device) and the
+ * bytes now, its end (model.c: what an iteration needs above what it
+ * leaves). */
+static void pattern_iteration_began(vr_state *s)
+{
+    s->pat_last_peak = s->pat_peak;
+    s->pat_last_end = s->pat_peak = s->reserved;
+    for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+        vr_devstate *d = vr_growth_device(s, i);
+        vr_devgrowth *g = d->growth;
+        g->pat_last_peak = g->pat_peak;
+        g->pat_last_end = g->pat_peak = d->direct + d->heap_bytes;
+        vr_devgrowth_reopen(s, g);
+    }
+}
+
 void vr_pattern_alloc_slow(vr_state *s, uint32_t stack, uint64_t ts)
 {
     if (!stack)
         return;
     if (pattern_anchor(s, stack)) {
         s->pat_anchor = stack;
-        if (s->pat_freed)
+        if (s->pat_freed) {
             vr_sampler_tick(s, &s->pat, ts);
+            pattern_iteration_began(s);
+        }
         s->pat_freed = false;
         return;
     }

@@ -89,6 +89,8 @@ static inline void vr_account_reserved_total(vr_state *s, int64_t delta)
     for (int k = 0; k < VR_LEVELS; k++)
         if (s->level[k].cur && s->reserved > s->level[k].cur_peak)
             s->level[k].cur_peak = s->reserved;
+    if (s->reserved > s->pat_peak)
+        s->pat_peak = s->reserved;
     if (s->reserved > s->peak_res) {
         s->peak_res = s->reserved;
         s->peak_res_t = s->t_last;
@@ -103,10 +105,12 @@ static inline void vr_device_peak_res(const vr_state *s, vr_devstate *d)
         d->peak_res_t = s->t_last;
     }
     vr_devgrowth *g = d->growth;
-    if (g && r > g->open_min) { /* a new peak of an open range on this device */
+    if (g && r > g->open_min) { /* a new peak of an open range or pattern iteration */
         for (int k = 0; k < VR_LEVELS; k++)
             if (s->level[k].cur && r > g->cur_peak[k])
                 g->cur_peak[k] = r;
+        if (r > g->pat_peak)
+            g->pat_peak = r;
         vr_devgrowth_reopen(s, g);
     }
 }

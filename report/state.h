@@ -240,9 +240,13 @@ typedef struct vr_devgrowth {
      * its reserved bytes at its end (vr_level.names[].last_peak/last_end,
      * on this device) */
     uint64_t cur_peak[VR_LEVELS];
-    uint64_t open_min; /* the least cur_peak of the open levels (vr_level.cur set);
-                        * UINT64_MAX: none open (vr_devgrowth_reopen) */
+    uint64_t open_min; /* the least of pat_peak and the open levels' cur_peak
+                        * (vr_level.cur set; vr_devgrowth_reopen) */
     uint64_t last_peak[VR_LEVELS][VR_MAX_TOPNAMES], last_end[VR_LEVELS][VR_MAX_TOPNAMES];
+    /* the call-site pattern's (vr_state.pat_*) on this device: the peak
+     * reserved bytes since its last iteration began, and the last completed
+     * iteration's peak and its reserved bytes at its end */
+    uint64_t pat_peak, pat_last_peak, pat_last_end;
 } vr_devgrowth;
 
 typedef struct vr_devstate {
@@ -455,10 +459,14 @@ typedef struct vr_state {
     uint32_t ngrowth_devices;
     bool growth_devices_capped; /* a device past them: growth projected over all together */
     /* without NVTX: a repeating call-site pattern (see growth.c) */
-    vr_map alloc_sites;               /* stack id -> device allocations seen there */
-    vr_map site_names;                /* stack id -> vr_site_names (region names) */
-    uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
-    bool pat_freed;                   /* a free happened since the anchor's last allocation */
+    vr_map alloc_sites;  /* stack id -> device allocations seen there */
+    vr_map site_names;   /* stack id -> vr_site_names (region names) */
+    uint32_t pat_anchor; /* stack whose allocations start an iteration, 0 = none yet */
+    bool pat_freed;      /* a free happened since the anchor's last allocation */
+    /* reserved bytes, all devices: the peak since the pattern's last
+     * iteration began (since the start before one did), and the last
+     * completed iteration's peak and its reserved bytes at its end */
+    uint64_t pat_peak, pat_last_peak, pat_last_end;
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
     vr_range_span *spans;
@@ -522,7 +530,7 @@ static inline vr_devstate *vr_growth_device(const vr_state *s, uint32_t i)
  * changed (growth.c, vr_device_peak_res). */
 static inline void vr_devgrowth_reopen(const vr_state *s, vr_devgrowth *g)
 {
-    g->open_min = UINT64_MAX;
+    g->open_min = g->pat_peak; /* the call-site pattern's iteration is always open */
     for (int k = 0; k < VR_LEVELS; k++)
         if (s->level[k].cur && g->cur_peak[k] < g->open_min)
             g->open_min = g->cur_peak[k];

@@ -390,6 +390,40 @@ static void test_growth_pattern_words(void **state)
     unlink(tmp_path("pattern"));
 }
 
+/* A call-site-pattern iteration's own need (a 100 MiB temporary above
+ * what the iteration leaves: 99 MiB, since it keeps 1 MiB) is taken from the
+ * room like an NVTX iteration's, on the device and over all devices: the
+ * projection is the first iteration after which the live bytes exceed the
+ * 1 GiB device less those 99 MiB. Without it the projection was 99
+ * iterations late. */
+static void test_growth_pattern_excess(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "pattern_excess", 0, NULL);
+    vtg_stack(&g, 5, 0, 0x5500);
+    vtg_stack(&g, 7, 0, 0x7700);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 10, GiB, GiB);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 12; i++) {
+        vtg_alloc(&g, t++, 0x80000000, 100 * MiB, 5); /* the anchor: a temporary */
+        vtg_free(&g, t++, 0x80000000);
+        vtg_alloc(&g, t++, 0x10000000 + i * MiB, MiB, 7); /* kept */
+    }
+    vtg_end(&g, t, 0);
+    vr_report *r = close_and_analyze(&g, "pattern_excess");
+    assert_string_equal(r->iteration_kind, "call_site");
+    const vr_growth *tg = &r->total_growth;
+    assert_true(fabs(tg->bytes_per_iteration - (double)MiB) < 1.0);
+    uint64_t room = GiB - 99 * MiB;
+    int64_t want = (int64_t)tg->iterations + (int64_t)((room - tg->live_bytes) / MiB) + 1;
+    assert_int_equal(tg->projected_oom_iteration, want);
+    assert_int_equal(tg->projected_oom_device, 0);
+    vr_report_free(r);
+    unlink(tmp_path("pattern_excess"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_growth_stairs),
         cmocka_unit_test(test_growth_nested),
         cmocka_unit_test(test_growth_pattern_words),
+        cmocka_unit_test(test_growth_pattern_excess),
         cmocka_unit_test(test_growth_per_device),
         cmocka_unit_test(test_growth_per_device_sites),
     };
