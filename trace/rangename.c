@@ -4,8 +4,20 @@
 #include <stdint.h>
 #include <string.h>
 
+bool vt_range_is_operator(const char *name)
+{
+    static const char *const fields[] = {", seq = ", ", op_id = ", ", sizes = [",
+                                         ", input_op_ids = ["};
+    for (size_t i = 0; name && i < sizeof fields / sizeof fields[0]; i++)
+        if (strstr(name, fields[i]))
+            return true;
+    return false;
+}
+
 size_t vt_range_stem(const char *name)
 {
+    if (vt_range_is_operator(name))
+        return 0;
     size_t n = name ? strlen(name) : 0, k = n;
     while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
         k--;

@@ -614,8 +614,17 @@ vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t er
  * a digit or its stem is empty ("42"). Both users count a stem as one range
  * only while the numbers of its ranges, as they end, keep increasing
  * ("layer0" after "layer3" ends that: report/state.c, vr_range_end_key;
- * interpose/iterfit.c, fit_of). */
+ * interpose/iterfit.c, fit_of). An operator's range (vt_range_is_operator)
+ * is numbered by operator, not by step: 0. */
 size_t vt_range_stem(const char *name);
+/* Whether name is the range of one operator that PyTorch's
+ * torch.autograd.profiler.emit_nvtx() pushes: the operator's name followed
+ * by ", seq = N" (its autograd sequence number), ", op_id = N" (a counter
+ * over all operators), ", sizes = [...]" (record_shapes) or
+ * ", input_op_ids = [...]" (torch/csrc/profiler/standalone/nvtx_observer.cpp,
+ * getNvtxStr; the format strings are in libtorch_cpu.so). Each such name is
+ * one operator call: never a step, whatever its number. */
+bool vt_range_is_operator(const char *name);
 /* The number of a name numbered by step: its decimal digits after the stem
  * of length stem (vt_range_stem), saturated at UINT64_MAX; 0 for none. */
 uint64_t vt_range_number(const char *name, size_t stem);

@@ -142,9 +142,26 @@ static void range_stems(void **state)
         const char *name;
         size_t stem;
     } cases[] = {
-        {"iteration12", 9}, {"iteration0", 9}, {"epoch 3", 5},    {"step_12", 4}, {"layer.11", 5},
-        {"batch#7", 5},     {"iter=3", 4},     {"train_step", 0}, {"conv2d", 0},  {"42", 0},
-        {"_7", 0},          {"", 0},           {"a1b2", 3},       {"step", 0},    {"G2.forward", 0},
+        {"iteration12", 9},
+        {"iteration0", 9},
+        {"epoch 3", 5},
+        {"step_12", 4},
+        {"layer.11", 5},
+        {"batch#7", 5},
+        {"iter=3", 4},
+        {"train_step", 0},
+        {"conv2d", 0},
+        {"42", 0},
+        {"_7", 0},
+        {"", 0},
+        {"a1b2", 3},
+        {"step", 0},
+        {"G2.forward", 0},
+        /* PyTorch's emit_nvtx() operator ranges: numbered by operator, not step */
+        {"aten::empty, op_id = 10", 0},
+        {"aten::add, seq = 3", 0},
+        {"aten::mm, seq = 7, op_id = 21, sizes = [[2, 3], [3, 4]]", 0},
+        {"aten::relu, op_id = 5, input_op_ids = [4]", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t got = vt_range_stem(cases[i].name);
@@ -154,12 +171,29 @@ static void range_stems(void **state)
     assert_int_equal(vt_range_stem(NULL), 0);
 }
 
+/* PyTorch's operator ranges (vt_range_is_operator), by their fields. */
+static void operator_ranges(void **state)
+{
+    (void)state;
+    assert_true(vt_range_is_operator("aten::empty, op_id = 10"));
+    assert_true(vt_range_is_operator("aten::add, seq = 3"));
+    assert_true(vt_range_is_operator("aten::mm, sizes = [[2, 3], [3, 4]]"));
+    assert_true(vt_range_is_operator("aten::relu, input_op_ids = [4]"));
+    assert_false(vt_range_is_operator("step 12"));
+    assert_false(vt_range_is_operator("aten::empty")); /* no field: cannot tell */
+    assert_false(vt_range_is_operator("op_id = 3"));
+    assert_false(vt_range_is_operator("train, seq=3"));
+    assert_false(vt_range_is_operator(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(expand),        cmocka_unit_test(has_pid),     cmocka_unit_test(names),
-        cmocka_unit_test(siblings),      cmocka_unit_test(run_ids),     cmocka_unit_test(ranks),
-        cmocka_unit_test(header_fields), cmocka_unit_test(range_stems),
+        cmocka_unit_test(expand),          cmocka_unit_test(has_pid),
+        cmocka_unit_test(names),           cmocka_unit_test(siblings),
+        cmocka_unit_test(run_ids),         cmocka_unit_test(ranks),
+        cmocka_unit_test(header_fields),   cmocka_unit_test(range_stems),
+        cmocka_unit_test(operator_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
