@@ -845,13 +845,16 @@ def ops_grew(rep, tq, x, col):
 
 
 def check_projection(r):
-    """sc_retained.py: the step at which vramtrace's growth projects out of
-    memory, against the step at which the same script, run on until it
+    """sc_retained.py, sc_two_devices.py: the step at which vramtrace's
+    growth projects out of memory, against the step at which the same
+    script, run on until it
     fails (400 steps, without vramtrace), raises PyTorch's OutOfMemoryError
     (the first step it does not print): within 10 %, as the trainer's
     scenario retain_history holds it."""
     proj = r.rep["total_growth"]["projected_oom_iteration"]
-    p = r.run_plain(r.script[1:2] + ["400"] + r.script[3:])
+    args = r.script[1:]  # the step count, the last number, becomes 400
+    last = max(i for i, a in enumerate(args) if a.isdigit())
+    p = r.run_plain(args[:last] + ["400"] + args[last + 1:])
     done = [int(m.group(1)) for m in re.finditer(r"^step (\d+) kept", p.stdout, re.M)]
     if p.returncode != 1 or "OutOfMemoryError" not in p.stdout or not done:
         return fail(f"the longer run did not run out of memory (exit {p.returncode})")
