@@ -187,25 +187,27 @@ void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, doubl
         *slope = 0;
 }
 
-bool vr_sustained(const uint64_t *y, uint32_t n, double slope)
+bool vr_sustained(const uint64_t *y, uint32_t n, uint64_t stride, double slope)
 {
     uint32_t k = n / 3;
     if (n < 6 || slope < 1.0)
         return false;
-    uint64_t high = 0, first_max = 0, last_min = UINT64_MAX;
-    bool high_mid = false, high_last = false;
+    uint64_t high = 0, first_max = 0, last_min = UINT64_MAX, before_last = 0;
+    bool high_mid = false;
     for (uint32_t i = 0; i < n; i++) {
         if (i < k)
             first_max = y[i] > first_max ? y[i] : first_max;
         if (i >= n - k)
             last_min = y[i] < last_min ? y[i] : last_min;
-        if (y[i] > high && i >= n - k)
-            high_last = true;
-        else if (y[i] > high && i >= k)
+        if (i == n - k)
+            before_last = high;
+        if (y[i] > high && i >= k && i < n - k)
             high_mid = true;
         high = y[i] > high ? y[i] : high;
     }
-    return last_min > first_max && high_mid && high_last;
+    /* the last third's rise: at least a quarter of what the slope adds over a third */
+    double rise = (double)(high - before_last), fair = slope * (double)stride * (double)k / 4;
+    return last_min > first_max && high_mid && high > before_last && rise >= fair;
 }
 
 /* Whether the nested candidate's (last) parent began at most once: one

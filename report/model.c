@@ -310,7 +310,7 @@ static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t it
 {
     vr_growth g = {.iterations = iterations, .projected_oom_iteration = -1};
     vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
-    g.sustained = vr_sustained(y, sp->n, g.bytes_per_iteration);
+    g.sustained = vr_sustained(y, sp->n, sp->stride, g.bytes_per_iteration);
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
     g.projected_oom_device = -1;
     if (sp->n >= 3)

@@ -729,14 +729,17 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
 void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts);
 /* Least-squares fit of samples (x = (i+1) * stride). */
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2);
-/* Whether live bytes sampled at n iteration ends (y), fitted at slope bytes
- * per iteration, kept rising: slope >= 1 B, at least 6 samples, every one of
- * the last third above the highest of the first third, and a new highest in
- * the middle third and in the last third (one
- * rise that then stays, a lazily made buffer, is not growth). A leak whose
- * kept sizes vary (a history of tensors of random lengths) grows in stairs
- * whose straight-line fit can have a low R^2. */
-bool vr_sustained(const uint64_t *y, uint32_t n, double slope);
+/* Whether live bytes sampled at n iteration ends stride iterations apart
+ * (y), fitted at slope bytes per iteration, kept rising: slope >= 1 B, at
+ * least 6 samples, every one of the last third above the highest of the
+ * first third, a new highest in the middle third, and in the last third a
+ * new highest that rises above the earlier highest by at least a quarter
+ * of what the slope adds over a third (slope * stride * (n / 3) / 4). One
+ * rise that then stays (a lazily made buffer; a jump of 624 MiB and then
+ * 2 MiB, which a PyTorch run with threads showed as a leak) is not growth.
+ * A leak whose kept sizes vary (a history of tensors of random lengths)
+ * grows in stairs whose straight-line fit can have a low R^2. */
+bool vr_sustained(const uint64_t *y, uint32_t n, uint64_t stride, double slope);
 /* The sampler to use for growth: NVTX iterations if one was seen at least 3
  * times (the most frequent top-level range; else the most frequent range
  * directly inside one), else the call-site pattern's if it completed at

@@ -640,16 +640,20 @@ def step_fit(steps):
     return (ys, stride) + fit(ys, stride)
 
 
-def sustained(y):
-    """docs/report.md's rise that kept on: at least 6 step ends, every one of
-    the last third above the first third's highest, and a new highest in the
-    middle third and in the last (vr_sustained)."""
+def sustained(y, stride, slope):
+    """docs/report.md's rise that kept on: at least 6 samples (stride steps
+    apart, fitted at slope bytes a step), every one of the last third above
+    the first third's highest, a new highest in the middle third, and in the
+    last third a new highest at least a quarter of what the slope adds over
+    a third above the earlier highest (vr_sustained)."""
     n, k = len(y), len(y) // 3
-    if n < 6:
+    if n < 6 or slope < 1:
         return False
-    new_high = [i for i in range(k, n) if y[i] > max(y[:i])]
-    return (min(y[-k:]) > max(y[:k]) and any(i < n - k for i in new_high)
-            and any(i >= n - k for i in new_high))
+    before_last = max(y[:n - k])
+    mid_high = any(y[i] > max(y[:i]) for i in range(k, n - k))
+    rise = max(y) - before_last
+    return (min(y[-k:]) > max(y[:k]) and mid_high and rise > 0
+            and rise >= slope * stride * k / 4)
 
 
 def check_growth_truth(r, tq):
@@ -675,7 +679,7 @@ def check_growth_truth(r, tq):
         f"iteration {it}, {tg['iterations']} sampled: expected every step")
     ok = (abs(tg["bytes_per_iteration"] - slope) <= 1 and abs(tg["r2"] - r2) <= 1e-6
           or fail("the growth fit differs from PyTorch's bytes at the steps' ends")) and ok
-    rose = slope >= 1 and sustained(ys)
+    rose = sustained(ys, stride, slope)
     ok = (tg["sustained"] == rose or fail(f"sustained {tg['sustained']}, PyTorch's bytes {rose}")
           ) and ok
     should = slope >= 1 and (r2 >= 0.8 or rose)
@@ -692,9 +696,9 @@ def check_leak_truth(r, tq):
     script's one growing line, so its growth is theirs."""
     oom, steps = fatal_oom(r.rep), tq["step_allocated"]
     ys, stride, slope, r2 = step_fit(steps)
-    grows = slope > 0 and (r2 > 0.9 or (slope >= 1 and sustained(ys)))
+    grows = slope > 0 and (r2 > 0.9 or sustained(ys, stride, slope))
     print(f"PyTorch over {len(steps)} completed steps: {slope:.1f} B/step, R^2 {r2:.4f}, "
-          f"kept on {sustained(ys)}; vramtrace's fatal failure: "
+          f"kept on {sustained(ys, stride, slope)}; vramtrace's fatal failure: "
           f"{oom['verdict'] if oom else None} ({(oom or {}).get('explanation', '')[:120]})")
     if not oom or "oom_message" not in tq:
         return fail("expected PyTorch's OutOfMemoryError and vramtrace's fatal failure")
@@ -841,7 +845,7 @@ def ops_grew(rep, tq, x, col):
     if len(ys) < 3:
         return False
     slope, r2 = fit(ys, stride)
-    return slope > 0 and (r2 > 0.9 or (slope >= 1 and sustained(ys)))
+    return slope > 0 and (r2 > 0.9 or sustained(ys, stride, slope))
 
 
 def check_projection(r):

@@ -158,6 +158,18 @@ static void test_growth_stairs(void **state)
     assert_string_not_equal(h.kind, "growing");
     vr_report_free(r);
     unlink(tmp_path("once"));
+
+    /* one jump, then a last third that rises by 1 MiB where the slope adds
+     * about 30 MiB over a third: not a rise that kept on (a PyTorch run's
+     * segments, 82 MiB to 706 MiB and then 708 MiB, were called a leak) */
+    const uint64_t jump[12] = {10, 10, 10, 10, 10, 10, 80, 80, 80, 80, 80, 81};
+    r = steps_of("jump", jump);
+    assert_true(r->total_growth.r2 < 0.8);
+    assert_false(r->total_growth.sustained);
+    vr_headline_of(r, &h);
+    assert_string_not_equal(h.kind, "growing");
+    vr_report_free(r);
+    unlink(tmp_path("jump"));
 }
 
 /* How nested_of's run nests its ranges. */
