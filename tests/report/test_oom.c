@@ -39,6 +39,49 @@ static void test_verdict_leak(void **state)
     vr_report_free(r);
 }
 
+/* One site's bytes grow 10 MiB a step while another's fall as much (a
+ * caching allocator's segments put down to the call that found the cache
+ * full): the program's bytes do not grow, so a failure is no leak (it was,
+ * by the growing site alone). The same with the other site kept: a leak. */
+static vr_report *moved_bytes(const char *name, bool moved)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_stack(&g, 1, 0, 0x1100);
+    vtg_stack(&g, 2, 0, 0x2200);
+    vtg_meminfo(&g, 1, GiB, GiB);
+    uint64_t t = 10;
+    for (uint64_t i = 0; i < 10; i++) {
+        vtg_alloc(&g, t++, 0x100000000 + i * 16 * MiB, 16 * MiB, 1); /* site 1, 16 MiB each */
+    }
+    for (uint64_t i = 0; i < 8; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc(&g, t++, 0x200000000 + i * 16 * MiB, 16 * MiB, 2); /* site 2 grows */
+        if (moved)
+            vtg_free(&g, t++, 0x100000000 + i * 16 * MiB); /* site 1 falls */
+        vtg_pop(&g, t++);
+    }
+    vtg_push(&g, t++, 1);
+    vtg_failed_on(&g, t++, 900 * MiB, 2, 2, 0, VT_API_CUDA_MALLOC, 500 * MiB, GiB);
+    vtg_pop(&g, t++);
+    vtg_end(&g, t, 1);
+    return close_and_analyze(&g, name);
+}
+
+static void test_verdict_leak_needs_program_growth(void **state)
+{
+    (void)state;
+    vr_report *r = moved_bytes("moved", true);
+    assert_int_equal(r->nooms, 1);
+    assert_int_not_equal(r->ooms[0].verdict, VR_VERDICT_LEAK);
+    vr_report_free(r);
+    unlink(tmp_path("moved"));
+    r = moved_bytes("kept", false);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_LEAK);
+    vr_report_free(r);
+    unlink(tmp_path("kept"));
+}
+
 static void test_verdict_frag(void **state)
 {
     (void)state;
@@ -781,6 +824,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdict_capacity),
         cmocka_unit_test(test_verdict_leak),
+        cmocka_unit_test(test_verdict_leak_needs_program_growth),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_split),
         cmocka_unit_test(test_verdict_external),
