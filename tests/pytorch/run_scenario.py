@@ -133,6 +133,14 @@ SCENARIOS = {
     "random_oom_9_uncached_two_devices": (["sc_random_oom.py", "61", "300", "2", "1"], {
         "VRAMTRACE_SIM_MEMORY": "1GiB", "VRAMTRACE_SIM_DEVICES": "2",
         "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, [], ["oom_truth"]),
+    # Seeds a sweep of 50 found wrong (session 20): one call site's segments
+    # rose while PyTorch's reserved bytes fell (the cache emptied and
+    # refilled by other calls): called leaks, where PyTorch's bytes say
+    # capacity (threads; two devices)
+    "random_oom_10_threads": (["sc_random_oom.py", "120", "300", "1", "3"],
+                              {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [], ["oom_truth", "reserved"]),
+    "random_oom_11_two_devices": (["sc_random_oom.py", "117", "300", "2"], {
+        "VRAMTRACE_SIM_MEMORY": "1GiB", "VRAMTRACE_SIM_DEVICES": "2"}, [], ["oom_truth"]),
     # A seeded random loop of steps, some of which keep a tensor: vramtrace's
     # growth fit against the same fit of PyTorch's bytes at the steps' ends.
     "random_steps_1": (["sc_random_steps.py", "1", "40", "0.5"], {}, [],
