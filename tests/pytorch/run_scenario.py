@@ -859,10 +859,9 @@ def ops_grew(rep, tq, x, col):
 def check_projection(r):
     """sc_retained.py, sc_two_devices.py: the step at which vramtrace's
     growth projects out of memory, against the step at which the same
-    script, run on until it
-    fails (400 steps, without vramtrace), raises PyTorch's OutOfMemoryError
-    (the first step it does not print): within 10 %, as the trainer's
-    scenario retain_history holds it."""
+    script, run on until it fails (400 steps, without vramtrace), raises
+    PyTorch's OutOfMemoryError (the first step it does not print): within
+    10 %, as the trainer's scenario retain_history holds it."""
     proj = r.rep["total_growth"]["projected_oom_iteration"]
     args = r.script[1:]  # the step count, the last number, becomes 400
     last = max(i for i, a in enumerate(args) if a.isdigit())
