@@ -807,6 +807,24 @@ static const char *explain(vr_arena *a, const vr_report *r, const vr_oom_raw *ra
                       vr_format_size(o->mapping_bytes + o->requested_bytes, b2, sizeof b2));
 }
 
+/* The request of a capacity failure as its text gives it: its size, and
+ * the device memory the driver takes for it (vr_driver_rounded) where only
+ * that makes live data + the request + the use outside the recording
+ * exceed the device (a 15.50 MiB cudaMalloc with 15.85 MiB free fails: the
+ * driver takes 16 MiB; the text's sum fell short of the device). */
+static const char *request_words(vr_arena *a, const vr_oom *o)
+{
+    char b1[32], b2[32];
+    uint64_t need = o->live_allocated + o->baseline_bytes + o->external_bytes;
+    uint64_t req = o->requested_bytes, taken = vr_driver_rounded(req);
+    vr_format_size(req, b1, sizeof b1);
+    if (o->device < 0 || !o->device_total_bytes || need + req > o->device_total_bytes ||
+        need + taken <= o->device_total_bytes)
+        return vr_sprintf(a, "%s", b1);
+    return vr_sprintf(a, "%s, %s as the driver allocates it", b1,
+                      vr_format_size(taken, b2, sizeof b2));
+}
+
 static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom_raw *raw,
                                    const vr_oom *o)
 {
@@ -888,8 +906,7 @@ static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom
             a,
             "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "
             "the recording: %s in use at the start, %s since%s%s%s); dominated by %s",
-            vr_format_size(o->live_allocated, b1, sizeof b1),
-            vr_format_size(o->requested_bytes, b2, sizeof b2),
+            vr_format_size(o->live_allocated, b1, sizeof b1), request_words(a, o),
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
             vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
