@@ -295,10 +295,12 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
         if (site_sampled(s, c))
             c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
+    s->reserved_samples[sp->slot][sp->n] = s->reserved + s->slack;
     s->host_samples[sp->slot][sp->n] = s->host_pinned;
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
         vr_devstate *d = vr_growth_device(s, g);
         d->growth->samples[sp->slot][sp->n] = d->direct + d->region_bytes;
+        d->growth->res_samples[sp->slot][sp->n] = d->direct + d->heap_bytes + d->slack;
     }
     sp->n++;
     if (sp->n < VR_SAMPLES)
@@ -310,12 +312,15 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
             c->samples[sp->slot][k] = c->samples[sp->slot][2 * k + 1];
     for (uint32_t k = 0; k < VR_SAMPLES / 2; k++) {
         s->total_samples[sp->slot][k] = s->total_samples[sp->slot][2 * k + 1];
+        s->reserved_samples[sp->slot][k] = s->reserved_samples[sp->slot][2 * k + 1];
         s->host_samples[sp->slot][k] = s->host_samples[sp->slot][2 * k + 1];
     }
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
-        uint64_t *y = vr_growth_device(s, g)->growth->samples[sp->slot];
-        for (uint32_t k = 0; k < VR_SAMPLES / 2; k++)
-            y[k] = y[2 * k + 1];
+        vr_devgrowth *dg = vr_growth_device(s, g)->growth;
+        for (uint32_t k = 0; k < VR_SAMPLES / 2; k++) {
+            dg->samples[sp->slot][k] = dg->samples[sp->slot][2 * k + 1];
+            dg->res_samples[sp->slot][k] = dg->res_samples[sp->slot][2 * k + 1];
+        }
     }
     sp->n = VR_SAMPLES / 2;
     sp->stride *= 2;

@@ -148,6 +148,11 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     uint64_t rel = vr_rel_ns(s, s->t_last);
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
+    if (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED) {
+        uint64_t slack = vr_driver_rounded(l->size) - l->size;
+        d->slack += sign > 0 ? slack : -slack;
+        s->slack += sign > 0 ? slack : -slack;
+    }
     vr_account_sites(s, l->row, delta, sign, rel);
     vr_device_peak_alloc(s, d);
     vr_account_reserved_total(s, delta);

@@ -232,9 +232,11 @@ typedef struct vr_bucket {
 #define VR_MAX_TOPNAMES 16
 #define VR_LEVELS 2
 typedef struct vr_devgrowth {
-    /* allocated bytes on the device at each kept sample of each sampler
-     * (the samples of vr_state.total_samples, per device) */
+    /* allocated bytes, and reserved bytes + slack (the device memory they
+     * take), on the device at each kept sample of each sampler
+     * (vr_state.total_samples and reserved_samples, per device) */
     uint64_t samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
+    uint64_t res_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
     /* per level: the peak reserved bytes of the level's range in progress
      * (vr_level.cur), and of each candidate name's last completed one with
      * its reserved bytes at its end (vr_level.names[].last_peak/last_end,
@@ -257,6 +259,10 @@ typedef struct vr_devstate {
     uint64_t total;
     uint64_t direct;     /* live direct allocations outside heaps */
     uint64_t heap_bytes; /* registered heaps */
+    /* the driver's rounding of the live direct device and managed
+     * allocations (vr_driver_rounded - size, bytes): the device memory they
+     * take beyond their sizes, for the growth projection */
+    uint64_t slack;
     uint64_t region_bytes;
     /* the fragmentation's inputs over the heaps attached here (frag.c):
      * their region bytes (each at most its heap's size) and their largest
@@ -425,6 +431,7 @@ typedef struct vr_state {
     size_t leaf_cap;
 
     uint64_t allocated, reserved; /* all devices */
+    uint64_t slack;               /* vr_devstate.slack, all devices */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     uint64_t epoch;        /* snapshot epoch of the counters */
     bool peak_pending;     /* a new peak was reached and not yet snapshotted */
@@ -453,6 +460,8 @@ typedef struct vr_state {
     size_t nsampled_sites;       /* sites with growth samples (VR_MAX_SAMPLED_SITES) */
     bool sampled_sites_capped;
     uint64_t total_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
+    /* reserved bytes + slack (the device memory they take) at the same samples */
+    uint64_t reserved_samples[VR_SAMPLER_SLOTS][VR_SAMPLES];
     uint64_t host_samples[VR_SAMPLER_SLOTS][VR_SAMPLES]; /* host_pinned at the same samples */
     /* the devices with a vr_devgrowth (item numbers + 1 in devices) */
     uint32_t growth_devices[VR_MAX_GROWTH_DEVICES];
