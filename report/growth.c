@@ -265,13 +265,10 @@ bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack)
 }
 
 /* A call-site-pattern iteration begins: the one before it completed, with
- * its peak reserved bytes (all devices and each growth device) and the
- * bytes now, its end (model.c: what an iteration needs above what it
- * leaves). */
+ * each growth device's peak reserved bytes during it and the bytes now, its
+ * end (model.c: what an iteration needs above what it leaves). */
 static void pattern_iteration_began(vr_state *s)
 {
-    s->pat_last_peak = s->pat_peak;
-    s->pat_last_end = s->pat_peak = s->reserved;
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
         vr_devstate *d = vr_growth_device(s, i);
         vr_devgrowth *g = d->growth;

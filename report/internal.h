@@ -279,8 +279,8 @@ const char *vr_pool_remedy(vr_arena *a, const vr_oom *o);
  * same). A size within 2 MiB of 2^64 is its own. */
 static inline uint64_t vr_driver_rounded(uint64_t size)
 {
-    uint64_t g = size < VR_POOL_SEGMENT ? 512 : VR_POOL_SEGMENT;
-    return size > UINT64_MAX - g ? size : (size + g - 1) / g * g;
+    uint64_t g = size < VR_POOL_SEGMENT ? 512 : VR_POOL_SEGMENT; /* powers of two: masks */
+    return size > UINT64_MAX - g ? size : (size + g - 1) & ~(g - 1);
 }
 bool vr_pool_at_limit(const vr_oom *o);
 const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o);

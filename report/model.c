@@ -278,8 +278,14 @@ static bool pattern_iterations(vr_state *s)
  * 232 for 178). */
 static uint64_t iteration_excess(vr_state *s)
 {
-    if (pattern_iterations(s))
-        return above(s->pat_last_peak, s->pat_last_end);
+    if (pattern_iterations(s)) { /* each device's, summed: at most that */
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+            const vr_devgrowth *g = vr_growth_device(s, i)->growth;
+            sum += above(g->pat_last_peak, g->pat_last_end);
+        }
+        return sum;
+    }
     vr_level *lv = (vr_level *)vr_growth_level(s);
     size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
     if (k == SIZE_MAX)

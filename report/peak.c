@@ -288,6 +288,17 @@ static bool site_sampled(vr_state *s, vr_counter *c)
     return true;
 }
 
+/* The driver's rounding of the live direct allocations, all devices
+ * (vr_devstate.slack), bytes. */
+static uint64_t all_slack(vr_state *s)
+{
+    uint64_t sum = 0;
+    size_t i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));)
+        sum += d->slack;
+    return sum;
+}
+
 static void sampler_record(vr_state *s, vr_sampler *sp)
 {
     size_t i = 0;
@@ -295,7 +306,7 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
         if (site_sampled(s, c))
             c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
-    s->reserved_samples[sp->slot][sp->n] = s->reserved + s->slack;
+    s->reserved_samples[sp->slot][sp->n] = s->reserved + all_slack(s);
     s->host_samples[sp->slot][sp->n] = s->host_pinned;
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
         vr_devstate *d = vr_growth_device(s, g);

@@ -89,8 +89,6 @@ static inline void vr_account_reserved_total(vr_state *s, int64_t delta)
     for (int k = 0; k < VR_LEVELS; k++)
         if (s->level[k].cur && s->reserved > s->level[k].cur_peak)
             s->level[k].cur_peak = s->reserved;
-    if (s->reserved > s->pat_peak)
-        s->pat_peak = s->reserved;
     if (s->reserved > s->peak_res) {
         s->peak_res = s->reserved;
         s->peak_res_t = s->t_last;
@@ -149,9 +147,9 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
     if (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED) {
-        uint64_t slack = vr_driver_rounded(l->size) - l->size;
+        /* vr_driver_rounded(size) - size, its granularities as masks */
+        uint64_t slack = (0 - l->size) & (l->size < VR_POOL_SEGMENT ? 511 : VR_POOL_SEGMENT - 1);
         d->slack += sign > 0 ? slack : -slack;
-        s->slack += sign > 0 ? slack : -slack;
     }
     vr_account_sites(s, l->row, delta, sign, rel);
     vr_device_peak_alloc(s, d);

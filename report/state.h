@@ -431,7 +431,6 @@ typedef struct vr_state {
     size_t leaf_cap;
 
     uint64_t allocated, reserved; /* all devices */
-    uint64_t slack;               /* vr_devstate.slack, all devices */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
     uint64_t epoch;        /* snapshot epoch of the counters */
     bool peak_pending;     /* a new peak was reached and not yet snapshotted */
@@ -468,14 +467,10 @@ typedef struct vr_state {
     uint32_t ngrowth_devices;
     bool growth_devices_capped; /* a device past them: growth projected over all together */
     /* without NVTX: a repeating call-site pattern (see growth.c) */
-    vr_map alloc_sites;  /* stack id -> device allocations seen there */
-    vr_map site_names;   /* stack id -> vr_site_names (region names) */
-    uint32_t pat_anchor; /* stack whose allocations start an iteration, 0 = none yet */
-    bool pat_freed;      /* a free happened since the anchor's last allocation */
-    /* reserved bytes, all devices: the peak since the pattern's last
-     * iteration began (since the start before one did), and the last
-     * completed iteration's peak and its reserved bytes at its end */
-    uint64_t pat_peak, pat_last_peak, pat_last_end;
+    vr_map alloc_sites;               /* stack id -> device allocations seen there */
+    vr_map site_names;                /* stack id -> vr_site_names (region names) */
+    uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
+    bool pat_freed;                   /* a free happened since the anchor's last allocation */
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
     vr_range_span *spans;
