@@ -7,7 +7,9 @@
  * (report/model.c, project_per_device): per device, iterations +
  * floor((room - live) / slope) + 1, room = the device's free bytes at its
  * first memory-info sample + the bytes live then; the first device to run
- * out. */
+ * out. Per device, live bytes are the device memory they take (the
+ * driver's rounding, vti_driver_slack, added: a cudaMalloc per tensor
+ * projected step 98 for a failure in step 63). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -45,8 +47,10 @@ static bool top_repeats;
 static iter_fit fits[ITER_LEVELS][ITER_NAMES];
 static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
 
-/* Each device's live bytes into y, bit d of *held set when device d holds
- * some; their sum. */
+/* Each device's live bytes into y, in the device memory they take (with
+ * the driver's rounding, vti_driver_slack: what fills the device, for the
+ * per-device projection), bit d of *held set when device d holds some;
+ * the sum of their bytes (the headline's growth). */
 static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)
 {
     uint64_t sum = 0;
@@ -54,7 +58,7 @@ static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)
     for (int d = 0; d < VTI_MAX_DEVICES; d++) {
         vti_counters c;
         vti_counters_get(d, &c);
-        y[d] = c.live_bytes;
+        y[d] = c.live_bytes + c.slack_bytes;
         sum += c.live_bytes;
         *held |= c.live_bytes ? 1ull << d : 0;
     }
@@ -69,7 +73,7 @@ void vti_iter_meminfo(int device, uint64_t free_b)
     vti_counters_get(device, &c);
     pthread_mutex_lock(&iter_lock);
     if (!room[device])
-        room[device] = free_b + c.live_bytes;
+        room[device] = free_b + c.live_bytes + c.slack_bytes;
     pthread_mutex_unlock(&iter_lock);
 }
 

@@ -84,9 +84,11 @@ static struct {
     uint32_t n, cap, free;
 } overflow;
 
-/* A device's counters; its live count is allocs - frees. */
+/* A device's counters; its live count is allocs - frees. slack_bytes: the
+ * device memory its live allocations take beyond their sizes
+ * (vti_driver_slack). */
 typedef struct dev_counters {
-    _Atomic uint64_t live_bytes, peak_bytes, allocs, frees, failures;
+    _Atomic uint64_t live_bytes, peak_bytes, allocs, frees, failures, slack_bytes;
 } dev_counters;
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
@@ -360,6 +362,8 @@ static int stripe_grow(stripe *s)
 static inline void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
+    if (e->device >= 0)
+        add(&c->slack_bytes, vti_driver_slack(e->size));
     uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
     atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
     if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
@@ -441,6 +445,8 @@ static inline void erase(stripe *s, uint32_t i)
 static inline void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
+    if (e->device >= 0)
+        add(&c->slack_bytes, -vti_driver_slack(e->size));
     add(&c->live_bytes, -e->size);
     add(&c->frees, 1);
     add(&live_all, (uint64_t)-1);
@@ -649,6 +655,7 @@ void vti_counters_get(int device, vti_counters *out)
     dev_counters *c = dev(device);
     bool taken = guard_begin();
     out->live_bytes = atomic_load(&c->live_bytes);
+    out->slack_bytes = atomic_load(&c->slack_bytes);
     out->peak_bytes = atomic_load(&c->peak_bytes);
     out->allocs = atomic_load(&c->allocs);
     out->frees = atomic_load(&c->frees);
