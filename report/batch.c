@@ -203,31 +203,34 @@ static int64_t first_to_run_out(const bracket *b, int32_t *dev, double *per_samp
     return best;
 }
 
+/* lo fits and tells nothing beyond it (why: the rest of the sentence):
+ * measured, and a run at twice its batch next. */
+static void measured_only(vr_arena *a, const run_point *lo, const char *why, vr_batch_advice *out)
+{
+    out->kind = "measured";
+    out->batch = lo->batch;
+    out->next = lo->batch * 2;
+    out->text = vr_sprintf(a, "batch %lld fits (measured); %s: record a run at %lld",
+                           (long long)lo->batch, why, (long long)out->next);
+}
+
 static void advise_completed_only(vr_arena *a, const bracket *b, vr_batch_advice *out)
 {
     const run_point *lo = b->lo;
     out->fits = lo->batch;
     if (!b->lo2) {
-        out->kind = "measured";
-        out->batch = lo->batch;
-        out->next = lo->batch * 2;
-        out->text = vr_sprintf(a,
-                               "batch %lld fits (measured); one completed run gives no "
-                               "per-sample cost: record a second run at another batch",
-                               (long long)lo->batch);
+        measured_only(a, lo, "one completed run gives no per-sample cost", out);
         return;
     }
     double slope = 0;
     int64_t e = first_to_run_out(b, &out->device, &slope);
     if (e < 0) {
-        out->kind = "measured";
-        out->batch = lo->batch;
-        out->next = lo->batch * 2;
-        out->text = vr_sprintf(a,
-                               "batch %lld fits (measured); the step peaks of the runs at %lld "
-                               "and %lld do not grow with the batch: record a run at %lld",
-                               (long long)lo->batch, (long long)b->lo2->batch, (long long)lo->batch,
-                               (long long)out->next);
+        measured_only(a, lo,
+                      vr_sprintf(a,
+                                 "the step peaks of the runs at %lld and %lld do not grow "
+                                 "with the batch",
+                                 (long long)b->lo2->batch, (long long)lo->batch),
+                      out);
         return;
     }
     out->kind = e > lo->batch ? "estimate" : "measured";
