@@ -90,6 +90,18 @@ static const char *site_names(vr_state *s, uint32_t stack)
     return out;
 }
 
+/* The name range id is shown by in the by-range tables: its string, or for
+ * an operator's range of PyTorch's emit_nvtx() (vt_range_is_operator: one
+ * call, "aten::empty, op_id = 12") the operator's name, so that its calls
+ * add up to one row ("aten::empty"), not one row per call. */
+static const char *range_label(vr_state *s, uint32_t range)
+{
+    const char *name = vr_state_string(s, range), *comma = strstr(name, ", ");
+    if (!comma || !vt_range_is_operator(name))
+        return name;
+    return vr_sprintf(s->arena, "%.*s", (int)(comma - name), name);
+}
+
 static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by_range,
                             size_t *out_n)
 {
@@ -97,7 +109,7 @@ static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by
     for (size_t i = 0; i < rv->n; i++) {
         raw_site *r = &rv->v[i];
         if (by_range) {
-            r->key = vr_state_string(s, r->range);
+            r->key = range_label(s, r->range);
         } else {
             r->st = vr_symbolize(sy, r->stack);
             r->key = vr_stack_key(s->arena, &r->st);
@@ -156,7 +168,7 @@ static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
     size_t i = 0;
     raw_reserve(&rv, s->site_ranges.len);
     for (vr_counter *c; (c = vr_map_next(&s->site_ranges, &i));) {
-        const char *name = vr_state_string(s, (uint32_t)(c->key >> 32));
+        const char *name = range_label(s, (uint32_t)(c->key >> 32));
         if (strcmp(name[0] ? name : "(no range)", dom))
             continue;
         uint64_t cnt, b = vr_counter_peak(s, c, &cnt);

@@ -57,7 +57,7 @@ SCENARIOS = {
     "retained_list_emit_nvtx": (["sc_retained.py", "256", "120", "emit_nvtx"],
                                 {"VRAMTRACE_SIM_MEMORY": "3GiB"}, ["--torch-tensors"],
                                 ["fits", "allocated", "growth_line", "kept_per_step",
-                                 "projection"]),
+                                 "projection", "operator_rows"]),
     # Its wrong twin (run only with --wrong): the kept bytes alone
     "retained_list_emit_nvtx_kept": (["sc_retained.py", "256", "120", "emit_nvtx"],
                                      {"VRAMTRACE_SIM_MEMORY": "3GiB"}, ["--torch-tensors"],
@@ -537,6 +537,13 @@ def check(r, what, tq):
         return top["range"].startswith(want) or fail(f"the peak's range does not name {want}")
     if what == "projection":
         return check_projection(r)
+    if what == "operator_rows":
+        # the script allocates only with torch.empty: at the peak, one row
+        # "aten::empty" (emit_nvtx's operator) holds every byte, not a row per call
+        rows = [(p["range"], p["bytes"]) for p in rep["phases"]]
+        print(f"by NVTX range at the peak: {rows[:4]}{' ...' if len(rows) > 4 else ''}")
+        return (len(rows) == 1 and rows[0] == ("aten::empty", dev["peak_allocated_bytes"])
+                or fail("the peak's ranges are not one row per operator"))
     if what == "kept_per_step":
         # the bytes the script's history holds at each step's end: vramtrace's
         # growth per iteration is their slope, and no operator is an iteration
