@@ -8,7 +8,7 @@
  * floor((room - live) / slope) + 1, room = the device's free bytes at its
  * first memory-info sample + the bytes live then; the first device to run
  * out. Per device, live bytes are the device memory they take (the
- * driver's rounding, vti_driver_slack, added: a cudaMalloc per tensor
+ * driver's rounding, vt_driver_slack, added: a cudaMalloc per tensor
  * projected step 98 for a failure in step 63). */
 #include <inttypes.h>
 #include <pthread.h>
@@ -48,7 +48,7 @@ static iter_fit fits[ITER_LEVELS][ITER_NAMES];
 static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
 
 /* Each device's live bytes into y, in the device memory they take (with
- * the driver's rounding, vti_driver_slack: what fills the device, for the
+ * the driver's rounding, vt_driver_slack: what fills the device, for the
  * per-device projection), bit d of *held set when device d holds some;
  * the sum of their bytes (the headline's growth). */
 static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)

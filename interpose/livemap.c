@@ -86,7 +86,7 @@ static struct {
 
 /* A device's counters; its live count is allocs - frees. slack_bytes: the
  * device memory its live allocations take beyond their sizes
- * (vti_driver_slack). */
+ * (vt_driver_slack). */
 typedef struct dev_counters {
     _Atomic uint64_t live_bytes, peak_bytes, allocs, frees, failures, slack_bytes;
 } dev_counters;
@@ -363,7 +363,7 @@ static inline void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
     if (e->device >= 0)
-        add(&c->slack_bytes, vti_driver_slack(e->size));
+        add(&c->slack_bytes, vt_driver_slack(e->size));
     uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
     atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
     if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
@@ -446,7 +446,7 @@ static inline void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
     if (e->device >= 0)
-        add(&c->slack_bytes, -vti_driver_slack(e->size));
+        add(&c->slack_bytes, -vt_driver_slack(e->size));
     add(&c->live_bytes, -e->size);
     add(&c->frees, 1);
     add(&live_all, (uint64_t)-1);

@@ -604,16 +604,8 @@ void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg),
 /* Per-device counters; device -1 is pinned host memory. */
 typedef struct vti_counters {
     uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
-    uint64_t slack_bytes; /* vti_driver_slack of the live allocations (devices only) */
+    uint64_t slack_bytes; /* vt_driver_slack of the live allocations (devices only) */
 } vti_counters;
-/* The device memory the driver takes for an allocation of size bytes beyond
- * it: up to a multiple of 512 bytes under 2 MiB, of 2 MiB from there (its
- * allocation granularity; the report's vr_driver_rounded, sim/README.md
- * "Rounding"). */
-static inline uint64_t vti_driver_slack(uint64_t size)
-{
-    return (0 - size) & (size < (2u << 20) ? 511 : (2u << 20) - 1);
-}
 void vti_counters_get(int device, vti_counters *out);
 /* The most allocations (all devices and host) live at once so far: the
  * trace's vt_summary.peak_live. */

@@ -272,15 +272,11 @@ const char *vr_pool_remedy(vr_arena *a, const vr_oom *o);
  * remedy of such a failure names that bound (arena a). */
 #define VR_POOL_SEGMENT (2u << 20) /* bytes: the driver's allocation granularity */
 
-/* The device memory an allocation of size bytes takes (bytes): a multiple of
- * 512 bytes under 2 MiB, of 2 MiB from there (the driver's allocation
- * granularity, cuMemGetAllocationGranularity; 512 bytes is the spacing of
- * consecutive small cudaMalloc blocks; sim/README.md "Rounding" measures the
- * same). A size within 2 MiB of 2^64 is its own. */
+/* The device memory an allocation of size bytes takes (bytes): size and
+ * the driver's rounding (vt_driver_slack, trace/vtrace.h). */
 static inline uint64_t vr_driver_rounded(uint64_t size)
 {
-    uint64_t g = size < VR_POOL_SEGMENT ? 512 : VR_POOL_SEGMENT; /* powers of two: masks */
-    return size > UINT64_MAX - g ? size : (size + g - 1) & ~(g - 1);
+    return size + vt_driver_slack(size);
 }
 bool vr_pool_at_limit(const vr_oom *o);
 const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o);

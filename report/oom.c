@@ -194,17 +194,12 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, d
 }
 
 /* The most device memory the driver's rounding adds to the recorded live
- * device and managed allocations on device (vr_driver_rounded; VMM handles
- * are whole granules, host memory is not the device's): one pass over the
- * live allocations. */
+ * device and managed allocations on device (vr_devstate.slack, kept by the
+ * replay's direct accounting; VMM handles are whole granules, host memory
+ * is not the device's). */
 static uint64_t rounding_slack(vr_state *s, int32_t device)
 {
-    uint64_t slack = 0;
-    size_t i = 0;
-    for (vr_live *l; (l = vr_map_next(&s->live, &i));)
-        if (counted_on(l, device) && (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED))
-            slack += vr_driver_rounded(l->size) - l->size;
-    return slack;
+    return vr_state_device(s, device)->slack;
 }
 
 /* Live bytes on device allocated before `since` and since then. */

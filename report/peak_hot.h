@@ -147,8 +147,7 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
     if (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED) {
-        /* vr_driver_rounded(size) - size, its granularities as masks */
-        uint64_t slack = (0 - l->size) & (l->size < VR_POOL_SEGMENT ? 511 : VR_POOL_SEGMENT - 1);
+        uint64_t slack = vt_driver_slack(l->size);
         d->slack += sign > 0 ? slack : -slack;
     }
     vr_account_sites(s, l->row, delta, sign, rel);

@@ -604,6 +604,20 @@ vt_reader *vt_reader_open_mem(const void *data, size_t len, char *err, size_t er
 #ifdef __cplusplus
 }
 #endif
+/* ---- The driver's rounding ----------------------------------------------
+ * The device memory the driver takes for an allocation of size bytes beyond
+ * size (bytes): up to a multiple of 512 bytes under 2 MiB, of 2 MiB from
+ * there (the driver's allocation granularity, cuMemGetAllocationGranularity;
+ * 512 bytes is the spacing of consecutive small cudaMalloc blocks;
+ * sim/README.md "Rounding" measures the same). 0 for a size within 2 MiB of
+ * 2^64. The one rule of the report (vr_driver_rounded, the replay's slack)
+ * and the preload's exit line (interpose/livemap.c). */
+static inline uint64_t vt_driver_slack(uint64_t size)
+{
+    uint64_t g = size < (2u << 20) ? 512 : (2u << 20); /* powers of two: masks */
+    return size > UINT64_MAX - g ? 0 : (0 - size) & (g - 1);
+}
+
 /* ---- NVTX range names numbered by step ----------------------------------
  * The one rule by which the report (report/growth.c) and the preload's exit
  * line (interpose/iterfit.c) take ranges named by a number as one range:
