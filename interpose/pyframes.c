@@ -434,6 +434,25 @@ static uint32_t frame_id(vti_thread *t, const py_raw *r)
 
 /* ---- merging ------------------------------------------------------------ */
 
+/* The frame id (under py_lock) of the marker put where a stack's outer
+ * frames were not recorded (trace/vtrace.h, VT_CUT_FRAME_PREFIX): more than
+ * MAX_PY Python frames (python_only), or more than VTI_MAX_STACK_DEPTH in
+ * all; 0 when the tables are not there. */
+static uint32_t cut_marker(vti_thread *t, bool python_only)
+{
+    static uint32_t ids[2];
+    char why[80];
+    if (!cap)
+        return 0;
+    if (!ids[python_only]) {
+        snprintf(why, sizeof why, "%s%sframes not recorded: more than %d]", VT_CUT_FRAME_PREFIX,
+                 python_only ? "Python " : "", python_only ? MAX_PY : VTI_MAX_STACK_DEPTH);
+        ids[python_only] = text_id(t, vti_intern(t, ""), vti_intern(t, why), 0);
+        label_keep(ids[python_only], "", why, 0);
+    }
+    return ids[python_only];
+}
+
 static bool is_eval(uintptr_t ret)
 {
     return ret - 1 >= api.eval_start && ret - 1 < api.eval_end;
@@ -460,15 +479,38 @@ bool vti_py_none(void)
     return mode_get() == MODE_NONE;
 }
 
+/* The k merged frames (innermost first) cut to max, with the marker
+ * inserted at index at (py_cut: where the Python frames read end) or, for a
+ * cut by max, as the outermost frame kept; returns the new count. */
+static int mark_cut(vti_thread *t, uint64_t *tmp, int k, int at, bool py_cut, int max)
+{
+    uint32_t py, all;
+    pthread_mutex_lock(&py_lock);
+    if (py_cut && (py = cut_marker(t, true)) != 0) {
+        memmove(tmp + at + 1, tmp + at, (size_t)(k - at) * sizeof *tmp);
+        tmp[at] = VTI_PY_NODE | py;
+        k++;
+    }
+    if (k > max) {
+        k = max;
+        if ((all = cut_marker(t, false)) != 0)
+            tmp[k - 1] = VTI_PY_NODE | all;
+    }
+    pthread_mutex_unlock(&py_lock);
+    return k;
+}
+
 int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max)
 {
-    py_raw raw[MAX_PY];
-    uint64_t ids[MAX_PY], tmp[VTI_MAX_STACK_DEPTH + MAX_PY + 1];
-    int mode = mode_get(), np = -1, k = 0, p = 0, evals = 0, seen = 0;
+    py_raw raw[MAX_PY + 1];
+    uint64_t ids[MAX_PY], tmp[VTI_MAX_STACK_DEPTH + MAX_PY + 2];
+    int mode = mode_get(), np = -1, k = 0, p = 0, evals = 0, seen = 0, at = -1;
     if (mode == MODE_NONE)
         return -1;
     if (mode == MODE_READ)
-        np = walk(raw, MAX_PY);
+        np = walk(raw, MAX_PY + 1);
+    bool py_cut = np > MAX_PY;
+    np = py_cut ? MAX_PY : np;
     if (np > 0) {
         pthread_mutex_lock(&py_lock);
         for (int i = 0; i < np; i++)
@@ -480,14 +522,16 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
     for (int i = 0; i < n; i++) {
         if (np > 0 && is_eval((uintptr_t)native[i]))
             p = take_group(ids, raw, np, p, ++seen == evals, tmp, &k, (int)(sizeof tmp / 8));
+        if (at < 0 && p == np)
+            at = k; /* just outside the outermost Python frame read */
         tmp[k++] = (uint64_t)(uintptr_t)native[i] - 1;
     }
     if (np > 0) /* no eval frame kept (cut by the depth): at the root */
         p = take_group(ids, raw, np, p, true, tmp, &k, (int)(sizeof tmp / 8));
     else
         tmp[k++] = VTI_PY_NODE; /* frame 0: unknown */
-    if (k > max)
-        k = max; /* keep the innermost */
+    if (py_cut || k > max)
+        k = mark_cut(t, tmp, k, py_cut && at >= 0 ? at : k, py_cut, max);
     for (int i = 0; i < k; i++)
         out[i] = tmp[k - 1 - i];
     return k;

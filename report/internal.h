@@ -204,6 +204,11 @@ const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
  * a listing folded up to the lead frame names (render_text, render_html). */
 size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *mods[4],
                        size_t *more);
+/* The function of the frame among [from, to) of st that says the stack's
+ * outer frames were not recorded (trace/vtrace.h, VT_CUT_FRAME_PREFIX),
+ * e.g. "[outer Python frames not recorded: more than 128]"; NULL when
+ * none. What a listing that folds those frames still names. */
+const char *vr_stack_cut(const vr_stack *st, size_t from, size_t to);
 /* The caching allocator that made the allocation of stack st, when one of
  * its frames before the program's own (st->lead, or all frames) is that
  * allocator's segment allocation: "PyTorch's caching allocator" for

@@ -194,6 +194,11 @@ static void folded_html(FILE *f, const vr_stack *st, size_t from, size_t to, boo
         fputs(k ? ", " : " in ", f);
         vr_html_str(f, mods[k]);
     }
+    const char *cut = in_modules ? NULL : vr_stack_cut(st, from, to);
+    if (cut) {
+        fputs(" including ", f);
+        vr_html_str(f, cut);
+    }
     fputs("</summary><ul class=\"stack\">", f);
     for (size_t i = from; i < to; i++)
         frame_html(f, &st->frames[i]);

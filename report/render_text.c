@@ -50,8 +50,10 @@ void vr_print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max,
     size_t end = at + max < st->n ? at + max : st->n;
     for (size_t i = at; i < end; i++)
         print_frame(f, &st->frames[i], indent, i == 0, short_files);
+    const char *cut = st->n > end ? vr_stack_cut(st, end, st->n) : NULL;
     if (st->n > end)
-        fprintf(f, "%s... %zu more frame%s\n", indent, st->n - end, st->n - end == 1 ? "" : "s");
+        fprintf(f, "%s... %zu more frame%s%s%s\n", indent, st->n - end, st->n - end == 1 ? "" : "s",
+                cut ? " including " : "", cut ? cut : "");
 }
 
 static void print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max)

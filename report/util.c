@@ -628,6 +628,17 @@ size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *m
     return n;
 }
 
+const char *vr_stack_cut(const vr_stack *st, size_t from, size_t to)
+{
+    for (size_t i = from; i < to && i < st->n; i++) {
+        const vr_frame *fr = &st->frames[i];
+        if (!fr->file[0] && !strcmp(fr->module, VR_PYTHON_MODULE) &&
+            !strncmp(fr->function, VT_CUT_FRAME_PREFIX, strlen(VT_CUT_FRAME_PREFIX)))
+            return fr->function;
+    }
+    return NULL;
+}
+
 const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len)
 {
     const char *fn = vr_frame_label(fr, buf, len);

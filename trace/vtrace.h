@@ -184,6 +184,14 @@ bool vt_kind_is_host(enum vt_kind kind);
  * /tmp/ipykernel_...) or "<stdin>". The rule that names a stack by the
  * program's own line, in the preload's OOM diagnosis and in the report. */
 bool vt_py_library_file(const char *file);
+/* A stack whose outer frames were not recorded (more Python frames than the
+ * recorder reads, or more frames in all than a stack holds) ends its
+ * recorded part with one Python frame in no file (file "", so library code,
+ * never a stack's lead) whose function starts with this prefix and says why,
+ * e.g. "[outer Python frames not recorded: more than 128]"
+ * (interpose/pyframes.c writes it, docs/trace.md "Python frames"); a report
+ * shows it even where it folds the frames around it. */
+#define VT_CUT_FRAME_PREFIX "[outer "
 /* true for definition records (no timestamp; yielded as soon as reached;
  * a report files them in its tables and replays no event for them).
  * Inline: the reader asks once per record. */
