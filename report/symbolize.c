@@ -24,16 +24,31 @@
 #include <sys/stat.h>
 
 #define VR_MAX_DEPTH 256
+/* Logical frames one ip may stand for (its inline chain, innermost first):
+ * C++ at -O3 and code built with LTO nest inlined calls 20 deep and more
+ * (16 dropped the outer ones, the physical function among them). */
+#define VR_MAX_INLINE 64
 /* A build-id in hex as a trace records it, with its NUL (bytes). */
 #define VR_BUILD_ID_HEX (VT_MAX_ID_LEN + 1)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* One address range of a compile unit (DWARF addresses, before the bias). */
+typedef struct cu_range {
+    Dwarf_Addr lo, hi; /* [lo, hi) */
+    Dwarf_Off die;     /* the unit's DIE */
+} cu_range;
 
 typedef struct modcache {
     uint64_t key; /* module index + 1 */
     Dwfl *dwfl;
     Dwfl_Module *mod; /* NULL when the file could not be read */
     const char *path; /* arena copy of the module's path */
+    /* its units' ranges, sorted by lo; built once, when .debug_aranges
+     * does not know an address (cu_of) */
+    cu_range *cus;
+    size_t ncus;
+    bool cus_built;
 } modcache;
 
 typedef struct ipcache {
@@ -88,9 +103,11 @@ void vr_symbolizer_free(vr_symbolizer *sy)
     if (!sy)
         return;
     size_t i = 0;
-    for (modcache *m; (m = vr_map_next(&sy->mods, &i));)
+    for (modcache *m; (m = vr_map_next(&sy->mods, &i));) {
         if (m->dwfl)
             dwfl_end(m->dwfl);
+        free(m->cus);
+    }
     vr_map_destroy(&sy->mods);
     vr_map_destroy(&sy->ips);
     vr_map_destroy(&sy->stacks);
@@ -358,6 +375,125 @@ static uint32_t call_line(Dwarf_Die *inl)
     return (uint32_t)cl;
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+    const cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void cus_add(modcache *m, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, Dwarf_Off die)
+{
+    if (m->ncus == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        m->cus = vr_xrealloc(m->cus, *cap * sizeof *m->cus);
+    }
+    m->cus[m->ncus++] = (cu_range){lo, hi, die};
+}
+
+/* The address ranges of every compile unit of m's DWARF (DW_AT_low_pc and
+ * DW_AT_high_pc or DW_AT_ranges), sorted: what .debug_aranges would list.
+ * Clang writes no .debug_aranges unless -gdwarf-aranges, and elfutils
+ * before 0.192 finds units only through it ("dwarf_getaranges: build
+ * aranges list from CUs", elfutils NEWS 0.192). */
+static void cus_build(modcache *m)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
+    Dwarf_CU *cu = NULL, *next;
+    Dwarf_Die die;
+    uint8_t type;
+    size_t cap = 0;
+    m->cus_built = true;
+    while (dw && dwarf_get_units(dw, cu, &next, NULL, &type, &die, NULL) == 0) {
+        Dwarf_Addr base, lo, hi;
+        cu = next;
+        if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
+            continue;
+        for (ptrdiff_t o = 0; (o = dwarf_ranges(&die, o, &base, &lo, &hi)) > 0;)
+            if (hi > lo)
+                cus_add(m, &cap, lo, hi, dwarf_dieoffset(&die));
+    }
+    if (m->ncus)
+        qsort(m->cus, m->ncus, sizeof *m->cus, cu_range_cmp);
+}
+
+/* The compile unit holding ip (an address of the recorded process) into
+ * *out, and the module's DWARF bias: by .debug_aranges
+ * (dwfl_module_addrdie), else by the units' own ranges (cus_build). false
+ * when no unit holds it (no DWARF there). */
+static bool cu_of(modcache *m, uint64_t ip, Dwarf_Die *out, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, ip, bias);
+    if (cu) {
+        *out = *cu;
+        return true;
+    }
+    if (!m->cus_built)
+        cus_build(m);
+    Dwarf *dw = m->ncus ? dwfl_module_getdwarf(m->mod, bias) : NULL;
+    if (!dw)
+        return false;
+    Dwarf_Addr a = ip - *bias;
+    size_t lo = 0, hi = m->ncus; /* the first range with lo > a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->cus[mid].lo <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0;) /* ranges may nest (a unit inside another's span) */
+        if (a < m->cus[i].hi)
+            return dwarf_offdie(dw, m->cus[i].die, out) != NULL;
+    return false;
+}
+
+/* The source line at ip: from the line table of its unit (cu_of); NULL
+ * when none. */
+static const char *line_of(modcache *m, uint64_t ip, int *lineno)
+{
+    Dwfl_Line *ln = dwfl_module_getsrc(m->mod, ip);
+    if (ln)
+        return dwfl_lineinfo(ln, NULL, lineno, NULL, NULL, NULL);
+    Dwarf_Die cu;
+    Dwarf_Addr bias;
+    Dwarf_Line *l = cu_of(m, ip, &cu, &bias) ? dwarf_getsrc_die(&cu, ip - bias) : NULL;
+    if (!l || dwarf_lineno(l, lineno) != 0)
+        return NULL;
+    return dwarf_linesrc(l, NULL, NULL);
+}
+
+/* DIEs that hold functions without being a scope of code themselves. */
+static bool holds_functions(Dwarf_Die *d)
+{
+    int tag = dwarf_tag(d);
+    return tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_class_type ||
+           tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+}
+
+/* The innermost DIE under parent whose ranges hold a (a subprogram, lexical
+ * block or inlined instance), depth first through namespaces and classes;
+ * false when none. What dwarf_getscopes finds, for the units where it finds
+ * nothing: elfutils 0.188 gives up on an inlined instance whose abstract
+ * origin is in another unit, as GCC's link-time optimisation writes them
+ * (the early debug information stays in the source's unit). */
+static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 64 || dwarf_child(parent, &child) != 0)
+        return false;
+    do {
+        if (dwarf_haspc(&child, a) == 1) {
+            if (!innermost_scope(&child, a, out, depth + 1))
+                *out = child;
+            return true;
+        }
+        if (holds_functions(&child) && innermost_scope(&child, a, out, depth + 1))
+            return true;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
 /* The logical frames at ip, innermost first, as eu-addr2line -i finds them:
  * dwarf_getscopes gives the innermost scope at the address (its list also
  * holds the inlined function's abstract origin scopes, not its callers), and
@@ -366,18 +502,26 @@ static uint32_t call_line(Dwarf_Die *inl)
  * The innermost frame is at base's line (the line table's); each caller is at
  * the DW_AT_call_file/DW_AT_call_line of the inlined instance below it.
  * Returns the count (0: no scope, use base alone). */
-static size_t inline_frames(vr_symbolizer *sy, Dwfl_Module *mod, uint64_t ip, vr_frame *out,
-                            size_t max, const vr_frame *base)
+static size_t inline_frames(vr_symbolizer *sy, modcache *m, uint64_t ip, vr_frame *out, size_t max,
+                            const vr_frame *base)
 {
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
-    Dwarf_Die *scopes = NULL, *chain = NULL;
-    if (!cu || dwarf_getscopes(cu, ip - bias, &scopes) <= 0) {
-        free(scopes);
+    Dwarf_Die cu_die, *cu = cu_of(m, ip, &cu_die, &bias) ? &cu_die : NULL;
+    Dwarf_Die *scopes = NULL, *chain = NULL, inner, split;
+    uint8_t type;
+    if (!cu)
         return 0;
-    }
-    Dwarf_Die inner = scopes[0];
+    /* -gsplit-dwarf: the scopes are in the split unit (the .dwo file) */
+    if (dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
+        type == DW_UT_skeleton && split.addr)
+        *cu = split;
+    if (dwarf_getscopes(cu, ip - bias, &scopes) > 0)
+        inner = scopes[0];
+    else if (!innermost_scope(cu, ip - bias, &inner, 0))
+        inner = *cu;
     free(scopes);
+    if (dwarf_dieoffset(&inner) == dwarf_dieoffset(cu))
+        return 0;
     int ns = dwarf_getscopes_die(&inner, &chain);
     size_t n = 0;
     const char *file = base->file;
@@ -435,13 +579,14 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
     vr_frame base = {.function = "??", .file = "", .module = "", .ip = ip};
     long idx = find_module(sy->s, ip);
     Dwfl_Module *mod = NULL;
+    modcache *mc = NULL;
     if (idx >= 0) {
-        modcache *mc = module_get(sy, idx);
+        mc = module_get(sy, idx);
         base.module = mc->path;
         base.ip = ip - sy->s->modules[idx].bias;
         mod = mc->mod;
     }
-    vr_frame tmp[16];
+    vr_frame tmp[VR_MAX_INLINE];
     size_t n = 0;
     if (mod) {
         GElf_Off off = 0;
@@ -449,13 +594,12 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
         const char *sym = dwfl_module_addrinfo(mod, ip, &off, &esym, NULL, NULL, NULL);
         if (sym)
             base.function = demangled(sy, sym);
-        Dwfl_Line *ln = dwfl_module_getsrc(mod, ip);
         int lineno = 0;
-        const char *src = ln ? dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL) : NULL;
+        const char *src = line_of(mc, ip, &lineno);
         if (src) {
             base.file = vr_strdup(sy->s->arena, src);
             base.line = (uint32_t)(lineno > 0 ? lineno : 0);
-            n = inline_frames(sy, mod, ip, tmp, 16, &base);
+            n = inline_frames(sy, mc, ip, tmp, VR_MAX_INLINE, &base);
         } else if (sym) {
             /* no line to tell call sites of one function apart: the offset does */
             base.function =
@@ -463,7 +607,7 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
         }
     }
     if (!mod && !sy->no_symbols)
-        n = recorded_frames(sy, ip, tmp, 16, &base);
+        n = recorded_frames(sy, ip, tmp, VR_MAX_INLINE, &base);
     if (!n)
         tmp[n++] = base;
     c = vr_map_get(&sy->ips, ip); /* unchanged: no insertion since */
