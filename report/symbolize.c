@@ -329,9 +329,55 @@ static const char *demangled(vr_symbolizer *sy, const char *name)
     return vr_strdup(sy->s->arena, name);
 }
 
+/* The declaration of a function DIE: its DW_AT_abstract_origin and
+ * DW_AT_specification followed (an inlined or out-of-line instance names
+ * the declaration inside its class). */
+static Dwarf_Die declaration_of(Dwarf_Die *die)
+{
+    Dwarf_Die d = *die, next;
+    Dwarf_Attribute a;
+    for (int i = 0; i < 8; i++) {
+        if (!(dwarf_attr(&d, DW_AT_abstract_origin, &a) ||
+              dwarf_attr(&d, DW_AT_specification, &a)) ||
+            !dwarf_formref_die(&a, &next))
+            break;
+        d = next;
+    }
+    return d;
+}
+
+/* name prefixed with the scopes its declaration sits in, outermost first
+ * ("ns::Class::name", "train(int)::{lambda}::operator()"): what the
+ * linkage name would have said; name alone when it sits in none. */
+static const char *scoped_name(vr_symbolizer *sy, Dwarf_Die *die, const char *name)
+{
+    Dwarf_Die decl = declaration_of(die), *scopes = NULL;
+    int n = dwarf_getscopes_die(&decl, &scopes);
+    char buf[1024];
+    size_t len = 0;
+    for (int i = n - 2; i >= 1 && len < sizeof buf; i--) { /* [0] the DIE, [n - 1] its unit */
+        int tag = dwarf_tag(&scopes[i]);
+        const char *part = dwarf_diename(&scopes[i]);
+        if (tag == DW_TAG_namespace)
+            part = part ? part : "(anonymous namespace)";
+        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                 tag == DW_TAG_union_type)
+            part = part ? part : "{lambda}"; /* an unnamed class: a closure, as GCC writes it */
+        else if (tag != DW_TAG_subprogram || !part)
+            continue;
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", part,
+                                tag == DW_TAG_subprogram ? "(...)::" : "::");
+    }
+    free(scopes);
+    if (!len || len >= sizeof buf)
+        return name;
+    return vr_sprintf(sy->s->arena, "%s%s", buf, name);
+}
+
 /* A function DIE's name: its linkage name demangled (*qualified true), else
- * its DW_AT_name, which is unqualified for a C++ function GCC gives no
- * linkage name (internal linkage: an anonymous namespace's members). */
+ * its DW_AT_name with the scopes it is declared in (scoped_name): GCC gives
+ * no linkage name to a lambda's operator() nor to a function of internal
+ * linkage. */
 static const char *die_name(vr_symbolizer *sy, Dwarf_Die *die, bool *qualified)
 {
     Dwarf_Attribute a;
@@ -340,9 +386,13 @@ static const char *die_name(vr_symbolizer *sy, Dwarf_Die *die, bool *qualified)
         dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
         n = dwarf_formstring(&a);
     *qualified = n != NULL;
-    if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
-        n = dwarf_formstring(&a);
-    return n ? demangled(sy, n) : NULL;
+    if (n)
+        return demangled(sy, n);
+    if (!dwarf_attr_integrate(die, DW_AT_name, &a) || !(n = dwarf_formstring(&a)))
+        return NULL;
+    n = scoped_name(sy, die, vr_strdup(sy->s->arena, n));
+    *qualified = strstr(n, "::") != NULL;
+    return n;
 }
 
 static bool is_function_scope(Dwarf_Die *d)
@@ -419,14 +469,20 @@ static void cus_build(modcache *m)
 
 /* The compile unit holding ip (an address of the recorded process) into
  * *out, and the module's DWARF bias: by .debug_aranges
- * (dwfl_module_addrdie), else by the units' own ranges (cus_build). false
- * when no unit holds it (no DWARF there). */
+ * (dwfl_module_addrdie) when that unit's ranges hold ip, else by the units'
+ * own ranges (cus_build). false when no unit holds it (no DWARF there). */
 static bool cu_of(modcache *m, uint64_t ip, Dwarf_Die *out, Dwarf_Addr *bias)
 {
     Dwarf_Die *cu = dwfl_module_addrdie(m->mod, ip, bias);
     if (cu) {
-        *out = *cu;
-        return true;
+        /* libdwfl gives an address in a gap between a unit's ranges to that
+         * unit (code without DWARF linked after it: crt1.o's _start, a
+         * static library built without -g) */
+        bool spans = dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_high_pc);
+        if (!spans || dwarf_haspc(cu, ip - *bias) == 1) {
+            *out = *cu;
+            return true;
+        }
     }
     if (!m->cus_built)
         cus_build(m);
@@ -448,13 +504,10 @@ static bool cu_of(modcache *m, uint64_t ip, Dwarf_Die *out, Dwarf_Addr *bias)
     return false;
 }
 
-/* The source line at ip: from the line table of its unit (cu_of); NULL
- * when none. */
+/* The source line at ip: from the line table of the unit that holds it
+ * (cu_of); NULL when none does. */
 static const char *line_of(modcache *m, uint64_t ip, int *lineno)
 {
-    Dwfl_Line *ln = dwfl_module_getsrc(m->mod, ip);
-    if (ln)
-        return dwfl_lineinfo(ln, NULL, lineno, NULL, NULL, NULL);
     Dwarf_Die cu;
     Dwarf_Addr bias;
     Dwarf_Line *l = cu_of(m, ip, &cu, &bias) ? dwarf_getsrc_die(&cu, ip - bias) : NULL;
@@ -472,23 +525,29 @@ static bool holds_functions(Dwarf_Die *d)
 }
 
 /* The innermost DIE under parent whose ranges hold a (a subprogram, lexical
- * block or inlined instance), depth first through namespaces and classes;
- * false when none. What dwarf_getscopes finds, for the units where it finds
- * nothing: elfutils 0.188 gives up on an inlined instance whose abstract
- * origin is in another unit, as GCC's link-time optimisation writes them
- * (the early debug information stays in the source's unit). */
-static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out, int depth)
+ * block or inlined instance), depth first through namespaces and classes,
+ * and with deep also through functions and blocks that do not hold a: a
+ * class local to a function (a C++ lambda's closure) has its member
+ * functions' code outside the function's own; false when none. What
+ * dwarf_getscopes finds, for the units where it finds nothing: elfutils
+ * 0.188 gives up on an inlined instance whose abstract origin is in another
+ * unit (GCC's link-time optimisation keeps the early debug information in
+ * the source's unit) or on a lambda's operator() that holds one. */
+static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out, bool deep, int depth)
 {
     Dwarf_Die child;
     if (depth > 64 || dwarf_child(parent, &child) != 0)
         return false;
     do {
         if (dwarf_haspc(&child, a) == 1) {
-            if (!innermost_scope(&child, a, out, depth + 1))
+            if (!innermost_scope(&child, a, out, deep, depth + 1))
                 *out = child;
             return true;
         }
-        if (holds_functions(&child) && innermost_scope(&child, a, out, depth + 1))
+        int tag = dwarf_tag(&child);
+        bool container = holds_functions(&child) ||
+                         (deep && (tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block));
+        if (container && innermost_scope(&child, a, out, deep, depth + 1))
             return true;
     } while (dwarf_siblingof(&child, &child) == 0);
     return false;
@@ -517,7 +576,8 @@ static size_t inline_frames(vr_symbolizer *sy, modcache *m, uint64_t ip, vr_fram
         *cu = split;
     if (dwarf_getscopes(cu, ip - bias, &scopes) > 0)
         inner = scopes[0];
-    else if (!innermost_scope(cu, ip - bias, &inner, 0))
+    else if (!innermost_scope(cu, ip - bias, &inner, false, 0) &&
+             !innermost_scope(cu, ip - bias, &inner, true, 0))
         inner = *cu;
     free(scopes);
     if (dwarf_dieoffset(&inner) == dwarf_dieoffset(cu))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Native call stacks of random C programs against their source.
+"""Native call stacks of random C and C++ programs against their source.
 
 For each seed and build, writes a random C program whose cudaMalloc calls
 (all kept, sizes unique) end random call chains: plain calls, calls through
@@ -7,14 +7,22 @@ a volatile function pointer, recursion, loops and branches, each function
 static or not, inline, always_inline or noinline (so that compilers inline
 some and not others). The truth is the source itself: each allocation's
 logical call chain, (function, line of the call) from the cudaMalloc up to
-main, whatever the compiler inlined. The program is built with gcc or clang
+main, whatever the compiler inlined. C++ programs (--lang c++) chain
+C++'s constructs instead: functions in named and anonymous namespaces,
+member, const and static member functions, templates, lambdas (called
+directly, through std::function and converted to function pointers),
+virtual calls, constructors, function objects, try blocks; there a frame's
+name must hold the names the source gives it (its class, namespace,
+template argument, "lambda" or clang's "$_N" for a closure), and the
+closure's static invoker (GCC's _FUN, clang's __invoke, which the source
+does not write) is left out. The program is built with gcc or clang
 at a random -O level and debug flavour (DWARF 5 or 4, -g1, frame pointers,
 -flto, -gsplit-dwarf), run under `vramtrace run --sim=t4`, and the frames
 of the program's own file that `vramtrace report --memory-viz` gives each
 allocation (inlined frames included) must be exactly the chain.
 
     native_frames_random.py --vramtrace BIN --work DIR --seeds A-B[,C...]
-        [--cc gcc,clang] [--wrong]
+        [--cc gcc,clang] [--lang c|c++] [--wrong]
 
 --wrong: one frame's line of each program's truth moved by one: exit 0 only
   if every seed catches it.
@@ -127,15 +135,155 @@ def program(seed):
     return "\n".join(src.lines) + "\n", truth
 
 
+# ---- C++ ---------------------------------------------------------------------
+
+CXX_ATTRS = ["", "static ", "inline ", "__attribute__((noinline)) ",
+             "inline __attribute__((always_inline)) "]
+CXX_KINDS = ["plain", "namespace", "anon", "member", "const_member", "static_member", "template",
+             "lambda", "std_function", "virtual", "ctor", "functor", "try", "recursion", "fnptr"]
+# a lambda's body keeps its result (no tail call: -O2 would drop its frame)
+KEEP = "int r = {call};\n        sink = r;\n        return r;"
+
+
+def cxx_step(src, rnd, p, i, kind, attr, call):
+    """Function i of chain p, calling call (an expression of x); returns
+    (its frames innermost first as (name tokens, line), how to call it)."""
+    nm = f"p{p}_{i}"
+    if kind in ("plain", "namespace", "anon"):
+        ns = {"plain": "", "namespace": f"ns{p}_{i}", "anon": "anon"}[kind]
+        src.add(("" if kind == "plain" else f"namespace {'' if ns == 'anon' else ns + ' '}{{\n")
+                + f"{attr}int {nm}(int x)\n{{\n    int r = x * 3;")
+        frames = [([nm] + ([ns] if kind == "namespace" else []), src.next_line())]
+        src.add(f"    r += {call};\n    sink = r;\n    return r;\n}}" + ("" if kind == "plain" else "\n}"))
+        src.add("")
+        return frames, f"{ns}::{nm}(x)" if kind == "namespace" else f"{nm}(x)"
+    if kind in ("member", "const_member", "static_member"):
+        cls, const = f"K{p}_{i}", " const" if kind == "const_member" else ""
+        st = "static " if kind == "static_member" else ""
+        src.add(f"struct {cls} {{\n    {st}int m(int x){const};\n}};\n"
+                f"{attr.replace('static ', '')}int {cls}::m(int x){const}\n{{\n    int r = x;")
+        frames = [([cls, "::m"], src.next_line())]
+        src.add(f"    r += {call};\n    sink = r;\n    return r;\n}}\n")
+        return frames, f"{cls}::m(x)" if st else f"{cls}().m(x)"
+    if kind == "template":
+        src.add(f"template <typename T>\n{attr}T {nm}(T x)\n{{\n    T r = x;")
+        frames = [([nm, "<int>"], src.next_line())]
+        src.add(f"    r += {call};\n    sink = r;\n    return r;\n}}\n")
+        return frames, f"{nm}<int>(x)"
+    if kind in ("lambda", "std_function"):
+        decl = "auto f = [](int x) {" if kind == "lambda" else "std::function<int(int)> f = [](int x) {"
+        src.add(f"{attr}int {nm}(int x)\n{{\n    {decl}")
+        frames = [([nm, "lambda"], src.next_line())]
+        src.add("        " + KEEP.format(call=call) + "\n    };")
+        frames.append(([nm], src.next_line()))
+        src.add("    int r = f(x);\n    sink = r;\n    return r;\n}\n")
+        return frames, f"{nm}(x)"
+    if kind == "fnptr":
+        src.add(f"{attr}int {nm}(int x)\n{{\n    int (*volatile fp)(int) = [](int x) {{")
+        frames = [([nm, "lambda"], src.next_line())]
+        src.add("        " + KEEP.format(call=call) + "\n    };")
+        frames.append(([nm], src.next_line()))
+        src.add("    int r = fp(x + 2);\n    sink = r;\n    return r + 1;\n}\n")
+        return frames, f"{nm}(x)"
+    if kind == "virtual":
+        b, d = f"B{p}_{i}", f"D{p}_{i}"
+        src.add(f"struct {b} {{\n    virtual ~{b}() {{}}\n    virtual int m(int x) = 0;\n}};\n"
+                f"struct {d} : {b} {{\n    int m(int x) override\n    {{\n        int r = x;")
+        frames = [([d, "::m"], src.next_line())]
+        src.add(f"        r += {call};\n        sink = r;\n        return r;\n    }}\n}};\n"
+                f"{attr}int {nm}(int x)\n{{\n    {d} d;\n    {b} *volatile pb = &d;")
+        frames.append(([nm], src.next_line()))
+        src.add("    int r = pb->m(x);\n    sink = r;\n    return r;\n}\n")
+        return frames, f"{nm}(x)"
+    if kind == "ctor":
+        cls = f"S{p}_{i}"
+        src.add(f"struct {cls} {{\n    int v;\n    {cls}(int x)")
+        frames = [([f"{cls}::{cls}"], src.next_line())]
+        src.add(f"        : v({call})\n    {{\n        sink = v;\n    }}\n}};\n")
+        return frames, f"{cls}(x).v"
+    if kind == "functor":
+        cls = f"F{p}_{i}"
+        src.add(f"struct {cls} {{\n    int operator()(int x) const\n    {{\n        int r = x;")
+        frames = [([cls, "operator()"], src.next_line())]
+        src.add(f"        r += {call};\n        sink = r;\n        return r;\n    }}\n}};\n")
+        return frames, f"{cls}()(x)"
+    if kind == "try":
+        src.add(f"{attr}int {nm}(int x)\n{{\n    int r = 0;\n    try {{\n        if (x == 123456)\n"
+                "            throw std::runtime_error(\"no\");")
+        frames = [([nm], src.next_line())]
+        src.add(f"        r = {call};\n    }} catch (const std::exception &) {{\n        r = -1;\n"
+                "    }\n    sink = r;\n    return r;\n}\n")
+        return frames, f"{nm}(x)"
+    depth = rnd.randint(1, 5)  # recursion
+    src.add(f"static int {nm}_rec(int n, int x)\n{{\n    int r;\n    if (n == 0) {{")
+    base = src.next_line()
+    src.add(f"        r = {call};\n        sink = r;\n        return r;\n    }}")
+    rec = src.next_line()
+    src.add(f"    r = {nm}_rec(n - 1, x + 1);\n    sink = r;\n    return r + 1;\n}}\n"
+            f"{attr}int {nm}(int x)\n{{\n    int r;")
+    top = src.next_line()
+    src.add(f"    r = {nm}_rec({depth}, x);\n    sink = r;\n    return r;\n}}\n")
+    frames = [([f"{nm}_rec"], base)] + [([f"{nm}_rec"], rec)] * depth + [([nm], top)]
+    return frames, f"{nm}(x)"
+
+
+def program_cxx(seed):
+    """(C++ source text, truth: one {size, frames} per allocation, frames as
+    (name tokens, line))."""
+    rnd = random.Random(seed)
+    src, truth, sizes = Source(), [], set()
+    src.lines[1:3] = ["#include <cstdio>", "#include <cstdlib>", "#include <functional>",
+                      "#include <stdexcept>"]
+    for p in range(rnd.randint(3, 7)):
+        n = rnd.randint(1, 7)
+        kinds = [rnd.choice(CXX_KINDS) for _ in range(n)]
+        size = 0
+        while not size or size in sizes:
+            size = rnd.randint(1, 4096) * 256
+        sizes.add(size)
+        attr = rnd.choice(CXX_ATTRS)
+        src.add(f"{attr}int p{p}_{n - 1}(int x)\n{{\n    void *d = nullptr;\n    sink = x;")
+        frames = [([f"p{p}_{n - 1}"], src.next_line())]
+        src.add(f"    if (cudaMalloc(&d, {size}) != cudaSuccess)\n        std::exit(3);\n"
+                "    keep[nkeep++] = d;\n    sink = x + 1;\n    return x + 1;\n}\n")
+        call = f"p{p}_{n - 1}(x)"
+        for i in reversed(range(n - 1)):
+            more, call = cxx_step(src, rnd, p, i, kinds[i], rnd.choice(CXX_ATTRS),
+                                  call.replace("(x)", "(x + 1)", 1))
+            frames += more
+        truth.append({"size": size, "frames": frames, "call": call})
+    src.add("int main()\n{")
+    for t in truth:
+        t["frames"].append((["main"], src.next_line()))
+        src.add(f"    sink = {t['call'].replace('(x)', '(1)', 1)};")
+    src.add("    std::printf(\"%d\\n\", nkeep);\n    return 0;\n}")
+    return "\n".join(src.lines) + "\n", truth
+
+
 def recorded(memviz, source):
-    """size -> list of the frames of source in each allocation's stack."""
+    """size -> list of the frames of source in each allocation's stack, but
+    a closure's static invoker (GCC's _FUN, clang's __invoke: not in the
+    source)."""
     out = {}
     for e in (e for tr in memviz["device_traces"] for e in tr):
         if e["action"] == "alloc":
             out.setdefault(e["size"], []).append(
                 [(f["name"], f["line"]) for f in e["frames"]
-                 if os.path.basename(f["filename"]) == os.path.basename(source)])
+                 if os.path.basename(f["filename"]) == os.path.basename(source)
+                 and "::_FUN" not in f["name"] and "::__invoke" not in f["name"]])
     return out
+
+
+def same(got, want):
+    """A recorded (name, line) is the source's frame: C, the same name; C++
+    (name tokens), a name holding every token ("lambda": GCC's
+    "{lambda(int)#1}" or "{lambda}", clang's "$_0")."""
+    (name, line), (w, wline) = got, want
+    if line != wline:
+        return False
+    if isinstance(w, str):
+        return name == w
+    return all(t in name or (t == "lambda" and "$_" in name) for t in w)
 
 
 def check(truth, got):
@@ -145,8 +293,8 @@ def check(truth, got):
         want = [tuple(f) for f in t["frames"]]
         if len(g) != 1:
             errors.append(f"allocation of {t['size']} B: {len(g)} in the export, 1 made")
-        elif g[0] != want:
-            i = next((i for i, (a, b) in enumerate(zip(want, g[0])) if a != b),
+        elif len(g[0]) != len(want) or not all(same(a, b) for a, b in zip(g[0], want)):
+            i = next((i for i, (a, b) in enumerate(zip(g[0], want)) if not same(a, b)),
                      min(len(want), len(g[0])))
             errors.append(f"allocation of {t['size']} B: {len(want)} frames in the source, "
                           f"{len(g[0])} recorded; from frame {i}: source {want[i:i + 3]}, "
@@ -155,13 +303,19 @@ def check(truth, got):
 
 
 def run_seed(o, seed, cc):
-    rnd = random.Random(f"{seed}/{cc}")
-    opt, flavour = rnd.choice(OPTS), rnd.choice(FLAVOURS)
-    d = os.path.join(o.work, f"{seed}_{cc}")
+    rnd = random.Random(f"{seed}/{cc}" + ("/c++" if o.lang == "c++" else ""))
+    # -g1 writes no namespaces, classes nor linkage names: an inlined C++
+    # frame is then its bare name ("m", "operator()"), all a report can say
+    flavours = [f for f in FLAVOURS if o.lang == "c" or f != "-g1"]
+    opt, flavour = rnd.choice(OPTS), rnd.choice(flavours)
+    d = os.path.join(o.work, f"{o.lang}_{seed}_{cc}")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    text, truth = program(seed)
-    source, exe = os.path.join(d, "prog.c"), os.path.join(d, "prog")
+    cxx = o.lang == "c++"
+    text, truth = program_cxx(seed) if cxx else program(seed)
+    if cxx:
+        cc = {"gcc": "g++", "clang": "clang++"}[cc]
+    source, exe = os.path.join(d, "prog.cpp" if cxx else "prog.c"), os.path.join(d, "prog")
     with open(source, "w") as f:
         f.write(text)
     build = [cc, "-g", *flavour.split(), opt, "-o", exe, source, f"-I{CUDA_INCLUDE}",
@@ -175,7 +329,7 @@ def run_seed(o, seed, cc):
         p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, errors="replace")
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr[-400:]}")
-    if o.wrong:
+    if o.wrong:  # the innermost frame's line moved by one
         frames = max(truth, key=lambda t: len(t["frames"]))["frames"]
         frames[0] = (frames[0][0], frames[0][1] + 1)
     with open(pkl, "rb") as f:
@@ -194,9 +348,11 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--seeds", required=True, help="A-B[,C[-D]...]")
     ap.add_argument("--cc", default="gcc,clang")
+    ap.add_argument("--lang", choices=["c", "c++"], default="c")
     ap.add_argument("--wrong", action="store_true")
     o = ap.parse_args()
-    ccs = [c for c in o.cc.split(",") if shutil.which(c)]
+    plus = {"gcc": "g++", "clang": "clang++"}
+    ccs = [c for c in o.cc.split(",") if shutil.which(plus[c] if o.lang == "c++" else c)]
     if not ccs or not os.path.exists(os.path.join(CUDA_INCLUDE, "cuda_runtime.h")):
         print(f"SKIP: no compiler of {o.cc} or no {CUDA_INCLUDE}/cuda_runtime.h")
         return SKIP
