@@ -197,6 +197,22 @@ VTI_EXPORT void _Exit(int status)
     real_exit("_Exit", status);
 }
 
+void vti_fork_child_allocated(void)
+{
+    static _Atomic pid_t said; /* the process that said it (a fork copies it) */
+    pid_t pid = getpid(), ppid = getppid();
+    const char *list = getenv(VT_ENV_RUN_LIST);
+    if (atomic_exchange(&said, pid) == pid)
+        return;
+    if (list && *list)
+        vt_run_list_add_unrecorded(list, (uint32_t)pid, (uint32_t)ppid);
+    if (!vti_settings_quiet_now())
+        vti_msg("vramtrace: process %d, forked by %d without exec, allocates device memory "
+                "and is not recorded (start such workers with exec, e.g. multiprocessing's "
+                "\"spawn\" context)\n",
+                (int)pid, (int)ppid);
+}
+
 /* ---- constructor ----------------------------------------------------------- */
 
 /* The session itself starts at the first hooked call or recorded event

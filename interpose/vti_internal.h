@@ -48,6 +48,9 @@ enum { VTI_UNWIND_FAST, VTI_UNWIND_LIBUNWIND, VTI_UNWIND_CHECK };
 void vti_settings_read(int pid);
 /* The settings in force (defaults until the session starts). */
 const vti_settings *vti_settings_get(void);
+/* VRAMTRACE_QUIET as the environment says now, by the session's rule (for a
+ * process whose session never starts: a fork child). */
+bool vti_settings_quiet_now(void);
 
 /* ---- messages (msg.c) ----------------------------------------------------- */
 
@@ -106,6 +109,19 @@ static inline bool vti_on(void)
 }
 /* The state without the stopping bit. */
 int vti_state(void);
+/* A fork child (no exec: never recorded, README.md "Fork") allocated device
+ * memory: said once per process, to `vramtrace run` (a run list line,
+ * vt_run_list_add_unrecorded) and, unless quiet, on stderr (lifecycle.c). */
+void vti_fork_child_allocated(void);
+/* After an allocation hook's real call: ok and not recorded in a fork
+ * child. One relaxed load on calls not recorded (nested ones), none else. */
+static inline void vti_fork_check(bool recorded, bool ok)
+{
+    if (!recorded && ok &&
+        (atomic_load_explicit(&vti_state_word, memory_order_relaxed) & ~VTI_STOPPING) ==
+            VTI_S_CHILD)
+        vti_fork_child_allocated();
+}
 /* Move from `from` to `to` atomically; false when the state was not `from`. */
 bool vti_state_move(int from, int to);
 void vti_state_set(int s);
@@ -725,6 +741,7 @@ void vti_order_unlock(void);
                        (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack);                       \
         vti_order_unlock();                                                                        \
     }                                                                                              \
+    vti_fork_check(outer, real &&rc == OK);                                                        \
     vti_leave();                                                                                   \
     return rc
 
