@@ -141,6 +141,8 @@ CXX_ATTRS = ["", "static ", "inline ", "__attribute__((noinline)) ",
              "inline __attribute__((always_inline)) "]
 CXX_KINDS = ["plain", "namespace", "anon", "member", "const_member", "static_member", "template",
              "lambda", "std_function", "virtual", "ctor", "functor", "try", "recursion", "fnptr"]
+LAMBDAS = {"lambda": "auto f", "std_function": "std::function<int(int)> f",
+           "fnptr": "int (*volatile f)(int)"}
 # a lambda's body keeps its result (no tail call: -O2 would drop its frame)
 KEEP = "int r = {call};\n        sink = r;\n        return r;"
 
@@ -170,20 +172,12 @@ def cxx_step(src, rnd, p, i, kind, attr, call):
         frames = [([nm, "<int>"], src.next_line())]
         src.add(f"    r += {call};\n    sink = r;\n    return r;\n}}\n")
         return frames, f"{nm}<int>(x)"
-    if kind in ("lambda", "std_function"):
-        decl = "auto f = [](int x) {" if kind == "lambda" else "std::function<int(int)> f = [](int x) {"
-        src.add(f"{attr}int {nm}(int x)\n{{\n    {decl}")
+    if kind in LAMBDAS:  # a closure held as itself, as std::function, as a function pointer
+        src.add(f"{attr}int {nm}(int x)\n{{\n    {LAMBDAS[kind]} = [](int x) {{")
         frames = [([nm, "lambda"], src.next_line())]
         src.add("        " + KEEP.format(call=call) + "\n    };")
         frames.append(([nm], src.next_line()))
-        src.add("    int r = f(x);\n    sink = r;\n    return r;\n}\n")
-        return frames, f"{nm}(x)"
-    if kind == "fnptr":
-        src.add(f"{attr}int {nm}(int x)\n{{\n    int (*volatile fp)(int) = [](int x) {{")
-        frames = [([nm, "lambda"], src.next_line())]
-        src.add("        " + KEEP.format(call=call) + "\n    };")
-        frames.append(([nm], src.next_line()))
-        src.add("    int r = fp(x + 2);\n    sink = r;\n    return r + 1;\n}\n")
+        src.add("    int r = f(x + 2);\n    sink = r;\n    return r + 1;\n}\n")
         return frames, f"{nm}(x)"
     if kind == "virtual":
         b, d = f"B{p}_{i}", f"D{p}_{i}"
