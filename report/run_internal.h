@@ -11,7 +11,10 @@
  * (vramtrace report --json with several files): run_id; processes (pid,
  * rank or null, ppid, path, program, allocations, failed_allocations,
  * peak_allocated_bytes); devices (device, peak_allocated_bytes per process,
- * sum_of_peaks_bytes, peak_of_sum_bytes or null); failures (pid, rank,
+ * sum_of_peaks_bytes, peak_of_sum_bytes or null, peak_of_sum_held_bytes
+ * or null: the same with each process whose end was not recorded holding
+ * its memory to the run's end, so that the true peak of the sum lies
+ * between the two); failures (pid, rank,
  * device, t_ns, requested_bytes, external_bytes, verdict, held_by: pid,
  * rank, bytes, sites: bytes, count, stack_id, function, file, line). */
 void vr_render_runs_json(FILE *out, vr_report *const *r, size_t n);

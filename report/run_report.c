@@ -113,13 +113,27 @@ static int cmp_tpoint(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* The end of the run: the latest end of its processes (ns, their clock). */
+static uint64_t run_end(const proc *p, size_t n)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].h.start_mono + p[i].r->duration_ns > end)
+            end = p[i].h.start_mono + p[i].r->duration_ns;
+    return end;
+}
+
 /* The largest sum over processes of device id's allocated bytes at one
  * moment, from the timelines (downsampled, each with its exact peak); a
- * process counts 0 after its end. Only processes of one host are summed in
- * time; *same_clock is false when they are not. */
-static uint64_t peak_of_sum(const proc *p, size_t n, int32_t id)
+ * process counts 0 after its end. A process whose end was not recorded (a
+ * signal killed it, and it was not the program vramtrace run waited for)
+ * ends at its last event, or, with held, at the run's end: it held its
+ * memory until it died, some time between the two. Only processes of one
+ * host are summed in time. */
+static uint64_t peak_of_sum(const proc *p, size_t n, int32_t id, bool held)
 {
     size_t np = 0, k = 0;
+    uint64_t end = run_end(p, n);
     for (size_t i = 0; i < n; i++) {
         const vr_device *d = find_device(p[i].r, id);
         np += d ? d->ntimeline + 1 : 0;
@@ -131,7 +145,9 @@ static uint64_t peak_of_sum(const proc *p, size_t n, int32_t id)
             pts[k++] =
                 (tpoint){p[i].h.start_mono + d->timeline[j].t_ns, i, d->timeline[j].allocated};
         if (d)
-            pts[k++] = (tpoint){p[i].h.start_mono + p[i].r->duration_ns + 1, i, 0};
+            pts[k++] = (tpoint){
+                (held && !p[i].r->has_end ? end : p[i].h.start_mono + p[i].r->duration_ns) + 1, i,
+                0};
     }
     qsort(pts, k, sizeof *pts, cmp_tpoint);
     uint64_t *cur = vr_xcalloc(n, sizeof *cur), sum = 0, best = 0;
@@ -265,6 +281,7 @@ typedef struct failure {
 typedef struct devrow {
     int32_t id;
     uint64_t sum_of_peaks, peak_of_sum;
+    uint64_t peak_of_sum_held; /* with the processes of unknown end held to the run's end */
 } devrow;
 
 typedef struct run_model {
@@ -291,8 +308,10 @@ static void model_devices(run_model *m)
                 m->dev[m->ndev++] = (devrow){.id = d->id};
             m->dev[k].sum_of_peaks += d->peak_allocated;
         }
-    for (size_t k = 0; k < m->ndev && m->one_host; k++)
-        m->dev[k].peak_of_sum = peak_of_sum(m->p, m->n, m->dev[k].id);
+    for (size_t k = 0; k < m->ndev && m->one_host; k++) {
+        m->dev[k].peak_of_sum = peak_of_sum(m->p, m->n, m->dev[k].id, false);
+        m->dev[k].peak_of_sum_held = peak_of_sum(m->p, m->n, m->dev[k].id, true);
+    }
 }
 
 /* What the other processes of the same host held on o's device at o. */
@@ -385,7 +404,7 @@ static void for_each_run(vr_report *const *r, size_t n, void (*fn)(const run_mod
 
 static void text_devices(FILE *f, const run_model *m)
 {
-    char b1[32];
+    char b1[32], b2[32];
     fputs("\npeak allocated per device and process:\n", f);
     fprintf(f, "%-8s", "device");
     for (size_t i = 0; i < m->n; i++)
@@ -400,6 +419,14 @@ static void text_devices(FILE *f, const run_model *m)
         fprintf(f, " %14s", SZ(m->dev[k].sum_of_peaks, b1));
         fprintf(f, " %14s\n", m->one_host ? SZ(m->dev[k].peak_of_sum, b1) : "");
     }
+    for (size_t k = 0; k < m->ndev && m->one_host; k++)
+        if (m->dev[k].peak_of_sum_held > m->dev[k].peak_of_sum)
+            fprintf(f,
+                    "device %d: the peak of the sum is between %s and %s: a process whose end "
+                    "was not recorded (exit unknown: killed) held its memory from its last "
+                    "event until it died, some time before the run's end\n",
+                    m->dev[k].id, SZ(m->dev[k].peak_of_sum, b1),
+                    SZ(m->dev[k].peak_of_sum_held, b2));
 }
 
 static void text_site(FILE *f, const vr_report *r, const held_site *s)
@@ -508,9 +535,10 @@ static void json_devices(FILE *f, const run_model *m)
         fprintf(f, "],\"sum_of_peaks_bytes\":%" PRIu64 ",\"peak_of_sum_bytes\":",
                 m->dev[k].sum_of_peaks);
         if (m->one_host)
-            fprintf(f, "%" PRIu64 "}", m->dev[k].peak_of_sum);
+            fprintf(f, "%" PRIu64 ",\"peak_of_sum_held_bytes\":%" PRIu64 "}", m->dev[k].peak_of_sum,
+                    m->dev[k].peak_of_sum_held);
         else
-            fputs("null}", f);
+            fputs("null,\"peak_of_sum_held_bytes\":null}", f);
     }
     fputc(']', f);
 }
