@@ -351,7 +351,10 @@ static Dwarf_Die declaration_of(Dwarf_Die *die)
  * linkage name would have said; name alone when it sits in none. */
 static const char *scoped_name(vr_symbolizer *sy, Dwarf_Die *die, const char *name)
 {
-    Dwarf_Die decl = declaration_of(die), *scopes = NULL;
+    Dwarf_Die decl = declaration_of(die), *scopes = NULL, cu;
+    int lang = dwarf_diecu(&decl, &cu, NULL, NULL) ? dwarf_srclang(&cu) : -1;
+    if (lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11)
+        return name; /* no scopes to name, and C names no linkage: spare the walk */
     int n = dwarf_getscopes_die(&decl, &scopes);
     char buf[1024];
     size_t len = 0;
