@@ -5,6 +5,7 @@
  * CUPTI, exit summary); nothing below calls it back except through the
  * state (state.c). See interpose/README.md for the behaviour. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -202,6 +203,7 @@ void vti_fork_child_allocated(void)
     static _Atomic pid_t said; /* the process that said it (a fork copies it) */
     pid_t pid = getpid(), ppid = getppid();
     const char *list = getenv(VT_ENV_RUN_LIST);
+    int e = errno; /* the program sees the errno its call left */
     if (atomic_exchange(&said, pid) == pid)
         return;
     if (list && *list)
@@ -211,6 +213,7 @@ void vti_fork_child_allocated(void)
                 "and is not recorded (start such workers with exec, e.g. multiprocessing's "
                 "\"spawn\" context)\n",
                 (int)pid, (int)ppid);
+    errno = e;
 }
 
 /* ---- constructor ----------------------------------------------------------- */
