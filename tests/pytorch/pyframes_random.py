@@ -16,7 +16,11 @@ stack of more than 128 Python frames must hold the innermost 128 and then
 the marker "[outer Python frames not recorded: more than 128]".
 
     pyframes_random.py --vramtrace BIN --python PY --work DIR --seeds A-B
-        [--max-len N] [--recursion N] [--segments] [--wrong]
+        [--max-len N] [--recursion N] [--segments | --ctypes] [--wrong]
+
+--ctypes: no PyTorch: each allocation a cudaMalloc through ctypes on
+  libcudart, so that any CPython (3.8 and later) runs the programs
+  (co_name for the frame's name before 3.11; no match statement before 3.10).
 
 --segments: PyTorch's default allocator instead of --torch-tensors: the k-th
   segment allocation (cudaMalloc) must have the stack of the k-th
@@ -73,6 +77,28 @@ def deco(f):
 
 '''
 
+# --ctypes: the allocation through libcudart, no PyTorch
+ALLOC_CTYPES = (
+    "rt = ctypes.CDLL('libcudart.so.13')\n",
+    "        p = ctypes.c_void_p()\n"
+    "        rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n))  # ALLOC_LINE\n"
+    "        truth.append({{\"size\": n, \"stack\": st, \"segment\": 0}})\n"
+    "        keep.append(p)\n",
+)
+
+
+def head(rdepth, ctypes):
+    """The program's first part: imports, alloc() (which writes the truth)."""
+    text = HEAD.format(rdepth=rdepth)
+    if not ctypes:
+        return text
+    text = text.replace("threading, torch\n", "threading, ctypes\n" + ALLOC_CTYPES[0].replace("{{", "{"))
+    text = text.replace("fr.f_code.co_qualname", "getattr(fr.f_code, 'co_qualname', fr.f_code.co_name)")
+    start = text.index("        before = torch.cuda.memory_reserved()")
+    end = text.index("        keep.append(t)\n") + len("        keep.append(t)\n")
+    return text[:start] + ALLOC_CTYPES[1].replace("{{", "{").replace("}}", "}") + text[end:]
+
+
 # construct: (module-level definitions, body of the step function); {C} is
 # the call of the next step (or the allocation), {N} a unique stem. A body of
 # None: the step function itself decorated.
@@ -128,20 +154,21 @@ CONSTRUCTS = {
 }
 
 
-def chain_kinds(rnd, max_len):
-    kinds = [rnd.choice(sorted(CONSTRUCTS)) for _ in range(rnd.randint(1, max_len))]
+def chain_kinds(rnd, max_len, old):
+    names = sorted(k for k in CONSTRUCTS if not (old and k == "match"))
+    kinds = [rnd.choice(names) for _ in range(rnd.randint(1, max_len))]
     if kinds.count("asyncio") > 1:  # asyncio.run() cannot run inside a running loop
         first = kinds.index("asyncio")
         kinds = kinds[:first + 1] + [k if k != "asyncio" else "coroutine" for k in kinds[first + 1:]]
     return kinds
 
 
-def program(seed, max_len, rdepth, segments):
-    """The program's source for seed."""
+def program(seed, max_len, rdepth, segments, ctypes=False, old=False):
+    """The program's source for seed (old: a Python before 3.10)."""
     rnd = random.Random(seed)
-    out, runs, sizes = [HEAD.format(rdepth=rdepth)], [], set()
+    out, runs, sizes = [head(rdepth, ctypes)], [], set()
     for p in range(rnd.randint(3, 8)):
-        kinds = chain_kinds(rnd, max_len)
+        kinds = chain_kinds(rnd, max_len, old)
         for i in reversed(range(len(kinds))):
             nxt = f"s{p}_{i + 1}()"
             if i + 1 == len(kinds):
@@ -227,8 +254,8 @@ def run_seed(o, seed):
     prog, truth_f = os.path.join(d, "prog.py"), os.path.join(d, "truth.json")
     trace, pkl = os.path.join(d, "prog.vtrace"), os.path.join(d, "prog.pkl")
     with open(prog, "w") as f:
-        f.write(program(seed, o.max_len, o.recursion, o.segments))
-    opts = [] if o.segments else ["--torch-tensors"]
+        f.write(program(seed, o.max_len, o.recursion, o.segments, o.ctypes, o.old))
+    opts = [] if o.segments or o.ctypes else ["--torch-tensors"]
     cmd = [o.vramtrace, "run", "--sim=t4", *opts, "--force", "-o", trace, "--", o.python, prog, truth_f]
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if p.returncode != 0:
@@ -267,12 +294,16 @@ def main():
     ap.add_argument("--max-len", type=int, default=7)
     ap.add_argument("--recursion", type=int, default=3)
     ap.add_argument("--segments", action="store_true")
+    ap.add_argument("--ctypes", action="store_true")
     ap.add_argument("--wrong", action="store_true")
     ap.add_argument("--need-cut", action="store_true")
     o = ap.parse_args()
-    if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"SKIP: {o.python} cannot import torch")
+    need = "import sys; assert sys.version_info >= (3, 8)" if o.ctypes else "import torch"
+    if subprocess.run([o.python, "-c", need], capture_output=True).returncode != 0:
+        print(f"SKIP: {o.python} cannot run: {need}")
         return SKIP
+    o.old = subprocess.run([o.python, "-c", "import sys; print(sys.version_info < (3, 10))"],
+                           capture_output=True, text=True).stdout.strip() == "True"
     lo, hi = (int(x) for x in o.seeds.split("-"))
     os.makedirs(o.work, exist_ok=True)
     failed = checked = cut = 0
