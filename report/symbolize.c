@@ -507,13 +507,11 @@ static bool cu_of(modcache *m, uint64_t ip, Dwarf_Die *out, Dwarf_Addr *bias)
     return false;
 }
 
-/* The source line at ip: from the line table of the unit that holds it
- * (cu_of); NULL when none does. */
-static const char *line_of(modcache *m, uint64_t ip, int *lineno)
+/* The source line at DWARF address a of unit cu (cu_of: the unit that
+ * holds it); NULL when its line table has none. */
+static const char *line_of(Dwarf_Die *cu, Dwarf_Addr a, int *lineno)
 {
-    Dwarf_Die cu;
-    Dwarf_Addr bias;
-    Dwarf_Line *l = cu_of(m, ip, &cu, &bias) ? dwarf_getsrc_die(&cu, ip - bias) : NULL;
+    Dwarf_Line *l = dwarf_getsrc_die(cu, a);
     if (!l || dwarf_lineno(l, lineno) != 0)
         return NULL;
     return dwarf_linesrc(l, NULL, NULL);
@@ -556,7 +554,8 @@ static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out, boo
     return false;
 }
 
-/* The logical frames at ip, innermost first, as eu-addr2line -i finds them:
+/* The logical frames at DWARF address a of unit cu (cu_of), innermost
+ * first, as eu-addr2line -i finds them:
  * dwarf_getscopes gives the innermost scope at the address (its list also
  * holds the inlined function's abstract origin scopes, not its callers), and
  * dwarf_getscopes_die on that DIE gives the physical nesting: each
@@ -564,23 +563,19 @@ static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out, boo
  * The innermost frame is at base's line (the line table's); each caller is at
  * the DW_AT_call_file/DW_AT_call_line of the inlined instance below it.
  * Returns the count (0: no scope, use base alone). */
-static size_t inline_frames(vr_symbolizer *sy, modcache *m, uint64_t ip, vr_frame *out, size_t max,
-                            const vr_frame *base)
+static size_t inline_frames(vr_symbolizer *sy, Dwarf_Die *cu, Dwarf_Addr a, vr_frame *out,
+                            size_t max, const vr_frame *base)
 {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die cu_die, *cu = cu_of(m, ip, &cu_die, &bias) ? &cu_die : NULL;
-    Dwarf_Die *scopes = NULL, *chain = NULL, inner, split;
+    Dwarf_Die *scopes = NULL, *chain = NULL, inner, split, unit = *cu;
     uint8_t type;
-    if (!cu)
-        return 0;
+    cu = &unit; /* the caller's unit stays as it was */
     /* -gsplit-dwarf: the scopes are in the split unit (the .dwo file) */
     if (dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
         type == DW_UT_skeleton && split.addr)
         *cu = split;
-    if (dwarf_getscopes(cu, ip - bias, &scopes) > 0)
+    if (dwarf_getscopes(cu, a, &scopes) > 0)
         inner = scopes[0];
-    else if (!innermost_scope(cu, ip - bias, &inner, false, 0) &&
-             !innermost_scope(cu, ip - bias, &inner, true, 0))
+    else if (!innermost_scope(cu, a, &inner, false, 0) && !innermost_scope(cu, a, &inner, true, 0))
         inner = *cu;
     free(scopes);
     if (dwarf_dieoffset(&inner) == dwarf_dieoffset(cu))
@@ -658,11 +653,13 @@ static ipcache *symbolize_ip(vr_symbolizer *sy, uint64_t ip)
         if (sym)
             base.function = demangled(sy, sym);
         int lineno = 0;
-        const char *src = line_of(mc, ip, &lineno);
+        Dwarf_Die cu;
+        Dwarf_Addr bias = 0;
+        const char *src = cu_of(mc, ip, &cu, &bias) ? line_of(&cu, ip - bias, &lineno) : NULL;
         if (src) {
             base.file = vr_strdup(sy->s->arena, src);
             base.line = (uint32_t)(lineno > 0 ? lineno : 0);
-            n = inline_frames(sy, mc, ip, tmp, VR_MAX_INLINE, &base);
+            n = inline_frames(sy, &cu, ip - bias, tmp, VR_MAX_INLINE, &base);
         } else if (sym) {
             /* no line to tell call sites of one function apart: the offset does */
             base.function =

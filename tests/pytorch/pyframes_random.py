@@ -82,7 +82,7 @@ ALLOC_CTYPES = (
     "rt = ctypes.CDLL('libcudart.so.13')\n",
     "        p = ctypes.c_void_p()\n"
     "        rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n))  # ALLOC_LINE\n"
-    "        truth.append({{\"size\": n, \"stack\": st, \"segment\": 0}})\n"
+    "        truth.append({\"size\": n, \"stack\": st, \"segment\": 0})\n"
     "        keep.append(p)\n",
 )
 
@@ -92,11 +92,11 @@ def head(rdepth, ctypes):
     text = HEAD.format(rdepth=rdepth)
     if not ctypes:
         return text
-    text = text.replace("threading, torch\n", "threading, ctypes\n" + ALLOC_CTYPES[0].replace("{{", "{"))
+    text = text.replace("threading, torch\n", "threading, ctypes\n" + ALLOC_CTYPES[0])
     text = text.replace("fr.f_code.co_qualname", "getattr(fr.f_code, 'co_qualname', fr.f_code.co_name)")
     start = text.index("        before = torch.cuda.memory_reserved()")
     end = text.index("        keep.append(t)\n") + len("        keep.append(t)\n")
-    return text[:start] + ALLOC_CTYPES[1].replace("{{", "{").replace("}}", "}") + text[end:]
+    return text[:start] + ALLOC_CTYPES[1] + text[end:]
 
 
 # construct: (module-level definitions, body of the step function); {C} is
