@@ -4,7 +4,6 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +54,6 @@ static size_t no_driver_end(FILE *f)
     vr_options opt = {.no_symbols = true};
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] == VT_RUN_LIST_NOTE)
-            continue;
         vr_report *r = vr_analyze(line, &opt, err, sizeof err);
         bool empty = r && !r->allocations && !r->failed_allocations;
         vr_report_free(r);
@@ -90,29 +87,10 @@ static void recover_all(const cli_run_list *rl, FILE *f)
     }
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] != VT_RUN_LIST_NOTE)
-            cli_recover_one("run", line, rl->child_ended ? &end : NULL, false);
+        cli_recover_one("run", line, rl->child_ended ? &end : NULL, false);
     }
     if (f)
         rewind(f);
-}
-
-/* One line per process of the run forked without exec that allocated
- * device memory: none of its allocations is in a trace. */
-static void unrecorded(FILE *f)
-{
-    char line[PATH_MAX + 64];
-    uint32_t pid, ppid;
-    if (f)
-        rewind(f);
-    while (f && fgets(line, sizeof line, f))
-        if (vt_run_list_unrecorded(line, &pid, &ppid))
-            fprintf(stderr,
-                    "vramtrace run: process %" PRIu32 " (forked by %" PRIu32
-                    " without exec) allocated device memory that no trace holds: a fork child "
-                    "is not recorded (start such workers with exec, e.g. multiprocessing's "
-                    "\"spawn\" context)\n",
-                    pid, ppid);
 }
 
 void cli_run_end(cli_run_list *rl)
@@ -130,8 +108,7 @@ void cli_run_end(cli_run_list *rl)
     }
     while (f && rl->symbolize && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] != VT_RUN_LIST_NOTE)
-            cli_symbolize_one("run", line, false);
+        cli_symbolize_one("run", line, false);
     }
     for (int pass = 0; f && pass < 2; pass++) {
         rewind(f);
@@ -139,8 +116,6 @@ void cli_run_end(cli_run_list *rl)
             fprintf(stderr, "vramtrace run: %zu traces (run %s):\n", n, rl->id);
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\n")] = '\0';
-            if (line[0] == VT_RUN_LIST_NOTE)
-                continue;
             if (pass == 0)
                 n++;
             else if (n == 1)
@@ -152,7 +127,6 @@ void cli_run_end(cli_run_list *rl)
     if (!n)
         fprintf(stderr, "vramtrace run: no trace written (no process of the run made a CUDA "
                         "call)\n");
-    unrecorded(f);
     if (f)
         fclose(f);
     if (rl->list[0])

@@ -126,3 +126,13 @@ void vti_cupti_unload(void)
     if (atomic_load(&cupti_state) == C_DONE && stop_fn)
         stop_fn(); /* vtc_stop stops once */
 }
+
+void vti_cupti_fork_reset(void)
+{
+    int s = atomic_load(&cupti_state);
+    /* the parent's CUPTI is not the child's: not running here, nor started
+     * again; a parent that had not reached it leaves the child to try */
+    if (s == C_LOADING || s == C_DONE)
+        atomic_store(&cupti_state, C_DONE);
+    stop_fn = NULL;
+}

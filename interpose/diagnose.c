@@ -398,3 +398,12 @@ void vti_diag_flush(void)
     flush_locked();
     pthread_mutex_unlock(&diag_lock);
 }
+
+void vti_diag_fork_reset(void)
+{
+    memset(&pend, 0, sizeof pend);
+    atomic_store(&pend_set, 0);
+    diagnoses = 0;
+    earlier = 0;
+    pthread_mutex_init(&diag_lock, NULL);
+}

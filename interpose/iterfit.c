@@ -279,3 +279,11 @@ bool vti_iter_headline(char *out, size_t len)
     pthread_mutex_unlock(&iter_lock);
     return ok;
 }
+
+void vti_iter_fork_reset(void)
+{
+    top_repeats = false;
+    memset(fits, 0, sizeof fits);
+    memset(room, 0, sizeof room);
+    pthread_mutex_init(&iter_lock, NULL);
+}

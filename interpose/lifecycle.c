@@ -18,6 +18,8 @@
 static VTI_TLS bool tl_starting;
 static _Atomic bool opened; /* the trace was created: there is an end to write */
 static _Atomic bool early_done;
+_Atomic bool vti_cupti_settled;
+_Atomic unsigned vti_exit_armed;
 
 static void on_exit_handler(int status, void *arg);
 static void on_exit_early(int status, void *arg);
@@ -25,10 +27,10 @@ static void on_quick_exit(void);
 
 /* The session core opened, stacks ready, then recording: the exit and
  * signal handlers installed, the module map written. */
-static bool session_start(void)
+static bool session_start(bool forked)
 {
     vti_thread *t;
-    if (!vti_session_open())
+    if (!vti_session_open(forked))
         return false;
     atomic_store(&opened, true);
     vti_stacks_init();
@@ -54,6 +56,26 @@ static bool wait_started(void)
     return vti_on();
 }
 
+/* A fork child's session starts with nothing of its parent's: each part
+ * lets go of the parent's state (vti_internal.h, "A fork child's own
+ * session"), and the exit is armed anew. */
+static void fork_reset(void)
+{
+    vti_live_fork_reset();
+    vti_stacks_fork_reset();
+    vti_strings_fork_reset();
+    vti_py_fork_reset();
+    vti_unwind_fork_reset();
+    vti_record_fork_reset();
+    vti_iter_fork_reset();
+    vti_diag_fork_reset();
+    vti_cupti_fork_reset();
+    vti_nvtx_fork_reset();
+    atomic_store(&vti_exit_armed, 0);
+    atomic_store(&early_done, false);
+    atomic_store(&opened, false);
+}
+
 bool vti_session_ensure_slow(void)
 {
     int s = vti_state();
@@ -61,13 +83,15 @@ bool vti_session_ensure_slow(void)
         return vti_on();
     if (s == VTI_S_STARTING)
         return wait_started();
-    if (s != VTI_S_OFF)
+    if (s != VTI_S_OFF && s != VTI_S_CHILD)
         return vti_on();
-    if (!vti_state_move(VTI_S_OFF, VTI_S_STARTING)) /* another thread won the start */
+    if (!vti_state_move(s, VTI_S_STARTING)) /* another thread won the start */
         return vti_state() == VTI_S_STARTING ? wait_started() : vti_on();
     tl_starting = true;
     vti_enter();
-    if (!session_start())
+    if (s == VTI_S_CHILD)
+        fork_reset();
+    if (!session_start(s == VTI_S_CHILD))
         vti_state_set(VTI_S_STOPPED);
     vti_leave();
     tl_starting = false;
@@ -75,8 +99,6 @@ bool vti_session_ensure_slow(void)
         vti_cupti_load();
     return vti_on();
 }
-
-_Atomic bool vti_cupti_settled;
 
 bool vti_hook_enter_outer(void)
 {
@@ -86,8 +108,6 @@ bool vti_hook_enter_outer(void)
         atomic_store_explicit(&vti_cupti_settled, true, memory_order_relaxed);
     return true;
 }
-
-_Atomic unsigned vti_exit_armed;
 
 /* After an outermost allocation hook's real call returned, with CUPTI settled
  * (started or given up): on_exit_early registered, once per API level
@@ -117,7 +137,7 @@ void vti_exit_arm_slow(unsigned level)
 /* ---- ends ------------------------------------------------------------------ */
 
 /* This process has an end to write: it opened the trace, and it is not a
- * fork child (which let go of its parent's trace). */
+ * fork child that let go of its parent's trace and has not opened its own. */
 static bool has_end(void)
 {
     return atomic_load(&opened) && vti_state() != VTI_S_CHILD;
@@ -198,30 +218,12 @@ VTI_EXPORT void _Exit(int status)
     real_exit("_Exit", status);
 }
 
-void vti_fork_child_allocated(void)
-{
-    static _Atomic pid_t said; /* the process that said it (a fork copies it) */
-    pid_t pid = getpid(), ppid = getppid();
-    const char *list = getenv(VT_ENV_RUN_LIST);
-    int e = errno; /* the program sees the errno its call left */
-    if (atomic_exchange(&said, pid) == pid)
-        return;
-    if (list && *list)
-        vt_run_list_add_unrecorded(list, (uint32_t)pid, (uint32_t)ppid);
-    if (!vti_settings_quiet_now())
-        vti_msg("vramtrace: process %d, forked by %d without exec, allocates device memory "
-                "and is not recorded (start such workers with exec, e.g. multiprocessing's "
-                "\"spawn\" context)\n",
-                (int)pid, (int)ppid);
-    errno = e;
-}
-
 /* ---- constructor ----------------------------------------------------------- */
 
 /* The session itself starts at the first hooked call or recorded event
  * (vti_session_ensure): a process that never calls CUDA writes nothing. A
- * forked child never records, whether or not its parent had started (the
- * child stops tracing and writes nothing: README.md, "fork"). */
+ * fork child lets go of its parent's trace and starts its own session by
+ * the same rule, whether or not its parent had started (README.md, "Fork"). */
 __attribute__((constructor)) static void vti_constructor(void)
 {
     const char *self = vti_self_path(), *nvtx = getenv("NVTX_INJECTION64_PATH");

@@ -743,3 +743,17 @@ void vti_live_where(uint64_t addr, uint8_t space, vti_live_place *out)
                             .records = overflow.n};
     guard_end(taken);
 }
+
+void vti_live_fork_reset(void)
+{
+    /* the parent's tables are left, not freed: they may be mid-growth */
+    for (int k = 0; k < STRIPES; k++)
+        stripes[k] = (stripe){.slots = no_slots, .cap = 1};
+    memset(&sites, 0, sizeof sites);
+    memset(&overflow, 0, sizeof overflow);
+    memset(counters, 0, sizeof counters);
+    atomic_store(&live_all, 0);
+    atomic_store(&live_all_peak, 0);
+    pthread_mutex_init(&order_mutex, NULL);
+    tl_holds = false;
+}

@@ -289,6 +289,9 @@ static int range_pop(nvtxDomainHandle_t d)
 /* ---- Start/end ranges: ids are (counter << 1) | recorded -------------------- */
 
 static uint64_t range_counter;
+/* Range ids up to this counter value are a fork parent's (set in the fork
+ * child): their ends are not the child's to record. */
+static uint64_t range_floor;
 
 static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const char *name)
 {
@@ -305,7 +308,7 @@ static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const char *name)
 
 static void range_end(nvtxRangeId_t id)
 {
-    if (!(id & 1) || !vti_enabled())
+    if (!(id & 1) || (id >> 1) <= range_floor || !vti_enabled())
         return;
     vt_event ev = {.type = VT_REC_RANGE_END};
     ev.u.range_se.id = id;
@@ -562,10 +565,14 @@ static void regions_drop_heap(uint64_t heap)
 static uint64_t heap_counter, region_counter;
 static int noted_type, noted_heap0;
 
+/* Heap handles up to this counter value are a fork parent's: the child's
+ * trace has not seen them registered (set in the fork child). */
+static uint64_t heap_floor;
+
 static bool heap_recorded(nvtxMemHeapHandle_t h)
 {
     uintptr_t v = (uintptr_t)h;
-    return v == 0 || ((v & 1) && h != NVTX_MEM_HEAP_HANDLE_NO_TOOL);
+    return v == 0 || ((v & 1) && h != NVTX_MEM_HEAP_HANDLE_NO_TOOL && (v >> 1) > heap_floor);
 }
 
 /* Address and size of a VIRTUAL_ADDRESS descriptor; false for other types. */
@@ -783,11 +790,34 @@ static void locks_release(void)
     pthread_mutex_unlock(&name_lock);
 }
 
+/* The child (one thread: the one that forked) starts its own trace: the
+ * ranges, heaps and regions so far are the parent's. Its open push/pop
+ * ranges stay open (their pops must match) but are not written as
+ * recorded, so their pops are not either; ids and handles handed out so
+ * far are never written. The region maps are emptied when the child's
+ * session starts (vti_nvtx_fork_reset). */
+static void child_release(void)
+{
+    for (unsigned i = 0; i < tls_nstacks; i++)
+        tls_stacks[i].recorded = 0;
+    range_floor = __atomic_load_n(&range_counter, __ATOMIC_RELAXED);
+    heap_floor = __atomic_load_n(&heap_counter, __ATOMIC_RELAXED);
+    locks_release();
+}
+
+void vti_nvtx_fork_reset(void)
+{
+    pthread_mutex_lock(&region_lock);
+    by_addr = (vti_rmap){0}; /* the parent's maps are left, not freed */
+    by_handle = (vti_rmap){0};
+    pthread_mutex_unlock(&region_lock);
+}
+
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void atfork_install(void)
 {
-    pthread_atfork(locks_acquire, locks_release, locks_release);
+    pthread_atfork(locks_acquire, locks_release, child_release);
 }
 
 /* ---- Injection entry points ------------------------------------------------- */

@@ -561,3 +561,15 @@ bool vti_py_label(uint64_t node, char *out, size_t len)
     pthread_mutex_unlock(&py_lock);
     return id == 0 || ok;
 }
+
+void vti_py_fork_reset(void)
+{
+    entries = NULL; /* the parent's tables are left, not freed */
+    texts = NULL;
+    cap = used = 0;
+    next_id = 0;
+    labels = NULL;
+    own = NULL;
+    cap_labels = 0;
+    pthread_mutex_init(&py_lock, NULL);
+}

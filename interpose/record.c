@@ -397,3 +397,9 @@ void vti_rec_end_summary(void)
     if (vti_iter_headline(line, sizeof line)) /* the report's headline, when it grows */
         vti_msg("vramtrace: %s\n", line);
 }
+
+void vti_record_fork_reset(void)
+{
+    atomic_store(&devices_seen, 0); /* the child's trace describes its devices again */
+    atomic_store(&first_sampled, 0);
+}

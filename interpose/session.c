@@ -227,13 +227,21 @@ static void header_fill(vt_header *h, header_data *d)
     vti_run_header(h);
 }
 
-bool vti_session_open(void)
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void key_create(void)
+{
+    pthread_key_create(&thread_key, thread_destroy);
+}
+
+bool vti_session_open(bool forked)
 {
     vt_header h;
     header_data d;
     char err[512] = "";
     const vti_settings *s = vti_settings_get();
     header_fill(&h, &d);
+    h.flags = forked ? VT_HDR_CHILD_AFTER_FORK : 0;
     vti_settings_read((int)h.pid);
     h.stack_depth = (uint32_t)s->stack_depth;
     writer = vti_trace_open(s, &h, trace_path, sizeof trace_path, err, sizeof err);
@@ -246,7 +254,7 @@ bool vti_session_open(void)
         return false;
     }
     signal_tb = vt_writer_attach(writer, h.pid);
-    pthread_key_create(&thread_key, thread_destroy);
+    pthread_once(&key_once, key_create); /* a fork child's session keeps the key */
     session_pid = (int)h.pid;
     return true;
 }
@@ -328,8 +336,10 @@ void vti_session_close(int status, const char *reason)
 void vti_session_fork_child(void)
 {
     if (writer)
-        vt_writer_abandon_after_fork(writer);
-    vti_state_set(VTI_S_CHILD);
+        vt_writer_abandon_after_fork(writer); /* left allocated: see its comment */
+    writer = NULL;
+    signal_tb = NULL;
+    vti_state_fork_child();
     atomic_fetch_add(&generation, 1);
     vti_tl_thread = NULL;
     threads = NULL;

@@ -86,12 +86,6 @@ const vti_settings *vti_settings_get(void)
     return &settings;
 }
 
-bool vti_settings_quiet_now(void)
-{
-    vti_settings tmp = {.quiet = true}; /* a bad value is named at session start, not here */
-    return read_flag(&tmp, "VRAMTRACE_QUIET", false);
-}
-
 void vti_settings_read(int pid)
 {
     vti_settings *s = &settings;

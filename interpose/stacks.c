@@ -469,3 +469,15 @@ void vti_modules_sync(vti_thread *t, bool force)
     }
     pthread_mutex_unlock(&module_lock);
 }
+
+void vti_stacks_fork_reset(void)
+{
+    nodes = NULL; /* the parent's trie is left, not freed: it may be mid-growth */
+    n_nodes = cap_nodes = 0;
+    table = NULL;
+    table_mask = 0;
+    pthread_mutex_init(&trie_lock, NULL);
+    seen_adds = seen_subs = 0;
+    modules_emitted = false;
+    pthread_mutex_init(&module_lock, NULL);
+}

@@ -42,6 +42,11 @@ void vti_state_set(int s)
     state_replace(-1, s);
 }
 
+void vti_state_fork_child(void)
+{
+    atomic_store(&vti_state_word, VTI_S_CHILD); /* a parent in its exit forked: not the child's */
+}
+
 void vti_state_stopping(void)
 {
     atomic_fetch_or(&vti_state_word, VTI_STOPPING);

@@ -57,3 +57,10 @@ uint32_t vti_intern(vti_thread *t, const char *s)
     pthread_mutex_unlock(&istr_lock);
     return id;
 }
+
+void vti_strings_fork_reset(void)
+{
+    memset(istr_table, 0, sizeof istr_table); /* the parent's entries are left, not freed */
+    istr_count = 0;
+    pthread_mutex_init(&istr_lock, NULL);
+}

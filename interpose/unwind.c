@@ -728,3 +728,12 @@ void vti_unwind_set_tag(vti_uw_thread *u, vti_uw_ref ref, uint64_t tag)
     atomic_signal_fence(memory_order_seq_cst);
     u->busy = false;
 }
+
+void vti_unwind_fork_reset(void)
+{
+    modules = NULL; /* the parent's rules are left, not freed: they may be mid-growth */
+    rule_pcs = NULL;
+    rule_vals = NULL;
+    rule_mask = rule_count = 0;
+    pthread_mutex_init(&rules_lock, NULL);
+}

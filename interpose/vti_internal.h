@@ -48,9 +48,6 @@ enum { VTI_UNWIND_FAST, VTI_UNWIND_LIBUNWIND, VTI_UNWIND_CHECK };
 void vti_settings_read(int pid);
 /* The settings in force (defaults until the session starts). */
 const vti_settings *vti_settings_get(void);
-/* VRAMTRACE_QUIET as the environment says now, by the session's rule (for a
- * process whose session never starts: a fork child). */
-bool vti_settings_quiet_now(void);
 
 /* ---- messages (msg.c) ----------------------------------------------------- */
 
@@ -94,7 +91,8 @@ static inline bool vti_outermost(void)
 
 /* The session's state: off until the first hooked call, starting, on,
  * stopped for good (an internal failure or the trace could not be made),
- * or a forked child that never records. */
+ * or a fork child whose own session has not started (it starts as OFF
+ * does, after the parent's state is let go: README.md "Fork"). */
 enum { VTI_S_OFF, VTI_S_STARTING, VTI_S_ON, VTI_S_STOPPED, VTI_S_CHILD };
 /* The state word (state.c): the state, and VTI_STOPPING once the exit is in
  * progress. Read by vti_on() on every hooked call; moved only by state.c. */
@@ -109,19 +107,9 @@ static inline bool vti_on(void)
 }
 /* The state without the stopping bit. */
 int vti_state(void);
-/* A fork child (no exec: never recorded, README.md "Fork") allocated device
- * memory: said once per process, to `vramtrace run` (a run list line,
- * vt_run_list_add_unrecorded) and, unless quiet, on stderr (lifecycle.c). */
-void vti_fork_child_allocated(void);
-/* After an allocation hook's real call: ok and not recorded in a fork
- * child. One relaxed load on calls not recorded (nested ones), none else. */
-static inline void vti_fork_check(bool recorded, bool ok)
-{
-    if (!recorded && ok &&
-        (atomic_load_explicit(&vti_state_word, memory_order_relaxed) & ~VTI_STOPPING) ==
-            VTI_S_CHILD)
-        vti_fork_child_allocated();
-}
+/* In a fork child (pthread_atfork): the state becomes VTI_S_CHILD, the
+ * stopping bit cleared; its session starts afresh (lifecycle.c). */
+void vti_state_fork_child(void);
 /* Move from `from` to `to` atomically; false when the state was not `from`. */
 bool vti_state_move(int from, int to);
 void vti_state_set(int s);
@@ -276,10 +264,12 @@ static inline void vti_busy_add(vti_thread *t, int d)
     atomic_signal_fence(memory_order_seq_cst); /* the hardware side is barrier_all's */
 }
 
-/* Read the settings, create the trace (naming.c) and the signal buffer.
- * false with the reason on stderr (unless quiet) when no trace could be
- * made. Once, by the life cycle; the state is not changed here. */
-bool vti_session_open(void);
+/* Read the settings, create the trace (naming.c) and the signal buffer;
+ * forked: this is a fork child's own session (the header's
+ * VT_HDR_CHILD_AFTER_FORK). false with the reason on stderr (unless quiet)
+ * when no trace could be made. Once per process, by the life cycle; the
+ * state is not changed here. */
+bool vti_session_open(bool forked);
 /* true in the process that opened the session (not a vfork child). */
 bool vti_session_is_ours(void);
 /* The END record (status, reason), then the writer closed (or only flushed
@@ -287,8 +277,25 @@ bool vti_session_is_ours(void);
  * written to" said unless quiet. Nothing in a forked child. */
 void vti_session_close(int status, const char *reason);
 /* In a forked child (pthread_atfork): the parent's writer is abandoned,
- * the state becomes VTI_S_CHILD. */
+ * the state becomes VTI_S_CHILD. Only what is safe between fork and exec. */
 void vti_session_fork_child(void);
+
+/* A fork child's own session (README.md "Fork"): before it starts, each
+ * part lets go of what it held of the parent's (the parent's allocations,
+ * stacks, strings, regions and counters are not the child's trace's) and
+ * makes its locks anew (a thread of the parent may have held one: it does
+ * not exist in the child). The parent's tables are left allocated, not
+ * freed: they may have been mid-update. Called once per fork child, by the
+ * thread that starts its session (lifecycle.c), in this order. */
+void vti_live_fork_reset(void);    /* livemap.c: live map, counters, order lock */
+void vti_stacks_fork_reset(void);  /* stacks.c: the stack trie, the module map */
+void vti_strings_fork_reset(void); /* strings.c */
+void vti_py_fork_reset(void);      /* pyframes.c: Python frame ids */
+void vti_unwind_fork_reset(void);  /* unwind.c: the cached unwinding rules */
+void vti_record_fork_reset(void);  /* record.c: devices described, sampled */
+void vti_iter_fork_reset(void);    /* iterfit.c: the exit line's iteration fits */
+void vti_diag_fork_reset(void);    /* diagnose.c: the pending OOM diagnosis */
+void vti_cupti_fork_reset(void);   /* cupti_loader.c: the parent's CUPTI is not run */
 /* The calling thread's state, attaching it to the writer on first use, and
  * marked busy until vti_thread_put (the writer is not closed meanwhile);
  * NULL when tracing is off. Inline for the hooks; the first call of a thread
@@ -741,7 +748,6 @@ void vti_order_unlock(void);
                        (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack);                       \
         vti_order_unlock();                                                                        \
     }                                                                                              \
-    vti_fork_check(outer, real &&rc == OK);                                                        \
     vti_leave();                                                                                   \
     return rc
 

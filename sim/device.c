@@ -46,6 +46,15 @@ static int device_init(struct sim_device *d, int ordinal)
     return ra_init(&d->ra, base, len);
 }
 
+/* A forked child has one thread: a device lock its parent's other threads
+ * held at the fork is made anew, so the child's calls do not hang (the
+ * child goes on with its copy of the devices, as sim/README.md says). */
+static void devices_child(void)
+{
+    for (int i = 0; i < sim_cfg.ndevices; i++)
+        pthread_mutex_init(&sim_devices[i].lock, NULL);
+}
+
 static void state_init_once(void)
 {
     sim_config_load(&sim_cfg);
@@ -53,6 +62,7 @@ static void state_init_once(void)
     for (int i = 0; i < sim_cfg.ndevices; i++)
         if (device_init(&sim_devices[i], i) != 0)
             return;
+    pthread_atfork(NULL, NULL, devices_child);
     state_ok = 1;
 }
 

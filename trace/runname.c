@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -146,19 +145,6 @@ int32_t vt_rank_from_env(void)
     return -1;
 }
 
-/* One O_APPEND write of the w bytes of line to list. */
-static int list_append(const char *list, const char *line, int w)
-{
-    int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -1;
-    ssize_t n = write(fd, line, (size_t)w); /* O_APPEND: one line, never interleaved */
-    int e = errno;
-    close(fd);
-    errno = e;
-    return n == w ? 0 : -1;
-}
-
 int vt_run_list_add(const char *list, const char *path)
 {
     char line[4200], cwd[4096];
@@ -169,20 +155,12 @@ int vt_run_list_add(const char *list, const char *path)
         w = snprintf(line, sizeof line, "%s/%s\n", cwd, path);
     if (w <= 0 || (size_t)w >= sizeof line)
         return -1;
-    return list_append(list, line, w);
-}
-
-int vt_run_list_add_unrecorded(const char *list, uint32_t pid, uint32_t ppid)
-{
-    char line[64];
-    int w = snprintf(line, sizeof line, "%cunrecorded %" PRIu32 " %" PRIu32 "\n", VT_RUN_LIST_NOTE,
-                     pid, ppid);
-    return w > 0 && (size_t)w < sizeof line ? list_append(list, line, w) : -1;
-}
-
-bool vt_run_list_unrecorded(const char *line, uint32_t *pid, uint32_t *ppid)
-{
-    char fmt[32];
-    snprintf(fmt, sizeof fmt, "%cunrecorded %%" SCNu32 " %%" SCNu32, VT_RUN_LIST_NOTE);
-    return sscanf(line, fmt, pid, ppid) == 2;
+    int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, line, (size_t)w); /* O_APPEND: one line, never interleaved */
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n == w ? 0 : -1;
 }

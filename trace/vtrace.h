@@ -329,14 +329,6 @@ int32_t vt_rank_from_env(void);
 /* Append path (made absolute with the working directory) and a newline to
  * the existing file list with one O_APPEND write. 0, or -1 with errno. */
 int vt_run_list_add(const char *list, const char *path);
-/* A run list line that is not a trace's path starts with this: "!unrecorded
- * PID PPID", a process forked without exec (which never records,
- * interpose/README.md "Fork") that allocated device memory. */
-#define VT_RUN_LIST_NOTE '!'
-/* Append "!unrecorded PID PPID" to list as vt_run_list_add does. */
-int vt_run_list_add_unrecorded(const char *list, uint32_t pid, uint32_t ppid);
-/* Parse such a line: true with *pid and *ppid set. */
-bool vt_run_list_unrecorded(const char *line, uint32_t *pid, uint32_t *ppid);
 
 /* ---- Events (what the reader yields, what the writer takes) -------------- */
 

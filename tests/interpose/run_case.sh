@@ -9,7 +9,10 @@
 #   compare     also run without the preload: stdout and exit status must match
 #   signal:N    the program must die from signal N; the trace must read back
 #   kill        SIGKILL once the program printed "ready"; the trace must read back
-#   fork        normal, and OUTDIR must hold exactly one trace (the parent's)
+#   fork        normal; the program forks children that print "child-expect
+#               PID: KEY=VALUE ..." and "parent-pid: PID": OUTDIR must hold the
+#               parent's trace and one named for each child (trace.PID.vtrace),
+#               each checked against its line and the ledger's lines of its pid
 #   notrace     compare, stderr too, and no trace at all (a program that
 #               makes no hooked CUDA call writes nothing)
 # With VTI_VRAMTRACE set (the vramtrace tool), normal and compare runs also
@@ -98,12 +101,35 @@ fi
 [ -f "$trace" ] || fail "no trace at $trace"
 if [ "$mode" = fork ]; then
     n=$(ls "$outdir" | grep -c '\.vtrace$')
-    [ "$n" -eq 1 ] || fail "$n traces in $outdir, expected only the parent's"
+    kids=$(grep -c '^child-expect ' "$outdir/stdout")
+    [ "$kids" -gt 0 ] || fail "no child-expect line"
+    [ "$n" -eq $((kids + 1)) ] || fail "$n traces in $outdir, expected the parent's and $kids"
+    grep '^child-expect ' "$outdir/stdout" | while read -r _ pid kvs; do
+        pid=${pid%:}
+        kid="$outdir/trace.$pid.vtrace"
+        [ -f "$kid" ] || fail "no trace of child $pid"
+        args="--expect module_ids_differ=0 --expect broken_stacks=0 --expect broken_strings=0 --expect unmatched_pops=0"
+        for kv in $kvs; do args="$args --expect $kv"; done
+        # shellcheck disable=SC2086
+        "$checker" "$kid" $check_args $args || fail "the trace of child $pid: check failed"
+        if [ -n "${VTI_VRAMTRACE:-}" ]; then
+            sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$VTI_VRAMTRACE" "$kid" "$ledger" \
+                "$outdir/report.$pid.json" --pid "$pid" ||
+                fail "the report of child $pid does not match the sim's ledger"
+        fi
+    done || exit 1
+    if [ -n "${VTI_VRAMTRACE:-}" ]; then
+        ppid=$(sed -n 's/^parent-pid: //p' "$outdir/stdout")
+        sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$VTI_VRAMTRACE" "$trace" "$ledger" \
+            "$outdir/report.json" --pid "$ppid" || fail "the report does not match the sim's ledger"
+    fi
 fi
 expects=$(sed -n 's/^expect: //p' "$outdir/stdout" | tail -n 1)
 [ -n "$expects" ] || fail "the program printed no 'expect:' line"
-# Every module file the trace names is the one that was loaded (build-ids).
-args="--expect module_ids_differ=0"
+# Every module file the trace names is the one that was loaded (build-ids),
+# every stack node an allocation names and string an NVTX range names is in
+# the trace, and no thread pops a range it did not push.
+args="--expect module_ids_differ=0 --expect broken_stacks=0 --expect broken_strings=0 --expect unmatched_pops=0"
 for kv in $expects; do args="$args --expect $kv"; done
 # shellcheck disable=SC2086
 "$checker" "$trace" $check_args $args || fail "trace check failed"

@@ -8,14 +8,15 @@
 #include <stdio.h>
 
 typedef struct tbook {
-    uint64_t allocs, frees, failed, bytes, live, peak, hlive, hpeak, live_n;
+    uint64_t allocs, frees, failed, bytes, live, peak, hlive, hpeak, live_n, peak_n;
 } tbook;
 
 static inline void tb_alloc(tbook *b, uint64_t size, int host)
 {
     uint64_t *cur = host ? &b->hlive : &b->live, *peak = host ? &b->hpeak : &b->peak;
     b->allocs++;
-    b->live_n++;
+    if (++b->live_n > b->peak_n)
+        b->peak_n = b->live_n;
     b->bytes += size;
     *cur += size;
     if (*cur > *peak)

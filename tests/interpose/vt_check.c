@@ -10,6 +10,11 @@
  *   allocs_with_frame (with --frame FUNC: allocations whose stack, symbolized
  *   offline from the trace's module map with libdw, contains FUNC)
  *   stackless_allocs max_stack_depth (frames in the deepest allocation stack)
+ *   broken_stacks (allocations whose stack names a node the trace lacks)
+ *   broken_strings (NVTX range records naming a string not defined before)
+ *   unmatched_pops (NVTX pops of a thread with no range of its open)
+ *   summary_peak_live (the trace summary's most allocations live at once, as
+ *   the recorder counted them; 0 without a summary)
  *
  * peak is the maximum of live device bytes (device >= 0) over time;
  * host_peak the same for pinned host memory.
@@ -44,6 +49,13 @@ typedef struct state {
     uint32_t *alloc_stacks;
     size_t n_alloc_stacks, alloc_stacks_cap;
     Dwfl *dwfl;
+    bool *strings; /* id -> defined so far */
+    size_t strings_cap;
+    uint64_t broken_strings, unmatched_pops;
+    struct {
+        uint32_t tid, depth;
+    } ranges[256]; /* open push/pop ranges per thread */
+    size_t n_ranges;
 } state;
 
 static void state_free(state *s)
@@ -51,6 +63,7 @@ static void state_free(state *s)
     free(s->map);
     free(s->node);
     free(s->alloc_stacks);
+    free(s->strings);
 }
 
 static size_t slot_of(const state *s, uint64_t addr)
@@ -194,9 +207,66 @@ static void on_failed(state *s, const vt_event *ev)
     snprintf(s->errors + len, sizeof s->errors - len, "%s%d", len ? "," : "", ev->u.failed.error);
 }
 
+static void on_string(state *s, uint32_t id)
+{
+    if (id >= s->strings_cap) {
+        size_t cap = s->strings_cap ? s->strings_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        s->strings = realloc(s->strings, cap * sizeof *s->strings);
+        memset(s->strings + s->strings_cap, 0, (cap - s->strings_cap) * sizeof *s->strings);
+        s->strings_cap = cap;
+    }
+    s->strings[id] = true;
+}
+
+/* A record names string id (0: none): broken when not defined before. */
+static void uses_string(state *s, uint32_t id)
+{
+    if (id && (id >= s->strings_cap || !s->strings[id]))
+        s->broken_strings++;
+}
+
+/* The open push/pop ranges of thread tid (a slot made on first use). */
+static uint32_t *range_depth(state *s, uint32_t tid)
+{
+    for (size_t i = 0; i < s->n_ranges; i++)
+        if (s->ranges[i].tid == tid)
+            return &s->ranges[i].depth;
+    if (s->n_ranges == sizeof s->ranges / sizeof s->ranges[0])
+        return NULL;
+    s->ranges[s->n_ranges].tid = tid;
+    s->ranges[s->n_ranges].depth = 0;
+    return &s->ranges[s->n_ranges++].depth;
+}
+
+static void on_range(state *s, const vt_event *ev)
+{
+    uint32_t *depth = range_depth(s, ev->thread_id);
+    if (ev->type == VT_REC_RANGE_POP) {
+        if (depth && *depth)
+            --*depth;
+        else
+            s->unmatched_pops++;
+        return;
+    }
+    uses_string(s, ev->u.range.domain);
+    uses_string(s, ev->u.range.name);
+    if (ev->type == VT_REC_RANGE_PUSH && depth)
+        ++*depth;
+}
+
 static void on_event(state *s, const vt_event *ev)
 {
     switch (ev->type) {
+    case VT_REC_STRING:
+        on_string(s, ev->u.string.id);
+        break;
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_MARK:
+        on_range(s, ev);
+        break;
     case VT_REC_ALLOC:
         on_alloc(s, ev);
         break;
@@ -264,6 +334,24 @@ static void dump_stacks(state *s)
     }
 }
 
+/* Allocations whose stack leads to a node the trace never defined (each
+ * node is written before the first record that names it). */
+static uint64_t broken_stacks(const state *s)
+{
+    uint64_t broken = 0;
+    for (size_t i = 0; i < s->n_alloc_stacks; i++) {
+        uint32_t id = s->alloc_stacks[i];
+        for (int n = 0; id && n < 4096; n++) {
+            if (id >= s->node_cap || !s->node[id][1]) {
+                broken++;
+                break;
+            }
+            id = (uint32_t)s->node[id][0];
+        }
+    }
+    return broken;
+}
+
 /* Frames in the deepest stack of any allocation. */
 static uint64_t max_depth(const state *s)
 {
@@ -286,8 +374,10 @@ static void put(const char *key, uint64_t v)
     snprintf(report + len, sizeof report - len, "%s=%" PRIu64 "\n", key, v);
 }
 
-static void summarize(state *s, const char *frame, bool truncated)
+static void summarize(state *s, const char *frame, const vt_reader *r)
 {
+    vt_summary sum = {0};
+    bool truncated = vt_reader_truncated(r), has_summary = vt_reader_summary(r, &sum);
     uint64_t leaked_bytes = 0;
     for (size_t i = 0; i < s->cap; i++)
         if (s->map[i].used)
@@ -314,7 +404,11 @@ static void summarize(state *s, const char *frame, bool truncated)
     put("end_status", s->end_status);
     put("stackless_allocs", s->stackless);
     put("max_stack_depth", max_depth(s));
+    put("broken_stacks", broken_stacks(s));
+    put("broken_strings", s->broken_strings);
+    put("unmatched_pops", s->unmatched_pops);
     put("truncated", truncated);
+    put("summary_peak_live", has_summary ? sum.peak_live : 0);
     if (frame) {
         uint64_t n = 0;
         for (size_t i = 0; i < s->n_alloc_stacks; i++)
@@ -377,7 +471,7 @@ int main(int argc, char **argv)
         state_free(&s);
         return 2;
     }
-    summarize(&s, frame, vt_reader_truncated(r));
+    summarize(&s, frame, r);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--stacks") == 0)
             dump_stacks(&s);
