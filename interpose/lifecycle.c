@@ -70,7 +70,6 @@ static void fork_reset(void)
     vti_iter_fork_reset();
     vti_diag_fork_reset();
     vti_cupti_fork_reset();
-    vti_nvtx_fork_reset();
     atomic_store(&vti_exit_armed, 0);
     atomic_store(&early_done, false);
     atomic_store(&opened, false);

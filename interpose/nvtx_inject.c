@@ -794,23 +794,17 @@ static void locks_release(void)
  * ranges, heaps and regions so far are the parent's. Its open push/pop
  * ranges stay open (their pops must match) but are not written as
  * recorded, so their pops are not either; ids and handles handed out so
- * far are never written. The region maps are emptied when the child's
- * session starts (vti_nvtx_fork_reset). */
+ * far are never written; the region maps are emptied (left allocated, not
+ * freed: only stores here, between fork and exec). */
 static void child_release(void)
 {
     for (unsigned i = 0; i < tls_nstacks; i++)
         tls_stacks[i].recorded = 0;
     range_floor = __atomic_load_n(&range_counter, __ATOMIC_RELAXED);
     heap_floor = __atomic_load_n(&heap_counter, __ATOMIC_RELAXED);
-    locks_release();
-}
-
-void vti_nvtx_fork_reset(void)
-{
-    pthread_mutex_lock(&region_lock);
-    by_addr = (vti_rmap){0}; /* the parent's maps are left, not freed */
+    by_addr = (vti_rmap){0};
     by_handle = (vti_rmap){0};
-    pthread_mutex_unlock(&region_lock);
+    locks_release();
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;

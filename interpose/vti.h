@@ -41,9 +41,4 @@ void vti_iter_end(const char *name, int level, const char *parent);
  * iteration only inside a top-level one begun once: iterfit.c). */
 void vti_iter_begin(const char *name);
 
-/* A fork child's session starts: the NVTX Mem region maps are emptied (the
- * parent's regions are not the child's; vti_internal.h, "A fork child's own
- * session"). */
-void vti_nvtx_fork_reset(void);
-
 #endif

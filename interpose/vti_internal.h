@@ -296,6 +296,8 @@ void vti_record_fork_reset(void);  /* record.c: devices described, sampled */
 void vti_iter_fork_reset(void);    /* iterfit.c: the exit line's iteration fits */
 void vti_diag_fork_reset(void);    /* diagnose.c: the pending OOM diagnosis */
 void vti_cupti_fork_reset(void);   /* cupti_loader.c: the parent's CUPTI is not run */
+/* (nvtx_inject.c lets go of the parent's ranges, heaps and regions in its own
+ * pthread_atfork child handler.) */
 /* The calling thread's state, attaching it to the writer on first use, and
  * marked busy until vti_thread_put (the writer is not closed meanwhile);
  * NULL when tracing is off. Inline for the hooks; the first call of a thread

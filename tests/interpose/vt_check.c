@@ -142,17 +142,29 @@ static void on_free(state *s, const vt_event *ev)
     s->n--;
 }
 
+/* The array p of *cap elements of elem bytes grown (zero-filled) to hold
+ * index id; exits on out of memory. */
+static void *grow_to(void *p, size_t *cap, size_t id, size_t elem)
+{
+    size_t n = *cap ? *cap : 1024;
+    if (id < *cap)
+        return p;
+    while (n <= id)
+        n *= 2;
+    p = realloc(p, n * elem);
+    if (!p) {
+        fprintf(stderr, "vt_check: out of memory\n");
+        exit(2);
+    }
+    memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
+    *cap = n;
+    return p;
+}
+
 static void on_node(state *s, const vt_event *ev)
 {
     uint32_t id = ev->u.stack_node.id;
-    if (id >= s->node_cap) {
-        size_t cap = s->node_cap ? s->node_cap : 1024;
-        while (cap <= id)
-            cap *= 2;
-        s->node = realloc(s->node, cap * sizeof *s->node);
-        memset(s->node + s->node_cap, 0, (cap - s->node_cap) * sizeof *s->node);
-        s->node_cap = cap;
-    }
+    s->node = grow_to(s->node, &s->node_cap, id, sizeof *s->node);
     s->node[id][0] = ev->u.stack_node.parent;
     s->node[id][1] = ev->u.stack_node.ip;
     s->nodes++;
@@ -209,14 +221,7 @@ static void on_failed(state *s, const vt_event *ev)
 
 static void on_string(state *s, uint32_t id)
 {
-    if (id >= s->strings_cap) {
-        size_t cap = s->strings_cap ? s->strings_cap : 1024;
-        while (cap <= id)
-            cap *= 2;
-        s->strings = realloc(s->strings, cap * sizeof *s->strings);
-        memset(s->strings + s->strings_cap, 0, (cap - s->strings_cap) * sizeof *s->strings);
-        s->strings_cap = cap;
-    }
+    s->strings = grow_to(s->strings, &s->strings_cap, id, sizeof *s->strings);
     s->strings[id] = true;
 }
 
