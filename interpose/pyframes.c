@@ -438,9 +438,11 @@ static uint32_t frame_id(vti_thread *t, const py_raw *r)
  * frames were not recorded (trace/vtrace.h, VT_CUT_FRAME_PREFIX): more than
  * MAX_PY Python frames (python_only), or more than VTI_MAX_STACK_DEPTH in
  * all; 0 when the tables are not there. */
+static uint32_t cut_ids[2]; /* the two markers' frame ids once made, under py_lock */
+
 static uint32_t cut_marker(vti_thread *t, bool python_only)
 {
-    static uint32_t ids[2];
+    uint32_t *ids = cut_ids;
     char why[80];
     if (!cap)
         return 0;
@@ -571,5 +573,6 @@ void vti_py_fork_reset(void)
     labels = NULL;
     own = NULL;
     cap_labels = 0;
+    cut_ids[0] = cut_ids[1] = 0;
     pthread_mutex_init(&py_lock, NULL);
 }

@@ -16,7 +16,7 @@ stack of more than 128 Python frames must hold the innermost 128 and then
 the marker "[outer Python frames not recorded: more than 128]".
 
     pyframes_random.py --vramtrace BIN --python PY --work DIR --seeds A-B
-        [--max-len N] [--recursion N] [--segments | --ctypes] [--wrong]
+        [--max-len N] [--recursion N] [--segments | --ctypes [--fork]] [--wrong]
 
 --ctypes: no PyTorch: each allocation a cudaMalloc through ctypes on
   libcudart, so that any CPython (3.8 and later) runs the programs
@@ -26,6 +26,9 @@ the marker "[outer Python frames not recorded: more than 128]".
   segment allocation (cudaMalloc) must have the stack of the k-th
   torch.empty that raised torch.cuda.memory_reserved(), and that rise as
   its size (chains run one at a time).
+--fork (with --ctypes): some chains run in a child forked without exec (after
+  the parent recorded, and while other threads may run), whose allocations
+  are in its own trace of the run (interpose/README.md "Fork"), held the same.
 --wrong: one frame's line of the truth moved by one: exit 0 only if caught.
 --need-cut: at least one allocation's stack must be cut (its truth longer
   than 128 Python frames), so that the marker is exercised; where one is,
@@ -36,6 +39,7 @@ Exit: 0 all held, 1 a check failed, 77 PY cannot import torch, 3 the
 harness could not run. Standard library only (PY needs torch).
 """
 import argparse
+import glob
 import json
 import os
 import pickle
@@ -47,7 +51,7 @@ SKIP = 77
 MAX_PY = 128  # interpose/pyframes.c, MAX_PY
 CUT = "[outer Python frames not recorded: more than 128]"
 
-HEAD = '''import asyncio, contextlib, functools, json, sys, threading, torch
+HEAD = '''import asyncio, contextlib, functools, json, os, sys, threading, torch
 RDEPTH = {rdepth}
 keep = []
 truth = []
@@ -163,8 +167,9 @@ def chain_kinds(rnd, max_len, old):
     return kinds
 
 
-def program(seed, max_len, rdepth, segments, ctypes=False, old=False):
-    """The program's source for seed (old: a Python before 3.10)."""
+def program(seed, max_len, rdepth, segments, ctypes=False, old=False, fork=False):
+    """The program's source for seed (old: a Python before 3.10; fork: some
+    chains run in a child forked without exec, which writes its own truth)."""
     rnd = random.Random(seed)
     out, runs, sizes = [head(rdepth, ctypes)], [], set()
     for p in range(rnd.randint(3, 8)):
@@ -183,13 +188,21 @@ def program(seed, max_len, rdepth, segments, ctypes=False, old=False):
                 continue
             out.append(defs.format(C=nxt, N=f"{p}_{i}"))
             out.append(f"def s{p}_{i}():\n" + body.format(C=nxt, N=f"{p}_{i}") + "\n\n")
-        runs.append((p, rnd.choice(["call", "call", "thread"] + ([] if segments else ["together"])),
-                     kinds))
+        hows = ["call", "call", "thread"] + ([] if segments else ["together"])
+        runs.append((p, rnd.choice(hows + (["fork"] * 2 if fork else [])), kinds))
     out.append("def main():\n    together = []\n")
     for p, how, kinds in runs:
         out.append(f"    # chain {p}: {' '.join(kinds)}\n")
         if how == "call":
             out.append(f"    s{p}_0()\n")
+        elif how == "fork":  # the child's allocations are in its own trace and truth file
+            # the threads running now first (the program's lock may be held
+            # by one of them, and a fork child would wait for it forever)
+            out.append("    for t in together:\n        t.join()\n"
+                       "    n = len(truth)\n    pid = os.fork()\n    if pid == 0:\n"
+                       f"        s{p}_0()\n"
+                       "        json.dump(truth[n:], open(f'{sys.argv[1]}.{os.getpid()}', 'w'))\n"
+                       "        os._exit(0)\n    os.waitpid(pid, 0)\n")
         elif how == "thread":
             out.append(f"    t = threading.Thread(target=s{p}_0)\n    t.start()\n    t.join()\n")
         else:
@@ -250,27 +263,40 @@ def check(prog, truth, memviz, segments):
 
 def run_seed(o, seed):
     d = os.path.join(o.work, f"{'seg' if o.segments else 'tensors'}_{o.recursion}_{seed}")
-    os.makedirs(d, exist_ok=True)
+    subprocess.run(["rm", "-rf", d], check=True)  # an earlier run's child traces and truths
+    os.makedirs(d)
     prog, truth_f = os.path.join(d, "prog.py"), os.path.join(d, "truth.json")
     trace, pkl = os.path.join(d, "prog.vtrace"), os.path.join(d, "prog.pkl")
     with open(prog, "w") as f:
-        f.write(program(seed, o.max_len, o.recursion, o.segments, o.ctypes, o.old))
+        f.write(program(seed, o.max_len, o.recursion, o.segments, o.ctypes, o.old, o.fork))
     opts = [] if o.segments or o.ctypes else ["--torch-tensors"]
     cmd = [o.vramtrace, "run", "--sim=t4", *opts, "--force", "-o", trace, "--", o.python, prog, truth_f]
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if p.returncode != 0:
         raise RuntimeError(f"seed {seed}: {' '.join(cmd)} exited {p.returncode}: {p.stderr[-600:]}")
-    p = subprocess.run([o.vramtrace, "report", "-q", "--memory-viz", pkl, trace],
-                       capture_output=True, text=True, errors="replace")
-    if p.returncode != 0:
-        raise RuntimeError(f"seed {seed}: report exited {p.returncode}: {p.stderr[-600:]}")
-    with open(truth_f) as f:
-        truth = json.load(f)
+    memviz = {"device_traces": []}
+    for k, tr in enumerate(sorted(glob.glob(os.path.join(d, "prog*.vtrace")))):
+        # one export per process (the run's own trace and each fork child's),
+        # each trace alone in a folder: given the run's name, the report
+        # reads its siblings too
+        one, alone = f"{pkl}.{k}", os.path.join(d, f"process{k}")
+        subprocess.run(["rm", "-rf", alone], check=True)
+        os.makedirs(alone)
+        os.link(tr, os.path.join(alone, "prog.vtrace"))
+        p = subprocess.run([o.vramtrace, "report", "-q", "--memory-viz", one,
+                            os.path.join(alone, "prog.vtrace")],
+                           capture_output=True, text=True, errors="replace")
+        if p.returncode != 0:
+            raise RuntimeError(f"seed {seed}: report exited {p.returncode}: {p.stderr[-600:]}")
+        with open(one, "rb") as f:
+            memviz["device_traces"] += pickle.load(f)["device_traces"]
+    truth = []
+    for tf in [truth_f] + sorted(glob.glob(truth_f + ".*")):
+        with open(tf) as f:
+            truth += json.load(f)
     if o.wrong:  # one frame's line moved: a right report must now differ
         t = max(truth, key=lambda t: len(t["stack"]))
         t["stack"][min(1, len(t["stack"]) - 1)][2] += 1
-    with open(pkl, "rb") as f:
-        memviz = pickle.load(f)
     errors, n = check(prog, truth, memviz, o.segments)
     cut = sum(1 for t in truth if len(t["stack"]) + 1 > MAX_PY)
     if cut:  # the text and HTML reports fold long stacks: the marker must still show
@@ -297,6 +323,7 @@ def main():
     ap.add_argument("--ctypes", action="store_true")
     ap.add_argument("--wrong", action="store_true")
     ap.add_argument("--need-cut", action="store_true")
+    ap.add_argument("--fork", action="store_true")
     o = ap.parse_args()
     need = "import sys; assert sys.version_info >= (3, 8)" if o.ctypes else "import torch"
     if subprocess.run([o.python, "-c", need], capture_output=True).returncode != 0:
