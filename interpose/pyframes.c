@@ -434,25 +434,29 @@ static uint32_t frame_id(vti_thread *t, const py_raw *r)
 
 /* ---- merging ------------------------------------------------------------ */
 
-/* The frame id (under py_lock) of the marker put where a stack's outer
- * frames were not recorded (trace/vtrace.h, VT_CUT_FRAME_PREFIX): more than
- * MAX_PY Python frames (python_only), or more than VTI_MAX_STACK_DEPTH in
- * all; 0 when the tables are not there. */
-static uint32_t cut_ids[2]; /* the two markers' frame ids once made, under py_lock */
+/* The markers put where a stack's outer frames were not recorded
+ * (trace/vtrace.h, VT_CUT_FRAME_PREFIX): more than VTI_MAX_STACK_DEPTH
+ * frames in all (a merged stack), more than MAX_PY Python frames, more than
+ * VRAMTRACE_STACK_DEPTH native frames (a stack without Python). */
+enum cut_kind { CUT_ALL, CUT_PYTHON, CUT_NATIVE };
+static uint32_t cut_ids[3]; /* the markers' frame ids once made, under py_lock */
 
-static uint32_t cut_marker(vti_thread *t, bool python_only)
+/* The frame id (under py_lock) of marker kind; 0 when the tables are not
+ * there. */
+static uint32_t cut_marker(vti_thread *t, enum cut_kind kind)
 {
-    uint32_t *ids = cut_ids;
+    static const int limit[] = {VTI_MAX_STACK_DEPTH, MAX_PY, 0};
     char why[80];
     if (!cap)
         return 0;
-    if (!ids[python_only]) {
+    if (!cut_ids[kind]) {
+        int n = kind == CUT_NATIVE ? vti_settings_get()->stack_depth : limit[kind];
         snprintf(why, sizeof why, "%s%sframes not recorded: more than %d]", VT_CUT_FRAME_PREFIX,
-                 python_only ? "Python " : "", python_only ? MAX_PY : VTI_MAX_STACK_DEPTH);
-        ids[python_only] = text_id(t, vti_intern(t, ""), vti_intern(t, why), 0);
-        label_keep(ids[python_only], "", why, 0);
+                 kind == CUT_PYTHON ? "Python " : "", n);
+        cut_ids[kind] = text_id(t, vti_intern(t, ""), vti_intern(t, why), 0);
+        label_keep(cut_ids[kind], "", why, 0);
     }
-    return ids[python_only];
+    return cut_ids[kind];
 }
 
 static bool is_eval(uintptr_t ret)
@@ -488,14 +492,14 @@ static int mark_cut(vti_thread *t, uint64_t *tmp, int k, int at, bool py_cut, in
 {
     uint32_t py, all;
     pthread_mutex_lock(&py_lock);
-    if (py_cut && (py = cut_marker(t, true)) != 0) {
+    if (py_cut && (py = cut_marker(t, CUT_PYTHON)) != 0) {
         memmove(tmp + at + 1, tmp + at, (size_t)(k - at) * sizeof *tmp);
         tmp[at] = VTI_PY_NODE | py;
         k++;
     }
     if (k > max) {
         k = max;
-        if ((all = cut_marker(t, false)) != 0)
+        if ((all = cut_marker(t, CUT_ALL)) != 0)
             tmp[k - 1] = VTI_PY_NODE | all;
     }
     pthread_mutex_unlock(&py_lock);
@@ -539,6 +543,20 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
     return k;
 }
 
+int vti_native_cut(vti_thread *t, void *const *native, int n, uint64_t *out)
+{
+    uint32_t marker;
+    pthread_mutex_lock(&py_lock);
+    marker = cap || tables_grow() == 0 ? cut_marker(t, CUT_NATIVE) : 0;
+    pthread_mutex_unlock(&py_lock);
+    if (!marker || n <= 0)
+        return -1;
+    out[0] = VTI_PY_NODE | marker;
+    for (int i = 1; i < n; i++)
+        out[i] = (uint64_t)(uintptr_t)native[n - 1 - i] - 1;
+    return n;
+}
+
 bool vti_py_own(uint64_t node)
 {
     uint32_t id = (uint32_t)node;
@@ -573,6 +591,6 @@ void vti_py_fork_reset(void)
     labels = NULL;
     own = NULL;
     cap_labels = 0;
-    cut_ids[0] = cut_ids[1] = 0;
+    memset(cut_ids, 0, sizeof cut_ids);
     pthread_mutex_init(&py_lock, NULL);
 }

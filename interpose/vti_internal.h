@@ -556,6 +556,14 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
 /* true when vti_py_merge gives -1 (the process runs no CPython): a stack is
  * then its native frames alone. */
 bool vti_py_none(void);
+/* A native stack (no Python) that had more frames than the n kept (the
+ * VRAMTRACE_STACK_DEPTH setting): out (n entries, outermost first) is its
+ * innermost n - 1 frames as ips (return address - 1) with the marker frame
+ * "[outer frames not recorded: more than N]" (VTI_PY_NODE, VT_REC_PY_FRAME
+ * written through t when new; trace/vtrace.h VT_CUT_FRAME_PREFIX) as its
+ * outermost. Returns n, or -1 when the marker cannot be made (out then
+ * untouched: the frames are kept without it). */
+int vti_native_cut(vti_thread *t, void *const *native, int n, uint64_t *out);
 /* For an entry tagged VTI_PY_NODE: "function (file.py:line)" (or the
  * unknown-frames note) into out; true when named. false for native ips. */
 bool vti_py_label(uint64_t node, char *out, size_t len);

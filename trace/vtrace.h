@@ -185,7 +185,8 @@ bool vt_kind_is_host(enum vt_kind kind);
  * program's own line, in the preload's OOM diagnosis and in the report. */
 bool vt_py_library_file(const char *file);
 /* A stack whose outer frames were not recorded (more Python frames than the
- * recorder reads, or more frames in all than a stack holds) ends its
+ * recorder reads, more frames in all than a stack holds, or a stack without
+ * Python deeper than VRAMTRACE_STACK_DEPTH) ends its
  * recorded part with one Python frame in no file (file "", so library code,
  * never a stack's lead) whose function starts with this prefix and says why,
  * e.g. "[outer Python frames not recorded: more than 128]"

@@ -161,12 +161,17 @@ static void *grow_to(void *p, size_t *cap, size_t id, size_t elem)
     return p;
 }
 
+/* A Python frame's node (the cut marker of a native stack among them): in
+ * the same id space, its ip this tag (never a native ip, never 0). */
+#define PY_NODE_IP (1ull << 63)
+
 static void on_node(state *s, const vt_event *ev)
 {
-    uint32_t id = ev->u.stack_node.id;
+    bool py = ev->type == VT_REC_PY_STACK_NODE;
+    uint32_t id = py ? ev->u.py_stack_node.id : ev->u.stack_node.id;
     s->node = grow_to(s->node, &s->node_cap, id, sizeof *s->node);
-    s->node[id][0] = ev->u.stack_node.parent;
-    s->node[id][1] = ev->u.stack_node.ip;
+    s->node[id][0] = py ? ev->u.py_stack_node.parent : ev->u.stack_node.parent;
+    s->node[id][1] = py ? PY_NODE_IP | ev->u.py_stack_node.frame : ev->u.stack_node.ip;
     s->nodes++;
 }
 
@@ -282,6 +287,7 @@ static void on_event(state *s, const vt_event *ev)
         on_failed(s, ev);
         break;
     case VT_REC_STACK_NODE:
+    case VT_REC_PY_STACK_NODE:
         on_node(s, ev);
         break;
     case VT_REC_MODULE:

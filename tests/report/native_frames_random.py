@@ -22,8 +22,12 @@ of the program's own file that `vramtrace report --memory-viz` gives each
 allocation (inlined frames included) must be exactly the chain.
 
     native_frames_random.py --vramtrace BIN --work DIR --seeds A-B[,C...]
-        [--cc gcc,clang] [--lang c|c++] [--wrong]
+        [--cc gcc,clang] [--lang c|c++] [--deep N] [--wrong]
 
+--deep N (C): recursion N to N + 40 deep, so that stacks pass
+  VRAMTRACE_STACK_DEPTH (64 frames): a cut stack must be the innermost frames
+  of the chain and then the marker "[outer frames not recorded: more than
+  64]", an uncut one the whole chain; at least one must be cut.
 --wrong: one frame's line of each program's truth moved by one: exit 0 only
   if every seed catches it.
 
@@ -39,6 +43,10 @@ import subprocess
 import sys
 
 SKIP = 77
+# interpose/pyframes.c: the marker at the root of a native stack cut at
+# VRAMTRACE_STACK_DEPTH (trace/vtrace.h, VT_CUT_FRAME_PREFIX)
+CUT_PREFIX = "[outer "
+CUT = "[outer frames not recorded: more than 64]"
 ATTRS = ["", "static ", "static inline ", "__attribute__((noinline)) ",
          "static inline __attribute__((always_inline)) ", "__attribute__((noinline)) static "]
 OPTS = ["-O0", "-O1", "-O2", "-O3", "-Os"]
@@ -71,8 +79,9 @@ def leaf(src, name, attr, size):
     return frames
 
 
-def caller(src, rnd, name, attr, kind, callee):
-    """A function calling callee in the way kind says; the frames it adds."""
+def caller(src, rnd, name, attr, kind, callee, deep=0):
+    """A function calling callee in the way kind says; the frames it adds
+    (deep: recursion deep to deep + 40 levels instead of 1 to 6)."""
     if kind == "call":
         src.add(f"{attr}int {name}(int x)\n{{\n    int r = x * 3;\n    if (x > 100000)\n"
                 "        sink = r;")
@@ -83,7 +92,7 @@ def caller(src, rnd, name, attr, kind, callee):
         frames = [(name, src.next_line())]
         src.add("    r = fp(x + 2);\n    sink = r;\n    return r + 1;\n}\n")
     elif kind == "recursion":
-        depth = rnd.randint(1, 6)
+        depth = rnd.randint(deep, deep + 40) if deep else rnd.randint(1, 6)
         src.add(f"static int {name}_rec(int n, int x)\n{{\n    int r;\n    if (n == 0) {{")
         base = src.next_line()
         src.add(f"        r = {callee}(x);\n        sink = r;\n        return r;\n    }}")
@@ -107,13 +116,15 @@ def caller(src, rnd, name, attr, kind, callee):
     return frames
 
 
-def program(seed):
-    """(source text, truth: one {size, frames} per allocation)."""
+def program(seed, deep=0):
+    """(source text, truth: one {size, frames} per allocation); deep: more
+    and deeper recursion (stacks past VRAMTRACE_STACK_DEPTH)."""
     rnd = random.Random(seed)
     src, truth, sizes = Source(), [], set()
     for p in range(rnd.randint(3, 8)):
         n = rnd.randint(1, 8)
-        kinds = [rnd.choice(["call", "call", "call", "fnptr", "recursion", "loop", "branch"])
+        kinds = [rnd.choice(["call", "call", "call", "fnptr", "recursion", "loop", "branch"]
+                            + ["recursion"] * (3 if deep else 0))
                  for _ in range(n)]
         attrs = [rnd.choice(ATTRS) for _ in range(n)]
         frames, size = [], 0
@@ -125,7 +136,7 @@ def program(seed):
             if i + 1 == n:
                 frames += leaf(src, name, attrs[i], size)
             else:
-                frames += caller(src, rnd, name, attrs[i], kinds[i], f"p{p}_{i + 1}")
+                frames += caller(src, rnd, name, attrs[i], kinds[i], f"p{p}_{i + 1}", deep)
         truth.append({"chain": p, "size": size, "frames": frames})
     src.add("int main(void)\n{")
     for t in truth:
@@ -263,8 +274,9 @@ def recorded(memviz, source):
         if e["action"] == "alloc":
             out.setdefault(e["size"], []).append(
                 [(f["name"], f["line"]) for f in e["frames"]
-                 if os.path.basename(f["filename"]) == os.path.basename(source)
-                 and "::_FUN" not in f["name"] and "::__invoke" not in f["name"]])
+                 if f["name"].startswith(CUT_PREFIX)
+                 or (os.path.basename(f["filename"]) == os.path.basename(source)
+                     and "::_FUN" not in f["name"] and "::__invoke" not in f["name"])])
     return out
 
 
@@ -280,12 +292,23 @@ def same(got, want):
     return all(t in name or (t == "lambda" and "$_" in name) for t in w)
 
 
-def check(truth, got):
+def check(truth, got, cuts=None):
+    """What differs; cuts (a list): the sizes of the allocations whose stack
+    ends in the cut marker, which is right only where the frames before it
+    are the innermost of the source's chain (as many as the walk kept:
+    inlining decides how many logical frames the kept ones hold)."""
     errors = []
     for t in truth:
         g = got.get(t["size"], [])
         want = [tuple(f) for f in t["frames"]]
-        if len(g) != 1:
+        if len(g) == 1 and g[0] and g[0][-1][0] == CUT and cuts is not None:
+            cuts.append(t["size"])
+            if len(g[0]) - 1 < len(want) and all(same(a, b) for a, b in zip(g[0][:-1], want)):
+                continue
+            errors.append(f"allocation of {t['size']} B: the cut marker after {len(g[0]) - 1} "
+                          f"frames, not the innermost of the source's {len(want)}: "
+                          f"{g[0][:3]} ... {g[0][-3:]}")
+        elif len(g) != 1:
             errors.append(f"allocation of {t['size']} B: {len(g)} in the export, 1 made")
         elif len(g[0]) != len(want) or not all(same(a, b) for a, b in zip(g[0], want)):
             i = next((i for i, (a, b) in enumerate(zip(g[0], want)) if not same(a, b)),
@@ -306,7 +329,7 @@ def run_seed(o, seed, cc):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     cxx = o.lang == "c++"
-    text, truth = program_cxx(seed) if cxx else program(seed)
+    text, truth = program_cxx(seed) if cxx else program(seed, o.deep)
     if cxx:
         cc = {"gcc": "g++", "clang": "clang++"}[cc]
     source, exe = os.path.join(d, "prog.cpp" if cxx else "prog.c"), os.path.join(d, "prog")
@@ -326,9 +349,10 @@ def run_seed(o, seed, cc):
     if o.wrong:  # the innermost frame's line moved by one
         frames = max(truth, key=lambda t: len(t["frames"]))["frames"]
         frames[0] = (frames[0][0], frames[0][1] + 1)
+    cuts = []
     with open(pkl, "rb") as f:
-        errors = check(truth, recorded(pickle.load(f), source))
-    return f"{cc} {opt} {flavour or '-g'}".rstrip(), len(truth), errors
+        errors = check(truth, recorded(pickle.load(f), source), cuts)
+    return f"{cc} {opt} {flavour or '-g'}".rstrip(), len(truth), errors, len(cuts)
 
 
 def seed_range(part):
@@ -344,6 +368,7 @@ def main():
     ap.add_argument("--cc", default="gcc,clang")
     ap.add_argument("--lang", choices=["c", "c++"], default="c")
     ap.add_argument("--wrong", action="store_true")
+    ap.add_argument("--deep", type=int, default=0)
     o = ap.parse_args()
     plus = {"gcc": "g++", "clang": "clang++"}
     ccs = [c for c in o.cc.split(",") if shutil.which(plus[c] if o.lang == "c++" else c)]
@@ -351,20 +376,24 @@ def main():
         print(f"SKIP: no compiler of {o.cc} or no {CUDA_INCLUDE}/cuda_runtime.h")
         return SKIP
     seeds = [s for part in o.seeds.split(",") for s in seed_range(part)]
-    failed = checked = runs = 0
+    failed = checked = runs = cut = 0
     try:
         for seed in seeds:
             for cc in ccs:
-                build, n, errors = run_seed(o, seed, cc)
+                build, n, errors, c = run_seed(o, seed, cc)
                 runs += 1
                 checked += n
+                cut += c
                 failed += bool(errors)
-                print(f"seed {seed} ({build}): {n} allocations, {len(errors)} wrong")
+                print(f"seed {seed} ({build}): {n} allocations, {c} cut, {len(errors)} wrong")
                 for e in errors:
                     print("  " + e)
     except (RuntimeError, OSError, KeyError, ValueError) as e:
         print(f"harness: {e}")
         return 3
+    if o.deep and not cut:
+        print("no stack was cut: the marker was not exercised")
+        return 1
     if o.wrong:
         print("wrong truth " + ("caught in every run" if failed == runs else "NOT caught"))
         return 0 if failed == runs else 1
