@@ -57,7 +57,7 @@ static void push(entries *e, const vr_stack *st, int run, int metric, uint64_t b
     e->v[e->n++] = (entry){site_key(st), st, run, metric, bytes, rate};
 }
 
-static void collect(entries *e, const vr_report *r, int run)
+static void collect(entries *e, const vr_report *r, int run, bool *oom_partial)
 {
     for (size_t i = 0; i < r->nsites; i++)
         push(e, &r->sites[i].stack, run, M_PEAK, r->sites[i].bytes, 0);
@@ -67,9 +67,14 @@ static void collect(entries *e, const vr_report *r, int run)
     for (size_t i = 0; i < r->ngrowth; i++)
         push(e, &r->growth[i].stack, run, M_GROWTH, 0, r->growth[i].bytes_per_iteration);
     size_t f = vr_fatal_oom(r);
-    if (f != SIZE_MAX)
-        for (size_t i = 0; i < r->ooms[f].ntop_sites; i++)
-            push(e, &r->ooms[f].top_sites[i].stack, run, M_OOM, r->ooms[f].top_sites[i].bytes, 0);
+    if (f == SIZE_MAX)
+        return;
+    const vr_oom *o = &r->ooms[f];
+    const vr_site *sites = o->all_sites ? o->all_sites : o->top_sites;
+    size_t n = o->all_sites ? o->nall_sites : o->ntop_sites;
+    *oom_partial = !o->all_sites || o->all_sites_cut;
+    for (size_t i = 0; i < n; i++)
+        push(e, &sites[i].stack, run, M_OOM, sites[i].bytes, 0);
 }
 
 static int by_key(const void *a, const void *b)
@@ -153,8 +158,8 @@ vr_diff *vr_diff_new(const vr_report *before, const vr_report *after)
     d->run[0] = before;
     d->run[1] = after;
     entries e = {0};
-    collect(&e, before, 0);
-    collect(&e, after, 1);
+    collect(&e, before, 0, &d->oom_partial[0]);
+    collect(&e, after, 1, &d->oom_partial[1]);
     if (e.n)
         qsort(e.v, e.n, sizeof *e.v, by_key);
     merge(d, &e);

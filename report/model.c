@@ -1024,6 +1024,19 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
     }
     r->ooms = out;
     r->nooms = s->nooms;
+    size_t f = vr_fatal_oom(r);
+    if (f != SIZE_MAX && s->ooms[f].all) { /* its every live site, for the diff */
+        const vr_oom_raw *raw = &s->ooms[f];
+        vr_site *t = vr_alloc(s->arena, (raw->nall ? raw->nall : 1) * sizeof(vr_site));
+        for (size_t k = 0; k < raw->nall; k++)
+            t[k] = (vr_site){.stack = vr_symbolize(sy, (uint32_t)raw->all[k][0]),
+                             .range = "",
+                             .names = "",
+                             .bytes = raw->all[k][1]};
+        out[f].all_sites = t;
+        out[f].nall_sites = raw->nall;
+        out[f].all_sites_cut = raw->all_cut;
+    }
 }
 
 /* ---- the rest ------------------------------------------------------------------ */

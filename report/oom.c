@@ -136,6 +136,65 @@ static void top_sites(vr_state *s, vr_oom_raw *o, const vr_map *dev)
         top_keep(o, e->key, e->live, e->count);
 }
 
+/* The full list of a failure's live sites (vr_oom_raw.all): at most
+ * VR_OOM_ALL sites a failure (the largest), held by at most VR_OOM_LISTS
+ * failures at once (the oldest let go first). The fatal failure is the last
+ * one not recovered and recovered ones let go of theirs when they recover,
+ * so it keeps its list unless more than VR_OOM_LISTS later failures awaited
+ * their retries at one time. Memory: at most VR_OOM_ALL * VR_OOM_LISTS * 16
+ * bytes (4 MiB). */
+#define VR_OOM_ALL 4096
+#define VR_OOM_LISTS 64
+
+void vr_oom_drop_all(vr_state *s, size_t index)
+{
+    if (index >= s->nooms || !s->ooms[index].all)
+        return;
+    free(s->ooms[index].all);
+    s->ooms[index].all = NULL;
+    s->oom_lists--;
+}
+
+static int by_live_desc(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* o's list of every site with live bytes (the failing device's: dev, else
+ * the site counters, as top_sites), largest first, cut to VR_OOM_ALL. */
+static void keep_all(vr_state *s, vr_oom_raw *o, const vr_map *dev)
+{
+    size_t i = 0, n = 0, cap = 64;
+    uint64_t(*all)[2] = malloc(cap * sizeof *all);
+    for (const void *e; all && (e = vr_map_next(dev ? dev : &s->sites, &i));) {
+        uint64_t key = dev ? ((const dev_site *)e)->key : ((const vr_counter *)e)->key;
+        uint64_t live = dev ? ((const dev_site *)e)->live : ((const vr_counter *)e)->live;
+        if (!live)
+            continue;
+        if (n == cap) {
+            uint64_t(*more)[2] = realloc(all, 2 * cap * sizeof *all);
+            if (!more) {
+                free(all);
+                return; /* no list: the diff falls back to the top sites */
+            }
+            all = more;
+            cap *= 2;
+        }
+        all[n][0] = key;
+        all[n++][1] = live;
+    }
+    if (!all)
+        return;
+    qsort(all, n, sizeof *all, by_live_desc);
+    o->all_cut = n > VR_OOM_ALL;
+    o->nall = (uint32_t)(n > VR_OOM_ALL ? VR_OOM_ALL : n);
+    o->all = all;
+    s->oom_lists++;
+    for (size_t k = 0; s->oom_lists > VR_OOM_LISTS && k < s->nooms; k++)
+        vr_oom_drop_all(s, k);
+}
+
 /* Whether samples y of sp grow by the leak rule: slope > 0 and R^2 > 0.9,
  * or a rise that kept on (vr_sustained: kept tensors of random sizes);
  * fit[0], fit[1]: the slope (bytes per iteration) and R^2, when not NULL. */
@@ -365,7 +424,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     if (s->nooms == VR_MAX_OOMS && !oom)
         return; /* the last slot keeps the latest out-of-memory failure */
     if (s->nooms == VR_MAX_OOMS)
-        s->nooms--;
+        vr_oom_drop_all(s, --s->nooms);
     vr_oom_raw *o = oom_new(s);
     o->seq = s->failed;
     vr_devstate *d = vr_state_device(s, ev->u.failed.device);
@@ -396,8 +455,10 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     bool by_device = oom && (o->o.device < 0 || s->allocated != o->o.live_allocated);
     if (by_device)
         group_device_sites(s, o->o.device, &dev);
-    if (oom)
+    if (oom) {
         top_sites(s, o, by_device ? &dev : NULL);
+        keep_all(s, o, by_device ? &dev : NULL);
+    }
     if (!oom || o->o.device < 0) { /* another error, or the host's: no device state explains it */
         o->o.verdict = oom ? VR_VERDICT_CAPACITY : VR_VERDICT_ERROR;
         o->o.batch = o->o.max_batch = -1;

@@ -87,6 +87,12 @@ int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_optio
             changed, d->nsites, d->only[0], d->only[1]);
     if (!changed)
         fputs("no call site changed\n", out);
+    for (int k = 0; k < 2; k++)
+        if (d->oom_partial[k])
+            fprintf(out,
+                    "note: at OOM %s: only the fatal failure's largest sites were kept; "
+                    "a site's 0 there may be more\n",
+                    k ? "after" : "before");
     size_t top = vr_top(opt);
     for (size_t i = 0; i < d->nsites && i < top && d->sites[i].change > 0; i++)
         text_site(out, &d->sites[i]);
@@ -175,7 +181,9 @@ int vr_render_diff_json(FILE *out, vr_report *const *r, size_t n, const vr_optio
     json_run(out, "before", r[0]);
     json_run(out, "after", r[1]);
     json_totals(out, d);
-    fprintf(out, "\"only_before\":%zu,\"only_after\":%zu,\"sites\":[", d->only[0], d->only[1]);
+    fprintf(out, "\"only_before\":%zu,\"only_after\":%zu,", d->only[0], d->only[1]);
+    fprintf(out, "\"oom_sites_complete\":{\"before\":%s,\"after\":%s},\"sites\":[",
+            d->oom_partial[0] ? "false" : "true", d->oom_partial[1] ? "false" : "true");
     for (size_t i = 0; i < d->nsites; i++) {
         if (i)
             fputc(',', out);

@@ -217,8 +217,10 @@ static void settle_pending(vr_state *s, uint64_t freed)
 static void mark_recovered(vr_state *s, size_t index, uint64_t seq)
 {
     s->recovered++;
-    if (index < s->nooms && s->ooms[index].seq == seq)
+    if (index < s->nooms && s->ooms[index].seq == seq) {
         s->ooms[index].o.recovered = true;
+        vr_oom_drop_all(s, index);
+    }
 }
 
 /* The pending recovery of VMM handle key (by_thread: of thread key) ends:

@@ -193,6 +193,15 @@ typedef struct vr_oom {
     const char *range;
     const vr_site *top_sites; /* live bytes by site at the failure, largest first */
     size_t ntop_sites;
+    /* The fatal failure only (vr_fatal_oom): every call site live on its
+     * device at the failure, largest first (the diff's bytes at OOM per
+     * site); at most 4096 (all_sites_cut: more were live, the largest
+     * kept). NULL for the other failures, and for a fatal one whose list
+     * was let go (more than 64 later failures not yet recovered at one
+     * time, or out of memory): the diff then says its sites may be short. */
+    const vr_site *all_sites;
+    size_t nall_sites;
+    bool all_sites_cut;
     /* Suggested batch (argv --batch scaled to the device; -1 if unknown):
      * "measured" from a completed iteration (the most frequent top-level NVTX
      * range of the failing thread, e.g. train_step): need(B) = fixed +
@@ -542,7 +551,7 @@ typedef struct vr_diff_site {
     uint64_t peak[2];   /* bytes live at the peak (vr_report.sites) */
     uint64_t leaked[2]; /* device bytes leaked at exit (vr_report.leaks, caches aside) */
     double growth[2];   /* bytes per iteration (vr_report.growth) */
-    uint64_t oom[2];    /* bytes live at the fatal failure (its top_sites) */
+    uint64_t oom[2];    /* bytes live at the fatal failure (its all_sites) */
     /* The sort key, bytes: the largest of |delta peak|, |delta leaked|,
      * |delta oom| and |delta growth| times the larger iteration count. */
     double change;
@@ -554,6 +563,10 @@ typedef struct vr_diff {
                           * bytes at the peak (both runs summed) first */
     size_t nsites;
     size_t only[2]; /* sites seen in one run only: [0] before, [1] after */
+    /* The run's fatal failure lists only its largest sites (vr_oom.all_sites
+     * cut, or not kept: its top_sites then): a site's oom bytes there may be
+     * missing (0). */
+    bool oom_partial[2];
 } vr_diff;
 
 /* Match the sites of before and after (both must outlive the diff). Never

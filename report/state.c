@@ -236,6 +236,8 @@ void vr_state_destroy(vr_state *s)
         free(s->notes[k]);
     free(s->modules);
     free(s->notes);
+    for (size_t k = 0; k < s->nooms; k++)
+        vr_oom_drop_all(s, k);
     free(s->ooms);
     free(s->frags);
     free(s->spans);

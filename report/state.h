@@ -370,6 +370,14 @@ typedef struct vr_oom_raw {
     bool sizes_repeat;          /* leak: vr_sizes_repeat of top_keys[0] at the failure */
     uint64_t baseline;          /* device use outside the recording (bytes) */
     uint64_t seq;               /* which failed allocation of the trace (1-based) */
+    /* Every call site live on the failing device (stack id, live bytes),
+     * largest first, at most VR_OOM_ALL (all_cut: more were live); malloc'd,
+     * NULL once let go (the failure recovered, or more than VR_OOM_LISTS
+     * later failures keep theirs): what vr_oom.all_sites of the fatal
+     * failure is made of (oom.c, vr_oom_keep_all). */
+    uint64_t (*all)[2];
+    uint32_t nall;
+    bool all_cut;
 } vr_oom_raw;
 
 /* Iteration candidates at one nesting level of NVTX ranges (growth.c):
@@ -483,6 +491,7 @@ typedef struct vr_state {
 
     vr_oom_raw *ooms;
     size_t nooms, capooms;
+    size_t oom_lists; /* ooms whose all list is held (oom.c, vr_oom_keep_all) */
     /* failed VMM handle creations whose same-size retry made handle key:
      * recovered once it is mapped (replay.c, attempt) */
     struct vr_recovery {
@@ -794,6 +803,9 @@ void vr_sizes_repeat(const vr_state *s, const vr_sampler *sp, const vr_map *site
 /* A failed allocation by thread t (its ranges give the failure's range and
  * the batch estimate's iteration); touches no thread. */
 void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
+/* Let go of failure index's list of every live site (vr_oom_raw.all): it
+ * recovered, or its slot is reused, or the state ends. */
+void vr_oom_drop_all(vr_state *s, size_t index);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 
 /* pool.c: a memory pool's state at a failed stream-ordered allocation. */

@@ -169,6 +169,45 @@ static void test_oom_cap_keeps_fatal(void **state)
     vr_report_free(r);
 }
 
+/* The fatal failure lists every site live at it, largest first (what the
+ * diff's bytes at OOM per site come from), beyond its 5 top sites, up to
+ * 4096 (then cut, the largest kept); a recovered failure keeps no list. */
+static void test_oom_all_sites(void **state)
+{
+    (void)state;
+    for (uint32_t sites = 7; sites <= 5000; sites += 4993) {
+        vtg g;
+        char name[32];
+        const char *argv[] = {"sites"};
+        snprintf(name, sizeof name, "sites%u", sites);
+        open_trace(&g, name, 1, argv);
+        for (uint32_t k = 1; k <= sites; k++) { /* site k: stack k + 1, k * 512 bytes */
+            vtg_stack(&g, k + 1, 0, 0x400000 + 16 * k);
+            vtg_alloc(&g, k, 0x10000000 + (uint64_t)k * 0x100000, 512 * (uint64_t)k, k + 1);
+        }
+        vtg_failed(&g, 9000, 64 * MiB, 2, 32 * MiB, 64 * GiB);
+        vtg_alloc(&g, 9001, 0x4000000000, 64 * MiB, 2);         /* retried: recovered */
+        vtg_failed(&g, 9002, 512 * MiB, 1, 32 * MiB, 64 * GiB); /* fatal */
+        vtg_end(&g, 9100, 1);
+        vr_report *r = close_and_analyze(&g, name);
+        assert_int_equal(r->nooms, 2);
+        assert_null(r->ooms[0].all_sites); /* recovered */
+        const vr_oom *o = &r->ooms[vr_fatal_oom(r)];
+        assert_int_equal(o->ntop_sites, 5);
+        assert_non_null(o->all_sites);
+        assert_int_equal(o->nall_sites, sites < 4096 ? sites : 4096);
+        assert_int_equal(o->all_sites_cut, sites > 4096);
+        /* largest first: site 1 also holds the retried 64 MiB */
+        assert_int_equal(o->all_sites[0].bytes, 64 * MiB + 512);
+        assert_int_equal(o->all_sites[1].bytes, 512 * (uint64_t)sites);
+        assert_int_equal(o->all_sites[o->nall_sites - 1].bytes,
+                         512 * (uint64_t)(sites < 4096 ? 2 : sites - 4094));
+        for (size_t k = 2; k < o->nall_sites; k++)
+            assert_true(o->all_sites[k].bytes < o->all_sites[k - 1].bytes);
+        vr_report_free(r);
+    }
+}
+
 /* A failed cudaMalloc whose retry (same thread, same size) succeeds is
  * recovered; a failure followed by a failed retry is not. */
 static void test_recovered(void **state)
@@ -830,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_verdict_external),
         cmocka_unit_test(test_outside_recording_agrees),
         cmocka_unit_test(test_oom_cap_keeps_fatal),
+        cmocka_unit_test(test_oom_all_sites),
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_oom_other_device),

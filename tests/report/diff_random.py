@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""`vramtrace diff` of two runs of random programs against the programs' own
+allocations.
+
+For each seed, one Python program (cudaMalloc and cudaFree through ctypes on
+the simulated T4) with SITES allocating functions at fixed lines runs twice
+on two random lists of operations: BEFORE, and AFTER drawn from it (sites
+that allocate more or less, allocate or free other sizes, leak or stop
+leaking, appear or disappear). The truth is the lists themselves, replayed:
+per site, the bytes live at the peak (the first instant allocated bytes reach
+their maximum, docs/report.md "Peak"), the bytes leaked at exit and the
+bytes live at the fatal failure (a 64 GiB allocation from one site, never
+retried, in some runs); the totals' peak, leaked, live at the fatal failure
+and unrecovered failures. `vramtrace diff --json` must give each site (found
+by its function site_K in the stack) exactly those, before, after and
+delta; a site the diff leaves out must be zero in both; sites sorted by
+change.
+
+    diff_random.py --vramtrace BIN --work DIR --seeds A-B [--wrong]
+
+--wrong: one leaked allocation of the truth 4096 B larger: exit 0 only if
+  every seed catches it.
+
+Exit: 0 all held, 1 a check failed, 3 the harness could not run. Standard
+library only.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+SITES = 12
+
+PROGRAM = '''import ctypes, json, sys
+rt = ctypes.CDLL("libcudart.so.13")
+HUGE = 1 << 36  # 64 GiB: more than the T4 has, its allocation fails
+
+
+def alloc(n):
+    p = ctypes.c_void_p()
+    if rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n)) != 0 and n < HUGE:
+        raise SystemExit(3)
+    return p
+
+
+''' + "".join(f"def site_{k}(n):\n    return alloc(n)\n\n\n" for k in range(SITES)) + '''\
+SITES = [''' + ", ".join(f"site_{k}" for k in range(SITES)) + ''']
+
+
+def main():
+    live = {}
+    for op in json.load(open(sys.argv[1])):
+        if op[0] == "a":
+            live[op[3]] = SITES[op[1]](op[2])
+        elif op[0] == "o":  # out of memory, never retried: fatal
+            SITES[op[1]](HUGE)
+        elif rt.cudaFree(live.pop(op[1])) != 0:
+            raise SystemExit(4)
+
+
+main()
+'''
+
+
+def ops_before(rnd):
+    """A random list: ["a", site, size, id] allocations, ["f", id] frees."""
+    ops, live, nid = [], [], 0
+    for _ in range(rnd.randint(20, 80)):
+        if live and rnd.random() < 0.4:
+            ops.append(["f", live.pop(rnd.randrange(len(live)))])
+        else:
+            site = rnd.randrange(SITES)
+            ops.append(["a", site, rnd.randint(1, 2 << 20), nid])
+            live.append(nid)
+            nid += 1
+    return ops + ([["o", rnd.randrange(SITES)]] if rnd.random() < 0.5 else [])
+
+
+def ops_after(rnd, before):
+    """BEFORE changed: per site, sizes scaled, allocations dropped, frees
+    dropped (a leak) or added, and a new site's allocations added."""
+    scale = {k: rnd.choice([1, 1, 1, 0.5, 2, 3]) for k in range(SITES)}
+    gone = {k for k in range(SITES) if rnd.random() < 0.15}
+    dropped, ops, owner, nid = set(), [], {}, 1000000
+    for op in before:
+        if op[0] == "o":  # the failure kept, moved to another site, or gone
+            r = rnd.random()
+            if r < 0.6:
+                ops.append(["o", op[1] if r < 0.3 else rnd.randrange(SITES)])
+            continue
+        if op[0] == "a":
+            if op[1] in gone or rnd.random() < 0.05:
+                dropped.add(op[3])
+                continue
+            owner[op[3]] = op[1]
+            ops.append(["a", op[1], max(1, int(op[2] * scale[op[1]])), op[3]])
+        elif op[1] not in dropped and rnd.random() > 0.1:  # else now leaked
+            ops.append(op)
+        if rnd.random() < 0.08:  # a new allocation, sometimes freed at once
+            site = rnd.randrange(SITES)
+            ops.append(["a", site, rnd.randint(1, 2 << 20), nid])
+            if rnd.random() < 0.5:
+                ops.append(["f", nid])
+            nid += 1
+    if not any(op[0] == "o" for op in before) and rnd.random() < 0.3:
+        ops.append(["o", rnd.randrange(SITES)])
+    return ops
+
+
+def live_by_site(live):
+    out = {}
+    for site, size in live.values():
+        out[site] = out.get(site, 0) + size
+    return out
+
+
+def truth(ops):
+    """Per site {peak, leaked, oom} and the totals, by replaying ops."""
+    live, cur, peak, at_peak, at_oom, fails = {}, 0, 0, {}, {}, 0
+    for op in ops:
+        if op[0] == "o":
+            at_oom, fails = live_by_site(live), fails + 1
+        elif op[0] == "a":
+            live[op[3]] = (op[1], op[2])
+            cur += op[2]
+            if cur > peak:  # the first instant the maximum is reached
+                peak, at_peak = cur, live_by_site(live)
+        else:
+            cur -= live.pop(op[1])[1]
+    leaked = live_by_site(live)
+    return {"sites": {k: {"peak": at_peak.get(k, 0), "leaked": leaked.get(k, 0),
+                          "oom": at_oom.get(k, 0)} for k in range(SITES)},
+            "peak": peak, "leaked": sum(leaked.values()), "oom": sum(at_oom.values()),
+            "fails": fails}
+
+
+def site_of(stack):
+    names = [f.get("function", "") for f in stack]
+    found = [n for n in names if n.startswith("site_")]
+    return int(found[0][5:]) if len(found) == 1 else None
+
+
+def check(d, want_b, want_a):
+    errors, seen = [], set()
+    for s in d.get("sites", []):
+        k = site_of(s["stack"])
+        if k is None:
+            errors.append(f"a site without one site_K frame: {[f.get('function') for f in s['stack']][:6]}")
+            continue
+        if k in seen:
+            errors.append(f"site_{k} listed twice")
+        seen.add(k)
+        for key in ("peak", "leaked", "oom"):
+            b, a = want_b["sites"][k][key], want_a["sites"][k][key]
+            got = s.get(key, {})
+            if (got.get("before"), got.get("after"), got.get("delta")) != (b, a, a - b):
+                errors.append(f"site_{k} {key}: diff {got}, truth before {b} after {a}")
+    for k in set(range(SITES)) - seen:
+        for key in ("peak", "leaked", "oom"):
+            b, a = want_b["sites"][k][key], want_a["sites"][k][key]
+            if b or a:
+                errors.append(f"site_{k} left out, its {key} before {b} after {a}")
+    if d.get("oom_sites_complete") != {"before": True, "after": True}:
+        errors.append(f"oom_sites_complete {d.get('oom_sites_complete')}: fewer than 4096 "
+                      "sites, all should be listed")
+    changes = [s.get("change", 0) for s in d.get("sites", [])]
+    if changes != sorted(changes, reverse=True):
+        errors.append(f"sites not sorted by change: {changes}")
+    t = d.get("totals", {})
+    for key, name in (("peak_allocated", "peak"), ("leaked_bytes", "leaked"),
+                      ("live_at_fatal_oom", "oom"), ("unrecovered_failures", "fails")):
+        got = t.get(key, {})
+        b, a = want_b[name], want_a[name]
+        if (got.get("before"), got.get("after"), got.get("delta")) != (b, a, a - b):
+            errors.append(f"total {key}: diff {got}, truth before {b} after {a}")
+    return errors
+
+
+def run_seed(o, seed):
+    rnd = random.Random(seed)
+    d = os.path.join(o.work, str(seed))
+    subprocess.run(["rm", "-rf", d], check=True)
+    os.makedirs(d)
+    prog = os.path.join(d, "prog.py")
+    with open(prog, "w") as f:
+        f.write(PROGRAM)
+    before = ops_before(rnd)
+    runs = {"before": before, "after": ops_after(rnd, before)}
+    for name, ops in runs.items():
+        spec = os.path.join(d, f"{name}.json")
+        with open(spec, "w") as f:
+            json.dump(ops, f)
+        cmd = [o.vramtrace, "run", "--sim=t4", "-o", os.path.join(d, f"{name}.vtrace"), "--",
+               sys.executable, prog, spec]
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, errors="replace")
+        if p.returncode != 0:
+            raise RuntimeError(f"seed {seed}: {' '.join(cmd)} exited {p.returncode}: "
+                               f"{p.stderr[-400:]}")
+    out = os.path.join(d, "diff.json")
+    cmd = [o.vramtrace, "diff", "-q", "--top", "1000", "--json", out,
+           os.path.join(d, "before.vtrace"), os.path.join(d, "after.vtrace")]
+    p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, errors="replace")
+    if p.returncode != 0:
+        raise RuntimeError(f"seed {seed}: diff exited {p.returncode}: {p.stderr[-400:]}")
+    if o.wrong:  # an allocation BEFORE leaks 4096 B larger in the truth
+        freed = {op[1] for op in before if op[0] == "f"}
+        leak = next((op for op in before if op[0] == "a" and op[3] not in freed), None)
+        if leak:
+            leak[2] += 4096
+    with open(out) as f:
+        return check(json.load(f), truth(runs["before"]), truth(runs["after"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--vramtrace", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--seeds", required=True, help="A-B")
+    ap.add_argument("--wrong", action="store_true")
+    o = ap.parse_args()
+    lo, hi = (int(x) for x in o.seeds.split("-"))
+    failed = 0
+    try:
+        for seed in range(lo, hi + 1):
+            errors = run_seed(o, seed)
+            failed += bool(errors)
+            print(f"seed {seed}: {len(errors)} wrong")
+            for e in errors:
+                print("  " + e)
+    except (RuntimeError, OSError, KeyError, ValueError) as e:
+        print(f"harness: {e}")
+        return 3
+    if o.wrong:
+        print(f"wrong truth caught in {failed} of {hi - lo + 1} seeds")
+        return 0 if failed == hi - lo + 1 else 1
+    print(f"{hi - lo + 1} seeds, {failed} wrong")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
