@@ -237,7 +237,7 @@ void vr_state_destroy(vr_state *s)
     free(s->modules);
     free(s->notes);
     for (size_t k = 0; k < s->nooms; k++)
-        vr_oom_drop_all(s, k);
+        free(s->ooms[k].all); /* the lists not let go before (oom.c) */
     free(s->ooms);
     free(s->frags);
     free(s->spans);

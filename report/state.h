@@ -804,7 +804,7 @@ void vr_sizes_repeat(const vr_state *s, const vr_sampler *sp, const vr_map *site
  * the batch estimate's iteration); touches no thread. */
 void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
 /* Let go of failure index's list of every live site (vr_oom_raw.all): it
- * recovered, or its slot is reused, or the state ends. */
+ * recovered, or its slot is reused (vr_state_destroy frees the rest). */
 void vr_oom_drop_all(vr_state *s, size_t index);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 
