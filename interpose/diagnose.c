@@ -66,6 +66,13 @@ typedef struct dw_api {
     Dwfl_Line *(*getsrc)(Dwfl_Module *, Dwarf_Addr);
     const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *, Dwarf_Word *);
     void (*end)(Dwfl *);
+    /* a unit's own ranges (optional: without them, getsrc alone) */
+    Dwarf_Die *(*addrdie)(Dwfl_Module *, Dwarf_Addr, Dwarf_Addr *);
+    Dwarf_Die *(*nextcu)(Dwfl_Module *, Dwarf_Die *, Dwarf_Addr *);
+    int (*haspc)(Dwarf_Die *, Dwarf_Addr);
+    Dwarf_Line *(*getsrc_die)(Dwarf_Die *, Dwarf_Addr);
+    const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
+    int (*lineno)(Dwarf_Line *, int *);
     Dwfl_Callbacks cb;
     char *debuginfo_path;
 } dw_api;
@@ -85,6 +92,12 @@ static Dwfl *dw_open(dw_api *a)
     *(void **)&a->getsrc = vti_real_dlsym(h, "dwfl_module_getsrc");
     *(void **)&a->lineinfo = vti_real_dlsym(h, "dwfl_lineinfo");
     *(void **)&a->end = vti_real_dlsym(h, "dwfl_end");
+    *(void **)&a->addrdie = vti_real_dlsym(h, "dwfl_module_addrdie");
+    *(void **)&a->nextcu = vti_real_dlsym(h, "dwfl_module_nextcu");
+    *(void **)&a->haspc = vti_real_dlsym(h, "dwarf_haspc");
+    *(void **)&a->getsrc_die = vti_real_dlsym(h, "dwarf_getsrc_die");
+    *(void **)&a->linesrc = vti_real_dlsym(h, "dwarf_linesrc");
+    *(void **)&a->lineno = vti_real_dlsym(h, "dwarf_lineno");
     *(void **)&a->cb.find_elf = vti_real_dlsym(h, "dwfl_linux_proc_find_elf");
     *(void **)&a->cb.find_debuginfo = vti_real_dlsym(h, "dwfl_standard_find_debuginfo");
     a->cb.debuginfo_path = &a->debuginfo_path;
@@ -131,6 +144,38 @@ static bool symtab_name(const dw_api *a, Dwfl_Module *m, uint64_t ip, char *out,
     return true;
 }
 
+/* The unit of module m whose own ranges hold ip (bias: m's), by a walk of
+ * its units; NULL when none does. */
+static Dwarf_Die *unit_of(const dw_api *a, Dwfl_Module *m, uint64_t ip, Dwarf_Addr *bias)
+{
+    for (Dwarf_Die *cu = NULL; (cu = a->nextcu(m, cu, bias));)
+        if (a->haspc(cu, ip - *bias) > 0)
+            return cu;
+    return NULL;
+}
+
+/* The source file and line of ip in module m: libdwfl's answer when the
+ * unit it finds holds ip in its own ranges, else the unit that does. libdwfl
+ * (elfutils 0.188, Debian 12) finds units only by .debug_aranges, which
+ * clang does not write, and gives an address in a gap between a unit's
+ * ranges to that unit (report/symbolize.c, cu_of: the same rule). NULL when
+ * no unit holds ip. */
+static const char *source_line(const dw_api *a, Dwfl_Module *m, uint64_t ip, int *line)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = a->addrdie ? a->addrdie(m, ip, &bias) : NULL;
+    Dwfl_Line *l = a->getsrc(m, ip);
+    bool units = a->addrdie && a->nextcu && a->haspc && a->getsrc_die && a->linesrc && a->lineno;
+    *line = 0;
+    if (!units || (l && cu && a->haspc(cu, ip - bias) > 0))
+        return l ? a->lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+    cu = unit_of(a, m, ip, &bias);
+    Dwarf_Line *dl = cu ? a->getsrc_die(cu, ip - bias) : NULL;
+    if (!dl || a->lineno(dl, line) != 0)
+        return NULL;
+    return a->linesrc(dl, NULL, NULL);
+}
+
 /* "function (file:line)" or "symbol+0xoff (module)" for one ip. */
 static void frame_name(const dw_api *a, Dwfl *d, uint64_t ip, char *out, size_t len)
 {
@@ -139,9 +184,8 @@ static void frame_name(const dw_api *a, Dwfl *d, uint64_t ip, char *out, size_t 
         return;
     Dwfl_Module *m = d ? a->addrmodule(d, ip) : NULL;
     const char *fn = m ? a->addrname(m, ip) : NULL;
-    Dwfl_Line *l = m ? a->getsrc(m, ip) : NULL;
     int line = 0;
-    const char *file = l ? a->lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+    const char *file = m ? source_line(a, m, ip, &line) : NULL;
     if (fn && file && line > 0) {
         const char *b = strrchr(file, '/');
         snprintf(out, len, "%s (%s:%d)", fn, b ? b + 1 : file, line);
