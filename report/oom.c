@@ -483,13 +483,12 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
 
     double slope = 0, r2 = 0;
     vr_counter *leak = NULL;
+    /* the part of the use that appeared since the baseline that the driver's
+     * rounding of what is recorded may explain: never "used outside" */
+    uint64_t slack = rounding_slack(s, o->o.device);
+    o->o.rounding_bytes = slack < o->o.external_bytes ? slack : o->o.external_bytes;
     bool external = ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
-                    o->o.external_bytes > total / 20;
-    if (external) { /* unless the driver's rounding of what is recorded explains it */
-        o->o.rounding_bytes = rounding_slack(s, o->o.device);
-        external = o->o.external_bytes > o->o.rounding_bytes &&
-                   o->o.external_bytes - o->o.rounding_bytes > total / 20;
-    }
+                    o->o.external_bytes - o->o.rounding_bytes > total / 20;
     if (external) {
         o->o.verdict = VR_VERDICT_EXTERNAL;
     } else if ((leak =

@@ -170,9 +170,10 @@ typedef struct vr_oom {
     uint64_t baseline_bytes;
     uint64_t external_bytes;
     /* The most of external_bytes the driver's rounding of the recorded live
-     * device and managed allocations can take (vr_driver_rounded); computed
-     * only when external_bytes would make the verdict external (else 0):
-     * what it explains is not use outside the process. */
+     * device and managed allocations can take (vr_driver_rounded; at most
+     * external_bytes): what it explains is not use outside the process.
+     * (Until session 22 computed only when external_bytes would make the
+     * verdict external, so a few KiB of rounding read as use outside.) */
     uint64_t rounding_bytes;
     uint64_t heap_free, heap_largest_free; /* inside registered heaps (and the pool's reserve) */
     /* A stream-ordered failure: its pool's state right after it (pool_stat

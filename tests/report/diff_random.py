@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`vramtrace diff` of two runs of random programs against the programs' own
-allocations.
+"""`vramtrace diff` of two runs of random programs, and each run's own
+exports, against the programs' own allocations.
 
 For each seed, one Python program (cudaMalloc and cudaFree through ctypes on
 the simulated T4) with SITES allocating functions at fixed lines runs twice
@@ -11,7 +11,12 @@ per site, the bytes live at the peak (the first instant allocated bytes reach
 their maximum, docs/report.md "Peak"), the bytes leaked at exit and the
 bytes live at the fatal failure (a 64 GiB allocation from one site, never
 retried, in some runs); the totals' peak, leaked, live at the fatal failure
-and unrecovered failures. `vramtrace diff --json` must give each site (found
+and unrecovered failures. Each run's report is held to its truth too: the
+--folded bytes at the peak per site, the --chrome allocated-bytes counter
+after every allocation and free and its leak events, and --json's failure:
+its live bytes and the device use outside the recording (the context's
+VRAMTRACE_SIM_CONTEXT_RESERVE at the start, nothing since once the driver's
+rounding of the recorded allocations is set aside). `vramtrace diff --json` must give each site (found
 by its function site_K in the stack) exactly those, before, after and
 delta; a site the diff leaves out must be zero in both; sites sorted by
 change.
@@ -32,6 +37,7 @@ import subprocess
 import sys
 
 SITES = 12
+RESERVE = 100 << 20  # the context's use, VRAMTRACE_SIM_CONTEXT_RESERVE
 
 PROGRAM = '''import ctypes, json, sys
 rt = ctypes.CDLL("libcudart.so.13")
@@ -117,23 +123,75 @@ def live_by_site(live):
 
 
 def truth(ops):
-    """Per site {peak, leaked, oom} and the totals, by replaying ops."""
-    live, cur, peak, at_peak, at_oom, fails = {}, 0, 0, {}, {}, 0
+    """Per site {peak, leaked, oom} and the totals, by replaying ops; the
+    allocated bytes after each allocation and free (series)."""
+    live, cur, peak, at_peak, at_oom, fails, series = {}, 0, 0, {}, {}, 0, []
     for op in ops:
         if op[0] == "o":
             at_oom, fails = live_by_site(live), fails + 1
-        elif op[0] == "a":
+            continue
+        if op[0] == "a":
             live[op[3]] = (op[1], op[2])
             cur += op[2]
             if cur > peak:  # the first instant the maximum is reached
                 peak, at_peak = cur, live_by_site(live)
         else:
             cur -= live.pop(op[1])[1]
+        series.append(cur)
     leaked = live_by_site(live)
     return {"sites": {k: {"peak": at_peak.get(k, 0), "leaked": leaked.get(k, 0),
                           "oom": at_oom.get(k, 0)} for k in range(SITES)},
             "peak": peak, "leaked": sum(leaked.values()), "oom": sum(at_oom.values()),
-            "fails": fails}
+            "fails": fails, "series": series, "leaked_allocations": len(live)}
+
+
+def check_exports(o, d, name, want):
+    """One run's own report against its truth: --folded (bytes at the peak
+    per stack), --chrome (the allocated-bytes counter at every event, the
+    leaks at exit) and --json's failure (live bytes, use outside the
+    recording: the context reserve the test set, nothing since)."""
+    errors, base = [], os.path.join(d, name)
+    p = subprocess.run([o.vramtrace, "report", "-q", "--folded", base + ".folded", "--chrome",
+                        base + ".chrome.json", "--json", base + ".json", base + ".vtrace"],
+                       capture_output=True, text=True, errors="replace")
+    if p.returncode != 0:
+        raise RuntimeError(f"{base}: report exited {p.returncode}: {p.stderr[-400:]}")
+    folded = {}
+    for line in open(base + ".folded"):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        k = site_of([{"function": f.split(" (")[0]} for f in stack.split(";")])
+        folded[k] = folded.get(k, 0) + int(n)
+    got = {k: v for k, v in folded.items() if v}
+    exp = {k: s["peak"] for k, s in want["sites"].items() if s["peak"]}
+    if got != exp:
+        errors.append(f"{name} --folded bytes at the peak per site {got}, truth {exp}")
+    with open(base + ".chrome.json") as f:
+        ch = json.load(f)
+    events = ch["traceEvents"] if isinstance(ch, dict) else ch
+    series = [e["args"]["allocated"] for e in events
+              if e.get("ph") == "C" and e.get("name") == "device 0 memory"]
+    if series != want["series"]:
+        i = next((i for i, (a, b) in enumerate(zip(series, want["series"])) if a != b),
+                 min(len(series), len(want["series"])))
+        errors.append(f"{name} --chrome allocated counter: {len(series)} values, truth "
+                      f"{len(want['series'])}; from {i}: {series[i:i + 3]}, truth "
+                      f"{want['series'][i:i + 3]}")
+    leaks = [e["args"] for e in events if e.get("ph") == "i" and e.get("name") == "leak"]
+    got = (sum(a["bytes"] for a in leaks), sum(a["allocations"] for a in leaks))
+    if got != (want["leaked"], want["leaked_allocations"]):
+        errors.append(f"{name} --chrome leaks {got}, truth "
+                      f"{(want['leaked'], want['leaked_allocations'])}")
+    with open(base + ".json") as f:
+        ooms = json.load(f)["ooms"]
+    if len(ooms) != want["fails"]:
+        errors.append(f"{name}: {len(ooms)} failures in the report, truth {want['fails']}")
+    for x in ooms:
+        outside = (x["baseline_bytes"], x["external_bytes"] - x["rounding_bytes"])
+        if x["live_allocated_bytes"] != want["oom"] or outside != (RESERVE, 0):
+            errors.append(f"{name} failure: live {x['live_allocated_bytes']}, used outside the "
+                          f"recording at the start and since (rounding aside) {outside}; truth "
+                          f"{want['oom']}, {(RESERVE, 0)}")
+    return errors
 
 
 def site_of(stack):
@@ -194,7 +252,8 @@ def run_seed(o, seed):
             json.dump(ops, f)
         cmd = [o.vramtrace, "run", "--sim=t4", "-o", os.path.join(d, f"{name}.vtrace"), "--",
                sys.executable, prog, spec]
-        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, errors="replace")
+        env = dict(os.environ, VRAMTRACE_SIM_CONTEXT_RESERVE=str(RESERVE))
+        p = subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, errors="replace")
         if p.returncode != 0:
             raise RuntimeError(f"seed {seed}: {' '.join(cmd)} exited {p.returncode}: "
                                f"{p.stderr[-400:]}")
@@ -209,8 +268,12 @@ def run_seed(o, seed):
         leak = next((op for op in before if op[0] == "a" and op[3] not in freed), None)
         if leak:
             leak[2] += 4096
+    want = {name: truth(ops) for name, ops in runs.items()}
     with open(out) as f:
-        return check(json.load(f), truth(runs["before"]), truth(runs["after"]))
+        errors = check(json.load(f), want["before"], want["after"])
+    for name in runs:
+        errors += check_exports(o, d, name, want[name])
+    return errors
 
 
 def main():
