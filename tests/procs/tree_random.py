@@ -45,6 +45,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import seeds  # noqa: E402  tests/seeds.py
+
 MODES = ["popen", "popen", "system", "fork_exec", "mp_spawn", "bash_pipe", "popen_nowait"]
 EXITS = ["return", "return", "return", "sys_exit", "os_exit", "raise", "sigkill"]
 
@@ -281,30 +284,14 @@ def run_seed(o, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--vramtrace", required=True)
+    seeds.add_arguments(ap)
     ap.add_argument("--ledger-check", required=True, help="tests/ledger/check_ledger.py")
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--seeds", required=True, help="A-B")
     ap.add_argument("--fork", action="store_true")
-    ap.add_argument("--wrong", action="store_true")
     o = ap.parse_args()
     lo, hi = (int(x) for x in o.seeds.split("-"))
-    failed = 0
-    try:
-        for seed in range(lo, hi + 1):
-            errors = run_seed(o, seed)
-            failed += bool(errors)
-            print(f"seed {seed}: {len(errors)} wrong")
-            for e in errors:
-                print("  " + e)
-    except (RuntimeError, OSError, KeyError, ValueError, subprocess.TimeoutExpired) as e:
-        print(f"harness: {e}")
-        return 3
-    if o.wrong:
-        print(f"wrong ledger caught in {failed} of {hi - lo + 1} seeds")
-        return 0 if failed == hi - lo + 1 else 1
-    print(f"{hi - lo + 1} seeds, {failed} wrong")
-    return 1 if failed else 0
+    return seeds.run_seeds(lambda seed: run_seed(o, seed), lo, hi, o.wrong,
+                           (RuntimeError, OSError, KeyError, ValueError,
+                            subprocess.TimeoutExpired))
 
 
 if __name__ == "__main__":

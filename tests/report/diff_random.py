@@ -36,6 +36,9 @@ import random
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import seeds  # noqa: E402  tests/seeds.py
+
 SITES = 12
 RESERVE = 100 << 20  # the context's use, VRAMTRACE_SIM_CONTEXT_RESERVE
 
@@ -278,28 +281,10 @@ def run_seed(o, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--vramtrace", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--seeds", required=True, help="A-B")
-    ap.add_argument("--wrong", action="store_true")
+    seeds.add_arguments(ap)
     o = ap.parse_args()
     lo, hi = (int(x) for x in o.seeds.split("-"))
-    failed = 0
-    try:
-        for seed in range(lo, hi + 1):
-            errors = run_seed(o, seed)
-            failed += bool(errors)
-            print(f"seed {seed}: {len(errors)} wrong")
-            for e in errors:
-                print("  " + e)
-    except (RuntimeError, OSError, KeyError, ValueError) as e:
-        print(f"harness: {e}")
-        return 3
-    if o.wrong:
-        print(f"wrong truth caught in {failed} of {hi - lo + 1} seeds")
-        return 0 if failed == hi - lo + 1 else 1
-    print(f"{hi - lo + 1} seeds, {failed} wrong")
-    return 1 if failed else 0
+    return seeds.run_seeds(lambda seed: run_seed(o, seed), lo, hi, o.wrong)
 
 
 if __name__ == "__main__":

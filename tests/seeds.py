@@ -1,0 +1,35 @@
+"""The seed loop of the random-program tests (tests/procs/tree_random.py,
+tests/report/diff_random.py): run_seed(seed) -> the list of what differs
+from the truth, for seeds lo..hi; a summary line; the exit status.
+
+wrong: the truth was made wrong on purpose (--wrong), so every seed must
+find something. Exit: 0 all held (or, with wrong, every seed caught it), 1
+otherwise, 3 when the harness could not run (one of errors raised)."""
+
+
+def add_arguments(ap):
+    """The options every such test takes: --vramtrace BIN, --work DIR,
+    --seeds A-B, --wrong."""
+    ap.add_argument("--vramtrace", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--seeds", required=True, help="A-B")
+    ap.add_argument("--wrong", action="store_true")
+
+
+def run_seeds(run_seed, lo, hi, wrong, errors=(RuntimeError, OSError, KeyError, ValueError)):
+    failed = 0
+    try:
+        for seed in range(lo, hi + 1):
+            found = run_seed(seed)
+            failed += bool(found)
+            print(f"seed {seed}: {len(found)} wrong")
+            for e in found:
+                print("  " + e)
+    except errors as e:
+        print(f"harness: {e}")
+        return 3
+    if wrong:
+        print(f"wrong truth caught in {failed} of {hi - lo + 1} seeds")
+        return 0 if failed == hi - lo + 1 else 1
+    print(f"{hi - lo + 1} seeds, {failed} wrong")
+    return 1 if failed else 0
