@@ -73,6 +73,18 @@ static void text_site(FILE *f, const vr_diff_site *s)
     vr_print_stack(f, &s->stack, "      ", DIFF_FRAMES, true);
 }
 
+/* One line per run whose fatal failure lists only its largest sites
+ * (vr_diff.oom_partial), between pre and post (plain text: no escaping). */
+static void oom_notes(FILE *f, const vr_diff *d, const char *pre, const char *post)
+{
+    for (int k = 0; k < 2; k++)
+        if (d->oom_partial[k])
+            fprintf(f,
+                    "%sat OOM %s: only the fatal failure's largest sites were kept; a site's 0 "
+                    "there may be more%s",
+                    pre, k ? "after" : "before", post);
+}
+
 int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
 {
     if (n != 2)
@@ -87,12 +99,7 @@ int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_optio
             changed, d->nsites, d->only[0], d->only[1]);
     if (!changed)
         fputs("no call site changed\n", out);
-    for (int k = 0; k < 2; k++)
-        if (d->oom_partial[k])
-            fprintf(out,
-                    "note: at OOM %s: only the fatal failure's largest sites were kept; "
-                    "a site's 0 there may be more\n",
-                    k ? "after" : "before");
+    oom_notes(out, d, "note: ", "\n");
     size_t top = vr_top(opt);
     for (size_t i = 0; i < d->nsites && i < top && d->sites[i].change > 0; i++)
         text_site(out, &d->sites[i]);
@@ -233,6 +240,7 @@ static void html_totals(FILE *f, const vr_diff *d)
             "</tr>\n<tr><th>unrecovered out-of-memory failures</th><td>%" PRIu64 "</td><td>%" PRIu64
             "</td><td></td></tr></table>\n",
             vr_unrecovered_ooms(a), vr_unrecovered_ooms(b));
+    oom_notes(f, d, "<p>note: ", "</p>\n");
 }
 
 /* Leading (leaf-side) frames every shown site shares (an allocator's own

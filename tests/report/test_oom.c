@@ -169,6 +169,19 @@ static void test_oom_cap_keeps_fatal(void **state)
     vr_report_free(r);
 }
 
+/* A diff renderer's output for the pair r (before, after). */
+static char *render_pair(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *),
+                         vr_report *const *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(fn(f, r, 2, NULL), 0);
+    fclose(f);
+    return buf;
+}
+
 /* The fatal failure lists every site live at it, largest first (what the
  * diff's bytes at OOM per site come from), beyond its 5 top sites, up to
  * 4096 (then cut, the largest kept); a recovered failure keeps no list. */
@@ -204,6 +217,16 @@ static void test_oom_all_sites(void **state)
                          512 * (uint64_t)(sites < 4096 ? 2 : sites - 4094));
         for (size_t k = 2; k < o->nall_sites; k++)
             assert_true(o->all_sites[k].bytes < o->all_sites[k - 1].bytes);
+        /* the diff (the run against itself) says when a list was cut */
+        vr_report *pair[2] = {r, r};
+        char *text = render_pair(vr_render_diff_text, pair),
+             *json = render_pair(vr_render_diff_json, pair);
+        const char *note = "note: at OOM before: only the fatal failure's largest sites were kept";
+        assert_int_equal(strstr(text, note) != NULL, sites > 4096);
+        assert_non_null(strstr(json, sites > 4096 ? "\"oom_sites_complete\":{\"before\":false"
+                                                  : "\"oom_sites_complete\":{\"before\":true"));
+        free(text);
+        free(json);
         vr_report_free(r);
     }
 }
