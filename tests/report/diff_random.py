@@ -21,8 +21,11 @@ by its function site_K in the stack) exactly those, before, after and
 delta; a site the diff leaves out must be zero in both; sites sorted by
 change.
 
-    diff_random.py --vramtrace BIN --work DIR --seeds A-B [--wrong]
+    diff_random.py --vramtrace BIN --work DIR --seeds A-B [--devices N] [--wrong]
 
+--devices N: N simulated T4s, each allocation (and failure) on one of them
+  (its own in both runs); the peak is the sum over devices, a failure's
+  sites what is live on its device, the Chrome counter one per device.
 --wrong: one leaked allocation of the truth 4096 B larger: exit 0 only if
   every seed catches it.
 
@@ -62,8 +65,10 @@ def main():
     live = {}
     for op in json.load(open(sys.argv[1])):
         if op[0] == "a":
+            rt.cudaSetDevice(op[4])
             live[op[3]] = SITES[op[1]](op[2])
         elif op[0] == "o":  # out of memory, never retried: fatal
+            rt.cudaSetDevice(op[2])
             SITES[op[1]](HUGE)
         elif rt.cudaFree(live.pop(op[1])) != 0:
             raise SystemExit(4)
@@ -118,29 +123,43 @@ def ops_after(rnd, before):
     return ops
 
 
-def live_by_site(live):
+def with_devices(ops, devices):
+    """Each allocation and failure gets its device (appended): the same for
+    the same allocation id, or failing site, in both runs."""
+    for op in ops:
+        key = op[3] if op[0] == "a" else 1000000 + op[1] if op[0] == "o" else None
+        if key is not None:
+            op.append(random.Random(key).randrange(devices))
+    return ops
+
+
+def live_by_site(live, device=None):
     out = {}
-    for site, size in live.values():
-        out[site] = out.get(site, 0) + size
+    for site, size, dev in live.values():
+        if device is None or dev == device:
+            out[site] = out.get(site, 0) + size
     return out
 
 
 def truth(ops):
-    """Per site {peak, leaked, oom} and the totals, by replaying ops; the
-    allocated bytes after each allocation and free (series)."""
-    live, cur, peak, at_peak, at_oom, fails, series = {}, 0, 0, {}, {}, 0, []
+    """Per site {peak, leaked, oom} and the totals, by replaying ops (a
+    failure: what is live on its device); each device's allocated bytes
+    after each allocation and free there (series)."""
+    live, cur, peak, at_peak, at_oom, fails, series = {}, {}, 0, {}, {}, 0, {}
     for op in ops:
         if op[0] == "o":
-            at_oom, fails = live_by_site(live), fails + 1
+            at_oom, fails = live_by_site(live, op[2]), fails + 1
             continue
         if op[0] == "a":
-            live[op[3]] = (op[1], op[2])
-            cur += op[2]
-            if cur > peak:  # the first instant the maximum is reached
-                peak, at_peak = cur, live_by_site(live)
+            live[op[3]] = (op[1], op[2], op[4])
+            dev = op[4]
+            cur[dev] = cur.get(dev, 0) + op[2]
+            if sum(cur.values()) > peak:  # the first instant the maximum is reached
+                peak, at_peak = sum(cur.values()), live_by_site(live)
         else:
-            cur -= live.pop(op[1])[1]
-        series.append(cur)
+            _, size, dev = live.pop(op[1])
+            cur[dev] -= size
+        series.setdefault(dev, []).append(cur[dev])
     leaked = live_by_site(live)
     return {"sites": {k: {"peak": at_peak.get(k, 0), "leaked": leaked.get(k, 0),
                           "oom": at_oom.get(k, 0)} for k in range(SITES)},
@@ -155,7 +174,7 @@ def check_exports(o, d, name, want):
     recording: the context reserve the test set, nothing since)."""
     errors, base = [], os.path.join(d, name)
     p = subprocess.run([o.vramtrace, "report", "-q", "--folded", base + ".folded", "--chrome",
-                        base + ".chrome.json", "--json", base + ".json", base + ".vtrace"],
+                        base + ".chrome.json", "--json", base + ".report.json", base + ".vtrace"],
                        capture_output=True, text=True, errors="replace")
     if p.returncode != 0:
         raise RuntimeError(f"{base}: report exited {p.returncode}: {p.stderr[-400:]}")
@@ -171,20 +190,21 @@ def check_exports(o, d, name, want):
     with open(base + ".chrome.json") as f:
         ch = json.load(f)
     events = ch["traceEvents"] if isinstance(ch, dict) else ch
-    series = [e["args"]["allocated"] for e in events
-              if e.get("ph") == "C" and e.get("name") == "device 0 memory"]
-    if series != want["series"]:
-        i = next((i for i, (a, b) in enumerate(zip(series, want["series"])) if a != b),
-                 min(len(series), len(want["series"])))
-        errors.append(f"{name} --chrome allocated counter: {len(series)} values, truth "
-                      f"{len(want['series'])}; from {i}: {series[i:i + 3]}, truth "
-                      f"{want['series'][i:i + 3]}")
+    for dev, truth_series in sorted(want["series"].items()):
+        series = [e["args"]["allocated"] for e in events
+                  if e.get("ph") == "C" and e.get("name") == f"device {dev} memory"]
+        if series != truth_series:
+            i = next((i for i, (a, b) in enumerate(zip(series, truth_series)) if a != b),
+                     min(len(series), len(truth_series)))
+            errors.append(f"{name} --chrome device {dev} allocated counter: {len(series)} "
+                          f"values, truth {len(truth_series)}; from {i}: {series[i:i + 3]}, "
+                          f"truth {truth_series[i:i + 3]}")
     leaks = [e["args"] for e in events if e.get("ph") == "i" and e.get("name") == "leak"]
     got = (sum(a["bytes"] for a in leaks), sum(a["allocations"] for a in leaks))
     if got != (want["leaked"], want["leaked_allocations"]):
         errors.append(f"{name} --chrome leaks {got}, truth "
                       f"{(want['leaked'], want['leaked_allocations'])}")
-    with open(base + ".json") as f:
+    with open(base + ".report.json") as f:
         ooms = json.load(f)["ooms"]
     if len(ooms) != want["fails"]:
         errors.append(f"{name}: {len(ooms)} failures in the report, truth {want['fails']}")
@@ -248,14 +268,16 @@ def run_seed(o, seed):
     with open(prog, "w") as f:
         f.write(PROGRAM)
     before = ops_before(rnd)
-    runs = {"before": before, "after": ops_after(rnd, before)}
+    runs = {"before": with_devices(before, o.devices),
+            "after": with_devices(ops_after(rnd, before), o.devices)}
     for name, ops in runs.items():
         spec = os.path.join(d, f"{name}.json")
         with open(spec, "w") as f:
             json.dump(ops, f)
         cmd = [o.vramtrace, "run", "--sim=t4", "-o", os.path.join(d, f"{name}.vtrace"), "--",
                sys.executable, prog, spec]
-        env = dict(os.environ, VRAMTRACE_SIM_CONTEXT_RESERVE=str(RESERVE))
+        env = dict(os.environ, VRAMTRACE_SIM_CONTEXT_RESERVE=str(RESERVE),
+                   VRAMTRACE_SIM_DEVICES=str(o.devices))
         p = subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, errors="replace")
         if p.returncode != 0:
             raise RuntimeError(f"seed {seed}: {' '.join(cmd)} exited {p.returncode}: "
@@ -282,6 +304,7 @@ def run_seed(o, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     seeds.add_arguments(ap)
+    ap.add_argument("--devices", type=int, default=1, help="simulated T4s (each allocation on one)")
     o = ap.parse_args()
     lo, hi = (int(x) for x in o.seeds.split("-"))
     return seeds.run_seeds(lambda seed: run_seed(o, seed), lo, hi, o.wrong)
