@@ -1,10 +1,13 @@
 """The seed loop of the random-program tests (tests/procs/tree_random.py,
-tests/report/diff_random.py): run_seed(seed) -> the list of what differs
-from the truth, for seeds lo..hi; a summary line; the exit status.
+tests/report/diff_random.py, tests/pytorch/fork_workers.py): run_seed(seed)
+-> the list of what differs from the truth, for each seed; a summary line;
+the exit status.
 
 wrong: the truth was made wrong on purpose (--wrong), so every seed must
 find something. Exit: 0 all held (or, with wrong, every seed caught it), 1
-otherwise, 3 when the harness could not run (one of errors raised)."""
+otherwise, 3 when the harness could not run (an OS error, a timeout, a bad
+file)."""
+import subprocess
 
 
 def add_arguments(ap):
@@ -16,8 +19,11 @@ def add_arguments(ap):
     ap.add_argument("--wrong", action="store_true")
 
 
-def run_seeds(run_seed, lo, hi, wrong, errors=(RuntimeError, OSError, KeyError, ValueError)):
-    failed = 0
+def run_seeds(run_seed, o):
+    """run_seed over o.seeds ("A-B"), o.wrong as above."""
+    lo, hi = (int(x) for x in o.seeds.split("-"))
+    wrong, failed = o.wrong, 0
+    errors = (RuntimeError, OSError, KeyError, ValueError, subprocess.TimeoutExpired)
     try:
         for seed in range(lo, hi + 1):
             found = run_seed(seed)

@@ -288,10 +288,7 @@ def main():
     ap.add_argument("--ledger-check", required=True, help="tests/ledger/check_ledger.py")
     ap.add_argument("--fork", action="store_true")
     o = ap.parse_args()
-    lo, hi = (int(x) for x in o.seeds.split("-"))
-    return seeds.run_seeds(lambda seed: run_seed(o, seed), lo, hi, o.wrong,
-                           (RuntimeError, OSError, KeyError, ValueError,
-                            subprocess.TimeoutExpired))
+    return seeds.run_seeds(lambda seed: run_seed(o, seed), o)
 
 
 if __name__ == "__main__":

@@ -106,10 +106,7 @@ def main():
     if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
         print(f"fork_workers: SKIP: {o.python} cannot import torch")
         return 77
-    lo, hi = (int(x) for x in o.seeds.split("-"))
-    return seeds.run_seeds(lambda seed: run_seed(o, seed), lo, hi, o.wrong,
-                           (RuntimeError, OSError, KeyError, ValueError,
-                            subprocess.TimeoutExpired))
+    return seeds.run_seeds(lambda seed: run_seed(o, seed), o)
 
 
 if __name__ == "__main__":

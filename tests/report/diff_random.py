@@ -306,8 +306,7 @@ def main():
     seeds.add_arguments(ap)
     ap.add_argument("--devices", type=int, default=1, help="simulated T4s (each allocation on one)")
     o = ap.parse_args()
-    lo, hi = (int(x) for x in o.seeds.split("-"))
-    return seeds.run_seeds(lambda seed: run_seed(o, seed), lo, hi, o.wrong)
+    return seeds.run_seeds(lambda seed: run_seed(o, seed), o)
 
 
 if __name__ == "__main__":
