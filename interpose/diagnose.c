@@ -63,10 +63,7 @@ typedef struct dw_api {
     Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
     const char *(*addrname)(Dwfl_Module *, GElf_Addr);
     const char *(*addrsym)(Dwfl_Module *, GElf_Addr, GElf_Sym *, GElf_Word *);
-    Dwfl_Line *(*getsrc)(Dwfl_Module *, Dwarf_Addr);
-    const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *, Dwarf_Word *);
     void (*end)(Dwfl *);
-    /* a unit's own ranges (optional: without them, getsrc alone) */
     Dwarf_Die *(*addrdie)(Dwfl_Module *, Dwarf_Addr, Dwarf_Addr *);
     Dwarf_Die *(*nextcu)(Dwfl_Module *, Dwarf_Die *, Dwarf_Addr *);
     int (*haspc)(Dwarf_Die *, Dwarf_Addr);
@@ -89,8 +86,6 @@ static Dwfl *dw_open(dw_api *a)
     *(void **)&a->addrmodule = vti_real_dlsym(h, "dwfl_addrmodule");
     *(void **)&a->addrname = vti_real_dlsym(h, "dwfl_module_addrname");
     *(void **)&a->addrsym = vti_real_dlsym(h, "dwfl_module_addrsym"); /* optional */
-    *(void **)&a->getsrc = vti_real_dlsym(h, "dwfl_module_getsrc");
-    *(void **)&a->lineinfo = vti_real_dlsym(h, "dwfl_lineinfo");
     *(void **)&a->end = vti_real_dlsym(h, "dwfl_end");
     *(void **)&a->addrdie = vti_real_dlsym(h, "dwfl_module_addrdie");
     *(void **)&a->nextcu = vti_real_dlsym(h, "dwfl_module_nextcu");
@@ -102,7 +97,8 @@ static Dwfl *dw_open(dw_api *a)
     *(void **)&a->cb.find_debuginfo = vti_real_dlsym(h, "dwfl_standard_find_debuginfo");
     a->cb.debuginfo_path = &a->debuginfo_path;
     if (!a->begin || !a->proc_report || !a->report_end || !a->addrmodule || !a->addrname ||
-        !a->getsrc || !a->lineinfo || !a->end || !a->cb.find_elf || !a->cb.find_debuginfo)
+        !a->end || !a->addrdie || !a->nextcu || !a->haspc || !a->getsrc_die || !a->linesrc ||
+        !a->lineno || !a->cb.find_elf || !a->cb.find_debuginfo)
         return NULL; /* the handle stays: a later dlopen is cheap */
     Dwfl *d = a->begin(&a->cb);
     if (d && (a->proc_report(d, getpid()) != 0 || a->report_end(d, NULL, NULL) != 0)) {
@@ -163,13 +159,10 @@ static Dwarf_Die *unit_of(const dw_api *a, Dwfl_Module *m, uint64_t ip, Dwarf_Ad
 static const char *source_line(const dw_api *a, Dwfl_Module *m, uint64_t ip, int *line)
 {
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = a->addrdie ? a->addrdie(m, ip, &bias) : NULL;
-    Dwfl_Line *l = a->getsrc(m, ip);
-    bool units = a->addrdie && a->nextcu && a->haspc && a->getsrc_die && a->linesrc && a->lineno;
+    Dwarf_Die *cu = a->addrdie(m, ip, &bias);
     *line = 0;
-    if (!units || (l && cu && a->haspc(cu, ip - bias) > 0))
-        return l ? a->lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
-    cu = unit_of(a, m, ip, &bias);
+    if (!cu || a->haspc(cu, ip - bias) <= 0)
+        cu = unit_of(a, m, ip, &bias);
     Dwarf_Line *dl = cu ? a->getsrc_die(cu, ip - bias) : NULL;
     if (!dl || a->lineno(dl, line) != 0)
         return NULL;
