@@ -99,6 +99,24 @@ if [ "$mode" = notrace ]; then
     exit 0
 fi
 [ -f "$trace" ] || fail "no trace at $trace"
+# check_trace TRACE "KEY=VALUE ...": vt_check with CHECK-ARGS and the
+# program's expectations, and what every trace must hold: each module file
+# it names is the one that was loaded (build-ids), every stack node an
+# allocation names and string an NVTX range names is in it, and no thread
+# pops a range it did not push.
+check_trace() {
+    args="--expect module_ids_differ=0 --expect broken_stacks=0 --expect broken_strings=0"
+    args="$args --expect unmatched_pops=0"
+    for kv in $2; do args="$args --expect $kv"; done
+    # shellcheck disable=SC2086
+    "$checker" "$1" $check_args $args
+}
+# ledger_check TRACE OUTJSON [--pid P]: with VTI_VRAMTRACE, the report's
+# accounting against the sim's ledger (of process P)
+ledger_check() {
+    [ -z "${VTI_VRAMTRACE:-}" ] || sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" \
+        "$VTI_VRAMTRACE" "$1" "$ledger" "$2" ${3:+"$3"} ${4:+"$4"}
+}
 if [ "$mode" = fork ]; then
     n=$(ls "$outdir" | grep -c '\.vtrace$')
     kids=$(grep -c '^child-expect ' "$outdir/stdout")
@@ -108,31 +126,17 @@ if [ "$mode" = fork ]; then
         pid=${pid%:}
         kid="$outdir/trace.$pid.vtrace"
         [ -f "$kid" ] || fail "no trace of child $pid"
-        args="--expect module_ids_differ=0 --expect broken_stacks=0 --expect broken_strings=0 --expect unmatched_pops=0"
-        for kv in $kvs; do args="$args --expect $kv"; done
-        # shellcheck disable=SC2086
-        "$checker" "$kid" $check_args $args || fail "the trace of child $pid: check failed"
-        if [ -n "${VTI_VRAMTRACE:-}" ]; then
-            sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$VTI_VRAMTRACE" "$kid" "$ledger" \
-                "$outdir/report.$pid.json" --pid "$pid" ||
-                fail "the report of child $pid does not match the sim's ledger"
-        fi
+        check_trace "$kid" "$kvs" || fail "the trace of child $pid: check failed"
+        ledger_check "$kid" "$outdir/report.$pid.json" --pid "$pid" ||
+            fail "the report of child $pid does not match the sim's ledger"
     done || exit 1
-    if [ -n "${VTI_VRAMTRACE:-}" ]; then
-        ppid=$(sed -n 's/^parent-pid: //p' "$outdir/stdout")
-        sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$VTI_VRAMTRACE" "$trace" "$ledger" \
-            "$outdir/report.json" --pid "$ppid" || fail "the report does not match the sim's ledger"
-    fi
+    ppid=$(sed -n 's/^parent-pid: //p' "$outdir/stdout")
+    ledger_check "$trace" "$outdir/report.json" --pid "$ppid" ||
+        fail "the report does not match the sim's ledger"
 fi
 expects=$(sed -n 's/^expect: //p' "$outdir/stdout" | tail -n 1)
 [ -n "$expects" ] || fail "the program printed no 'expect:' line"
-# Every module file the trace names is the one that was loaded (build-ids),
-# every stack node an allocation names and string an NVTX range names is in
-# the trace, and no thread pops a range it did not push.
-args="--expect module_ids_differ=0 --expect broken_stacks=0 --expect broken_strings=0 --expect unmatched_pops=0"
-for kv in $expects; do args="$args --expect $kv"; done
-# shellcheck disable=SC2086
-"$checker" "$trace" $check_args $args || fail "trace check failed"
+check_trace "$trace" "$expects" || fail "trace check failed"
 # SIGKILL leaves the trace's spill file: vramtrace recover appends what it
 # holds (here nothing: the program slept past a flush) and removes it, and
 # the trace still passes the same check.
@@ -141,15 +145,11 @@ if [ "$mode" = kill ] && [ -n "${VTI_VRAMTRACE:-}" ]; then
         { cat "$outdir/recover.txt" >&2; fail "vramtrace recover failed"; }
     ! "$VTI_VRAMTRACE" report "$trace" 2>/dev/null | grep -q "holds what the process recorded" ||
         fail "recover left the spill file"
-    # shellcheck disable=SC2086
-    "$checker" "$trace" $check_args $args || fail "trace check failed after recover"
+    check_trace "$trace" "$expects" || fail "trace check failed after recover"
 fi
 case "$mode" in
 normal | compare)
-    if [ -n "${VTI_VRAMTRACE:-}" ]; then
-        sh "$(dirname "$0")/../ledger/report_vs_ledger.sh" "$VTI_VRAMTRACE" "$trace" "$ledger" \
-            "$outdir/report.json" || fail "the report does not match the sim's ledger"
-    fi
+    ledger_check "$trace" "$outdir/report.json" || fail "the report does not match the sim's ledger"
     ;;
 esac
 echo "run_case: ok ($mode)"
