@@ -3,10 +3,11 @@
 #include "driver_common.h"
 #include "driver_extra.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-static int sim_drv_initialized, sim_drv_closed;
+static int sim_drv_initialized, sim_drv_closed, sim_drv_forked_after_init;
 static const char *sim_drv_closed_by;
 
 /* Called by the simulated runtime's exit handler (registered when it loads
@@ -67,10 +68,34 @@ void sim_sync_device(struct sim_device *d)
     sim_pools_sync(d);
 }
 
+/* A process forked (without exec) after its parent initialised the driver
+ * cannot use CUDA: every call, cuInit included, fails with
+ * CUDA_ERROR_NOT_INITIALIZED, and the runtime's with
+ * cudaErrorInitializationError ("initialization error"; NVIDIA: "CUDA is
+ * not fork-safe"; seen in the wild as pycuda's "cuInit failed:
+ * initialization error" and PyTorch's "Cannot re-initialize CUDA in forked
+ * subprocess", which checks before it calls). A child forked before cuInit
+ * initialises as any process. */
+static void driver_child(void)
+{
+    if (__atomic_load_n(&sim_drv_initialized, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&sim_drv_forked_after_init, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&sim_drv_initialized, 0, __ATOMIC_RELEASE);
+}
+
+static void driver_register_fork(void)
+{
+    pthread_atfork(NULL, NULL, driver_child);
+}
+
 CUresult CUDAAPI cuInit(unsigned int Flags)
 {
+    static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&fork_once, driver_register_fork);
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (__atomic_load_n(&sim_drv_forked_after_init, __ATOMIC_ACQUIRE))
+        return CUDA_ERROR_NOT_INITIALIZED;
     if (sim_state_init() != 0) {
         fprintf(stderr, "vramtrace-sim: cannot reserve address space for the devices\n");
         return CUDA_ERROR_OUT_OF_MEMORY;

@@ -77,7 +77,9 @@ cudaError_t CUDARTAPI cudaSetDevice(int device)
     cudaError_t e = rt_load();
     if (e)
         return rt_ret(e);
-    rt_drv.cuDeviceGetCount(&n);
+    CUresult r = rt_drv.cuDeviceGetCount(&n);
+    if (r != CUDA_SUCCESS) /* e.g. a fork child of an initialised process (driver.c) */
+        return rt_ret(rt_err(r));
     if (device < 0 || device >= n || device >= 64)
         return rt_ret(cudaErrorInvalidDevice);
     cur_dev = device;
