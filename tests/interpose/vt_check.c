@@ -9,8 +9,10 @@
  *   record's exit status as an unsigned 32-bit value) truncated
  *   allocs_with_frame (with --frame FUNC: allocations whose stack, symbolized
  *   offline from the trace's module map with libdw, contains FUNC)
+ *   failed_with_frame (the same for failed allocations)
  *   stackless_allocs max_stack_depth (frames in the deepest allocation stack)
- *   broken_stacks (allocations whose stack names a node the trace lacks)
+ *   broken_stacks (allocations and failed allocations whose stack names a
+ *   node the trace lacks)
  *   broken_strings (NVTX range records naming a string not defined before)
  *   unmatched_pops (NVTX pops of a thread with no range of its open)
  *   summary_peak_live (the trace summary's most allocations live at once, as
@@ -36,6 +38,20 @@ typedef struct live {
     int used;
 } live;
 
+typedef struct stack_list {
+    uint32_t *ids;
+    size_t n, cap;
+} stack_list;
+
+static void stack_list_add(stack_list *l, uint32_t id)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->ids = realloc(l->ids, l->cap * sizeof *l->ids);
+    }
+    l->ids[l->n++] = id;
+}
+
 typedef struct state {
     live *map;
     size_t cap, n;
@@ -46,8 +62,7 @@ typedef struct state {
     char errors[4096];
     uint64_t (*node)[2]; /* id -> {parent, ip} */
     size_t node_cap;
-    uint32_t *alloc_stacks;
-    size_t n_alloc_stacks, alloc_stacks_cap;
+    stack_list alloc_stacks, failed_stacks; /* each allocation's, each failure's stack */
     Dwfl *dwfl;
     bool *strings; /* id -> defined so far */
     size_t strings_cap;
@@ -62,7 +77,8 @@ static void state_free(state *s)
 {
     free(s->map);
     free(s->node);
-    free(s->alloc_stacks);
+    free(s->alloc_stacks.ids);
+    free(s->failed_stacks.ids);
     free(s->strings);
 }
 
@@ -122,11 +138,7 @@ static void on_alloc(state *s, const vt_event *ev)
     account(s, ev->u.alloc.device, ev->u.alloc.size, +1);
     if (!ev->u.alloc.stack)
         s->stackless++;
-    if (s->n_alloc_stacks == s->alloc_stacks_cap) {
-        s->alloc_stacks_cap = s->alloc_stacks_cap ? s->alloc_stacks_cap * 2 : 1024;
-        s->alloc_stacks = realloc(s->alloc_stacks, s->alloc_stacks_cap * sizeof *s->alloc_stacks);
-    }
-    s->alloc_stacks[s->n_alloc_stacks++] = ev->u.alloc.stack;
+    stack_list_add(&s->alloc_stacks, ev->u.alloc.stack);
 }
 
 static void on_free(state *s, const vt_event *ev)
@@ -221,6 +233,7 @@ static void on_failed(state *s, const vt_event *ev)
 {
     size_t len = strlen(s->errors);
     s->failed++;
+    stack_list_add(&s->failed_stacks, ev->u.failed.stack);
     snprintf(s->errors + len, sizeof s->errors - len, "%s%d", len ? "," : "", ev->u.failed.error);
 }
 
@@ -331,8 +344,8 @@ static bool stack_has(state *s, uint32_t id, const char *func)
 /* --stacks: each allocation's stack, symbolized, on stderr. */
 static void dump_stacks(state *s)
 {
-    for (size_t i = 0; i < s->n_alloc_stacks; i++) {
-        uint32_t id = s->alloc_stacks[i];
+    for (size_t i = 0; i < s->alloc_stacks.n; i++) {
+        uint32_t id = s->alloc_stacks.ids[i];
         fprintf(stderr, "alloc %zu:", i);
         for (int depth = 0; id && id < s->node_cap && depth < 1024; depth++) {
             uint64_t ip = s->node[id][1];
@@ -345,13 +358,13 @@ static void dump_stacks(state *s)
     }
 }
 
-/* Allocations whose stack leads to a node the trace never defined (each
- * node is written before the first record that names it). */
-static uint64_t broken_stacks(const state *s)
+/* Stacks of l that lead to a node the trace never defined (each node is
+ * written before the first record that names it). */
+static uint64_t broken_in(const state *s, const stack_list *l)
 {
     uint64_t broken = 0;
-    for (size_t i = 0; i < s->n_alloc_stacks; i++) {
-        uint32_t id = s->alloc_stacks[i];
+    for (size_t i = 0; i < l->n; i++) {
+        uint32_t id = l->ids[i];
         for (int n = 0; id && n < 4096; n++) {
             if (id >= s->node_cap || !s->node[id][1]) {
                 broken++;
@@ -363,13 +376,28 @@ static uint64_t broken_stacks(const state *s)
     return broken;
 }
 
+/* Allocations and failed allocations whose stack is broken. */
+static uint64_t broken_stacks(const state *s)
+{
+    return broken_in(s, &s->alloc_stacks) + broken_in(s, &s->failed_stacks);
+}
+
+/* Stacks of l that hold frame func. */
+static uint64_t with_frame(state *s, const stack_list *l, const char *func)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        n += stack_has(s, l->ids[i], func);
+    return n;
+}
+
 /* Frames in the deepest stack of any allocation. */
 static uint64_t max_depth(const state *s)
 {
     uint64_t best = 0;
-    for (size_t i = 0; i < s->n_alloc_stacks; i++) {
+    for (size_t i = 0; i < s->alloc_stacks.n; i++) {
         uint64_t n = 0;
-        for (uint32_t id = s->alloc_stacks[i]; id && id < s->node_cap && n < 4096; n++)
+        for (uint32_t id = s->alloc_stacks.ids[i]; id && id < s->node_cap && n < 4096; n++)
             id = (uint32_t)s->node[id][0];
         if (n > best)
             best = n;
@@ -421,10 +449,8 @@ static void summarize(state *s, const char *frame, const vt_reader *r)
     put("truncated", truncated);
     put("summary_peak_live", has_summary ? sum.peak_live : 0);
     if (frame) {
-        uint64_t n = 0;
-        for (size_t i = 0; i < s->n_alloc_stacks; i++)
-            n += stack_has(s, s->alloc_stacks[i], frame);
-        put("allocs_with_frame", n);
+        put("allocs_with_frame", with_frame(s, &s->alloc_stacks, frame));
+        put("failed_with_frame", with_frame(s, &s->failed_stacks, frame));
     }
     snprintf(report + strlen(report), sizeof report - strlen(report), "failed_errors=%s\n",
              s->errors);
