@@ -27,8 +27,11 @@ the marker "[outer Python frames not recorded: more than 128]".
   torch.empty that raised torch.cuda.memory_reserved(), and that rise as
   its size (chains run one at a time).
 --fork (with --ctypes): some chains run in a child forked without exec (after
-  the parent recorded, and while other threads may run), whose allocations
-  are in its own trace of the run (interpose/README.md "Fork"), held the same.
+  the parent recorded, and while other threads may run). CUDA cannot be
+  used in a child of a process that initialised it: each of the child's
+  allocations fails with the initialisation error (3), and its own trace of
+  the run (interpose/README.md "Fork") must hold each failure with the
+  stack CPython gives (the JSON report's ooms[].stack).
 --wrong: one frame's line of the truth moved by one: exit 0 only if caught.
 --need-cut: at least one allocation's stack must be cut (its truth longer
   than 128 Python frames), so that the marker is exercised; where one is,
@@ -85,8 +88,8 @@ def deco(f):
 ALLOC_CTYPES = (
     "rt = ctypes.CDLL('libcudart.so.13')\n",
     "        p = ctypes.c_void_p()\n"
-    "        rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n))  # ALLOC_LINE\n"
-    "        truth.append({\"size\": n, \"stack\": st, \"segment\": 0})\n"
+    "        rc = rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n))  # ALLOC_LINE\n"
+    "        truth.append({\"size\": n, \"stack\": st, \"segment\": 0, \"error\": rc})\n"
     "        keep.append(p)\n",
 )
 
@@ -201,7 +204,8 @@ def program(seed, max_len, rdepth, segments, ctypes=False, old=False, fork=False
             out.append("    for t in together:\n        t.join()\n"
                        "    n = len(truth)\n    pid = os.fork()\n    if pid == 0:\n"
                        f"        s{p}_0()\n"
-                       "        json.dump(truth[n:], open(f'{sys.argv[1]}.{os.getpid()}', 'w'))\n"
+                       "        json.dump([dict(t, parent_init=n > 0) for t in truth[n:]],\n"
+                       "                  open(f'{sys.argv[1]}.{os.getpid()}', 'w'))\n"
                        "        os._exit(0)\n    os.waitpid(pid, 0)\n")
         elif how == "thread":
             out.append(f"    t = threading.Thread(target=s{p}_0)\n    t.start()\n    t.join()\n")
@@ -214,7 +218,10 @@ def program(seed, max_len, rdepth, segments, ctypes=False, old=False, fork=False
 
 
 def python_frames(frames):
-    return [(f["filename"], f["name"], f["line"]) for f in frames
+    """The Python frames of a stack; the cut marker has no file (the snapshot
+    names it "python", the JSON report "")."""
+    return [("python", CUT, 0) if f["name"] == CUT else (f["filename"], f["name"], f["line"])
+            for f in frames
             if f["filename"].endswith(".py") or f["filename"].startswith("<") or f["name"] == CUT]
 
 
@@ -232,7 +239,7 @@ def compare(label, want, got):
             f"expected {short(want)}, recorded {short(got)}"]
 
 
-def check(prog, truth, memviz, segments):
+def check(prog, truth, memviz, segments, failures=None):
     alloc_line = next(i + 1 for i, l in enumerate(open(prog)) if l.rstrip().endswith("# ALLOC_LINE"))
     events = [e for tr in memviz["device_traces"] for e in tr]
     errors = []
@@ -252,13 +259,26 @@ def check(prog, truth, memviz, segments):
         if e["action"] == "alloc":
             allocs.setdefault(e["size"], []).append(e)
     for t in truth:
-        got = allocs.get(t["size"], [])
+        failed = t.get("error", 0) != 0
+        got = (failures or {}).get(t["size"], []) if failed else allocs.get(t["size"], [])
+        what = f"{'failed ' if failed else ''}allocation of {t['size']} B"
         if len(got) != 1:
-            errors.append(f"allocation of {t['size']} B: {len(got)} in the export, 1 made")
+            errors.append(f"{what}: {len(got)} in the {'JSON reports' if failed else 'export'}, 1 made")
             continue
-        errors += compare(f"allocation of {t['size']} B", expected(prog, alloc_line, t["stack"]),
-                          python_frames(got[0]["frames"]))
+        errors += compare(what, expected(prog, alloc_line, t["stack"]), python_frames(got[0]["frames"]))
     return errors, len(truth)
+
+
+def json_failures(path):
+    """A JSON report's failed allocations, by size: [{"frames": [...]}] in
+    the memory snapshot's frame form."""
+    with open(path) as f:
+        ooms = json.load(f)["ooms"]
+    out = {}
+    for o in ooms:
+        frames = [{"filename": f["file"], "name": f["function"], "line": f["line"]} for f in o["stack"]]
+        out.setdefault(o["requested_bytes"], []).append({"frames": frames})
+    return out
 
 
 def run_seed(o, seed):
@@ -274,7 +294,7 @@ def run_seed(o, seed):
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if p.returncode != 0:
         raise RuntimeError(f"seed {seed}: {' '.join(cmd)} exited {p.returncode}: {p.stderr[-600:]}")
-    memviz = {"device_traces": []}
+    memviz, failures = {"device_traces": []}, {}
     for k, tr in enumerate(sorted(glob.glob(os.path.join(d, "prog*.vtrace")))):
         # one export per process (the run's own trace and each fork child's),
         # each trace alone in a folder: given the run's name, the report
@@ -283,21 +303,31 @@ def run_seed(o, seed):
         subprocess.run(["rm", "-rf", alone], check=True)
         os.makedirs(alone)
         os.link(tr, os.path.join(alone, "prog.vtrace"))
-        p = subprocess.run([o.vramtrace, "report", "-q", "--memory-viz", one,
+        p = subprocess.run([o.vramtrace, "report", "-q", "--memory-viz", one, "--json", one + ".json",
                             os.path.join(alone, "prog.vtrace")],
                            capture_output=True, text=True, errors="replace")
         if p.returncode != 0:
             raise RuntimeError(f"seed {seed}: report exited {p.returncode}: {p.stderr[-600:]}")
         with open(one, "rb") as f:
             memviz["device_traces"] += pickle.load(f)["device_traces"]
+        for size, got in json_failures(one + ".json").items():
+            failures.setdefault(size, []).extend(got)
     truth = []
     for tf in [truth_f] + sorted(glob.glob(truth_f + ".*")):
         with open(tf) as f:
-            truth += json.load(f)
+            part = json.load(f)
+        # a fork child's allocations fail when its parent had initialised CUDA (allocated), and
+        # only then (cudaErrorInitializationError)
+        for t in part:
+            if t.get("error", 0) != (3 if t.get("parent_init") else 0):
+                raise RuntimeError(f"seed {seed}: {tf}: cudaMalloc of {t['size']} B returned "
+                                   f"{t.get('error', 0)} in a {'child' if tf != truth_f else 'parent'}"
+                                   f"{' of an initialised parent' if t.get('parent_init') else ''}")
+        truth += part
     if o.wrong:  # one frame's line moved: a right report must now differ
         t = max(truth, key=lambda t: len(t["stack"]))
         t["stack"][min(1, len(t["stack"]) - 1)][2] += 1
-    errors, n = check(prog, truth, memviz, o.segments)
+    errors, n = check(prog, truth, memviz, o.segments, failures)
     cut = sum(1 for t in truth if len(t["stack"]) + 1 > MAX_PY)
     if cut:  # the text and HTML reports fold long stacks: the marker must still show
         html = os.path.join(d, "prog.html")
