@@ -15,7 +15,10 @@
  *   stacks, and nothing of the parent's.
  *
  * The parent's trace holds exactly the parent's events, each child's (and
- * the grandchild's) exactly its own.
+ * the grandchild's) exactly its own. The parent's session begins (a mark)
+ * before its first CUDA call, so a preload that initialised CUDA when its
+ * session began would make the early children fail (measured: a cuInit at
+ * the session's start fails this test).
  *
  * Output: the parent's "expect:" line (no peak: the worker's allocations
  * interleave with main's; the ledger check holds it) and one line
