@@ -797,6 +797,9 @@ static const char *error_meaning(int32_t error)
     switch (error) {
     case 1:
         return " (invalid value: an argument was refused)";
+    case 3:
+        return " (initialization error: CUDA was not, or could not be, initialised in this "
+               "process; the driver API's calls fail so before cuInit)";
     case 100:
         return " (no CUDA device)";
     case 101:
@@ -815,15 +818,32 @@ static const char *error_meaning(int32_t error)
     }
 }
 
+/* What the initialisation error means in a process forked without exec: a
+ * child of a process that had initialised CUDA cannot use it (NVIDIA: CUDA
+ * is not fork-safe; every call of such a child fails with error 3, cuInit
+ * included; sim/README.md "Fork"). "" elsewhere. */
+static const char *fork_words(vr_arena *a, const vr_report *r, int32_t error)
+{
+    if (error != 3 || !r->forked)
+        return "";
+    return vr_sprintf(a,
+                      "; this process was forked without exec (from pid %" PRIu32
+                      "), and a child forked after its parent initialised CUDA cannot use it: "
+                      "start it with exec (Python multiprocessing's \"spawn\" or "
+                      "\"forkserver\" start method) or make the parent's first CUDA call "
+                      "after its forks",
+                      r->ppid);
+}
+
 /* The explanation of a failure with another error than out of memory. */
-static const char *explain_error(vr_arena *a, const vr_oom *o)
+static const char *explain_error(vr_arena *a, const vr_report *r, const vr_oom *o)
 {
     char b1[32];
     const char *e = vr_sprintf(a,
                                "not out of memory: the call failed with error %d%s, not the "
                                "out-of-memory error (2: cudaErrorMemoryAllocation, "
-                               "CUDA_ERROR_OUT_OF_MEMORY)",
-                               o->error, error_meaning(o->error));
+                               "CUDA_ERROR_OUT_OF_MEMORY)%s",
+                               o->error, error_meaning(o->error), fork_words(a, r, o->error));
     if (o->device < 0 || !o->device_total_bytes) /* host memory: the device says nothing */
         return e;
     return vr_sprintf(a, "%s; the device had %s free", e,
@@ -872,7 +892,7 @@ static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom
                                    const vr_oom *o)
 {
     if (o->verdict == VR_VERDICT_ERROR)
-        return explain_error(a, o);
+        return explain_error(a, r, o);
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     const char *dom = dominant(a, o);
     switch (o->verdict) {
@@ -1045,6 +1065,8 @@ static void build_header(vr_state *s, vr_report *r)
 {
     const vt_header *h = s->hdr;
     r->pid = h->pid;
+    r->ppid = h->ppid;
+    r->forked = (h->flags & VT_HDR_CHILD_AFTER_FORK) != 0;
     r->host = vr_strdup(s->arena, h->host);
     r->program = vr_strdup(s->arena, h->program);
     r->vramtrace_version = vr_strdup(s->arena, h->vramtrace_version);

@@ -809,7 +809,8 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
             fatal          ? "fatal"
             : o->recovered ? "recovered"
                            : "failed",
-            i + 1, VR_TIME(o->t_ns), SZ(o->requested_bytes, b1), SZ(o->device_free_bytes, b2),
+            i + 1, VR_TIME(o->t_ns), SZ(o->requested_bytes, b1),
+            o->device_total_bytes ? SZ(o->device_free_bytes, b2) : "unknown",
             vr_verdict_name(o->verdict), vr_verdict_name(o->verdict));
     if (fatal && vr_oom_handled(r))
         fputs("<p class=\"fatal-label\">HANDLED: the last failure that was not "

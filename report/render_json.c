@@ -76,7 +76,8 @@ static void program(FILE *f, const vr_report *r)
             fputc(',', f);
         vr_json_str(f, r->argv[i]);
     }
-    fprintf(f, "],\"pid\":%" PRIu32 ",", r->pid);
+    fprintf(f, "],\"pid\":%" PRIu32 ",\"ppid\":%" PRIu32 ",\"forked\":%s,", r->pid, r->ppid,
+            r->forked ? "true" : "false");
     key(f, "path");
     vr_json_str(f, r->program);
     fputc(',', f);

@@ -184,6 +184,10 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
         fprintf(f, "%s#%zu at %s: %s of %s of pinned host memory failed (error %d)\n",
                 label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
                 o->error);
+    else if (!o->device_total_bytes) /* cudaMemGetInfo failed too (vtrace.h: 0/0 if unknown) */
+        fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free unknown\n",
+                label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
+                o->device, o->error);
     else
         fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free %s of %s\n",
                 label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),

@@ -264,6 +264,8 @@ typedef struct vr_report {
     const char *path;
     /* header */
     uint32_t pid;
+    uint32_t ppid; /* the parent's pid at start, 0 if unknown */
+    bool forked;   /* written by a process forked without exec (VT_HDR_CHILD_AFTER_FORK) */
     const char *host, *program, *vramtrace_version;
     const char *const *argv;
     size_t argc;

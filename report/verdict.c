@@ -417,6 +417,26 @@ static const char *failed_remedy(const vr_report *r)
            "failed in another process; else the error is not about device memory";
 }
 
+/* The remedy of a run whose memory is sound but where allocations failed
+ * with another error than out of memory: no memory remedy, and the first
+ * such failure (its explanation, e.g. a fork child's initialisation error,
+ * is in the failures' list). NULL when none failed so. */
+static const char *error_remedy(const vr_report *r)
+{
+    for (size_t i = 0; i < r->nooms; i++) {
+        const vr_oom *o = &r->ooms[i];
+        if (o->verdict != VR_VERDICT_ERROR)
+            continue;
+        return vr_sprintf(r->arena,
+                          "none for memory; but %" PRIu64 " allocation%s failed with another "
+                          "error than out of memory, the first with error %d at %s: its "
+                          "explanation is in the list of failed allocations",
+                          r->error_allocations, r->error_allocations == 1 ? "" : "s", (int)o->error,
+                          oom_site(r, o));
+    }
+    return NULL;
+}
+
 /* Where the largest device leak (caches too, or only those that are no
  * cache) was allocated: its lead frame. */
 static const char *leak_site(const vr_report *r, bool caches)
@@ -498,8 +518,11 @@ static void headline_finished(const vr_report *r, vr_headline *h, const char *fa
         h->text = vr_sprintf(r->arena, "%s: peak reserved %s (device size unknown); %s", what,
                              SZ(r->peak_reserved, b1), rest);
     const char *holder = cache_holder(r, false);
+    const char *errors = failed ? NULL : error_remedy(r);
     if (failed)
         h->remedy = failed_remedy(r);
+    else if (errors)
+        h->remedy = errors;
     else
         h->remedy = holder && vr_cache_holder_hint(holder)[0]
                         ? vr_sprintf(r->arena, "none needed (%s)", vr_cache_holder_hint(holder))

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
+static int open_with(vtg *g, const char *path, int argc, const char *const *argv, uint32_t ppid,
+                     uint32_t flags)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -26,7 +27,9 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
                    .start_wall_ns = 1700000000000000000ull,
                    .start_mono_ns = g->t0,
                    .vramtrace_version = "test",
-                   .stack_depth = 64};
+                   .stack_depth = 64,
+                   .ppid = ppid,
+                   .flags = flags};
     vt_writer_opts o = {.no_thread = true};
     char err[256];
     g->w = vt_writer_open(path, &h, &o, err, sizeof err);
@@ -36,6 +39,16 @@ int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
     }
     g->tb = vt_writer_attach(g->w, 100);
     return g->tb ? 0 : -1;
+}
+
+int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
+{
+    return open_with(g, path, argc, argv, 0, 0);
+}
+
+int vtg_open_child(vtg *g, const char *path, uint32_t ppid)
+{
+    return open_with(g, path, 0, NULL, ppid, VT_HDR_CHILD_AFTER_FORK);
 }
 
 int vtg_close(vtg *g)

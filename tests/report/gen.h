@@ -20,6 +20,9 @@ typedef struct vtg {
 
 /* Create path (must not exist) with argv in the header. Returns 0 or -1. */
 int vtg_open(vtg *g, const char *path, int argc, const char *const *argv);
+/* The same for a process forked without exec from ppid (header flag
+ * VT_HDR_CHILD_AFTER_FORK), no argv. */
+int vtg_open_child(vtg *g, const char *path, uint32_t ppid);
 /* Close the trace. Returns 0, or -1 when it or any write failed. */
 int vtg_close(vtg *g);
 

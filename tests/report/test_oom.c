@@ -579,6 +579,54 @@ static void test_oom_other_errors(void **state)
     unlink(tmp_path("only_errors"));
 }
 
+/* The initialisation error (3) in a process forked without exec is the
+ * child of a process that initialised CUDA: the explanation says so, with
+ * the parent's pid and the remedy; elsewhere error 3 is only named. A
+ * failure whose cudaMemGetInfo failed too (0 of 0) has its device's free
+ * bytes unknown, not 0 B. */
+static void test_oom_fork_child(void **state)
+{
+    (void)state;
+    vtg g;
+    const char *fork_words = "forked without exec (from pid 4141)";
+    assert_int_equal(vtg_open_child(&g, tmp_path("fork_child"), 4141), 0);
+    vtg_failed_on(&g, 20, 4096, 1, 3, 0, VT_API_CUDA_MALLOC, 0, 0);
+    vtg_failed_on(&g, 30, 4096, 1, 1, 0, VT_API_CUDA_MALLOC, 0, 0);
+    vtg_end(&g, 50, 0);
+    vr_report *r = close_and_analyze(&g, "fork_child");
+    assert_true(r->forked);
+    assert_int_equal(r->ppid, 4141);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_ERROR);
+    assert_non_null(strstr(r->ooms[0].explanation, "error 3 (initialization error"));
+    assert_non_null(strstr(r->ooms[0].explanation, fork_words));
+    assert_non_null(strstr(r->ooms[0].explanation, "\"spawn\""));
+    assert_null(strstr(r->ooms[1].explanation, fork_words)); /* error 1: not the fork's */
+    vr_headline h;
+    vr_headline_of(r, &h); /* sound memory, but no allocation worked: no "none needed" */
+    assert_string_equal(h.kind, "healthy");
+    assert_non_null(strstr(h.remedy, "none for memory; but 2 allocations failed with another "
+                                     "error than out of memory, the first with error 3"));
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "failed (error 3); device free unknown\n"));
+    assert_null(strstr(text, "device free 0 B of 0 B"));
+    free(text);
+    vr_report_free(r);
+    unlink(tmp_path("fork_child"));
+
+    open_trace(&g, "not_fork_child", 0, NULL);
+    failed_at(&g, 20, 1, 3);
+    vtg_end(&g, 50, 0);
+    r = close_and_analyze(&g, "not_fork_child");
+    assert_false(r->forked);
+    assert_non_null(strstr(r->ooms[0].explanation, "error 3 (initialization error"));
+    assert_null(strstr(r->ooms[0].explanation, "forked"));
+    text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "device free 900.00 MiB of 1.00 GiB"));
+    free(text);
+    vr_report_free(r);
+    unlink(tmp_path("not_fork_child"));
+}
+
 /* A failure of pinned host memory (cudaMallocHost, device -1): host RAM, not
  * the device's. It was explained as live data + the request exceeding the
  * current device (whose free bytes the failure sampled), with a device site
@@ -899,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_oom_pool_limit),
         cmocka_unit_test(test_oom_rounding_not_external),
         cmocka_unit_test(test_oom_other_errors),
+        cmocka_unit_test(test_oom_fork_child),
         cmocka_unit_test(test_oom_handled),
         cmocka_unit_test(test_vmm_recovered_when_mapped),
         cmocka_unit_test(test_pool_sample_baseline),
