@@ -57,6 +57,11 @@ for c in static_cudart device_query device_query_drv vmm_mmap; do
     run2 client_$c 60 $B/bin/client_$c
 done
 
+log "fork: t_fork exits 0 only where a child forked before its parent's first CUDA call allocates and one forked after gets error 3 from every call (the sim's model, sim/README.md \"Fork\"); under the preload its session starts before that first call, so the preload (and CUPTI) must not initialise CUDA there"
+run2 t_fork 60 $B/bin/t_fork
+step t_fork.cupti 60 env VRAMTRACE_CUPTI=1 VRAMTRACE_OUTPUT=$W/t_fork.cupti.vtrace LD_PRELOAD=$P \
+    $B/bin/t_fork
+
 log "probes: the driver's answers (tests/gpu/probe_sim.py compares the sim's with them)"
 for p in probe_driver probe_pool probe_context; do
     timeout 60 $B/bin/$p >$W/$p.txt 2>$W/$p.err; echo "probe rc $?" >>$W/$p.txt
