@@ -31,7 +31,9 @@ below is the one list of them; `info KEY=VALUE` lines say where and when):
   times) and bytes of peak RSS per live allocation.
 - GAN training (`train --synthetic --memory-only --log-every 1000 --steps 50`
   on the simulated device): total instructions (callgrind Ir, all threads)
-  with LD_PRELOAD=libvramtrace.so against without, as a percentage.
+  with LD_PRELOAD=libvramtrace.so against without, as a percentage; and the
+  same with stacks off (VRAMTRACE_STACK_DEPTH=0): what recording the events
+  costs before any call stack.
 
 Progress goes to stderr. Exit 0, or 1 when a program failed (its command is
 named), 2 on bad usage. Numbers only: nothing here asserts on speed.
@@ -60,7 +62,7 @@ ROWS = [  # row, label ({...} from the output's info lines)
     ("mem", "preload memory per live allocation, {live_lo} → {live_hi} live (without a tool: the simulated device's own)"),
     ("storm", "`vramtrace report`, alloc/free storm of {storm_lo} → {storm_hi} events"),
     ("live", "`vramtrace report`, {live_lo} → {live_hi} allocations never freed"),
-    ("gan", "GAN training (`train --synthetic --memory-only`, {gan_steps} steps): instructions added (callgrind Ir)"),
+    ("gan", "GAN training (`train --synthetic --memory-only`, {gan_steps} steps): instructions added (callgrind Ir; floor: vramtrace with stacks off, `VRAMTRACE_STACK_DEPTH=0`)"),
     ("gan_step", "the same per training step: the difference of {gan_steps_lo} and {gan_steps} steps (start-up cancels; vramtrace: Ir added per step, its start-up cost, and the added share of a step's own instructions)"),
 ]
 TARGETS = {"d20": ("<=", 120), "d60": ("<=", 200), "off": ("<=", 40)}
@@ -94,6 +96,7 @@ FIGURES = _record_figures() + [
     ("gan.ir_plain", "Ir", None, "gan", "plain"),
     ("gan.ir_vramtrace", "Ir", None, "gan", None),
     ("gan.overhead", "%", ("<=", 1), "gan", "vramtrace"),
+    ("gan.overhead_stacks_off", "%", None, "gan", "floor"),
     ("gan.step_ir_added", "Ir/step", None, "gan_step", "vramtrace"),
     ("gan.startup_ir_added", "Ir", None, "gan_step", "vramtrace"),
     ("gan.step_overhead", "%", None, "gan_step", "vramtrace"),
@@ -320,6 +323,9 @@ def measure_gan(tools, p, samples):
         traced = callgrind_ir(tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace")), steps)
         ir[steps] = (plain, traced)
     plain, traced = ir[p["gan_steps"]]
+    progress(f"GAN training, {p['gan_steps']} steps, under callgrind with the preload, stacks off")
+    off = callgrind_ir(tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace"), 0), p["gan_steps"])
+    samples["gan.overhead_stacks_off"] = [(off - plain) * 100.0 / plain]
     samples["gan.ir_plain"] = [plain]
     samples["gan.ir_vramtrace"] = [traced]
     samples["gan.overhead"] = [(traced - plain) * 100.0 / plain]
