@@ -437,22 +437,25 @@ static uint32_t frame_id(vti_thread *t, const py_raw *r)
 /* The markers put where a stack's outer frames were not recorded
  * (trace/vtrace.h, VT_CUT_FRAME_PREFIX): more than VTI_MAX_STACK_DEPTH
  * frames in all (a merged stack), more than MAX_PY Python frames, more than
- * VRAMTRACE_STACK_DEPTH native frames (a stack without Python). */
-enum cut_kind { CUT_ALL, CUT_PYTHON, CUT_NATIVE };
-static uint32_t cut_ids[3]; /* the markers' frame ids once made, under py_lock */
+ * VRAMTRACE_STACK_DEPTH native frames (a stack without Python; in a stack
+ * with Python, between the native frames kept and the Python frames whose
+ * eval frames were cut). */
+enum cut_kind { CUT_ALL, CUT_PYTHON, CUT_NATIVE, CUT_NATIVE_PY };
+static uint32_t cut_ids[4]; /* the markers' frame ids once made, under py_lock */
 
 /* The frame id (under py_lock) of marker kind; 0 when the tables are not
  * there. */
 static uint32_t cut_marker(vti_thread *t, enum cut_kind kind)
 {
-    static const int limit[] = {VTI_MAX_STACK_DEPTH, MAX_PY, 0};
+    static const int limit[] = {VTI_MAX_STACK_DEPTH, MAX_PY, 0, 0};
+    static const char *const what[] = {"", "Python ", "", "native "};
     char why[80];
     if (!cap)
         return 0;
     if (!cut_ids[kind]) {
-        int n = kind == CUT_NATIVE ? vti_settings_get()->stack_depth : limit[kind];
+        int n = limit[kind] ? limit[kind] : vti_settings_get()->stack_depth;
         snprintf(why, sizeof why, "%s%sframes not recorded: more than %d]", VT_CUT_FRAME_PREFIX,
-                 kind == CUT_PYTHON ? "Python " : "", n);
+                 what[kind], n);
         cut_ids[kind] = text_id(t, vti_intern(t, ""), vti_intern(t, why), 0);
         label_keep(cut_ids[kind], "", why, 0);
     }
@@ -506,7 +509,20 @@ static int mark_cut(vti_thread *t, uint64_t *tmp, int k, int at, bool py_cut, in
     return k;
 }
 
-int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max)
+/* The marker of native frames cut by the depth, at tmp[k]; returns the new
+ * count (k when it cannot be made). */
+static int mark_native_cut(vti_thread *t, uint64_t *tmp, int k)
+{
+    uint32_t id;
+    pthread_mutex_lock(&py_lock);
+    id = cut_marker(t, CUT_NATIVE_PY);
+    pthread_mutex_unlock(&py_lock);
+    if (id)
+        tmp[k++] = VTI_PY_NODE | id;
+    return k;
+}
+
+int vti_py_merge(vti_thread *t, void *const *native, int n, bool native_cut, uint64_t *out, int max)
 {
     py_raw raw[MAX_PY + 1];
     uint64_t ids[MAX_PY], tmp[VTI_MAX_STACK_DEPTH + MAX_PY + 2];
@@ -532,6 +548,8 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int m
             at = k; /* just outside the outermost Python frame read */
         tmp[k++] = (uint64_t)(uintptr_t)native[i] - 1;
     }
+    if (native_cut) /* the native frames between those kept and the Python frames left */
+        k = mark_native_cut(t, tmp, k);
     if (np > 0) /* no eval frame kept (cut by the depth): at the root */
         p = take_group(ids, raw, np, p, true, tmp, &k, (int)(sizeof tmp / 8));
     else

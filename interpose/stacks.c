@@ -294,7 +294,7 @@ static inline __attribute__((always_inline)) uint32_t capture(vti_thread *t, int
     kept = n - first < depth ? n - first : depth;
     if (kept <= 0)
         return 0;
-    py = vti_py_merge(t, t->frames + first, kept, merged, VTI_MAX_STACK_DEPTH);
+    py = vti_py_merge(t, t->frames + first, kept, n - first > depth, merged, VTI_MAX_STACK_DEPTH);
     if (py < 0 && n - first > depth) /* cut: its outermost kept frame is the marker */
         py = vti_native_cut(t, t->frames + first, kept, merged);
     if (py < 0 && same && t->cache_native && t->cache_n == kept)

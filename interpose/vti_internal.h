@@ -547,12 +547,16 @@ void vti_stacks_init(void);
  * (frame 0: the thread's Python frames are unknown). Never a user address. */
 #define VTI_PY_NODE (1ull << 63)
 /* Merge the calling thread's Python frames into its native stack. native:
- * n return addresses, innermost first. out (max entries): the merged stack,
- * outermost first, native entries as ip (return address - 1), Python ones
- * tagged VTI_PY_NODE; emits VT_REC_PY_FRAME records for new frames through
- * t. Returns the count, or -1 when the process runs no CPython (one cached
- * check; out is untouched). */
-int vti_py_merge(vti_thread *t, void *const *native, int n, uint64_t *out, int max);
+ * n return addresses, innermost first; native_cut: the walk had more native
+ * frames than the n kept (VRAMTRACE_STACK_DEPTH), so the marker "[outer
+ * native frames not recorded: more than N]" goes after them, before the
+ * Python frames whose eval frames were cut (kept at the root). out (max
+ * entries): the merged stack, outermost first, native entries as ip (return
+ * address - 1), Python ones tagged VTI_PY_NODE; emits VT_REC_PY_FRAME
+ * records for new frames through t. Returns the count, or -1 when the
+ * process runs no CPython (one cached check; out is untouched). */
+int vti_py_merge(vti_thread *t, void *const *native, int n, bool native_cut, uint64_t *out,
+                 int max);
 /* true when vti_py_merge gives -1 (the process runs no CPython): a stack is
  * then its native frames alone. */
 bool vti_py_none(void);

@@ -16,7 +16,8 @@ stack of more than 128 Python frames must hold the innermost 128 and then
 the marker "[outer Python frames not recorded: more than 128]".
 
     pyframes_random.py --vramtrace BIN --python PY --work DIR --seeds A-B
-        [--max-len N] [--recursion N] [--segments | --ctypes [--fork]] [--wrong]
+        [--max-len N] [--recursion N] [--segments | --ctypes [--fork] [--native-deep LIB]]
+        [--wrong]
 
 --ctypes: no PyTorch: each allocation a cudaMalloc through ctypes on
   libcudart, so that any CPython (3.8 and later) runs the programs
@@ -32,6 +33,14 @@ the marker "[outer Python frames not recorded: more than 128]".
   allocations fails with the initialisation error (3), and its own trace of
   the run (interpose/README.md "Fork") must hold each failure with the
   stack CPython gives (the JSON report's ooms[].stack).
+--native-deep LIB (with --ctypes): each allocation through LIB's
+  vt_deep_alloc (tests/integration/python/native_deep.c) 0, 3, 30, 45, 70 or 95
+  native frames below the Python call, which counts the stack's native
+  frames with glibc's backtrace(): with more than 64
+  (VRAMTRACE_STACK_DEPTH), the recorded stack must hold the marker
+  "[outer native frames not recorded: more than 64]" once (before all its
+  Python frames when the recursion alone passes 64), with fewer none; the
+  Python frames are held as always.
 --wrong: one frame's line of the truth moved by one: exit 0 only if caught.
 --need-cut: at least one allocation's stack must be cut (its truth longer
   than 128 Python frames), so that the marker is exercised; where one is,
@@ -53,6 +62,10 @@ import sys
 SKIP = 77
 MAX_PY = 128  # interpose/pyframes.c, MAX_PY
 CUT = "[outer Python frames not recorded: more than 128]"
+NATIVE_CUT = "[outer native frames not recorded: more than 64]"
+NATIVE_DEPTH = 64  # VRAMTRACE_STACK_DEPTH's default
+NATIVE_MARGIN = 3  # frames the two unwinders may count differently at the root
+DEEP = [0, 3, 30, 45, 70, 95]  # native_deep.c recursion, by allocation size
 
 HEAD = '''import asyncio, contextlib, functools, json, os, sys, threading, torch
 RDEPTH = {rdepth}
@@ -94,16 +107,30 @@ ALLOC_CTYPES = (
 )
 
 
-def head(rdepth, ctypes):
+# --native-deep: the allocation through native_deep.c, which counts the native frames
+ALLOC_DEEP = (
+    "rt = ctypes.CDLL('libcudart.so.13')\nnat = ctypes.CDLL(os.environ['VT_NATIVE_DEEP'])\n"
+    f"DEEP = {DEEP!r}\n",
+    "        p, fr = ctypes.c_void_p(), ctypes.c_int(0)\n"
+    "        depth = DEEP[(n // 512) % len(DEEP)]\n"
+    "        rc = nat.vt_deep_alloc(ctypes.byref(p), ctypes.c_size_t(n), depth, ctypes.byref(fr))  # ALLOC_LINE\n"
+    "        truth.append({\"size\": n, \"stack\": st, \"segment\": 0, \"error\": rc,\n"
+    "                      \"native_frames\": fr.value, \"native_depth\": depth})\n"
+    "        keep.append(p)\n",
+)
+
+
+def head(rdepth, ctypes, deep=False):
     """The program's first part: imports, alloc() (which writes the truth)."""
     text = HEAD.format(rdepth=rdepth)
     if not ctypes:
         return text
-    text = text.replace("threading, torch\n", "threading, ctypes\n" + ALLOC_CTYPES[0])
+    alloc = ALLOC_DEEP if deep else ALLOC_CTYPES
+    text = text.replace("threading, torch\n", "threading, ctypes\n" + alloc[0])
     text = text.replace("fr.f_code.co_qualname", "getattr(fr.f_code, 'co_qualname', fr.f_code.co_name)")
     start = text.index("        before = torch.cuda.memory_reserved()")
     end = text.index("        keep.append(t)\n") + len("        keep.append(t)\n")
-    return text[:start] + ALLOC_CTYPES[1] + text[end:]
+    return text[:start] + alloc[1] + text[end:]
 
 
 # construct: (module-level definitions, body of the step function); {C} is
@@ -170,11 +197,11 @@ def chain_kinds(rnd, max_len, old):
     return kinds
 
 
-def program(seed, max_len, rdepth, segments, ctypes=False, old=False, fork=False):
+def program(seed, max_len, rdepth, segments, ctypes=False, old=False, fork=False, deep=False):
     """The program's source for seed (old: a Python before 3.10; fork: some
     chains run in a child forked without exec, which writes its own truth)."""
     rnd = random.Random(seed)
-    out, runs, sizes = [head(rdepth, ctypes)], [], set()
+    out, runs, sizes = [head(rdepth, ctypes, deep)], [], set()
     for p in range(rnd.randint(3, 8)):
         kinds = chain_kinds(rnd, max_len, old)
         for i in reversed(range(len(kinds))):
@@ -218,11 +245,31 @@ def program(seed, max_len, rdepth, segments, ctypes=False, old=False, fork=False
 
 
 def python_frames(frames):
-    """The Python frames of a stack; the cut marker has no file (the snapshot
-    names it "python", the JSON report "")."""
-    return [("python", CUT, 0) if f["name"] == CUT else (f["filename"], f["name"], f["line"])
-            for f in frames
-            if f["filename"].endswith(".py") or f["filename"].startswith("<") or f["name"] == CUT]
+    """The Python frames of a stack and the cut markers; a marker has no file
+    (the snapshot names it "python", the JSON report "")."""
+    return [("python", f["name"], 0) if f["name"] in (CUT, NATIVE_CUT)
+            else (f["filename"], f["name"], f["line"]) for f in frames
+            if f["filename"].endswith(".py") or f["filename"].startswith("<")
+            or f["name"] in (CUT, NATIVE_CUT)]
+
+
+def native_cut_errors(what, t, got):
+    """--native-deep: the marker of native frames cut by the depth, held to
+    the native frames glibc's backtrace() counted; got loses it (also where
+    nothing counted them: PyTorch's own native frames may pass the depth)."""
+    at = [i for i, f in enumerate(got) if f[1] == NATIVE_CUT]
+    got[:] = [f for f in got if f[1] != NATIVE_CUT]
+    n = t.get("native_frames")
+    if n is None:
+        return []
+    if n > NATIVE_DEPTH + NATIVE_MARGIN and len(at) != 1:
+        return [f"{what}: {n} native frames, {len(at)} markers {NATIVE_CUT!r} (1 expected)"]
+    if n < NATIVE_DEPTH - NATIVE_MARGIN and at:
+        return [f"{what}: {n} native frames, marked {NATIVE_CUT!r}"]
+    if at and t["native_depth"] + 1 >= NATIVE_DEPTH and at[0] != 0:
+        return [f"{what}: the recursion alone passed {NATIVE_DEPTH} native frames, but "
+                f"{at[0]} Python frames are inside the marker"]
+    return []
 
 
 def expected(prog, alloc_line, stack):
@@ -251,8 +298,10 @@ def check(prog, truth, memviz, segments, failures=None):
         for k, (t, e) in enumerate(zip(truth, segs)):
             if e["size"] != t["segment"]:
                 errors.append(f"segment {k}: {e['size']} B, memory_reserved() rose {t['segment']} B")
+            frames = python_frames(e["frames"])
+            native_cut_errors(f"segment {k}", t, frames)
             errors += compare(f"segment {k} ({e['size']} B)", expected(prog, alloc_line, t["stack"]),
-                              python_frames(e["frames"]))
+                              frames)
         return errors, len(truth)
     allocs = {}
     for e in events:
@@ -265,7 +314,9 @@ def check(prog, truth, memviz, segments, failures=None):
         if len(got) != 1:
             errors.append(f"{what}: {len(got)} in the {'JSON reports' if failed else 'export'}, 1 made")
             continue
-        errors += compare(what, expected(prog, alloc_line, t["stack"]), python_frames(got[0]["frames"]))
+        frames = python_frames(got[0]["frames"])
+        errors += native_cut_errors(what, t, frames)
+        errors += compare(what, expected(prog, alloc_line, t["stack"]), frames)
     return errors, len(truth)
 
 
@@ -288,10 +339,12 @@ def run_seed(o, seed):
     prog, truth_f = os.path.join(d, "prog.py"), os.path.join(d, "truth.json")
     trace, pkl = os.path.join(d, "prog.vtrace"), os.path.join(d, "prog.pkl")
     with open(prog, "w") as f:
-        f.write(program(seed, o.max_len, o.recursion, o.segments, o.ctypes, o.old, o.fork))
+        f.write(program(seed, o.max_len, o.recursion, o.segments, o.ctypes, o.old, o.fork,
+                        bool(o.native_deep)))
     opts = [] if o.segments or o.ctypes else ["--torch-tensors"]
     cmd = [o.vramtrace, "run", "--sim=t4", *opts, "--force", "-o", trace, "--", o.python, prog, truth_f]
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    env = dict(os.environ, VT_NATIVE_DEEP=os.path.abspath(o.native_deep)) if o.native_deep else None
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env)
     if p.returncode != 0:
         raise RuntimeError(f"seed {seed}: {' '.join(cmd)} exited {p.returncode}: {p.stderr[-600:]}")
     memviz, failures = {"device_traces": []}, {}
@@ -354,6 +407,7 @@ def main():
     ap.add_argument("--wrong", action="store_true")
     ap.add_argument("--need-cut", action="store_true")
     ap.add_argument("--fork", action="store_true")
+    ap.add_argument("--native-deep", metavar="LIB", help="native_deep.c's library (with --ctypes)")
     o = ap.parse_args()
     need = "import sys; assert sys.version_info >= (3, 8)" if o.ctypes else "import torch"
     if subprocess.run([o.python, "-c", need], capture_output=True).returncode != 0:
