@@ -39,7 +39,7 @@
 #include "tbook.h"
 
 #define EARLY 4
-#define LATE 2
+#define LATE 4
 
 static tbook parent, worker_book;
 static _Atomic bool stop, cuda_used;
