@@ -166,10 +166,9 @@ uint32_t vti_hook_stack(void)
 
 /* vti_rec_alloc with api's row (info) looked up by the caller; inlined into
  * its two callers (one call less on every allocation). */
-static inline __attribute__((always_inline)) void rec_alloc(uint64_t addr, uint64_t size,
-                                                            int device, enum vt_api api,
-                                                            const vt_api_info *info,
-                                                            uint64_t stream, uint32_t stack)
+static inline __attribute__((always_inline)) void
+rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, const vt_api_info *info,
+          uint64_t stream, uint32_t stack, uint64_t ts)
 {
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC};
@@ -183,7 +182,7 @@ static inline __attribute__((always_inline)) void rec_alloc(uint64_t addr, uint6
                    .api = (uint8_t)api,
                    .space = (uint8_t)info->space};
     note_device(t, device);
-    ev.ts_ns = vti_stamp();
+    ev.ts_ns = ts ? ts : vti_stamp();
     if (vti_live_insert(&e) != 0) {
         vti_thread_put(t);
         vti_stop("too many live allocations");
@@ -204,16 +203,16 @@ static inline __attribute__((always_inline)) void rec_alloc(uint64_t addr, uint6
 void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
                    uint32_t stack)
 {
-    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack);
+    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack, 0);
 }
 
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
-                    int (*device)(void), uint32_t stack)
+                    int (*device)(void), uint32_t stack, uint64_t ts)
 {
     const vt_api_info *info = vt_api_get(api);
     int dev = vt_kind_is_host(info->kind) ? -1 : device();
     if (ok && p)
-        rec_alloc(p, size, dev, api, info, stream, stack);
+        rec_alloc(p, size, dev, api, info, stream, stack, ts);
     else if (!ok)
         vti_rec_failed(size, error, dev, api, stack);
 }
@@ -238,10 +237,12 @@ void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
 }
 
-static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e)
+/* ts: the free's time (0: now). */
+static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e,
+                                                            uint64_t ts)
 {
     vt_event ev = {.type = VT_REC_FREE};
-    ev.ts_ns = vti_stamp();
+    ev.ts_ns = ts ? ts : vti_stamp();
     ev.u.free.addr = e->addr;
     ev.u.free.device = e->device;
     ev.u.free.api = (enum vt_api)e->api;
@@ -255,7 +256,7 @@ static void emit_release(const vti_live *e, void *arg)
     vti_thread *t = vti_thread_get();
     (void)arg;
     if (t)
-        emit_free(t, e);
+        emit_free(t, e, 0);
     vti_thread_put(t);
 }
 
@@ -265,7 +266,7 @@ void vti_rec_vmm_unmap(uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_UNMAP, 0, addr, size, 0);
 }
 
-void vti_rec_free(uint64_t addr, uint8_t space)
+void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts)
 {
     vti_thread *t;
     vti_live e;
@@ -278,13 +279,13 @@ void vti_rec_free(uint64_t addr, uint8_t space)
      * (emit_release), unless a retain makes it live again */
     if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e) == VTI_RELEASE_DIED
                                      : vti_live_remove(addr, space, &e))
-        emit_free(t, &e);
+        emit_free(t, &e, ts);
     vti_thread_put(t);
 }
 
 static void reset_one(const vti_live *e, void *arg)
 {
-    emit_free(arg, e);
+    emit_free(arg, e, 0);
 }
 
 void vti_rec_device_reset(int device)

@@ -707,15 +707,20 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
  * stays live until released and unmapped everywhere. */
 void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
 void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
-/* Record a free (before the real free) with the device and api the
- * allocation was recorded with. No-op when addr (space) is not live. */
-void vti_rec_free(uint64_t addr, uint8_t space);
+/* Record a free with the device and api the allocation was recorded with,
+ * at ts (vti_stamp just after the real free returned; 0: now). No-op when
+ * addr (space) is not live. */
+void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts);
 /* The outcome of an outermost allocation call of api: ok with the new
  * pointer p (0: nothing recorded, as for a zero-byte request), or a failure
  * with error. The device is -1 for host kinds, else device() (called only
- * then: the thread's current device). */
+ * then: the thread's current device). ts: vti_stamp taken just after the
+ * real call returned, the allocation's time (the work of recording it, a
+ * process's first allocation's most of all, comes after: stamped later, it
+ * read as up to 4 ms after the driver's, and another process's allocation
+ * in between as not overlapping it). */
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
-                    int (*device)(void), uint32_t stack);
+                    int (*device)(void), uint32_t stack, uint64_t ts);
 
 /* Outermost allocation and free calls of all threads run one at a time,
  * with their records written inside: the trace's order of allocations and
@@ -755,11 +760,12 @@ void vti_order_unlock(void);
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
+        uint64_t ts = vti_stamp();                                                                 \
         vti_exit_arm((F) < F_RUNTIME_END_ ? 1u : 2u);                                              \
         if (rc != OK)                                                                              \
             ON_FAIL;                                                                               \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
-                       (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack);                       \
+                       (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack, ts);                   \
         vti_order_unlock();                                                                        \
     }                                                                                              \
     vti_leave();                                                                                   \
@@ -788,8 +794,9 @@ static inline bool vti_free_took_effect(int rc)
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
+        uint64_t ts = vti_stamp();                                                                 \
         if (vti_free_took_effect((int)rc))                                                         \
-            vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE));                                     \
+            vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE), ts);                                 \
         vti_order_unlock();                                                                        \
     }                                                                                              \
     vti_leave();                                                                                   \

@@ -1066,6 +1066,8 @@ static void build_header(vr_state *s, vr_report *r)
     const vt_header *h = s->hdr;
     r->pid = h->pid;
     r->ppid = h->ppid;
+    r->start_mono_ns = h->start_mono_ns;
+    r->run_id = vr_strdup(s->arena, h->run_id && vt_run_id_valid(h->run_id) ? h->run_id : "");
     r->forked = (h->flags & VT_HDR_CHILD_AFTER_FORK) != 0;
     r->host = vr_strdup(s->arena, h->host);
     r->program = vr_strdup(s->arena, h->program);

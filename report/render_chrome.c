@@ -5,7 +5,9 @@
  * (the model's NVTX events, vr_report.nvtx), OOMs and the
  * leaks at exit as "i" instant events whose call stack ("sf") is in the
  * trace's "stackFrames" dictionary (Python frames as "function (file:line)",
- * category "python"). Timestamps in microseconds since the trace's start. */
+ * category "python"). Timestamps in microseconds since the trace's start;
+ * the processes of one run (traces with one run id) on one timeline, from
+ * the first one's start. */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -16,6 +18,7 @@ typedef struct pass {
     FILE *f;
     bool first;
     uint32_t pid;
+    uint64_t offset_ns; /* the trace's start after the first trace's, in one run */
 } pass;
 
 static void sep(pass *p)
@@ -34,8 +37,22 @@ static double us(uint64_t ns)
 static void ev_head(pass *p, const char *ph, uint64_t t_ns, uint32_t tid)
 {
     sep(p);
-    fprintf(p->f, "{\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, ph, us(t_ns),
-            p->pid, tid);
+    fprintf(p->f, "{\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, ph,
+            us(p->offset_ns + t_ns), p->pid, tid);
+}
+
+/* The earliest start of the n traces when they are the processes of one
+ * run (the same run id), whose CLOCK_MONOTONIC starts then put them on one
+ * timeline; UINT64_MAX for unrelated traces (each from its own start). */
+static uint64_t run_start(vr_report *const *r, size_t n)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i]->run_id[0] || strcmp(r[i]->run_id, r[0]->run_id) || !r[i]->start_mono_ns)
+            return UINT64_MAX;
+        first = r[i]->start_mono_ns < first ? r[i]->start_mono_ns : first;
+    }
+    return first;
 }
 
 static void nvtx_event(pass *p, const vr_nvtx_event *e)
@@ -155,9 +172,11 @@ int vr_render_chrome(FILE *out, vr_report *const *r, size_t n, const vr_options 
 {
     (void)opt;
     pass p = {.f = out, .first = true};
+    uint64_t start = run_start(r, n);
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out);
     for (size_t i = 0; i < n; i++) {
         p.pid = r[i]->pid ? r[i]->pid : (uint32_t)i + 1;
+        p.offset_ns = start == UINT64_MAX ? 0 : r[i]->start_mono_ns - start;
         sep(&p);
         fprintf(out,
                 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32 ",\"args\":{\"name\":",

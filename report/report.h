@@ -264,8 +264,10 @@ typedef struct vr_report {
     const char *path;
     /* header */
     uint32_t pid;
-    uint32_t ppid; /* the parent's pid at start, 0 if unknown */
-    bool forked;   /* written by a process forked without exec (VT_HDR_CHILD_AFTER_FORK) */
+    uint32_t ppid;          /* the parent's pid at start, 0 if unknown */
+    uint64_t start_mono_ns; /* CLOCK_MONOTONIC at the trace's start: t_ns fields count from it */
+    const char *run_id;     /* the run the process belongs to (vt_run_id_new), "" if none */
+    bool forked;            /* written by a process forked without exec (VT_HDR_CHILD_AFTER_FORK) */
     const char *host, *program, *vramtrace_version;
     const char *const *argv;
     size_t argc;

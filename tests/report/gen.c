@@ -11,15 +11,19 @@
 #include <string.h>
 #include <time.h>
 
-static int open_with(vtg *g, const char *path, int argc, const char *const *argv, uint32_t ppid,
-                     uint32_t flags)
+static int open_with(vtg *g, const char *path, int argc, const char *const *argv,
+                     const vtg_head *hd)
 {
+    static uint64_t base; /* the first trace's start: later ones count from it */
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!base) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        base = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + 3600000000000ull;
+    }
     g->failed = 0;
-    g->t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + 3600000000000ull;
+    g->t0 = base + hd->start_after_ns;
     vt_header h = {.format_version = VT_FORMAT_VERSION,
-                   .pid = 4242,
+                   .pid = hd->pid ? hd->pid : 4242,
                    .host = "testhost",
                    .program = argc ? argv[0] : "synthetic",
                    .argc = (uint32_t)argc,
@@ -28,8 +32,9 @@ static int open_with(vtg *g, const char *path, int argc, const char *const *argv
                    .start_mono_ns = g->t0,
                    .vramtrace_version = "test",
                    .stack_depth = 64,
-                   .ppid = ppid,
-                   .flags = flags};
+                   .ppid = hd->ppid,
+                   .flags = hd->flags,
+                   .run_id = hd->run_id};
     vt_writer_opts o = {.no_thread = true};
     char err[256];
     g->w = vt_writer_open(path, &h, &o, err, sizeof err);
@@ -43,12 +48,12 @@ static int open_with(vtg *g, const char *path, int argc, const char *const *argv
 
 int vtg_open(vtg *g, const char *path, int argc, const char *const *argv)
 {
-    return open_with(g, path, argc, argv, 0, 0);
+    return open_with(g, path, argc, argv, &(vtg_head){0});
 }
 
-int vtg_open_child(vtg *g, const char *path, uint32_t ppid)
+int vtg_open_head(vtg *g, const char *path, const vtg_head *h)
 {
-    return open_with(g, path, 0, NULL, ppid, VT_HDR_CHILD_AFTER_FORK);
+    return open_with(g, path, 0, NULL, h);
 }
 
 int vtg_close(vtg *g)

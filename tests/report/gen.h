@@ -20,9 +20,15 @@ typedef struct vtg {
 
 /* Create path (must not exist) with argv in the header. Returns 0 or -1. */
 int vtg_open(vtg *g, const char *path, int argc, const char *const *argv);
-/* The same for a process forked without exec from ppid (header flag
- * VT_HDR_CHILD_AFTER_FORK), no argv. */
-int vtg_open_child(vtg *g, const char *path, uint32_t ppid);
+/* Header fields a test sets (0: vtg_open's). */
+typedef struct vtg_head {
+    uint32_t pid, ppid, flags; /* flags: VT_HDR_* */
+    const char *run_id;        /* the run (vt_run_id_valid), NULL: none */
+    uint64_t start_after_ns;   /* start_mono_ns after the first trace this process opened */
+} vtg_head;
+
+/* The same with header fields h, no argv. */
+int vtg_open_head(vtg *g, const char *path, const vtg_head *h);
 /* Close the trace. Returns 0, or -1 when it or any write failed. */
 int vtg_close(vtg *g);
 

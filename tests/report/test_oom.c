@@ -589,7 +589,9 @@ static void test_oom_fork_child(void **state)
     (void)state;
     vtg g;
     const char *fork_words = "forked without exec (from pid 4141)";
-    assert_int_equal(vtg_open_child(&g, tmp_path("fork_child"), 4141), 0);
+    assert_int_equal(vtg_open_head(&g, tmp_path("fork_child"),
+                                   &(vtg_head){.ppid = 4141, .flags = VT_HDR_CHILD_AFTER_FORK}),
+                     0);
     vtg_failed_on(&g, 20, 4096, 1, 3, 0, VT_API_CUDA_MALLOC, 0, 0);
     vtg_failed_on(&g, 30, 4096, 1, 1, 0, VT_API_CUDA_MALLOC, 0, 0);
     vtg_end(&g, 50, 0);
