@@ -1,13 +1,25 @@
 """The seed loop of the random-program tests (tests/procs/tree_random.py,
 tests/report/diff_random.py, tests/pytorch/fork_workers.py): run_seed(seed)
 -> the list of what differs from the truth, for each seed; a summary line;
-the exit status.
+the exit status. And report_json, their one way to read a report.
 
 wrong: the truth was made wrong on purpose (--wrong), so every seed must
 find something. Exit: 0 all held (or, with wrong, every seed caught it), 1
 otherwise, 3 when the harness could not run (an OS error, a timeout, a bad
 file)."""
+import json
 import subprocess
+
+
+def report_json(vramtrace, option, out, trace):
+    """`vramtrace report -q OPTION OUT TRACE` (--json, --chrome: a JSON
+    output), parsed. RuntimeError when the report fails."""
+    p = subprocess.run([vramtrace, "report", "-q", option, out, trace], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"report {option} {trace} exited {p.returncode}: {p.stderr[-400:]}")
+    with open(out) as f:
+        return json.load(f)
 
 
 def add_arguments(ap):

@@ -189,13 +189,8 @@ def trace_times(o, d):
     """(pid, device) -> the times (ns) of the run's device allocations and
     frees as its processes' traces have them (the run's --chrome export: one
     counter event after each, all processes on one timeline)."""
-    out = os.path.join(d, "run.chrome.json")
-    p = subprocess.run([o.vramtrace, "report", "-q", "--chrome", out, os.path.join(d, "run.vtrace")],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"report --chrome exited {p.returncode}: {p.stderr[-300:]}")
-    with open(out) as f:
-        events = json.load(f)["traceEvents"]
+    events = seeds.report_json(o.vramtrace, "--chrome", os.path.join(d, "run.chrome.json"),
+                               os.path.join(d, "run.vtrace"))["traceEvents"]
     times = {}
     for e in events:
         if e.get("ph") == "C" and e.get("name", "").startswith("device "):
@@ -291,13 +286,8 @@ def check_run(o, d, stats):
     traces = glob.glob(os.path.join(d, "run*.vtrace"))
     errors, rep = [], {}
     if traces:
-        j = os.path.join(d, "run.json")
-        p = subprocess.run([o.vramtrace, "report", "-q", "--json", j, os.path.join(d, "run.vtrace")],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            return [f"report exited {p.returncode}: {p.stderr[-300:]}"]
-        with open(j) as f:
-            rep = json.load(f)
+        rep = seeds.report_json(o.vramtrace, "--json", os.path.join(d, "run.json"),
+                                os.path.join(d, "run.vtrace"))
     files = rep.get("files", [rep] if rep else [])
     pids = {one["program"]["pid"] for one in files}
     if pids != allocating:

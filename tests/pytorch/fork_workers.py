@@ -78,13 +78,8 @@ def run_seed(o, seed):
                 truth[int(name.split(".")[1])] = json.load(f)
     if o.wrong and truth:
         truth[min(truth)]["peak"] += 512
-    out = os.path.join(d, "run.json")
-    p = subprocess.run([o.vramtrace, "report", "-q", "--json", out, os.path.join(d, "run.vtrace")],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"seed {seed}: report exited {p.returncode}: {p.stderr[-400:]}")
-    with open(out) as f:
-        rep = json.load(f)
+    rep = seeds.report_json(o.vramtrace, "--json", os.path.join(d, "run.json"),
+                            os.path.join(d, "run.vtrace"))
     files = {one["program"]["pid"]: one for one in rep.get("files", [rep])}
     errors = []
     if set(files) != set(truth):
