@@ -827,12 +827,11 @@ static const char *fork_words(vr_arena *a, const vr_report *r, int32_t error)
     if (error != 3 || !r->forked)
         return "";
     return vr_sprintf(a,
-                      "; this process was forked without exec (from pid %" PRIu32
-                      "), and a child forked after its parent initialised CUDA cannot use it: "
-                      "start it with exec (Python multiprocessing's \"spawn\" or "
-                      "\"forkserver\" start method) or make the parent's first CUDA call "
-                      "after its forks",
-                      r->ppid);
+                      "; this process was forked without exec%s, and a child forked after its "
+                      "parent initialised CUDA cannot use it: start it with exec (Python "
+                      "multiprocessing's \"spawn\" or \"forkserver\" start method) or make "
+                      "the parent's first CUDA call after its forks",
+                      r->ppid ? vr_sprintf(a, " (from pid %" PRIu32 ")", r->ppid) : "");
 }
 
 /* The explanation of a failure with another error than out of memory. */

@@ -615,6 +615,16 @@ static void test_oom_fork_child(void **state)
     vr_report_free(r);
     unlink(tmp_path("fork_child"));
 
+    assert_int_equal(vtg_open_head(&g, tmp_path("fork_child_no_ppid"),
+                                   &(vtg_head){.flags = VT_HDR_CHILD_AFTER_FORK}),
+                     0);
+    vtg_failed_on(&g, 20, 4096, 1, 3, 0, VT_API_CUDA_MALLOC, 0, 0);
+    vtg_end(&g, 50, 0);
+    r = close_and_analyze(&g, "fork_child_no_ppid"); /* parent unknown: no "pid 0" */
+    assert_non_null(strstr(r->ooms[0].explanation, "forked without exec, and a child"));
+    vr_report_free(r);
+    unlink(tmp_path("fork_child_no_ppid"));
+
     open_trace(&g, "not_fork_child", 0, NULL);
     failed_at(&g, 20, 1, 3);
     vtg_end(&g, 50, 0);
