@@ -92,8 +92,10 @@ static void program(FILE *f, const vr_report *r)
         vr_json_str(f, r->exit_reason);
         fputc('}', f);
     }
-    fprintf(f, ",\"start_wall_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",", r->start_wall_ns,
-            r->duration_ns);
+    fprintf(f,
+            ",\"start_wall_ns\":%" PRIu64 ",\"start_mono_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+            ",",
+            r->start_wall_ns, r->start_mono_ns, r->duration_ns);
     key(f, "recorder_version");
     vr_json_str(f, r->vramtrace_version);
     fputc('}', f);

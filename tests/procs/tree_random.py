@@ -24,9 +24,11 @@ Checks:
   recorded, the ledger's peak lies between peak_of_sum_bytes (its memory
   gone at its last event) and peak_of_sum_held_bytes (held to the run's
   end). The traces' times of the allocations and frees (the run's --chrome
-  export, all processes on one timeline) must be the ledger's moved as one,
-  give or take their spread (at most MAX_SPREAD_NS): the ledger stamps a
-  call inside the driver, the recorder just after it returns. Where events
+  export, all processes on one timeline) and of the processes' ends must be
+  the ledger's moved as one, give or take their spread (at most
+  MAX_SPREAD_NS): the ledger stamps a call inside the driver, the recorder
+  just after it returns; the recorder ends a trace in its exit handler, the
+  sim writes its exit line in its own. Where events
   of two processes near the peak are closer than that spread, their order
   is known to neither side: the report's peak must then lie within the
   peaks of the orders that allow, one process's timeline moved against
@@ -198,10 +200,13 @@ def trace_times(o, d):
     return times
 
 
-def stamp_spread(lines, times):
+def stamp_spread(lines, times, files):
     """How far apart (ns) the differences between the ledger's and the
     traces' times of the same events lie: 0 when the traces' timeline is the
-    ledger's moved as one; None when the events do not pair up."""
+    ledger's moved as one; None when the events do not pair up. The events:
+    each device allocation and free, and each process's end (the ledger's
+    exit line; the trace's end, its start_mono_ns + duration_ns on the
+    Chrome export's timeline, which starts at the run's first start)."""
     ledger = {}
     for l in lines:
         if l.get("op") in ("alloc", "free") and l.get("kind") == "device":
@@ -209,6 +214,12 @@ def stamp_spread(lines, times):
     if {k: len(v) for k, v in ledger.items()} != {k: len(v) for k, v in times.items()}:
         return None
     offs = [l - t for k in ledger for l, t in zip(ledger[k], times[k])]
+    first = min((one["program"]["start_mono_ns"] for one in files), default=0)
+    ends = {l["pid"]: l["t_ns"] for l in lines if l.get("op") == "exit"}
+    for one in files:
+        pr = one["program"]
+        if pr["pid"] in ends and pr["exit"] is not None:
+            offs.append(ends[pr["pid"]] - (pr["start_mono_ns"] - first + pr["duration_ns"]))
     return int(max(offs) - min(offs)) if offs else 0
 
 
@@ -303,7 +314,7 @@ def check_run(o, d, stats):
             errors.append(f"pid {pid} against the ledger: {p.stdout.strip()[-600:]}")
     if len(files) > 1:
         windows = live_windows(lines, deaths)
-        spread = stamp_spread(lines, trace_times(o, d))
+        spread = stamp_spread(lines, trace_times(o, d), files)
         if spread is None or spread > MAX_SPREAD_NS:
             errors.append(f"the traces' allocations and frees do not pair with the ledger's "
                           f"on one timeline (--chrome; spread {spread} ns)")
