@@ -443,14 +443,14 @@ static uint32_t frame_id(vti_thread *t, const py_raw *r)
 enum cut_kind { CUT_ALL, CUT_PYTHON, CUT_NATIVE, CUT_NATIVE_PY };
 static uint32_t cut_ids[4]; /* the markers' frame ids once made, under py_lock */
 
-/* The frame id (under py_lock) of marker kind; 0 when the tables are not
- * there. */
+/* The frame id (under py_lock) of marker kind, the tables made if none
+ * were; 0 when they cannot be. */
 static uint32_t cut_marker(vti_thread *t, enum cut_kind kind)
 {
     static const int limit[] = {VTI_MAX_STACK_DEPTH, MAX_PY, 0, 0};
     static const char *const what[] = {"", "Python ", "", "native "};
     char why[80];
-    if (!cap)
+    if (!cap && tables_grow() != 0)
         return 0;
     if (!cut_ids[kind]) {
         int n = limit[kind] ? limit[kind] : vti_settings_get()->stack_depth;
@@ -509,17 +509,13 @@ static int mark_cut(vti_thread *t, uint64_t *tmp, int k, int at, bool py_cut, in
     return k;
 }
 
-/* The marker of native frames cut by the depth, at tmp[k]; returns the new
- * count (k when it cannot be made). */
-static int mark_native_cut(vti_thread *t, uint64_t *tmp, int k)
+/* cut_marker taken under py_lock. */
+static uint32_t cut_marker_locked(vti_thread *t, enum cut_kind kind)
 {
-    uint32_t id;
     pthread_mutex_lock(&py_lock);
-    id = cut_marker(t, CUT_NATIVE_PY);
+    uint32_t id = cut_marker(t, kind);
     pthread_mutex_unlock(&py_lock);
-    if (id)
-        tmp[k++] = VTI_PY_NODE | id;
-    return k;
+    return id;
 }
 
 int vti_py_merge(vti_thread *t, void *const *native, int n, bool native_cut, uint64_t *out, int max)
@@ -548,8 +544,9 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, bool native_cut, uin
             at = k; /* just outside the outermost Python frame read */
         tmp[k++] = (uint64_t)(uintptr_t)native[i] - 1;
     }
-    if (native_cut) /* the native frames between those kept and the Python frames left */
-        k = mark_native_cut(t, tmp, k);
+    uint32_t cut = native_cut ? cut_marker_locked(t, CUT_NATIVE_PY) : 0;
+    if (cut) /* the native frames between those kept and the Python frames left */
+        tmp[k++] = VTI_PY_NODE | cut;
     if (np > 0) /* no eval frame kept (cut by the depth): at the root */
         p = take_group(ids, raw, np, p, true, tmp, &k, (int)(sizeof tmp / 8));
     else
@@ -563,11 +560,8 @@ int vti_py_merge(vti_thread *t, void *const *native, int n, bool native_cut, uin
 
 int vti_native_cut(vti_thread *t, void *const *native, int n, uint64_t *out)
 {
-    uint32_t marker;
-    pthread_mutex_lock(&py_lock);
-    marker = cap || tables_grow() == 0 ? cut_marker(t, CUT_NATIVE) : 0;
-    pthread_mutex_unlock(&py_lock);
-    if (!marker || n <= 0)
+    uint32_t marker = n > 0 ? cut_marker_locked(t, CUT_NATIVE) : 0;
+    if (!marker)
         return -1;
     out[0] = VTI_PY_NODE | marker;
     for (int i = 1; i < n; i++)

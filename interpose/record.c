@@ -182,7 +182,7 @@ rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, const vt_ap
                    .api = (uint8_t)api,
                    .space = (uint8_t)info->space};
     note_device(t, device);
-    ev.ts_ns = ts ? ts : vti_stamp();
+    ev.ts_ns = ts;
     if (vti_live_insert(&e) != 0) {
         vti_thread_put(t);
         vti_stop("too many live allocations");
@@ -203,7 +203,7 @@ rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, const vt_ap
 void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
                    uint32_t stack)
 {
-    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack, 0);
+    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack, vti_stamp());
 }
 
 void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
@@ -237,12 +237,12 @@ void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
 }
 
-/* ts: the free's time (0: now). */
+/* ts: the free's time (vti_stamp). */
 static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e,
                                                             uint64_t ts)
 {
     vt_event ev = {.type = VT_REC_FREE};
-    ev.ts_ns = ts ? ts : vti_stamp();
+    ev.ts_ns = ts;
     ev.u.free.addr = e->addr;
     ev.u.free.device = e->device;
     ev.u.free.api = (enum vt_api)e->api;
@@ -256,7 +256,7 @@ static void emit_release(const vti_live *e, void *arg)
     vti_thread *t = vti_thread_get();
     (void)arg;
     if (t)
-        emit_free(t, e, 0);
+        emit_free(t, e, vti_stamp());
     vti_thread_put(t);
 }
 
@@ -285,7 +285,7 @@ void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts)
 
 static void reset_one(const vti_live *e, void *arg)
 {
-    emit_free(arg, e, 0);
+    emit_free(arg, e, vti_stamp());
 }
 
 void vti_rec_device_reset(int device)

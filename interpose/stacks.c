@@ -281,7 +281,7 @@ static inline __attribute__((always_inline)) uint32_t capture(vti_thread *t, int
     uint64_t merged[VTI_MAX_STACK_DEPTH], kind = (uint64_t)(skip + 1) << 32, tag = 0;
     uint32_t id;
     vti_uw_ref ref;
-    bool same, native = vti_py_none();
+    bool same, cut, native = vti_py_none();
     if (depth <= 0)
         return 0;
     n = capture_frames(t, s->unwind, t->frames, depth + 8, &same, &ref, native ? kind : 0);
@@ -294,8 +294,9 @@ static inline __attribute__((always_inline)) uint32_t capture(vti_thread *t, int
     kept = n - first < depth ? n - first : depth;
     if (kept <= 0)
         return 0;
-    py = vti_py_merge(t, t->frames + first, kept, n - first > depth, merged, VTI_MAX_STACK_DEPTH);
-    if (py < 0 && n - first > depth) /* cut: its outermost kept frame is the marker */
+    cut = n - first > depth; /* more native frames than the depth kept */
+    py = vti_py_merge(t, t->frames + first, kept, cut, merged, VTI_MAX_STACK_DEPTH);
+    if (py < 0 && cut) /* no Python: its outermost kept frame is the marker */
         py = vti_native_cut(t, t->frames + first, kept, merged);
     if (py < 0 && same && t->cache_native && t->cache_n == kept)
         return t->cache_ids[kept - 1];

@@ -708,8 +708,8 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
 void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size);
 void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
 /* Record a free with the device and api the allocation was recorded with,
- * at ts (vti_stamp just after the real free returned; 0: now). No-op when
- * addr (space) is not live. */
+ * at ts (vti_stamp just after the real free returned). No-op when addr
+ * (space) is not live. */
 void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts);
 /* The outcome of an outermost allocation call of api: ok with the new
  * pointer p (0: nothing recorded, as for a zero-byte request), or a failure
