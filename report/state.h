@@ -374,7 +374,7 @@ typedef struct vr_oom_raw {
      * largest first, at most VR_OOM_ALL (all_cut: more were live); malloc'd,
      * NULL once let go (the failure recovered, or more than VR_OOM_LISTS
      * later failures keep theirs): what vr_oom.all_sites of the fatal
-     * failure is made of (oom.c, vr_oom_keep_all). */
+     * failure is made of (oom.c, keep_all). */
     uint64_t (*all)[2];
     uint32_t nall;
     bool all_cut;
