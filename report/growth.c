@@ -50,21 +50,46 @@ static void devices_reopen(vr_state *s)
     }
 }
 
+/* Allocations that failed for lack of memory so far. */
+static uint64_t oom_failures(const vr_state *s)
+{
+    return s->failed - s->failed_error;
+}
+
+/* Whether an iteration that began after `before` out-of-memory failures
+ * and ended now measures what one needs: one during which such a failure
+ * came ends with what the failure left live (PyTorch's activations, held by
+ * the exception as the range is popped: peak = end, a need of 0 B, and a
+ * projection of step 233 for a run that ran out in step 178), so it is the
+ * measure only while no iteration without one has ended (*clean). */
+static bool measures_need(const vr_state *s, uint64_t before, bool *clean)
+{
+    bool failed = oom_failures(s) != before;
+    if (failed && *clean)
+        return false;
+    *clean = !failed;
+    return true;
+}
+
 /* Level k's range that ended is name k's (vr_level.names) last completed:
- * each growth device's peak during it and its reserved bytes now. */
-static void devices_ended(vr_state *s, int k, size_t name)
+ * each growth device's peak during it and its reserved bytes now, when
+ * `measure` (measures_need). */
+static void devices_ended(vr_state *s, int k, size_t name, bool measure)
 {
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
         vr_devstate *d = vr_growth_device(s, i);
-        d->growth->last_peak[k][name] = d->growth->cur_peak[k];
-        d->growth->last_end[k][name] = d->direct + d->heap_bytes;
+        if (measure) {
+            d->growth->last_peak[k][name] = d->growth->cur_peak[k];
+            d->growth->last_end[k][name] = d->direct + d->heap_bytes;
+        }
         vr_devgrowth_reopen(s, d->growth);
     }
 }
 
 /* A range of level lv began: an iteration candidate whose peak reserved
  * bytes and first allocation are measured (oom.c's batch estimate). */
-static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved)
+static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved,
+                          uint64_t ooms)
 {
     size_t k = vr_level_name(lv, name);
     if (k != SIZE_MAX && !lv->names[k].count && !lv->names[k].first_start)
@@ -74,6 +99,7 @@ static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t res
     lv->cur = name;
     lv->cur_peak = reserved;
     lv->cur_input = 0;
+    lv->cur_ooms = ooms;
 }
 
 void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts)
@@ -91,7 +117,8 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->stack_ts[t->depth] = ts;
     t->depth++;
     if (t->depth <= VR_LEVELS) {
-        level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved);
+        level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved,
+                      oom_failures(s));
         devices_started(s, (int)t->depth - 1);
     }
 }
@@ -119,11 +146,14 @@ static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t paren
     (*cnt)++;
     lv->names[k].parent = parent;
     if (name == lv->cur) {
-        lv->names[k].last_peak = lv->cur_peak;
-        lv->names[k].last_end = s->reserved;
-        lv->names[k].last_input = lv->cur_input;
+        bool measure = measures_need(s, lv->cur_ooms, &lv->names[k].clean);
+        if (measure) {
+            lv->names[k].last_peak = lv->cur_peak;
+            lv->names[k].last_end = s->reserved;
+            lv->names[k].last_input = lv->cur_input;
+        }
         lv->cur = 0;
-        devices_ended(s, (int)(lv - s->level), k);
+        devices_ended(s, (int)(lv - s->level), k, measure);
     }
     if (name != lv->iter_name && *cnt > candidate_count(s, lv)) {
         lv->iter_name = name; /* a more frequent range: restart */
@@ -266,14 +296,20 @@ bool vr_pattern_anchor_lookup(const vr_state *s, uint32_t stack)
 
 /* A call-site-pattern iteration begins: the one before it completed, with
  * each growth device's peak reserved bytes during it and the bytes now, its
- * end (model.c: what an iteration needs above what it leaves). */
+ * end (model.c: what an iteration needs above what it leaves), kept when
+ * it measures that (measures_need). */
 static void pattern_iteration_began(vr_state *s)
 {
+    bool measure = measures_need(s, s->pat_ooms, &s->pat_clean);
+    s->pat_ooms = oom_failures(s);
     for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
         vr_devstate *d = vr_growth_device(s, i);
         vr_devgrowth *g = d->growth;
-        g->pat_last_peak = g->pat_peak;
-        g->pat_last_end = g->pat_peak = d->direct + d->heap_bytes;
+        if (measure) {
+            g->pat_last_peak = g->pat_peak;
+            g->pat_last_end = d->direct + d->heap_bytes;
+        }
+        g->pat_peak = d->direct + d->heap_bytes;
         vr_devgrowth_reopen(s, g);
     }
 }

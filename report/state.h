@@ -390,16 +390,24 @@ typedef struct vr_level {
         uint64_t count;       /* completed */
         uint64_t starts;      /* begun (completed or open) */
         uint64_t first_start; /* ts of the first start (trace clock) */
-        uint64_t last_peak;   /* peak reserved bytes of the last completed one */
-        uint64_t last_end;    /* reserved bytes at its end */
-        uint64_t last_input;  /* its first device allocation (bytes), 0 = none */
-        uint32_t parent;      /* level 1: the range it was last inside */
+        /* the last completed one's measure, of the last one during which
+         * no allocation failed for lack of memory once there is such a one
+         * (vr_level.cur_ooms) */
+        uint64_t last_peak;  /* its peak reserved bytes */
+        uint64_t last_end;   /* reserved bytes at its end */
+        uint64_t last_input; /* its first device allocation (bytes), 0 = none */
+        bool clean;          /* last_* are of one without such a failure */
+        uint32_t parent;     /* level 1: the range it was last inside */
     } names[VR_MAX_TOPNAMES];
     size_t nnames;
     /* the range of this level in progress */
     uint32_t cur;
     uint64_t cur_peak, cur_input; /* peak reserved, first allocation (bytes) */
-    uint32_t iter_name;           /* the most frequent name: the candidate, 0 = none */
+    /* out-of-memory failures before it began (growth.c, measures_need): one that
+     * failed ends with the bytes the failure left live (a PyTorch step's
+     * activations, held by the exception), no measure of a step's need */
+    uint64_t cur_ooms;
+    uint32_t iter_name; /* the most frequent name: the candidate, 0 = none */
     vr_sampler iter;
 } vr_level;
 #define VR_MAX_SPANS 2000
@@ -479,6 +487,8 @@ typedef struct vr_state {
     vr_map site_names;                /* stack id -> vr_site_names (region names) */
     uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
     bool pat_freed;                   /* a free happened since the anchor's last allocation */
+    uint64_t pat_ooms;                /* as vr_level.cur_ooms, for the pattern's iteration */
+    bool pat_clean;                   /* as vr_level.names[].clean, for vr_devgrowth.pat_last_* */
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
     vr_range_span *spans;

@@ -441,6 +441,68 @@ static void test_growth_pattern_excess(void **state)
     unlink(tmp_path("pattern_excess"));
 }
 
+/* An iteration during which an allocation failed for lack of memory is no
+ * measure of what one needs: a PyTorch step that raises OutOfMemoryError
+ * pops its range while the exception still holds its activations (peak =
+ * end). Ten steps each keep 2 MiB and need a 16 MiB temporary; the
+ * eleventh fails with its temporary live at its end. The projection keeps
+ * the clean steps' 16 MiB from the 1 GiB device (it left none: step 233
+ * projected for a PyTorch run that ran out in step 178), with
+ * call-site-pattern iterations too (no NVTX: the temporary is the anchor). */
+static vr_report *failed_last_step(const char *name, bool nvtx)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 10, GiB, GiB);
+    vtg_string(&g, 1, "step");
+    vtg_stack(&g, 5, 0, 0x5500);
+    vtg_stack(&g, 7, 0, 0x7700);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i <= 10; i++) {
+        if (nvtx)
+            vtg_push(&g, t++, 1);
+        vtg_alloc(&g, t++, 0x80000000, 16 * MiB, 5);              /* the temporary */
+        vtg_alloc(&g, t++, 0x10000000 + i * 2 * MiB, 2 * MiB, 7); /* kept */
+        if (i == 10)
+            vtg_failed(&g, t++, 32 * MiB, 7, 0, GiB);
+        else
+            vtg_free(&g, t++, 0x80000000);
+        if (nvtx)
+            vtg_pop(&g, t++);
+    }
+    if (!nvtx) { /* the pattern's iteration ends at the anchor's next
+                  * allocation after a free: its need measured 2 MiB */
+        vtg_free(&g, t++, 0x10000000 + 20 * MiB);
+        vtg_alloc(&g, t++, 0x90000000, 16 * MiB, 5);
+    }
+    vtg_end(&g, t, 1);
+    return close_and_analyze(&g, name);
+}
+
+static void test_growth_failed_last_step(void **state)
+{
+    (void)state;
+    for (int nvtx = 1; nvtx >= 0; nvtx--) {
+        vr_report *r = failed_last_step(nvtx ? "failed_step" : "failed_pattern", nvtx);
+        assert_string_equal(r->iteration_kind, nvtx ? "nvtx_range" : "call_site");
+        const vr_growth *tg = &r->total_growth;
+        assert_true(tg->bytes_per_iteration > MiB);
+        uint64_t room = GiB - 16 * MiB;
+        int64_t want = (int64_t)tg->iterations +
+                       (int64_t)floor((double)(room - tg->live_bytes) / tg->bytes_per_iteration) +
+                       1;
+        print_message("%s: %llu iterations, %.0f B each, live %llu: step %lld (want %lld)\n",
+                      r->iteration_kind, (unsigned long long)tg->iterations,
+                      tg->bytes_per_iteration, (unsigned long long)tg->live_bytes,
+                      (long long)tg->projected_oom_iteration, (long long)want);
+        assert_int_equal(tg->projected_oom_iteration, want);
+        assert_int_equal(tg->projected_oom_device, 0);
+        vr_report_free(r);
+        unlink(tmp_path(nvtx ? "failed_step" : "failed_pattern"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_growth_nested),
         cmocka_unit_test(test_growth_pattern_words),
         cmocka_unit_test(test_growth_pattern_excess),
+        cmocka_unit_test(test_growth_failed_last_step),
         cmocka_unit_test(test_growth_per_device),
         cmocka_unit_test(test_growth_per_device_sites),
     };
