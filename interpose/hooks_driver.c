@@ -30,12 +30,14 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
                    SIZE, API, STREAM)
-/* Stream-ordered: a failure also records its pool's state (POOL: the given
- * pool, 0 for the device's current one); API: the plain or the from-pool one. */
+/* Stream-ordered: a failure also records its pool's state, a success from
+ * the current pool has it sampled at iteration ends (vti_pool_done; POOL: the
+ * given pool, 0 for the device's current one); API: the plain or the
+ * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL,   \
-                           PTR, SIZE, API, STREAM,                                                 \
-                           vti_rec_pool_stat((uint64_t)(uintptr_t)(POOL), vti_driver_device))
+    VTI_ALLOC_HOOK_ON_DONE(                                                                        \
+        F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR, SIZE, API,      \
+        STREAM, vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 

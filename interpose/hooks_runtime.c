@@ -25,12 +25,14 @@ static int runtime_device(void)
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
                    SIZE, API, STREAM)
-/* Stream-ordered: a failure also records its pool's state (POOL: the given
- * pool, 0 for the device's current one); API: the plain or the from-pool one. */
+/* Stream-ordered: a failure also records its pool's state, a success from
+ * the current pool has it sampled at iteration ends (vti_pool_done; POOL: the
+ * given pool, 0 for the device's current one); API: the plain or the
+ * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL,   \
-                           PTR, SIZE, API, STREAM,                                                 \
-                           vti_rec_pool_stat((uint64_t)(uintptr_t)(POOL), runtime_device))
+    VTI_ALLOC_HOOK_ON_DONE(                                                                        \
+        F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API,      \
+        STREAM, vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 

@@ -279,6 +279,8 @@ static int range_pop(nvtxDomainHandle_t d)
     if (s->depth == 0)
         return -1;
     uint32_t level = --s->depth;
+    if (level < 2 && (s->recorded >> level & 1)) /* before the pop: the report's order */
+        vti_pool_iteration_end(s->open[level]);
     if (level >= 64 || (s->recorded >> level & 1))
         emit_range(VT_REC_RANGE_POP, d, NULL);
     if (level < 2 && vti_enabled())

@@ -1,5 +1,6 @@
 /* poolstat.c: the state of a memory pool at a failed stream-ordered
- * allocation (VT_REC_POOL_STAT, docs/trace.md). Asked of the driver, not the
+ * allocation, before a memory sample and at an NVTX iteration's end
+ * (VT_REC_POOL_STAT, docs/trace.md). Asked of the driver, not the
  * runtime: a runtime query that failed would overwrite the runtime's last
  * error, which the program reads after its failed cudaMallocAsync
  * (cudaGetLastError), and a cudaMemPool_t is a CUmemoryPool (driver_types.h),
@@ -68,9 +69,43 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
     vti_thread_put(t);
 }
 
-void vti_write_pool_sample(vti_thread *t, int device)
+/* The state of device's current pool onto t, when the driver answers and,
+ * unless empty, the pool holds memory. */
+static void write_sample(vti_thread *t, int device, bool empty)
 {
     vt_event ev;
-    if (device >= 0 && pool_stat(0, device, &ev) && ev.u.pool.reserved_bytes)
+    if (device >= 0 && pool_stat(0, device, &ev) && (empty || ev.u.pool.reserved_bytes))
         vti_write(t, &ev);
+}
+
+void vti_write_pool_sample(vti_thread *t, int device)
+{
+    write_sample(t, device, false);
+}
+
+/* Bit d: a stream-ordered allocation took from device d's current pool
+ * (VTI_MAX_DEVICES bits at most). */
+static _Atomic uint64_t pool_devices;
+
+void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
+{
+    if (!ok) {
+        vti_rec_pool_stat(pool, device);
+        return;
+    }
+    int d = pool ? -1 : device();
+    uint64_t bit = d >= 0 && d < VTI_MAX_DEVICES ? 1ull << d : 0;
+    if (bit && !(atomic_load_explicit(&pool_devices, memory_order_relaxed) & bit))
+        atomic_fetch_or(&pool_devices, bit);
+}
+
+void vti_pool_iteration_end(const char *name)
+{
+    uint64_t m = atomic_load_explicit(&pool_devices, memory_order_relaxed);
+    vti_thread *t = m && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
+    if (!t)
+        return;
+    for (; m; m &= m - 1) /* a pool trimmed to nothing is a sample too */
+        write_sample(t, __builtin_ctzll(m), true);
+    vti_thread_put(t);
 }

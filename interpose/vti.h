@@ -40,5 +40,14 @@ void vti_iter_end(const char *name, int level, const char *parent);
 /* A top-level NVTX push/pop range named name began (a nested range is an
  * iteration only inside a top-level one begun once: iterfit.c). */
 void vti_iter_begin(const char *name);
+/* An NVTX range named name that may end an iteration (level 0 or 1) is
+ * about to be recorded as ended: a VT_REC_POOL_STAT of the current pool of
+ * each device that a stream-ordered allocation took from (vti_pool_done,
+ * poolstat.c), so that the report knows the pool's free reserve at
+ * iteration ends, where it fills the device as a caching allocator's cached
+ * blocks do (the growth projection, report/model.c). Nothing when no such
+ * allocation was made, nor for an operator's range (vt_range_is_operator:
+ * emit_nvtx's thousands a step, never an iteration). */
+void vti_pool_iteration_end(const char *name);
 
 #endif

@@ -740,19 +740,19 @@ void vti_order_unlock(void);
  * return the real result untouched. RC_T is the API's error type, OK its
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
-    VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM, (void)0)
-/* The same, with ON_FAIL run (inside the order lock, before the failure is
- * recorded) when the outermost call failed: the stream-ordered hooks pass
- * vti_rec_pool_stat there. */
-#define VTI_ALLOC_HOOK_ON_FAIL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,     \
-                               ON_FAIL)                                                            \
+    VTI_ALLOC_HOOK_ON_DONE(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM, (void)0)
+/* The same, with ON_DONE run after the outermost call (inside the order
+ * lock, before its outcome is recorded; `rc` holds its result): the
+ * stream-ordered hooks pass vti_pool_done there. */
+#define VTI_ALLOC_HOOK_ON_DONE(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,     \
+                               ON_DONE)                                                            \
     VTI_ALLOC_HOOK_WHEN(true, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,      \
-                        ON_FAIL)
+                        ON_DONE)
 /* The general form: nothing is recorded when WHEN is false (a call that
  * allocates nothing: a sparse CUDA array), yet it is a hooked call, so the
  * calls made inside it are not recorded either. */
 #define VTI_ALLOC_HOOK_WHEN(WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,  \
-                            ON_FAIL)                                                               \
+                            ON_DONE)                                                               \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real && (WHEN);                                               \
     uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
@@ -762,8 +762,7 @@ void vti_order_unlock(void);
     if (outer) {                                                                                   \
         uint64_t ts = vti_stamp();                                                                 \
         vti_exit_arm((F) < F_RUNTIME_END_ ? 1u : 2u);                                              \
-        if (rc != OK)                                                                              \
-            ON_FAIL;                                                                               \
+        ON_DONE;                                                                                   \
         vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
                        (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack, ts);                   \
         vti_order_unlock();                                                                        \
@@ -809,6 +808,11 @@ static inline bool vti_free_took_effect(int rc)
  * Nothing when the driver cannot answer. Written before the failure's
  * alloc_failed record. */
 void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
+/* After a stream-ordered allocation from pool (0: the device's current
+ * one) on device(): when it failed, vti_rec_pool_stat; when it succeeded
+ * from the current pool, that device's pool is sampled at iteration ends
+ * from then on (vti_pool_iteration_end). */
+void vti_pool_done(bool ok, uint64_t pool, int (*device)(void));
 /* Before a memory sample (VT_REC_MEMINFO) of device on thread t: the
  * device's current pool's VT_REC_POOL_STAT when that pool holds memory, so
  * that the report does not count its free reserve as use outside the

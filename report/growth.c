@@ -81,6 +81,7 @@ static void devices_ended(vr_state *s, int k, size_t name, bool measure)
         if (measure) {
             d->growth->last_peak[k][name] = d->growth->cur_peak[k];
             d->growth->last_end[k][name] = d->direct + d->heap_bytes;
+            d->growth->last_spare[k][name] = d->pool_spare;
         }
         vr_devgrowth_reopen(s, d->growth);
     }
@@ -151,6 +152,7 @@ static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t paren
             lv->names[k].last_peak = lv->cur_peak;
             lv->names[k].last_end = s->reserved;
             lv->names[k].last_input = lv->cur_input;
+            lv->names[k].last_spare = vr_pool_spares(s);
         }
         lv->cur = 0;
         devices_ended(s, (int)(lv - s->level), k, measure);
@@ -308,6 +310,7 @@ static void pattern_iteration_began(vr_state *s)
         if (measure) {
             g->pat_last_peak = g->pat_peak;
             g->pat_last_end = d->direct + d->heap_bytes;
+            g->pat_last_spare = d->pool_spare;
         }
         g->pat_peak = d->direct + d->heap_bytes;
         vr_devgrowth_reopen(s, g);

@@ -282,59 +282,100 @@ static bool pattern_iterations(vr_state *s)
     return vr_growth_sampler(s) == &s->pat;
 }
 
+/* What an iteration needs above what it leaves live (excess, bytes) and
+ * the free reserve of stream-ordered pools at its end (spare, bytes),
+ * which holds that much of it (rooms_of). */
+typedef struct iter_need {
+    uint64_t excess, spare;
+} iter_need;
+
 /* What an iteration needs on top of what it leaves live: the last
  * completed one's peak reserved bytes above its end (its activations, its
  * temporaries), an NVTX range's or a call-site-pattern iteration's (from
  * one anchor allocation to the next); bytes. Without it a history kept
  * each step was projected to run out 30 % late (torch_retained_list_emit_nvtx:
  * 232 for 178). */
-static uint64_t iteration_excess(vr_state *s)
+static iter_need iteration_need(vr_state *s)
 {
     if (pattern_iterations(s)) { /* each device's, summed: at most that */
-        uint64_t sum = 0;
+        iter_need sum = {0, 0};
         for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
             const vr_devgrowth *g = vr_growth_device(s, i)->growth;
-            sum += above(g->pat_last_peak, g->pat_last_end);
+            sum.excess += above(g->pat_last_peak, g->pat_last_end);
+            sum.spare += g->pat_last_spare;
         }
         return sum;
     }
     vr_level *lv = (vr_level *)vr_growth_level(s);
     size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
     if (k == SIZE_MAX)
-        return 0;
-    return above(lv->names[k].last_peak, lv->names[k].last_end);
+        return (iter_need){0, 0};
+    return (iter_need){above(lv->names[k].last_peak, lv->names[k].last_end),
+                       lv->names[k].last_spare};
 }
 
-/* The first iteration after which live bytes (live at the last of
- * `iterations`, growing slope bytes per iteration) exceed room; one that
- * fills it exactly still fits. -1 when they never do, or past what an
- * int64_t holds. */
+/* The first iteration after which live bytes (live at the end of
+ * iteration `iterations`, growing slope bytes per iteration) exceed room;
+ * one that fills it exactly still fits. -1 when they never do, when they
+ * exceed it already, or past what an int64_t holds. */
 static int64_t project(uint64_t iterations, double slope, uint64_t room, uint64_t live)
 {
-    if (!(slope > 0) || room <= live || iterations < 3)
+    if (!(slope > 0) || room < live || iterations < 3)
         return -1;
     double more = floor((double)(room - live) / slope) + 1;
     return (double)iterations + more < 0x1p63 ? (int64_t)iterations + (int64_t)more : -1;
 }
 
+/* The iteration whose end the last of sp's samples is, of `iterations`
+ * completed: samples are kept at every stride-th iteration's end
+ * (peak.c), and the projection counts from that sample's bytes (from the
+ * last iteration it said 2 steps late for a run that ran out in step 178,
+ * sampled every 4th). */
+static uint64_t sampled_at(const vr_sampler *sp, uint64_t iterations)
+{
+    return iterations - iterations % sp->stride;
+}
+
+/* The room a device (room: its total less the use outside the recording)
+ * leaves for what iterations keep, in allocated bytes (alloc: less what one
+ * iteration needs above its end, need.excess) and in the reserved bytes of
+ * project_reserved (reserved: less only the part of that need that a
+ * stream-ordered pool's free reserve at the iteration's end, need.spare, does
+ * not hold: the reserved bytes count that reserve already). */
+typedef struct growth_room {
+    uint64_t alloc, reserved;
+} growth_room;
+
+static growth_room rooms_of(uint64_t room, iter_need need)
+{
+    uint64_t rest = need.excess > need.spare ? need.excess - need.spare : 0;
+    return (growth_room){room > need.excess ? room - need.excess : 0,
+                         room > rest ? room - rest : 0};
+}
+
 /* The projection of growth whose allocated bytes at the iteration ends,
  * fitted, are slope (bytes per iteration) and live (the last), refined by
- * the reserved bytes at the same ends (yr): when the allocated bytes grow
- * (the headline's rule: slope >= 1 B and R^2 >= 0.8 or a rise that kept
- * on), the earlier of the two projections. A caching allocator's segments
- * fill the device, and when its free blocks fragment they grow faster than
- * what it hands out: a GAN keeping each step's activations grew 69.9 MiB a
- * step allocated and 76.6 MiB reserved, and ran out in step 48 where the
- * allocated bytes projected 53. Where nothing is cached the two are one. */
-static int64_t project_reserved(const vr_sampler *sp, uint64_t iterations, uint64_t room,
+ * the reserved bytes at the same ends (yr: with a stream-ordered pool's free
+ * reserve, sampled there): when the allocated bytes grow (the headline's
+ * rule: slope >= 1 B and R^2 >= 0.8 or a rise that kept on), the earlier of
+ * the two projections. A caching allocator's segments fill the device, and
+ * when its free blocks fragment they grow faster than what it hands out: a
+ * GAN keeping each step's activations grew 69.9 MiB a step allocated and
+ * 76.6 MiB reserved, and ran out in step 48 where the allocated bytes
+ * projected 53. So does a pool's reserve (PyTorch's cudaMallocAsync backend:
+ * 12 MiB a step kept, its pool 12.8 MiB a step and some 650 MiB above what
+ * is allocated at a step's end; projected 190 from the allocated bytes, the
+ * run raised in step 178). Where nothing is cached the two are one. */
+static int64_t project_reserved(const vr_sampler *sp, uint64_t iterations, growth_room room,
                                 const vr_growth *g, const uint64_t *yr)
 {
-    int64_t a = project(iterations, g->bytes_per_iteration, room, g->live_bytes);
+    iterations = sampled_at(sp, iterations);
+    int64_t a = project(iterations, g->bytes_per_iteration, room.alloc, g->live_bytes);
     if (g->bytes_per_iteration < 1.0 || (g->r2 < 0.8 && !g->sustained) || sp->n < 3)
         return a;
     double slope, r2;
     vr_fit(yr, sp->n, sp->stride, &slope, &r2);
-    int64_t b = project(iterations, slope, room, yr[sp->n - 1]);
+    int64_t b = project(iterations, slope, room.reserved, yr[sp->n - 1]);
     return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
@@ -353,7 +394,8 @@ static vr_growth fit_growth(const uint64_t *y, const vr_sampler *sp, uint64_t it
     g.live_bytes = sp->n ? y[sp->n - 1] : 0;
     g.projected_oom_device = -1;
     if (sp->n >= 3)
-        g.projected_oom_iteration = project(iterations, g.bytes_per_iteration, room, total_live);
+        g.projected_oom_iteration =
+            project(sampled_at(sp, iterations), g.bytes_per_iteration, room, total_live);
     return g;
 }
 
@@ -460,17 +502,20 @@ static const char *iteration_parent(vr_state *s, const vr_level *lv)
 
 /* What one iteration needs on device d above what it leaves there: the
  * last completed iteration's peak reserved bytes on d above its end (NVTX
- * or call-site pattern, as iteration_excess). */
-static uint64_t device_excess(vr_state *s, const vr_devstate *d)
+ * or call-site pattern, as iteration_need), and its pools' free reserve at
+ * its end. */
+static iter_need device_need(vr_state *s, const vr_devstate *d)
 {
+    const vr_devgrowth *g = d->growth;
     if (pattern_iterations(s))
-        return above(d->growth->pat_last_peak, d->growth->pat_last_end);
+        return (iter_need){above(g->pat_last_peak, g->pat_last_end), g->pat_last_spare};
     vr_level *lv = (vr_level *)vr_growth_level(s);
     size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
     if (k == SIZE_MAX)
-        return 0;
+        return (iter_need){0, 0};
     int level = (int)(lv - s->level);
-    return above(d->growth->last_peak[level][k], d->growth->last_end[level][k]);
+    return (iter_need){above(g->last_peak[level][k], g->last_end[level][k]),
+                       g->last_spare[level][k]};
 }
 
 /* A device's room for growth (its total less the use outside the
@@ -503,10 +548,10 @@ static bool project_per_device(vr_state *s, const vr_sampler *sp, vr_growth *t, 
         vr_growth g = {.live_bytes = y[sp->n - 1]};
         vr_fit(y, sp->n, sp->stride, &g.bytes_per_iteration, &g.r2);
         g.sustained = vr_sustained(y, sp->n, sp->stride, g.bytes_per_iteration);
-        uint64_t excess = device_excess(s, d), used = d->baseline_used + excess;
-        rooms[i] = (dev_room){d->id, d->total > used ? d->total - used : 0, g.live_bytes};
-        int64_t at = project_reserved(sp, t->iterations, rooms[i].room, &g,
-                                      d->growth->res_samples[sp->slot]);
+        uint64_t total = d->total > d->baseline_used ? d->total - d->baseline_used : 0;
+        growth_room gr = rooms_of(total, device_need(s, d));
+        rooms[i] = (dev_room){d->id, gr.alloc, g.live_bytes};
+        int64_t at = project_reserved(sp, t->iterations, gr, &g, d->growth->res_samples[sp->slot]);
         if (at >= 0 && (t->projected_oom_iteration < 0 || at < t->projected_oom_iteration)) {
             t->projected_oom_iteration = at;
             t->projected_oom_device = d->id;
@@ -567,12 +612,12 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->iterations = sp->ticks;
     /* out of memory comes when what iterations leave live plus what one
      * needs while it runs no longer fits */
-    uint64_t room = device_headroom(s), excess = iteration_excess(s);
-    room = room > excess ? room - excess : 0;
+    growth_room all = rooms_of(device_headroom(s), iteration_need(s));
+    uint64_t room = all.alloc;
     uint64_t total_live = sp->n ? s->total_samples[sp->slot][sp->n - 1] : 0;
     r->total_growth = fit_growth(s->total_samples[sp->slot], sp, r->iterations, room, total_live);
     r->total_growth.projected_oom_iteration =
-        project_reserved(sp, r->iterations, room, &r->total_growth, s->reserved_samples[sp->slot]);
+        project_reserved(sp, r->iterations, all, &r->total_growth, s->reserved_samples[sp->slot]);
     r->host_growth = fit_growth(s->host_samples[sp->slot], sp, r->iterations, 0, 0);
     dev_room rooms[VR_MAX_GROWTH_DEVICES];
     bool per_device = project_per_device(s, sp, &r->total_growth, rooms, &room, &total_live);

@@ -306,12 +306,13 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
         if (site_sampled(s, c))
             c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
-    s->reserved_samples[sp->slot][sp->n] = s->reserved + all_slack(s);
+    s->reserved_samples[sp->slot][sp->n] = s->reserved + all_slack(s) + vr_pool_spares(s);
     s->host_samples[sp->slot][sp->n] = s->host_pinned;
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
         vr_devstate *d = vr_growth_device(s, g);
         d->growth->samples[sp->slot][sp->n] = d->direct + d->region_bytes;
-        d->growth->res_samples[sp->slot][sp->n] = d->direct + d->heap_bytes + d->slack;
+        d->growth->res_samples[sp->slot][sp->n] =
+            d->direct + d->heap_bytes + d->slack + d->pool_spare;
     }
     sp->n++;
     if (sp->n < VR_SAMPLES)

@@ -14,6 +14,21 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     d->pool_tid = ev->thread_id;
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
+    d->pool_spare = d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
+    s->pools_pending = true;
+}
+
+void vr_pool_range_ended(vr_state *s, uint32_t tid)
+{
+    if (!s->pools_pending)
+        return;
+    s->pools_pending = false;
+    size_t i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
+        if (d->pool_pending && d->pool_tid == tid)
+            d->pool_pending = false;
+        s->pools_pending |= d->pool_pending;
+    }
 }
 
 void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
@@ -73,4 +88,13 @@ const char *vr_pool_limit_explain(vr_arena *a, const vr_oom *o, const char *live
         "maximum size), not the device's; live data: %s",
         SZ(o->device_free_bytes, b1), SZ(o->requested_bytes, b2), SZ(o->pool_reserved_bytes, b3),
         SZ(o->pool_used_bytes, b4), live[0] ? live : "nothing recorded");
+}
+
+uint64_t vr_pool_spares(vr_state *s)
+{
+    uint64_t sum = 0;
+    size_t i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));)
+        sum += d->pool_spare;
+    return sum;
 }

@@ -484,6 +484,7 @@ static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event
         break;
     case VT_REC_RANGE_POP:
         vr_growth_range_pop(s, vr_state_thread(s, ev->thread_id), ev->u.range.domain, ev->ts_ns);
+        vr_pool_range_ended(s, ev->thread_id);
         break;
     case VT_REC_HEAP_REGISTER:
         on_heap_register(s, ev);

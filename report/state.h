@@ -245,10 +245,11 @@ typedef struct vr_devgrowth {
     uint64_t open_min; /* the least of pat_peak and the open levels' cur_peak
                         * (vr_level.cur set; vr_devgrowth_reopen) */
     uint64_t last_peak[VR_LEVELS][VR_MAX_TOPNAMES], last_end[VR_LEVELS][VR_MAX_TOPNAMES];
+    uint64_t last_spare[VR_LEVELS][VR_MAX_TOPNAMES]; /* vr_devstate.pool_spare at its end */
     /* the call-site pattern's (vr_state.pat_*) on this device: the peak
      * reserved bytes since its last iteration began, and the last completed
      * iteration's peak and its reserved bytes at its end */
-    uint64_t pat_peak, pat_last_peak, pat_last_end;
+    uint64_t pat_peak, pat_last_peak, pat_last_end, pat_last_spare;
 } vr_devgrowth;
 
 typedef struct vr_devstate {
@@ -278,7 +279,11 @@ typedef struct vr_devstate {
     bool pool_pending;
     uint32_t pool_tid;
     uint64_t pool_reserved, pool_used; /* bytes */
-    vr_bucket *buckets;                /* grows by doubling up to VR_TIMELINE_BUCKETS */
+    /* the free reserve (reserved - used bytes) of the latest pool_stat of
+     * the device's pool, 0 before any: the recorder writes one at iteration
+     * ends (interpose/poolstat.c), failures and memory samples */
+    uint64_t pool_spare;
+    vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
     /* where the last bucket's time ends (ns since the start, saturated): an
@@ -396,6 +401,7 @@ typedef struct vr_level {
         uint64_t last_peak;  /* its peak reserved bytes */
         uint64_t last_end;   /* reserved bytes at its end */
         uint64_t last_input; /* its first device allocation (bytes), 0 = none */
+        uint64_t last_spare; /* pools' free reserve at its end (vr_pool_spares) */
         bool clean;          /* last_* are of one without such a failure */
         uint32_t parent;     /* level 1: the range it was last inside */
     } names[VR_MAX_TOPNAMES];
@@ -488,6 +494,7 @@ typedef struct vr_state {
     uint32_t pat_anchor;              /* stack whose allocations start an iteration, 0 = none yet */
     bool pat_freed;                   /* a free happened since the anchor's last allocation */
     uint64_t pat_ooms;                /* as vr_level.cur_ooms, for the pattern's iteration */
+    bool pools_pending;               /* a device's pool_pending may be set (vr_pool_stat) */
     bool pat_clean;                   /* as vr_level.names[].clean, for vr_devgrowth.pat_last_* */
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
@@ -819,8 +826,15 @@ void vr_oom_drop_all(vr_state *s, size_t index);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 
 /* pool.c: a memory pool's state at a failed stream-ordered allocation. */
-/* A VT_REC_POOL_STAT: held on its device until the same thread's failure. */
+/* A VT_REC_POOL_STAT: held on its device until the same thread's failure,
+ * and its free reserve kept as the device's (vr_devstate.pool_spare). */
 void vr_pool_stat(vr_state *s, const vt_event *ev);
+/* A range of thread tid ended: a pool state it held was the one the
+ * recorder writes before an iteration's end (interpose/poolstat.c), no
+ * failure's or memory sample's: it is let go. */
+void vr_pool_range_ended(vr_state *s, uint32_t tid);
+/* The devices' pool_spare summed, bytes. */
+uint64_t vr_pool_spares(vr_state *s);
 /* At failure ev on device d: the held pool state goes into o (has_pool,
  * pool_reserved_bytes, pool_used_bytes) and the pool's free reserve
  * (reserved - used, bytes) into o->live_reserved. Nothing when none is held

@@ -47,8 +47,10 @@ extern "C" {
 #define VT_MAGIC_LEN 8
 /* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
  * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
- * 6: cudaHostAlloc and cuMemHostAlloc */
-#define VT_FORMAT_VERSION 8u
+ * 6: cudaHostAlloc and cuMemHostAlloc; 7: CUDA arrays; 8: pool_stat before
+ * memory samples; 9: pool_stat before NVTX range ends (docs/trace.md,
+ * "Versioning") */
+#define VT_FORMAT_VERSION 9u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);

@@ -171,6 +171,15 @@ void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total)
     put(g, (vt_event){.type = VT_REC_MEMINFO, .ts_ns = g->t0 + t, .u.meminfo = {0, free_b, total}});
 }
 
+void vtg_pool_stat(vtg *g, uint64_t t, uint64_t pool, uint64_t reserved, uint64_t used)
+{
+    put(g,
+        (vt_event){
+            .type = VT_REC_POOL_STAT,
+            .ts_ns = g->t0 + t,
+            .u.pool = {.device = 0, .pool = pool, .reserved_bytes = reserved, .used_bytes = used}});
+}
+
 void vtg_push(vtg *g, uint64_t t, uint32_t name)
 {
     put(g, (vt_event){.type = VT_REC_RANGE_PUSH, .ts_ns = g->t0 + t, .u.range = {0, name}});
@@ -447,12 +456,7 @@ static void sc_failures(vtg *g)
     vtg_alloc_on(g, 30, 0x40000000, 200 * MiB, 2, 1, VT_API_CUDA_MALLOC);
     vtg_alloc_on(g, 35, 0x7f0000000000, 64 * MiB, 2, -1, VT_API_CUDA_MALLOC_HOST);
     vtg_alloc_api(g, 40, 0x20000000, 30 * MiB, 2, VT_API_CUDA_MALLOC_ASYNC);
-    put(g, (vt_event){.type = VT_REC_POOL_STAT,
-                      .ts_ns = g->t0 + 50,
-                      .u.pool = {.device = 0,
-                                 .pool = 0x5000,
-                                 .reserved_bytes = 32 * MiB,
-                                 .used_bytes = 30 * MiB}});
+    vtg_pool_stat(g, 50, 0x5000, 32 * MiB, 30 * MiB);
     vtg_failed_on(g, 50, 8 * MiB, 2, 2, 0, VT_API_CUDA_MALLOC_ASYNC, 968 * MiB, GiB);
     vtg_failed_on(g, 60, MiB, 1, 700, 0, VT_API_CUDA_MALLOC, 800 * MiB, GiB);
     vtg_failed_on(g, 70, 64 * GiB, 2, 2, -1, VT_API_CUDA_MALLOC_HOST, 800 * MiB, GiB);

@@ -68,6 +68,8 @@ void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free
 void vtg_failed_on(vtg *g, uint64_t t, uint64_t size, uint32_t stack, int32_t error, int32_t device,
                    enum vt_api api, uint64_t free_b, uint64_t total);
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
+/* A stream-ordered pool's state on device 0 (VT_REC_POOL_STAT), bytes. */
+void vtg_pool_stat(vtg *g, uint64_t t, uint64_t pool, uint64_t reserved, uint64_t used);
 void vtg_push(vtg *g, uint64_t t, uint32_t name);
 void vtg_pop(vtg *g, uint64_t t);
 void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size);

@@ -503,6 +503,53 @@ static void test_growth_failed_last_step(void **state)
     }
 }
 
+/* A stream-ordered pool sampled at each step's end (the recorder writes its
+ * state before the range's end): ten steps each keep 2 MiB and need a 16
+ * MiB temporary, and the pool holds 48 MiB above what is allocated at each
+ * end (the temporary's reserve and 32 MiB it cannot reuse). The device
+ * fills when the pool does: when the 20 MiB kept plus those 48 MiB reach
+ * the 1 GiB device less nothing more (the reserve holds the temporary):
+ * step 10 + (1024 - 68) / 2 + 1 = 489, where the allocated bytes alone
+ * (20 MiB + a 16 MiB need) said 505. Without samples, 505. */
+static vr_report *pool_steps(const char *name, bool sampled)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 10, GiB, GiB);
+    vtg_string(&g, 1, "step");
+    vtg_stack(&g, 5, 0, 0x5500);
+    vtg_stack(&g, 7, 0, 0x7700);
+    uint64_t t = 1000;
+    for (uint64_t i = 1; i <= 10; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc_api(&g, t++, 0x80000000, 16 * MiB, 5, VT_API_CUDA_MALLOC_ASYNC);
+        vtg_alloc_api(&g, t++, 0x10000000 + i * 2 * MiB, 2 * MiB, 7, VT_API_CUDA_MALLOC_ASYNC);
+        vtg_free_api(&g, t++, 0x80000000, VT_API_CUDA_MALLOC_ASYNC);
+        if (sampled)
+            vtg_pool_stat(&g, t++, 0, i * 2 * MiB + 48 * MiB, i * 2 * MiB);
+        vtg_pop(&g, t++);
+    }
+    vtg_end(&g, t, 0);
+    return close_and_analyze(&g, name);
+}
+
+static void test_growth_pool_reserve(void **state)
+{
+    (void)state;
+    for (int sampled = 1; sampled >= 0; sampled--) {
+        const char *name = sampled ? "pool_steps" : "pool_steps_unsampled";
+        vr_report *r = pool_steps(name, sampled);
+        const vr_growth *tg = &r->total_growth;
+        assert_int_equal(tg->iterations, 10);
+        assert_true(fabs(tg->bytes_per_iteration - 2.0 * MiB) < 1.0);
+        assert_int_equal(tg->projected_oom_iteration, sampled ? 489 : 505);
+        assert_int_equal(tg->projected_oom_device, 0);
+        vr_report_free(r);
+        unlink(tmp_path(name));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_growth_pattern_words),
         cmocka_unit_test(test_growth_pattern_excess),
         cmocka_unit_test(test_growth_failed_last_step),
+        cmocka_unit_test(test_growth_pool_reserve),
         cmocka_unit_test(test_growth_per_device),
         cmocka_unit_test(test_growth_per_device_sites),
     };

@@ -361,12 +361,7 @@ static vr_report *pool_failure(const char *name, uint64_t total_mib, uint64_t fr
     open_trace(&g, name, 0, NULL);
     vtg_alloc(&g, 10, 0x10000000, 100 * MiB, 1);
     vtg_alloc_api(&g, 15, 0x20000000, 30 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
-    vt_event p = {
-        .type = VT_REC_POOL_STAT,
-        .ts_ns = g.t0 + 20,
-        .u.pool = {
-            .device = 0, .pool = 0x5000, .reserved_bytes = 32 * MiB, .used_bytes = 30 * MiB}};
-    assert_int_equal(vt_write(g.tb, &p), 0);
+    vtg_pool_stat(&g, 20, 0x5000, 32 * MiB, 30 * MiB);
     vtg_failed_on(&g, 20, 8 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC_ASYNC, free_mib * MiB,
                   total_mib * MiB);
     vtg_end(&g, 30, 1);
@@ -889,12 +884,8 @@ static uint64_t baseline_with(const char *name, bool pool_sample)
     vtg g;
     open_trace(&g, name, 0, NULL);
     vtg_alloc_api(&g, 10, 0x20000000, MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
-    vt_event p = {
-        .type = VT_REC_POOL_STAT,
-        .ts_ns = g.t0 + 11,
-        .u.pool = {.device = 0, .pool = 0x5000, .reserved_bytes = 32 * MiB, .used_bytes = MiB}};
     if (pool_sample)
-        assert_int_equal(vt_write(g.tb, &p), 0);
+        vtg_pool_stat(&g, 11, 0x5000, 32 * MiB, MiB);
     vtg_meminfo(&g, 12, GiB - 300 * MiB - 32 * MiB, GiB); /* 300 MiB: the context */
     vtg_failed_on(&g, 20, 2 * GiB, 1, 2, 0, VT_API_CUDA_MALLOC, GiB - 300 * MiB - 32 * MiB, GiB);
     vtg_end(&g, 30, 1);
