@@ -288,14 +288,13 @@ static bool site_sampled(vr_state *s, vr_counter *c)
     return true;
 }
 
-/* The driver's rounding of the live direct allocations, all devices
- * (vr_devstate.slack), bytes. */
-static uint64_t all_slack(vr_state *s)
+/* vr_device_overhead of all devices, bytes. */
+static uint64_t all_overhead(vr_state *s)
 {
     uint64_t sum = 0;
     size_t i = 0;
     for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));)
-        sum += d->slack;
+        sum += vr_device_overhead(d);
     return sum;
 }
 
@@ -306,13 +305,12 @@ static void sampler_record(vr_state *s, vr_sampler *sp)
         if (site_sampled(s, c))
             c->samples[sp->slot][sp->n] = c->live;
     s->total_samples[sp->slot][sp->n] = s->allocated;
-    s->reserved_samples[sp->slot][sp->n] = s->reserved + all_slack(s) + vr_pool_spares(s);
+    s->reserved_samples[sp->slot][sp->n] = s->reserved + all_overhead(s);
     s->host_samples[sp->slot][sp->n] = s->host_pinned;
     for (uint32_t g = 0; g < s->ngrowth_devices; g++) {
         vr_devstate *d = vr_growth_device(s, g);
         d->growth->samples[sp->slot][sp->n] = d->direct + d->region_bytes;
-        d->growth->res_samples[sp->slot][sp->n] =
-            d->direct + d->heap_bytes + d->slack + d->pool_spare;
+        d->growth->res_samples[sp->slot][sp->n] = d->direct + d->heap_bytes + vr_device_overhead(d);
     }
     sp->n++;
     if (sp->n < VR_SAMPLES)

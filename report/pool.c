@@ -15,6 +15,7 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
     d->pool_spare = d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
+    d->pool_sampled = true;
     s->pools_pending = true;
 }
 
@@ -97,4 +98,11 @@ uint64_t vr_pool_spares(vr_state *s)
     for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));)
         sum += d->pool_spare;
     return sum;
+}
+
+uint64_t vr_device_overhead(const vr_devstate *d)
+{
+    if (!d->pool_sampled)
+        return d->slack;
+    return d->slack - d->slack_pool + d->pool_spare;
 }

@@ -330,6 +330,7 @@ static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_fou
                    .stack = ev->u.alloc.stack,
                    .row = row,
                    .kind = vr_api(s, ev->u.alloc.api)->kind,
+                   .flags = vr_api(s, ev->u.alloc.api)->pooled ? VR_LIVE_POOLED : 0,
                    .device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device)};
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->kind == VT_KIND_VMM)
@@ -363,7 +364,7 @@ static ALWAYS_INLINE void on_free(vr_state *s, const vt_event *ev, const vr_foun
     s->frees++;
     s->pat_freed = true;
     if (vmm_mapped(s, l)) {
-        l->released = 1; /* cuMemRelease of a mapped handle: alive until unmapped */
+        l->flags |= VR_LIVE_RELEASED; /* cuMemRelease of a mapped handle: alive until unmapped */
         return;
     }
     if (s->nrecov)
@@ -402,7 +403,7 @@ static void unmap_one(vr_state *s, uint64_t a)
     vr_live_ext *x = l ? vr_map_get(&s->live_ext, key) : NULL;
     if (!x || !x->nmaps)
         return;
-    if (--x->nmaps == 0 && l->released)
+    if (--x->nmaps == 0 && (l->flags & VR_LIVE_RELEASED))
         free_live(s, l, NULL);
 }
 

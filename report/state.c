@@ -16,7 +16,8 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
         const vt_api_info *ai = vt_api_get((enum vt_api)a);
         s->api[a] = (vr_api_props){.kind = (uint8_t)ai->kind,
                                    .host = vt_kind_is_host(ai->kind),
-                                   .handle = ai->space != VT_SPACE_ADDR};
+                                   .handle = ai->space != VT_SPACE_ADDR,
+                                   .pooled = ai->stream_ordered};
     }
     s->t0 = hdr ? hdr->start_mono_ns : 0;
     s->t_last = s->t0;

@@ -97,11 +97,15 @@ typedef struct vr_live {
     uint32_t stack;
     uint32_t row; /* site row (vr_site_row) of stack and its thread's range */
     int32_t device;
-    uint8_t in_heap;  /* covered by a registered heap: counts as reserved only */
-    uint8_t pending;  /* VR_PENDING_*: not counted yet (see below) */
-    uint8_t kind;     /* enum vt_kind */
-    uint8_t released; /* VMM: cuMemRelease seen, alive while mapped */
+    uint8_t in_heap; /* covered by a registered heap: counts as reserved only */
+    uint8_t pending; /* VR_PENDING_*: not counted yet (see below) */
+    uint8_t kind;    /* enum vt_kind */
+    uint8_t flags;   /* VR_LIVE_* */
 } vr_live;
+/* vr_live.flags: a VMM handle's cuMemRelease was seen (alive while mapped);
+ * taken from a stream-ordered pool (its rounding is the pool's:
+ * vr_devstate.slack_pool). */
+enum { VR_LIVE_RELEASED = 1, VR_LIVE_POOLED = 2 };
 
 /* The rest of a live allocation that is in a heap, a VMM handle, or
  * uncovered (s->live_ext, same key). */
@@ -264,6 +268,7 @@ typedef struct vr_devstate {
      * allocations (vr_driver_rounded - size, bytes): the device memory they
      * take beyond their sizes, for the growth projection */
     uint64_t slack;
+    uint64_t slack_pool; /* the part of slack of stream-ordered allocations */
     uint64_t region_bytes;
     /* the fragmentation's inputs over the heaps attached here (frag.c):
      * their region bytes (each at most its heap's size) and their largest
@@ -283,6 +288,7 @@ typedef struct vr_devstate {
      * the device's pool, 0 before any: the recorder writes one at iteration
      * ends (interpose/poolstat.c), failures and memory samples */
     uint64_t pool_spare;
+    bool pool_sampled;  /* a pool_stat of the device was seen */
     vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
     uint64_t bucket_ns;
@@ -424,6 +430,7 @@ typedef struct vr_api_props {
     uint8_t kind; /* enum vt_kind */
     bool host;    /* vt_kind_is_host(kind): counted on device -1 */
     bool handle;  /* its address field is a handle (a VMM handle or a CUDA array) */
+    bool pooled;  /* stream-ordered: from a pool (vt_api_info.stream_ordered) */
 } vr_api_props;
 
 typedef struct vr_state {
@@ -835,6 +842,12 @@ void vr_pool_stat(vr_state *s, const vt_event *ev);
 void vr_pool_range_ended(vr_state *s, uint32_t tid);
 /* The devices' pool_spare summed, bytes. */
 uint64_t vr_pool_spares(vr_state *s);
+/* The device memory d's live direct allocations take beyond their sizes:
+ * the driver's rounding (slack), in which, once the device's pool was
+ * sampled, the pool's free reserve stands for its own allocations'
+ * rounding (a pool's reserved bytes are its used bytes, their sizes, plus
+ * that reserve, wherever its placement left it). Bytes. */
+uint64_t vr_device_overhead(const vr_devstate *d);
 /* At failure ev on device d: the held pool state goes into o (has_pool,
  * pool_reserved_bytes, pool_used_bytes) and the pool's free reserve
  * (reserved - used, bytes) into o->live_reserved. Nothing when none is held

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Random PyTorch training loops that keep memory each step, against the step
+they run out of memory in: vramtrace's growth projection
+(total_growth.projected_oom_iteration) held to the truth, the loop run on
+without vramtrace until PyTorch raises OutOfMemoryError.
+
+Each seed picks the simulated T4's memory (1-3 GiB), the allocator (PyTorch's
+caching allocator or, 60 %, its cudaMallocAsync backend: a CUDA pool whose
+free reserve fragments), a model's temporaries (2-12 of 16 KiB to 128 MiB,
+some freed as the step goes), a tensor kept every 1-3 steps (64 KiB to 32
+MiB) and parameters (1-256 MiB). The loop (PROGRAM, one NVTX range "step" a
+step) is recorded twice: for 40 % of the truth's steps, and on to its
+failure. Held:
+  - the trace of the run that ran out projects the step it ran out in,
+    within 3 % (at least one step), both allocators;
+  - from 40 % of the steps, the caching allocator's projection within 5 %;
+  - from 40 % of the steps, the pool's within a factor of 2.5: its reserve
+    grows in irregular stairs as kept tensors split it (seed 11: 544 MiB
+    for 500 steps, 1.7 GiB at step 1668), which no fit of the first steps
+    foresees (seeds 1-12: -33 % to +102 %), and the report says so in a
+    note. Before the pool was sampled at iteration ends (trace version 9)
+    its projection was off by +53 % to +890 % on every seed, run to its
+    failure or not.
+With --wrong the truth is 10 % later: every seed must be caught.
+
+usage: projection_random.py --vramtrace V --python P --sim-lib DIR --work DIR
+                            --seeds A-B [--wrong]
+Exit: 0 held, 1 not, 3 harness error, 77 PyTorch missing (ctest SKIP)."""
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import seeds  # noqa: E402  tests/seeds.py
+
+PROGRAM = '''import random, sys
+import torch
+
+seed, steps = int(sys.argv[1]), int(sys.argv[2])
+rng = random.Random(seed)
+temps = [max(512, int(2 ** rng.uniform(14, 27))) for _ in range(rng.randint(2, 12))]
+kept_size = max(512, int(2 ** rng.uniform(16, 25)))
+every = rng.choice([1, 1, 1, 2, 3])
+params = torch.empty(int(2 ** rng.uniform(20, 28)), dtype=torch.uint8, device="cuda")
+history = []
+for step in range(steps):
+    try:
+        with torch.cuda.nvtx.range("step"):
+            live = []
+            for t in temps:
+                live.append(torch.empty(t, dtype=torch.uint8, device="cuda"))
+                if rng.random() < 0.3:
+                    live.pop(0)
+            if step % every == 0:
+                history.append(torch.empty(kept_size, dtype=torch.uint8, device="cuda"))
+            del live
+    except torch.OutOfMemoryError:
+        print(f"out of memory in step {step + 1}")
+        sys.exit(1)
+    print(f"step {step + 1} done")
+'''
+LONGEST = 4000  # steps: a seed whose loop outlasts this is skipped
+
+
+def config(seed):
+    rng = random.Random(1000 + seed)
+    return rng.choice(["1GiB", "2GiB", "3GiB"]), rng.random() < 0.6
+
+
+def environment(o, memory, pool):
+    e = {k: v for k, v in os.environ.items()
+         if k not in ("LD_PRELOAD", "VRAMTRACE_OUTPUT", "PYTORCH_CUDA_ALLOC_CONF")}
+    e.update({"VRAMTRACE_SIM_MEMORY": memory, "VRAMTRACE_SIM_DEVICE": "t4",
+              "VRAMTRACE_QUIET": "1"})
+    if pool:
+        e["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+    return e
+
+
+def truth_step(o, d, prog, memory, pool):
+    """The step the loop, run alone on the simulated device, raises in."""
+    e = environment(o, memory, pool)
+    sim = os.path.abspath(o.sim_lib)
+    e["LD_LIBRARY_PATH"] = sim
+    e["LD_PRELOAD"] = os.path.join(sim, "libcudart.so.13")
+    p = subprocess.run([o.python, "-W", "ignore", prog, d["seed"], str(LONGEST)], env=e,
+                       capture_output=True, text=True, timeout=600)
+    m = re.search(r"^out of memory in step (\d+)$", p.stdout, re.M)
+    if p.returncode not in (0, 1) or (p.returncode == 1) != bool(m):
+        raise RuntimeError(f"seed {d['seed']}: the loop exited {p.returncode}: {p.stderr[-400:]}")
+    return int(m.group(1)) if m else None
+
+
+def projection(o, d, prog, memory, pool, steps, name):
+    """The projected step of a recording of the loop for `steps` steps."""
+    trace = os.path.join(d["dir"], name + ".vtrace")
+    cmd = [o.vramtrace, "run", "--sim=t4", "-f", "-o", trace]
+    cmd += ["--torch-tensors"] if pool else []
+    cmd += ["--", o.python, "-W", "ignore", prog, d["seed"], str(steps)]
+    e = environment(o, memory, False)  # --torch-tensors sets the backend
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=600)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"seed {d['seed']}: vramtrace run exited {p.returncode}: "
+                           f"{p.stderr[-400:]}")
+    rep = seeds.report_json(o.vramtrace, "--json", trace + ".json", trace)
+    return rep["total_growth"]["projected_oom_iteration"]
+
+
+def run_seed(o, seed):
+    d = {"seed": str(seed), "dir": os.path.join(o.work, str(seed))}
+    subprocess.run(["rm", "-rf", d["dir"]], check=True)
+    os.makedirs(d["dir"])
+    prog = os.path.join(d["dir"], "loop.py")
+    with open(prog, "w") as f:
+        f.write(PROGRAM)
+    memory, pool = config(seed)
+    real = truth_step(o, d, prog, memory, pool)
+    kind = "pool" if pool else "caching allocator"
+    if real is None or real < 12:
+        print(f"seed {seed} ({memory}, {kind}): ran out in step {real}: not a growth to project")
+        return []
+    truth = real * 1.1 if o.wrong else real
+    early = max(4, int(real * 0.4))
+    within = max(1.0, truth * 0.03)
+    checks = [("ran out", real + 20, truth - within, truth + within)]
+    if pool:
+        checks.append((f"{early} steps", early, truth / 2.5, truth * 2.5))
+    else:
+        checks.append((f"{early} steps", early, truth * 0.95, truth * 1.05))
+    errors, said = [], []
+    for what, steps, lo, hi in checks:
+        got = projection(o, d, prog, memory, pool, steps, what.split()[0])
+        err = None if got is None else (got - truth) / truth * 100
+        said.append(f"{what}: {got}" + ("" if err is None else f" ({err:+.1f} %)"))
+        if got is None or not lo <= got <= hi:
+            errors.append(f"{memory}, {kind}, truth step {truth:g}: from {what} projected {got}, "
+                          f"not within {lo:.1f} to {hi:.1f}")
+    print(f"seed {seed} ({memory}, {kind}): ran out in step {real}; " + ", ".join(said))
+    return errors
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    seeds.add_arguments(ap)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--sim-lib", required=True)
+    o = ap.parse_args()
+    if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
+        print(f"projection_random: SKIP: {o.python} cannot import torch")
+        return 77
+    return seeds.run_seeds(lambda seed: run_seed(o, seed), o)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
