@@ -932,11 +932,66 @@ static void test_baseline_rounding(void **state)
     unlink(tmp_path("rounding"));
 }
 
+/* A leak of 4 MiB a step beside a 60 MiB temporary, from a stream-ordered
+ * pool: at the failure the pool holds reserve (reserve_mib) beyond its 60
+ * MiB used, and the rest of the 2 GiB device but 59 MiB is used outside the
+ * recording. With 1.2 GiB of reserve free and no piece of 60 MiB (the pool
+ * failed the request) the leak's explanation says that what is kept splits
+ * the reserve, and how little was live; with 8 MiB free it does not. */
+static vr_report *split_pool(const char *name, uint64_t reserve_mib)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_device(&g, 0, "SimGPU", 2 * GiB);
+    uint64_t other_mib = 1929 - reserve_mib; /* a context, other processes */
+    vtg_meminfo(&g, 1, 2 * GiB - other_mib * MiB, 2 * GiB);
+    vtg_string(&g, 1, "step");
+    vtg_stack(&g, 1, 0, 0x1100);
+    vtg_stack(&g, 2, 0, 0x2200);
+    uint64_t t = 10;
+    for (uint64_t i = 0; i < 15; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc_api(&g, t++, 0x80000000, 60 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
+        vtg_alloc_api(&g, t++, 0x100000000 + i * 4 * MiB, 4 * MiB, 2, VT_API_CUDA_MALLOC_ASYNC);
+        vtg_free_api(&g, t++, 0x80000000, VT_API_CUDA_MALLOC_ASYNC);
+        vtg_pop(&g, t++);
+    }
+    vtg_push(&g, t++, 1);
+    vtg_pool_stat(&g, t, 0, 60 * MiB + reserve_mib * MiB, 60 * MiB);
+    vtg_failed_on(&g, t++, 60 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC_ASYNC,
+                  (2048 - other_mib - 60 - reserve_mib) * MiB, 2 * GiB);
+    vtg_pop(&g, t++);
+    vtg_end(&g, t, 1);
+    return close_and_analyze(&g, name);
+}
+
+static void test_leak_splits_pool(void **state)
+{
+    (void)state;
+    vr_report *r = split_pool("split_pool", 1229);
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    print_message("%s\n", o->explanation);
+    assert_int_equal(o->verdict, VR_VERDICT_LEAK);
+    assert_non_null(strstr(o->explanation,
+                           "memory is retained across iterations, and what is kept splits the "
+                           "pool's reserve: it held 1.20 GiB free but no piece of the 60.00 MiB "
+                           "requested, so the device filled with only 60.00 MiB live; live data"));
+    vr_report_free(r);
+    unlink(tmp_path("split_pool"));
+    r = split_pool("whole_pool", 8);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_LEAK);
+    assert_null(strstr(r->ooms[0].explanation, "splits"));
+    vr_report_free(r);
+    unlink(tmp_path("whole_pool"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdict_capacity),
         cmocka_unit_test(test_verdict_leak),
+        cmocka_unit_test(test_leak_splits_pool),
         cmocka_unit_test(test_verdict_leak_needs_program_growth),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_split),
