@@ -6,6 +6,7 @@
  * (cudaGetLastError), and a cudaMemPool_t is a CUmemoryPool (driver_types.h),
  * so one path serves both levels. */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "vti_internal.h"
@@ -69,23 +70,72 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
     vti_thread_put(t);
 }
 
-/* The state of device's current pool onto t, when the driver answers and,
- * unless empty, the pool holds memory. */
-static void write_sample(vti_thread *t, int device, bool empty)
+/* The state of pool (0: device's current one) onto t, when the driver
+ * answers and, unless empty, the pool holds memory. */
+static void write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
 {
     vt_event ev;
-    if (device >= 0 && pool_stat(0, device, &ev) && (empty || ev.u.pool.reserved_bytes))
+    if (device >= 0 && pool_stat(pool, device, &ev) && (empty || ev.u.pool.reserved_bytes))
         vti_write(t, &ev);
+}
+
+/* The pools stream-ordered allocations took from, sampled at iteration
+ * ends: bit d of pool_devices for device d's current pool, and the first
+ * MAX_POOLS pools given by name (cudaMallocFromPoolAsync: RAPIDS RMM's
+ * cuda_async_memory_resource makes its own), each with its device. */
+#define MAX_POOLS 8
+static _Atomic uint64_t pool_devices;
+static struct {
+    _Atomic uint64_t pool; /* 0: free slot */
+    _Atomic int device;
+} named[MAX_POOLS];
+
+static pthread_mutex_t named_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether pool is in named[]. */
+static bool named_has(uint64_t pool)
+{
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t seen = atomic_load_explicit(&named[i].pool, memory_order_acquire);
+        if (seen == pool)
+            return true;
+        if (!seen)
+            return false;
+    }
+    return true; /* full: nothing more is sampled */
+}
+
+/* pool into named[] (its device stored before it: readers load the pool
+ * first), unless there already or full. */
+static void remember_pool(uint64_t pool, int device)
+{
+    if (named_has(pool))
+        return;
+    pthread_mutex_lock(&named_lock);
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t seen = atomic_load_explicit(&named[i].pool, memory_order_relaxed);
+        if (seen == pool)
+            break;
+        if (!seen) {
+            atomic_store_explicit(&named[i].device, device, memory_order_relaxed);
+            atomic_store_explicit(&named[i].pool, pool, memory_order_release);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&named_lock);
 }
 
 void vti_write_pool_sample(vti_thread *t, int device)
 {
-    write_sample(t, device, false);
+    write_sample(t, 0, device, false);
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
+        if (!pool)
+            break;
+        if (atomic_load_explicit(&named[i].device, memory_order_relaxed) == device)
+            write_sample(t, pool, device, false);
+    }
 }
-
-/* Bit d: a stream-ordered allocation took from device d's current pool
- * (VTI_MAX_DEVICES bits at most). */
-static _Atomic uint64_t pool_devices;
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
 {
@@ -93,7 +143,12 @@ void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
         vti_rec_pool_stat(pool, device);
         return;
     }
-    int d = pool ? -1 : device();
+    int d = device();
+    if (pool) {
+        if (d >= 0)
+            remember_pool(pool, d);
+        return;
+    }
     uint64_t bit = d >= 0 && d < VTI_MAX_DEVICES ? 1ull << d : 0;
     if (bit && !(atomic_load_explicit(&pool_devices, memory_order_relaxed) & bit))
         atomic_fetch_or(&pool_devices, bit);
@@ -102,10 +157,17 @@ void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
 void vti_pool_iteration_end(const char *name)
 {
     uint64_t m = atomic_load_explicit(&pool_devices, memory_order_relaxed);
-    vti_thread *t = m && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
+    uint64_t first = atomic_load_explicit(&named[0].pool, memory_order_relaxed);
+    vti_thread *t = (m || first) && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
     if (!t)
         return;
     for (; m; m &= m - 1) /* a pool trimmed to nothing is a sample too */
-        write_sample(t, __builtin_ctzll(m), true);
+        write_sample(t, 0, __builtin_ctzll(m), true);
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
+        if (!pool)
+            break;
+        write_sample(t, pool, atomic_load_explicit(&named[i].device, memory_order_relaxed), true);
+    }
     vti_thread_put(t);
 }

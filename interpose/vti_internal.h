@@ -813,10 +813,12 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
  * from the current pool, that device's pool is sampled at iteration ends
  * from then on (vti_pool_iteration_end). */
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void));
-/* Before a memory sample (VT_REC_MEMINFO) of device on thread t: the
- * device's current pool's VT_REC_POOL_STAT when that pool holds memory, so
- * that the report does not count its free reserve as use outside the
- * recording (poolstat.c; docs/trace.md, pool_stat). */
+/* Before a memory sample (VT_REC_MEMINFO) of device on thread t: a
+ * VT_REC_POOL_STAT of the device's current pool and of each pool of its own
+ * that a stream-ordered allocation on it took from (vti_pool_done), each
+ * when it holds memory, so that the report does not count their free
+ * reserve as use outside the recording (poolstat.c; docs/trace.md,
+ * pool_stat). */
 void vti_write_pool_sample(vti_thread *t, int device);
 /* Record a failed allocation made at call stack `stack` with a memory-info
  * sample, and hold the OOM diagnosis (diagnose.c). */

@@ -253,12 +253,13 @@ static vr_counter *leaking_site(vr_state *s, uint64_t live, const vr_map *dev, d
 }
 
 /* The most device memory the driver's rounding adds to the recorded live
- * device and managed allocations on device (vr_devstate.slack, kept by the
- * replay's direct accounting; VMM handles are whole granules, host memory
- * is not the device's). */
+ * device and managed allocations on device (vr_device_rounding: once the
+ * device's pool was sampled, its own allocations' placement is in its
+ * reserve, which the recording counts; VMM handles are whole granules, host
+ * memory is not the device's). */
 static uint64_t rounding_slack(vr_state *s, int32_t device)
 {
-    return vr_state_device(s, device)->slack;
+    return vr_device_rounding(vr_state_device(s, device));
 }
 
 /* Live bytes on device allocated before `since` and since then. */

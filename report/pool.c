@@ -14,7 +14,16 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     d->pool_tid = ev->thread_id;
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
-    d->pool_spare = d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
+    uint32_t k = 0;
+    while (k < d->npools && d->pools[k].pool != ev->u.pool.pool && k + 1 < VR_MAX_POOLS)
+        k++;
+    if (k == d->npools)
+        d->npools++;
+    d->pools[k].pool = ev->u.pool.pool;
+    d->pools[k].spare = d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
+    d->pool_spare = 0;
+    for (uint32_t i = 0; i < d->npools; i++)
+        d->pool_spare += d->pools[i].spare;
     d->pool_sampled = true;
     s->pools_pending = true;
 }
@@ -34,13 +43,13 @@ void vr_pool_range_ended(vr_state *s, uint32_t tid)
 
 void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
 {
+    o->live_reserved += d->pool_spare;
     if (!d->pool_pending || d->pool_tid != ev->thread_id)
         return;
     d->pool_pending = false;
     o->has_pool = true;
     o->pool_reserved_bytes = d->pool_reserved;
     o->pool_used_bytes = d->pool_used < d->pool_reserved ? d->pool_used : d->pool_reserved;
-    o->live_reserved += o->pool_reserved_bytes - o->pool_used_bytes;
 }
 
 uint64_t vr_pool_spare(vr_devstate *d, uint32_t tid, bool take)
@@ -48,7 +57,7 @@ uint64_t vr_pool_spare(vr_devstate *d, uint32_t tid, bool take)
     if (!d->pool_pending || d->pool_tid != tid)
         return 0;
     d->pool_pending = !take;
-    return d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
+    return d->pool_spare;
 }
 
 void vr_frag_add_pool(vr_frag *f, const vr_oom *o)
@@ -100,9 +109,12 @@ uint64_t vr_pool_spares(vr_state *s)
     return sum;
 }
 
+uint64_t vr_device_rounding(const vr_devstate *d)
+{
+    return d->pool_sampled ? d->slack - d->slack_pool : d->slack;
+}
+
 uint64_t vr_device_overhead(const vr_devstate *d)
 {
-    if (!d->pool_sampled)
-        return d->slack;
-    return d->slack - d->slack_pool + d->pool_spare;
+    return vr_device_rounding(d) + (d->pool_sampled ? d->pool_spare : 0);
 }

@@ -232,6 +232,8 @@ typedef struct vr_bucket {
  * (2.1 KiB, arena); past them the projection takes all devices' bytes
  * together, with a note. */
 #define VR_MAX_GROWTH_DEVICES 64
+/* Stream-ordered pools followed per device (vr_devstate.pools). */
+#define VR_MAX_POOLS 8
 /* Names counted per nesting level, and the levels (vr_level, below). */
 #define VR_MAX_TOPNAMES 16
 #define VR_LEVELS 2
@@ -284,10 +286,16 @@ typedef struct vr_devstate {
     bool pool_pending;
     uint32_t pool_tid;
     uint64_t pool_reserved, pool_used; /* bytes */
-    /* the free reserve (reserved - used bytes) of the latest pool_stat of
-     * the device's pool, 0 before any: the recorder writes one at iteration
-     * ends (interpose/poolstat.c), failures and memory samples */
+    /* the free reserve (reserved - used bytes) of the device's pools at
+     * their latest pool_stat, summed (pool_spare) and per pool (the first
+     * VR_MAX_POOLS, the last one standing for the rest), 0 before any: the
+     * recorder writes one at iteration ends (interpose/poolstat.c),
+     * failures and memory samples */
     uint64_t pool_spare;
+    struct {
+        uint64_t pool, spare;
+    } pools[VR_MAX_POOLS];
+    uint32_t npools;
     bool pool_sampled;  /* a pool_stat of the device was seen */
     vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
@@ -842,21 +850,28 @@ void vr_pool_stat(vr_state *s, const vt_event *ev);
 void vr_pool_range_ended(vr_state *s, uint32_t tid);
 /* The devices' pool_spare summed, bytes. */
 uint64_t vr_pool_spares(vr_state *s);
+/* The driver's rounding of d's live direct allocations (slack), less that
+ * of the stream-ordered ones once the device's pool was sampled: a pool's
+ * reserved bytes are its used bytes, their sizes, plus its free reserve,
+ * wherever its placement left them. Bytes. */
+uint64_t vr_device_rounding(const vr_devstate *d);
 /* The device memory d's live direct allocations take beyond their sizes:
- * the driver's rounding (slack), in which, once the device's pool was
- * sampled, the pool's free reserve stands for its own allocations'
- * rounding (a pool's reserved bytes are its used bytes, their sizes, plus
- * that reserve, wherever its placement left it). Bytes. */
+ * vr_device_rounding plus, once the device's pool was sampled, its free
+ * reserve. Bytes. */
 uint64_t vr_device_overhead(const vr_devstate *d);
-/* At failure ev on device d: the held pool state goes into o (has_pool,
- * pool_reserved_bytes, pool_used_bytes) and the pool's free reserve
- * (reserved - used, bytes) into o->live_reserved. Nothing when none is held
- * for ev's thread. */
+/* At failure ev on device d: the free reserve of d's pools (pool_spare,
+ * each at its latest state, the failing one's just before the failure when
+ * held) into o->live_reserved, memory the process holds (whatever the
+ * failing call: a cudaMalloc beside a pool that holds 500 MiB free read
+ * them as used outside the recording); the held pool state of ev's thread
+ * into o (has_pool, pool_reserved_bytes, pool_used_bytes). */
 void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o);
-/* The free reserve (reserved - used bytes) of the pool state held on device
- * d for thread tid, 0 when none is held: device memory the process holds
- * that no allocation uses, at a memory sample or failure. take: the held
- * state is used up (a memory sample's; a failure's goes to vr_oom_take_pool). */
+/* The free reserve (reserved - used bytes) of device d's pools
+ * (vr_devstate.pool_spare: each pool at its latest state) when a pool state
+ * is held on d for thread tid, 0 when none is: device memory the process
+ * holds that no allocation uses, at a memory sample or failure. take: the
+ * held state is used up (a memory sample's; a failure's goes to
+ * vr_oom_take_pool). */
 uint64_t vr_pool_spare(vr_devstate *d, uint32_t tid, bool take);
 /* Add the pool of an out-of-memory failure o to f, the heaps' fragmentation
  * at that failure (frag.c's one definition): its reserved bytes to

@@ -986,12 +986,79 @@ static void test_leak_splits_pool(void **state)
     unlink(tmp_path("whole_pool"));
 }
 
+/* A stream-ordered pool's allocations are placed by the pool, not rounded
+ * by the driver one by one: once the pool's state is known (its pool_stat
+ * before the failure) their rounding no longer explains use outside the
+ * recording. A hundred 3 MiB allocations from the pool (100 MiB of
+ * cudaMalloc-style rounding), 150 MiB taken by another process, a 600 MiB
+ * request fails: external (the rounding made it 50 MiB, under 5 % of the
+ * device, and capacity). */
+static void test_pool_rounding_not_external(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "pool_rounding", 0, NULL);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 1, GiB, GiB);
+    vtg_stack(&g, 1, 0, 0x1100);
+    uint64_t t = 10;
+    for (uint64_t i = 0; i < 100; i++)
+        vtg_alloc_api(&g, t++, 0x100000000 + i * 4 * MiB, 3 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
+    vtg_pool_stat(&g, t, 0, 304 * MiB, 300 * MiB);
+    vtg_failed_on(&g, t++, 600 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC_ASYNC, (720 - 150) * MiB, GiB);
+    vtg_end(&g, t, 1);
+    vr_report *r = close_and_analyze(&g, "pool_rounding");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    print_message("%s: external %llu, rounding %llu\n", vr_verdict_name(o->verdict),
+                  (unsigned long long)o->external_bytes, (unsigned long long)o->rounding_bytes);
+    assert_int_equal(o->verdict, VR_VERDICT_EXTERNAL);
+    assert_int_equal(o->external_bytes, 150 * MiB);
+    assert_int_equal(o->rounding_bytes, 0);
+    vr_report_free(r);
+    unlink(tmp_path("pool_rounding"));
+}
+
+/* A pool's free reserve is the process's memory whatever call fails: 100
+ * MiB live from the device's pool, which holds 500 MiB more (its state at
+ * the last step's end), and a 450 MiB cudaMalloc fails with 424 MiB free.
+ * Nothing is used outside the recording (it read the pool's 500 MiB as
+ * such: external). */
+static void test_pool_reserve_any_failure(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "pool_any", 0, NULL);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 1, GiB, GiB);
+    vtg_string(&g, 1, "step");
+    vtg_stack(&g, 1, 0, 0x1100);
+    vtg_push(&g, 5, 1);
+    vtg_alloc_api(&g, 10, 0x100000000, 100 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
+    vtg_pool_stat(&g, 11, 0x5000, 600 * MiB, 100 * MiB);
+    vtg_pop(&g, 12);
+    vtg_failed_on(&g, 20, 450 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC, 424 * MiB, GiB);
+    vtg_end(&g, 30, 1);
+    vr_report *r = close_and_analyze(&g, "pool_any");
+    assert_int_equal(r->nooms, 1);
+    const vr_oom *o = &r->ooms[0];
+    print_message("%s: external %llu, live reserved %llu\n", vr_verdict_name(o->verdict),
+                  (unsigned long long)o->external_bytes, (unsigned long long)o->live_reserved);
+    assert_int_not_equal(o->verdict, VR_VERDICT_EXTERNAL);
+    assert_int_equal(o->external_bytes, 0);
+    assert_int_equal(o->live_reserved, 600 * MiB);
+    vr_report_free(r);
+    unlink(tmp_path("pool_any"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdict_capacity),
         cmocka_unit_test(test_verdict_leak),
         cmocka_unit_test(test_leak_splits_pool),
+        cmocka_unit_test(test_pool_rounding_not_external),
+        cmocka_unit_test(test_pool_reserve_any_failure),
         cmocka_unit_test(test_verdict_leak_needs_program_growth),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_split),
