@@ -998,6 +998,8 @@ static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom
     case VR_VERDICT_FRAGMENTATION:
         if (o->has_pool)
             return vr_pool_explain(a, o, dom);
+        if (o->pools_free_bytes)
+            return vr_pools_held_explain(a, o, dom);
         if (o->heap_largest_free >= o->requested_bytes) /* oom.c: a block not taken */
             return vr_sprintf(
                 a,

@@ -43,9 +43,9 @@ void vr_pool_range_ended(vr_state *s, uint32_t tid)
 
 void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
 {
-    o->live_reserved += d->pool_spare;
     if (!d->pool_pending || d->pool_tid != ev->thread_id)
         return;
+    o->live_reserved += d->pool_spare;
     d->pool_pending = false;
     o->has_pool = true;
     o->pool_reserved_bytes = d->pool_reserved;
@@ -86,6 +86,19 @@ const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live)
         SZ(o->pool_reserved_bytes, b1), SZ(o->pool_used_bytes, b2), SZ(spare, b3),
         SZ(o->device_free_bytes, b4), SZ(spare + o->device_free_bytes, b5),
         SZ(o->requested_bytes, b6), live);
+}
+
+const char *vr_pools_held_explain(vr_arena *a, const vr_oom *o, const char *live)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    return vr_sprintf(
+        a,
+        "the device's stream-ordered pools hold %s of free reserve, which this %s cannot use, "
+        "and the device had %s free: together %s for the %s requested; the pools keep memory "
+        "the device lacks (lower their release threshold, cudaMemPoolAttrReleaseThreshold, or "
+        "trim them, cudaMemPoolTrimTo, before such calls); live data: %s",
+        SZ(o->pools_free_bytes, b1), o->api, SZ(o->device_free_bytes, b2),
+        SZ(o->pools_free_bytes + o->device_free_bytes, b3), SZ(o->requested_bytes, b4), live);
 }
 
 const char *vr_pool_limit_explain(vr_arena *a, const vr_oom *o, const char *live)

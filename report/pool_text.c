@@ -49,6 +49,7 @@ void vr_pool_text(FILE *f, const vr_oom *o)
 
 void vr_pool_json(FILE *f, const vr_oom *o)
 {
+    fprintf(f, "\"pools_free_bytes\":%" PRIu64 ",", o->pools_free_bytes);
     if (!o->has_pool) {
         fputs("\"pool\":null,", f);
         return;

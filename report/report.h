@@ -182,6 +182,11 @@ typedef struct vr_oom {
      * heap_largest_free: every hole of the pool was smaller than the request). */
     bool has_pool;
     uint64_t pool_reserved_bytes, pool_used_bytes;
+    /* Another failing call (a cudaMalloc) on a device whose stream-ordered
+     * pools hold free reserve (each at its latest state), when the device's
+     * free bytes agree that they still do: those bytes, counted in
+     * live_reserved and heap_free; else 0. JSON "pools_free_bytes". */
+    uint64_t pools_free_bytes;
     /* A failed VMM handle creation (cuMemCreate): the bytes of handles the
      * same thread created since its last mapping, not yet mapped: the pages
      * made for the same mapping before this one failed (PyTorch's expandable

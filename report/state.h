@@ -859,12 +859,12 @@ uint64_t vr_device_rounding(const vr_devstate *d);
  * vr_device_rounding plus, once the device's pool was sampled, its free
  * reserve. Bytes. */
 uint64_t vr_device_overhead(const vr_devstate *d);
-/* At failure ev on device d: the free reserve of d's pools (pool_spare,
- * each at its latest state, the failing one's just before the failure when
- * held) into o->live_reserved, memory the process holds (whatever the
- * failing call: a cudaMalloc beside a pool that holds 500 MiB free read
- * them as used outside the recording); the held pool state of ev's thread
- * into o (has_pool, pool_reserved_bytes, pool_used_bytes). */
+/* At failure ev on device d, when a pool state is held for ev's thread (a
+ * stream-ordered call's failure): that state into o (has_pool,
+ * pool_reserved_bytes, pool_used_bytes) and the free reserve of d's pools
+ * (pool_spare: the failing one's just before the failure, the others' at
+ * their latest state) into o->live_reserved. Nothing else (oom.c,
+ * pools_held, for another call's failure). */
 void vr_oom_take_pool(vr_devstate *d, const vt_event *ev, vr_oom *o);
 /* The free reserve (reserved - used bytes) of device d's pools
  * (vr_devstate.pool_spare: each pool at its latest state) when a pool state
@@ -884,6 +884,12 @@ void vr_frag_add_pool(vr_frag *f, const vr_oom *o);
 /* The explanation of a fragmentation verdict with a pool (arena a), naming
  * the reserve and the device's free bytes; live: the live-data summary. */
 const char *vr_pool_explain(vr_arena *a, const vr_oom *o, const char *live);
+/* The explanation of a fragmentation verdict where another call than a
+ * pool's failed while the device's pools held free reserve
+ * (vr_oom.pools_free_bytes): what they hold, the device's free bytes, the
+ * remedy (CUDA Runtime API: cudaMemPoolAttrReleaseThreshold,
+ * cudaMemPoolTrimTo). */
+const char *vr_pools_held_explain(vr_arena *a, const vr_oom *o, const char *live);
 /* The explanation of a failure refused by its pool's own limit
  * (vr_pool_at_limit): the device's free bytes, the pool's reserve. */
 const char *vr_pool_limit_explain(vr_arena *a, const vr_oom *o, const char *live);

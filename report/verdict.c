@@ -242,6 +242,13 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
     case VR_VERDICT_FRAGMENTATION:
         if (o->has_pool)
             return vr_pool_remedy(r->arena, o);
+        if (o->pools_free_bytes)
+            return vr_sprintf(r->arena,
+                              "the device's stream-ordered pools hold %s free that a %s cannot "
+                              "use: trim them before such calls (cudaMemPoolTrimTo; PyTorch's "
+                              "cudaMallocAsync backend: torch.cuda.empty_cache()) or lower their "
+                              "release threshold (cudaMemPoolAttrReleaseThreshold)",
+                              SZ(o->pools_free_bytes, b1), o->api);
         return vr_sprintf(r->arena,
                           "free blocks (largest %s) are too small: empty the allocator's cache "
                           "between steps (torch.cuda.empty_cache(), train --empty-cache: the "

@@ -1023,12 +1023,16 @@ static void test_pool_rounding_not_external(void **state)
  * MiB live from the device's pool, which holds 500 MiB more (its state at
  * the last step's end), and a 450 MiB cudaMalloc fails with 424 MiB free.
  * Nothing is used outside the recording (it read the pool's 500 MiB as
- * such: external). */
-static void test_pool_reserve_any_failure(void **state)
+ * such: external), and the pool holds what the cudaMalloc lacked:
+ * fragmentation, said of the pools (capacity said 100 MiB + 450 MiB exceed
+ * the 1 GiB device). */
+/* held: the pool still holds its 500 MiB at the failure (the device's
+ * free bytes say so), else it gave them back since its last state (a
+ * release threshold of 0 at a synchronization) and 950 MiB are asked. */
+static vr_report *pool_any(const char *name, bool held)
 {
-    (void)state;
     vtg g;
-    open_trace(&g, "pool_any", 0, NULL);
+    open_trace(&g, name, 0, NULL);
     vtg_device(&g, 0, "SimGPU", GiB);
     vtg_meminfo(&g, 1, GiB, GiB);
     vtg_string(&g, 1, "step");
@@ -1037,18 +1041,40 @@ static void test_pool_reserve_any_failure(void **state)
     vtg_alloc_api(&g, 10, 0x100000000, 100 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
     vtg_pool_stat(&g, 11, 0x5000, 600 * MiB, 100 * MiB);
     vtg_pop(&g, 12);
-    vtg_failed_on(&g, 20, 450 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC, 424 * MiB, GiB);
+    vtg_failed_on(&g, 20, (held ? 450 : 950) * MiB, 1, 2, 0, VT_API_CUDA_MALLOC,
+                  (held ? 424 : 924) * MiB, GiB);
     vtg_end(&g, 30, 1);
-    vr_report *r = close_and_analyze(&g, "pool_any");
+    return close_and_analyze(&g, name);
+}
+
+static void test_pool_reserve_any_failure(void **state)
+{
+    (void)state;
+    vr_report *r = pool_any("pool_any", true);
     assert_int_equal(r->nooms, 1);
     const vr_oom *o = &r->ooms[0];
     print_message("%s: external %llu, live reserved %llu\n", vr_verdict_name(o->verdict),
                   (unsigned long long)o->external_bytes, (unsigned long long)o->live_reserved);
-    assert_int_not_equal(o->verdict, VR_VERDICT_EXTERNAL);
+    assert_int_equal(o->verdict, VR_VERDICT_FRAGMENTATION);
     assert_int_equal(o->external_bytes, 0);
     assert_int_equal(o->live_reserved, 600 * MiB);
+    assert_int_equal(o->pools_free_bytes, 500 * MiB);
+    assert_non_null(strstr(o->explanation,
+                           "the device's stream-ordered pools hold 500.00 MiB of free reserve, "
+                           "which this cudaMalloc cannot use, and the device had 424.00 MiB free: "
+                           "together 924.00 MiB for the 450.00 MiB requested"));
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_non_null(strstr(h.remedy, "the device's stream-ordered pools hold 500.00 MiB free "
+                                     "that a cudaMalloc cannot use: trim them"));
     vr_report_free(r);
     unlink(tmp_path("pool_any"));
+    r = pool_any("pool_gone", false);
+    o = &r->ooms[0];
+    assert_int_equal(o->pools_free_bytes, 0);
+    assert_int_equal(o->verdict, VR_VERDICT_CAPACITY);
+    vr_report_free(r);
+    unlink(tmp_path("pool_gone"));
 }
 
 int main(void)
