@@ -7,6 +7,23 @@
  * pool_text.c. */
 #include "state.h"
 
+/* Pool's free reserve on d is spare now (its entry in d->pools, made when
+ * new; past VR_MAX_POOLS the last entry's), and d->pool_spare their sum. */
+static void pool_spare_set(vr_devstate *d, uint64_t pool, uint64_t spare)
+{
+    uint32_t k = 0;
+    while (k < d->npools && d->pools[k].pool != pool && k + 1 < VR_MAX_POOLS)
+        k++;
+    if (k == d->npools)
+        d->npools++;
+    d->pools[k].pool = pool;
+    d->pools[k].spare = spare;
+    d->pool_spare = 0;
+    for (uint32_t i = 0; i < d->npools; i++)
+        d->pool_spare += d->pools[i].spare;
+    d->pool_sampled = true;
+}
+
 void vr_pool_stat(vr_state *s, const vt_event *ev)
 {
     vr_devstate *d = vr_state_device(s, ev->u.pool.device);
@@ -14,17 +31,8 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     d->pool_tid = ev->thread_id;
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
-    uint32_t k = 0;
-    while (k < d->npools && d->pools[k].pool != ev->u.pool.pool && k + 1 < VR_MAX_POOLS)
-        k++;
-    if (k == d->npools)
-        d->npools++;
-    d->pools[k].pool = ev->u.pool.pool;
-    d->pools[k].spare = d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0;
-    d->pool_spare = 0;
-    for (uint32_t i = 0; i < d->npools; i++)
-        d->pool_spare += d->pools[i].spare;
-    d->pool_sampled = true;
+    pool_spare_set(d, ev->u.pool.pool,
+                   d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0);
     s->pools_pending = true;
 }
 
