@@ -7,6 +7,7 @@ wrong: the truth was made wrong on purpose (--wrong), so every seed must
 find something. Exit: 0 all held (or, with wrong, every seed caught it), 1
 otherwise, 3 when the harness could not run (an OS error, a timeout, a bad
 file)."""
+import argparse
 import json
 import subprocess
 
@@ -51,3 +52,20 @@ def run_seeds(run_seed, o):
         return 0 if failed == hi - lo + 1 else 1
     print(f"{hi - lo + 1} seeds, {failed} wrong")
     return 1 if failed else 0
+
+
+def torch_main(doc, run_seed, options=()):
+    """The main of a random test that runs PyTorch: the options above,
+    --python PY and options (names of further required options), then
+    run_seed(o, seed) over the seeds; 77 (ctest SKIP) when PY cannot import
+    torch."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    add_arguments(ap)
+    ap.add_argument("--python", required=True)
+    for name in options:
+        ap.add_argument(name, required=True)
+    o = ap.parse_args()
+    if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
+        print(f"SKIP: {o.python} cannot import torch")
+        return 77
+    return run_seeds(lambda seed: run_seed(o, seed), o)

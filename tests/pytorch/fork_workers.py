@@ -14,7 +14,6 @@ usage: fork_workers.py --vramtrace V --python P --work DIR --seeds A-B [--wrong]
 seed catches it.
 Exit 0 pass, 1 fail, 3 the harness could not run, 77 skip (no torch for P).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -93,16 +92,5 @@ def run_seed(o, seed):
     return errors
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    seeds.add_arguments(ap)
-    ap.add_argument("--python", required=True)
-    o = ap.parse_args()
-    if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"fork_workers: SKIP: {o.python} cannot import torch")
-        return 77
-    return seeds.run_seeds(lambda seed: run_seed(o, seed), o)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(seeds.torch_main(__doc__, run_seed, ()))

@@ -26,7 +26,6 @@ With --wrong the truth is 10 % later: every seed must be caught.
 usage: projection_random.py --vramtrace V --python P --sim-lib DIR --work DIR
                             --seeds A-B [--wrong]
 Exit: 0 held, 1 not, 3 harness error, 77 PyTorch missing (ctest SKIP)."""
-import argparse
 import os
 import random
 import re
@@ -142,17 +141,5 @@ def run_seed(o, seed):
     return errors
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    seeds.add_arguments(ap)
-    ap.add_argument("--python", required=True)
-    ap.add_argument("--sim-lib", required=True)
-    o = ap.parse_args()
-    if subprocess.run([o.python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"projection_random: SKIP: {o.python} cannot import torch")
-        return 77
-    return seeds.run_seeds(lambda seed: run_seed(o, seed), o)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(seeds.torch_main(__doc__, run_seed, ("--sim-lib",)))

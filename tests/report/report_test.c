@@ -74,6 +74,14 @@ void open_trace(vtg *g, const char *name, int argc, const char *const *argv)
     vtg_device(g, 0, "SimGPU", GiB);
 }
 
+void open_steps(vtg *g, const char *name)
+{
+    open_trace(g, name, 0, NULL);
+    vtg_meminfo(g, 1, GiB, GiB);
+    vtg_stack(g, 5, 0, 0x5500);
+    vtg_stack(g, 7, 0, 0x7700);
+}
+
 vr_report *close_and_analyze(vtg *g, const char *name)
 {
     assert_int_equal(vtg_close(g), 0);

@@ -40,6 +40,10 @@ char *render_len(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options 
 /* A new trace `name` (argv in its header), prelude: stack 1 (ip 0x1100),
  * string 1 "train_step", device 0 "SimGPU" of 1 GiB. */
 void open_trace(vtg *g, const char *name, int argc, const char *const *argv);
+/* open_trace for steps (NVTX ranges named by string 1), with a memory
+ * sample of the whole device free (at 1 ns) and stacks 5 (ip 0x5500) and 7
+ * (ip 0x7700). */
+void open_steps(vtg *g, const char *name);
 /* Close g and analyze trace `name` without symbols; fails the test when it
  * cannot be. */
 vr_report *close_and_analyze(vtg *g, const char *name);

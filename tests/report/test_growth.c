@@ -452,12 +452,7 @@ static void test_growth_pattern_excess(void **state)
 static vr_report *failed_last_step(const char *name, bool nvtx)
 {
     vtg g;
-    open_trace(&g, name, 0, NULL);
-    vtg_device(&g, 0, "SimGPU", GiB);
-    vtg_meminfo(&g, 10, GiB, GiB);
-    vtg_string(&g, 1, "step");
-    vtg_stack(&g, 5, 0, 0x5500);
-    vtg_stack(&g, 7, 0, 0x7700);
+    open_steps(&g, name);
     uint64_t t = 1000;
     for (uint64_t i = 0; i <= 10; i++) {
         if (nvtx)
@@ -514,12 +509,7 @@ static void test_growth_failed_last_step(void **state)
 static vr_report *pool_steps(const char *name, bool sampled)
 {
     vtg g;
-    open_trace(&g, name, 0, NULL);
-    vtg_device(&g, 0, "SimGPU", GiB);
-    vtg_meminfo(&g, 10, GiB, GiB);
-    vtg_string(&g, 1, "step");
-    vtg_stack(&g, 5, 0, 0x5500);
-    vtg_stack(&g, 7, 0, 0x7700);
+    open_steps(&g, name);
     uint64_t t = 1000;
     for (uint64_t i = 1; i <= 10; i++) {
         vtg_push(&g, t++, 1);

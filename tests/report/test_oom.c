@@ -945,8 +945,6 @@ static vr_report *split_pool(const char *name, uint64_t reserve_mib)
     vtg_device(&g, 0, "SimGPU", 2 * GiB);
     uint64_t other_mib = 1929 - reserve_mib; /* a context, other processes */
     vtg_meminfo(&g, 1, 2 * GiB - other_mib * MiB, 2 * GiB);
-    vtg_string(&g, 1, "step");
-    vtg_stack(&g, 1, 0, 0x1100);
     vtg_stack(&g, 2, 0, 0x2200);
     uint64_t t = 10;
     for (uint64_t i = 0; i < 15; i++) {
@@ -998,9 +996,7 @@ static void test_pool_rounding_not_external(void **state)
     (void)state;
     vtg g;
     open_trace(&g, "pool_rounding", 0, NULL);
-    vtg_device(&g, 0, "SimGPU", GiB);
     vtg_meminfo(&g, 1, GiB, GiB);
-    vtg_stack(&g, 1, 0, 0x1100);
     uint64_t t = 10;
     for (uint64_t i = 0; i < 100; i++)
         vtg_alloc_api(&g, t++, 0x100000000 + i * 4 * MiB, 3 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
@@ -1019,6 +1015,23 @@ static void test_pool_rounding_not_external(void **state)
     unlink(tmp_path("pool_rounding"));
 }
 
+/* held: the pool still holds its 500 MiB at the failure (the device's
+ * free bytes say so), else it gave them back since its last state (a
+ * release threshold of 0 at a synchronization) and 950 MiB are asked. */
+static vr_report *pool_any(const char *name, bool held)
+{
+    vtg g;
+    open_steps(&g, name);
+    vtg_push(&g, 5, 1);
+    vtg_alloc_api(&g, 10, 0x100000000, 100 * MiB, 5, VT_API_CUDA_MALLOC_ASYNC);
+    vtg_pool_stat(&g, 11, 0x5000, 600 * MiB, 100 * MiB);
+    vtg_pop(&g, 12);
+    vtg_failed_on(&g, 20, (held ? 450 : 950) * MiB, 5, 2, 0, VT_API_CUDA_MALLOC,
+                  (held ? 424 : 924) * MiB, GiB);
+    vtg_end(&g, 30, 1);
+    return close_and_analyze(&g, name);
+}
+
 /* A pool's free reserve is the process's memory whatever call fails: 100
  * MiB live from the device's pool, which holds 500 MiB more (its state at
  * the last step's end), and a 450 MiB cudaMalloc fails with 424 MiB free.
@@ -1026,27 +1039,6 @@ static void test_pool_rounding_not_external(void **state)
  * such: external), and the pool holds what the cudaMalloc lacked:
  * fragmentation, said of the pools (capacity said 100 MiB + 450 MiB exceed
  * the 1 GiB device). */
-/* held: the pool still holds its 500 MiB at the failure (the device's
- * free bytes say so), else it gave them back since its last state (a
- * release threshold of 0 at a synchronization) and 950 MiB are asked. */
-static vr_report *pool_any(const char *name, bool held)
-{
-    vtg g;
-    open_trace(&g, name, 0, NULL);
-    vtg_device(&g, 0, "SimGPU", GiB);
-    vtg_meminfo(&g, 1, GiB, GiB);
-    vtg_string(&g, 1, "step");
-    vtg_stack(&g, 1, 0, 0x1100);
-    vtg_push(&g, 5, 1);
-    vtg_alloc_api(&g, 10, 0x100000000, 100 * MiB, 1, VT_API_CUDA_MALLOC_ASYNC);
-    vtg_pool_stat(&g, 11, 0x5000, 600 * MiB, 100 * MiB);
-    vtg_pop(&g, 12);
-    vtg_failed_on(&g, 20, (held ? 450 : 950) * MiB, 1, 2, 0, VT_API_CUDA_MALLOC,
-                  (held ? 424 : 924) * MiB, GiB);
-    vtg_end(&g, 30, 1);
-    return close_and_analyze(&g, name);
-}
-
 static void test_pool_reserve_any_failure(void **state)
 {
     (void)state;
