@@ -30,14 +30,15 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
                    SIZE, API, STREAM)
-/* Stream-ordered: a failure also records its pool's state, a success from
- * the current pool has it sampled at iteration ends (vti_pool_done; POOL: the
- * given pool, 0 for the device's current one); API: the plain or the
+/* Stream-ordered: a failure also records its pool's state, a success has it
+ * sampled at iteration ends (vti_pool_done, vti_pool_used; POOL: the given pool, 0 for the
+ * device's current one); API: the plain or the
  * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_ON_DONE(                                                                        \
+    VTI_ALLOC_HOOK_POOL(                                                                           \
         F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR, SIZE, API,      \
-        STREAM, vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device))
+        STREAM, vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device), \
+        vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 
@@ -93,7 +94,7 @@ static uint64_t array3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *a, unsigned levels)
  * not recorded. */
 #define ARRAY_HOOK(F, PTYPE, CALL, PTR, SIZE, API, FLAGS)                                          \
     VTI_ALLOC_HOOK_WHEN(!vti_array_unbacked(FLAGS), F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER,   \
-                        vti_driver_device, CALL, PTR, SIZE, API, NULL, (void)0)
+                        vti_driver_device, CALL, PTR, SIZE, API, NULL, (void)0, (void)0)
 
 VTI_EXPORT CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle,
                                              const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)

@@ -25,14 +25,15 @@ static int runtime_device(void)
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
                    SIZE, API, STREAM)
-/* Stream-ordered: a failure also records its pool's state, a success from
- * the current pool has it sampled at iteration ends (vti_pool_done; POOL: the
- * given pool, 0 for the device's current one); API: the plain or the
+/* Stream-ordered: a failure also records its pool's state, a success has it
+ * sampled at iteration ends (vti_pool_done, vti_pool_used; POOL: the given pool, 0 for the
+ * device's current one); API: the plain or the
  * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_ON_DONE(                                                                        \
+    VTI_ALLOC_HOOK_POOL(                                                                           \
         F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API,      \
-        STREAM, vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device))
+        STREAM, vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device),     \
+        vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 
@@ -100,7 +101,7 @@ static uint64_t array_bytes(const struct cudaChannelFormatDesc *d, struct cudaEx
  * not recorded. */
 #define ARRAY_HOOK(F, PTYPE, CALL, PTR, SIZE, API, FLAGS)                                          \
     VTI_ALLOC_HOOK_WHEN(!vti_array_unbacked(FLAGS), F, PTYPE, cudaError_t, cudaSuccess,            \
-                        NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API, NULL, (void)0)
+                        NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API, NULL, (void)0, (void)0)
 
 VTI_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                                        size_t width, size_t height, unsigned int flags)

@@ -143,13 +143,18 @@ void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
         vti_rec_pool_stat(pool, device);
         return;
     }
-    int d = device();
-    if (pool) {
-        if (d >= 0)
-            remember_pool(pool, d);
+    if (!pool || named_has(pool))
         return;
-    }
-    uint64_t bit = d >= 0 && d < VTI_MAX_DEVICES ? 1ull << d : 0;
+    int d = device();
+    if (d >= 0)
+        remember_pool(pool, d);
+}
+
+void vti_pool_used(uint64_t pool, int device)
+{
+    if (pool)
+        return; /* vti_pool_done */
+    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
     if (bit && !(atomic_load_explicit(&pool_devices, memory_order_relaxed) & bit))
         atomic_fetch_or(&pool_devices, bit);
 }

@@ -206,8 +206,8 @@ void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, ui
     rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack, vti_stamp());
 }
 
-void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
-                    int (*device)(void), uint32_t stack, uint64_t ts)
+int vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
+                   int (*device)(void), uint32_t stack, uint64_t ts)
 {
     const vt_api_info *info = vt_api_get(api);
     int dev = vt_kind_is_host(info->kind) ? -1 : device();
@@ -215,6 +215,7 @@ void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api a
         rec_alloc(p, size, dev, api, info, stream, stack, ts);
     else if (!ok)
         vti_rec_failed(size, error, dev, api, stack);
+    return dev;
 }
 
 static void emit_vmm(enum vt_rec type, uint64_t handle, uint64_t addr, uint64_t size, int device)

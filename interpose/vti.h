@@ -42,7 +42,7 @@ void vti_iter_end(const char *name, int level, const char *parent);
 void vti_iter_begin(const char *name);
 /* An NVTX range named name that may end an iteration (level 0 or 1) is
  * about to be recorded as ended: a VT_REC_POOL_STAT of the current pool of
- * each device that a stream-ordered allocation took from (vti_pool_done,
+ * each device that a stream-ordered allocation took from (vti_pool_used,
  * poolstat.c), so that the report knows the pool's free reserve at
  * iteration ends, where it fills the device as a caching allocator's cached
  * blocks do (the growth projection, report/model.c). Nothing when no such

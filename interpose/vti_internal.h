@@ -718,9 +718,9 @@ void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts);
  * real call returned, the allocation's time (the work of recording it, a
  * process's first allocation's most of all, comes after: stamped later, it
  * read as up to 4 ms after the driver's, and another process's allocation
- * in between as not overlapping it). */
-void vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
-                    int (*device)(void), uint32_t stack, uint64_t ts);
+ * in between as not overlapping it). Returns the device (-1: host). */
+int vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
+                   int (*device)(void), uint32_t stack, uint64_t ts);
 
 /* Outermost allocation and free calls of all threads run one at a time,
  * with their records written inside: the trace's order of allocations and
@@ -740,19 +740,22 @@ void vti_order_unlock(void);
  * return the real result untouched. RC_T is the API's error type, OK its
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
-    VTI_ALLOC_HOOK_ON_DONE(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM, (void)0)
+    VTI_ALLOC_HOOK_POOL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM, (void)0,   \
+                        (void)0)
 /* The same, with ON_DONE run after the outermost call (inside the order
- * lock, before its outcome is recorded; `rc` holds its result): the
- * stream-ordered hooks pass vti_pool_done there. */
-#define VTI_ALLOC_HOOK_ON_DONE(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,     \
-                               ON_DONE)                                                            \
+ * lock, before its outcome is recorded; `rc` holds its result) and ON_OK
+ * when it succeeded (after it is recorded; `done_device` holds the device
+ * it was recorded on): the stream-ordered hooks pass vti_pool_done and
+ * vti_pool_used. */
+#define VTI_ALLOC_HOOK_POOL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,        \
+                            ON_DONE, ON_OK)                                                        \
     VTI_ALLOC_HOOK_WHEN(true, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,      \
-                        ON_DONE)
+                        ON_DONE, ON_OK)
 /* The general form: nothing is recorded when WHEN is false (a call that
  * allocates nothing: a sparse CUDA array), yet it is a hooked call, so the
  * calls made inside it are not recorded either. */
 #define VTI_ALLOC_HOOK_WHEN(WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,  \
-                            ON_DONE)                                                               \
+                            ON_DONE, ON_OK)                                                        \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real && (WHEN);                                               \
     uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
@@ -763,8 +766,12 @@ void vti_order_unlock(void);
         uint64_t ts = vti_stamp();                                                                 \
         vti_exit_arm((F) < F_RUNTIME_END_ ? 1u : 2u);                                              \
         ON_DONE;                                                                                   \
-        vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),       \
-                       (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack, ts);                   \
+        int done_device =                                                                          \
+            vti_alloc_done(rc == OK, (int)rc, rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, (SIZE),   \
+                           (API), (uint64_t)(uintptr_t)(STREAM), DEVICE, stack, ts);               \
+        if (rc == OK)                                                                              \
+            ON_OK;                                                                                 \
+        (void)done_device;                                                                         \
         vti_order_unlock();                                                                        \
     }                                                                                              \
     vti_leave();                                                                                   \
@@ -809,13 +816,18 @@ static inline bool vti_free_took_effect(int rc)
  * alloc_failed record. */
 void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
 /* After a stream-ordered allocation from pool (0: the device's current
- * one) on device(): when it failed, vti_rec_pool_stat; when it succeeded
- * from the current pool, that device's pool is sampled at iteration ends
- * from then on (vti_pool_iteration_end). */
+ * one), before it is recorded: when it failed, vti_rec_pool_stat; when it
+ * succeeded from a pool given by name not seen before, that pool is
+ * sampled at iteration ends and memory samples from then on, the first
+ * sample of its device included (device() is asked only then). */
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void));
+/* After a successful allocation from pool recorded on device (the hook's
+ * done_device): from the device's current pool (pool 0), that pool is
+ * sampled at iteration ends from then on (vti_pool_iteration_end). */
+void vti_pool_used(uint64_t pool, int device);
 /* Before a memory sample (VT_REC_MEMINFO) of device on thread t: a
  * VT_REC_POOL_STAT of the device's current pool and of each pool of its own
- * that a stream-ordered allocation on it took from (vti_pool_done), each
+ * that a stream-ordered allocation on it took from (vti_pool_used), each
  * when it holds memory, so that the report does not count their free
  * reserve as use outside the recording (poolstat.c; docs/trace.md,
  * pool_stat). */
