@@ -9,7 +9,8 @@
  * first memory-info sample + the bytes live then; the first device to run
  * out. Per device, live bytes are the device memory they take (the
  * driver's rounding, vt_driver_slack, added: a cudaMalloc per tensor
- * projected step 98 for a failure in step 63). */
+ * projected step 98 for a failure in step 63; a sampled stream-ordered
+ * pool's free reserve, device_taken). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -47,10 +48,24 @@ static bool top_repeats;
 static iter_fit fits[ITER_LEVELS][ITER_NAMES];
 static uint64_t room[VTI_MAX_DEVICES]; /* 0 until the device's first sample */
 
-/* Each device's live bytes into y, in the device memory they take (with
- * the driver's rounding, vt_driver_slack: what fills the device, for the
- * per-device projection), bit d of *held set when device d holds some;
- * the sum of their bytes (the headline's growth). */
+/* The device memory device's live allocations take (c: its counters): their
+ * bytes and the driver's rounding (vt_driver_slack), where once its
+ * stream-ordered pools were sampled their free reserve stands for the
+ * rounding of the allocations they hold (vti_pool_spare; the report's
+ * vr_device_overhead, report/pool.c: without it, a cudaMallocAsync run's
+ * exit line projected step 16166 for a failure in step 1669). */
+static uint64_t device_taken(int device, const vti_counters *c)
+{
+    uint64_t spare;
+    if (!vti_pool_spare(device, &spare))
+        return c->live_bytes + c->slack_bytes;
+    return c->live_bytes + c->slack_bytes - c->slack_pool_bytes + spare;
+}
+
+/* Each device's live bytes into y, in the device memory they take
+ * (device_taken: what fills the device, for the per-device projection),
+ * bit d of *held set when device d holds some; the sum of their bytes (the
+ * headline's growth). */
 static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)
 {
     uint64_t sum = 0;
@@ -58,7 +73,7 @@ static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)
     for (int d = 0; d < VTI_MAX_DEVICES; d++) {
         vti_counters c;
         vti_counters_get(d, &c);
-        y[d] = c.live_bytes + c.slack_bytes;
+        y[d] = device_taken(d, &c);
         sum += c.live_bytes;
         *held |= c.live_bytes ? 1ull << d : 0;
     }
@@ -71,9 +86,10 @@ void vti_iter_meminfo(int device, uint64_t free_b)
         return;
     vti_counters c;
     vti_counters_get(device, &c);
+    uint64_t taken = device_taken(device, &c);
     pthread_mutex_lock(&iter_lock);
     if (!room[device])
-        room[device] = free_b + c.live_bytes + c.slack_bytes;
+        room[device] = free_b + taken;
     pthread_mutex_unlock(&iter_lock);
 }
 
@@ -208,12 +224,15 @@ static int64_t project(const iter_fit *f, double dx, int *device)
     int64_t best = -1;
     for (int d = 0; d < VTI_MAX_DEVICES; d++) {
         double slope = (n * f->dsxy[d] - f->sx * f->dsy[d]) / dx;
-        if (!room[d] || !(slope > 0) || room[d] <= f->dy_last[d])
+        if (!room[d] || !(slope > 0) || room[d] < f->dy_last[d])
             continue;
-        /* floor + 1, as the report's project (report/model.c); the report also
-         * leaves room for what the last iteration needed above its end, which
-         * this fit does not see (it samples iteration ends only) */
-        double q = (double)(room[d] - f->dy_last[d]) / slope; /* > 0: its floor is its cast */
+        /* floor + 1, as the report's project (report/model.c: a device filled
+         * exactly runs out in the next iteration; a caching allocator's
+         * segments fill it steps before it runs out, and the line said
+         * nothing); the report also leaves room for what the last iteration
+         * needed above its end, which this fit does not see (it samples
+         * iteration ends only) */
+        double q = (double)(room[d] - f->dy_last[d]) / slope; /* >= 0: its floor is its cast */
         if (q >= 0x1p62)
             continue;
         int64_t at = (int64_t)f->n + (int64_t)q + 1;

@@ -86,9 +86,11 @@ static struct {
 
 /* A device's counters; its live count is allocs - frees. slack_bytes: the
  * device memory its live allocations take beyond their sizes
- * (vt_driver_slack). */
+ * (vt_driver_slack), slack_pool_bytes the part of it of stream-ordered
+ * allocations (a sampled pool's reserve stands for theirs: iterfit.c). */
 typedef struct dev_counters {
     _Atomic uint64_t live_bytes, peak_bytes, allocs, frees, failures, slack_bytes;
+    _Atomic uint64_t slack_pool_bytes;
 } dev_counters;
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
@@ -359,11 +361,23 @@ static int stripe_grow(stripe *s)
     return 0;
 }
 
+/* e's driver rounding (+1) or its end (-1) into c's slack counters: device
+ * and managed memory on a device (vt_kind_rounded, the report's rule). */
+static inline void count_slack(dev_counters *c, const vti_live *e, int sign)
+{
+    const vt_api_info *a = e->device >= 0 ? vt_api_get((enum vt_api)e->api) : NULL;
+    if (!a || !vt_kind_rounded(a->kind))
+        return;
+    uint64_t slack = sign > 0 ? vt_driver_slack(e->size) : -vt_driver_slack(e->size);
+    add(&c->slack_bytes, slack);
+    if (a->stream_ordered)
+        add(&c->slack_pool_bytes, slack);
+}
+
 static inline void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
-    if (e->device >= 0)
-        add(&c->slack_bytes, vt_driver_slack(e->size));
+    count_slack(c, e, 1);
     uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
     atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
     if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
@@ -445,8 +459,7 @@ static inline void erase(stripe *s, uint32_t i)
 static inline void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
-    if (e->device >= 0)
-        add(&c->slack_bytes, -vt_driver_slack(e->size));
+    count_slack(c, e, -1);
     add(&c->live_bytes, -e->size);
     add(&c->frees, 1);
     add(&live_all, (uint64_t)-1);
@@ -656,6 +669,7 @@ void vti_counters_get(int device, vti_counters *out)
     bool taken = guard_begin();
     out->live_bytes = atomic_load(&c->live_bytes);
     out->slack_bytes = atomic_load(&c->slack_bytes);
+    out->slack_pool_bytes = atomic_load(&c->slack_pool_bytes);
     out->peak_bytes = atomic_load(&c->peak_bytes);
     out->allocs = atomic_load(&c->allocs);
     out->frees = atomic_load(&c->frees);

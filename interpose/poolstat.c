@@ -44,6 +44,68 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
     return true;
 }
 
+/* The pools stream-ordered allocations took from, sampled at iteration
+ * ends: bit d of pool_devices for device d's current pool, and the first
+ * MAX_POOLS pools given by name (cudaMallocFromPoolAsync: RAPIDS RMM's
+ * cuda_async_memory_resource makes its own), each with its device. */
+#define MAX_POOLS 8
+static _Atomic uint64_t pool_devices;
+static struct {
+    _Atomic uint64_t pool; /* 0: free slot */
+    _Atomic int device;
+    _Atomic uint64_t spare; /* free reserve at its latest sample */
+} named[MAX_POOLS];
+
+/* Each device's pools' free reserve (reserved - used bytes) at their latest
+ * samples, for the exit line's fit (iterfit.c; the report's
+ * vr_devstate.pool_spare, report/pool.c): the current pool's (its handle in
+ * current_handle) and the named pools' in named[]; bit d of spare_sampled
+ * once one of device d's was sampled. */
+static _Atomic uint64_t current_spare[VTI_MAX_DEVICES], current_handle[VTI_MAX_DEVICES];
+static _Atomic uint64_t spare_sampled;
+
+/* The sample ev of a pool kept as its device's latest: the current pool's
+ * (current: asked as the device's) or a named one's. */
+static void keep_spare(const vt_event *ev, bool current)
+{
+    int d = ev->u.pool.device;
+    uint64_t r = ev->u.pool.reserved_bytes, u = ev->u.pool.used_bytes, spare = r > u ? r - u : 0;
+    if (d < 0 || d >= VTI_MAX_DEVICES)
+        return;
+    if (current) {
+        atomic_store_explicit(&current_handle[d], ev->u.pool.pool, memory_order_relaxed);
+        atomic_store_explicit(&current_spare[d], spare, memory_order_relaxed);
+    }
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
+        if (!pool)
+            break;
+        if (pool == ev->u.pool.pool)
+            atomic_store_explicit(&named[i].spare, spare, memory_order_relaxed);
+    }
+    if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & 1ull << d))
+        atomic_fetch_or(&spare_sampled, 1ull << d);
+}
+
+bool vti_pool_spare(int device, uint64_t *spare)
+{
+    *spare = 0;
+    uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
+    if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & bit))
+        return false;
+    uint64_t current = atomic_load_explicit(&current_handle[device], memory_order_relaxed);
+    *spare = atomic_load_explicit(&current_spare[device], memory_order_relaxed);
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
+        if (!pool)
+            break;
+        if (pool != current &&
+            atomic_load_explicit(&named[i].device, memory_order_relaxed) == device)
+            *spare += atomic_load_explicit(&named[i].spare, memory_order_relaxed);
+    }
+    return true;
+}
+
 /* *ev: the VT_REC_POOL_STAT of pool (0: device dev's current pool), time
  * stamped now. false when the driver cannot answer. */
 static bool pool_stat(uint64_t pool, int dev, vt_event *ev)
@@ -60,13 +122,22 @@ static bool pool_stat(uint64_t pool, int dev, vt_event *ev)
     return have;
 }
 
+/* ev (a pool asked as its device's current one when current) onto t, and
+ * kept as the pool's latest state (keep_spare): the samples the report
+ * reads are the ones the exit line counts. */
+static void write_kept(vti_thread *t, const vt_event *ev, bool current)
+{
+    vti_write(t, ev);
+    keep_spare(ev, current);
+}
+
 void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
 {
     vt_event ev;
     vti_thread *t = pool_stat(pool, device(), &ev) ? vti_thread_get() : NULL;
     if (!t)
         return;
-    vti_write(t, &ev);
+    write_kept(t, &ev, !pool);
     vti_thread_put(t);
 }
 
@@ -76,19 +147,8 @@ static void write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
 {
     vt_event ev;
     if (device >= 0 && pool_stat(pool, device, &ev) && (empty || ev.u.pool.reserved_bytes))
-        vti_write(t, &ev);
+        write_kept(t, &ev, !pool);
 }
-
-/* The pools stream-ordered allocations took from, sampled at iteration
- * ends: bit d of pool_devices for device d's current pool, and the first
- * MAX_POOLS pools given by name (cudaMallocFromPoolAsync: RAPIDS RMM's
- * cuda_async_memory_resource makes its own), each with its device. */
-#define MAX_POOLS 8
-static _Atomic uint64_t pool_devices;
-static struct {
-    _Atomic uint64_t pool; /* 0: free slot */
-    _Atomic int device;
-} named[MAX_POOLS];
 
 static pthread_mutex_t named_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -641,7 +641,8 @@ void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg),
 /* Per-device counters; device -1 is pinned host memory. */
 typedef struct vti_counters {
     uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
-    uint64_t slack_bytes; /* vt_driver_slack of the live allocations (devices only) */
+    uint64_t slack_bytes;      /* vt_driver_slack of the live allocations (vt_kind_rounded) */
+    uint64_t slack_pool_bytes; /* the part of slack_bytes of stream-ordered allocations */
 } vti_counters;
 void vti_counters_get(int device, vti_counters *out);
 /* The most allocations (all devices and host) live at once so far: the
@@ -832,6 +833,13 @@ void vti_pool_used(uint64_t pool, int device);
  * reserve as use outside the recording (poolstat.c; docs/trace.md,
  * pool_stat). */
 void vti_write_pool_sample(vti_thread *t, int device);
+/* The free reserve (reserved - used bytes) of device's pools at their
+ * latest samples, summed into *spare (the current pool's and those of the
+ * program's own it took from, each once): what the exit line's fit counts
+ * for the pools (iterfit.c, as the report's vr_device_overhead). false (and
+ * 0) while none of device's was sampled: its allocations' rounding
+ * (vti_counters.slack_pool_bytes) stands for them then. */
+bool vti_pool_spare(int device, uint64_t *spare);
 /* Record a failed allocation made at call stack `stack` with a memory-info
  * sample, and hold the OOM diagnosis (diagnose.c). */
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack);

@@ -146,7 +146,7 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     uint64_t rel = vr_rel_ns(s, s->t_last);
     vr_devstate *d = vr_state_device(s, l->device);
     d->direct += (uint64_t)delta;
-    if (l->kind == VT_KIND_DEVICE || l->kind == VT_KIND_MANAGED) {
+    if (vt_kind_rounded((enum vt_kind)l->kind)) {
         uint64_t slack = vt_driver_slack(l->size);
         d->slack += sign > 0 ? slack : -slack;
         if (l->flags & VR_LIVE_POOLED)

@@ -629,6 +629,17 @@ static inline uint64_t vt_driver_slack(uint64_t size)
     return size > UINT64_MAX - g ? 0 : (0 - size) & (g - 1);
 }
 
+/* Whether allocations of kind are rounded by the driver (vt_driver_slack):
+ * device and managed memory. Not VMM physical memory (cuMemCreate takes a
+ * multiple of the granularity its caller asked, cuMemGetAllocationGranularity),
+ * arrays (laid out by the driver, their bytes estimated: arrays.c) or host
+ * memory. The one rule of the report's replay (report/peak_hot.h) and the
+ * preload's counters (interpose/livemap.c). */
+static inline bool vt_kind_rounded(enum vt_kind kind)
+{
+    return kind == VT_KIND_DEVICE || kind == VT_KIND_MANAGED;
+}
+
 /* ---- NVTX range names numbered by step ----------------------------------
  * The one rule by which the report (report/growth.c) and the preload's exit
  * line (interpose/iterfit.c) take ranges named by a number as one range:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Random PyTorch training loops that keep memory each step, against the step
 they run out of memory in: vramtrace's growth projection
-(total_growth.projected_oom_iteration) held to the truth, the loop run on
+(total_growth.projected_oom_iteration) and the preload's exit line ("GROWING:
+... out of memory projected at step N") held to the truth, the loop run on
 without vramtrace until PyTorch raises OutOfMemoryError.
 
 Each seed picks the simulated T4's memory (1-3 GiB), the allocator (PyTorch's
@@ -14,13 +15,21 @@ failure. Held:
   - the trace of the run that ran out projects the step it ran out in,
     within 3 % (at least one step), both allocators (seeds 13-32, not
     tested: two short pool runs, 21 and 32 steps, were 2 and 5 steps late,
-    their reserve's stairs as large as many steps' growth);
+    their reserve's stairs as large as many steps' growth); its exit line,
+    which sees the device memory taken at step ends only (not a step's peak
+    above its end, nor the blocks inside a caching allocator's segments),
+    within 5 % with the pool (up to +3.6 % seen; before session 25 it
+    ignored the pool's reserve and said step 16166 for a failure in step
+    1669) and 12 % with the caching allocator (seed 7: +10.6 %, its
+    segments filled the device 8 steps before it ran out, and PyTorch gave
+    56 MiB of its cache back to retry a failed allocation);
   - from 40 % of the steps, the caching allocator's projection within 5 %;
   - from 40 % of the steps, the pool's within a factor of 2.5: its reserve
     grows in irregular stairs as kept tensors split it (seed 11: 544 MiB
     for 500 steps, 1.7 GiB at step 1668), which no fit of the first steps
     foresees (seeds 1-12: -33 % to +102 %), and the report says so in a
-    note. Before the pool was sampled at iteration ends (trace version 9)
+    note;
+  - from 40 % of the steps, the exit line within the report's bounds. Before the pool was sampled at iteration ends (trace version 9)
     its projection was off by +53 % to +890 % on every seed, run to its
     failure or not.
 With --wrong the truth is 10 % later: every seed must be caught.
@@ -73,9 +82,9 @@ def config(seed):
 
 def environment(o, memory, pool):
     e = {k: v for k, v in os.environ.items()
-         if k not in ("LD_PRELOAD", "VRAMTRACE_OUTPUT", "PYTORCH_CUDA_ALLOC_CONF")}
-    e.update({"VRAMTRACE_SIM_MEMORY": memory, "VRAMTRACE_SIM_DEVICE": "t4",
-              "VRAMTRACE_QUIET": "1"})
+         if k not in ("LD_PRELOAD", "VRAMTRACE_OUTPUT", "PYTORCH_CUDA_ALLOC_CONF",
+                      "VRAMTRACE_QUIET")}  # the exit line is checked
+    e.update({"VRAMTRACE_SIM_MEMORY": memory, "VRAMTRACE_SIM_DEVICE": "t4"})
     if pool:
         e["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
     return e
@@ -96,7 +105,8 @@ def truth_step(o, d, prog, memory, pool):
 
 
 def projection(o, d, prog, memory, pool, steps, name):
-    """The projected step of a recording of the loop for `steps` steps."""
+    """The projected steps of a recording of the loop for `steps` steps:
+    the report's and the exit line's (None where either projects none)."""
     trace = os.path.join(d["dir"], name + ".vtrace")
     cmd = [o.vramtrace, "run", "--sim=t4", "-f", "-o", trace]
     cmd += ["--torch-tensors"] if pool else []
@@ -107,7 +117,9 @@ def projection(o, d, prog, memory, pool, steps, name):
         raise RuntimeError(f"seed {d['seed']}: vramtrace run exited {p.returncode}: "
                            f"{p.stderr[-400:]}")
     rep = seeds.report_json(o.vramtrace, "--json", trace + ".json", trace)
-    return rep["total_growth"]["projected_oom_iteration"]
+    line = re.search(r"^vramtrace: GROWING: .* out of memory projected at step (\d+)$",
+                     p.stderr, re.M)
+    return rep["total_growth"]["projected_oom_iteration"], int(line.group(1)) if line else None
 
 
 def run_seed(o, seed):
@@ -126,19 +138,21 @@ def run_seed(o, seed):
     truth = real * 1.1 if o.wrong else real
     early = max(4, int(real * 0.4))
     within = max(1.0, truth * 0.03)
-    checks = [("ran out", real + 20, truth - within, truth + within)]
-    if pool:
-        checks.append((f"{early} steps", early, truth / 2.5, truth * 2.5))
-    else:
-        checks.append((f"{early} steps", early, truth * 0.95, truth * 1.05))
+    line_within = max(1.0, truth * (0.05 if pool else 0.12))
+    late = (truth / 2.5, truth * 2.5) if pool else (truth * 0.95, truth * 1.05)
+    # (what, steps recorded, the report's bounds, the exit line's)
+    checks = [("ran out", real + 20, (truth - within, truth + within),
+               (truth - line_within, truth + line_within)),
+              (f"{early} steps", early, late, late)]
     errors, said = [], []
-    for what, steps, lo, hi in checks:
+    for what, steps, *bounds in checks:
         got = projection(o, d, prog, memory, pool, steps, what.split()[0])
-        err = None if got is None else (got - truth) / truth * 100
-        said.append(f"{what}: {got}" + ("" if err is None else f" ({err:+.1f} %)"))
-        if got is None or not lo <= got <= hi:
-            errors.append(f"{memory}, {kind}, truth step {truth:g}: from {what} projected {got}, "
-                          f"not within {lo:.1f} to {hi:.1f}")
+        for who, value, (lo, hi) in zip(("report", "exit line"), got, bounds):
+            err = None if value is None else (value - truth) / truth * 100
+            said.append(f"{what}: {who} {value}" + ("" if err is None else f" ({err:+.1f} %)"))
+            if value is None or not lo <= value <= hi:
+                errors.append(f"{memory}, {kind}, truth step {truth:g}: from {what} the {who} "
+                              f"projected {value}, not within {lo:.1f} to {hi:.1f}")
     print(f"seed {seed} ({memory}, {kind}): ran out in step {real}; " + ", ".join(said))
     return errors
 
