@@ -149,8 +149,10 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     if (vt_kind_rounded((enum vt_kind)l->kind)) {
         uint64_t slack = vt_driver_slack(l->size);
         d->slack += sign > 0 ? slack : -slack;
-        if (l->flags & VR_LIVE_POOLED)
+        if (l->flags & VR_LIVE_POOLED) {
             d->slack_pool += sign > 0 ? slack : -slack;
+            d->pool_allocs = true;
+        }
     }
     vr_account_sites(s, l->row, delta, sign, rel);
     vr_device_peak_alloc(s, d);

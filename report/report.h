@@ -326,6 +326,11 @@ typedef struct vr_report {
     const char *iteration_kind;
     vr_stack iteration_site;
     uint64_t iterations; /* complete iterations */
+    /* The growth is not projected though it grows (every projected_oom_iteration
+     * -1): call-site-pattern iterations on a device whose memory a
+     * stream-ordered pool holds, whose free reserve the recorder samples at
+     * NVTX range ends only (model.c, pool_unsampled) */
+    bool growth_unprojected;
     vr_growth total_growth;
     /* pinned and registered host memory at the same iteration ends (no
      * projection: the host's memory is not in the trace) */

@@ -297,6 +297,7 @@ typedef struct vr_devstate {
     } pools[VR_MAX_POOLS];
     uint32_t npools;
     bool pool_sampled;  /* a pool_stat of the device was seen */
+    bool pool_allocs;   /* a stream-ordered allocation was made on it */
     vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
     uint64_t bucket_ns;

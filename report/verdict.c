@@ -83,7 +83,7 @@ static bool growing(const vr_report *r)
 {
     const vr_growth *t = &r->total_growth;
     return t->bytes_per_iteration >= 1.0 && (t->r2 >= 0.8 || t->sustained) && r->iterations >= 3 &&
-           t->projected_oom_iteration >= 0 && r->ngrowth > 0;
+           (t->projected_oom_iteration >= 0 || r->growth_unprojected) && r->ngrowth > 0;
 }
 
 /* text followed by h's growing sites with their shares ("a 70%, b 30%"). */
@@ -183,12 +183,15 @@ static void headline_growing(const vr_report *r, vr_headline *h)
         headline_cache_growing(r, h, holder);
         return;
     }
-    char *s = vr_sprintf(r->arena,
-                         "GROWING: +%s per %s (%s, live %s): out of memory projected at %s %" PRId64
-                         "%s; growing sites:",
+    const char *when =
+        r->growth_unprojected
+            ? "no out of memory projected (a stream-ordered pool's reserve is sampled at NVTX "
+              "range ends only: see the note)"
+            : vr_sprintf(r->arena, "out of memory projected at %s %" PRId64 "%s", h->iteration_name,
+                         t->projected_oom_iteration, on_device(r, t));
+    char *s = vr_sprintf(r->arena, "GROWING: +%s per %s (%s, live %s): %s; growing sites:",
                          SZ(vr_u64_sat(t->bytes_per_iteration), b1), h->iteration_name,
-                         fit_words(r, t, h->iteration_name), SZ(t->live_bytes, b2),
-                         h->iteration_name, t->projected_oom_iteration, on_device(r, t));
+                         fit_words(r, t, h->iteration_name), SZ(t->live_bytes, b2), when);
     h->text = with_sites(r, h, s);
     h->remedy = vr_sprintf(r->arena,
                            "release what %s keeps alive across %ss (a list or history that "
