@@ -643,16 +643,13 @@ static bool pool_unsampled(vr_state *s)
     return false;
 }
 
-/* Every projection of r withheld when withhold (pool_unsampled). */
-static void withhold_growth(vr_report *r, bool withhold)
+/* The projection of the total growth withheld (pool_unsampled); the sites'
+ * are where they are fitted. */
+static void withhold_total(vr_report *r)
 {
-    if (!withhold)
-        return;
     r->growth_unprojected = true;
     r->total_growth.projected_oom_iteration = -1;
     r->total_growth.projected_oom_device = -1;
-    for (size_t k = 0; k < r->ngrowth; k++)
-        ((vr_growth *)r->growth)[k].projected_oom_iteration = -1;
 }
 
 static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
@@ -683,12 +680,12 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     dev_room rooms[VR_MAX_GROWTH_DEVICES];
     bool per_device = project_per_device(s, sp, &r->total_growth, rooms, &room, &total_live);
     bool unsampled = pool_unsampled(s);
-    if (r->total_growth.projected_oom_iteration >= 0 && !unsampled)
+    if (unsampled)
+        withhold_total(r);
+    else if (r->total_growth.projected_oom_iteration >= 0)
         note_pool_projection(s);
-    if (sp->n < 3) {
-        withhold_growth(r, unsampled);
+    if (sp->n < 3)
         return;
-    }
     /* each site's projection: against its device's room, else the first
      * device to run out */
     const dev_room first = {-1, room, total_live};
@@ -706,6 +703,8 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
             continue;
         x.stack = groups[k].st;
         x.cache_of = groups[k].cache_of;
+        if (unsampled)
+            x.projected_oom_iteration = -1;
         out[n++] = x;
     }
     free(groups);
@@ -714,7 +713,6 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
         qsort(out, n, sizeof(vr_growth), cmp_growth);
     r->growth = out;
     r->ngrowth = n;
-    withhold_growth(r, unsampled);
 }
 
 /* ---- devices and timeline -------------------------------------------------- */
