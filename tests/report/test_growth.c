@@ -378,6 +378,27 @@ static void test_growth_per_device_sites(void **state)
     vr_report_free(r);
 }
 
+/* Twelve call-site-pattern iterations on a 1 GiB device: each allocates a
+ * temporary (the anchor, stack 5), frees it and keeps 1 MiB (stack 7), all
+ * with api. */
+static vr_report *pattern_loop(const char *name, enum vt_api api, uint64_t temporary)
+{
+    vtg g;
+    open_trace(&g, name, 0, NULL);
+    vtg_stack(&g, 5, 0, 0x5500);
+    vtg_stack(&g, 7, 0, 0x7700);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_meminfo(&g, 10, GiB, GiB);
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 12; i++) {
+        vtg_alloc_api(&g, t++, 0x80000000, temporary, 5, api);
+        vtg_free_api(&g, t++, 0x80000000, api);
+        vtg_alloc_api(&g, t++, 0x10000000 + i * MiB, MiB, 7, api);
+    }
+    vtg_end(&g, t, 0);
+    return close_and_analyze(&g, name);
+}
+
 /* Iterations of the call-site pattern (no NVTX): the growth headline says
  * what one is, since the anchor may allocate several times a step (a loop
  * over layers: 6 "iterations" a step, a projection 6 times too far in steps
@@ -385,18 +406,7 @@ static void test_growth_per_device_sites(void **state)
 static void test_growth_pattern_words(void **state)
 {
     (void)state;
-    vtg g;
-    open_trace(&g, "pattern", 0, NULL);
-    vtg_stack(&g, 5, 0, 0x5500);
-    vtg_stack(&g, 7, 0, 0x7700);
-    uint64_t t = 1000;
-    for (uint64_t i = 0; i < 12; i++) {
-        vtg_alloc(&g, t++, 0x80000000, 4 * MiB, 5); /* the anchor: a temporary */
-        vtg_free(&g, t++, 0x80000000);
-        vtg_alloc(&g, t++, 0x10000000 + i * MiB, MiB, 7); /* kept */
-    }
-    vtg_end(&g, t, 0);
-    vr_report *r = close_and_analyze(&g, "pattern");
+    vr_report *r = pattern_loop("pattern", VT_API_CUDA_MALLOC, 4 * MiB);
     assert_string_equal(r->iteration_kind, "call_site");
     vr_headline h;
     vr_headline_of(r, &h);
@@ -416,20 +426,7 @@ static void test_growth_pattern_words(void **state)
 static void test_growth_pattern_excess(void **state)
 {
     (void)state;
-    vtg g;
-    open_trace(&g, "pattern_excess", 0, NULL);
-    vtg_stack(&g, 5, 0, 0x5500);
-    vtg_stack(&g, 7, 0, 0x7700);
-    vtg_device(&g, 0, "SimGPU", GiB);
-    vtg_meminfo(&g, 10, GiB, GiB);
-    uint64_t t = 1000;
-    for (uint64_t i = 0; i < 12; i++) {
-        vtg_alloc(&g, t++, 0x80000000, 100 * MiB, 5); /* the anchor: a temporary */
-        vtg_free(&g, t++, 0x80000000);
-        vtg_alloc(&g, t++, 0x10000000 + i * MiB, MiB, 7); /* kept */
-    }
-    vtg_end(&g, t, 0);
-    vr_report *r = close_and_analyze(&g, "pattern_excess");
+    vr_report *r = pattern_loop("pattern_excess", VT_API_CUDA_MALLOC, 100 * MiB);
     assert_string_equal(r->iteration_kind, "call_site");
     const vr_growth *tg = &r->total_growth;
     assert_true(fabs(tg->bytes_per_iteration - (double)MiB) < 1.0);
@@ -454,20 +451,7 @@ static void test_growth_pattern_pool_unprojected(void **state)
     for (int pool = 1; pool >= 0; pool--) {
         const char *name = pool ? "pattern_pool" : "pattern_malloc";
         enum vt_api api = pool ? VT_API_CUDA_MALLOC_ASYNC : VT_API_CUDA_MALLOC;
-        vtg g;
-        open_trace(&g, name, 0, NULL);
-        vtg_stack(&g, 5, 0, 0x5500);
-        vtg_stack(&g, 7, 0, 0x7700);
-        vtg_device(&g, 0, "SimGPU", GiB);
-        vtg_meminfo(&g, 10, GiB, GiB);
-        uint64_t t = 1000;
-        for (uint64_t i = 0; i < 12; i++) {
-            vtg_alloc_api(&g, t++, 0x80000000, 4 * MiB, 5, api); /* the anchor */
-            vtg_free_api(&g, t++, 0x80000000, api);
-            vtg_alloc_api(&g, t++, 0x10000000 + i * MiB, MiB, 7, api); /* kept */
-        }
-        vtg_end(&g, t, 0);
-        vr_report *r = close_and_analyze(&g, name);
+        vr_report *r = pattern_loop(name, api, 4 * MiB);
         assert_string_equal(r->iteration_kind, "call_site");
         assert_true(fabs(r->total_growth.bytes_per_iteration - (double)MiB) < 1.0);
         assert_int_equal(r->growth_unprojected, pool);
