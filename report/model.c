@@ -620,7 +620,7 @@ static void note_pool_projection(vr_state *s)
  * reserve the recorder samples at NVTX range ends only (not at this
  * pattern's iteration ends: it does not know them), so the device memory
  * the run takes is not known where the fit needs it. PyTorch's
- * cudaMallocAsync backend without NVTX ranges projected 3 to 34 times the
+ * cudaMallocAsync backend without NVTX ranges projected 4 to 50 times the
  * step it ran out in (seeds of tests/pytorch/projection_random.py, the
  * loop without its range); with the note, the way to a projection. */
 static bool pool_unsampled(vr_state *s)

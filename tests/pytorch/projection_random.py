@@ -33,7 +33,7 @@ failure. Held:
   - with the pool, the loop without its NVTX range (iterations found by
     call-site pattern, where the recorder does not sample the pool's
     reserve): no out of memory projected, and the note that says why (it
-    projected 3 to 34 times the step it ran out in, in pattern iterations
+    projected 4 to 50 times the step it ran out in, in pattern iterations
     that are a part of a step); a headline of growth keeps its rate. Before the pool was sampled at iteration ends (trace version 9)
     its projection was off by +53 % to +890 % on every seed, run to its
     failure or not.

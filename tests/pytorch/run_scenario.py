@@ -548,7 +548,7 @@ def check(r, what, tq):
         # call-site-pattern iterations over a stream-ordered pool, whose
         # reserve the recorder samples at NVTX range ends only: growing, no
         # projection, and the note that says why (report/model.c,
-        # pool_unsampled); it projected 190 for 178 here, 3 to 34 times the
+        # pool_unsampled); it projected 190 for 178 here, 4 to 50 times the
         # step in random loops (projection_random.py)
         notes = [n for n in rep["notes"] if n.startswith("no out of memory is projected")]
         print(f"projection {rep['total_growth']['projected_oom_iteration']}, headline "

@@ -442,7 +442,7 @@ static void test_growth_pattern_excess(void **state)
  * stream-ordered pool: the recorder samples the pool's free reserve at NVTX
  * range ends only, so the device memory taken at the pattern's iteration
  * ends is not known, and nothing is projected (PyTorch's cudaMallocAsync
- * backend without NVTX ranges projected 3 to 34 times the step it ran out
+ * backend without NVTX ranges projected 4 to 50 times the step it ran out
  * in); the headline keeps the growth and says why, as a note does. The same
  * loop with cudaMalloc projects. */
 static void test_growth_pattern_pool_unprojected(void **state)
