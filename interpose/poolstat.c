@@ -56,6 +56,17 @@ static struct {
     _Atomic uint64_t spare; /* free reserve at its latest sample */
 } named[MAX_POOLS];
 
+/* The pool of named[i] and, unless device is NULL, its device into
+ * *device; 0 for a free slot or past the table (slots fill in order: the
+ * first 0 ends it). */
+static uint64_t named_pool(int i, int *device)
+{
+    uint64_t pool = i < MAX_POOLS ? atomic_load_explicit(&named[i].pool, memory_order_acquire) : 0;
+    if (device)
+        *device = pool ? atomic_load_explicit(&named[i].device, memory_order_relaxed) : -1;
+    return pool;
+}
+
 /* Each device's pools' free reserve (reserved - used bytes) at their latest
  * samples, for the exit line's fit (iterfit.c; the report's
  * vr_devstate.pool_spare, report/pool.c): the current pool's (its handle in
@@ -76,13 +87,10 @@ static void keep_spare(const vt_event *ev, bool current)
         atomic_store_explicit(&current_handle[d], ev->u.pool.pool, memory_order_relaxed);
         atomic_store_explicit(&current_spare[d], spare, memory_order_relaxed);
     }
-    for (int i = 0; i < MAX_POOLS; i++) {
-        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
-        if (!pool)
-            break;
+    uint64_t pool;
+    for (int i = 0; (pool = named_pool(i, NULL)); i++)
         if (pool == ev->u.pool.pool)
             atomic_store_explicit(&named[i].spare, spare, memory_order_relaxed);
-    }
     if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & 1ull << d))
         atomic_fetch_or(&spare_sampled, 1ull << d);
 }
@@ -95,14 +103,11 @@ bool vti_pool_spare(int device, uint64_t *spare)
         return false;
     uint64_t current = atomic_load_explicit(&current_handle[device], memory_order_relaxed);
     *spare = atomic_load_explicit(&current_spare[device], memory_order_relaxed);
-    for (int i = 0; i < MAX_POOLS; i++) {
-        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
-        if (!pool)
-            break;
-        if (pool != current &&
-            atomic_load_explicit(&named[i].device, memory_order_relaxed) == device)
+    uint64_t pool;
+    int dev;
+    for (int i = 0; (pool = named_pool(i, &dev)); i++)
+        if (pool != current && dev == device)
             *spare += atomic_load_explicit(&named[i].spare, memory_order_relaxed);
-    }
     return true;
 }
 
@@ -155,14 +160,11 @@ static pthread_mutex_t named_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Whether pool is in named[]. */
 static bool named_has(uint64_t pool)
 {
-    for (int i = 0; i < MAX_POOLS; i++) {
-        uint64_t seen = atomic_load_explicit(&named[i].pool, memory_order_acquire);
-        if (seen == pool)
-            return true;
-        if (!seen)
-            return false;
-    }
-    return true; /* full: nothing more is sampled */
+    uint64_t seen;
+    int i = 0;
+    while ((seen = named_pool(i, NULL)) && seen != pool)
+        i++;
+    return seen || i == MAX_POOLS; /* full: nothing more is sampled */
 }
 
 /* pool into named[] (its device stored before it: readers load the pool
@@ -188,13 +190,11 @@ static void remember_pool(uint64_t pool, int device)
 void vti_write_pool_sample(vti_thread *t, int device)
 {
     write_sample(t, 0, device, false);
-    for (int i = 0; i < MAX_POOLS; i++) {
-        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
-        if (!pool)
-            break;
-        if (atomic_load_explicit(&named[i].device, memory_order_relaxed) == device)
+    uint64_t pool;
+    int dev;
+    for (int i = 0; (pool = named_pool(i, &dev)); i++)
+        if (dev == device)
             write_sample(t, pool, device, false);
-    }
 }
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
@@ -228,11 +228,9 @@ void vti_pool_iteration_end(const char *name)
         return;
     for (; m; m &= m - 1) /* a pool trimmed to nothing is a sample too */
         write_sample(t, 0, __builtin_ctzll(m), true);
-    for (int i = 0; i < MAX_POOLS; i++) {
-        uint64_t pool = atomic_load_explicit(&named[i].pool, memory_order_acquire);
-        if (!pool)
-            break;
-        write_sample(t, pool, atomic_load_explicit(&named[i].device, memory_order_relaxed), true);
-    }
+    uint64_t pool;
+    int dev;
+    for (int i = 0; (pool = named_pool(i, &dev)); i++)
+        write_sample(t, pool, dev, true);
     vti_thread_put(t);
 }
