@@ -62,16 +62,23 @@ static int cmp_raw_bytes_desc(const void *a, const void *b)
 
 /* Keep report memory bounded by the trace's distinct stacks: past
  * VR_MAX_MERGED_SITES entries only the largest are symbolized and merged
- * (a few hundred bytes each), with a note. */
-static void cap_sites(vr_state *s, raw_vec *rv)
+ * (a few hundred bytes each), with a note naming the table; what the rest
+ * hold is added to *lo. */
+static void cap_sites(vr_state *s, raw_vec *rv, bool by_range, const char *table, vr_left_out *lo)
 {
     if (rv->n <= VR_MAX_MERGED_SITES)
         return;
     qsort(rv->v, rv->n, sizeof(raw_site), cmp_raw_bytes_desc);
     vr_state_note(s,
-                  "%zu distinct stacks in one table: only the %d largest are symbolized and "
-                  "merged",
-                  rv->n, VR_MAX_MERGED_SITES);
+                  "%s: %zu distinct %s: only the %d largest are %s, the other %zu are counted "
+                  "as left out",
+                  table, rv->n, by_range ? "NVTX ranges" : "stacks", VR_MAX_MERGED_SITES,
+                  by_range ? "listed" : "symbolized and listed", rv->n - VR_MAX_MERGED_SITES);
+    for (size_t i = VR_MAX_MERGED_SITES; i < rv->n; i++) {
+        lo->stacks++;
+        lo->bytes += rv->v[i].bytes;
+        lo->count += rv->v[i].count;
+    }
     rv->n = VR_MAX_MERGED_SITES;
 }
 
@@ -102,10 +109,13 @@ static const char *range_label(vr_state *s, uint32_t range)
     return vr_sprintf(s->arena, "%.*s", (int)(comma - name), name);
 }
 
+/* The table rv as sites (*out_n of them, arena memory), merged by
+ * symbolized stack (or by range label when by_range); table names it in a
+ * note, lo gets what is left out (cap_sites). */
 static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by_range,
-                            size_t *out_n)
+                            const char *table, vr_left_out *lo, size_t *out_n)
 {
-    cap_sites(s, rv);
+    cap_sites(s, rv, by_range, table, lo);
     for (size_t i = 0; i < rv->n; i++) {
         raw_site *r = &rv->v[i];
         if (by_range) {
@@ -142,7 +152,8 @@ static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by
     return out;
 }
 
-static vr_site *peak_counters(vr_state *s, vr_symbolizer *sy, vr_map *m, bool by_range, size_t *n)
+static vr_site *peak_counters(vr_state *s, vr_symbolizer *sy, vr_map *m, bool by_range,
+                              vr_left_out *lo, size_t *n)
 {
     raw_vec rv = {0};
     size_t i = 0;
@@ -152,7 +163,9 @@ static vr_site *peak_counters(vr_state *s, vr_symbolizer *sy, vr_map *m, bool by
         if (b)
             raw_push(&rv, by_range ? 0 : (uint32_t)c->key, by_range ? (uint32_t)c->key : 0, b, cnt);
     }
-    vr_site *out = merge_sites(s, sy, &rv, by_range, n);
+    vr_site *out =
+        merge_sites(s, sy, &rv, by_range,
+                    by_range ? "NVTX ranges at the peak" : "call sites at the peak", lo, n);
     free(rv.v);
     return out;
 }
@@ -175,14 +188,16 @@ static void build_range_sites(vr_state *s, vr_symbolizer *sy, vr_report *r)
         if (b)
             raw_push(&rv, (uint32_t)c->key, (uint32_t)(c->key >> 32), b, cnt);
     }
-    r->range_sites = merge_sites(s, sy, &rv, false, &r->nrange_sites);
+    const char *table = vr_sprintf(s->arena, "call sites at the peak in %s", dom);
+    r->range_sites =
+        merge_sites(s, sy, &rv, false, table, &r->range_sites_left_out, &r->nrange_sites);
     free(rv.v);
 }
 
 /* The leaks of one kind (its groups, vr_leaks_group), appended to *v (n
  * entries, arena memory); groups is destroyed. */
 static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_map *groups,
-                          vr_leak **v, size_t *n)
+                          vr_leak **v, size_t *n, vr_left_out *lo)
 {
     raw_vec rv = {0};
     size_t i = 0;
@@ -191,7 +206,8 @@ static void leaks_of_kind(vr_state *s, vr_symbolizer *sy, enum vt_kind kind, vr_
         raw_push(&rv, (uint32_t)c->key, 0, c->live, c->live_count);
     vr_map_destroy(groups);
     size_t m;
-    vr_site *sites = merge_sites(s, sy, &rv, false, &m);
+    const char *table = vr_sprintf(s->arena, "leaks of %s memory", vt_kind_name(kind));
+    vr_site *sites = merge_sites(s, sy, &rv, false, table, lo, &m);
     free(rv.v);
     vr_leak *out = vr_alloc(s->arena, (*n + m ? *n + m : 1) * sizeof(vr_leak));
     if (*n)
@@ -235,7 +251,7 @@ static void build_leaks(vr_state *s, vr_symbolizer *sy, vr_report *r)
     uint64_t bytes[VT_KIND_MAX_], count[VT_KIND_MAX_];
     vr_leaks_group(s, groups, bytes, count);
     for (int k = 0; k < VT_KIND_MAX_; k++) {
-        leaks_of_kind(s, sy, (enum vt_kind)k, &groups[k], &v, &n);
+        leaks_of_kind(s, sy, (enum vt_kind)k, &groups[k], &v, &n, &r->leaks_left_out);
         bool host = vt_kind_is_host((enum vt_kind)k);
         *(host ? &r->host_leaked_bytes : &r->leaked_bytes) += bytes[k];
         *(host ? &r->host_leaked_count : &r->leaked_count) += count[k];
@@ -1312,9 +1328,9 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     build_header(s, r);
     build_misc(s, r);
     build_devices(s, r);
-    r->sites = peak_counters(s, sy, &s->sites, false, &r->nsites);
+    r->sites = peak_counters(s, sy, &s->sites, false, &r->sites_left_out, &r->nsites);
     vr_phases_sum(s);
-    r->phases = peak_counters(s, sy, &s->phases, true, &r->nphases);
+    r->phases = peak_counters(s, sy, &s->phases, true, &r->phases_left_out, &r->nphases);
     build_range_sites(s, sy, r);
     build_hover(s, sy, r);
     build_leaks(s, sy, r);

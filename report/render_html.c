@@ -728,6 +728,18 @@ static void names_html(FILE *f, const char *names)
 }
 
 /* Call sites live at the peak inside the dominant range (phases[0]). */
+/* vr_more_line as a note under a table; nothing when empty. */
+static void more_html(FILE *f, size_t n, size_t top, const char *unit, const vr_left_out *lo,
+                      bool by_range)
+{
+    char line[256];
+    if (*vr_more_line(line, sizeof line, n > top ? n - top : 0, unit, lo, by_range)) {
+        fputs("<p class=\"note\">", f);
+        esc(f, line);
+        fputs("</p>", f);
+    }
+}
+
 static void range_sites_table(FILE *f, const vr_report *r, size_t top)
 {
     char b[32];
@@ -748,6 +760,7 @@ static void range_sites_table(FILE *f, const vr_report *r, size_t top)
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
+    more_html(f, r->nrange_sites, top, "sites", &r->range_sites_left_out, false);
 }
 
 static void sites_table(FILE *f, const vr_report *r, size_t top)
@@ -767,7 +780,9 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
         names_html(f, r->sites[i].names);
         fputs("</td></tr>", f);
     }
-    fputs("</table><h3>Peak by NVTX range</h3><table><tr><th>bytes</th><th>%</th>"
+    fputs("</table>", f);
+    more_html(f, r->nsites, top, "sites", &r->sites_left_out, false);
+    fputs("<h3>Peak by NVTX range</h3><table><tr><th>bytes</th><th>%</th>"
           "<th>range</th></tr>",
           f);
     for (size_t i = 0; i < r->nphases && i < top; i++) {
@@ -777,6 +792,7 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
+    more_html(f, r->nphases, top, "NVTX ranges", &r->phases_left_out, true);
     range_sites_table(f, r, top);
 }
 
@@ -887,6 +903,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
+    more_html(f, r->nleaks, top, "stacks", &r->leaks_left_out, false);
 }
 
 static void growth_table(FILE *f, const vr_report *r, size_t top)

@@ -185,6 +185,26 @@ static void leaks(FILE *f, const vr_report *r)
     fputc(']', f);
 }
 
+/* ,"left_out":{TABLE:{stacks, bytes, allocations}} for each site table
+ * (vr_left_out; zeros when nothing is left out) */
+static void left_out(FILE *f, const vr_report *r)
+{
+    const struct {
+        const char *name;
+        const vr_left_out *lo;
+    } t[] = {{"sites", &r->sites_left_out},
+             {"phases", &r->phases_left_out},
+             {"range_sites", &r->range_sites_left_out},
+             {"leaks", &r->leaks_left_out}};
+    fputs(",\"left_out\":{", f);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        fprintf(f,
+                "%s\"%s\":{\"stacks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64
+                "}",
+                i ? "," : "", t[i].name, t[i].lo->stacks, t[i].lo->bytes, t[i].lo->count);
+    fputc('}', f);
+}
+
 static void growth_obj(FILE *f, const vr_growth *g, bool with_stack)
 {
     fputs("{\"bytes_per_iteration\":", f);
@@ -403,6 +423,7 @@ static void one(FILE *f, const vr_report *r, size_t top)
     sites(f, "sites", r->sites, r->nsites < top ? r->nsites : top, false);
     sites(f, "phases", r->phases, r->nphases, true);
     range_sites(f, r, top);
+    left_out(f, r);
     nvtx(f, r);
     frag(f, r);
     notes(f, r);

@@ -124,6 +124,15 @@ static void summary(FILE *f, const vr_report *r)
         fprintf(f, "  note: %s\n", r->notes[i]);
 }
 
+/* vr_more_line on a line of its own after indent; nothing when empty. */
+static void more_line(FILE *f, const char *indent, size_t rest, const char *unit,
+                      const vr_left_out *lo, bool by_range)
+{
+    char line[256];
+    if (*vr_more_line(line, sizeof line, rest, unit, lo, by_range))
+        fprintf(f, "%s%s\n", indent, line);
+}
+
 /* The top 3 call sites inside the dominant range at the peak. */
 static void range_sites(FILE *f, const vr_report *r)
 {
@@ -138,6 +147,8 @@ static void range_sites(FILE *f, const vr_report *r)
                 s->count);
         print_stack(f, &s->stack, "      ", 6);
     }
+    more_line(f, "  ", r->nrange_sites > 3 ? r->nrange_sites - 3 : 0, "sites",
+              &r->range_sites_left_out, false);
 }
 
 static void peak(FILE *f, const vr_report *r, size_t top)
@@ -154,6 +165,8 @@ static void peak(FILE *f, const vr_report *r, size_t top)
                 r->peak_allocated ? 100.0 * (double)r->phases[i].bytes / (double)r->peak_allocated
                                   : 0.0,
                 r->phases[i].count, r->phases[i].range);
+    more_line(f, "  ", r->nphases > top ? r->nphases - top : 0, "NVTX ranges", &r->phases_left_out,
+              true);
     range_sites(f, r);
 }
 
@@ -278,8 +291,7 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
                     l->kind);
         print_stack(f, &l->stack, "    ", 12);
     }
-    if (r->nleaks > top)
-        fprintf(f, "... %zu more stacks\n", r->nleaks - top);
+    more_line(f, "", r->nleaks > top ? r->nleaks - top : 0, "stacks", &r->leaks_left_out, false);
 }
 
 static void growth(FILE *f, const vr_report *r, size_t top)
@@ -373,8 +385,7 @@ static void sites(FILE *f, const vr_report *r, size_t top)
                 s->count);
         print_stack(f, &s->stack, "    ", 8);
     }
-    if (r->nsites > top)
-        fprintf(f, "... %zu more sites\n", r->nsites - top);
+    more_line(f, "", r->nsites > top ? r->nsites - top : 0, "sites", &r->sites_left_out, false);
 }
 
 static void combined(FILE *f, vr_report *const *r, size_t n)

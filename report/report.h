@@ -124,6 +124,21 @@ typedef struct vr_leak {
     const char *cache_of;
 } vr_leak;
 
+/* Entries of one site table (peak, leaks, range sites) symbolized and merged
+ * at most (model.c); the rest, the smallest, are left out (vr_left_out) with
+ * a note. */
+#define VR_MAX_MERGED_SITES 20000
+
+/* What a site table (sites, phases, range_sites, leaks) leaves out: a table of
+ * more than VR_MAX_MERGED_SITES distinct stacks keeps the largest only; the
+ * rest are neither symbolized nor listed. stacks: the
+ * distinct stacks left out (before merging, so several may have the same
+ * frames); bytes and count: what they hold (at the peak for sites, at exit
+ * for leaks, all kinds together). All 0 when nothing is left out. */
+typedef struct vr_left_out {
+    uint64_t stacks, bytes, count;
+} vr_left_out;
+
 typedef struct vr_growth {
     vr_stack stack;             /* n == 0 and id == 0 for the total */
     double bytes_per_iteration; /* least-squares slope of live bytes at iteration ends */
@@ -311,6 +326,9 @@ typedef struct vr_report {
     size_t nrange_sites;
     const vr_leak *leaks; /* largest first */
     size_t nleaks;
+    /* What each table above leaves out (vr_left_out; for phases "stacks"
+     * counts NVTX ranges) */
+    vr_left_out sites_left_out, phases_left_out, range_sites_left_out, leaks_left_out;
 
     const char *iteration_name; /* NVTX range used as an iteration, "" = none */
     /* The range iteration_name was (last) directly inside, when no top-level
@@ -376,6 +394,10 @@ typedef struct vr_report {
     X(range_sites, r->nrange_sites, "top call sites in ", VR_MARK_RANGE_SITES_JSON,                \
       VR_MARK_RANGE_SITES_HTML)                                                                    \
     X(leaks, r->nleaks, "-- Leaks --", "\"leaks\":", "id=\"leaks\"")                               \
+    X(left_out,                                                                                    \
+      r->sites_left_out.stacks || r->phases_left_out.stacks || r->range_sites_left_out.stacks ||   \
+          r->leaks_left_out.stacks,                                                                \
+      VR_MARK_LEFT_OUT, "\"left_out\":", VR_MARK_LEFT_OUT)                                         \
     X(growth, r->ngrowth, "-- Growth --", "\"growth\":", "id=\"growth\"")                          \
     X(ooms, r->nooms, "-- Out of memory", "\"ooms\":", "id=\"ooms\"")                              \
     X(fragmentation, r->nfrag, "-- Fragmentation", "\"fragmentation\":", "id=\"fragmentation\"")   \
@@ -384,6 +406,7 @@ typedef struct vr_report {
 
 /* Markers of VR_MODEL_SECTIONS that renderers print from here. */
 #define VR_MARK_TIMELINE_TEXT "  timeline: "
+#define VR_MARK_LEFT_OUT " not listed (" /* text and HTML: vr_more_line */
 #define VR_MARK_ACCOUNTING_HTML "id=\"accounting\""
 #define VR_MARK_RANGE_SITES_JSON "\"range_sites\":"
 #define VR_MARK_RANGE_SITES_HTML "id=\"range_sites\""
@@ -546,6 +569,14 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
  * project (size/vsize.h's vsize_format); the report's sizes are read by the
  * vramtrace command with vsize_parse. */
 const char *vr_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* The line under a table that shows only its first entries, into buf:
+ * "... N more UNIT" for rest entries not shown and, when the table left
+ * some out (lo, vr_left_out: ranges when by_range, else stacks), "M smaller
+ * stacks not listed (SIZE in K allocations)"; "" when neither. The text and
+ * HTML reports' one wording of it. Returns buf. */
+const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
+                         const vr_left_out *lo, bool by_range);
 
 /* The run section of the text report (run_report.c): for every run id that
  * 2 or more of the reports r[n] share, the processes side by side, each

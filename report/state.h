@@ -62,9 +62,6 @@ typedef struct vr_sampler {
 /* Growth samples are kept for at most this many call sites (1.5 KiB each),
  * the first ones live at a sample; past it a note says so. */
 #define VR_MAX_SAMPLED_SITES 65536
-/* Entries of one site table (peak, leaks, range sites) symbolized and merged
- * at most (model.c); the rest, the smallest, are left out with a note. */
-#define VR_MAX_MERGED_SITES 20000
 
 /* A call site (stack leaf) or an NVTX range: live bytes now and at the
  * peak (lazy snapshot: see peak.c). A site's growth samples ([VR_SAMPLER_SLOTS][VR_SAMPLES],

@@ -391,6 +391,22 @@ const char *vr_format_size(uint64_t bytes, char *buf, size_t len)
     return vsize_format(bytes, buf, len);
 }
 
+const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
+                         const vr_left_out *lo, bool by_range)
+{
+    char b[32];
+    int n = 0;
+    buf[0] = '\0';
+    if (rest)
+        n = snprintf(buf, len, "... %zu more %s", rest, unit);
+    if (lo->stacks && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n,
+                 "%s%" PRIu64 " smaller %s" VR_MARK_LEFT_OUT "%s in %" PRIu64 " allocations)",
+                 rest ? "; " : "... ", lo->stacks, by_range ? "NVTX ranges" : "stacks",
+                 vr_format_size(lo->bytes, b, sizeof b), lo->count);
+    return buf;
+}
+
 const char *vr_format_time(uint64_t ns, char *buf, size_t len)
 {
     if (ns < 1000)

@@ -1,5 +1,6 @@
 /* gen.c: synthetic traces with known behaviour (see gen.h). */
 #include "gen.h"
+#include "report.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -365,8 +366,9 @@ static void sc_external(vtg *g)
 /* Every section of the report model non-empty at once (the sections test):
  * 20 iterations of train_step keeping 40 MiB each at site 2 inside
  * "forward" (growth, phases, range sites, leaks), a heap with regions every
- * other one freed (fragmentation), a pinned host buffer, a note, and a
- * failed allocation (an OOM). */
+ * other one freed (fragmentation), a pinned host buffer, a note, a failed
+ * allocation (an OOM), and 4 KiB kept at each of VR_MAX_MERGED_SITES + 1
+ * distinct stacks (report.h: a table left out in part). */
 static void sc_sections(vtg *g)
 {
     prelude(g, 4 * GiB);
@@ -379,6 +381,10 @@ static void sc_sections(vtg *g)
         vtg_region(g, 300 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 4);
     for (uint64_t i = 1; i < 10; i += 2)
         vtg_region_free(g, 400 + i, 1, 0x10000000 + i * 10 * MiB);
+    for (uint32_t i = 0; i <= VR_MAX_MERGED_SITES; i++) {
+        vtg_stack(g, 100 + i, 1, 0x10000 + 4 * (uint64_t)i);
+        vtg_alloc(g, 500, 0x200000000 + (uint64_t)i * 4096, 4096, 100 + i);
+    }
     uint64_t t = 1000;
     for (uint64_t i = 0; i < 20; i++) {
         vtg_push(g, t++, 1);

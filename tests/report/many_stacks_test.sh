@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# many_stacks_test.sh VRAMTRACE MANY_STACKS_PROG REPORT_H: a table of more
+# distinct stacks than the report lists (VR_MAX_MERGED_SITES, read from
+# report.h) counts the rest as left out, in the text, JSON and HTML reports.
+# Ground truth: many_stacks_prog's source (2^15 stacks, sizes by s % 4, the
+# 2048 B class freed before exit); the counts, bytes and "... N more" lines
+# must be what that source implies. The checker is also run against a wrong
+# truth (the freed class counted as leaked) and must reject it.
+set -u
+VT=$1
+PROG=$2
+REPORT_H=$3
+. "$(dirname "$0")/../lib.sh"
+DEPTH=15
+
+timeout 120 "$VT" run --sim=t4 -o "$T/m.vtrace" -- "$PROG" $DEPTH >/dev/null 2>"$T/run.err" ||
+    fail "run exit $? ($(tail -3 "$T/run.err"))"
+timeout 300 "$VT" report "$T/m.vtrace" --top 10 --json "$T/m.json" --html "$T/m.html" \
+    >"$T/m.txt" 2>"$T/report.err" || fail "report exit $? ($(tail -3 "$T/report.err"))"
+
+# check [wrong]: the report against the truth (the freed class leaked when wrong)
+check() {
+    python3 - "$T/m.json" "$T/m.txt" "$T/m.html" "$REPORT_H" $DEPTH "${1:-}" <<'PY'
+import json, re, sys
+jpath, tpath, hpath, report_h, depth, wrong = sys.argv[1:7]
+rep, text, html = json.load(open(jpath)), open(tpath).read(), open(hpath).read()
+cap = int(re.search(r"#define VR_MAX_MERGED_SITES (\d+)", open(report_h).read()).group(1))
+n = 1 << int(depth)
+size = lambda s: 8192 if s % 4 == 0 else 2048 if s % 4 == 3 else 4096
+freed = (lambda s: False) if wrong else (lambda s: s % 4 == 3)
+at_peak = [size(s) for s in range(n)]
+leaked = [size(s) for s in range(n) if not freed(s)]
+
+def left(sizes):
+    rest = sorted(sizes, reverse=True)[cap:]
+    return {"stacks": len(rest), "bytes": sum(rest), "allocations": len(rest)}
+
+want = {"sites": left(at_peak), "range_sites": left(at_peak), "leaks": left(leaked),
+        "phases": {"stacks": 0, "bytes": 0, "allocations": 0}}
+got = rep["left_out"]
+print("left out:", got)
+assert got == want, (got, want)
+tot = rep["totals"]
+assert (tot["leaked_bytes"], tot["leaked_allocations"]) == (sum(leaked), len(leaked)), tot
+listed = sum(l["bytes"] for l in rep["leaks"])
+assert listed + got["leaks"]["bytes"] == tot["leaked_bytes"], (listed, tot)
+assert len(rep["leaks"]) == min(cap, len(leaked)), len(rep["leaks"])
+
+def line(table, unit):
+    lo = want[table]
+    shown = min(cap, len(leaked if table == "leaks" else at_peak))
+    return (f"... {shown - 10} more {unit}; {lo['stacks']} smaller stacks not listed "
+            f"({lo['bytes'] / 2**20:.2f} MiB in {lo['allocations']} allocations)")
+
+for table, unit in (("leaks", "stacks"), ("sites", "sites")):
+    assert line(table, unit) in text, (table, line(table, unit))
+    assert line(table, unit) in html, (table, "html")
+for table, m in (("call sites at the peak", n), ("leaks of device memory", len(leaked))):
+    assert re.search(rf"note: {table}: {m} distinct stacks: only the {cap} largest", text), table
+print("ok")
+PY
+}
+
+check || fail "the report disagrees with the program's source"
+if check wrong >/dev/null 2>&1; then
+    fail "the checker accepted a wrong truth (the freed stacks counted as leaked)"
+fi
+[ $fails -eq 0 ] && echo "many_stacks: ok" || echo "many_stacks: $fails failure(s)"
+exit $((fails > 0))
