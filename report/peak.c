@@ -226,11 +226,15 @@ void vr_timeline_touch(vr_state *s, vr_devstate *d, uint64_t ts)
 }
 
 /* The bucket of rel, past the last one (a new bucket, after compacting when
- * they are VR_TIMELINE_BUCKETS). */
+ * they are VR_TIMELINE_BUCKETS). Buckets are 1 ns wide at first, so that
+ * until there are VR_TIMELINE_BUCKETS of them every event's bytes are a
+ * point of the timeline (each bucket keeps its largest and its last); with
+ * 1 us, three events of the simulated device within a microsecond lost the
+ * middle one (report.diff_random's Chrome counter, now and then). */
 void vr_timeline_new_bucket(vr_devstate *d, uint64_t rel)
 {
     if (!d->buckets)
-        d->bucket_ns = 1000;
+        d->bucket_ns = 1;
     if (d->nbuckets == d->capbuckets && d->capbuckets < VR_TIMELINE_BUCKETS) {
         d->capbuckets = d->capbuckets ? 2 * d->capbuckets : 4;
         if (d->capbuckets > VR_TIMELINE_BUCKETS)
