@@ -160,6 +160,10 @@ vr_diff *vr_diff_new(const vr_report *before, const vr_report *after)
     entries e = {0};
     collect(&e, before, 0, &d->oom_partial[0]);
     collect(&e, after, 1, &d->oom_partial[1]);
+    for (int k = 0; k < 2; k++) {
+        d->peak_partial[k] = d->run[k]->sites_left_out.stacks > 0;
+        d->leak_partial[k] = d->run[k]->leaks_left_out.stacks > 0;
+    }
     if (e.n)
         qsort(e.v, e.n, sizeof *e.v, by_key);
     merge(d, &e);

@@ -73,16 +73,29 @@ static void text_site(FILE *f, const vr_diff_site *s)
     vr_print_stack(f, &s->stack, "      ", DIFF_FRAMES, true);
 }
 
-/* One line per run whose fatal failure lists only its largest sites
- * (vr_diff.oom_partial), between pre and post (plain text: no escaping). */
+/* One line per run and table that lists only its largest sites
+ * (vr_diff.oom_partial, peak_partial, leak_partial), between pre and post
+ * (plain text: no escaping). */
 static void oom_notes(FILE *f, const vr_diff *d, const char *pre, const char *post)
 {
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
+        const char *run = k ? "after" : "before";
         if (d->oom_partial[k])
             fprintf(f,
                     "%sat OOM %s: only the fatal failure's largest sites were kept; a site's 0 "
                     "there may be more%s",
-                    pre, k ? "after" : "before", post);
+                    pre, run, post);
+        if (d->peak_partial[k])
+            fprintf(f,
+                    "%speak %s: %" PRIu64 " smaller stacks were not listed; a site's 0 there "
+                    "may be more%s",
+                    pre, run, d->run[k]->sites_left_out.stacks, post);
+        if (d->leak_partial[k])
+            fprintf(f,
+                    "%sleaked %s: %" PRIu64 " smaller stacks were not listed; a site's 0 there "
+                    "may be more%s",
+                    pre, run, d->run[k]->leaks_left_out.stacks, post);
+    }
 }
 
 int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
@@ -189,8 +202,12 @@ int vr_render_diff_json(FILE *out, vr_report *const *r, size_t n, const vr_optio
     json_run(out, "after", r[1]);
     json_totals(out, d);
     fprintf(out, "\"only_before\":%zu,\"only_after\":%zu,", d->only[0], d->only[1]);
-    fprintf(out, "\"oom_sites_complete\":{\"before\":%s,\"after\":%s},\"sites\":[",
+    fprintf(out, "\"oom_sites_complete\":{\"before\":%s,\"after\":%s},",
             d->oom_partial[0] ? "false" : "true", d->oom_partial[1] ? "false" : "true");
+    fprintf(out, "\"peak_sites_complete\":{\"before\":%s,\"after\":%s},",
+            d->peak_partial[0] ? "false" : "true", d->peak_partial[1] ? "false" : "true");
+    fprintf(out, "\"leak_sites_complete\":{\"before\":%s,\"after\":%s},\"sites\":[",
+            d->leak_partial[0] ? "false" : "true", d->leak_partial[1] ? "false" : "true");
     for (size_t i = 0; i < d->nsites; i++) {
         if (i)
             fputc(',', out);

@@ -613,6 +613,10 @@ typedef struct vr_diff {
      * cut, or not kept: its top_sites then): a site's oom bytes there may be
      * missing (0). */
     bool oom_partial[2];
+    /* The run's sites at the peak or its leaks left stacks out (vr_left_out:
+     * more than VR_MAX_MERGED_SITES): a site's peak or leaked bytes there
+     * may be missing (0). */
+    bool peak_partial[2], leak_partial[2];
 } vr_diff;
 
 /* Match the sites of before and after (both must outlive the diff). Never

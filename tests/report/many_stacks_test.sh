@@ -4,8 +4,10 @@
 # report.h) counts the rest as left out, in the text, JSON and HTML reports.
 # Ground truth: many_stacks_prog's source (2^15 stacks, sizes by s % 4, the
 # 2048 B class freed before exit); the counts, bytes and "... N more" lines
-# must be what that source implies. The checker is also run against a wrong
-# truth (the freed class counted as leaked) and must reject it.
+# must be what that source implies; `vramtrace diff` against a run of 2^14
+# stacks must say which run's tables are partial. The checker is also run
+# against a wrong truth (the freed class counted as leaked) and must reject
+# it.
 set -u
 VT=$1
 PROG=$2
@@ -62,6 +64,25 @@ PY
 }
 
 check || fail "the report disagrees with the program's source"
+
+# vramtrace diff of 2^14 stacks (every table listed whole) against 2^15: the
+# second run's sites at the peak and leaks are partial, and the diff says so
+timeout 120 "$VT" run --sim=t4 -o "$T/s.vtrace" -- "$PROG" 14 >/dev/null 2>"$T/run14.err" ||
+    fail "run 14 exit $? ($(tail -3 "$T/run14.err"))"
+timeout 300 "$VT" diff "$T/s.vtrace" "$T/m.vtrace" --json "$T/d.json" >"$T/d.txt" 2>&1 ||
+    fail "diff exit $?"
+python3 - "$T/d.json" "$T/d.txt" "$REPORT_H" <<'PY' ||
+import json, re, sys
+d, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+cap = int(re.search(r"#define VR_MAX_MERGED_SITES (\d+)", open(sys.argv[3]).read()).group(1))
+for k in ("peak_sites_complete", "leak_sites_complete"):
+    assert d[k] == {"before": True, "after": False}, (k, d[k])
+n = 1 << 15  # the second run's stacks, 3 in 4 of them leaked
+for table, m in (("peak", n), ("leaked", n * 3 // 4)):
+    want = f"note: {table} after: {m - cap} smaller stacks were not listed"
+    assert want in text, want
+PY
+    fail "the diff does not say which run's tables are partial"
 if check wrong >/dev/null 2>&1; then
     fail "the checker accepted a wrong truth (the freed stacks counted as leaked)"
 fi
