@@ -25,9 +25,9 @@
 
 typedef struct iter_fit {
     char name[48];
-    bool stem;       /* the stem of names numbered by step (vt_range_stem) */
-    bool repeated;   /* a stem whose numbers stopped increasing: counts no more */
-    uint64_t last;   /* a stem: the number of the last range that ended */
+    bool stem;                       /* the stem of names numbered by step (vt_range_stem) */
+    bool repeated;                   /* a stem whose numbers stopped increasing: counts no more */
+    uint64_t last[VT_RANGE_NUMBERS]; /* a stem: the numbers of the last range that ended */
     int parent;      /* level 1: fits[0] index of the range it last ended in, -1 none */
     uint64_t starts; /* level 0: begun */
     uint64_t n;      /* completed iterations */
@@ -118,14 +118,16 @@ static iter_fit *find(iter_fit *level, const char *name, size_t len, bool stem)
  * (report/state.c, vr_range_end_key). */
 static iter_fit *fit_of(iter_fit *level, const char *name, bool ended)
 {
-    size_t stem = vt_range_stem(name);
-    iter_fit *f = stem ? find(level, name, stem, true) : NULL;
+    char stem[sizeof level[0].name];
+    size_t n = vt_range_stem(name, stem, sizeof stem);
+    iter_fit *f = n ? find(level, stem, strlen(stem), true) : NULL;
     if (f && !f->repeated) {
-        uint64_t num = vt_range_number(name, stem);
+        uint64_t num[VT_RANGE_NUMBERS];
         if (!ended)
             return f;
-        if (!f->n || num > f->last) {
-            f->last = num;
+        vt_range_numbers(name, num);
+        if (!f->n || vt_range_numbers_cmp(num, f->last) > 0) {
+            memcpy(f->last, num, sizeof f->last);
             return f;
         }
         f->repeated = true;

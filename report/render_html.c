@@ -275,7 +275,8 @@ static bool iteration_span(const vr_report *r, const char *name)
     size_t n = strlen(r->iteration_name);
     if (!r->iteration_numbered)
         return !strcmp(name, r->iteration_name);
-    return vt_range_stem(name) == n && !strncmp(name, r->iteration_name, n);
+    char stem[256];
+    return vt_range_stem(name, stem, sizeof stem) == n && !strcmp(stem, r->iteration_name);
 }
 
 static void spans_svg(FILE *f, const vr_report *r, const scale *s)

@@ -30,22 +30,30 @@ static void on_module(vr_state *s, const vt_event *ev)
 /* A numbered name's stem: the first string of that stem (vr_range_key). */
 static void string_stem(vr_state *s, vr_string *e)
 {
-    size_t n = vt_range_stem(e->text);
-    e->stem = e->stem_len = 0;
-    e->number = 0;
+    free(e->stem_text);
+    e->stem_text = NULL;
+    e->stem = 0;
+    memset(e->number, 0, sizeof e->number);
+    size_t n = vt_range_stem(e->text, NULL, 0);
     if (!n || n > UINT32_MAX)
         return;
+    char *stem = vr_xmalloc(n + 1);
+    vt_range_stem(e->text, stem, n + 1);
     bool created;
-    vr_stem *st = vr_map_put(&s->stems, vr_text_hash(e->text, n), &created);
+    vr_stem *st = vr_map_put(&s->stems, vr_text_hash(stem, n), &created);
     if (created)
         st->id = (uint32_t)e->key;
     const vr_string *first = vr_map_get(&s->strings, st->id);
-    if (first && first->stem_len == n && !memcmp(first->text, e->text, n))
-        e->stem = st->id, e->stem_len = (uint32_t)n;
+    if (first && first->stem_text && !strcmp(first->stem_text, stem))
+        e->stem = st->id;
     else if (first == e || st->id == (uint32_t)e->key)
-        e->stem = (uint32_t)e->key, e->stem_len = (uint32_t)n;
-    if (e->stem)
-        e->number = vt_range_number(e->text, n);
+        e->stem = (uint32_t)e->key;
+    if (!e->stem) {
+        free(stem);
+        return;
+    }
+    e->stem_text = stem;
+    vt_range_numbers(e->text, e->number);
 }
 
 static void on_string(vr_state *s, const vt_event *ev)

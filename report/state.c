@@ -203,8 +203,10 @@ const vr_region *vr_region_next(const vr_region *r)
 void vr_state_destroy(vr_state *s)
 {
     size_t i = 0;
-    for (vr_string *e; (e = vr_map_next(&s->strings, &i));)
+    for (vr_string *e; (e = vr_map_next(&s->strings, &i));) {
         free(e->text);
+        free(e->stem_text);
+    }
     i = 0;
     for (vr_thread *t; (t = vr_map_next(&s->threads, &i));) {
         free(t->stack);
@@ -345,9 +347,9 @@ uint32_t vr_range_end_key(vr_state *s, uint32_t id)
     const vr_string *e = id ? vr_map_get(&s->strings, id) : NULL;
     vr_string *first = e && e->stem ? vr_map_get(&s->strings, e->stem) : NULL;
     if (first && !first->stem_repeated) {
-        if (first->stem_seen && e->number <= first->stem_last)
+        if (first->stem_seen && vt_range_numbers_cmp(e->number, first->stem_last) <= 0)
             first->stem_repeated = true;
-        first->stem_last = e->number;
+        memcpy(first->stem_last, e->number, sizeof first->stem_last);
         first->stem_seen = true;
     }
     return key_of(e, first, id);
@@ -365,8 +367,7 @@ const char *vr_range_key_name(vr_state *s, uint32_t id, bool *numbered)
     const vr_string *e = id ? vr_map_get(&s->strings, id & ~STEM_KEY) : NULL;
     if (!e)
         return "";
-    return *numbered ? vr_sprintf(s->arena, "%.*s", (int)e->stem_len, e->text)
-                     : vr_strdup(s->arena, e->text);
+    return vr_strdup(s->arena, *numbered && e->stem_text ? e->stem_text : e->text);
 }
 
 /* A new device id: a vr_devgrowth for the first VR_MAX_GROWTH_DEVICES. */

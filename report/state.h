@@ -358,15 +358,17 @@ typedef struct vr_ipsyms {
 typedef struct vr_string {
     uint64_t key; /* string id */
     char *text;
-    /* a name numbered by step ("iteration12", vt_range_stem): the id of the
-     * first string of its stem, the stem's length and the number; else 0 */
-    uint32_t stem, stem_len;
-    uint64_t number;
-    /* the first string of a stem: the number of the last range of the stem
-     * that ended, and whether one ended whose number was not above the one
-     * before ("layer0" again after "layer11": the names are not numbered by
-     * step, and count apart from then on) */
-    uint64_t stem_last;
+    /* a name numbered by step ("iteration12", "epoch 1 step 12";
+     * vt_range_stem): the id of the first string of its stem, the stem
+     * (owned) and the name's numbers (vt_range_numbers); else 0 and NULL */
+    uint32_t stem;
+    char *stem_text;
+    uint64_t number[VT_RANGE_NUMBERS];
+    /* the first string of a stem: the numbers of the last range of the stem
+     * that ended, and whether one ended whose numbers did not come after the
+     * ones before ("layer0" again after "layer11": the names are not
+     * numbered by step, and count apart from then on) */
+    uint64_t stem_last[VT_RANGE_NUMBERS];
     bool stem_seen, stem_repeated;
 } vr_string;
 

@@ -644,15 +644,33 @@ static inline bool vt_kind_rounded(enum vt_kind kind)
  * The one rule by which the report (report/growth.c) and the preload's exit
  * line (interpose/iterfit.c) take ranges named by a number as one range:
  * "iteration0", "iteration1", ... (Nsight Systems' PyTorch examples name each
- * step's range so), "epoch 3", "step_12". The stem is the name without its
- * trailing decimal digits and then without trailing ' ', '_', '-', '.', ':',
- * '#' or '='. Returns the stem's length in bytes, 0 when name does not end in
- * a digit or its stem is empty ("42"). Both users count a stem as one range
- * only while the numbers of its ranges, as they end, keep increasing
- * ("layer0" after "layer3" ends that: report/state.c, vr_range_end_key;
- * interpose/iterfit.c, fit_of). An operator's range (vt_range_is_operator)
- * is numbered by operator, not by step: 0. */
-size_t vt_range_stem(const char *name);
+ * step's range so), "epoch 3", "step_12", and names of several numbers that
+ * end in one: "epoch 1 step 12", "step 12/100". A name is numbered when it
+ * ends in a decimal digit (not "conv2d", "G2.forward", "step[3]"). Its stem
+ * is the name without its trailing digits and then without trailing
+ * separators (VT_RANGE_SEPARATORS), each other run of digits written
+ * VT_RANGE_NUMBER_MARK: "iteration", "epoch <N> step", "step <N>". Its
+ * numbers are its runs of digits in order (vt_range_numbers), compared
+ * first to last. Both users count a stem as one range only while the
+ * numbers of its ranges, as they end, keep increasing ("layer0" after
+ * "layer3" ends that: report/state.c, vr_range_end_key;
+ * interpose/iterfit.c, fit_of). Until session 26 the stem was the name
+ * without its last number only, so "epoch 1 step 0" began a new stem and
+ * each epoch's steps were one range of their own. */
+#define VT_RANGE_SEPARATORS " _-.:#=/"
+#define VT_RANGE_NUMBER_MARK "<N>"
+#define VT_RANGE_NUMBERS 4
+/* The stem of a numbered name into out (cap bytes, NUL-terminated,
+ * truncated to fit; out may be NULL): its whole length in bytes, 0 when
+ * name is not numbered or its stem is empty ("42"). An operator's range
+ * (vt_range_is_operator) is numbered by operator, not by step: 0. */
+size_t vt_range_stem(const char *name, char *out, size_t cap);
+/* The numbers of name's first VT_RANGE_NUMBERS runs of decimal digits, in
+ * order, each saturated at UINT64_MAX; 0 for the runs it does not have. */
+void vt_range_numbers(const char *name, uint64_t out[VT_RANGE_NUMBERS]);
+/* <0, 0 or >0 as the numbers a come before, equal or after b (first to
+ * last). */
+int vt_range_numbers_cmp(const uint64_t a[VT_RANGE_NUMBERS], const uint64_t b[VT_RANGE_NUMBERS]);
 /* Whether name is the range of one operator that PyTorch's
  * torch.autograd.profiler.emit_nvtx() pushes: the operator's name followed
  * by ", seq = N" (its autograd sequence number), ", op_id = N" (a counter
@@ -661,8 +679,5 @@ size_t vt_range_stem(const char *name);
  * getNvtxStr; the format strings are in libtorch_cpu.so). Each such name is
  * one operator call: never a step, whatever its number. */
 bool vt_range_is_operator(const char *name);
-/* The number of a name numbered by step: its decimal digits after the stem
- * of length stem (vt_range_stem), saturated at UINT64_MAX; 0 for none. */
-uint64_t vt_range_number(const char *name, size_t stem);
 
 #endif

@@ -7,6 +7,10 @@
  *                         the iteration once it completed 3 times
  *   nested_prog numbered N  as outer without "train", each step's range
  *                         named by its number: "iteration0", "iteration1"...
+ *   nested_prog epochs N  as numbered, the names of several numbers that end
+ *                         in the step's: "epoch 0 step 0" ... "epoch 0 step 4",
+ *                         "epoch 1 step 0" ... (5 steps an epoch)
+ *   nested_prog fraction N  as numbered, named "step 1/N" ... "step N/N"
  *   nested_prog layers N  N steps of top-level ranges "layer0" to "layer3"
  *                         (no step range), 1 MiB kept in "layer3": numbered
  *                         names that come round again, not by step */
@@ -47,20 +51,27 @@ static int layers(int steps)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "outer") && strcmp(argv[1], "repeat") &&
-                      strcmp(argv[1], "numbered") && strcmp(argv[1], "layers"))) {
-        fprintf(stderr, "usage: nested_prog outer|repeat|numbered|layers STEPS\n");
+    const char *mode = argc == 3 ? argv[1] : "";
+    if (strcmp(mode, "outer") && strcmp(mode, "repeat") && strcmp(mode, "numbered") &&
+        strcmp(mode, "epochs") && strcmp(mode, "fraction") && strcmp(mode, "layers")) {
+        fprintf(stderr, "usage: nested_prog outer|repeat|numbered|epochs|fraction|layers STEPS\n");
         return 2;
     }
-    if (!strcmp(argv[1], "layers"))
+    if (!strcmp(mode, "layers"))
         return layers(atoi(argv[2]));
-    bool numbered = !strcmp(argv[1], "numbered"), outer = numbered || !strcmp(argv[1], "outer");
+    bool numbered = strcmp(mode, "outer") && strcmp(mode, "repeat");
+    bool outer = numbered || !strcmp(mode, "outer");
     int steps = atoi(argv[2]), ok = 1;
     if (outer && !numbered)
         nvtxRangePushA("train");
     for (int i = 0; i < steps; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "iteration%d", i);
+        char name[48];
+        if (!strcmp(mode, "epochs"))
+            snprintf(name, sizeof name, "epoch %d step %d", i / 5, i % 5);
+        else if (!strcmp(mode, "fraction"))
+            snprintf(name, sizeof name, "step %d/%d", i + 1, steps);
+        else
+            snprintf(name, sizeof name, "iteration%d", i);
         nvtxRangePushA(numbered ? name : "step");
         for (int k = 0; k < (outer ? 1 : 4); k++) {
             nvtxRangePushA(outer ? "forward" : "micro");

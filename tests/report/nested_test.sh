@@ -5,7 +5,8 @@
 # "step" inside "train", and must not take the ranges inside a step that repeats
 # (2 steps of 4 "micro" ranges: no iterations yet); ranges named by their step's number
 # ("iteration0", "iteration1", ...) are one range "iteration", while their numbers
-# keep increasing.
+# keep increasing; so are names of several numbers ("epoch 0 step 4", "epoch 1
+# step 0": "epoch <N> step"; "step 3/15": "step <N>").
 set -u
 VT=$1
 PROG=$2
@@ -62,6 +63,14 @@ run numbered numbered 15
 expect numbered iteration "" 15 1048576 numbered
 grep -q 'iteration: NVTX range "iteration<N>" (ranges numbered by step), 15 iterations' \
     "$T/numbered.txt" || fail "numbered: text report"
+# names of several numbers ending in the step's: one range while they increase
+# (until session 26 "epoch 1 step 0" began a range of its own: 5 steps of 15)
+run epochs epochs 15
+expect epochs "epoch <N> step" "" 15 1048576 numbered
+grep -q 'iteration: NVTX range "epoch <N> step<N>" (ranges numbered by step), 15 iterations' \
+    "$T/epochs.txt" || fail "epochs: text report"
+run fraction fraction 15
+expect fraction "step <N>" "" 15 1048576 numbered
 # numbered names that come round again each step ("layer0" to "layer3"): not by
 # step; they count apart from the second "layer0" on
 run layers layers 10

@@ -134,41 +134,73 @@ static void header_fields(void **state)
     free(buf);
 }
 
-/* NVTX range names numbered by step (vt_range_stem): the stem's length. */
+/* NVTX range names numbered by step (vt_range_stem): the stem ("" for a
+ * name not numbered) and its length. */
 static void range_stems(void **state)
 {
     (void)state;
     struct {
-        const char *name;
-        size_t stem;
+        const char *name, *stem;
     } cases[] = {
-        {"iteration12", 9},
-        {"iteration0", 9},
-        {"epoch 3", 5},
-        {"step_12", 4},
-        {"layer.11", 5},
-        {"batch#7", 5},
-        {"iter=3", 4},
-        {"train_step", 0},
-        {"conv2d", 0},
-        {"42", 0},
-        {"_7", 0},
-        {"", 0},
-        {"a1b2", 3},
-        {"step", 0},
-        {"G2.forward", 0},
+        {"iteration12", "iteration"},
+        {"iteration0", "iteration"},
+        {"epoch 3", "epoch"},
+        {"step_12", "step"},
+        {"layer.11", "layer"},
+        {"batch#7", "batch"},
+        {"iter=3", "iter"},
+        {"train_step", ""},
+        {"conv2d", ""},
+        {"42", ""},
+        {"_7", ""},
+        {"", ""},
+        {"a1b2", "a<N>b"},
+        {"step", ""},
+        {"G2.forward", ""},
+        {"step[3]", ""},
+        /* several numbers, the last one the step's */
+        {"epoch 1 step 12", "epoch <N> step"},
+        {"step 12/100", "step <N>"},
+        {"layer1.conv2", "layer<N>.conv"},
+        {"rank 0: iteration 7", "rank <N>: iteration"},
         /* PyTorch's emit_nvtx() operator ranges: numbered by operator, not step */
-        {"aten::empty, op_id = 10", 0},
-        {"aten::add, seq = 3", 0},
-        {"aten::mm, seq = 7, op_id = 21, sizes = [[2, 3], [3, 4]]", 0},
-        {"aten::relu, op_id = 5, input_op_ids = [4]", 0},
+        {"aten::empty, op_id = 10", ""},
+        {"aten::add, seq = 3", ""},
+        {"aten::mm, seq = 7, op_id = 21, sizes = [[2, 3], [3, 4]]", ""},
+        {"aten::relu, op_id = 5, input_op_ids = [4]", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        size_t got = vt_range_stem(cases[i].name);
-        if (got != cases[i].stem)
-            fail_msg("%s: stem %zu, want %zu", cases[i].name, got, cases[i].stem);
+        char stem[64];
+        size_t got = vt_range_stem(cases[i].name, stem, sizeof stem);
+        if (got != strlen(cases[i].stem) || strcmp(stem, cases[i].stem))
+            fail_msg("%s: stem \"%s\" (%zu), want \"%s\"", cases[i].name, stem, got, cases[i].stem);
+        if (vt_range_stem(cases[i].name, NULL, 0) != got)
+            fail_msg("%s: the length without a buffer differs", cases[i].name);
     }
-    assert_int_equal(vt_range_stem(NULL), 0);
+    assert_int_equal(vt_range_stem(NULL, NULL, 0), 0);
+    /* a short buffer: truncated, the whole length returned */
+    char small[7];
+    assert_int_equal(vt_range_stem("epoch 1 step 12", small, sizeof small), 14);
+    assert_string_equal(small, "epoch ");
+}
+
+/* The numbers of a numbered name, compared first to last. */
+static void range_numbers(void **state)
+{
+    (void)state;
+    uint64_t a[VT_RANGE_NUMBERS], b[VT_RANGE_NUMBERS];
+    vt_range_numbers("epoch 1 step 12", a);
+    assert_true(a[0] == 1 && a[1] == 12 && a[2] == 0 && a[3] == 0);
+    vt_range_numbers("epoch 0 step 99", b);
+    assert_true(vt_range_numbers_cmp(b, a) < 0 && vt_range_numbers_cmp(a, b) > 0);
+    vt_range_numbers("epoch 1 step 12", b);
+    assert_int_equal(vt_range_numbers_cmp(a, b), 0);
+    vt_range_numbers("iteration99999999999999999999999", a);
+    assert_true(a[0] == UINT64_MAX);
+    vt_range_numbers("1 2 3 4 5", a);
+    assert_true(a[0] == 1 && a[3] == 4);
+    vt_range_numbers(NULL, a);
+    assert_true(a[0] == 0);
 }
 
 /* PyTorch's operator ranges (vt_range_is_operator), by their fields. */
@@ -189,11 +221,11 @@ static void operator_ranges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(expand),          cmocka_unit_test(has_pid),
-        cmocka_unit_test(names),           cmocka_unit_test(siblings),
-        cmocka_unit_test(run_ids),         cmocka_unit_test(ranks),
-        cmocka_unit_test(header_fields),   cmocka_unit_test(range_stems),
-        cmocka_unit_test(operator_ranges),
+        cmocka_unit_test(expand),        cmocka_unit_test(has_pid),
+        cmocka_unit_test(names),         cmocka_unit_test(siblings),
+        cmocka_unit_test(run_ids),       cmocka_unit_test(ranks),
+        cmocka_unit_test(header_fields), cmocka_unit_test(range_stems),
+        cmocka_unit_test(range_numbers), cmocka_unit_test(operator_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
