@@ -468,6 +468,20 @@ static void mark_cache_growth(vr_state *s, const vr_sampler *sp, growth_group *g
     vr_map_destroy(&sites);
 }
 
+/* The growth of every call site with growth samples, summed (bytes per
+ * iteration; vr_report.growth_analysed). */
+static double analysed_growth(vr_state *s, const vr_sampler *sp)
+{
+    uint64_t sum[VR_SAMPLES] = {0};
+    size_t i = 0;
+    for (vr_counter *c; (c = vr_map_next(&s->sites, &i));) {
+        const uint64_t *smp = vr_counter_samples(c, sp->slot);
+        for (uint32_t t = 0; c->samples && t < sp->n; t++)
+            sum[t] += smp[t];
+    }
+    return fit_growth(sum, sp, 0, 0, 0).bytes_per_iteration;
+}
+
 /* Sites grouped by their logical frame chain (inlined frames included), so
  * that one call site recorded under several raw stacks grows as one. */
 static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_sampler *sp, size_t *n)
@@ -681,6 +695,7 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
         r->iteration_site = vr_symbolize(sy, s->pat_anchor);
     r->total_growth = (vr_growth){.projected_oom_iteration = -1, .projected_oom_device = -1};
     r->host_growth = r->total_growth;
+    r->growth_sites_capped = s->sampled_sites_capped;
     if (!sp)
         return; /* no iterations: no growth, no projection */
     r->iterations = sp->ticks;
@@ -693,6 +708,8 @@ static void build_growth(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->total_growth.projected_oom_iteration =
         project_reserved(sp, r->iterations, all, &r->total_growth, s->reserved_samples[sp->slot]);
     r->host_growth = fit_growth(s->host_samples[sp->slot], sp, r->iterations, 0, 0);
+    if (r->growth_sites_capped)
+        r->growth_analysed = analysed_growth(s, sp);
     dev_room rooms[VR_MAX_GROWTH_DEVICES];
     bool per_device = project_per_device(s, sp, &r->total_growth, rooms, &room, &total_live);
     bool unsampled = pool_unsampled(s);

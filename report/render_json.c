@@ -392,6 +392,8 @@ static void verdict(FILE *f, const vr_report *r)
             h.projected_oom_iteration, h.iterations);
     fputs(",\"iteration_name\":", f);
     vr_json_str(f, h.iteration_name);
+    fputs(",\"unanalysed_share\":", f);
+    num(f, h.unanalysed_share);
     fputs(",\"sites\":[", f);
     for (size_t k = 0; k < h.nsites; k++) {
         fputs(k ? ",{\"label\":" : "{\"label\":", f);

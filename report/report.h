@@ -349,6 +349,14 @@ typedef struct vr_report {
      * stream-ordered pool holds, whose free reserve the recorder samples at
      * NVTX range ends only (model.c, pool_unsampled) */
     bool growth_unprojected;
+    /* Growth per site was analysed for the first call sites live at an
+     * iteration end only (VR_MAX_SAMPLED_SITES, report/state.h): the growth
+     * list lacks the others; growth_analysed is the growth of the sites
+     * analysed, all summed (bytes per iteration, least squares, as
+     * total_growth), and the growing sites' shares are of the total
+     * (vr_headline.unanalysed_share). 0 when not capped. */
+    bool growth_sites_capped;
+    double growth_analysed;
     vr_growth total_growth;
     /* pinned and registered host memory at the same iteration ends (no
      * projection: the host's memory is not in the trace) */
@@ -503,6 +511,9 @@ typedef struct vr_headline {
     const char *iteration_name; /* "train_step" or "iteration" */
     const vr_culprit *sites;    /* growing: every growing site, fastest first */
     size_t nsites;
+    /* growing: the share of the total growth in call sites whose growth was
+     * not analysed (vr_report.growth_sites_capped), 0 to 1; else 0 */
+    double unanalysed_share;
 } vr_headline;
 void vr_headline_of(const vr_report *r, vr_headline *out);
 

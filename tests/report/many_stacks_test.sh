@@ -83,6 +83,45 @@ for table, m in (("peak", n), ("leaked", n * 3 // 4)):
     assert want in text, want
 PY
     fail "the diff does not say which run's tables are partial"
+# growth over more call sites than are analysed (VR_MAX_SAMPLED_SITES,
+# report/state.h): 4096 new stacks kept each step for 32 steps; the sites
+# analysed are the first ones, those of the first steps, and the headline's
+# shares are of the total growth, the rest said to be not analysed
+timeout 120 "$VT" run --sim=t4 -o "$T/g.vtrace" -- "$PROG" grow 17 4096 32 >/dev/null \
+    2>"$T/rung.err" || fail "run grow exit $? ($(tail -3 "$T/rung.err"))"
+timeout 300 "$VT" report "$T/g.vtrace" --json "$T/g.json" >"$T/g.txt" 2>&1 ||
+    fail "report grow exit $?"
+grow_check() {
+    python3 - "$T/g.json" "$(dirname "$REPORT_H")/state.h" "${1:-}" <<'PY'
+import json, re, sys
+rep, wrong = json.load(open(sys.argv[1])), sys.argv[3]
+cap = int(re.search(r"#define VR_MAX_SAMPLED_SITES (\d+)", open(sys.argv[2]).read()).group(1))
+per, steps, size = 4096, 32, 4096
+if wrong:  # every site analysed
+    cap = per * steps
+def slope(ys):
+    xs = range(len(ys))
+    mx, my = sum(xs) / len(ys), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+total = [size * per * (k + 1) for k in range(steps)]
+analysed = [size * min(per * (k + 1), cap) for k in range(steps)]
+want = 1 - slope(analysed) / slope(total)
+v = rep["verdict"]
+print(f"growth {v['bytes_per_iteration']:.0f} B/step, not analysed {v['unanalysed_share']:.4f}, "
+      f"truth {want:.4f}; shares {[round(x['share'], 4) for x in v['sites']]}")
+assert v["kind"] == "growing" and abs(v["bytes_per_iteration"] - slope(total)) < 1, v["kind"]
+assert abs(v["unanalysed_share"] - want) < 0.01, (v["unanalysed_share"], want)
+# the listed sites' shares are of the total growth, and leave room for the rest
+shares = sum(x["share"] for x in v["sites"])
+assert abs(shares - sum(x["bytes_per_iteration"] for x in v["sites"]) / slope(total)) < 0.001
+assert shares + v["unanalysed_share"] <= 1.001, shares
+assert f"{100 * want:.0f}% in call sites not analysed" in v["text"], v["text"]
+PY
+}
+grow_check || fail "the growth headline disagrees with the program's source"
+if grow_check wrong >/dev/null 2>&1; then
+    fail "the growth checker accepted a wrong truth (every site analysed)"
+fi
 if check wrong >/dev/null 2>&1; then
     fail "the checker accepted a wrong truth (the freed stacks counted as leaked)"
 fi
