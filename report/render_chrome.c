@@ -139,6 +139,14 @@ static void leaks(pass *p, const vr_report *r)
         sf_field(p->f, p->pid, r->nooms + i, &l->stack);
         fputc('}', p->f);
     }
+    const vr_left_out *lo = &r->leaks_left_out; /* one event, no stack */
+    if (lo->stacks) {
+        ev_head(p, "i", r->duration_ns, 0);
+        fprintf(p->f,
+                ",\"s\":\"p\",\"name\":\"leak\",\"args\":{\"bytes\":%" PRIu64
+                ",\"allocations\":%" PRIu64 ",\"stacks_not_listed\":%" PRIu64 "}}",
+                lo->bytes, lo->count, lo->stacks);
+    }
 }
 
 static void counters(pass *p, const vr_report *r)

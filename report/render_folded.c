@@ -34,11 +34,27 @@ static void line(FILE *f, const char *root, const vr_site *s)
     fprintf(f, " %" PRIu64 "\n", s->bytes);
 }
 
+/* The stacks a report left out of its sites (vr_left_out) as one frame
+ * of their own, so that the lines still sum to the peak. */
+static void left_out(FILE *f, const char *root, const vr_left_out *lo)
+{
+    if (!lo->stacks)
+        return;
+    if (root) {
+        label(f, root);
+        fputc(';', f);
+    }
+    fprintf(f, "(%" PRIu64 " smaller stacks not listed) %" PRIu64 "\n", lo->stacks, lo->bytes);
+}
+
 int vr_render_folded(FILE *out, vr_report *const *r, size_t n, const vr_options *opt)
 {
     (void)opt;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
+        const char *root = n > 1 ? vr_basename(r[k]->path) : NULL;
         for (size_t i = 0; i < r[k]->nsites; i++)
-            line(out, n > 1 ? vr_basename(r[k]->path) : NULL, &r[k]->sites[i]);
+            line(out, root, &r[k]->sites[i]);
+        left_out(out, root, &r[k]->sites_left_out);
+    }
     return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

@@ -18,7 +18,8 @@ DEPTH=15
 timeout 120 "$VT" run --sim=t4 -o "$T/m.vtrace" -- "$PROG" $DEPTH >/dev/null 2>"$T/run.err" ||
     fail "run exit $? ($(tail -3 "$T/run.err"))"
 timeout 300 "$VT" report "$T/m.vtrace" --top 10 --json "$T/m.json" --html "$T/m.html" \
-    >"$T/m.txt" 2>"$T/report.err" || fail "report exit $? ($(tail -3 "$T/report.err"))"
+    --folded "$T/m.folded" --chrome "$T/m.chrome" >"$T/m.txt" 2>"$T/report.err" ||
+    fail "report exit $? ($(tail -3 "$T/report.err"))"
 
 # check [wrong]: the report against the truth (the freed class leaked when wrong)
 check() {
@@ -54,6 +55,17 @@ def line(table, unit):
     return (f"... {shown - 10} more {unit}; {lo['stacks']} smaller stacks not listed "
             f"({lo['bytes'] / 2**20:.2f} MiB in {lo['allocations']} allocations)")
 
+# the flame graph's lines sum to the peak, what is left out one frame of its own
+folded = [l.rpartition(" ") for l in open(jpath[:-len("json")] + "folded").read().splitlines()]
+assert sum(int(b) for _, _, b in folded) == sum(at_peak), sum(int(b) for _, _, b in folded)
+lo = want["sites"]
+assert (f"({lo['stacks']} smaller stacks not listed)", " ", str(lo["bytes"])) in folded
+# so do the Chrome trace's leak events to the bytes leaked
+ch = json.load(open(jpath[:-len("json")] + "chrome"))
+ev = ch["traceEvents"] if isinstance(ch, dict) else ch
+leak_ev = [e["args"] for e in ev if e.get("ph") == "i" and e.get("name") == "leak"]
+assert sum(a["bytes"] for a in leak_ev) == sum(leaked), sum(a["bytes"] for a in leak_ev)
+assert sum(a["allocations"] for a in leak_ev) == len(leaked)
 for table, unit in (("leaks", "stacks"), ("sites", "sites")):
     assert line(table, unit) in text, (table, line(table, unit))
     assert line(table, unit) in html, (table, "html")
