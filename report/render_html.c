@@ -617,6 +617,12 @@ static void flamegraph(FILE *f, const vr_report *r, size_t idx)
         }
         fputs("]]", f);
     }
+    /* what is not drawn, one frame of its own: the icicle's root is the peak */
+    uint64_t rest = r->sites_left_out.bytes, stacks = r->sites_left_out.stacks;
+    for (size_t i = FG_MAX_SITES; i < r->nsites; i++, stacks++)
+        rest += r->sites[i].bytes;
+    if (stacks && r->nsites)
+        fprintf(f, ",[%" PRIu64 ",[\"(%" PRIu64 " smaller stacks not drawn)\"]]", rest, stacks);
     fputs("]</script>", f);
 }
 

@@ -60,6 +60,9 @@ folded = [l.rpartition(" ") for l in open(jpath[:-len("json")] + "folded").read(
 assert sum(int(b) for _, _, b in folded) == sum(at_peak), sum(int(b) for _, _, b in folded)
 lo = want["sites"]
 assert (f"({lo['stacks']} smaller stacks not listed)", " ", str(lo["bytes"])) in folded
+# so does the HTML page's icicle of the peak
+m = re.search(r'class="fgdata" data-target="flamegraph-0">(\[.*?\])</script>', html, re.S)
+assert sum(e[0] for e in json.loads(m.group(1))) == sum(at_peak), "icicle"
 # so do the Chrome trace's leak events to the bytes leaked
 ch = json.load(open(jpath[:-len("json")] + "chrome"))
 ev = ch["traceEvents"] if isinstance(ch, dict) else ch
