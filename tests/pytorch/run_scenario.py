@@ -170,6 +170,11 @@ SCENARIOS = {
     # each step's range named by its number ("iteration0", ...): one range
     "random_steps_9_numbered": (["sc_random_steps.py", "10", "40", "0.7", "numbered"], {}, [],
                                 ["growth_truth", "reserved"]),
+    # named by epoch and step ("epoch 1 step 0"): one range "epoch <N> step"
+    # (until session 26 each epoch's 8 steps were a range of their own, and
+    # the report said HEALTHY for 5.0 MB more reserved per step)
+    "random_steps_11_epochs": (["sc_random_steps.py", "13", "40", "0.7", "epochs"], {}, [],
+                               ["growth_truth", "reserved"]),
     # PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor its own cudaMalloc, no
     # cache (a common debugging setting)
     "random_steps_10_uncached": (["sc_random_steps.py", "11", "40", "0.7"],
@@ -710,7 +715,8 @@ def check_growth_truth(r, tq):
           f"{r2:.4f}; vramtrace: "
           f"{tg['bytes_per_iteration']:.1f} B/{it['range']} over {tg['iterations']}, R^2 "
           f"{tg['r2']:.4f}; headline {kind}")
-    name = "iteration" if "numbered" in r.script else "step"
+    name = ("iteration" if "numbered" in r.script else "epoch <N> step" if "epochs" in r.script
+            else "step")
     ok = (it["range"], it["count"], tg["iterations"]) == (name, len(steps), len(steps)) or fail(
         f"iteration {it}, {tg['iterations']} sampled: expected every step")
     ok = (abs(tg["bytes_per_iteration"] - slope) <= 1 and abs(tg["r2"] - r2) <= 1e-6
@@ -856,12 +862,13 @@ def check_oom_truth(r, tq):
 
 def range_stem(name):
     """trace/vtrace.h's rule for range names numbered by step, restated:
-    the name without its trailing digits, then without trailing separators;
-    None when it does not end in a digit or nothing is left."""
+    the name without its trailing digits, then without trailing separators,
+    each other run of digits written "<N>"; None when it does not end in a
+    digit or nothing is left."""
     k = len(name.rstrip("0123456789"))
     if k == len(name):
         return None
-    return name[:k].rstrip(" _-.:#=") or None
+    return re.sub(r"[0-9]+", "<N>", name[:k].rstrip(" _-.:#=/")) or None
 
 
 def ops_grew(rep, tq, x, col):

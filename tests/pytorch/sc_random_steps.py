@@ -12,7 +12,10 @@ With NEST "outer" the whole loop is inside one range "train" (so no
 top-level range repeats); with "inner" each step holds "forward" and
 "backward" ranges; "both" does both; "numbered" names each step's range by
 its number, "iteration0", "iteration1", ... (as Nsight Systems' PyTorch
-examples do), with "forward" and "backward" inside.
+examples do), with "forward" and "backward" inside; "epochs" names it by
+its epoch and its step in the epoch, "epoch 0 step 0" ... "epoch 0 step 7",
+"epoch 1 step 0", ... (8 steps an epoch), with "forward" and "backward"
+inside.
 
     sc_random_steps.py SEED STEPS KEEP_PROBABILITY [NEST]
 """
@@ -51,7 +54,7 @@ def step(rng, kept, keep, inner=False):
 def body(st):
     seed, steps, keep = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
     nest = sys.argv[4] if len(sys.argv) > 4 else "flat"
-    outer, inner = nest in ("outer", "both"), nest in ("inner", "both", "numbered")
+    outer, inner = nest in ("outer", "both"), nest in ("inner", "both", "numbered", "epochs")
     rng = random.Random(seed)
     params = torch.empty(size_bytes(rng) * 4, dtype=torch.uint8, device="cuda")
     kept = []
@@ -59,7 +62,8 @@ def body(st):
     if outer:
         torch.cuda.nvtx.range_push("train")
     for n in range(steps):
-        torch.cuda.nvtx.range_push(f"iteration{n}" if nest == "numbered" else "step")
+        names = {"numbered": f"iteration{n}", "epochs": f"epoch {n // 8} step {n % 8}"}
+        torch.cuda.nvtx.range_push(names.get(nest, "step"))
         step(rng, kept, keep, inner)
         torch.cuda.nvtx.range_pop()
         st.d["step_allocated"].append(torch.cuda.memory_allocated())
