@@ -45,14 +45,14 @@ static int cmp_culprit(const void *a, const void *b)
     return strcmp(x->label, y->label);
 }
 
-/* Every growing site grouped by its culprit frame, fastest first. */
-/* The growing sites grouped by label, with their shares: of their sum, or
- * of the total growth when growth per site was not analysed for every call
- * site (growth_sites_capped), the share of the sites not analysed then in
- * *unanalysed (0 to 1). Until session 26 the shares were of the sites
- * analysed only: with 4096 new call sites kept each step for 32 steps the
- * headline gave 91 % and 9 % to sites that stopped growing in step 16, and
- * said nothing of the half of the growth past them. */
+/* Every growing site grouped by its culprit frame, fastest first, with
+ * their shares: of their sum, or of the total growth when growth per site
+ * was not analysed for every call site (growth_sites_capped), the share of
+ * the sites not analysed then in *unanalysed (0 to 1). Until session 26 the
+ * shares were of the sites analysed only: with 4096 new call sites kept
+ * each step for 32 steps the headline gave 91 % and 9 % to sites that
+ * stopped growing in step 16, and said nothing of the half of the growth
+ * past them. */
 static vr_culprit *culprits(const vr_report *r, size_t *n, double *unanalysed)
 {
     size_t p = common_prefix(r), m = 0;
