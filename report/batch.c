@@ -18,18 +18,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The options that give a program's batch size: this project's trainer
+ * (--batch), PyTorch's examples (--batch-size), argparse's underscored
+ * spelling, Hugging Face's Trainer (--per_device_train_batch_size) and
+ * accelerate's examples (--train_batch_size). The one list of
+ * vr_argv_batch and vr_batch_command. */
+static const char *const batch_opts[] = {
+    "--batch",
+    "--batch-size",
+    "--batch_size",
+    "--per_device_train_batch_size",
+    "--per-device-train-batch-size",
+    "--train_batch_size",
+    "--train-batch-size",
+};
+
+/* Whether arg is a batch option: "--OPT" (its value is the next argument:
+ * *value NULL) or "--OPT=VALUE" (*value points at VALUE). */
+static bool batch_opt(const char *arg, const char **value)
+{
+    for (size_t k = 0; arg && k < sizeof batch_opts / sizeof batch_opts[0]; k++) {
+        size_t n = strlen(batch_opts[k]);
+        if (!strncmp(arg, batch_opts[k], n) && (arg[n] == '\0' || arg[n] == '=')) {
+            *value = arg[n] ? arg + n + 1 : NULL;
+            return true;
+        }
+    }
+    return false;
+}
+
 int64_t vr_argv_batch(const char *const *argv, size_t argc)
 {
     for (size_t i = 0; argv && i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (!a)
+        const char *v;
+        if (!batch_opt(argv[i], &v))
             continue;
-        if ((!strcmp(a, "--batch") || !strcmp(a, "--batch-size")) && i + 1 < argc)
+        if (!v && i + 1 < argc)
             v = argv[i + 1];
-        else if (!strncmp(a, "--batch=", 8))
-            v = a + 8;
-        else if (!strncmp(a, "--batch-size=", 13))
-            v = a + 13;
         if (v) {
             char *end;
             long long b = strtoll(v, &end, 10);
@@ -118,13 +143,11 @@ char *vr_batch_command(vr_arena *a, const char *const *argv, size_t argc, int64_
 {
     char *c = vr_sprintf(a, "vramtrace run -o batch%lld.vtrace --", (long long)batch);
     for (size_t i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (i && (!strcmp(argv[i - 1], "--batch") || !strcmp(argv[i - 1], "--batch-size")))
+        const char *arg = argv[i], *v;
+        if (i && batch_opt(argv[i - 1], &v) && !v)
             arg = vr_sprintf(a, "%lld", (long long)batch);
-        else if (!strncmp(arg, "--batch=", 8))
-            arg = vr_sprintf(a, "--batch=%lld", (long long)batch);
-        else if (!strncmp(arg, "--batch-size=", 13))
-            arg = vr_sprintf(a, "--batch-size=%lld", (long long)batch);
+        else if (batch_opt(arg, &v) && v)
+            arg = vr_sprintf(a, "%.*s%lld", (int)(v - arg), arg, (long long)batch);
         c = vr_sprintf(a, "%s %s", c, arg);
     }
     return c;

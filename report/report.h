@@ -526,7 +526,9 @@ int vr_render_memviz(FILE *out, vr_report *const *r, size_t n, const vr_options 
 
 /* ---- batch advice across runs (batch.c) -------------------------------- */
 
-/* The --batch / --batch-size value of argv (also --batch=N), -1 if none. */
+/* The batch size argv gives (--batch N, --batch-size, --batch_size,
+ * --per_device_train_batch_size, --train_batch_size and their -- spellings,
+ * also --OPT=N: batch.c, batch_opts), -1 if none. */
 int64_t vr_argv_batch(const char *const *argv, size_t argc);
 
 /* The largest batch that fits, from n runs of one program at different

@@ -1,4 +1,5 @@
 /* test_batch.c: batch advice (batch.c): measured within one run, and across runs. */
+#include "internal.h"
 #include "report_test.h"
 
 /* argv --batch 64, 100 MiB used outside the recording, 200 MiB of weights.
@@ -280,13 +281,49 @@ static void test_batch_advice_two_devices(void **state)
     }
 }
 
+/* The batch options of the usual training scripts (argparse's
+ * --batch_size, Hugging Face's --per_device_train_batch_size, ...), read
+ * and rewritten for the next run; other options with "batch" in their name
+ * are not the batch. */
+static void test_batch_options(void **state)
+{
+    (void)state;
+    struct {
+        const char *argv[4];
+        int64_t batch;
+        const char *next; /* the command for batch 12 */
+    } cases[] = {
+        {{"train", "--batch", "64"}, 64, "train --batch 12"},
+        {{"train", "--batch-size=32"}, 32, "train --batch-size=12"},
+        {{"train.py", "--batch_size", "16"}, 16, "train.py --batch_size 12"},
+        {{"run_clm.py", "--per_device_train_batch_size=8"},
+         8,
+         "run_clm.py --per_device_train_batch_size=12"},
+        {{"train.py", "--train_batch_size", "4"}, 4, "train.py --train_batch_size 12"},
+        {{"train.py", "--batches", "5"}, -1, "train.py --batches 5"},
+        {{"train.py", "--eval_batch_size", "5"}, -1, "train.py --eval_batch_size 5"},
+        {{"train.py", "--batch_size", "x"}, -1, "train.py --batch_size 12"},
+    };
+    vr_arena *a = vr_arena_new();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t argc = 0;
+        while (argc < 4 && cases[i].argv[argc])
+            argc++;
+        assert_int_equal(vr_argv_batch(cases[i].argv, argc), cases[i].batch);
+        const char *cmd = vr_batch_command(a, cases[i].argv, argc, 12);
+        const char *want = vr_sprintf(a, "vramtrace run -o batch12.vtrace -- %s", cases[i].next);
+        if (strcmp(cmd, want))
+            fail_msg("case %zu: \"%s\", want \"%s\"", i, cmd, want);
+    }
+    vr_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batch_measured),
-        cmocka_unit_test(test_batch_two_devices),
-        cmocka_unit_test(test_batch_advice),
-        cmocka_unit_test(test_batch_advice_two_devices),
+        cmocka_unit_test(test_batch_measured), cmocka_unit_test(test_batch_two_devices),
+        cmocka_unit_test(test_batch_advice),   cmocka_unit_test(test_batch_advice_two_devices),
+        cmocka_unit_test(test_batch_options),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
