@@ -475,6 +475,12 @@ static const char *leak_site(const vr_report *r, bool caches)
 
 /* No end-of-process record (killed, or the trace was read while the program
  * ran, or cut short): what is live then was never a leak at exit. */
+/* "s" unless n is 1: "1 allocation", "2 allocations". */
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static void headline_no_end(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32];
@@ -483,8 +489,10 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
     if (r->leaked_count)
         live = vr_sprintf(r->arena,
                           "%s of device memory in %" PRIu64
-                          " allocations live when the trace ends, the largest part allocated at %s",
-                          SZ(r->leaked_bytes, b1), r->leaked_count, leak_site(r, true));
+                          " allocation%s live when the trace ends, the largest part allocated at "
+                          "%s",
+                          SZ(r->leaked_bytes, b1), r->leaked_count, plural(r->leaked_count),
+                          leak_site(r, true));
     h->text = vr_sprintf(r->arena,
                          "NO END OF PROCESS RECORDED (killed, cut short or still running): peak "
                          "reserved %s, %s, no out-of-memory failure left unrecovered; %s",
@@ -502,13 +510,15 @@ static void headline_leaked(const vr_report *r, vr_headline *h)
     h->kind = "leaked";
     const char *site = leak_site(r, false);
     const char *holder = cache_holder(r, false);
-    h->text = vr_sprintf(r->arena,
-                         "LEAKED AT EXIT: %s of device memory in %" PRIu64
-                         " allocations%s%s%s%s, the largest part allocated at %s",
-                         SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
-                         r->leaked_count - r->cached_at_exit_count, holder ? " (besides " : "",
-                         holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
-                         holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
+    h->text =
+        vr_sprintf(r->arena,
+                   "LEAKED AT EXIT: %s of device memory in %" PRIu64
+                   " allocation%s%s%s%s%s, the largest part allocated at %s",
+                   SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
+                   r->leaked_count - r->cached_at_exit_count,
+                   plural(r->leaked_count - r->cached_at_exit_count), holder ? " (besides " : "",
+                   holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
+                   holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
     h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
 }
 
@@ -526,11 +536,12 @@ static void headline_finished(const vr_report *r, vr_headline *h, const char *fa
         failed ? vr_sprintf(r->arena, "%s, NO MEMORY FAILURE SEEN", failed) : "HEALTHY";
     const char *rest =
         leaked ? vr_sprintf(r->arena,
-                            "%s of device memory in %" PRIu64 " allocations live at exit (the "
-                            "largest part allocated at %s), %s, no out-of-memory failure "
+                            "%s of device memory in %" PRIu64 " allocation%s live at exit "
+                            "(the largest part allocated at %s), %s, no out-of-memory failure "
                             "left unrecovered",
                             SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
-                            r->leaked_count - r->cached_at_exit_count, leak_site(r, false),
+                            r->leaked_count - r->cached_at_exit_count,
+                            plural(r->leaked_count - r->cached_at_exit_count), leak_site(r, false),
                             growth_clause(r))
                : healthy_rest(r);
     if (total)

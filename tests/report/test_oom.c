@@ -713,7 +713,7 @@ static void test_failed_exit_not_healthy(void **state)
             assert_string_equal(hl.kind, "exited");
             assert_non_null(strstr(hl.text, "EXITED WITH STATUS 1, NO MEMORY FAILURE SEEN: "
                                             "peak reserved 11.00 MiB"));
-            assert_non_null(strstr(hl.text, "1.00 MiB of device memory in 1 allocations live at "
+            assert_non_null(strstr(hl.text, "1.00 MiB of device memory in 1 allocation live at "
                                             "exit"));
             assert_non_null(strstr(hl.remedy, "set_per_process_memory_fraction"));
         } else {
@@ -763,7 +763,7 @@ static void test_no_end_not_leaked(void **state)
     vr_headline_of(r, &hl);
     assert_string_equal(hl.kind, "no_end");
     assert_non_null(strstr(hl.text, "NO END OF PROCESS RECORDED"));
-    assert_non_null(strstr(hl.text, "10.00 MiB of device memory in 1 allocations live when the "
+    assert_non_null(strstr(hl.text, "10.00 MiB of device memory in 1 allocation live when the "
                                     "trace ends"));
     assert_null(strstr(hl.text, "LEAKED"));
     assert_non_null(strstr(hl.remedy, "not a leak"));

@@ -398,7 +398,7 @@ static void test_python_lead_and_cache(void **state)
     assert_int_equal(r->cached_at_exit_count, 1);
     const char *kind, *remedy, *text = headline(r, &kind, &remedy);
     assert_string_equal(kind, "leaked");
-    assert_string_equal(text, "LEAKED AT EXIT: 1.00 MiB of device memory in 1 allocations "
+    assert_string_equal(text, "LEAKED AT EXIT: 1.00 MiB of device memory in 1 allocation "
                               "(besides 8.00 MiB held by PyTorch's caching allocator as its "
                               "cache), the largest part allocated at body (train.py:42)");
     char *out = render(vr_render_text, r);
