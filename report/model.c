@@ -766,6 +766,8 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     o->peak_allocated_t_ns = vr_rel_ns(s, d->peak_alloc_t);
     o->peak_reserved = d->peak_res;
     o->peak_reserved_t_ns = vr_rel_ns(s, d->peak_res_t);
+    o->pool_reserved_peak = d->pool_reserved_peak;
+    o->pool_reserved_peak_t_ns = d->pool_reserved_peak_t;
     vr_point *p = vr_alloc(s->arena, (2 * d->nbuckets + 1) * sizeof(vr_point));
     size_t n = 0;
     for (size_t i = 0; i < d->nbuckets; i++) {

@@ -7,9 +7,12 @@
  * pool_text.c. */
 #include "state.h"
 
-/* Pool's free reserve on d is spare now (its entry in d->pools, made when
- * new; past VR_MAX_POOLS the last entry's), and d->pool_spare their sum. */
-static void pool_spare_set(vr_devstate *d, uint64_t pool, uint64_t spare)
+/* Pool's free reserve on d is spare now and its reserved bytes reserved
+ * (its entry in d->pools, made when new; past VR_MAX_POOLS the last
+ * entry's); d->pool_spare and d->pool_reserved_sum their sums, the latter's
+ * most kept with its time rel (ns since the start). */
+static void pool_spare_set(vr_devstate *d, uint64_t pool, uint64_t spare, uint64_t reserved,
+                           uint64_t rel)
 {
     uint32_t k = 0;
     while (k < d->npools && d->pools[k].pool != pool && k + 1 < VR_MAX_POOLS)
@@ -18,9 +21,16 @@ static void pool_spare_set(vr_devstate *d, uint64_t pool, uint64_t spare)
         d->npools++;
     d->pools[k].pool = pool;
     d->pools[k].spare = spare;
-    d->pool_spare = 0;
-    for (uint32_t i = 0; i < d->npools; i++)
+    d->pools[k].reserved = reserved;
+    d->pool_spare = d->pool_reserved_sum = 0;
+    for (uint32_t i = 0; i < d->npools; i++) {
         d->pool_spare += d->pools[i].spare;
+        d->pool_reserved_sum += d->pools[i].reserved;
+    }
+    if (d->pool_reserved_sum > d->pool_reserved_peak) {
+        d->pool_reserved_peak = d->pool_reserved_sum;
+        d->pool_reserved_peak_t = rel;
+    }
     d->pool_sampled = true;
 }
 
@@ -32,7 +42,8 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
     pool_spare_set(d, ev->u.pool.pool,
-                   d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0);
+                   d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0,
+                   d->pool_reserved, vr_rel_ns(s, ev->ts_ns));
     s->pools_pending = true;
 }
 

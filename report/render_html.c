@@ -712,7 +712,11 @@ static void summary(FILE *f, const vr_report *r)
     for (size_t i = 0; i < r->ndevices; i++) {
         fprintf(f, "<tr><th>device %d</th><td>", r->devices[i].id);
         esc(f, r->devices[i].name);
-        fprintf(f, " (%s)</td></tr>", SZ(r->devices[i].total_bytes, b1));
+        fprintf(f, " (%s)", SZ(r->devices[i].total_bytes, b1));
+        if (r->devices[i].pool_reserved_peak)
+            fprintf(f, "; stream-ordered pools reserved %s at most where sampled",
+                    SZ(r->devices[i].pool_reserved_peak, b1));
+        fputs("</td></tr>", f);
     }
     fputs("</table>", f);
     for (size_t i = 0; i < r->nnotes; i++) {

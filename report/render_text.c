@@ -103,10 +103,14 @@ static void summary(FILE *f, const vr_report *r)
         fprintf(f, "  exit: %s (status not known)\n", r->exit_reason);
     for (size_t i = 0; i < r->ndevices; i++) {
         const vr_device *d = &r->devices[i];
-        fprintf(f, "  device %d %s (%s): peak allocated %s at %s, peak reserved %s\n", d->id,
+        fprintf(f, "  device %d %s (%s): peak allocated %s at %s, peak reserved %s", d->id,
                 d->name[0] ? d->name : "?", d->total_bytes ? SZ(d->total_bytes, b1) : "size ?",
                 SZ(d->peak_allocated, b2), VR_TIME(d->peak_allocated_t_ns),
                 SZ(d->peak_reserved, b3));
+        if (d->pool_reserved_peak)
+            fprintf(f, "; stream-ordered pools reserved %s at most where sampled, at %s",
+                    SZ(d->pool_reserved_peak, b1), VR_TIME(d->pool_reserved_peak_t_ns));
+        fputc('\n', f);
         if (d->ntimeline)
             fprintf(f,
                     "  " VR_MARK_TIMELINE_TEXT "%zu points, %zu hover samples (--html, --chrome)\n",

@@ -95,6 +95,13 @@ typedef struct vr_device {
     uint64_t baseline_bytes;
     uint64_t peak_allocated, peak_allocated_t_ns;
     uint64_t peak_reserved, peak_reserved_t_ns;
+    /* The device's stream-ordered pools' reserved bytes (cudaMallocAsync's
+     * memory, used or not; cudaMemPoolAttrReservedMemCurrent, what
+     * PyTorch's memory_reserved() is under backend:cudaMallocAsync), summed:
+     * the most at a pool sample (pool_stat records: NVTX range ends,
+     * failures, memory samples), and when; 0 when none was sampled. Not in
+     * peak_reserved, which counts the allocations made from the pools. */
+    uint64_t pool_reserved_peak, pool_reserved_peak_t_ns;
     const vr_point *timeline; /* downsampled (<= VR_MAX_POINTS), exact peak kept */
     size_t ntimeline;
 } vr_device;

@@ -150,12 +150,12 @@ SCENARIOS = {
     "random_steps_1": (["sc_random_steps.py", "1", "40", "0.5"], {}, [],
                        ["growth_truth", "reserved", "snapshot"]),
     "random_steps_2_tensors": (["sc_random_steps.py", "2", "40", "0.5"], {}, ["--torch-tensors"],
-                               ["growth_truth", "allocated"]),
+                               ["growth_truth", "allocated", "pool_reserved"]),
     "random_steps_3_none_kept": (["sc_random_steps.py", "3", "40", "0"], {}, ["--torch-tensors"],
-                                 ["growth_truth", "allocated"]),
+                                 ["growth_truth", "allocated", "pool_reserved"]),
     # a tensor kept in nine steps of ten, of random sizes: stairs, R^2 0.61
     "random_steps_4_stairs": (["sc_random_steps.py", "7", "30", "0.9"], {}, ["--torch-tensors"],
-                              ["growth_truth", "allocated"]),
+                              ["growth_truth", "allocated", "pool_reserved"]),
     # kept tensors of random sizes until the pool runs out: R^2 0.897, a
     # rise that kept on; the verdict was fragmentation
     "random_steps_6_leak_oom": (["sc_random_steps.py", "52", "2000", "0.5"],
@@ -166,7 +166,8 @@ SCENARIOS = {
     "random_steps_7_outer": (["sc_random_steps.py", "8", "40", "0.5", "outer"], {}, [],
                              ["growth_truth", "reserved"]),
     "random_steps_8_nested_tensors": (["sc_random_steps.py", "9", "40", "0.5", "both"], {},
-                                      ["--torch-tensors"], ["growth_truth", "allocated"]),
+                                      ["--torch-tensors"], ["growth_truth", "allocated",
+                                                            "pool_reserved"]),
     # each step's range named by its number ("iteration0", ...): one range
     "random_steps_9_numbered": (["sc_random_steps.py", "10", "40", "0.7", "numbered"], {}, [],
                                 ["growth_truth", "reserved"]),
@@ -363,6 +364,14 @@ def check(r, what, tq):
               f"(+{a - b} B of pages created during recovered mapping failures)")
         ok = a >= b and (a == b or rep["totals"]["recovered_failed_allocations"] > 0)
         return ok or fail("peak reserved inconsistent")
+    if what == "pool_reserved":
+        # backend:cudaMallocAsync: PyTorch's reserved bytes are the pool's;
+        # vramtrace samples the pool at NVTX range ends (the pool only grows
+        # here, so its last sample, at the last step's end, is its peak)
+        a, b = dev["pool_reserved_peak_bytes"], tq["reserved_bytes.all.peak"]
+        print(f"pool reserved: vramtrace {a} at most where sampled, PyTorch "
+              f"reserved_bytes.all.peak {b}")
+        return a == b or fail("the pool's reserved bytes differ")
     if what == "allocated":
         a, b = dev["peak_allocated_bytes"], tq["allocated_bytes.all.peak"]
         print(f"peak allocated: vramtrace {a}, PyTorch allocated_bytes.all.peak {b}")
