@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vti_internal.h"
 
@@ -47,8 +48,10 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
 /* The pools stream-ordered allocations took from, sampled at iteration
  * ends: bit d of pool_devices for device d's current pool, and the first
  * MAX_POOLS pools given by name (cudaMallocFromPoolAsync: RAPIDS RMM's
- * cuda_async_memory_resource makes its own), each with its device. */
-#define MAX_POOLS 8
+ * cuda_async_memory_resource makes its own), each with its device. The
+ * table fills in order and its walks stop at the first free slot, so they
+ * cost what the program's pools are. */
+#define MAX_POOLS VT_MAX_POOLS
 static _Atomic uint64_t pool_devices;
 static struct {
     _Atomic uint64_t pool; /* 0: free slot */
@@ -157,14 +160,36 @@ static void write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
 
 static pthread_mutex_t named_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Whether pool is in named[]. */
+/* Set once a pool found the table full: one note says so (the report
+ * cannot tell what is not sampled). */
+static _Atomic bool named_full;
+
+static void note_full(void)
+{
+    if (atomic_load_explicit(&named_full, memory_order_relaxed) ||
+        atomic_exchange_explicit(&named_full, true, memory_order_relaxed))
+        return;
+    char text[160];
+    snprintf(text, sizeof text,
+             "more than %d stream-ordered pools: the pools past them are sampled only where "
+             "their allocations fail",
+             MAX_POOLS);
+    vt_event ev = {.type = VT_REC_NOTE};
+    ev.u.note.text = text;
+    vti_emit(&ev);
+}
+
+/* Whether pool is in named[] (or the table is full: nothing more is
+ * sampled, said once). */
 static bool named_has(uint64_t pool)
 {
     uint64_t seen;
     int i = 0;
     while ((seen = named_pool(i, NULL)) && seen != pool)
         i++;
-    return seen || i == MAX_POOLS; /* full: nothing more is sampled */
+    if (!seen && i == MAX_POOLS)
+        note_full();
+    return seen || i == MAX_POOLS;
 }
 
 /* pool into named[] (its device stored before it: readers load the pool

@@ -11,14 +11,19 @@
  * (its entry in d->pools, made when new; past VR_MAX_POOLS the last
  * entry's); d->pool_spare and d->pool_reserved_sum their sums, the latter's
  * most kept with its time rel (ns since the start). */
-static void pool_spare_set(vr_devstate *d, uint64_t pool, uint64_t spare, uint64_t reserved,
-                           uint64_t rel)
+static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t spare,
+                           uint64_t reserved, uint64_t rel)
 {
     uint32_t k = 0;
     while (k < d->npools && d->pools[k].pool != pool && k + 1 < VR_MAX_POOLS)
         k++;
     if (k == d->npools)
         d->npools++;
+    else if (d->pools[k].pool != pool)
+        vr_state_note_once(s,
+                           "more than %d stream-ordered pools on one device: the pools' free "
+                           "reserve and reserved bytes count the last ones as one",
+                           VR_MAX_POOLS);
     d->pools[k].pool = pool;
     d->pools[k].spare = spare;
     d->pools[k].reserved = reserved;
@@ -41,7 +46,7 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     d->pool_tid = ev->thread_id;
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
-    pool_spare_set(d, ev->u.pool.pool,
+    pool_spare_set(s, d, ev->u.pool.pool,
                    d->pool_reserved > d->pool_used ? d->pool_reserved - d->pool_used : 0,
                    d->pool_reserved, vr_rel_ns(s, ev->ts_ns));
     s->pools_pending = true;

@@ -229,8 +229,9 @@ typedef struct vr_bucket {
  * (2.1 KiB, arena); past them the projection takes all devices' bytes
  * together, with a note. */
 #define VR_MAX_GROWTH_DEVICES 64
-/* Stream-ordered pools followed per device (vr_devstate.pools). */
-#define VR_MAX_POOLS 8
+/* Stream-ordered pools followed per device (vr_devstate.pools;
+ * trace/vtrace.h, VT_MAX_POOLS). */
+#define VR_MAX_POOLS VT_MAX_POOLS
 /* Names counted per nesting level, and the levels (vr_level, below). */
 #define VR_MAX_TOPNAMES 16
 #define VR_LEVELS 2

@@ -227,6 +227,13 @@ void vt_build_id_hex(const unsigned char *bits, size_t n, char out[VT_MAX_ID_LEN
  * even count of lowercase hex digits. */
 size_t vt_build_id_bits(const char *hex, unsigned char bits[VT_MAX_ID_LEN / 2]);
 
+/* Stream-ordered memory pools followed one by one: the preload samples the
+ * first this many pools a program names (cudaMallocFromPoolAsync) at
+ * iteration ends (interpose/poolstat.c), and the report sums this many per
+ * device (report/pool.c; past them, a note). Until session 26 8 each: a
+ * program of 12 pools was reported holding 1 GiB of their 1.5 GiB. */
+#define VT_MAX_POOLS 64
+
 /* ---- Header --------------------------------------------------------------- */
 
 #define VT_MAX_ARGV 64
