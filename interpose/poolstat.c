@@ -56,7 +56,8 @@ static _Atomic uint64_t pool_devices;
 static struct {
     _Atomic uint64_t pool; /* 0: free slot */
     _Atomic int device;
-    _Atomic uint64_t spare; /* free reserve at its latest sample */
+    _Atomic uint64_t spare;    /* free reserve at its latest sample */
+    _Atomic uint64_t reserved; /* reserved bytes at its latest sample */
 } named[MAX_POOLS];
 
 /* The pool of named[i] and, unless device is NULL, its device into
@@ -77,6 +78,26 @@ static uint64_t named_pool(int i, int *device)
  * once one of device d's was sampled. */
 static _Atomic uint64_t current_spare[VTI_MAX_DEVICES], current_handle[VTI_MAX_DEVICES];
 static _Atomic uint64_t spare_sampled;
+/* The same for the pools' reserved bytes, and the most of each device's
+ * sum (vti_pool_reserved_peak). */
+static _Atomic uint64_t current_reserved[VTI_MAX_DEVICES], reserved_peak[VTI_MAX_DEVICES];
+
+/* Device d's pools' reserved bytes at their latest samples, summed (each
+ * pool once), kept as its most when above. */
+static void reserved_sum(int d)
+{
+    uint64_t current = atomic_load_explicit(&current_handle[d], memory_order_relaxed);
+    uint64_t sum = atomic_load_explicit(&current_reserved[d], memory_order_relaxed), pool;
+    int dev;
+    for (int i = 0; (pool = named_pool(i, &dev)); i++)
+        if (pool != current && dev == d)
+            sum += atomic_load_explicit(&named[i].reserved, memory_order_relaxed);
+    uint64_t peak = atomic_load_explicit(&reserved_peak[d], memory_order_relaxed);
+    while (sum > peak &&
+           !atomic_compare_exchange_weak_explicit(&reserved_peak[d], &peak, sum,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
 
 /* The sample ev of a pool kept as its device's latest: the current pool's
  * (current: asked as the device's) or a named one's. */
@@ -89,13 +110,24 @@ static void keep_spare(const vt_event *ev, bool current)
     if (current) {
         atomic_store_explicit(&current_handle[d], ev->u.pool.pool, memory_order_relaxed);
         atomic_store_explicit(&current_spare[d], spare, memory_order_relaxed);
+        atomic_store_explicit(&current_reserved[d], r, memory_order_relaxed);
     }
     uint64_t pool;
     for (int i = 0; (pool = named_pool(i, NULL)); i++)
-        if (pool == ev->u.pool.pool)
+        if (pool == ev->u.pool.pool) {
             atomic_store_explicit(&named[i].spare, spare, memory_order_relaxed);
+            atomic_store_explicit(&named[i].reserved, r, memory_order_relaxed);
+        }
+    reserved_sum(d);
     if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & 1ull << d))
         atomic_fetch_or(&spare_sampled, 1ull << d);
+}
+
+uint64_t vti_pool_reserved_peak(int device)
+{
+    return device >= 0 && device < VTI_MAX_DEVICES
+               ? atomic_load_explicit(&reserved_peak[device], memory_order_relaxed)
+               : 0;
 }
 
 bool vti_pool_spare(int device, uint64_t *spare)

@@ -375,10 +375,16 @@ static void summary_device(int device)
     /* The preload sees allocation calls only: its peak is what the report
      * calls reserved (a caching allocator's segments count whole); the
      * report splits allocated from reserved. */
+    uint64_t pools = vti_pool_reserved_peak(device);
     if (device < 0)
         vti_msg("vramtrace: host memory (pinned, registered): peak %s", peak);
     else
         vti_msg("vramtrace: device %d: peak reserved %s", device, peak);
+    if (pools) { /* what backend:cudaMallocAsync's memory_reserved() is */
+        char pool[32];
+        vti_fmt_bytes(pools, pool, sizeof pool);
+        vti_msg(" (stream-ordered pools reserved %s where sampled)", pool);
+    }
     /* "live at exit", not "leaked": without symbols the preload cannot tell
      * a caching allocator's cache from a leak (the report can). */
     vti_msg(", %" PRIu64 " allocations, live at exit %s in %" PRIu64 " allocations, %" PRIu64

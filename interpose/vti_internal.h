@@ -840,6 +840,11 @@ void vti_write_pool_sample(vti_thread *t, int device);
  * 0) while none of device's was sampled: its allocations' rounding
  * (vti_counters.slack_pool_bytes) stands for them then. */
 bool vti_pool_spare(int device, uint64_t *spare);
+/* device's pools' reserved bytes (the current pool's and the program's own,
+ * each once) at their latest samples, summed: the most of that sum so far,
+ * bytes; 0 while none was sampled. The exit line's "stream-ordered pools
+ * reserved" (the report's vr_device.pool_reserved_peak, report/pool.c). */
+uint64_t vti_pool_reserved_peak(int device);
 /* Record a failed allocation made at call stack `stack` with a memory-info
  * sample, and hold the OOM diagnosis (diagnose.c). */
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack);

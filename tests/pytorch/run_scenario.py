@@ -276,6 +276,8 @@ class Run:
         e.update(self.env_extra)
         e.update({"VRAMTRACE_QUIET": "1", "VRAMTRACE_SIM_DEVICE": "t4", "TORCHSCEN_STATS": stats,
                   "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": HERE})
+        if "pool_reserved" in self.checks:  # its exit line is checked too
+            del e["VRAMTRACE_QUIET"]
         return e
 
     def argv(self):
@@ -337,6 +339,17 @@ def check_same(plain, traced):
     return ok
 
 
+def size_text(b):
+    """b bytes as vramtrace prints them (size/vsize.c, vsize_format)."""
+    if b < 1024:
+        return f"{b} B"
+    v, units = b / 1024, ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    i = 0
+    while v >= 1023.995 and i + 1 < len(units):
+        v, i = v / 1024, i + 1
+    return f"{v:.2f} {units[i]}"
+
+
 def fatal_oom(rep):
     return next((o for o in rep["ooms"] if o["fatal"]), None)
 
@@ -371,7 +384,16 @@ def check(r, what, tq):
         a, b = dev["pool_reserved_peak_bytes"], tq["reserved_bytes.all.peak"]
         print(f"pool reserved: vramtrace {a} at most where sampled, PyTorch "
               f"reserved_bytes.all.peak {b}")
-        return a == b or fail("the pool's reserved bytes differ")
+        ok = a == b or fail("the pool's reserved bytes differ")
+        err = getattr(r, "traced_stderr", None)  # the exit line (not with --recorded)
+        want = "device 0: peak reserved "
+        line = next((x for x in (err or "").splitlines() if want in x), "")
+        if err is not None:
+            said = re.search(r"\(stream-ordered pools reserved (.*?) where sampled\)", line)
+            print(f"exit line: {line[:140]}")
+            ok = (said is not None and said.group(1) == size_text(b) or fail(
+                f"the exit line's pools reserved, want {size_text(b)}")) and ok
+        return ok
     if what == "allocated":
         a, b = dev["peak_allocated_bytes"], tq["allocated_bytes.all.peak"]
         print(f"peak allocated: vramtrace {a}, PyTorch allocated_bytes.all.peak {b}")
@@ -1098,6 +1120,7 @@ def run_both(o, r):
         return True, None
     plain = r.run_plain()
     traced = r.run_traced()
+    r.traced_stderr = traced.stderr
     if traced.stderr.strip():
         print("stderr (traced):", traced.stderr.strip()[-1500:])
     return check_same(plain, traced), traced
