@@ -29,6 +29,7 @@ typedef struct iter_fit {
     bool repeated;                   /* a stem whose numbers stopped increasing: counts no more */
     uint64_t last[VT_RANGE_NUMBERS]; /* a stem: the numbers of the last range that ended */
     int parent;      /* level 1: fits[0] index of the range it last ended in, -1 none */
+    uint32_t gen;    /* bumped when the slot is given to another name (find) */
     uint64_t starts; /* level 0: begun */
     uint64_t n;      /* completed iterations */
     uint64_t y0;     /* live bytes at the first end (samples are centred on it) */
@@ -93,23 +94,51 @@ void vti_iter_meminfo(int device, uint64_t free_b)
     pthread_mutex_unlock(&iter_lock);
 }
 
+/* Whether fit f of level holds a one-off range: begun once (level 0) and
+ * completed once, so never an iteration; its slot may go to another name. */
+static bool one_off(const iter_fit *level, const iter_fit *f)
+{
+    return f->n == 1 && (level != fits[0] || f->starts <= 1);
+}
+
+/* Slot f of level given to a new name: cleared, its generation bumped (an
+ * end in flight for the old name is dropped: vti_iter_end), and the nested
+ * fits inside it (level 0) no longer inside anything. */
+static void reuse(iter_fit *level, iter_fit *f)
+{
+    uint32_t gen = f->gen + 1;
+    memset(f, 0, sizeof *f);
+    f->gen = gen;
+    for (int j = 0; level == fits[0] && j < ITER_NAMES; j++)
+        if (fits[1][j].parent == (int)(f - fits[0]))
+            fits[1][j].parent = -1;
+}
+
 /* The fit named by the first len bytes of name (a stem or not) in level,
- * created; NULL when the level is full. */
+ * created (past ITER_NAMES in the place of a one-off range's: a program's
+ * phases before its loop, "load_data", "warmup", ...; until session 26 the
+ * first 8 names stayed, and after 8 such phases the exit line had no
+ * growth); NULL when every name of the level may still be an iteration. */
 static iter_fit *find(iter_fit *level, const char *name, size_t len, bool stem)
 {
     size_t n = len < sizeof level[0].name ? len : sizeof level[0].name - 1;
-    for (int i = 0; i < ITER_NAMES; i++) {
-        if (!level[i].name[0]) {
-            memcpy(level[i].name, name, n);
-            level[i].name[n] = '\0';
-            level[i].stem = stem;
-            level[i].parent = -1;
-            return &level[i];
-        }
-        if (level[i].stem == stem && !strncmp(level[i].name, name, n) && !level[i].name[n])
+    iter_fit *slot = NULL;
+    for (int i = 0; i < ITER_NAMES && !slot; i++) {
+        if (!level[i].name[0])
+            slot = &level[i];
+        else if (level[i].stem == stem && !strncmp(level[i].name, name, n) && !level[i].name[n])
             return &level[i];
     }
-    return NULL;
+    for (int i = 0; i < ITER_NAMES && !slot; i++)
+        if (one_off(level, &level[i]))
+            reuse(level, slot = &level[i]);
+    if (!slot)
+        return NULL;
+    memcpy(slot->name, name, n);
+    slot->name[n] = '\0';
+    slot->stem = stem;
+    slot->parent = -1;
+    return slot;
 }
 
 /* The fit range name counts in: its stem's while the stem's numbers keep
@@ -196,6 +225,7 @@ void vti_iter_end(const char *name, int level, const char *parent)
         return;
     pthread_mutex_lock(&iter_lock);
     iter_fit *f = ended_fit(name, level, parent);
+    uint32_t gen = f ? f->gen : 0;
     pthread_mutex_unlock(&iter_lock);
     if (!f)
         return;
@@ -205,7 +235,8 @@ void vti_iter_end(const char *name, int level, const char *parent)
      * while others failed allocations) */
     uint64_t dy[VTI_MAX_DEVICES], held, y = live_device_bytes(dy, &held);
     pthread_mutex_lock(&iter_lock);
-    fit_add(f, y, dy, held);
+    if (f->gen == gen) /* else its slot went to another name meanwhile */
+        fit_add(f, y, dy, held);
     if (level == 0 && f->n >= 3 && !f->repeated)
         __atomic_store_n(&top_repeats, true, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&iter_lock);

@@ -87,12 +87,43 @@ static void devices_ended(vr_state *s, int k, size_t name, bool measure)
     }
 }
 
+/* The names[] index of level lv's range name, added when new: past
+ * VR_MAX_TOPNAMES in the place of a name that began once and ended (a
+ * one-off phase: "load_data", "warmup"), whose measures on the devices are
+ * cleared; SIZE_MAX when every name is open or repeated. Until session 26
+ * the first names stayed: a program with 16 one-off ranges before its
+ * training loop had no iterations ("step" was never counted). */
+static size_t level_slot(vr_state *s, vr_level *lv, uint32_t name)
+{
+    size_t k = vr_level_find(lv, name);
+    if (k != SIZE_MAX)
+        return k;
+    if (lv->nnames < VR_MAX_TOPNAMES) {
+        k = lv->nnames++;
+    } else {
+        for (size_t i = 0; i < lv->nnames && k == SIZE_MAX; i++)
+            if (lv->names[i].starts <= 1 && lv->names[i].count == lv->names[i].starts &&
+                lv->names[i].name != lv->cur && lv->names[i].name != lv->iter_name)
+                k = i;
+        if (k == SIZE_MAX)
+            return SIZE_MAX;
+        int level = (int)(lv - s->level);
+        for (uint32_t i = 0; i < s->ngrowth_devices; i++) {
+            vr_devgrowth *g = vr_growth_device(s, i)->growth;
+            g->last_peak[level][k] = g->last_end[level][k] = g->last_spare[level][k] = 0;
+        }
+    }
+    memset(&lv->names[k], 0, sizeof(lv->names[0]));
+    lv->names[k].name = name;
+    return k;
+}
+
 /* A range of level lv began: an iteration candidate whose peak reserved
  * bytes and first allocation are measured (oom.c's batch estimate). */
-static void level_started(vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved,
+static void level_started(vr_state *s, vr_level *lv, uint32_t name, uint64_t ts, uint64_t reserved,
                           uint64_t ooms)
 {
-    size_t k = vr_level_name(lv, name);
+    size_t k = level_slot(s, lv, name);
     if (k != SIZE_MAX && !lv->names[k].count && !lv->names[k].first_start)
         lv->names[k].first_start = ts;
     if (k != SIZE_MAX)
@@ -118,7 +149,7 @@ void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts
     t->stack_ts[t->depth] = ts;
     t->depth++;
     if (t->depth <= VR_LEVELS) {
-        level_started(&s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved,
+        level_started(s, &s->level[t->depth - 1], vr_range_key(s, (uint32_t)entry), ts, s->reserved,
                       oom_failures(s));
         devices_started(s, (int)t->depth - 1);
     }
@@ -140,7 +171,7 @@ static void push_span(vr_state *s, uint32_t name, uint64_t start, uint64_t end)
  * becomes the candidate (the sampler restarts). */
 static void level_ended(vr_state *s, vr_level *lv, uint32_t name, uint32_t parent, uint64_t end)
 {
-    size_t k = vr_level_name(lv, name);
+    size_t k = level_slot(s, lv, name);
     if (k == SIZE_MAX)
         return;
     uint64_t *cnt = &lv->names[k].count;

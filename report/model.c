@@ -323,7 +323,7 @@ static iter_need iteration_need(vr_state *s)
         return sum;
     }
     vr_level *lv = (vr_level *)vr_growth_level(s);
-    size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
+    size_t k = lv ? vr_level_find(lv, lv->iter_name) : SIZE_MAX;
     if (k == SIZE_MAX)
         return (iter_need){0, 0};
     return (iter_need){above(lv->names[k].last_peak, lv->names[k].last_end),
@@ -540,7 +540,7 @@ static iter_need device_need(vr_state *s, const vr_devstate *d)
     if (pattern_iterations(s))
         return (iter_need){above(g->pat_last_peak, g->pat_last_end), g->pat_last_spare};
     vr_level *lv = (vr_level *)vr_growth_level(s);
-    size_t k = lv ? vr_level_name(lv, lv->iter_name) : SIZE_MAX;
+    size_t k = lv ? vr_level_find(lv, lv->iter_name) : SIZE_MAX;
     if (k == SIZE_MAX)
         return (iter_need){0, 0};
     int level = (int)(lv - s->level);

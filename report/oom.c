@@ -344,7 +344,7 @@ static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t ba
     if (o->o.batch <= 0 || !t || t->depth <= l || !o->o.device_total_bytes)
         return;
     vr_level *lv = &s->level[l];
-    size_t it = vr_level_name(lv, vr_range_key(s, (uint32_t)t->stack[l]));
+    size_t it = vr_level_find(lv, vr_range_key(s, (uint32_t)t->stack[l]));
     if (it != SIZE_MAX && lv->names[it].count && lv->names[it].last_peak)
         batch_measured(s, o, lv, it, baseline);
     else

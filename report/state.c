@@ -415,16 +415,12 @@ vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key)
     return vr_map_put(&s->live_ext, key, NULL);
 }
 
-size_t vr_level_name(vr_level *lv, uint32_t name)
+size_t vr_level_find(const vr_level *lv, uint32_t name)
 {
     for (size_t i = 0; i < lv->nnames; i++)
         if (lv->names[i].name == name)
             return i;
-    if (lv->nnames == VR_MAX_TOPNAMES)
-        return SIZE_MAX;
-    memset(&lv->names[lv->nnames], 0, sizeof(lv->names[0]));
-    lv->names[lv->nnames].name = name;
-    return lv->nnames++;
+    return SIZE_MAX;
 }
 
 void vr_state_symbol(vr_state *s, const vt_event *ev)

@@ -405,8 +405,9 @@ typedef struct vr_oom_raw {
 
 /* Iteration candidates at one nesting level of NVTX ranges (growth.c):
  * level 0 the top-level ranges, level 1 the ranges directly inside one
- * (e.g. "step" ranges inside one "train" range). The first VR_MAX_TOPNAMES
- * names of a level are counted. */
+ * (e.g. "step" ranges inside one "train" range). VR_MAX_TOPNAMES names of
+ * a level are counted: past them a name takes the place of one that began
+ * once and ended (growth.c, level_slot). */
 typedef struct vr_level {
     struct {
         uint32_t name;
@@ -642,8 +643,9 @@ static inline void vr_iteration_alloc(vr_state *s, uint64_t bytes)
         if (s->level[k].cur && !s->level[k].cur_input)
             s->level[k].cur_input = bytes;
 }
-/* names[] index of a range name of level lv (created), SIZE_MAX when full. */
-size_t vr_level_name(vr_level *lv, uint32_t name);
+/* names[] index of a range name of level lv, SIZE_MAX when it has none
+ * (growth.c adds them). */
+size_t vr_level_find(const vr_level *lv, uint32_t name);
 
 /* nvtx.c: keeps ev for the model's NVTX events when it is one (thread
  * names, push/pop and start/end ranges); vr_nvtx_build puts them in the

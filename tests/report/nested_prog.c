@@ -11,6 +11,10 @@
  *                         in the step's: "epoch 0 step 0" ... "epoch 0 step 4",
  *                         "epoch 1 step 0" ... (5 steps an epoch)
  *   nested_prog fraction N  as numbered, named "step 1/N" ... "step N/N"
+ *   nested_prog phases N  20 one-off top-level ranges ("phase_a" ... "phase_t",
+ *                         each with a temporary), then N ranges "step" keeping
+ *                         1 MiB each (the first names a program's table of
+ *                         range names fills with)
  *   nested_prog layers N  N steps of top-level ranges "layer0" to "layer3"
  *                         (no step range), 1 MiB kept in "layer3": numbered
  *                         names that come round again, not by step */
@@ -49,16 +53,38 @@ static int layers(int steps)
     return ok ? 0 : 1;
 }
 
+static int phases(int steps)
+{
+    int ok = 1;
+    for (int k = 0; k < 20; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "phase_%c", 'a' + k);
+        nvtxRangePushA(name);
+        ok &= temporary();
+        nvtxRangePop();
+    }
+    for (int i = 0; i < steps; i++) {
+        nvtxRangePushA("step");
+        ok &= temporary() & keep_site();
+        nvtxRangePop();
+    }
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc == 3 ? argv[1] : "";
     if (strcmp(mode, "outer") && strcmp(mode, "repeat") && strcmp(mode, "numbered") &&
-        strcmp(mode, "epochs") && strcmp(mode, "fraction") && strcmp(mode, "layers")) {
-        fprintf(stderr, "usage: nested_prog outer|repeat|numbered|epochs|fraction|layers STEPS\n");
+        strcmp(mode, "epochs") && strcmp(mode, "fraction") && strcmp(mode, "layers") &&
+        strcmp(mode, "phases")) {
+        fprintf(stderr,
+                "usage: nested_prog outer|repeat|numbered|epochs|fraction|layers|phases STEPS\n");
         return 2;
     }
     if (!strcmp(mode, "layers"))
         return layers(atoi(argv[2]));
+    if (!strcmp(mode, "phases"))
+        return phases(atoi(argv[2]));
     bool numbered = strcmp(mode, "outer") && strcmp(mode, "repeat");
     bool outer = numbered || !strcmp(mode, "outer");
     int steps = atoi(argv[2]), ok = 1;

@@ -71,6 +71,11 @@ grep -q 'iteration: NVTX range "epoch <N> step<N>" (ranges numbered by step), 15
     "$T/epochs.txt" || fail "epochs: text report"
 run fraction fraction 15
 expect fraction "step <N>" "" 15 1048576 numbered
+# 20 one-off ranges before the loop: "step" is still counted, by the report
+# and the exit line (until session 26 both kept the first names: none after 8
+# such phases for the exit line, 16 for the report)
+run phases phases 15
+expect phases step "" 15 1048576
 # numbered names that come round again each step ("layer0" to "layer3"): not by
 # step; they count apart from the second "layer0" on
 run layers layers 10
