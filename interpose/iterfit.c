@@ -115,10 +115,13 @@ static void reuse(iter_fit *level, iter_fit *f)
 }
 
 /* The fit named by the first len bytes of name (a stem or not) in level,
- * created (past ITER_NAMES in the place of a one-off range's: a program's
- * phases before its loop, "load_data", "warmup", ...; until session 26 the
- * first 8 names stayed, and after 8 such phases the exit line had no
- * growth); NULL when every name of the level may still be an iteration. */
+ * created (past ITER_NAMES in the place of a one-off range's in the second
+ * half of the table: a program's phases before its loop, "load_data",
+ * "warmup", ...; until session 26 the first 8 names stayed, and after 8
+ * such phases the exit line had no growth. The first half stays as it
+ * was filled: with more names in each step than the table holds, every
+ * name would otherwise make way for the next before its second end); NULL
+ * when no slot may be given. */
 static iter_fit *find(iter_fit *level, const char *name, size_t len, bool stem)
 {
     size_t n = len < sizeof level[0].name ? len : sizeof level[0].name - 1;
@@ -129,7 +132,7 @@ static iter_fit *find(iter_fit *level, const char *name, size_t len, bool stem)
         else if (level[i].stem == stem && !strncmp(level[i].name, name, n) && !level[i].name[n])
             return &level[i];
     }
-    for (int i = 0; i < ITER_NAMES && !slot; i++)
+    for (int i = ITER_NAMES / 2; i < ITER_NAMES && !slot; i++) /* the first half stays */
         if (one_off(level, &level[i]))
             reuse(level, slot = &level[i]);
     if (!slot)

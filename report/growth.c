@@ -88,11 +88,14 @@ static void devices_ended(vr_state *s, int k, size_t name, bool measure)
 }
 
 /* The names[] index of level lv's range name, added when new: past
- * VR_MAX_TOPNAMES in the place of a name that began once and ended (a
- * one-off phase: "load_data", "warmup"), whose measures on the devices are
- * cleared; SIZE_MAX when every name is open or repeated. Until session 26
- * the first names stayed: a program with 16 one-off ranges before its
- * training loop had no iterations ("step" was never counted). */
+ * VR_MAX_TOPNAMES in the place of a name of the table's second half that
+ * began once and ended (a one-off phase: "load_data", "warmup"), whose
+ * measures on the devices are cleared; SIZE_MAX when none may go. Until
+ * session 26 the first names stayed: a program with 16 one-off ranges
+ * before its training loop had no iterations ("step" was never counted).
+ * The first half stays as it was filled: with more names in each step than
+ * the table holds, every name would otherwise make way for the next before
+ * its second end, and none would repeat. */
 static size_t level_slot(vr_state *s, vr_level *lv, uint32_t name)
 {
     size_t k = vr_level_find(lv, name);
@@ -101,7 +104,7 @@ static size_t level_slot(vr_state *s, vr_level *lv, uint32_t name)
     if (lv->nnames < VR_MAX_TOPNAMES) {
         k = lv->nnames++;
     } else {
-        for (size_t i = 0; i < lv->nnames && k == SIZE_MAX; i++)
+        for (size_t i = VR_MAX_TOPNAMES / 2; i < lv->nnames && k == SIZE_MAX; i++)
             if (lv->names[i].starts <= 1 && lv->names[i].count == lv->names[i].starts &&
                 lv->names[i].name != lv->cur && lv->names[i].name != lv->iter_name)
                 k = i;

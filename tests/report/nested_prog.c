@@ -15,6 +15,9 @@
  *                         each with a temporary), then N ranges "step" keeping
  *                         1 MiB each (the first names a program's table of
  *                         range names fills with)
+ *   nested_prog cycle N   N steps of 12 top-level ranges "part_a" ... "part_l"
+ *                         (no step range), 1 MiB kept in "part_a": more names
+ *                         each step than the tables hold
  *   nested_prog layers N  N steps of top-level ranges "layer0" to "layer3"
  *                         (no step range), 1 MiB kept in "layer3": numbered
  *                         names that come round again, not by step */
@@ -71,20 +74,36 @@ static int phases(int steps)
     return ok ? 0 : 1;
 }
 
+static int cycle(int steps)
+{
+    int ok = 1;
+    for (int i = 0; i < steps; i++)
+        for (int k = 0; k < 12; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "part_%c", 'a' + k);
+            nvtxRangePushA(name);
+            ok &= k ? temporary() : keep_site();
+            nvtxRangePop();
+        }
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc == 3 ? argv[1] : "";
     if (strcmp(mode, "outer") && strcmp(mode, "repeat") && strcmp(mode, "numbered") &&
         strcmp(mode, "epochs") && strcmp(mode, "fraction") && strcmp(mode, "layers") &&
-        strcmp(mode, "phases")) {
-        fprintf(stderr,
-                "usage: nested_prog outer|repeat|numbered|epochs|fraction|layers|phases STEPS\n");
+        strcmp(mode, "phases") && strcmp(mode, "cycle")) {
+        fprintf(stderr, "usage: nested_prog "
+                        "outer|repeat|numbered|epochs|fraction|layers|phases|cycle STEPS\n");
         return 2;
     }
     if (!strcmp(mode, "layers"))
         return layers(atoi(argv[2]));
     if (!strcmp(mode, "phases"))
         return phases(atoi(argv[2]));
+    if (!strcmp(mode, "cycle"))
+        return cycle(atoi(argv[2]));
     bool numbered = strcmp(mode, "outer") && strcmp(mode, "repeat");
     bool outer = numbered || !strcmp(mode, "outer");
     int steps = atoi(argv[2]), ok = 1;

@@ -76,6 +76,11 @@ expect fraction "step <N>" "" 15 1048576 numbered
 # such phases for the exit line, 16 for the report)
 run phases phases 15
 expect phases step "" 15 1048576
+# 12 top-level names each step, more than the tables hold: the first stay, so
+# "part_a" (the first) still repeats (a table that gave any one-off name's
+# place away would have had each make way for the next before its second end)
+run cycle cycle 15
+expect cycle part_a "" 15 1048576
 # numbered names that come round again each step ("layer0" to "layer3"): not by
 # step; they count apart from the second "layer0" on
 run layers layers 10
