@@ -738,8 +738,8 @@ static void names_html(FILE *f, const char *names)
     fputs("</div>", f);
 }
 
-/* Call sites live at the peak inside the dominant range (phases[0]). */
-/* vr_more_line as a note under a table; nothing when empty. */
+/* vr_more_line as a note under a table of n entries showing top; nothing
+ * when empty. */
 static void more_html(FILE *f, size_t n, size_t top, const char *unit, const vr_left_out *lo,
                       bool by_range)
 {
@@ -751,6 +751,7 @@ static void more_html(FILE *f, size_t n, size_t top, const char *unit, const vr_
     }
 }
 
+/* Call sites live at the peak inside the dominant range (phases[0]). */
 static void range_sites_table(FILE *f, const vr_report *r, size_t top)
 {
     char b[32];
