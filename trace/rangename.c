@@ -65,10 +65,14 @@ void vt_range_numbers(const char *name, uint64_t out[VT_RANGE_NUMBERS])
     for (const char *d = name ? name : ""; *d; d++) {
         if (!is_digit(*d))
             continue;
-        if (d == name || !is_digit(d[-1]))
-            run++;
-        if (run >= VT_RANGE_NUMBERS)
-            break;
+        if (d == name || !is_digit(d[-1])) {
+            if (run == VT_RANGE_NUMBERS - 1) { /* keep the last runs: drop the first */
+                memmove(out, out + 1, (VT_RANGE_NUMBERS - 1) * sizeof out[0]);
+                out[run] = 0;
+            } else {
+                run++;
+            }
+        }
         uint64_t *v = &out[run];
         *v = *v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : *v * 10 + (uint64_t)(*d - '0');
     }

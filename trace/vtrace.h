@@ -672,8 +672,9 @@ static inline bool vt_kind_rounded(enum vt_kind kind)
  * name is not numbered or its stem is empty ("42"). An operator's range
  * (vt_range_is_operator) is numbered by operator, not by step: 0. */
 size_t vt_range_stem(const char *name, char *out, size_t cap);
-/* The numbers of name's first VT_RANGE_NUMBERS runs of decimal digits, in
- * order, each saturated at UINT64_MAX; 0 for the runs it does not have. */
+/* The numbers of name's last VT_RANGE_NUMBERS runs of decimal digits (the
+ * step's is the last), in order, each saturated at UINT64_MAX; 0 for the
+ * runs it does not have. */
 void vt_range_numbers(const char *name, uint64_t out[VT_RANGE_NUMBERS]);
 /* <0, 0 or >0 as the numbers a come before, equal or after b (first to
  * last). */

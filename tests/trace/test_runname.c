@@ -197,8 +197,12 @@ static void range_numbers(void **state)
     assert_int_equal(vt_range_numbers_cmp(a, b), 0);
     vt_range_numbers("iteration99999999999999999999999", a);
     assert_true(a[0] == UINT64_MAX);
+    /* the last runs: a static prefix of many numbers leaves the step's */
     vt_range_numbers("1 2 3 4 5", a);
-    assert_true(a[0] == 1 && a[3] == 4);
+    assert_true(a[0] == 2 && a[3] == 5);
+    vt_range_numbers("v2 bs64 lr3e4 step 7", a);
+    vt_range_numbers("v2 bs64 lr3e4 step 8", b);
+    assert_true(vt_range_numbers_cmp(a, b) < 0);
     vt_range_numbers(NULL, a);
     assert_true(a[0] == 0);
 }
