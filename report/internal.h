@@ -11,6 +11,12 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* A request at least this large (1 PiB) is larger than any device could
+ * be: a size computed wrong (a negative or overflowed size_t, an
+ * uninitialized length), not a batch too large. Its failure gets that
+ * remedy (verdict.c) and no batch estimate (oom.c). */
+#define VR_IMPOSSIBLE_REQUEST (1ull << 50)
+
 /* ---- arena: bump allocator owning a report's memory --------------------- */
 
 typedef struct vr_arena vr_arena;

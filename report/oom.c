@@ -341,7 +341,8 @@ static void batch_estimate(vr_state *s, vr_oom_raw *o, vr_thread *t, uint64_t ba
     o->o.batch_kind = "";
     const vr_level *grown = vr_growth_level(s);
     size_t l = grown ? (size_t)(grown - s->level) : 0;
-    if (o->o.batch <= 0 || !t || t->depth <= l || !o->o.device_total_bytes)
+    if (o->o.batch <= 0 || !t || t->depth <= l || !o->o.device_total_bytes ||
+        o->o.requested_bytes >= VR_IMPOSSIBLE_REQUEST)
         return;
     vr_level *lv = &s->level[l];
     size_t it = vr_level_find(lv, vr_range_key(s, (uint32_t)t->stack[l]));

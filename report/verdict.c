@@ -234,6 +234,12 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
     char b1[32];
     switch (o->verdict) {
     case VR_VERDICT_CAPACITY:
+        if (o->requested_bytes >= VR_IMPOSSIBLE_REQUEST)
+            return vr_sprintf(r->arena,
+                              "the request (%s) is larger than any device: its size was likely "
+                              "computed wrong (a negative or overflowed size, an uninitialized "
+                              "length); check the size passed to %s",
+                              SZ(o->requested_bytes, b1), o->api);
         if (o->device < 0)
             return "pin less host memory at once (fewer or smaller pinned buffers; PyTorch: "
                    "DataLoader pin_memory=False or fewer workers) or give the host more memory";

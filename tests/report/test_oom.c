@@ -28,6 +28,39 @@ static void test_verdict_capacity(void **state)
     vr_report_free(r);
 }
 
+/* A request larger than any device (a size_t that went negative): its
+ * remedy says the size is wrong, and no batch is estimated from it; a
+ * request of twice the device is still a batch too large. */
+static void test_impossible_request(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {UINT64_MAX - 4095, 2 * GiB};
+    for (int k = 0; k < 2; k++) {
+        vtg g;
+        const char *argv[] = {"train", "--batch", "64"};
+        const char *name = k ? "impossible2" : "impossible";
+        open_trace(&g, name, 3, argv);
+        vtg_stack(&g, 1, 0, 0x1100);
+        vtg_meminfo(&g, 1, GiB, GiB);
+        vtg_push(&g, 2, 1);
+        vtg_failed(&g, 3, sizes[k], 1, GiB - 64 * MiB, GiB);
+        vtg_pop(&g, 4);
+        vtg_end(&g, 5, 1);
+        vr_report *r = close_and_analyze(&g, name);
+        vr_headline hl;
+        vr_headline_of(r, &hl);
+        bool wrong = strstr(hl.remedy, "its size was likely computed wrong") != NULL;
+        assert_true(wrong == (k == 0));
+        if (k == 0) {
+            assert_non_null(strstr(hl.remedy, "the request (16.00 EiB) is larger than any device"));
+            assert_int_equal(r->ooms[0].max_batch, -1);
+        } else {
+            assert_non_null(strstr(hl.remedy, "batch"));
+        }
+        vr_report_free(r);
+    }
+}
+
 static void test_verdict_leak(void **state)
 {
     (void)state;
@@ -1073,6 +1106,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdict_capacity),
+        cmocka_unit_test(test_impossible_request),
         cmocka_unit_test(test_verdict_leak),
         cmocka_unit_test(test_leak_splits_pool),
         cmocka_unit_test(test_pool_rounding_not_external),
