@@ -257,13 +257,17 @@ static bool uses_up(const site_ips *s, int n, int p)
 }
 
 /* Innermost frames that the failing stack and every top site share (the
- * allocation wrappers), kept below one frame of each. When the functions
+ * allocation wrappers), kept below one frame of each; none without a top
+ * site (until session 26 the failing stack alone was all "shared", and a
+ * failure with nothing live was "requested at _start"). When the functions
  * they share are all of some stack (every allocation made in one function,
  * from different lines, and its callers), the shared frames are those at the
  * same address: the lines differ, and the function is named at each
  * (comparing functions alone named the thread's start, __clone3). */
 static int shared_prefix(const site_ips *s, int n)
 {
+    if (n < 2) /* no live site to compare with: no wrapper is known, none is skipped */
+        return 0;
     int p = common_frames(s, n, false);
     if (uses_up(s, n, p))
         p = common_frames(s, n, true);

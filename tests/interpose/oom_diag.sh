@@ -86,6 +86,9 @@ env VRAMTRACE_OUTPUT="$outdir/host.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH
 grep -q "host: 2" "$outdir/host.stdout" || fail "host: cudaMallocHost did not fail with 2"
 has host "OUT OF MEMORY: cudaMallocHost of 16.00 TiB of pinned host memory failed with error 2"
 ! grep -q "on device -1" "$outdir/host.stderr" || fail "host: the diagnosis names device -1"
+# nothing is live at that failure: the request is named at its own line (it
+# was "requested at _start+0x21 (t_oom)" until session 26)
+has host "requested at main (t_oom.c:$(line "cudaMallocHost(&h,"))"
 
 run quiet VRAMTRACE_QUIET=1
 if grep -q "vramtrace" "$outdir/quiet.stderr"; then
