@@ -206,9 +206,13 @@ static void note_full(void)
              "more than %d stream-ordered pools: the pools past them are sampled only where "
              "their allocations fail",
              MAX_POOLS);
-    vt_event ev = {.type = VT_REC_NOTE};
+    vt_event ev = {.type = VT_REC_NOTE, .ts_ns = vti_stamp()};
     ev.u.note.text = text;
-    vti_emit(&ev);
+    vti_thread *t = vti_thread_get(); /* as the samples are written: no vti_emit (api.c) */
+    if (t) {
+        vti_write(t, &ev);
+        vti_thread_put(t);
+    }
 }
 
 /* Whether pool is in named[] (or the table is full: nothing more is
