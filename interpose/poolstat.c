@@ -82,17 +82,27 @@ static _Atomic uint64_t spare_sampled;
  * sum (vti_pool_reserved_peak). */
 static _Atomic uint64_t current_reserved[VTI_MAX_DEVICES], reserved_peak[VTI_MAX_DEVICES];
 
-/* Device d's pools' reserved bytes at their latest samples, summed (each
- * pool once), kept as its most when above. */
-static void reserved_sum(int d)
+/* Device d's pools' free reserve (reserved false) or reserved bytes at
+ * their latest samples, summed: the current pool's and the named ones' of
+ * d, each pool once. */
+static uint64_t device_sum(int d, bool reserved)
 {
-    uint64_t current = atomic_load_explicit(&current_handle[d], memory_order_relaxed);
-    uint64_t sum = atomic_load_explicit(&current_reserved[d], memory_order_relaxed), pool;
+    uint64_t current = atomic_load_explicit(&current_handle[d], memory_order_relaxed), pool;
+    uint64_t sum = atomic_load_explicit(reserved ? &current_reserved[d] : &current_spare[d],
+                                        memory_order_relaxed);
     int dev;
     for (int i = 0; (pool = named_pool(i, &dev)); i++)
         if (pool != current && dev == d)
-            sum += atomic_load_explicit(&named[i].reserved, memory_order_relaxed);
-    uint64_t peak = atomic_load_explicit(&reserved_peak[d], memory_order_relaxed);
+            sum += atomic_load_explicit(reserved ? &named[i].reserved : &named[i].spare,
+                                        memory_order_relaxed);
+    return sum;
+}
+
+/* Device d's pools' reserved bytes, summed, kept as its most when above. */
+static void reserved_sum(int d)
+{
+    uint64_t sum = device_sum(d, true),
+             peak = atomic_load_explicit(&reserved_peak[d], memory_order_relaxed);
     while (sum > peak &&
            !atomic_compare_exchange_weak_explicit(&reserved_peak[d], &peak, sum,
                                                   memory_order_relaxed, memory_order_relaxed))
@@ -136,13 +146,7 @@ bool vti_pool_spare(int device, uint64_t *spare)
     uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
     if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & bit))
         return false;
-    uint64_t current = atomic_load_explicit(&current_handle[device], memory_order_relaxed);
-    *spare = atomic_load_explicit(&current_spare[device], memory_order_relaxed);
-    uint64_t pool;
-    int dev;
-    for (int i = 0; (pool = named_pool(i, &dev)); i++)
-        if (pool != current && dev == device)
-            *spare += atomic_load_explicit(&named[i].spare, memory_order_relaxed);
+    *spare = device_sum(device, false);
     return true;
 }
 

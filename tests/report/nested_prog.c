@@ -42,15 +42,17 @@ static int temporary(void)
     return cudaFree(p) == cudaSuccess;
 }
 
-static int layers(int steps)
+/* steps rounds of n top-level ranges (name k: fmt with k, a number or a
+ * letter), the keep-th keeping 1 MiB, the others holding a temporary. */
+static int rounds(int steps, int n, const char *fmt, int letter, int keep)
 {
     int ok = 1;
     for (int i = 0; i < steps; i++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < n; k++) {
             char name[32];
-            snprintf(name, sizeof name, "layer%d", k);
+            snprintf(name, sizeof name, fmt, letter + k);
             nvtxRangePushA(name);
-            ok &= k < 3 ? temporary() : keep_site();
+            ok &= k == keep ? keep_site() : temporary();
             nvtxRangePop();
         }
     return ok ? 0 : 1;
@@ -74,20 +76,6 @@ static int phases(int steps)
     return ok ? 0 : 1;
 }
 
-static int cycle(int steps)
-{
-    int ok = 1;
-    for (int i = 0; i < steps; i++)
-        for (int k = 0; k < 12; k++) {
-            char name[16];
-            snprintf(name, sizeof name, "part_%c", 'a' + k);
-            nvtxRangePushA(name);
-            ok &= k ? temporary() : keep_site();
-            nvtxRangePop();
-        }
-    return ok ? 0 : 1;
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = argc == 3 ? argv[1] : "";
@@ -99,11 +87,11 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(mode, "layers"))
-        return layers(atoi(argv[2]));
+        return rounds(atoi(argv[2]), 4, "layer%d", 0, 3);
     if (!strcmp(mode, "phases"))
         return phases(atoi(argv[2]));
     if (!strcmp(mode, "cycle"))
-        return cycle(atoi(argv[2]));
+        return rounds(atoi(argv[2]), 12, "part_%c", 'a', 0);
     bool numbered = strcmp(mode, "outer") && strcmp(mode, "repeat");
     bool outer = numbered || !strcmp(mode, "outer");
     int steps = atoi(argv[2]), ok = 1;
