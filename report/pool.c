@@ -9,8 +9,8 @@
 
 /* Pool's free reserve on d is spare now and its reserved bytes reserved
  * (its entry in d->pools, made when new; past VR_MAX_POOLS the last
- * entry's); d->pool_spare and d->pool_reserved_sum their sums, the latter's
- * most kept with its time rel (ns since the start). */
+ * entry's); d->pool_spare their free reserve summed, and the most of their
+ * reserved bytes summed kept with its time rel (ns since the start). */
 static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t spare,
                            uint64_t reserved, uint64_t rel)
 {
@@ -27,13 +27,14 @@ static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t 
     d->pools[k].pool = pool;
     d->pools[k].spare = spare;
     d->pools[k].reserved = reserved;
-    d->pool_spare = d->pool_reserved_sum = 0;
+    uint64_t sum = 0;
+    d->pool_spare = 0;
     for (uint32_t i = 0; i < d->npools; i++) {
         d->pool_spare += d->pools[i].spare;
-        d->pool_reserved_sum += d->pools[i].reserved;
+        sum += d->pools[i].reserved;
     }
-    if (d->pool_reserved_sum > d->pool_reserved_peak) {
-        d->pool_reserved_peak = d->pool_reserved_sum;
+    if (sum > d->pool_reserved_peak) {
+        d->pool_reserved_peak = sum;
         d->pool_reserved_peak_t = rel;
     }
     d->pool_sampled = true;

@@ -293,9 +293,9 @@ typedef struct vr_devstate {
     struct {
         uint64_t pool, spare, reserved;
     } pools[VR_MAX_POOLS];
-    /* the pools' reserved bytes summed at their latest pool_stat (same
-     * entries), the most of that sum and when (ns since the start) */
-    uint64_t pool_reserved_sum, pool_reserved_peak, pool_reserved_peak_t;
+    /* the most of the pools' reserved bytes summed at their latest
+     * pool_stat (same entries), and when (ns since the start) */
+    uint64_t pool_reserved_peak, pool_reserved_peak_t;
     uint32_t npools;
     bool pool_sampled;  /* a pool_stat of the device was seen */
     bool pool_allocs;   /* a stream-ordered allocation was made on it */
