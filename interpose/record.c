@@ -363,6 +363,12 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
 
 /* ---- end ------------------------------------------------------------------ */
 
+/* "s" unless n is 1: "1 allocation", "2 allocations". */
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static void summary_device(int device)
 {
     vti_counters c;
@@ -387,9 +393,10 @@ static void summary_device(int device)
     }
     /* "live at exit", not "leaked": without symbols the preload cannot tell
      * a caching allocator's cache from a leak (the report can). */
-    vti_msg(", %" PRIu64 " allocations, live at exit %s in %" PRIu64 " allocations, %" PRIu64
-            " failed allocations\n",
-            c.allocs, leak, c.live_count, c.failures);
+    vti_msg(", %" PRIu64 " allocation%s, live at exit %s in %" PRIu64 " allocation%s, %" PRIu64
+            " failed allocation%s\n",
+            c.allocs, plural(c.allocs), leak, c.live_count, plural(c.live_count), c.failures,
+            plural(c.failures));
 }
 
 void vti_rec_end_summary(void)

@@ -54,8 +54,9 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
     }
     uint64_t fatal = vr_unrecovered_ooms(r);
     if (lim->no_oom && fatal) {
-        fprintf(out, "%llu failed allocations not recovered (--no-oom; %llu more recovered)\n",
-                (unsigned long long)fatal, (unsigned long long)r->recovered_allocations);
+        fprintf(out, "%llu failed allocation%s not recovered (--no-oom; %llu more recovered)\n",
+                (unsigned long long)fatal, vr_plural(fatal),
+                (unsigned long long)r->recovered_allocations);
         n++;
     }
     return n;

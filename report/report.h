@@ -590,6 +590,9 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
  * vramtrace command with vsize_parse. */
 const char *vr_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* "s" unless n is 1, for "1 allocation", "2 allocations". */
+const char *vr_plural(uint64_t n);
+
 /* The line under a table that shows only its first entries, into buf:
  * "... N more UNIT" for rest entries not shown and, when the table left
  * some out (lo, vr_left_out: ranges when by_range, else stacks), "M smaller

@@ -391,6 +391,11 @@ const char *vr_format_size(uint64_t bytes, char *buf, size_t len)
     return vsize_format(bytes, buf, len);
 }
 
+const char *vr_plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
                          const vr_left_out *lo, bool by_range)
 {

@@ -481,12 +481,6 @@ static const char *leak_site(const vr_report *r, bool caches)
 
 /* No end-of-process record (killed, or the trace was read while the program
  * ran, or cut short): what is live then was never a leak at exit. */
-/* "s" unless n is 1: "1 allocation", "2 allocations". */
-static const char *plural(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
 static void headline_no_end(const vr_report *r, vr_headline *h)
 {
     char b1[32], b2[32];
@@ -497,7 +491,7 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
                           "%s of device memory in %" PRIu64
                           " allocation%s live when the trace ends, the largest part allocated at "
                           "%s",
-                          SZ(r->leaked_bytes, b1), r->leaked_count, plural(r->leaked_count),
+                          SZ(r->leaked_bytes, b1), r->leaked_count, vr_plural(r->leaked_count),
                           leak_site(r, true));
     h->text = vr_sprintf(r->arena,
                          "NO END OF PROCESS RECORDED (killed, cut short or still running): peak "
@@ -522,7 +516,7 @@ static void headline_leaked(const vr_report *r, vr_headline *h)
                    " allocation%s%s%s%s%s, the largest part allocated at %s",
                    SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
                    r->leaked_count - r->cached_at_exit_count,
-                   plural(r->leaked_count - r->cached_at_exit_count), holder ? " (besides " : "",
+                   vr_plural(r->leaked_count - r->cached_at_exit_count), holder ? " (besides " : "",
                    holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
                    holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
     h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
@@ -547,8 +541,8 @@ static void headline_finished(const vr_report *r, vr_headline *h, const char *fa
                             "left unrecovered",
                             SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
                             r->leaked_count - r->cached_at_exit_count,
-                            plural(r->leaked_count - r->cached_at_exit_count), leak_site(r, false),
-                            growth_clause(r))
+                            vr_plural(r->leaked_count - r->cached_at_exit_count),
+                            leak_site(r, false), growth_clause(r))
                : healthy_rest(r);
     if (total)
         h->text = vr_sprintf(r->arena, "%s: peak reserved %s of %s (%.1f%%), headroom %s; %s", what,

@@ -291,7 +291,7 @@ static void test_recovered(void **state)
         .max_peak = -1, .max_leaked = -1, .max_growth = -1, .max_host_leaked = -1, .no_oom = true};
     assert_int_equal(vr_check(f, r, &lim), 1);
     fclose(f);
-    assert_non_null(strstr(buf, "1 failed allocations not recovered"));
+    assert_non_null(strstr(buf, "1 failed allocation not recovered"));
     free(buf);
     char *json = render(vr_render_json, r);
     assert_non_null(strstr(json, "\"recovered\":true"));
