@@ -81,7 +81,8 @@ bool cli_output_option(int c, const char *command, cli_out_paths *p);
 /* Before anything is read: an output given an existing directory becomes
  * DIR/STEM.EXT (STEM: the names of the first nstem inputs without their
  * extensions, joined by "-vs-"); then outputs that are links or name an
- * input or each other are refused. 0, or -1 said on stderr. */
+ * input or each other are refused, and so are outputs whose directory cannot
+ * take a new file (missing, read-only). 0, or -1 said on stderr. */
 int cli_outputs_prepare(char **inputs, size_t nin, size_t nstem, cli_out_paths *outs);
 /* Render each requested output for the reports r[n] into a temporary file
  * renamed into place ("-" is stdout; a device or FIFO is written in place).

@@ -94,6 +94,31 @@ static int into_dir(cli_out_paths *outs, size_t i, char **inputs, size_t nstem)
 
 /* ---- refusals ---------------------------------------------------------------- */
 
+static FILE *temp_beside(const char *path, char *tmp, size_t len);
+
+/* Output i can be written where it goes: a temporary file beside it is
+ * created and removed again (the file itself is written only after the
+ * report is made, all or nothing), so that a path in a missing or read-only
+ * directory fails before the traces are replayed and before any text is
+ * printed. "-" and an existing device or FIFO are opened only then. 0 or -1
+ * with a message. */
+static int output_unwritable(const char *cmd, const cli_output *o, const char *path)
+{
+    char tmp[PATH_MAX];
+    struct stat st;
+    if (!strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+        return 0;
+    FILE *f = temp_beside(path, tmp, sizeof tmp);
+    if (!f) {
+        fprintf(stderr, "vramtrace %s: cannot write the %s %s: %s\n", cmd, o->format, path,
+                strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    unlink(tmp);
+    return 0;
+}
+
 /* Identity (device, inode) of each input trace, to refuse outputs onto them. */
 typedef struct file_id {
     dev_t dev;
@@ -157,6 +182,8 @@ int cli_outputs_prepare(char **inputs, size_t nin, size_t nstem, cli_out_paths *
             rc = into_dir(outs, i, inputs, nstem < nin ? nstem : nin);
         if (rc == 0)
             rc = one_refused(outs, i, inputs, ids, nin);
+        if (rc == 0)
+            rc = output_unwritable(cli_outputs[i].command, &cli_outputs[i], outs->path[i]);
     }
     free(ids);
     return rc;

@@ -112,6 +112,15 @@ ln -s precious.txt "$T/o.html"
 expect 2 "$VT" report "$T/basic.vtrace" --html "$T/o.html"
 [ "$(cat "$T/precious.txt")" = precious ] || fail "a planted link's target was overwritten"
 [ -L "$T/o.html" ] || fail "the planted link was replaced"
+# an output in a missing directory is refused before anything is replayed or
+# printed (the text report on stdout was printed first, then exit 2)
+for o in --html --json --chrome --folded --memory-viz; do
+    expect 2 "$VT" report "$T/basic.vtrace" $o "$T/no-such-dir/out"
+    contains "$T/err" "cannot write"
+    [ ! -s "$T/out" ] || fail "report $o into a missing directory printed a report first"
+done
+expect 2 "$VT" diff "$T/basic.vtrace" "$T/growth.vtrace" --html "$T/no-such-dir/d.html"
+[ ! -s "$T/out" ] || fail "diff --html into a missing directory printed a diff first"
 expect 2 "$VT" report "$T/basic.vtrace" --json "$T/same" --html "$T/same"
 # an existing output is replaced whole (through a temporary file), none left behind
 echo old >"$T/r.json"
