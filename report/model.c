@@ -958,6 +958,13 @@ static const char *error_meaning(int32_t error)
         return " (host memory not registered)";
     case 719:
         return " (launch failure: an earlier kernel failed and the context is lost)";
+    case 900:
+        return " (operation not permitted when a stream is capturing: the allocation was made "
+               "while a CUDA graph was being captured in the global or thread-local mode, which "
+               "forbids it, and that capture is now invalidated; allocate before the capture, or "
+               "capture in cudaStreamCaptureModeRelaxed as PyTorch's allocator does)";
+    case 901:
+        return " (a stream capture was invalidated by an earlier forbidden call)";
     default:
         return "";
     }

@@ -667,6 +667,26 @@ static void test_oom_fork_child(void **state)
     unlink(tmp_path("not_fork_child"));
 }
 
+/* A cudaMalloc refused during a CUDA graph capture (900, "operation not
+ * permitted when stream is capturing") is no OOM, and its explanation says
+ * what the capture mode forbids and how to allocate instead. */
+static void test_oom_capture_refused(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "capture_refused", 0, NULL);
+    failed_at(&g, 20, 48, 900);
+    vtg_end(&g, 50, 0);
+    vr_report *r = close_and_analyze(&g, "capture_refused");
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_ERROR);
+    assert_non_null(strstr(r->ooms[0].explanation, "error 900 (operation not permitted when a "
+                                                   "stream is capturing"));
+    assert_non_null(strstr(r->ooms[0].explanation, "cudaStreamCaptureModeRelaxed"));
+    assert_non_null(strstr(r->ooms[0].explanation, "the device had 900.00 MiB free"));
+    vr_report_free(r);
+    unlink(tmp_path("capture_refused"));
+}
+
 /* A failure of pinned host memory (cudaMallocHost, device -1): host RAM, not
  * the device's. It was explained as live data + the request exceeding the
  * current device (whose free bytes the failure sampled), with a device site
@@ -1125,6 +1145,7 @@ int main(void)
         cmocka_unit_test(test_oom_rounding_not_external),
         cmocka_unit_test(test_oom_other_errors),
         cmocka_unit_test(test_oom_fork_child),
+        cmocka_unit_test(test_oom_capture_refused),
         cmocka_unit_test(test_oom_handled),
         cmocka_unit_test(test_vmm_recovered_when_mapped),
         cmocka_unit_test(test_pool_sample_baseline),
