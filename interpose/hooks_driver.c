@@ -14,9 +14,31 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned
 #undef cuDevicePrimaryCtxReset
 #undef cuDevicePrimaryCtxRelease
 #undef cuCtxDestroy
+#undef cuStreamBeginCapture
+#undef cuStreamEndCapture
+#undef cuStreamBeginCaptureToGraph
 VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
 VTI_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx);
+/* Stream capture: the CUDA 10.0 ABI of cuStreamBeginCapture (no mode; cuda.h
+ * maps the name to _v2) and the per-thread-default-stream variants. */
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream);
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream);
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream,
+                                                         CUstreamCaptureMode mode);
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                        const CUgraphNode *dependencies,
+                                                        const CUgraphEdgeData *dependencyData,
+                                                        size_t numDependencies,
+                                                        CUstreamCaptureMode mode);
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                             const CUgraphNode *dependencies,
+                                                             const CUgraphEdgeData *dependencyData,
+                                                             size_t numDependencies,
+                                                             CUstreamCaptureMode mode);
+VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
+VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
 /* Per-thread-default-stream variants, handed out by cuGetProcAddress with
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
 VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
@@ -419,6 +441,112 @@ VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 VTI_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 {
     CONTEXT_END_HOOK(F_cuCtxDestroy, ctx_fn, real(ctx), context_device(ctx));
+}
+
+/* ---- stream capture (CUDA graphs) ------------------------------------------ */
+
+/* The stream a _ptsz variant was given: its default stream is the
+ * per-thread one. */
+static CUstream ptsz_stream(CUstream s)
+{
+    return s ? s : CU_STREAM_PER_THREAD;
+}
+
+/* A successful begin is recorded (vti_rec_capture) by the thread that made
+ * it; the allocations that thread makes until the capture ends are the
+ * capture's (docs/trace.md, "CUDA graph captures"). */
+#define BEGIN_CAPTURE_HOOK(F, PTYPE, CALL, STREAM)                                                 \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_hook_enter();                                                                 \
+    CUresult rc = real ? (CALL) : NO_DRIVER;                                                       \
+    if (outer && real && rc == CUDA_SUCCESS)                                                       \
+        vti_rec_capture((uint64_t)(uintptr_t)(STREAM), true);                                      \
+    vti_leave();                                                                                   \
+    return rc
+
+typedef CUresult (*begin1_fn)(CUstream);
+typedef CUresult (*begin2_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*begin_graph_fn)(CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *,
+                                   size_t, CUstreamCaptureMode);
+typedef CUresult (*end_fn)(CUstream, CUgraph *);
+
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream)
+{
+    BEGIN_CAPTURE_HOOK(F_cuStreamBeginCapture, begin1_fn, real(hStream), hStream);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+    BEGIN_CAPTURE_HOOK(F_cuStreamBeginCapture_ptsz, begin1_fn, real(hStream), ptsz_stream(hStream));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    BEGIN_CAPTURE_HOOK(F_cuStreamBeginCapture_v2, begin2_fn, real(hStream, mode), hStream);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+    BEGIN_CAPTURE_HOOK(F_cuStreamBeginCapture_v2_ptsz, begin2_fn, real(hStream, mode),
+                       ptsz_stream(hStream));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                        const CUgraphNode *dependencies,
+                                                        const CUgraphEdgeData *dependencyData,
+                                                        size_t numDependencies,
+                                                        CUstreamCaptureMode mode)
+{
+    BEGIN_CAPTURE_HOOK(F_cuStreamBeginCaptureToGraph, begin_graph_fn,
+                       real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
+                       hStream);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                             const CUgraphNode *dependencies,
+                                                             const CUgraphEdgeData *dependencyData,
+                                                             size_t numDependencies,
+                                                             CUstreamCaptureMode mode)
+{
+    BEGIN_CAPTURE_HOOK(F_cuStreamBeginCaptureToGraph_ptsz, begin_graph_fn,
+                       real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
+                       ptsz_stream(hStream));
+}
+
+/* After the real cuStreamEndCapture: the capture ended when the stream no
+ * longer captures (a graph returned, or the capture reported invalidated);
+ * an end that left it capturing (another thread's, in a mode that forbids
+ * it; another stream of the capture) ended nothing. */
+static void end_capture_done(CUstream s)
+{
+    CUresult (*is)(CUstream, CUstreamCaptureStatus *) =
+        (CUresult(*)(CUstream, CUstreamCaptureStatus *))vti_real_driver("cuStreamIsCapturing",
+                                                                        "cuStreamIsCapturing");
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    if (is && is(s, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE)
+        vti_rec_capture((uint64_t)(uintptr_t)s, false);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    end_fn real = (end_fn)vti_real(F_cuStreamEndCapture);
+    bool outer = vti_hook_enter();
+    CUresult rc = real ? real(hStream, phGraph) : NO_DRIVER;
+    if (outer && real)
+        end_capture_done(hStream);
+    vti_leave();
+    return rc;
+}
+
+VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+    end_fn real = (end_fn)vti_real(F_cuStreamEndCapture_ptsz);
+    bool outer = vti_hook_enter();
+    CUresult rc = real ? real(hStream, phGraph) : NO_DRIVER;
+    if (outer && real)
+        end_capture_done(ptsz_stream(hStream));
+    vti_leave();
+    return rc;
 }
 
 VTI_CHECK_HOOKS(VTI_DRIVER_HOOKS)

@@ -331,6 +331,19 @@ void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)
     vti_thread_put(t);
 }
 
+void vti_rec_capture(uint64_t stream, bool began)
+{
+    vti_thread *t = vti_thread_get();
+    vt_event ev = {.type = VT_REC_CAPTURE};
+    if (!t)
+        return;
+    ev.ts_ns = vti_stamp();
+    ev.u.capture.stream = stream;
+    ev.u.capture.began = began;
+    vti_write(t, &ev);
+    vti_thread_put(t);
+}
+
 /* ---- failures (the OOM diagnosis: diagnose.c) ------------------------------ */
 
 void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint32_t stack)

@@ -112,8 +112,16 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
     if (strcmp(symbol, "cuCtxDestroy") == 0)
         return version >= 4000 ? F_cuCtxDestroy_v2 : F_cuCtxDestroy;
     static const char *const ptsz_names[] = {"cuMemAllocAsync", "cuMemFreeAsync",
-                                             "cuMemAllocFromPoolAsync"};
+                                             "cuMemAllocFromPoolAsync", "cuStreamEndCapture",
+                                             "cuStreamBeginCaptureToGraph"};
     char buf[64];
+    bool ptds = flags & 2u; /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+    /* cudaTypedefs.h: PFN_cuStreamBeginCapture_v10010 (with a mode) after _v10000 */
+    if (strcmp(symbol, "cuStreamBeginCapture") == 0) {
+        snprintf(buf, sizeof buf, "cuStreamBeginCapture%s%s", version >= 10010 ? "_v2" : "",
+                 ptds ? "_ptsz" : "");
+        return vti_fn_lookup(buf);
+    }
     for (size_t i = 0; i < sizeof v2_names / sizeof v2_names[0]; i++)
         if (strcmp(symbol, v2_names[i]) == 0) {
             if (version < 3020)
@@ -124,7 +132,7 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
     if (strcmp(symbol, "cuGetProcAddress") == 0)
         return version >= 12000 ? F_cuGetProcAddress_v2 : F_cuGetProcAddress;
     for (size_t i = 0; i < sizeof ptsz_names / sizeof ptsz_names[0]; i++)
-        if (strcmp(symbol, ptsz_names[i]) == 0 && (flags & 2u /* PER_THREAD_DEFAULT_STREAM */)) {
+        if (strcmp(symbol, ptsz_names[i]) == 0 && ptds) {
             snprintf(buf, sizeof buf, "%s_ptsz", symbol);
             return vti_fn_lookup(buf);
         }

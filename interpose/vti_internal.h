@@ -470,7 +470,15 @@ bool vti_cupti_running(void);
     X(cuDevicePrimaryCtxRelease)                                                                   \
     X(cuDevicePrimaryCtxRelease_v2)                                                                \
     X(cuCtxDestroy)                                                                                \
-    X(cuCtxDestroy_v2)
+    X(cuCtxDestroy_v2)                                                                             \
+    X(cuStreamBeginCapture)                                                                        \
+    X(cuStreamBeginCapture_ptsz)                                                                   \
+    X(cuStreamBeginCapture_v2)                                                                     \
+    X(cuStreamBeginCapture_v2_ptsz)                                                                \
+    X(cuStreamBeginCaptureToGraph)                                                                 \
+    X(cuStreamBeginCaptureToGraph_ptsz)                                                            \
+    X(cuStreamEndCapture)                                                                          \
+    X(cuStreamEndCapture_ptsz)
 /* The driver's entry-point table (redirect.c). */
 #define VTI_PROC_HOOKS(X)                                                                          \
     X(cuGetProcAddress)                                                                            \
@@ -851,6 +859,11 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
 /* Record a memory-info sample taken by the application (cudaMemGetInfo,
  * cuMemGetInfo). */
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
+/* Record that a CUDA stream capture began on stream (began: the calling
+ * thread's cuStreamBeginCapture succeeded) or ended (the calling thread's
+ * cuStreamEndCapture left the stream no longer capturing): a VT_REC_CAPTURE
+ * (docs/trace.md, "CUDA graph captures"). */
+void vti_rec_capture(uint64_t stream, bool began);
 /* Free every live allocation of device (cudaDeviceReset). */
 void vti_rec_device_reset(int device);
 /* After a successful call that may have ended a context of device: frees,

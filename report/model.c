@@ -768,6 +768,8 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     o->peak_reserved_t_ns = vr_rel_ns(s, d->peak_res_t);
     o->pool_reserved_peak = d->pool_reserved_peak;
     o->pool_reserved_peak_t_ns = d->pool_reserved_peak_t;
+    o->captured_at_peak = d->captured_at_peak;
+    o->captured_at_exit = d->captured;
     vr_point *p = vr_alloc(s->arena, (2 * d->nbuckets + 1) * sizeof(vr_point));
     size_t n = 0;
     for (size_t i = 0; i < d->nbuckets; i++) {
@@ -1301,6 +1303,7 @@ static void build_spans(vr_state *s, vr_report *r)
 static void build_misc(vr_state *s, vr_report *r)
 {
     r->has_end = s->has_end;
+    r->had_captures = s->had_captures;
     r->exit_status = s->exit_status;
     r->exit_signal = s->exit_signal;
     r->exit_reason = vr_strdup(s->arena, s->exit_reason);

@@ -462,6 +462,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.device_total_bytes = ev->u.failed.total_bytes ? ev->u.failed.total_bytes : d->total;
     o->o.live_allocated = d->direct + d->region_bytes;
     o->o.live_reserved = d->direct + d->heap_bytes;
+    o->o.live_captured = d->captured;
     vr_oom_take_pool(d, ev, &o->o);
     if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
         o->o.mapping_bytes = t->unmapped;

@@ -716,6 +716,10 @@ static void summary(FILE *f, const vr_report *r)
         if (r->devices[i].pool_reserved_peak)
             fprintf(f, "; stream-ordered pools reserved %s at most where sampled",
                     SZ(r->devices[i].pool_reserved_peak, b1));
+        if (r->had_captures)
+            fprintf(f,
+                    "; made during CUDA graph captures: %s of the peak reserved, %s live at exit",
+                    SZ(r->devices[i].captured_at_peak, b1), SZ(r->devices[i].captured_at_exit, b2));
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);

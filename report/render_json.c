@@ -113,9 +113,11 @@ static void devices(FILE *f, const vr_report *r)
                 ",\"total_bytes\":%" PRIu64 ",\"peak_allocated_bytes\":%" PRIu64
                 ",\"peak_allocated_time_ns\":%" PRIu64 ",\"peak_reserved_bytes\":%" PRIu64
                 ",\"peak_reserved_time_ns\":%" PRIu64 ",\"pool_reserved_peak_bytes\":%" PRIu64
-                ",\"pool_reserved_peak_time_ns\":%" PRIu64 ",\"timeline\":[",
+                ",\"pool_reserved_peak_time_ns\":%" PRIu64 ",\"captured_at_peak_bytes\":%" PRIu64
+                ",\"captured_at_exit_bytes\":%" PRIu64 ",\"timeline\":[",
                 d->total_bytes, d->peak_allocated, d->peak_allocated_t_ns, d->peak_reserved,
-                d->peak_reserved_t_ns, d->pool_reserved_peak, d->pool_reserved_peak_t_ns);
+                d->peak_reserved_t_ns, d->pool_reserved_peak, d->pool_reserved_peak_t_ns,
+                d->captured_at_peak, d->captured_at_exit);
         for (size_t k = 0; k < d->ntimeline; k++)
             fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", k ? "," : "", d->timeline[k].t_ns,
                     d->timeline[k].allocated, d->timeline[k].reserved);
@@ -287,15 +289,16 @@ static void ooms(FILE *f, const vr_report *r)
                 "%s{\"time_ns\":%" PRIu64 ",\"device\":%d,\"requested_bytes\":%" PRIu64
                 ",\"error\":%d,\"device_free_bytes\":%" PRIu64 ",\"device_total_bytes\":%" PRIu64
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
-                ",\"outside_recording_bytes\":%" PRIu64 ",\"baseline_bytes\":%" PRIu64
-                ",\"external_bytes\":%" PRIu64 ",\"rounding_bytes\":%" PRIu64
-                ",\"heap_free_bytes\":%" PRIu64 ",\"heap_largest_free_bytes\":%" PRIu64
-                ",\"batch\":%" PRId64 ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
+                ",\"live_captured_bytes\":%" PRIu64 ",\"outside_recording_bytes\":%" PRIu64
+                ",\"baseline_bytes\":%" PRIu64 ",\"external_bytes\":%" PRIu64
+                ",\"rounding_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
+                ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
+                ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
                 o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
-                o->baseline_bytes + o->external_bytes, o->baseline_bytes, o->external_bytes,
-                o->rounding_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
-                o->recovered ? "true" : "false", i == fatal ? "true" : "false");
+                o->live_captured, o->baseline_bytes + o->external_bytes, o->baseline_bytes,
+                o->external_bytes, o->rounding_bytes, o->heap_free, o->heap_largest_free, o->batch,
+                o->max_batch, o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
         vr_pool_json(f, o);
         fprintf(f, "\"mapping_bytes\":%" PRIu64 ",", o->mapping_bytes);

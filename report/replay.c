@@ -190,6 +190,7 @@ static ALWAYS_INLINE enum pend_rule pend_rule(enum vt_rec type)
     case VT_REC_RANGE_START:
     case VT_REC_RANGE_END:
     case VT_REC_REGION_NAME:
+    case VT_REC_CAPTURE:
         return PEND_LEAVES;
     default:
         return PEND_SETTLES;
@@ -338,7 +339,8 @@ static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_fou
                    .stack = ev->u.alloc.stack,
                    .row = row,
                    .kind = vr_api(s, ev->u.alloc.api)->kind,
-                   .flags = vr_api(s, ev->u.alloc.api)->pooled ? VR_LIVE_POOLED : 0,
+                   .flags = (vr_api(s, ev->u.alloc.api)->pooled ? VR_LIVE_POOLED : 0) |
+                            (t->captures ? VR_LIVE_CAPTURED : 0),
                    .device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device)};
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);
     if (l->kind == VT_KIND_VMM)
@@ -494,6 +496,9 @@ static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event
     case VT_REC_RANGE_POP:
         vr_growth_range_pop(s, vr_state_thread(s, ev->thread_id), ev->u.range.domain, ev->ts_ns);
         vr_pool_range_ended(s, ev->thread_id);
+        break;
+    case VT_REC_CAPTURE:
+        vr_state_capture(s, ev);
         break;
     case VT_REC_HEAP_REGISTER:
         on_heap_register(s, ev);

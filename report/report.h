@@ -102,6 +102,11 @@ typedef struct vr_device {
      * failures, memory samples), and when; 0 when none was sampled. Not in
      * peak_reserved, which counts the allocations made from the pools. */
     uint64_t pool_reserved_peak, pool_reserved_peak_t_ns;
+    /* Of its live direct allocations, the bytes made during CUDA stream
+     * captures (a thread's allocations between its cuStreamBeginCapture and
+     * that capture's end: PyTorch's CUDA graph private pools' segments), at
+     * the peak reserved and at exit (docs/report.md, "CUDA graphs"). */
+    uint64_t captured_at_peak, captured_at_exit;
     const vr_point *timeline; /* downsampled (<= VR_MAX_POINTS), exact peak kept */
     size_t ntimeline;
 } vr_device;
@@ -185,6 +190,7 @@ typedef struct vr_oom {
     const char *api;
     uint64_t device_free_bytes, device_total_bytes; /* meminfo at the failure; 0 if unknown */
     uint64_t live_allocated, live_reserved;         /* recorded, at the failure */
+    uint64_t live_captured; /* of live_reserved, made during CUDA stream captures */
     /* Device use outside the recording = baseline_bytes + external_bytes:
      * baseline_bytes was already in use at the first memory-info sample (the
      * CUDA context, other processes), external_bytes appeared since (device
@@ -301,6 +307,7 @@ typedef struct vr_report {
     uint64_t start_wall_ns, duration_ns;
     /* end of process */
     bool has_end;
+    bool had_captures; /* a CUDA stream capture began (VT_REC_CAPTURE) */
     int32_t exit_status, exit_signal;
     const char *exit_reason;
     bool truncated; /* the file was cut: the report covers what came before */

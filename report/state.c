@@ -246,6 +246,7 @@ void vr_state_destroy(vr_state *s)
     free(s->spans);
     free(s->pend);
     free(s->recov);
+    free(s->captures);
     free(s->exit_reason);
     vr_acct_destroy(s);
     vr_map_destroy(&s->vmm_maps);
@@ -413,6 +414,35 @@ vr_thread *vr_state_thread_lookup(vr_state *s, uint32_t tid)
 vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key)
 {
     return vr_map_put(&s->live_ext, key, NULL);
+}
+
+/* The capture open on stream ends: false when none is. */
+static bool capture_end(vr_state *s, uint64_t stream)
+{
+    for (size_t i = 0; i < s->ncaptures; i++)
+        if (s->captures[i].stream == stream) {
+            vr_thread *t = vr_state_thread(s, s->captures[i].tid);
+            if (t->captures)
+                t->captures--;
+            s->captures[i] = s->captures[--s->ncaptures];
+            return true;
+        }
+    return false;
+}
+
+void vr_state_capture(vr_state *s, const vt_event *ev)
+{
+    uint64_t stream = ev->u.capture.stream;
+    capture_end(s, stream); /* a begin on a stream still open ends the one before */
+    if (!ev->u.capture.began || s->ncaptures == VR_MAX_CAPTURES)
+        return;
+    if (s->ncaptures == s->capcaptures) {
+        s->capcaptures = s->capcaptures ? s->capcaptures * 2 : 8;
+        s->captures = vr_xrealloc(s->captures, s->capcaptures * sizeof *s->captures);
+    }
+    s->captures[s->ncaptures++] = (struct vr_capture){stream, ev->thread_id};
+    vr_state_thread(s, ev->thread_id)->captures++;
+    s->had_captures = true;
 }
 
 size_t vr_level_find(const vr_level *lv, uint32_t name)

@@ -102,7 +102,9 @@ typedef struct vr_live {
 /* vr_live.flags: a VMM handle's cuMemRelease was seen (alive while mapped);
  * taken from a stream-ordered pool (its rounding is the pool's:
  * vr_devstate.slack_pool). */
-enum { VR_LIVE_RELEASED = 1, VR_LIVE_POOLED = 2 };
+enum { VR_LIVE_RELEASED = 1, VR_LIVE_POOLED = 2, VR_LIVE_CAPTURED = 4 };
+/* VR_LIVE_CAPTURED: made while its thread had a CUDA stream capture open
+ * (vr_thread.captures; docs/report.md, "CUDA graphs"). */
 
 /* The rest of a live allocation that is in a heap, a VMM handle, or
  * uncovered (s->live_ext, same key). */
@@ -277,6 +279,9 @@ typedef struct vr_devstate {
     struct vr_gap_counts gaps; /* of its regular heaps */
     size_t irregular_heaps;    /* attached heaps not in gaps (frag.c, attach) */
     uint64_t peak_alloc, peak_alloc_t, peak_res, peak_res_t;
+    /* live bytes of its direct allocations made during CUDA stream captures
+     * (VR_LIVE_CAPTURED), now and when peak_res was last raised */
+    uint64_t captured, captured_at_peak;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
     /* a pool_stat waiting for its failure or memory sample (the same
@@ -313,6 +318,7 @@ typedef struct vr_thread {
     uint64_t *stack_ts;
     size_t depth, cap;
     uint32_t nvtx_open; /* push ranges open, as nvtx.c counts them */
+    uint32_t captures;  /* CUDA stream captures it began that have not ended */
     /* the thread's last failed allocation, until its next allocation attempt */
     bool fail_open;
     int32_t fail_device;
@@ -446,6 +452,10 @@ typedef struct vr_api_props {
     bool pooled;  /* stream-ordered: from a pool (vt_api_info.stream_ordered) */
 } vr_api_props;
 
+/* CUDA stream captures open at once that the replay follows (a stream has
+ * one at a time); begins past them are ignored. */
+#define VR_MAX_CAPTURES 4096
+
 typedef struct vr_state {
     vr_arena *arena;
     vr_api_props api[VT_API_MAX_];
@@ -539,6 +549,15 @@ typedef struct vr_state {
     size_t nrecov, caprecov;
     vr_frag *frags;
     size_t nfrags, capfrags;
+    /* CUDA stream captures open (VT_REC_CAPTURE): each one's stream and the
+     * thread that began it, whose allocations are the capture's until a
+     * capture end on that stream (from any thread); had_captures: one began */
+    struct vr_capture {
+        uint64_t stream;
+        uint32_t tid;
+    } * captures;
+    size_t ncaptures, capcaptures;
+    bool had_captures;
 
     char **notes;
     size_t nnotes, capnotes;
@@ -659,6 +678,10 @@ void vr_frag_push(vr_state *s, const vr_frag *f);
 
 /* The live allocation's extension (created zeroed). */
 vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key);
+/* A capture record (VT_REC_CAPTURE): a begin opens a capture of its thread
+ * on its stream; an end closes the capture open on its stream, whichever
+ * thread began it (an end of a stream with none open is ignored). */
+void vr_state_capture(vr_state *s, const vt_event *ev);
 
 /* peak.c: every change of allocated/reserved bytes goes through here. */
 /* The site row (site_ranges item) of allocations at stack inside range,

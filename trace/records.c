@@ -94,6 +94,7 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_PY_STACK_NODE] = "py_stack_node",
     [VT_REC_POOL_STAT] = "pool_stat",
     [VT_REC_SYMBOL] = "symbol",
+    [VT_REC_CAPTURE] = "capture",
 };
 
 const vt_api_info *vt_api_get(enum vt_api api)
@@ -256,6 +257,7 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
                           FLD(F_U64, pool.reserved_bytes), FLD(F_U64, pool.used_bytes)},
     [VT_REC_SYMBOL] = {FLD(F_U64, symbol.ip), FLD(F_U32, symbol.index), FLD(F_U32, symbol.function),
                        FLD(F_U32, symbol.file), FLD(F_U32, symbol.line), FLD(F_U32, symbol.flags)},
+    [VT_REC_CAPTURE] = {TS, FLD(F_U64, capture.stream), FLD(F_U32, capture.began)},
 };
 
 static const field *string_field(unsigned type)

@@ -50,7 +50,7 @@ extern "C" {
  * 6: cudaHostAlloc and cuMemHostAlloc; 7: CUDA arrays; 8: pool_stat before
  * memory samples; 9: pool_stat before NVTX range ends (docs/trace.md,
  * "Versioning") */
-#define VT_FORMAT_VERSION 9u
+#define VT_FORMAT_VERSION 10u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -96,6 +96,9 @@ enum vt_rec {
     VT_REC_SYMBOL = 30,    /* a logical frame at a stack_node's ip, named on the recording
                               machine (vramtrace symbolize): ip, index, function, file, line,
                               flags */
+    VT_REC_CAPTURE = 31,   /* (v10) a CUDA stream capture began or ended (cuStreamBeginCapture,
+                              cuStreamEndCapture): ts, stream, began; written by the thread
+                              that made the call */
     VT_REC_MAX_
 };
 
@@ -374,6 +377,10 @@ typedef struct vt_event {
             uint32_t line;     /* 0 = unknown */
             uint32_t flags;    /* VT_SYMBOL_* */
         } symbol;
+        struct {
+            uint64_t stream; /* the CUstream handle the capture is on */
+            uint32_t began;  /* 1: began on this thread; 0: ended (on any thread) */
+        } capture;
         struct {
             uint32_t id, parent; /* same id space as stack_node */
             uint32_t frame;      /* py_frame id; 0 = the thread's Python frames are unknown */

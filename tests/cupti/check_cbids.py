@@ -20,7 +20,9 @@ NOT_MEMORY = {
     "cudaMemGetInfo", "cudaSetDevice", "cudaDeviceReset", "cuMemGetInfo_v2",
     "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxRelease",
     "cuDevicePrimaryCtxRelease_v2", "cuCtxDestroy", "cuCtxDestroy_v2",
-    "cuMemRetainAllocationHandle",
+    "cuMemRetainAllocationHandle", "cuStreamBeginCapture", "cuStreamBeginCapture_ptsz",
+    "cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2_ptsz", "cuStreamBeginCaptureToGraph",
+    "cuStreamBeginCaptureToGraph_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz",
 }
 
 

@@ -186,6 +186,13 @@ void vtg_push(vtg *g, uint64_t t, uint32_t name)
     put(g, (vt_event){.type = VT_REC_RANGE_PUSH, .ts_ns = g->t0 + t, .u.range = {0, name}});
 }
 
+void vtg_capture(vtg *g, uint64_t t, uint64_t stream, int began)
+{
+    put(g, (vt_event){.type = VT_REC_CAPTURE,
+                      .ts_ns = g->t0 + t,
+                      .u.capture = {.stream = stream, .began = (uint32_t)began}});
+}
+
 void vtg_pop(vtg *g, uint64_t t)
 {
     put(g, (vt_event){.type = VT_REC_RANGE_POP, .ts_ns = g->t0 + t, .u.range = {0, 0}});

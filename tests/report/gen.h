@@ -71,6 +71,8 @@ void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
 /* A stream-ordered pool's state on device 0 (VT_REC_POOL_STAT), bytes. */
 void vtg_pool_stat(vtg *g, uint64_t t, uint64_t pool, uint64_t reserved, uint64_t used);
 void vtg_push(vtg *g, uint64_t t, uint32_t name);
+/* A CUDA stream capture of stream began (1) or ended (0) on the trace's thread. */
+void vtg_capture(vtg *g, uint64_t t, uint64_t stream, int began);
 void vtg_pop(vtg *g, uint64_t t);
 void vtg_heap(vtg *g, uint64_t t, uint64_t id, uint64_t addr, uint64_t size);
 void vtg_heap_free(vtg *g, uint64_t t, uint64_t id);

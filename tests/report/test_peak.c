@@ -68,6 +68,59 @@ static void test_peak_segment(void **state)
     vr_report_free(r);
 }
 
+/* Allocations made while their thread has a CUDA stream capture open are
+ * counted as the capture's (PyTorch's graph pools take their segments so),
+ * at the device's peak reserved, at exit and at a failure: the one made
+ * between begin and end on the capturing thread, not another thread's at
+ * the same time, not the same thread's after the end, wherever the end was
+ * made (relaxed mode: any thread). Without capture records nothing is. */
+static void test_peak_captured(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "captured", 0, NULL);
+    vt_tbuf *other = vt_writer_attach(g.w, 200);
+    vtg_alloc(&g, 100, 0x10000000, 8 * MiB, 1);
+    vtg_capture(&g, 200, 0xabc, 1);
+    vtg_alloc(&g, 300, 0x20000000, 24 * MiB, 1); /* the capture's */
+    vt_event ev = {.type = VT_REC_ALLOC, .ts_ns = g.t0 + 310};
+    ev.u.alloc = (__typeof__(ev.u.alloc)){.addr = 0x30000000, .size = 2 * MiB, .stack = 1};
+    assert_int_equal(vt_write(other, &ev), 0);         /* another thread's: not the capture's */
+    vtg_alloc(&g, 400, 0x40000000, 40 * MiB + 512, 1); /* the capture's */
+    ev = (vt_event){.type = VT_REC_CAPTURE, .ts_ns = g.t0 + 500};
+    ev.u.capture.stream = 0xabc; /* ended by the other thread */
+    assert_int_equal(vt_write(other, &ev), 0);
+    vtg_alloc(&g, 600, 0x50000000, 1 * MiB, 1); /* after the end */
+    vtg_free(&g, 700, 0x20000000);
+    vtg_failed_on(&g, 800, 900 * MiB, 1, 2, 0, VT_API_CUDA_MALLOC, 100 * MiB, GiB);
+    vtg_end(&g, 900, 0);
+    vr_report *r = close_and_analyze(&g, "captured");
+    assert_true(r->had_captures);
+    assert_int_equal(r->devices[0].peak_reserved, 75 * MiB + 512);
+    assert_int_equal(r->devices[0].captured_at_peak, 64 * MiB + 512);
+    assert_int_equal(r->devices[0].captured_at_exit, 40 * MiB + 512);
+    assert_int_equal(r->ooms[0].live_captured, 40 * MiB + 512);
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"captured_at_peak_bytes\":67109376,"
+                                 "\"captured_at_exit_bytes\":41943552"));
+    assert_non_null(strstr(json, "\"live_captured_bytes\":41943552"));
+    free(json);
+    char *text = render(vr_render_text, r);
+    assert_non_null(strstr(text, "made during CUDA graph captures: 64.00 MiB of the peak reserved, "
+                                 "40.00 MiB live at exit"));
+    free(text);
+    vr_report_free(r);
+    unlink(tmp_path("captured"));
+
+    vr_report *plain = scenario("basic");
+    assert_false(plain->had_captures);
+    assert_int_equal(plain->devices[0].captured_at_peak, 0);
+    text = render(vr_render_text, plain);
+    assert_null(strstr(text, "CUDA graph"));
+    free(text);
+    vr_report_free(plain);
+}
+
 /* The hover point at or before t (the page's rule), NULL if none. */
 static const vr_hover *hover_at(const vr_report *r, uint64_t t)
 {
@@ -232,6 +285,7 @@ int main(void)
         cmocka_unit_test(test_claim_after_other_alloc),
         cmocka_unit_test(test_claim_before_alloc),
         cmocka_unit_test(test_range_sites),
+        cmocka_unit_test(test_peak_captured),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }

@@ -105,6 +105,8 @@ static int describe_fields(const vt_event *e, char *o, size_t n)
         return snprintf(o, n, "ip=%llx index=%u function=%u file=%u line=%u flags=%u",
                         U64(u->symbol.ip), u->symbol.index, u->symbol.function, u->symbol.file,
                         u->symbol.line, u->symbol.flags);
+    case VT_REC_CAPTURE:
+        return snprintf(o, n, "stream=%llx began=%u", U64(u->capture.stream), u->capture.began);
     default:
         return snprintf(o, n, "-");
     }
@@ -197,6 +199,9 @@ static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i,
         break;
     case VT_REC_SYMBOL:
         e->u.symbol = (__typeof__(e->u.symbol)){a, u / 5, u, u ^ 7, u / 3, u & 1};
+        break;
+    case VT_REC_CAPTURE:
+        e->u.capture = (__typeof__(e->u.capture)){a, u & 1};
         break;
     default:
         break;
