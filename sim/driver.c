@@ -175,18 +175,6 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
     return CUDA_SUCCESS;
 }
 
-/* The simulated device runs no kernels. */
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                unsigned int gridDimZ, unsigned int blockDimX,
-                                unsigned int blockDimY, unsigned int blockDimZ,
-                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
-                                void **extra)
-{
-    (void)f, (void)gridDimX, (void)gridDimY, (void)gridDimZ, (void)blockDimX, (void)blockDimY;
-    (void)blockDimZ, (void)sharedMemBytes, (void)hStream, (void)kernelParams, (void)extra;
-    return sim_check_init() ? sim_check_init() : CUDA_ERROR_NOT_SUPPORTED;
-}
-
 static const struct err_entry *find_error(CUresult e)
 {
     for (size_t i = 0; i < sizeof drv_errors / sizeof *drv_errors; i++)

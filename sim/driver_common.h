@@ -34,6 +34,11 @@ struct sim_device *sim_need_device(CUresult *err);
  * threshold of unused memory (CUDA Programming Guide, stream-ordered
  * allocator, "Physical page caching behavior"). */
 void sim_sync_device(struct sim_device *d);
-/* The device of a stream (NULL and the special handles: the current one). */
+/* The device of a stream (NULL and the special handles: the current one;
+ * not a stream: NULL, CUDA_ERROR_INVALID_HANDLE in *err; driver_stream.c). */
 struct sim_device *sim_stream_device(CUstream s, CUresult *err);
+/* The flags s was created with (0 for NULL and the special handles). */
+unsigned sim_stream_flags(CUstream s);
+/* Frees the stream s (a stream sim_stream_device accepts, not a special handle). */
+void sim_stream_free(CUstream s);
 #endif

@@ -5,7 +5,7 @@
  * is its first layer, rows of sim_array_data's bytes (the copy's pitch for it
  * is ignored, as cuda.h says); a copy past its rows or row ends is
  * CUDA_ERROR_INVALID_VALUE. */
-#include "driver_common.h"
+#include "driver_capture.h"
 #include "driver_extra.h"
 
 #include <string.h>
@@ -54,15 +54,12 @@ static char *side(const struct side_desc *s, size_t width, size_t height, size_t
     return (char *)(base + y * *pitch + x);
 }
 
-static CUresult copy2d(const CUDA_MEMCPY2D *c)
+/* The first bytes of both sides of the copy c (*src, *dst) and their
+ * pitches (*sp, *dp), after cuMemcpy2D's checks. */
+static CUresult plan2d(const CUDA_MEMCPY2D *c, char **src_out, char **dst_out, size_t *sp,
+                       size_t *dp)
 {
-    CUresult err = sim_check_init();
-    if (err)
-        return err;
-    if (!c)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!c->WidthInBytes || !c->Height)
-        return CUDA_SUCCESS;
+    CUresult err = CUDA_SUCCESS;
     struct side_desc src = {c->srcMemoryType,
                             c->srcHost,
                             c->srcDevice,
@@ -77,34 +74,67 @@ static CUresult copy2d(const CUDA_MEMCPY2D *c)
                             c->dstXInBytes,
                             c->dstY,
                             c->dstPitch ? c->dstPitch : c->WidthInBytes};
-    size_t sp, dp;
-    char *s = side(&src, c->WidthInBytes, c->Height, &sp, &err);
-    char *d = s ? side(&dst, c->WidthInBytes, c->Height, &dp, &err) : NULL;
-    if (!s || !d)
+    *src_out = side(&src, c->WidthInBytes, c->Height, sp, &err);
+    *dst_out = *src_out ? side(&dst, c->WidthInBytes, c->Height, dp, &err) : NULL;
+    if (!*src_out || !*dst_out)
         return err;
-    if (c->Height > 1 && (sp < c->WidthInBytes || dp < c->WidthInBytes))
+    if (c->Height > 1 && (*sp < c->WidthInBytes || *dp < c->WidthInBytes))
         return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* cuMemcpy2D's checks only (NULL: CUDA_ERROR_INVALID_VALUE; nothing to copy:
+ * CUDA_SUCCESS). */
+static CUresult check2d(const CUDA_MEMCPY2D *c)
+{
+    char *s, *d;
+    size_t sp, dp;
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    return c->WidthInBytes && c->Height ? plan2d(c, &s, &d, &sp, &dp) : CUDA_SUCCESS;
+}
+
+CUresult sim_copy2d(const CUDA_MEMCPY2D *c)
+{
+    char *s, *d;
+    size_t sp, dp;
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!c->WidthInBytes || !c->Height)
+        return CUDA_SUCCESS;
+    CUresult err = plan2d(c, &s, &d, &sp, &dp);
+    if (err)
+        return err;
     for (size_t row = 0; row < c->Height; row++)
         memmove(d + row * dp, s + row * sp, c->WidthInBytes);
     return CUDA_SUCCESS;
 }
 
+/* Synchronous: potentially unsafe during stream capture. */
 CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
 {
-    return copy2d(pCopy);
+    CUresult err = sim_check_init();
+    if (err || (err = sim_capture_unsafe(true)))
+        return err;
+    return sim_copy2d(pCopy);
 }
 
 CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
 {
-    return copy2d(pCopy);
+    return cuMemcpy2D_v2(pCopy);
 }
 
+/* On a capturing stream: a 2D memcpy node (a CUDA array is looked up again
+ * at launch). */
 CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
     CUresult err;
-    if (!sim_stream_device(hStream, &err))
+    if (!sim_stream_device(hStream, &err) || (err = check2d(pCopy)))
         return err;
-    return copy2d(pCopy);
+    struct sim_node_op op = {.kind = SIM_NODE_MEMCPY2D, .u.copy2d = *pCopy};
+    if (sim_capture_enqueue(hStream, &op, &err))
+        return err;
+    return sim_copy2d(pCopy);
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
@@ -127,20 +157,17 @@ CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevi
 
 CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
-    if (sim_check_init())
-        return sim_check_init();
-    if ((N && !dstDevice) || dstDevice % 2)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < N; i++)
-        ((unsigned short *)(uintptr_t)dstDevice)[i] = us;
-    return CUDA_SUCCESS;
+    return sim_memset_sync(dstDevice, us, 2, N);
+}
+
+CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
+                                  CUstream hStream)
+{
+    return sim_memset_async(dstDevice, us, 2, N, hStream);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                                   CUstream hStream)
 {
-    CUresult err;
-    if (!sim_stream_device(hStream, &err))
-        return err;
-    return cuMemsetD32_v2(dstDevice, ui, N);
+    return sim_memset_async(dstDevice, ui, 4, N, hStream);
 }

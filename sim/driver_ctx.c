@@ -198,15 +198,6 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxSynchronize(void)
-{
-    CUresult err;
-    struct sim_device *d = sim_need_device(&err);
-    if (d)
-        sim_sync_device(d);
-    return err;
-}
-
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 {
     if (sim_check_init())

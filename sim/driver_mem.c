@@ -1,5 +1,5 @@
 /* Memory entry points of the simulated driver (libcuda.so.1). */
-#include "driver_common.h"
+#include "driver_capture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static CUresult dev_alloc(CUdeviceptr *dptr, size_t size, enum sim_kind kind)
     CUresult err;
     struct sim_device *d = sim_need_device(&err);
     uintptr_t p = 0;
-    if (!d)
+    if (!d || (err = sim_capture_unsafe(false)))
         return err;
     if (!dptr || size == 0) /* cuMemAlloc: "If bytesize is 0, ... CUDA_ERROR_INVALID_VALUE" */
         return CUDA_ERROR_INVALID_VALUE;
@@ -93,9 +93,13 @@ CUresult sim_free_dptr(CUdeviceptr dptr)
                                                  : CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Potentially unsafe during stream capture: a refused free frees nothing. */
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     SIM_LEDGER_SCOPE("cuMemFree_v2");
+    CUresult err = sim_check_init();
+    if (err || (err = sim_capture_unsafe(false)))
+        return err;
     return sim_free_dptr(dptr);
 }
 
@@ -130,7 +134,7 @@ static CUresult host_alloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     CUresult err;
     struct host_alloc *h;
-    if (!sim_need_device(&err))
+    if (!sim_need_device(&err) || (err = sim_capture_unsafe(false)))
         return err;
     if (!pp || bytesize == 0 || Flags > 0x7)
         return CUDA_ERROR_INVALID_VALUE;
@@ -193,8 +197,9 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     struct host_alloc h;
     SIM_LEDGER_SCOPE("cuMemFreeHost");
-    if (sim_check_init())
-        return sim_check_init();
+    CUresult err = sim_check_init();
+    if (err || (err = sim_capture_unsafe(false)))
+        return err;
     if (!host_find(p, 1, 1, &h))
         return (CUresult)sim_ledger_bad_free((uintptr_t)p, CUDA_ERROR_INVALID_VALUE);
     free(h.p);

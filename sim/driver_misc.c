@@ -1,6 +1,6 @@
 /* Copies, sets, events and pointer queries of the simulated driver. All
  * device memory is host memory, so copies are memcpy and complete at once. */
-#include "driver_common.h"
+#include "driver_capture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +15,38 @@ struct CUevent_st {
     uint64_t t_ns; /* CLOCK_MONOTONIC at record */
 };
 
+void sim_memcpy_now(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    if (bytes)
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+}
+
+/* A synchronous copy is potentially unsafe during stream capture
+ * (sim_capture_unsafe); NULL with bytes: CUDA_ERROR_INVALID_VALUE. */
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
-    if (sim_check_init())
-        return sim_check_init();
+    CUresult err = sim_check_init();
+    if (err || (err = sim_capture_unsafe(true)))
+        return err;
     if (ByteCount && (!dst || !src))
         return CUDA_ERROR_INVALID_VALUE;
-    if (ByteCount)
-        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, ByteCount);
+    sim_memcpy_now(dst, src, ByteCount);
     return CUDA_SUCCESS;
 }
 
+/* On a capturing stream: a memcpy node (the bytes are read at launch). */
 CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
     CUresult err;
     if (!sim_stream_device(hStream, &err))
         return err;
-    return cuMemcpy(dst, src, ByteCount);
+    if (ByteCount && (!dst || !src))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_node_op op = {.kind = SIM_NODE_MEMCPY, .u.memcpy = {dst, src, ByteCount}};
+    if (sim_capture_enqueue(hStream, &op, &err))
+        return err;
+    sim_memcpy_now(dst, src, ByteCount);
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
@@ -49,35 +64,60 @@ CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, s
     return cuMemcpy(dstDevice, srcDevice, ByteCount);
 }
 
+void sim_memset_now(CUdeviceptr dst, unsigned value, unsigned elem, size_t count)
+{
+    if (elem == 1 && count)
+        memset((void *)(uintptr_t)dst, (unsigned char)value, count);
+    for (size_t i = 0; elem == 2 && i < count; i++)
+        ((unsigned short *)(uintptr_t)dst)[i] = (unsigned short)value;
+    for (size_t i = 0; elem == 4 && i < count; i++)
+        ((unsigned int *)(uintptr_t)dst)[i] = value;
+}
+
+/* cuMemsetD8/16/32's checks: an address aligned to elem bytes, not NULL
+ * when count is not 0 (CUDA_ERROR_INVALID_VALUE otherwise). */
+static CUresult memset_args(CUdeviceptr dst, unsigned elem, size_t count)
+{
+    return (count && !dst) || dst % elem ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* A synchronous set (potentially unsafe during stream capture). */
+CUresult sim_memset_sync(CUdeviceptr dst, unsigned value, unsigned elem, size_t count)
+{
+    CUresult err = sim_check_init();
+    if (err || (err = sim_capture_unsafe(true)) || (err = memset_args(dst, elem, count)))
+        return err;
+    sim_memset_now(dst, value, elem, count);
+    return CUDA_SUCCESS;
+}
+
+/* A set on a stream; a memset node on a capturing one. */
+CUresult sim_memset_async(CUdeviceptr dst, unsigned value, unsigned elem, size_t count, CUstream s)
+{
+    CUresult err;
+    if (!sim_stream_device(s, &err) || (err = memset_args(dst, elem, count)))
+        return err;
+    struct sim_node_op op = {.kind = SIM_NODE_MEMSET, .u.memset = {dst, value, elem, count}};
+    if (sim_capture_enqueue(s, &op, &err))
+        return err;
+    sim_memset_now(dst, value, elem, count);
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-    if (sim_check_init())
-        return sim_check_init();
-    if (N && !dstDevice)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (N)
-        memset((void *)(uintptr_t)dstDevice, uc, N);
-    return CUDA_SUCCESS;
+    return sim_memset_sync(dstDevice, uc, 1, N);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
                                  CUstream hStream)
 {
-    CUresult err;
-    if (!sim_stream_device(hStream, &err))
-        return err;
-    return cuMemsetD8_v2(dstDevice, uc, N);
+    return sim_memset_async(dstDevice, uc, 1, N, hStream);
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
-    if (sim_check_init())
-        return sim_check_init();
-    if ((N && !dstDevice) || dstDevice % 4)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < N; i++)
-        ((unsigned int *)(uintptr_t)dstDevice)[i] = ui;
-    return CUDA_SUCCESS;
+    return sim_memset_sync(dstDevice, ui, 4, N);
 }
 
 static uint64_t now_ns(void)
@@ -114,23 +154,49 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
         return sim_check_init();
     if (!is_event(hEvent))
         return CUDA_ERROR_INVALID_HANDLE;
+    sim_capture_event_gone(hEvent);
     hEvent->magic = 0;
     free(hEvent);
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+CUresult sim_event_record_now(CUevent e)
+{
+    if (!is_event(e))
+        return CUDA_ERROR_INVALID_HANDLE;
+    e->recorded = 1;
+    e->t_ns = now_ns();
+    return CUDA_SUCCESS;
+}
+
+bool sim_event_recorded(CUevent e)
+{
+    return is_event(e) && e->recorded;
+}
+
+/* flags: CU_EVENT_RECORD_DEFAULT, or CU_EVENT_RECORD_EXTERNAL (an event-record
+ * node; only during capture). On a capturing stream the event remembers the
+ * capture instead of being recorded (README.md, "Stream capture and graphs"). */
+CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
     CUresult err;
     if (!sim_stream_device(hStream, &err))
         return err;
     if (!is_event(hEvent))
         return CUDA_ERROR_INVALID_HANDLE;
-    hEvent->recorded = 1;
-    hEvent->t_ns = now_ns();
-    return CUDA_SUCCESS;
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (sim_capture_event_record(hEvent, hStream, flags, &err))
+        return err;
+    return sim_event_record_now(hEvent);
 }
 
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    return cuEventRecordWithFlags(hEvent, hStream, CU_EVENT_RECORD_DEFAULT);
+}
+
+/* An event last recorded in an active capture: CUDA_ERROR_CAPTURED_EVENT. */
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 {
     CUresult err;
@@ -139,6 +205,8 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
         return err;
     if (!is_event(hEvent))
         return CUDA_ERROR_INVALID_HANDLE;
+    if ((err = sim_capture_event_use(hEvent)))
+        return err;
     sim_sync_device(d);
     return CUDA_SUCCESS;
 }
@@ -147,7 +215,9 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
 {
     if (sim_check_init())
         return sim_check_init();
-    return is_event(hEvent) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!is_event(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return sim_capture_event_use(hEvent);
 }
 
 /* Milliseconds between two recorded events (CLOCK_MONOTONIC). Either event

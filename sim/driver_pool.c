@@ -1,66 +1,37 @@
 /* Stream-ordered allocation and the default memory pool of the simulated
- * driver. No work is ever queued, so an allocation or free is complete when
- * the call returns. */
-#include "driver_common.h"
+ * driver, and the stream calls that stream capture changes (stream handles
+ * are in driver_stream.c). No work is ever queued, so an allocation or free
+ * is complete when the call returns. */
+#include "driver_capture.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define STREAM_MAGIC 0x5354524du
-
-struct CUstream_st {
-    unsigned magic;
-    int ordinal;
-    unsigned flags;
-};
-
-/* The device a stream belongs to; NULL and the special handles mean the
- * current context's device. Returns NULL for a handle that is not a stream. */
-struct sim_device *sim_stream_device(CUstream s, CUresult *err)
-{
-    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
-        return sim_need_device(err);
-    if (s->magic != STREAM_MAGIC) {
-        *err = CUDA_ERROR_INVALID_HANDLE;
-        return NULL;
-    }
-    *err = CUDA_SUCCESS;
-    return &sim_devices[s->ordinal];
-}
-
-CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
-{
-    CUresult err;
-    struct sim_device *d = sim_need_device(&err);
-    if (!d)
-        return err;
-    if (!phStream || Flags > CU_STREAM_NON_BLOCKING)
-        return CUDA_ERROR_INVALID_VALUE;
-    struct CUstream_st *s = malloc(sizeof *s);
-    if (!s)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    *s = (struct CUstream_st){STREAM_MAGIC, d->ordinal, Flags};
-    *phStream = s;
-    return CUDA_SUCCESS;
-}
-
+/* Destroys a stream (special handles and non-streams:
+ * CUDA_ERROR_INVALID_HANDLE); a capturing one leaves its capture first
+ * (sim_capture_stream_gone). */
 CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 {
-    if (sim_check_init())
-        return sim_check_init();
-    if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD ||
-        hStream->magic != STREAM_MAGIC)
+    CUresult err = sim_check_init();
+    if (err)
+        return err;
+    if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD)
         return CUDA_ERROR_INVALID_HANDLE;
-    hStream->magic = 0;
-    free(hStream);
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    sim_capture_stream_gone(hStream);
+    sim_stream_free(hStream);
     return CUDA_SUCCESS;
 }
 
+/* A capturing stream cannot be synchronized or queried (its work is not
+ * scheduled): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is
+ * invalidated (sim_capture_stream_sync). */
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 {
     CUresult err;
     struct sim_device *d = sim_stream_device(hStream, &err);
-    if (d)
+    if (d && (err = sim_capture_stream_sync(hStream)) == CUDA_SUCCESS)
         sim_sync_device(d);
     return err;
 }
@@ -68,8 +39,19 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 {
     CUresult err;
-    sim_stream_device(hStream, &err);
-    return err;
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    return sim_capture_stream_sync(hStream);
+}
+
+/* On a capturing stream a stream-ordered allocation or free would be a graph
+ * memory node, which the sim does not model: CUDA_ERROR_NOT_SUPPORTED, said
+ * once, and the capture is invalidated (no graph lacking it is returned). */
+static CUresult no_memory_node(CUstream s)
+{
+    return sim_capture_refuse(s, CUDA_ERROR_NOT_SUPPORTED,
+                              "stream-ordered allocation on a capturing stream (a graph memory "
+                              "node) is not supported by the simulated device");
 }
 
 static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
@@ -80,6 +62,8 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool
         return err;
     if (!dptr || !pool || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if ((err = no_memory_node(hStream)))
+        return err;
     err = (CUresult)sim_pool_alloc(pool, bytesize, &p);
     if (err == CUDA_SUCCESS)
         *dptr = (CUdeviceptr)p;
@@ -112,7 +96,7 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     SIM_LEDGER_SCOPE("cuMemFreeAsync");
     CUresult err;
-    if (!sim_stream_device(hStream, &err))
+    if (!sim_stream_device(hStream, &err) || (err = no_memory_node(hStream)))
         return err;
     return sim_free_dptr(dptr);
 }

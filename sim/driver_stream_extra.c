@@ -1,9 +1,11 @@
-/* Stream, context-limit and legacy-name entry points of the simulated driver
- * that real programs call around their memory work. Work completes when it
- * is issued, so waits succeed at once and host callbacks run on the calling
- * thread before the call returns (a real driver runs them on its own thread
- * once preceding work is done; here all of it is done). */
-#include "driver_common.h"
+/* Stream, context-limit, synchronization, kernel-launch and legacy-name
+ * entry points of the simulated driver that real programs call around their
+ * memory work. Work completes when it is issued, so waits succeed at once
+ * and host callbacks run on the calling thread before the call returns (a
+ * real driver runs them on its own thread once preceding work is done; here
+ * all of it is done). Stream capture changes what several of them do
+ * (driver_capture.h). */
+#include "driver_capture.h"
 #include "driver_extra.h"
 #include "ledger.h"
 
@@ -79,16 +81,22 @@ CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
     return (unsigned)config <= CU_FUNC_CACHE_PREFER_EQUAL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* All work has completed when it was issued: nothing to wait for. */
+/* All work has completed when it was issued: nothing to wait for, except
+ * the dependencies of stream capture (sim_capture_event_wait: a stream that
+ * waits on an event recorded in a capture joins it). CU_EVENT_WAIT_EXTERNAL
+ * only during capture. */
 CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
     CUresult err;
     if (!sim_stream_device(hStream, &err))
         return err;
-    return hEvent && (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) == 0 ? CUDA_SUCCESS
-                                                                      : CUDA_ERROR_INVALID_VALUE;
+    if (!hEvent || (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL))
+        return CUDA_ERROR_INVALID_VALUE;
+    return sim_capture_event_wait(hStream, hEvent, Flags, sim_event_recorded(hEvent));
 }
 
+/* Not capturable (cuLaunchHostFunc is): on a capturing stream
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated. */
 CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
                                      unsigned int flags)
 {
@@ -97,10 +105,13 @@ CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback
         return err;
     if (!callback || flags)
         return CUDA_ERROR_INVALID_VALUE;
+    if ((err = sim_capture_refuse(hStream, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, NULL)))
+        return err;
     callback(hStream, CUDA_SUCCESS, userData);
     return CUDA_SUCCESS;
 }
 
+/* On a capturing stream: a host node, called at each launch of the graph. */
 CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
     CUresult err;
@@ -108,8 +119,63 @@ CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
         return err;
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
+    struct sim_node_op op = {.kind = SIM_NODE_HOST, .u.host = {fn, userData}};
+    if (sim_capture_enqueue(hStream, &op, &err))
+        return err;
     fn(userData);
     return CUDA_SUCCESS;
+}
+
+/* Priorities are checked at creation, not kept: every stream has the least
+ * priority, 0. */
+CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
+{
+    CUresult err;
+    if (!sim_stream_device(hStream, &err))
+        return err;
+    if (!priority)
+        return CUDA_ERROR_INVALID_VALUE;
+    *priority = 0;
+    return CUDA_SUCCESS;
+}
+
+/* While a stream of the device captures: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * (its captures are invalidated; sim_capture_ctx_sync). */
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    if (d && (err = sim_capture_ctx_sync(d)) == CUDA_SUCCESS)
+        sim_sync_device(d);
+    return err;
+}
+
+/* The simulated device runs no kernels: CUDA_ERROR_NOT_SUPPORTED. On a
+ * capturing stream the launch becomes a kernel node (its parameters are not
+ * kept: it never runs), which makes every launch of the graph
+ * CUDA_ERROR_NOT_SUPPORTED. f NULL: CUDA_ERROR_INVALID_HANDLE; a dimension
+ * 0: CUDA_ERROR_INVALID_VALUE. */
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                unsigned int gridDimZ, unsigned int blockDimX,
+                                unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+                                void **extra)
+{
+    (void)kernelParams, (void)extra;
+    CUresult err = sim_check_init();
+    if (err || !sim_stream_device(hStream, &err))
+        return err;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_node_op op = {
+        .kind = SIM_NODE_KERNEL,
+        .u.kernel = {
+            f, {gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes}};
+    if (sim_capture_enqueue(hStream, &op, &err))
+        return err;
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /* Primary-context flags are accepted and not modelled. */

@@ -12,7 +12,7 @@
  * semantics (work completes at once); green contexts, multicast, logs
  * callbacks and shareable handles return CUDA_ERROR_NOT_SUPPORTED. Kept in
  * its own file so other branches that add the same names can dedupe. */
-#include "driver_common.h"
+#include "driver_capture.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -43,6 +43,9 @@ CUresult CUDAAPI cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint3
         return err;
     if (!addr || addr % 4 || flags > CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)
         return CUDA_ERROR_INVALID_VALUE;
+    struct sim_node_op op = {.kind = SIM_NODE_WRITE32, .u.write32 = {addr, value}};
+    if (sim_capture_enqueue(stream, &op, &err))
+        return err; /* on a capturing stream: a node that writes at each launch */
     *(volatile cuuint32_t *)(uintptr_t)addr = value;
     return CUDA_SUCCESS;
 }

@@ -7,13 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* rt_ready, then the driver call; records the error. */
-#define FORWARD(call)                                                                              \
-    do {                                                                                           \
-        cudaError_t e_ = rt_ready();                                                               \
-        return rt_ret(e_ ? e_ : rt_err(call));                                                     \
-    } while (0)
-
 /* cudaMalloc(&p, 0) succeeds with p = NULL, unlike cuMemAlloc. */
 cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
 {

@@ -138,13 +138,20 @@ struct cudaChannelFormatDesc CUDARTAPI cudaCreateChannelDesc(int x, int y, int z
     return (struct cudaChannelFormatDesc){x, y, z, w, f};
 }
 
+/* Where a 2D copy goes: to the array or from it; on a stream (async) or not. */
+struct copy_way {
+    bool to_array, async;
+    cudaStream_t stream;
+};
+
 /* A 2D copy between an array and linear memory (host or device: the
  * simulated device's memory is host memory, so one pointer type serves),
  * width bytes by height rows at (wOffset, hOffset) in the array's first
- * layer; the driver's cuMemcpy2D checks the array's bounds. */
+ * layer; the driver's cuMemcpy2D (cuMemcpy2DAsync for an async copy, which
+ * a capturing stream captures) checks the array's bounds. */
 static cudaError_t copy_array(cudaArray_const_t array, size_t wOffset, size_t hOffset, void *linear,
                               size_t pitch, size_t width, size_t height, enum cudaMemcpyKind kind,
-                              bool to_array)
+                              struct copy_way way)
 {
     cudaError_t e = rt_ready();
     if (e)
@@ -154,7 +161,7 @@ static cudaError_t copy_array(cudaArray_const_t array, size_t wOffset, size_t hO
     if (!array || (width && height && !linear))
         return rt_ret(cudaErrorInvalidValue);
     CUDA_MEMCPY2D c;
-    if (to_array) {
+    if (way.to_array) {
         c = (CUDA_MEMCPY2D){.srcMemoryType = CU_MEMORYTYPE_UNIFIED,
                             .srcDevice = (CUdeviceptr)linear,
                             .srcPitch = pitch,
@@ -175,31 +182,35 @@ static cudaError_t copy_array(cudaArray_const_t array, size_t wOffset, size_t hO
                             .WidthInBytes = width,
                             .Height = height};
     }
-    return rt_ret(rt_err(rt_drv.cuMemcpy2D(&c)));
+    return rt_ret(
+        rt_err(way.async ? rt_drv.cuMemcpy2DAsync(&c, way.stream) : rt_drv.cuMemcpy2D(&c)));
 }
 
 cudaError_t CUDARTAPI cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                           const void *src, size_t spitch, size_t width,
                                           size_t height, enum cudaMemcpyKind kind)
 {
-    return copy_array(dst, wOffset, hOffset, (void *)src, spitch, width, height, kind, true);
+    struct copy_way way = {true, false, NULL};
+    return copy_array(dst, wOffset, hOffset, (void *)src, spitch, width, height, kind, way);
 }
 
 cudaError_t CUDARTAPI cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src,
                                             size_t wOffset, size_t hOffset, size_t width,
                                             size_t height, enum cudaMemcpyKind kind)
 {
-    return copy_array(src, wOffset, hOffset, dst, dpitch, width, height, kind, false);
+    struct copy_way way = {false, false, NULL};
+    return copy_array(src, wOffset, hOffset, dst, dpitch, width, height, kind, way);
 }
 
-/* Asynchronous forms: the sim completes every copy at once. */
+/* Asynchronous forms: the sim completes every copy at once, unless the
+ * stream captures. */
 cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                                const void *src, size_t spitch, size_t width,
                                                size_t height, enum cudaMemcpyKind kind,
                                                cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind);
+    struct copy_way way = {true, true, stream};
+    return copy_array(dst, wOffset, hOffset, (void *)src, spitch, width, height, kind, way);
 }
 
 cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src,
@@ -207,6 +218,6 @@ cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaA
                                                  size_t height, enum cudaMemcpyKind kind,
                                                  cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind);
+    struct copy_way way = {false, true, stream};
+    return copy_array(src, wOffset, hOffset, dst, dpitch, width, height, kind, way);
 }

@@ -1,6 +1,6 @@
 /* Runtime entry points real programs use besides memory allocation: driver
  * entry-point queries, stream waits and host callbacks, peer access and IPC
- * queries, 2D copies, graphs. Driver functions beyond the runtime's core set
+ * queries, 2D copies (graphs: runtime_graph.c). Driver functions beyond the runtime's core set
  * are fetched here with cuGetProcAddress_v2, as the real runtime does. Work
  * completes when issued (the device is simulated), so waits succeed at once
  * and host callbacks run on the calling thread before the call returns. */
@@ -8,9 +8,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdbool.h>
 
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
                            CUdriverProcAddressQueryResult *);
@@ -97,17 +95,29 @@ cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, v
     return rt_ret(rt_err(launch((CUstream)stream, (CUhostFn)fn, userData)));
 }
 
-/* The callback gets the runtime's own stream handle and cudaSuccess. */
+/* A runtime callback and its data, called through the driver's callback
+ * type (the driver calls it before cuStreamAddCallback returns). */
+struct rt_callback {
+    cudaStreamCallback_t fn;
+    void *data;
+};
+
+static void CUDA_CB call_runtime_callback(CUstream s, CUresult status, void *p)
+{
+    const struct rt_callback *cb = p;
+    cb->fn(s, rt_err(status), cb->data);
+}
+
+/* The driver's cuStreamAddCallback (refused on a capturing stream); the
+ * callback gets the runtime's own stream handle and cudaSuccess. */
 cudaError_t CUDARTAPI cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
                                             void *userData, unsigned int flags)
 {
+    struct rt_callback cb = {callback, userData};
     cudaError_t e = rt_ready();
-    if (e)
-        return rt_ret(e);
-    if (!callback || flags)
-        return rt_ret(cudaErrorInvalidValue);
-    callback(stream, cudaSuccess, userData);
-    return cudaSuccess;
+    if (e || !callback)
+        return rt_ret(e ? e : cudaErrorInvalidValue);
+    return rt_ret(rt_err(rt_drv.cuStreamAddCallback(stream, call_runtime_callback, &cb, flags)));
 }
 
 cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
@@ -171,9 +181,11 @@ cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void *devPtr)
 }
 
 /* Rows of `width` bytes, pitches at least `width` (cudaErrorInvalidPitchValue
- * otherwise, as documented for cudaMemcpy2D). */
-cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
-                                   size_t width, size_t height, enum cudaMemcpyKind kind)
+ * otherwise, as documented for cudaMemcpy2D); both sides as unified
+ * addresses (device memory is host memory). The driver's cuMemcpy2D, or
+ * cuMemcpy2DAsync on stream when async (captured on a capturing stream). */
+static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                          size_t height, enum cudaMemcpyKind kind, bool async, cudaStream_t stream)
 {
     cudaError_t e = rt_ready();
     if (e)
@@ -184,61 +196,26 @@ cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, si
         return rt_ret(cudaErrorInvalidPitchValue);
     if (width && height && (!dst || !src))
         return rt_ret(cudaErrorInvalidValue);
-    for (size_t row = 0; width && row < height; row++)
-        memmove((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
-    return cudaSuccess;
+    CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_UNIFIED,
+                       .srcDevice = (CUdeviceptr)src,
+                       .srcPitch = spitch,
+                       .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
+                       .dstDevice = (CUdeviceptr)dst,
+                       .dstPitch = dpitch,
+                       .WidthInBytes = width,
+                       .Height = height};
+    return rt_ret(rt_err(async ? rt_drv.cuMemcpy2DAsync(&c, stream) : rt_drv.cuMemcpy2D(&c)));
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                   size_t width, size_t height, enum cudaMemcpyKind kind)
+{
+    return copy2d(dst, dpitch, src, spitch, width, height, kind, false, NULL);
 }
 
 cudaError_t CUDARTAPI cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
                                         size_t width, size_t height, enum cudaMemcpyKind kind,
                                         cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
-}
-
-#define GRAPH_MAGIC 0x47525048u
-
-/* A graph: the sim accepts building one but runs none. */
-struct CUgraph_st {
-    unsigned magic;
-};
-
-cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
-{
-    cudaError_t e = rt_ready();
-    if (e)
-        return rt_ret(e);
-    if (!pGraph || flags)
-        return rt_ret(cudaErrorInvalidValue);
-    struct CUgraph_st *g = malloc(sizeof *g);
-    if (!g)
-        return rt_ret(cudaErrorMemoryAllocation);
-    g->magic = GRAPH_MAGIC;
-    *pGraph = g;
-    return cudaSuccess;
-}
-
-cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t graph)
-{
-    if (!graph || graph->magic != GRAPH_MAGIC)
-        return rt_ret(cudaErrorInvalidValue);
-    graph->magic = 0;
-    free(graph);
-    return cudaSuccess;
-}
-
-/* Graphs launch work, which the simulated device cannot run:
- * cudaErrorNotSupported, said once on stderr. */
-cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-                                           unsigned long long flags)
-{
-    static int told;
-    (void)flags;
-    if (!pGraphExec || !graph || graph->magic != GRAPH_MAGIC)
-        return rt_ret(cudaErrorInvalidValue);
-    if (!__atomic_exchange_n(&told, 1, __ATOMIC_ACQ_REL))
-        fprintf(stderr, "vramtrace-sim: the simulated device runs no graphs "
-                        "(cudaGraphInstantiate)\n");
-    return rt_ret(cudaErrorNotSupported);
+    return copy2d(dst, dpitch, src, spitch, width, height, kind, true, stream);
 }

@@ -60,7 +60,25 @@
     X(cuEventRecord) \
     X(cuEventSynchronize) \
     X(cuEventQuery) \
-    X(cuEventElapsedTime)
+    X(cuEventElapsedTime) \
+    X(cuEventRecordWithFlags) \
+    X(cuStreamGetPriority) \
+    X(cuStreamAddCallback) \
+    X(cuMemcpy2DAsync) \
+    X(cuLaunchKernel) \
+    X(cuStreamBeginCapture) \
+    X(cuStreamEndCapture) \
+    X(cuStreamIsCapturing) \
+    X(cuStreamGetCaptureInfo) \
+    X(cuThreadExchangeStreamCaptureMode) \
+    X(cuGraphCreate) \
+    X(cuGraphDestroy) \
+    X(cuGraphGetNodes) \
+    X(cuGraphNodeGetDependencies) \
+    X(cuGraphInstantiateWithFlags) \
+    X(cuGraphLaunch) \
+    X(cuGraphExecDestroy) \
+    X(cuGraphUpload)
 // clang-format on
 
 #define RT_FIELD(n) __typeof__(&n) n;
@@ -75,6 +93,12 @@ cudaError_t rt_load(void);
 /* rt_load, then make the calling thread's device current (retaining its
  * primary context, which takes the context reserve, on first use). */
 cudaError_t rt_ready(void);
+/* rt_ready, then the driver call; records and returns the error. */
+#define FORWARD(call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = rt_ready();                                                               \
+        return rt_ret(e_ ? e_ : rt_err(call));                                                     \
+    } while (0)
 /* The calling thread's current device. */
 int rt_device(void);
 /* Record e as the thread's last error when it is one; returns e. */

@@ -75,9 +75,11 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *prop, int d
     return cudaSuccess;
 }
 
-/* Kernels: the simulated device runs none. A launch returns
- * cudaErrorNotSupported ("operation not supported") and says why once on
- * stderr; registration calls from nvcc-generated code succeed. */
+/* Kernels: the simulated device runs none. A launch reaches the driver's
+ * cuLaunchKernel (the function's address stands for its handle): on a
+ * capturing stream it becomes a kernel node of the graph; otherwise it
+ * returns cudaErrorNotSupported ("operation not supported") and says why
+ * once on stderr. Registration calls from nvcc-generated code succeed. */
 static void say_no_kernels(const char *entry)
 {
     static int said;
@@ -85,12 +87,23 @@ static void say_no_kernels(const char *entry)
         fprintf(stderr, "vramtrace-sim: the simulated device runs no kernels (%s)\n", entry);
 }
 
+static cudaError_t launch(const char *entry, const void *func, dim3 g, dim3 b, void **args,
+                          size_t sharedMem, cudaStream_t stream)
+{
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    e = rt_err(rt_drv.cuLaunchKernel((CUfunction)(uintptr_t)func, g.x, g.y, g.z, b.x, b.y, b.z,
+                                     (unsigned)sharedMem, stream, args, NULL));
+    if (e == cudaErrorNotSupported)
+        say_no_kernels(entry);
+    return rt_ret(e);
+}
+
 cudaError_t CUDARTAPI cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                        size_t sharedMem, cudaStream_t stream)
 {
-    (void)func, (void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
-    say_no_kernels("cudaLaunchKernel");
-    return rt_ret(cudaErrorNotSupported);
+    return launch("cudaLaunchKernel", func, gridDim, blockDim, args, sharedMem, stream);
 }
 
 /* nvcc 13's launch stubs (crt/host_runtime.h, crt/device_functions.h) look
@@ -112,9 +125,7 @@ cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                          void **args, size_t sharedMem, cudaStream_t stream)
 {
-    (void)kernel, (void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
-    say_no_kernels("__cudaLaunchKernel");
-    return rt_ret(cudaErrorNotSupported);
+    return launch("__cudaLaunchKernel", kernel, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,

@@ -4,10 +4,11 @@
  * Python loads them with RTLD_NOW, so every one must exist before `import
  * torch` can finish (readelf --dyn-syms on the wheel's torch/lib/ *.so).
  *
- * Streams, events, capture state, peer copies and host callbacks have their
- * real semantics on a device where every copy completes at once (ordering is
- * trivially kept). Graphs, IPC, libraries, symbols, occupancy and cooperative
- * launches return cudaErrorNotSupported, the documented error for "operation
+ * Streams, events, peer copies and host callbacks have their real semantics
+ * on a device where every copy completes at once (ordering is trivially
+ * kept); stream capture and graphs are in runtime_graph.c. Graph node
+ * construction, IPC, libraries, symbols, occupancy and cooperative launches
+ * return cudaErrorNotSupported, the documented error for "operation
  * not supported on this device". Kept in its own file so that other branches
  * adding generic entry points can dedupe against this list. */
 #define _GNU_SOURCE
@@ -16,9 +17,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Thread-local capture mode (cudaThreadExchangeStreamCaptureMode). */
-static __thread enum cudaStreamCaptureMode capture_mode = cudaStreamCaptureModeGlobal;
 
 /* The stream priority range a CUDA 12/13 driver reports on Turing and later
  * (cudaDeviceGetStreamPriorityRange: least 0, greatest -5). */
@@ -45,60 +43,18 @@ cudaError_t CUDARTAPI cudaStreamCreateWithPriority(cudaStream_t *pStream, unsign
     return cudaStreamCreateWithFlags(pStream, flags);
 }
 
-/* Every stream reports the least priority (0, the default's). */
+/* Every stream reports the least priority (0, the default's; the driver's
+ * cuStreamGetPriority). */
 cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t hStream, int *priority)
 {
-    cudaError_t e = cudaStreamQuery(hStream);
-    if (e)
-        return e;
-    if (!priority)
-        return rt_ret(cudaErrorInvalidValue);
-    *priority = PRIO_LEAST;
-    return cudaSuccess;
+    FORWARD(rt_drv.cuStreamGetPriority(hStream, priority));
 }
 
+/* cudaEventRecordExternal: an event-record node, only during capture. */
 cudaError_t CUDARTAPI cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
                                                unsigned int flags)
 {
-    if (flags & ~(unsigned)cudaEventRecordExternal)
-        return rt_ret(cudaErrorInvalidValue);
-    return cudaEventRecord(event, stream);
-}
-
-/* No stream is ever capturing: capture itself is not supported. */
-cudaError_t CUDARTAPI cudaStreamIsCapturing(cudaStream_t stream,
-                                            enum cudaStreamCaptureStatus *pCaptureStatus)
-{
-    cudaError_t e = cudaStreamQuery(stream);
-    if (e && e != cudaErrorNotReady)
-        return e;
-    if (!pCaptureStatus)
-        return rt_ret(cudaErrorInvalidValue);
-    *pCaptureStatus = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-
-cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t stream,
-                                               enum cudaStreamCaptureStatus *captureStatus_out,
-                                               unsigned long long *id_out, cudaGraph_t *graph_out,
-                                               const cudaGraphNode_t **dependencies_out,
-                                               const cudaGraphEdgeData **edgeData_out,
-                                               size_t *numDependencies_out)
-{
-    (void)id_out, (void)graph_out, (void)dependencies_out, (void)edgeData_out;
-    if (numDependencies_out)
-        *numDependencies_out = 0;
-    return cudaStreamIsCapturing(stream, captureStatus_out);
-}
-
-cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
-{
-    if (!mode || *mode > cudaStreamCaptureModeRelaxed)
-        return rt_ret(cudaErrorInvalidValue);
-    enum cudaStreamCaptureMode old = capture_mode;
-    capture_mode = *mode;
-    *mode = old;
-    return cudaSuccess;
+    FORWARD(rt_drv.cuEventRecordWithFlags(event, stream, flags));
 }
 
 /* Device memory is one address space (host memory): a peer copy is a copy. */
@@ -114,8 +70,9 @@ cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
     return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
 }
 
-/* No CUDA graph ever exists, so graph memory is zero and the high watermark
- * reset has nothing to do. */
+/* The simulated device has no graph memory nodes (an allocation on a
+ * capturing stream is refused), so graph memory is zero and the high
+ * watermark reset has nothing to do. */
 cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int device,
                                                      enum cudaGraphMemAttributeType attr,
                                                      void *value)

@@ -1,9 +1,9 @@
 /* Runtime entry points that PyTorch's CUDA build imports (so they must exist
  * for its libraries to load with RTLD_NOW) but that the simulated device does
- * not model: CUDA graphs, IPC, loaded libraries and their symbols, occupancy,
- * cooperative and extended launches, user objects; and those of texture
- * programs (texture and surface objects, array queries and copies past
- * runtime_array.c's). Each returns
+ * not model: building CUDA graphs node by node (capture and launches are in
+ * runtime_graph.c), capture into an existing graph, IPC, loaded libraries and their symbols,
+ * occupancy, cooperative and extended launches, user objects; and those of texture programs
+ * (texture and surface objects, array queries and copies past runtime_array.c's). Each returns
  * cudaErrorNotSupported ("operation not supported on this device", the
  * runtime API reference's error for features a device lacks), records it as
  * the last error and touches no output. */
@@ -27,24 +27,15 @@ cudaError_t CUDARTAPI cudaGraphAddNode(cudaGraphNode_t *n, cudaGraph_t g, const 
                                        struct cudaGraphNodeParams *p) UNSUPPORTED
 cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *h, cudaGraph_t g,
                                                        unsigned int v, unsigned int f) UNSUPPORTED
-cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t g) UNSUPPORTED
-cudaError_t CUDARTAPI cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t *n, size_t *c) UNSUPPORTED
-cudaError_t CUDARTAPI cudaGraphInstantiateWithFlags(cudaGraphExec_t *e, cudaGraph_t g,
-                                                    unsigned long long f) UNSUPPORTED
-cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) UNSUPPORTED
-cudaError_t CUDARTAPI cudaGraphNodeGetDependencies(cudaGraphNode_t n, cudaGraphNode_t *d,
-                                                   cudaGraphEdgeData *ed, size_t *c) UNSUPPORTED
 cudaError_t CUDARTAPI cudaGraphRetainUserObject(cudaGraph_t g, cudaUserObject_t o, unsigned int c,
                                                 unsigned int f) UNSUPPORTED
 cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t *o, void *p, cudaHostFn_t d,
                                            unsigned int c, unsigned int f) UNSUPPORTED
 cudaError_t CUDARTAPI cudaUserObjectRelease(cudaUserObject_t o, unsigned int c) UNSUPPORTED
-cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode m) UNSUPPORTED
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g,
                                                     const cudaGraphNode_t *d,
                                                     const cudaGraphEdgeData *ed, size_t n,
                                                     enum cudaStreamCaptureMode m) UNSUPPORTED
-cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g) UNSUPPORTED
 cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t *d,
                                                           const cudaGraphEdgeData *ed, size_t n,
                                                           unsigned int f) UNSUPPORTED
