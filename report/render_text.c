@@ -222,6 +222,11 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
     else
         fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
     vr_pool_text(f, o);
+    if (o->live_captured)
+        fprintf(f,
+                "  of the %s live then, %s was allocated during CUDA graph captures (kept while "
+                "their graphs live)\n",
+                SZ(o->live_reserved, b1), SZ(o->live_captured, b2));
     if (o->range[0])
         fprintf(f, "  in NVTX range %s\n", o->range);
     print_stack(f, &o->stack, "    ", 8);

@@ -61,4 +61,20 @@ if [ -n "${CORPUS_RANGES_CHECK:-}" ]; then
         --report "$report" --perturb >/dev/null
     [ $? -eq 1 ] || fail "check_ranges.py --perturb did not catch the moved allocation"
 fi
+# CORPUS_EXPECT="PATH=VALUE ..." (graphs.c): report JSON members the
+# program's source fixes (PATH: keys and list indices joined by dots).
+if [ -n "${CORPUS_EXPECT:-}" ]; then
+    python3 - "$report" $CORPUS_EXPECT <<'PY' || fail "the report's numbers are not the program's ($outdir)"
+import json, sys
+rep, bad = json.load(open(sys.argv[1])), 0
+for want in sys.argv[2:]:
+    path, value = want.split("=", 1)
+    got = rep
+    for k in path.split("."):
+        got = got[int(k)] if isinstance(got, list) else got.get(k)
+    print(f"{path}: report {got}, program {value}")
+    bad += str(got) != value
+sys.exit(1 if bad else 0)
+PY
+fi
 echo "run_corpus: ok ($(basename "$1"))"

@@ -107,6 +107,12 @@ SCENARIOS = {
                  ["fits", "reserved", "snapshot", "device_calls"]),
     "random_3_tensors": (["sc_random.py", "3", "400"], {}, ["--torch-tensors"],
                          ["fits", "allocated", "tensors_not_cache"]),
+    # CUDA graphs (sc_graphs.py): captures served from private pools whose
+    # segments are cudaMalloc'ed during the capture, replays, graphs dropped.
+    "graphs_1": (["sc_graphs.py", "1", "300"], {}, [],
+                 ["fits", "reserved", "snapshot", "device_calls", "graph_pools"]),
+    "graphs_2": (["sc_graphs.py", "2", "300"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
+                 ["fits", "reserved", "snapshot", "device_calls", "graph_pools"]),
     # Seeded random allocations on a device too small for them, every
     # OutOfMemoryError caught: each failure against PyTorch's state there.
     "random_oom_1": (["sc_random_oom.py", "1", "300"], {"VRAMTRACE_SIM_MEMORY": "2GiB"}, [],
@@ -453,6 +459,18 @@ def check(r, what, tq):
             ok = ok and (host == tq["host_allocated_bytes"] == rep["totals"]["host_leaked_bytes"]
                          or fail("the pinned-memory cache is not PyTorch's host allocator's"))
         return ok
+    if what == "graph_pools":
+        # PyTorch serves a capture from the graph's private pool, whose
+        # segments it cudaMallocs during the capture: the segments of private
+        # pools at exit (the snapshot's segment_pool_id) are the bytes
+        # vramtrace saw allocated during captures and still live
+        got, want = dev["captured_at_exit_bytes"], tq.get("snapshot_private_pool_bytes")
+        print(f"made during CUDA graph captures and live at exit: vramtrace {got} B; private "
+              f"pools' segments in the snapshot {want} B "
+              f"({tq.get('snapshot_private_pool_segments')} segments); at the peak reserved "
+              f"{dev['captured_at_peak_bytes']} B")
+        return (want is not None or fail("the script took no snapshot")) and (
+            got == want or fail("the capture's live bytes are not the private pools' segments"))
     if what == "own_limit_oom":
         t = rep["totals"]
         kind = rep["verdict"]["kind"]

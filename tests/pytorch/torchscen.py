@@ -87,7 +87,7 @@ class Stats:
         segs = snap.get("segments", [])
         self.d["snapshot_segments"] = len(segs)
         self.d["snapshot_segment_bytes"] = sum(s["total_size"] for s in segs)
-        self.d["snapshot_segment_sizes"] = sorted(s["total_size"] for s in segs)
+        self.d.update(segment_sizes(segs))  # below main: recorded traces hold these lines
 
     def oom(self, e):
         self.d["oom_message"] = str(e)
@@ -151,3 +151,14 @@ def _with_host_stats(snapshot):
 
 
 Stats.snapshot = _with_host_stats(Stats.snapshot)
+
+
+def segment_sizes(segs):
+    """The snapshot's segment sizes, and the segments of CUDA graphs' private
+    pools (segment_pool_id other than (0, 0), the default pool): what their
+    captures allocated. Defined after main so that the lines above keep their
+    numbers (tests/gpu's recorded traces name them)."""
+    priv = [s for s in segs if tuple(s.get("segment_pool_id") or (0, 0)) != (0, 0)]
+    return {"snapshot_segment_sizes": sorted(s["total_size"] for s in segs),
+            "snapshot_private_pool_segments": len(priv),
+            "snapshot_private_pool_bytes": sum(s["total_size"] for s in priv)}
