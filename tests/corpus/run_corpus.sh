@@ -25,6 +25,9 @@ ledger=$outdir/ledger.jsonl trace=$outdir/trace.vtrace report=$outdir/report.jso
 # CORPUS_RANGES_CHECK=1 (random.c): the program records each allocation's
 # NVTX range in CORPUS_RANGES, checked below.
 [ -n "${CORPUS_RANGES_CHECK:-}" ] && export CORPUS_RANGES="$outdir/ranges.txt"
+# CORPUS_CAPTURED_CHECK=1 (graphs_random.c): the program records whether each
+# allocation was made inside its thread's capture, in CORPUS_CAPTURED.
+[ -n "${CORPUS_CAPTURED_CHECK:-}" ] && export CORPUS_CAPTURED="$outdir/captured.txt"
 env VRAMTRACE_SIM_LEDGER="$ledger" VRAMTRACE_OUTPUT="$trace" LD_PRELOAD="$preload" \
     LD_LIBRARY_PATH="$libdir" "$@" >"$outdir/stdout" 2>"$outdir/stderr"
 st=$?
@@ -60,6 +63,14 @@ if [ -n "${CORPUS_RANGES_CHECK:-}" ]; then
     python3 "$(dirname "$checker")/check_ranges.py" --ledger "$ledger" --ranges "$CORPUS_RANGES" \
         --report "$report" --perturb >/dev/null
     [ $? -eq 1 ] || fail "check_ranges.py --perturb did not catch the moved allocation"
+fi
+if [ -n "${CORPUS_CAPTURED_CHECK:-}" ]; then
+    python3 "$(dirname "$checker")/check_captured.py" --ledger "$ledger" \
+        --captured "$CORPUS_CAPTURED" --report "$report" ||
+        fail "the bytes made during captures do not match ($outdir)"
+    python3 "$(dirname "$checker")/check_captured.py" --ledger "$ledger" \
+        --captured "$CORPUS_CAPTURED" --report "$report" --perturb >/dev/null
+    [ $? -eq 1 ] || fail "check_captured.py --perturb did not catch the allocation taken out"
 fi
 # CORPUS_EXPECT="PATH=VALUE ..." (graphs.c): report JSON members the
 # program's source fixes (PATH: keys and list indices joined by dots).
