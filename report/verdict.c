@@ -217,16 +217,36 @@ static void headline_growing(const vr_report *r, vr_headline *h)
 
 static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_headline *g);
 
+/* When at least half of what was live at a device failure was allocated
+ * during CUDA graph captures (vr_oom.live_captured): what holds it and what
+ * frees room; "" otherwise. */
+static const char *graphs_hint(const vr_report *r, const vr_oom *o)
+{
+    char b1[32], b2[32];
+    if (o->device < 0 || !o->live_captured || o->live_captured < o->live_reserved / 2)
+        return "";
+    return vr_sprintf(r->arena,
+                      "; %s of the %s live was allocated during CUDA graph captures and is kept "
+                      "while those graphs live: fewer graphs, graphs that share one memory pool "
+                      "(torch.cuda.graph(pool=...)) or torch.compile without CUDA graphs "
+                      "(mode=\"max-autotune-no-cudagraphs\") leave more room",
+                      SZ(o->live_captured, b1), SZ(o->live_reserved, b2));
+}
+
 /* The failure's remedy; a capacity verdict on a request a caching allocator
  * made whose segments hide their free space says so
- * (vr_cache_holder_oom_hint). */
+ * (vr_cache_holder_oom_hint), and a failure where CUDA graphs hold most of
+ * the memory says that (graphs_hint). */
 static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_headline *g)
 {
     const char *rem = oom_remedy_of(r, o, g);
     const char *hint = o->verdict == VR_VERDICT_CAPACITY && o->device >= 0
                            ? vr_cache_holder_oom_hint(vr_cache_holder(&o->stack))
                            : "";
-    return hint[0] ? vr_sprintf(r->arena, "%s (%s)", rem, hint) : rem;
+    if (hint[0])
+        rem = vr_sprintf(r->arena, "%s (%s)", rem, hint);
+    const char *graphs = o->verdict != VR_VERDICT_ERROR ? graphs_hint(r, o) : "";
+    return graphs[0] ? vr_sprintf(r->arena, "%s%s", rem, graphs) : rem;
 }
 
 static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_headline *g)
