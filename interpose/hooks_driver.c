@@ -527,26 +527,27 @@ static void end_capture_done(CUstream s)
         vti_rec_capture((uint64_t)(uintptr_t)s, false);
 }
 
-VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+/* Both cuStreamEndCapture hooks: the real f on (s, g), the end recorded for
+ * `stream` (s as the variant names it). */
+static CUresult end_capture(enum vti_fn f, CUstream s, CUgraph *g, CUstream stream)
 {
-    end_fn real = (end_fn)vti_real(F_cuStreamEndCapture);
+    end_fn real = (end_fn)vti_real(f);
     bool outer = vti_hook_enter();
-    CUresult rc = real ? real(hStream, phGraph) : NO_DRIVER;
+    CUresult rc = real ? real(s, g) : NO_DRIVER;
     if (outer && real)
-        end_capture_done(hStream);
+        end_capture_done(stream);
     vti_leave();
     return rc;
 }
 
+VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    return end_capture(F_cuStreamEndCapture, hStream, phGraph, hStream);
+}
+
 VTI_EXPORT CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 {
-    end_fn real = (end_fn)vti_real(F_cuStreamEndCapture_ptsz);
-    bool outer = vti_hook_enter();
-    CUresult rc = real ? real(hStream, phGraph) : NO_DRIVER;
-    if (outer && real)
-        end_capture_done(ptsz_stream(hStream));
-    vti_leave();
-    return rc;
+    return end_capture(F_cuStreamEndCapture_ptsz, hStream, phGraph, ptsz_stream(hStream));
 }
 
 VTI_CHECK_HOOKS(VTI_DRIVER_HOOKS)

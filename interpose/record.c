@@ -333,15 +333,10 @@ void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b)
 
 void vti_rec_capture(uint64_t stream, bool began)
 {
-    vti_thread *t = vti_thread_get();
-    vt_event ev = {.type = VT_REC_CAPTURE};
-    if (!t)
-        return;
-    ev.ts_ns = vti_stamp();
+    vt_event ev = {.type = VT_REC_CAPTURE}; /* ts 0: stamped as it is written */
     ev.u.capture.stream = stream;
     ev.u.capture.began = began;
-    vti_write(t, &ev);
-    vti_thread_put(t);
+    vti_session_emit(&ev);
 }
 
 /* ---- failures (the OOM diagnosis: diagnose.c) ------------------------------ */
