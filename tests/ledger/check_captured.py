@@ -12,7 +12,10 @@ the allocations at each address. Replaying the ledger by check_ledger.py's
 rules, each device's live bytes and the captured part of them are followed:
 at the first moment the device's live bytes are largest (the report's peak
 reserved of direct allocations) and at the end they must be the report's
-devices[].captured_at_peak_bytes and captured_at_exit_bytes.
+devices[].captured_at_peak_bytes and captured_at_exit_bytes, and at each
+failed allocation (the ledger's fail lines, as check_ledger.py pairs them
+with the report's ooms[]) the failing device's captured live bytes its
+live_captured_bytes.
 
 --perturb takes the first captured allocation live at the peak as not
 captured (the test that the check can fail). Exit 0 when everything
@@ -24,7 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_ledger import DEVICE_KINDS, Unusable, replay  # noqa: E402 (the ledger's rules)
+from check_ledger import DEVICE_KINDS, Unusable, listed_failures, replay  # noqa: E402
 
 
 def read_captured(path):
@@ -49,6 +52,7 @@ class Captured:
         self.cap = collections.Counter()
         self.peak = collections.Counter()
         self.cap_at_peak = collections.Counter()
+        self.at_fail, self.fail_oom = [], []  # per fail line: captured live, out of memory
 
     def live_change(self, addr, device, size, captured, sign):
         self.bytes[device] += sign * size
@@ -76,7 +80,8 @@ class Captured:
             self.live_change(addr, d, size, c, -1)
 
     def failed(self, line):
-        pass
+        self.at_fail.append(self.cap[line["device"]] if line["device"] >= 0 else 0)
+        self.fail_oom.append(line.get("error") == 2)
 
 
 def main():
@@ -90,7 +95,10 @@ def main():
         watch = Captured(read_captured(a.captured), a.perturb)
         replay(a.ledger, None, watch)
         with open(a.report) as f:
-            devices = {d["id"]: d for d in json.load(f)["devices"]}
+            report = json.load(f)
+        devices = {d["id"]: d for d in report["devices"]}
+        ooms = report["ooms"]
+        kept = listed_failures(len(ooms), watch.fail_oom)
     except (OSError, Unusable, ValueError, KeyError) as e:
         print(f"check_captured: unusable input: {e}", file=sys.stderr)
         return 2
@@ -104,6 +112,11 @@ def main():
               f"ledger and program {want}")
         if got != want:
             errors.append(f"device {dev}: report {got}, ledger and program {want}")
+    for o, k in zip(ooms, kept):
+        if o.get("live_captured_bytes") != watch.at_fail[k]:
+            errors.append(f"failed allocation {k + 1}: live_captured_bytes: report "
+                          f"{o.get('live_captured_bytes')}, ledger and program {watch.at_fail[k]}")
+    print(f"{len(ooms)} failed allocations: the captured live bytes at each compared")
     for e in errors:
         print(f"check_captured: mismatch: {e}")
     if not errors:
