@@ -50,6 +50,8 @@ static char nvtx_phase(vr_state *s, const vt_event *ev)
         return 'b';
     case VT_REC_RANGE_END:
         return 'e';
+    case VT_REC_CAPTURE:
+        return ev->u.capture.began ? 'b' : 'e';
     default:
         return 0;
     }
@@ -71,9 +73,11 @@ void vr_nvtx_record(vr_state *s, const vt_event *ev)
     e->t_ns = vr_rel_ns(s, ev->ts_ns);
     if (ph == 'B')
         e->id = ev->u.range.name; /* string id, resolved by vr_nvtx_build */
+    else if (ev->type == VT_REC_CAPTURE)
+        e->capture = true, e->id = ev->u.capture.stream;
     else if (ph == 'b' || ph == 'e')
         e->id = ev->u.range_se.id;
-    if (ph == 'b')
+    if (ph == 'b' && !e->capture)
         e->name = (const char *)(uintptr_t)ev->u.range_se.name;
 }
 
@@ -91,6 +95,8 @@ void vr_nvtx_build(vr_state *s, vr_report *r)
         vr_nvtx_event e = s->nvtx[i];
         if (e.ph == 'M')
             e.name = vr_strdup(s->arena, e.name);
+        else if (e.capture)
+            e.name = VR_CAPTURE_SPAN;
         else if (e.ph == 'B' || e.ph == 'b')
             e.name = nvtx_name(s, &s->nvtx[i]);
         else

@@ -69,7 +69,8 @@ static void nvtx_event(pass *p, const vr_nvtx_event *e)
     }
     ev_head(p, (char[]){e->ph, 0}, e->t_ns, e->tid);
     if (e->ph == 'b' || e->ph == 'e')
-        fprintf(p->f, ",\"cat\":\"nvtx\",\"id\":\"0x%" PRIx64 "\"", e->id);
+        fprintf(p->f, ",\"cat\":\"%s\",\"id\":\"0x%" PRIx64 "\"",
+                e->capture ? "cuda_graph" : "nvtx", e->id);
     else if (e->ph == 'B')
         fputs(",\"cat\":\"nvtx\"", p->f);
     if (e->ph != 'E') {

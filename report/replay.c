@@ -571,7 +571,7 @@ static ALWAYS_INLINE void find_live(vr_state *s, enum vt_rec type, uint64_t key,
 static bool is_nvtx(uint8_t type)
 {
     return type == VT_REC_THREAD || type == VT_REC_RANGE_PUSH || type == VT_REC_RANGE_POP ||
-           type == VT_REC_RANGE_START || type == VT_REC_RANGE_END;
+           type == VT_REC_RANGE_START || type == VT_REC_RANGE_END || type == VT_REC_CAPTURE;
 }
 
 /* A definition record (no time) into its table: true; false for a timed

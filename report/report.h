@@ -286,11 +286,13 @@ typedef struct vr_range_span {
  * id). Chrome's trace event phases (render_chrome.c). */
 typedef struct vr_nvtx_event {
     char ph;          /* 'M', 'B', 'E', 'b', 'e' */
+    bool capture;     /* 'b'/'e' of a CUDA stream capture (id: its stream), not NVTX's */
     uint32_t tid;     /* the thread (for 'M' the named one) */
     uint64_t t_ns;    /* ns since the trace's start */
     uint64_t id;      /* start/end ranges: their id */
     const char *name; /* thread or range name; "" for 'E', "range" for 'e' */
 } vr_nvtx_event;
+#define VR_CAPTURE_SPAN "CUDA graph capture" /* the name of a capture's 'b'/'e' */
 
 /* Everything one trace says; owns all its memory (free with vr_report_free). */
 typedef struct vr_report {

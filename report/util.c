@@ -748,7 +748,7 @@ vr_nvtx_counts vr_nvtx_count(const vr_report *r)
     vr_nvtx_counts c = {0};
     for (size_t i = 0; i < r->nnvtx; i++) {
         c.ranges += r->nvtx[i].ph == 'B';
-        c.start_end += r->nvtx[i].ph == 'b';
+        c.start_end += r->nvtx[i].ph == 'b' && !r->nvtx[i].capture;
         c.threads += r->nvtx[i].ph == 'M';
     }
     return c;

@@ -14,6 +14,33 @@ static void test_chrome(void **state)
     vr_report_free(r);
 }
 
+/* A CUDA stream capture is an async slice on the Chrome timeline (category
+ * cuda_graph, id its stream) from its begin to its end, not an NVTX
+ * start/end range in the report's counts. */
+static void test_chrome_capture(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "chrome_capture", 0, NULL);
+    vtg_capture(&g, 100, 0xabc, 1);
+    vtg_alloc(&g, 200, 0x10000000, MiB, 1);
+    vtg_capture(&g, 300, 0xabc, 0);
+    vtg_end(&g, 400, 0);
+    vr_report *r = close_and_analyze(&g, "chrome_capture");
+    char *chrome = render(vr_render_chrome, r);
+    assert_json(chrome);
+    assert_non_null(strstr(chrome, "\"ph\":\"b\""));
+    assert_non_null(
+        strstr(chrome, "\"cat\":\"cuda_graph\",\"id\":\"0xabc\",\"name\":\"CUDA graph capture\"}"));
+    assert_non_null(strstr(chrome, "\"ph\":\"e\""));
+    free(chrome);
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"start_end_ranges\":0"));
+    free(json);
+    vr_report_free(r);
+    unlink(tmp_path("chrome_capture"));
+}
+
 /* One trace of pid whose start is start_after_ns after the first, with one
  * allocation 1000 ns after its start. */
 static vr_report *one(const char *name, uint32_t pid, const char *run_id, uint64_t start_after_ns)
@@ -82,6 +109,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chrome),
         cmocka_unit_test(test_chrome_run_timeline),
+        cmocka_unit_test(test_chrome_capture),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
