@@ -416,8 +416,8 @@ vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key)
     return vr_map_put(&s->live_ext, key, NULL);
 }
 
-/* The capture open on stream ends: false when none is. */
-static bool capture_end(vr_state *s, uint64_t stream)
+/* The capture open on stream, if one is, ends. */
+static void capture_end(vr_state *s, uint64_t stream)
 {
     for (size_t i = 0; i < s->ncaptures; i++)
         if (s->captures[i].stream == stream) {
@@ -425,9 +425,8 @@ static bool capture_end(vr_state *s, uint64_t stream)
             if (t->captures)
                 t->captures--;
             s->captures[i] = s->captures[--s->ncaptures];
-            return true;
+            return;
         }
-    return false;
 }
 
 void vr_state_capture(vr_state *s, const vt_event *ev)

@@ -54,7 +54,7 @@ class Captured:
         self.cap_at_peak = collections.Counter()
         self.at_fail, self.fail_oom = [], []  # per fail line: captured live, out of memory
 
-    def live_change(self, addr, device, size, captured, sign):
+    def live_change(self, device, size, captured, sign):
         self.bytes[device] += sign * size
         self.cap[device] += sign * size if captured else 0
         if self.bytes[device] > self.peak[device]:
@@ -74,10 +74,10 @@ class Captured:
                 raise Unusable(f"no record of the allocation at {addr:#x}")
             c = self.captured[addr].popleft()
             self.held[addr] = (device, delta, c)
-            self.live_change(addr, device, delta, c, 1)
+            self.live_change(device, delta, c, 1)
         else:
             d, size, c = self.held.pop(addr)
-            self.live_change(addr, d, size, c, -1)
+            self.live_change(d, size, c, -1)
 
     def failed(self, line):
         self.at_fail.append(self.cap[line["device"]] if line["device"] >= 0 else 0)
