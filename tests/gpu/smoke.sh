@@ -1,7 +1,7 @@
 #!/bin/bash
 # smoke.sh: the GPU smoke run. On a machine with a real GPU (driver, CUDA 13
 # toolkit, PyTorch in python3), run this project's programs with and without
-# the preload and keep everything for tests/gpu/check.py, which holds the
+# the preload and keep everything for tests/gpu/check_recorded.py, which holds the
 # traces against independent truths where the run is back on a machine
 # without a GPU (README "What runs where", tests/gpu/README.md).
 #
@@ -49,9 +49,14 @@ run2() { # run2 NAME SECONDS PROGRAM ARGS...
 # the GPU. Not producer_consumer and set_device: they need the simulated
 # device's size (640 MiB, to fail at 128 MiB) and its two devices.
 for c in thread_pool storm first_calls async_streams mempool vmm managed_pitch_3d host_memory \
-         ctor_atexit device_reset contexts bad_frees wrong_frees tiny arrays; do
+         ctor_atexit device_reset contexts bad_frees wrong_frees tiny arrays graphs; do
     run2 corpus_$c 60 $B/bin/corpus_$c
 done
+# Stream capture (added after the H200 sessions): the programs check the
+# driver's answers against the simulated device's rules (exit 1 on a surprise)
+step corpus_graphs_random.traced 60 env VRAMTRACE_OUTPUT=$W/corpus_graphs_random.vtrace \
+    CORPUS_CAPTURED=$W/corpus_graphs_random.captured.txt LD_PRELOAD=$P \
+    $B/bin/corpus_graphs_random 1 600
 run2 corpus_dlopen 60 $B/bin/corpus_dlopen_main $B/lib/libcorpus_alloc.so
 for c in static_cudart device_query device_query_drv vmm_mmap; do
     run2 client_$c 60 $B/bin/client_$c
