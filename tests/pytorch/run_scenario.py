@@ -113,6 +113,9 @@ SCENARIOS = {
                  ["fits", "reserved", "snapshot", "device_calls", "graph_pools"]),
     "graphs_2": (["sc_graphs.py", "2", "300"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                  ["fits", "reserved", "snapshot", "device_calls", "graph_pools"]),
+    # ... until an eager tensor runs out while graphs hold their pools
+    "graphs_3_oom": (["sc_graphs.py", "3", "400", "oom"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
+                     ["reserved", "graph_oom"]),
     # Seeded random allocations on a device too small for them, every
     # OutOfMemoryError caught: each failure against PyTorch's state there.
     "random_oom_1": (["sc_random_oom.py", "1", "300"], {"VRAMTRACE_SIM_MEMORY": "2GiB"}, [],
@@ -471,6 +474,19 @@ def check(r, what, tq):
               f"{dev['captured_at_peak_bytes']} B")
         return (want is not None or fail("the script took no snapshot")) and (
             got == want or fail("the capture's live bytes are not the private pools' segments"))
+    if what == "graph_oom":
+        # PyTorch raises after its retry (cached blocks freed, private pools
+        # of live graphs kept): the fatal failure is that retry, and the
+        # private pools' segments in the snapshot taken in the except were
+        # live then (nothing is freed between the two)
+        want = tq.get("oom_private_pool_bytes")
+        got = oom["live_captured_bytes"] if oom else None
+        print(f"at the fatal failure, made during CUDA graph captures: vramtrace {got} B; "
+              f"private pools' segments at the OutOfMemoryError {want} B; remedy: "
+              f"{rep['verdict']['remedy'][:120]}")
+        return (want is not None or fail("PyTorch raised no OutOfMemoryError")) and (
+            got == want or fail("the captures' live bytes at the failure are not the private "
+                                "pools' segments"))
     if what == "own_limit_oom":
         t = rep["totals"]
         kind = rep["verdict"]["kind"]

@@ -8,7 +8,13 @@ a private memory pool of its own or sharing an earlier graph's
 from the graph's private pool: its segments are `cudaMalloc`ed during the
 capture (in relaxed capture mode) and stay reserved while the graph lives.
 
-    sc_graphs.py SEED OPS
+    sc_graphs.py SEED OPS [oom]
+
+oom: tensors of 64 to 256 MiB kept now and then too, until an eager
+allocation runs out of memory (captures are made only while 256 MiB are
+free, so that none fails); at the OutOfMemoryError the snapshot's
+private-pool segments are written (`oom_private_pool_bytes`) before the error
+ends the run as an uncaught one would.
 """
 import random
 import sys
@@ -46,14 +52,29 @@ def capture(rng, graphs):
 
 
 def body(st):
+    try:
+        run(st)
+    except torch.cuda.OutOfMemoryError:
+        snap = torch.cuda.memory._snapshot()
+        st.d["oom_private_pool_bytes"] = torchscen.segment_sizes(
+            snap.get("segments", []))["snapshot_private_pool_bytes"]
+        raise
+
+
+def run(st):
     seed, ops = int(sys.argv[1]), int(sys.argv[2])
+    oom = sys.argv[3:] == ["oom"]
     rng = random.Random(seed)
     live, graphs = [], []
-    names = ("alloc", "free", "capture", "replay", "drop", "empty")
+    names = ("alloc", "free", "capture", "replay", "drop", "empty", "big")
     counts = dict.fromkeys(names, 0)
     for _ in range(ops):
-        op = rng.choices(names, (40, 30, 8, 10, 6, 3))[0]
-        if op == "alloc":
+        op = rng.choices(names, (40, 30, 8, 10, 6, 3, 4 if oom else 0))[0]
+        if op == "capture" and oom and torch.cuda.mem_get_info()[0] < (256 << 20):
+            continue
+        if op == "big":
+            live.append(torch.empty(rng.randint(64, 256) << 20, dtype=torch.uint8, device="cuda"))
+        elif op == "alloc":
             live.append(new_tensor(rng))
         elif op == "free" and live:
             live.pop(rng.randrange(len(live)))
