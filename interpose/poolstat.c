@@ -210,13 +210,9 @@ static void note_full(void)
              "more than %d stream-ordered pools: the pools past them are sampled only where "
              "their allocations fail",
              MAX_POOLS);
-    vt_event ev = {.type = VT_REC_NOTE, .ts_ns = vti_stamp()};
+    vt_event ev = {.type = VT_REC_NOTE};
     ev.u.note.text = text;
-    vti_thread *t = vti_thread_get(); /* as the samples are written: no vti_emit (api.c) */
-    if (t) {
-        vti_write(t, &ev);
-        vti_thread_put(t);
-    }
+    vti_session_emit(&ev); /* not vti_emit (api.c): the session is on in every caller */
 }
 
 /* Whether pool is in named[] (or the table is full: nothing more is

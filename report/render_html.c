@@ -717,9 +717,8 @@ static void summary(FILE *f, const vr_report *r)
             fprintf(f, "; stream-ordered pools reserved %s at most where sampled",
                     SZ(r->devices[i].pool_reserved_peak, b1));
         if (r->had_captures)
-            fprintf(f,
-                    "; made during CUDA graph captures: %s of the peak reserved, %s live at exit",
-                    SZ(r->devices[i].captured_at_peak, b1), SZ(r->devices[i].captured_at_exit, b2));
+            fprintf(f, VR_CAPTURED_FMT, SZ(r->devices[i].captured_at_peak, b1),
+                    SZ(r->devices[i].captured_at_exit, b2));
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);

@@ -111,9 +111,7 @@ static void summary(FILE *f, const vr_report *r)
             fprintf(f, "; stream-ordered pools reserved %s at most where sampled, at %s",
                     SZ(d->pool_reserved_peak, b1), VR_TIME(d->pool_reserved_peak_t_ns));
         if (r->had_captures)
-            fprintf(f,
-                    "; made during CUDA graph captures: %s of the peak reserved, %s live at exit",
-                    SZ(d->captured_at_peak, b1), SZ(d->captured_at_exit, b2));
+            fprintf(f, VR_CAPTURED_FMT, SZ(d->captured_at_peak, b1), SZ(d->captured_at_exit, b2));
         fputc('\n', f);
         if (d->ntimeline)
             fprintf(f,

@@ -293,6 +293,10 @@ typedef struct vr_nvtx_event {
     const char *name; /* thread or range name; "" for 'E', "range" for 'e' */
 } vr_nvtx_event;
 #define VR_CAPTURE_SPAN "CUDA graph capture" /* the name of a capture's 'b'/'e' */
+/* A device's bytes made during captures, in the text and HTML device lines
+ * (captured_at_peak, captured_at_exit as sizes). */
+#define VR_CAPTURED_FMT                                                                            \
+    "; made during CUDA graph captures: %s of the peak reserved, %s live at exit"
 
 /* Everything one trace says; owns all its memory (free with vr_report_free). */
 typedef struct vr_report {
