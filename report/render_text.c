@@ -119,8 +119,8 @@ static void summary(FILE *f, const vr_report *r)
                     d->ntimeline, r->nhover);
     }
     fprintf(f,
-            "  %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed allocations (%" PRIu64
-            " recovered",
+            "  " VR_MARK_TOTALS_TEXT "%" PRIu64 ", frees: %" PRIu64 ", failed: %" PRIu64
+            " (%" PRIu64 " recovered",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations);
     if (r->error_allocations)
         fprintf(f, ", %" PRIu64 " not out of memory", r->error_allocations);

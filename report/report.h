@@ -413,7 +413,7 @@ typedef struct vr_report {
     X(devices, r->ndevices, "): peak allocated ", "\"devices\":", "<th>device ")                   \
     X(timeline, r->ndevices && r->devices[0].ntimeline && r->nhover, VR_MARK_TIMELINE_TEXT,        \
       "\"timeline\":", "\"hover\":[[")                                                             \
-    X(totals, r->allocations, " failed allocations (",                                             \
+    X(totals, r->allocations, VR_MARK_TOTALS_TEXT,                                                 \
       "\"totals\":", "<th>allocations / frees / failed</th>")                                      \
     X(accounting, r->naccounting, "memory by kind", "\"accounting\":", VR_MARK_ACCOUNTING_HTML)    \
     X(notes, r->nnotes, "  note: ", "\"notes\":[\"", "note: ")                                     \
@@ -434,6 +434,7 @@ typedef struct vr_report {
 
 /* Markers of VR_MODEL_SECTIONS that renderers print from here. */
 #define VR_MARK_TIMELINE_TEXT "  timeline: "
+#define VR_MARK_TOTALS_TEXT "allocations: "
 #define VR_MARK_LEFT_OUT " not listed (" /* text and HTML: vr_more_line */
 #define VR_MARK_ACCOUNTING_HTML "id=\"accounting\""
 #define VR_MARK_RANGE_SITES_JSON "\"range_sites\":"

@@ -580,7 +580,7 @@ static void test_oom_other_errors(void **state)
     assert_string_equal(h.kind, "oom");
     assert_string_equal(h.cause, "capacity");
     char *text = render(vr_render_text, r);
-    assert_non_null(strstr(text, "3 failed allocations (0 recovered, 2 not out of memory)"));
+    assert_non_null(strstr(text, "failed: 3 (0 recovered, 2 not out of memory)"));
     assert_non_null(
         strstr(text, "-- Out of memory (3; 2 of the failed allocations not out of memory) --"));
     assert_null(strstr(text, "verdict: error"));
