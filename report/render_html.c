@@ -704,11 +704,11 @@ static void summary(FILE *f, const vr_report *r)
     fprintf(f,
             "</td></tr><tr><th>peak allocated</th><td>%s at %s</td></tr>"
             "<tr><th>peak reserved</th><td>%s</td></tr><tr><th>leaked</th><td>%s in %" PRIu64
-            " allocations</td></tr><tr><th>allocations / frees / failed</th><td>%" PRIu64
+            " allocation%s</td></tr><tr><th>allocations / frees / failed</th><td>%" PRIu64
             " / %" PRIu64 " / %" PRIu64 "</td></tr>",
             SZ(r->peak_allocated, b1), VR_TIME(r->peak_allocated_t_ns), SZ(r->peak_reserved, b2),
-            SZ(r->leaked_bytes, b3), r->leaked_count, r->allocations, r->frees,
-            r->failed_allocations);
+            SZ(r->leaked_bytes, b3), r->leaked_count, vr_plural(r->leaked_count), r->allocations,
+            r->frees, r->failed_allocations);
     for (size_t i = 0; i < r->ndevices; i++) {
         fprintf(f, "<tr><th>device %d</th><td>", r->devices[i].id);
         esc(f, r->devices[i].name);
@@ -888,19 +888,20 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
     char h[32];
     fprintf(f,
             "<summary><h3>Leaks: %s of device memory in %" PRIu64
-            " allocations live at %s; host memory "
+            " allocation%s live at %s; host memory "
             "(pinned, registered): %s in %" PRIu64 "</h3></summary>",
-            SZ(r->leaked_bytes, b), r->leaked_count, r->has_end ? "exit" : "the end",
-            SZ(r->host_leaked_bytes, h), r->host_leaked_count);
+            SZ(r->leaked_bytes, b), r->leaked_count, vr_plural(r->leaked_count),
+            r->has_end ? "exit" : "the end", SZ(r->host_leaked_bytes, h), r->host_leaked_count);
     if (!r->nleaks)
         return;
     if (r->cached_at_exit_count || r->host_cached_at_exit_count)
         fprintf(f,
                 "<p class=\"note\">of which a caching allocator's cache at exit (freed when "
-                "the process ends): %s of device memory in %" PRIu64 " allocations, %s of host "
+                "the process ends): %s of device memory in %" PRIu64 " allocation%s, %s of host "
                 "memory in %" PRIu64 "</p>",
                 SZ(r->cached_at_exit_bytes, b), r->cached_at_exit_count,
-                SZ(r->host_cached_at_exit_bytes, h), r->host_cached_at_exit_count);
+                vr_plural(r->cached_at_exit_count), SZ(r->host_cached_at_exit_bytes, h),
+                r->host_cached_at_exit_count);
     fputs("<table id=\"leaks\"><tr><th>bytes</th><th>allocations</th><th>kind</th>"
           "<th>allocated at</th></tr>",
           f);

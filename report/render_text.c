@@ -77,10 +77,10 @@ static void accounting(FILE *f, const vr_report *r)
         else
             fprintf(f, "    device %-2d %-16s", a->device, a->kind);
         fprintf(f,
-                " %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed, peak live %s, "
+                " %" PRIu64 " allocation%s, %" PRIu64 " free%s, %" PRIu64 " failed, peak live %s, "
                 "leaked %s in %" PRIu64 "\n",
-                a->allocations, a->frees, a->failed, SZ(a->peak_live_bytes, b1),
-                SZ(a->leaked_bytes, b2), a->leaked_allocations);
+                a->allocations, vr_plural(a->allocations), a->frees, vr_plural(a->frees), a->failed,
+                SZ(a->peak_live_bytes, b1), SZ(a->leaked_bytes, b2), a->leaked_allocations);
     }
 }
 
@@ -262,9 +262,9 @@ static void cached_line(FILE *f, uint64_t bytes, uint64_t count)
     char b1[32];
     if (count)
         fprintf(f,
-                "  of which %s in %" PRIu64 " allocations is a caching allocator's cache at exit "
+                "  of which %s in %" PRIu64 " allocation%s is a caching allocator's cache at exit "
                 "(freed when the process ends)\n",
-                SZ(bytes, b1), count);
+                SZ(bytes, b1), count, vr_plural(count));
 }
 
 static void leaks(FILE *f, const vr_report *r, size_t top)
@@ -276,13 +276,14 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
         return;
     }
     const char *when = r->has_end ? "exit" : "the end of the trace";
-    fprintf(f, "device memory: %s in %" PRIu64 " allocations %s live at %s\n",
-            SZ(r->leaked_bytes, b1), r->leaked_count, r->leaked_count == 1 ? "is" : "are", when);
+    fprintf(f, "device memory: %s in %" PRIu64 " allocation%s %s live at %s\n",
+            SZ(r->leaked_bytes, b1), r->leaked_count, vr_plural(r->leaked_count),
+            r->leaked_count == 1 ? "is" : "are", when);
     cached_line(f, r->cached_at_exit_bytes, r->cached_at_exit_count);
     if (r->host_leaked_count)
         fprintf(f,
-                "host memory (pinned, registered): %s in %" PRIu64 " allocations %s live at %s\n",
-                SZ(r->host_leaked_bytes, b1), r->host_leaked_count,
+                "host memory (pinned, registered): %s in %" PRIu64 " allocation%s %s live at %s\n",
+                SZ(r->host_leaked_bytes, b1), r->host_leaked_count, vr_plural(r->host_leaked_count),
                 r->host_leaked_count == 1 ? "is" : "are", when);
     cached_line(f, r->host_cached_at_exit_bytes, r->host_cached_at_exit_count);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
@@ -391,9 +392,9 @@ static void sites(FILE *f, const vr_report *r, size_t top)
     fputs("\n-- Top sites at peak --\n", f);
     for (size_t i = 0; i < r->nsites && i < top; i++) {
         const vr_site *s = &r->sites[i];
-        fprintf(f, "%s (%.1f%%) in %" PRIu64 " allocations\n", SZ(s->bytes, b1),
+        fprintf(f, "%s (%.1f%%) in %" PRIu64 " allocation%s\n", SZ(s->bytes, b1),
                 r->peak_allocated ? 100.0 * (double)s->bytes / (double)r->peak_allocated : 0.0,
-                s->count);
+                s->count, vr_plural(s->count));
         print_stack(f, &s->stack, "    ", 8);
     }
     more_line(f, "", r->nsites > top ? r->nsites - top : 0, "sites", &r->sites_left_out, false);

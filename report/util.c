@@ -406,9 +406,9 @@ const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
         n = snprintf(buf, len, "... %zu more %s", rest, unit);
     if (lo->stacks && n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n,
-                 "%s%" PRIu64 " smaller %s" VR_MARK_LEFT_OUT "%s in %" PRIu64 " allocations)",
+                 "%s%" PRIu64 " smaller %s" VR_MARK_LEFT_OUT "%s in %" PRIu64 " allocation%s)",
                  rest ? "; " : "... ", lo->stacks, by_range ? "NVTX ranges" : "stacks",
-                 vr_format_size(lo->bytes, b, sizeof b), lo->count);
+                 vr_format_size(lo->bytes, b, sizeof b), lo->count, vr_plural(lo->count));
     return buf;
 }
 

@@ -53,7 +53,7 @@ def line(table, unit):
     lo = want[table]
     shown = min(cap, len(leaked if table == "leaks" else at_peak))
     return (f"... {shown - 10} more {unit}; {lo['stacks']} smaller stacks not listed "
-            f"({lo['bytes'] / 2**20:.2f} MiB in {lo['allocations']} allocations)")
+            f"({lo['bytes'] / 2**20:.2f} MiB in {lo['allocations']} allocation{'' if lo['allocations'] == 1 else 's'})")
 
 # the flame graph's lines sum to the peak, what is left out one frame of its own
 folded = [l.rpartition(" ") for l in open(jpath[:-len("json")] + "folded").read().splitlines()]
