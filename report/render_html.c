@@ -29,7 +29,8 @@ static const char css[] =
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:3px 8px;"
     "vertical-align:top;text-align:left}th{background:#f4f4f4}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums;white-space:nowrap}"
-    ".stack{font:12px monospace;margin:0;padding-left:1em;list-style:none}"
+    ".stack{font:12px monospace;margin:0;padding-left:1em;list-style:none;"
+    "overflow-wrap:anywhere}td.expl{min-width:22em}"
     ".verdict{font-weight:bold;text-transform:uppercase}.v-error{color:#666}"
     ".v-capacity{color:#b35c00}"
     ".v-leak{color:#b00020}.v-fragmentation{color:#6a1b9a}.v-external{color:#00599c}"
@@ -836,7 +837,7 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
     const vr_oom *o = &r->ooms[i];
     fprintf(f,
             "<tr class=\"%s\"><td class=\"n\">#%zu<br>%s</td><td class=\"n\">%s</td>"
-            "<td class=\"n\">%s</td><td class=\"verdict v-%s\">%s</td><td>",
+            "<td class=\"n\">%s</td><td class=\"verdict v-%s\">%s</td><td class=\"expl\">",
             fatal          ? "fatal"
             : o->recovered ? "recovered"
                            : "failed",

@@ -683,6 +683,26 @@ static bool nvtx_frame(const vr_frame *f)
     return !strncmp(f->function, "nvtx", 4) || strstr(f->file, "/nvtx3/");
 }
 
+/* The C library's start-up frames below main and below a thread's start
+ * function (glibc: csu/libc-start.c, sysdeps/nptl/libc_start_call_main.h,
+ * nptl/pthread_create.c start_thread, sysdeps/unix/sysv/linux/x86_64/
+ * clone3.S; crt1.o's _start): in every stack, they name nothing of the
+ * program's. Hidden from the outer end of stacks, as Valgrind hides the
+ * frames below main (its --show-below-main=no, the default). */
+static bool startup_frame(const vr_frame *f)
+{
+    static const char *const names[] = {"_start", "start_thread", "clone",
+                                        "clone3", "__clone",      "__clone3"};
+    const char *fn = f->function;
+    size_t len = strcspn(fn, "+"); /* a symbol-table name carries its offset: "_start+0x20" */
+    if (!strncmp(fn, "__libc_start_", 13) || !strncmp(fn, "__GI___clone", 12))
+        return true;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && !strncmp(fn, names[i], len))
+            return true;
+    return false;
+}
+
 /* The trie nodes from leaf to the root (innermost first). */
 static size_t collect_nodes(const vr_state *s, uint32_t leaf, const vr_stacknode **out)
 {
@@ -781,6 +801,8 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
             if (!hide || !interpreter_module(c->frames[k].module))
                 push_frame(sy->s->arena, &frames, &nf, &cap, &c->frames[k]);
     }
+    while (nf > 1 && startup_frame(&frames[nf - 1]))
+        nf--;
     size_t skip = 0;
     while (skip < nf && (internal_module(frames[skip].module) || nvtx_frame(&frames[skip])))
         skip++;

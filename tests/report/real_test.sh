@@ -20,6 +20,25 @@ contains "$T/report.txt" "by grow_site\|at grow_site"
 contains "$T/report.txt" "verdict: capacity"
 contains "$T/real.json" '"function":"too_big"'
 contains "$T/real.json" '"name":"Tesla T4"'
+# Every stack ends at main: the C library's start-up frames below it
+# (__libc_start_call_main, __libc_start_main_impl, _start) are not shown.
+python3 - "$T/real.json" <<'PY' || fail "a stack goes below main"
+import json, sys
+def stacks(o):
+    if isinstance(o, dict):
+        st = o.get("stack")
+        if isinstance(st, list) and st and isinstance(st[0], dict):
+            yield [f.get("function", "") for f in st]
+        for v in o.values():
+            yield from stacks(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from stacks(v)
+seen = list(stacks(json.load(open(sys.argv[1]))))
+bad = [s[-3:] for s in seen if s[-1] != "main"]
+print(f"{len(seen)} stacks, {len(bad)} not ending at main: {bad[:3]}")
+sys.exit(1 if bad or not seen else 0)
+PY
 # The report's accounting against the sim's own ledger (tests/ledger).
 if grep -q '"accounting"' "$T/real.json"; then
     python3 "$(dirname "$0")/../ledger/check_ledger.py" --ledger "$T/ledger.jsonl" \
