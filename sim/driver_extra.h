@@ -14,6 +14,17 @@
  * supported on the current system or device"). Thread-safe. */
 CUresult sim_unsupported(const char *name);
 
+/* Each driver entry point that has a per-thread-default-stream variant
+ * (cuda.h: cuMemcpy_ptds, cuMemAllocAsync_ptsz, ...) and that variant,
+ * generated (tools/gen_entry_points.py, driver_entry_stubs.c): what
+ * cuGetProcAddress hands out instead of `plain` for
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
+struct sim_per_thread_entry {
+    void *plain, *per_thread;
+};
+extern const struct sim_per_thread_entry sim_per_thread[];
+extern const size_t sim_per_thread_count;
+
 /* The value of device attribute `a` for profile `p` on device ordinal `dev`
  * (the real card's value, table in profile_attrs.c). Returns 0 and sets *out,
  * or -1 for a value that is not a CUdevice_attribute. */

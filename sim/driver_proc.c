@@ -44,6 +44,18 @@ static const struct proc *lookup(const char *symbol, int version, int *known)
     return best;
 }
 
+/* fn's per-thread-default-stream variant (its _ptds or _ptsz form), or fn
+ * itself when it has none (cuda.h, cuGetProcAddress:
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM "search for all symbols
+ * ... with the per-thread default stream semantics"). */
+static void *per_thread_variant(void *fn)
+{
+    for (size_t i = 0; i < sim_per_thread_count; i++)
+        if (sim_per_thread[i].plain == fn)
+            return sim_per_thread[i].per_thread;
+    return fn;
+}
+
 CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                      cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
@@ -53,6 +65,8 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
         return CUDA_ERROR_INVALID_VALUE;
     const struct proc *p = lookup(symbol, cudaVersion, &known);
     void *fn = p ? p->fn : NULL;
+    if (fn && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
+        fn = per_thread_variant(fn);
     *pfn = fn;
     if (symbolStatus)
         *symbolStatus = fn      ? CU_GET_PROC_ADDRESS_SUCCESS

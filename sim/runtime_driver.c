@@ -7,21 +7,24 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-struct rt_driver rt_drv;
+struct rt_driver rt_drv_plain, rt_drv_per_thread;
+_Thread_local int rt_per_thread_call;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static cudaError_t load_err;
 
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
                            CUdriverProcAddressQueryResult *);
 
-static int fetch(gpa_fn gpa, const char *name, void **slot)
+static int fetch(gpa_fn gpa, const char *name, void **slot, cuuint64_t flags)
 {
     CUdriverProcAddressQueryResult st;
-    return gpa(name, slot, CUDART_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS ? 0
-                                                                                             : -1;
+    return gpa(name, slot, CUDART_VERSION, flags, &st) == CUDA_SUCCESS ? 0 : -1;
 }
 
-#define RT_FETCH(n) bad |= fetch(gpa, #n, (void **)&rt_drv.n);
+#define RT_FETCH(n)                                                                                \
+    bad |= fetch(gpa, #n, (void **)&rt_drv_plain.n, CU_GET_PROC_ADDRESS_DEFAULT);                  \
+    bad |= fetch(gpa, #n, (void **)&rt_drv_per_thread.n,                                           \
+                 CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 
 static void load(void)
 {
@@ -36,7 +39,7 @@ static void load(void)
     RT_DRIVER_FUNCS(RT_FETCH)
     if (bad)
         load_err = cudaErrorInsufficientDriver;
-    else if (rt_drv.cuInit(0) != CUDA_SUCCESS)
+    else if (rt_drv_plain.cuInit(0) != CUDA_SUCCESS)
         load_err = cudaErrorInitializationError;
     else if ((teardown = (void (*)(void))dlsym(h, "vtsim_runtime_teardown")))
         atexit(teardown); /* NVIDIA's runtime registers its teardown here too (README.md, "Exit") */

@@ -85,7 +85,17 @@
 struct rt_driver {
     RT_DRIVER_FUNCS(RT_FIELD)
 };
-extern struct rt_driver rt_drv;
+/* The driver's entry points twice, fetched with cuGetProcAddress as the real
+ * runtime does: plain (CU_GET_PROC_ADDRESS_DEFAULT), and with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (their _ptds/_ptsz forms)
+ * for the runtime's per-thread-default-stream entry points
+ * (runtime_ptds.c). rt_drv is the one the calling thread's current runtime
+ * call uses. */
+extern struct rt_driver rt_drv_plain, rt_drv_per_thread;
+/* Set by a per-thread-default-stream entry point (cudaMemcpyAsync_ptsz ...)
+ * for the plain one it calls (runtime_ptds.c). */
+extern _Thread_local int rt_per_thread_call;
+#define rt_drv (*(rt_per_thread_call ? &rt_drv_per_thread : &rt_drv_plain))
 
 /* Load the driver once (runtime_driver.c); cudaSuccess, or the error every
  * later call returns. */

@@ -243,10 +243,30 @@ def weak_symbols(lib):
     return {parts[2] for parts in (l.split() for l in out.splitlines()) if parts[1] == "W"}
 
 
+def dynamic_names(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    return {l.split()[2].split("@")[0] for l in out.splitlines() if len(l.split()) == 3}
+
+
+def runtime_per_thread(args):
+    """The simulated libcudart.so.13 exports every per-thread-default-stream
+    entry point (NAME_ptds, NAME_ptsz) that NVIDIA's exports: a program built
+    with --default-stream per-thread loads. Their count."""
+    real = os.path.join(args.cuda_include, "..", "lib64", "libcudart.so.13")
+    sim = dynamic_names(os.path.join(args.sim_lib, "libcudart.so.13"))
+    want = {n for n in dynamic_names(real) if re.search(r"_pt(ds|sz)$", n)}
+    for name in sorted(want - sim):
+        problems.append(f"libcudart.so.13 does not export {name}")
+    return len(want)
+
+
 def check_symbols(args):
     """Every name the loaders ask for is exported; cuGetProcAddress answers
     every base name of the toolkit's cudaTypedefs.h; no base name hands out a
-    fallback where the sim implements an older variant."""
+    fallback where the sim implements an older variant; with the per-thread
+    flag, a name's _ptsz/_ptds variant where it has one; the runtime exports
+    the real one's per-thread entry points."""
     path = os.path.join(args.sim_lib, "libcuda.so.1")
     lib = ctypes.CDLL(path)
     with open(args.entry_points, encoding="utf-8") as f:
@@ -278,7 +298,15 @@ def check_symbols(args):
         if sym in weak and any(v not in weak for v in variants):
             problems.append(f"cuGetProcAddress({base}) hands out the fallback {sym} although "
                             f"{[v for v in variants if v not in weak]} is implemented")
+        pt, st2 = ctypes.c_void_p(), ctypes.c_int(-1)
+        gpa(base.encode(), ctypes.byref(pt), CUDA_VERSION, 2, ctypes.byref(st2))
+        want = next((by_sym for by_sym in (sym + "_ptsz", sym + "_ptds") if by_sym in listed), sym)
+        if by_addr.get(pt.value, "?") != want:
+            problems.append(f"cuGetProcAddress({base}, PER_THREAD_DEFAULT_STREAM) hands out "
+                            f"{by_addr.get(pt.value, '?')}, not {want}")
+    per_thread = runtime_per_thread(args)
     print(f"symbols: {len(listed)} exported, {len(bases)} base names, "
+          f"{per_thread} per-thread runtime entry points, "
           f"{len(avutil_names(args.ffmpeg))} ffmpeg names, {len(numba_names(args.python))} numba")
 
 
