@@ -49,7 +49,8 @@ run2() { # run2 NAME SECONDS PROGRAM ARGS...
 # the GPU. Not producer_consumer and set_device: they need the simulated
 # device's size (640 MiB, to fail at 128 MiB) and its two devices.
 for c in thread_pool storm first_calls async_streams mempool vmm managed_pitch_3d host_memory \
-         ctor_atexit device_reset contexts bad_frees wrong_frees tiny arrays graphs; do
+         ctor_atexit device_reset contexts bad_frees wrong_frees tiny arrays graphs \
+         per_thread_stream; do
     run2 corpus_$c 60 $B/bin/corpus_$c
 done
 # Stream capture (added after the H200 sessions): the programs check the
@@ -57,6 +58,11 @@ done
 step corpus_graphs_random.traced 60 env VRAMTRACE_OUTPUT=$W/corpus_graphs_random.vtrace \
     CORPUS_CAPTURED=$W/corpus_graphs_random.captured.txt LD_PRELOAD=$P \
     $B/bin/corpus_graphs_random 1 600
+# Built for the per-thread default stream (added in session 28, after the
+# H200 sessions): the real runtime's and driver's _ptsz entry points
+step corpus_graphs_random_ptsz.traced 60 env VRAMTRACE_OUTPUT=$W/corpus_graphs_random_ptsz.vtrace \
+    CORPUS_CAPTURED=$W/corpus_graphs_random_ptsz.captured.txt LD_PRELOAD=$P \
+    $B/bin/corpus_graphs_random_ptsz 4 600
 run2 corpus_dlopen 60 $B/bin/corpus_dlopen_main $B/lib/libcorpus_alloc.so
 for c in static_cudart device_query device_query_drv vmm_mmap; do
     run2 client_$c 60 $B/bin/client_$c
