@@ -249,16 +249,17 @@ def dynamic_names(lib):
     return {l.split()[2].split("@")[0] for l in out.splitlines() if len(l.split()) == 3}
 
 
-def runtime_per_thread(args):
-    """The simulated libcudart.so.13 exports every per-thread-default-stream
-    entry point (NAME_ptds, NAME_ptsz) that NVIDIA's exports: a program built
-    with --default-stream per-thread loads. Their count."""
+def runtime_exports(args):
+    """The simulated libcudart.so.13 exports every function NVIDIA's does
+    (the per-thread-default-stream forms NAME_ptds, NAME_ptsz among them:
+    a program built with --default-stream per-thread loads), but internal
+    __cuda* ones no header declares; (exported, per-thread) counts."""
     real = os.path.join(args.cuda_include, "..", "lib64", "libcudart.so.13")
     sim = dynamic_names(os.path.join(args.sim_lib, "libcudart.so.13"))
-    want = {n for n in dynamic_names(real) if re.search(r"_pt(ds|sz)$", n)}
+    want = {n for n in dynamic_names(real) if n.startswith("cuda")}
     for name in sorted(want - sim):
         problems.append(f"libcudart.so.13 does not export {name}")
-    return len(want)
+    return len(want), len([n for n in want if re.search(r"_pt(ds|sz)$", n)])
 
 
 def check_symbols(args):
@@ -266,7 +267,7 @@ def check_symbols(args):
     every base name of the toolkit's cudaTypedefs.h; no base name hands out a
     fallback where the sim implements an older variant; with the per-thread
     flag, a name's _ptsz/_ptds variant where it has one; the runtime exports
-    the real one's per-thread entry points."""
+    what the real one does (runtime_exports)."""
     path = os.path.join(args.sim_lib, "libcuda.so.1")
     lib = ctypes.CDLL(path)
     with open(args.entry_points, encoding="utf-8") as f:
@@ -304,9 +305,9 @@ def check_symbols(args):
         if by_addr.get(pt.value, "?") != want:
             problems.append(f"cuGetProcAddress({base}, PER_THREAD_DEFAULT_STREAM) hands out "
                             f"{by_addr.get(pt.value, '?')}, not {want}")
-    per_thread = runtime_per_thread(args)
+    runtime, per_thread = runtime_exports(args)
     print(f"symbols: {len(listed)} exported, {len(bases)} base names, "
-          f"{per_thread} per-thread runtime entry points, "
+          f"runtime {runtime} ({per_thread} per-thread), "
           f"{len(avutil_names(args.ffmpeg))} ffmpeg names, {len(numba_names(args.python))} numba")
 
 

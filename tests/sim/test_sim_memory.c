@@ -408,6 +408,28 @@ static void kernel_launch_fails_cleanly(void **state)
     assert_int_equal(cudaFree(p), cudaSuccess);
 }
 
+/* A runtime function the simulated device does not model (the generated
+ * fallbacks, sim/tools/gen_runtime_entry_points.py): the program gets
+ * cudaErrorNotSupported, also as the last error, instead of a symbol lookup
+ * error; its per-thread-stream form the same; the outputs stay untouched. */
+static void unmodelled_runtime_call(void **state)
+{
+    (void)state;
+    size_t v = 12345;
+    assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitMallocHeapSize), cudaErrorNotSupported);
+    assert_int_equal(v, 12345);
+    assert_int_equal(cudaGetLastError(), cudaErrorNotSupported);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    cudaError_t (*ptsz)(const void *, void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t) =
+        (cudaError_t(*)(const void *, void *, size_t, size_t, enum cudaMemcpyKind,
+                        cudaStream_t))dlsym(RTLD_DEFAULT, "cudaMemcpyToSymbolAsync_ptsz");
+    assert_non_null(ptsz);
+    assert_int_equal(ptsz(&v, &v, 1, 0, cudaMemcpyHostToDevice, 0), cudaErrorNotSupported);
+    void *p;
+    assert_int_equal(cudaMalloc(&p, 1), cudaSuccess);
+    assert_int_equal(cudaFree(p), cudaSuccess);
+}
+
 /* Levels of a mipmapped array (float, 64 x 32, 3 levels: 64x32, 32x16,
  * 16x8): each its own array for 2D copies, apart from the others, bounded
  * by its own size; past the last level cudaErrorInvalidValue (an H200 said
@@ -475,6 +497,7 @@ int main(void)
         cmocka_unit_test(error_strings_match_real_runtime),
         cmocka_unit_test(host_managed_and_pitched),
         cmocka_unit_test(kernel_launch_fails_cleanly),
+        cmocka_unit_test(unmodelled_runtime_call),
         cmocka_unit_test(mipmap_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
