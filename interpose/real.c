@@ -34,13 +34,41 @@ void *vti_real_dlsym(void *handle, const char *name)
     return f(handle, name);
 }
 
+/* fn_names by a hash of the name (open addressing; slot: enum vti_fn + 1, 0
+ * empty), filled once: the loader's and the runtime's lookups (every dlsym,
+ * two cuGetProcAddress per driver entry point the runtime fetches) cost one
+ * hash and one compare instead of a compare with every hook's name. */
+#define FN_SLOTS 256
+_Static_assert(FN_SLOTS >= 2 * F_COUNT_ && (FN_SLOTS & (FN_SLOTS - 1)) == 0, "a sparse table");
+static short fn_slot[FN_SLOTS];
+static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
+
+static unsigned fn_hash(const char *s)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h & (FN_SLOTS - 1);
+}
+
+static void fn_index(void)
+{
+    for (int i = 0; i < F_COUNT_; i++) {
+        unsigned j = fn_hash(fn_names[i]);
+        while (fn_slot[j])
+            j = (j + 1) & (FN_SLOTS - 1);
+        fn_slot[j] = (short)(i + 1);
+    }
+}
+
 int vti_fn_lookup(const char *name)
 {
     if (!name || name[0] != 'c' || name[1] != 'u')
         return -1;
-    for (int i = 0; i < F_COUNT_; i++)
-        if (strcmp(name, fn_names[i]) == 0)
-            return i;
+    pthread_once(&fn_once, fn_index);
+    for (unsigned j = fn_hash(name); fn_slot[j]; j = (j + 1) & (FN_SLOTS - 1))
+        if (strcmp(name, fn_names[fn_slot[j] - 1]) == 0)
+            return fn_slot[j] - 1;
     return -1;
 }
 
