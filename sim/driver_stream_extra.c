@@ -9,6 +9,8 @@
 #include "driver_extra.h"
 #include "ledger.h"
 
+#include <stdatomic.h>
+
 /* cuCtxSetLimit values; defaults are a real driver's (cuda.h, CUlimit:
  * stack 1 KiB, printf FIFO 1 MiB, malloc heap 8 MiB, runtime sync depth 2,
  * pending launches 2048, L2 fetch granularity 64 B, persisting L2 0). */
@@ -62,6 +64,12 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int fla
     return cuStreamCreate(phStream, flags);
 }
 
+/* The preferred cache configuration (cuda.h, cuCtxGetCacheConfig: "on
+ * devices where the L1 cache and shared memory use the same hardware
+ * resources, this function returns ... the preferred cache configuration",
+ * as on every card the sim models), kept as the limits are. */
+static _Atomic int cache_pref = CU_FUNC_CACHE_PREFER_NONE;
+
 CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *pconfig)
 {
     CUresult err;
@@ -69,7 +77,7 @@ CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *pconfig)
         return err;
     if (!pconfig)
         return CUDA_ERROR_INVALID_VALUE;
-    *pconfig = CU_FUNC_CACHE_PREFER_NONE;
+    *pconfig = (CUfunc_cache)atomic_load(&cache_pref);
     return CUDA_SUCCESS;
 }
 
@@ -78,7 +86,10 @@ CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
     CUresult err;
     if (!sim_need_device(&err))
         return err;
-    return (unsigned)config <= CU_FUNC_CACHE_PREFER_EQUAL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if ((unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    atomic_store(&cache_pref, (int)config);
+    return CUDA_SUCCESS;
 }
 
 /* All work has completed when it was issued: nothing to wait for, except

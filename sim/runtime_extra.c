@@ -1,9 +1,9 @@
 /* Runtime entry points real programs use besides memory allocation: driver
- * entry-point queries, stream waits and host callbacks, peer access and IPC
- * queries, 2D copies (graphs: runtime_graph.c). Driver functions beyond the runtime's core set
- * are fetched here with cuGetProcAddress_v2, as the real runtime does. Work
- * completes when issued (the device is simulated), so waits succeed at once
- * and host callbacks run on the calling thread before the call returns. */
+ * entry-point queries, context limits and cache preference, stream waits and
+ * host callbacks, peer access and IPC queries, 2D copies (graphs: runtime_graph.c). Driver
+ * functions beyond the runtime's core set are fetched here with cuGetProcAddress_v2, as the real
+ * runtime does. Work completes when issued (the device is simulated), so waits succeed at once and
+ * host callbacks run on the calling thread before the call returns. */
 #include "runtime_internal.h"
 
 #include <dlfcn.h>
@@ -70,6 +70,52 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char *symbol, void **funcPtr
                                               enum cudaDriverEntryPointQueryResult *driverStatus)
 {
     return cudaGetDriverEntryPointByVersion(symbol, funcPtr, CUDART_VERSION, flags, driverStatus);
+}
+
+/* The current context's limits and cache preference: the driver's
+ * cuCtxSetLimit / cuCtxGetLimit / cuCtxSetCacheConfig / cuCtxGetCacheConfig,
+ * to which the CUDA Runtime API reference refers them (cudaLimit and
+ * cudaFuncCache have CUlimit's and CUfunc_cache's values). */
+_Static_assert((int)cudaLimitMallocHeapSize == (int)CU_LIMIT_MALLOC_HEAP_SIZE &&
+                   (int)cudaLimitPersistingL2CacheSize == (int)CU_LIMIT_PERSISTING_L2_CACHE_SIZE,
+               "cudaLimit is CUlimit");
+_Static_assert((int)cudaFuncCachePreferEqual == (int)CU_FUNC_CACHE_PREFER_EQUAL,
+               "cudaFuncCache is CUfunc_cache");
+
+cudaError_t CUDARTAPI cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
+{
+    CUresult (*set)(CUlimit, size_t) = driver_fn("cuCtxSetLimit");
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    return rt_ret(set ? rt_err(set((CUlimit)limit, value)) : cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
+{
+    CUresult (*get)(size_t *, CUlimit) = driver_fn("cuCtxGetLimit");
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    return rt_ret(get ? rt_err(get(pValue, (CUlimit)limit)) : cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
+{
+    CUresult (*set)(CUfunc_cache) = driver_fn("cuCtxSetCacheConfig");
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    return rt_ret(set ? rt_err(set((CUfunc_cache)cacheConfig)) : cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
+{
+    CUresult (*get)(CUfunc_cache *) = driver_fn("cuCtxGetCacheConfig");
+    cudaError_t e = rt_ready();
+    if (e)
+        return rt_ret(e);
+    return rt_ret(get ? rt_err(get((CUfunc_cache *)pCacheConfig)) : cudaErrorNotSupported);
 }
 
 cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,

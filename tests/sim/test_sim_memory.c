@@ -415,8 +415,8 @@ static void kernel_launch_fails_cleanly(void **state)
 static void unmodelled_runtime_call(void **state)
 {
     (void)state;
-    size_t v = 12345;
-    assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitMallocHeapSize), cudaErrorNotSupported);
+    int v = 12345;
+    assert_int_equal(cudaDeviceGetByPCIBusId(&v, "0000:01:00.0"), cudaErrorNotSupported);
     assert_int_equal(v, 12345);
     assert_int_equal(cudaGetLastError(), cudaErrorNotSupported);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
@@ -428,6 +428,28 @@ static void unmodelled_runtime_call(void **state)
     void *p;
     assert_int_equal(cudaMalloc(&p, 1), cudaSuccess);
     assert_int_equal(cudaFree(p), cudaSuccess);
+}
+
+/* Limits and the cache preference go to the context (the driver's
+ * cuCtxSetLimit, cuCtxGetCacheConfig ...): a value set is read back, an
+ * unknown limit or configuration refused. */
+static void limits_and_cache_config(void **state)
+{
+    (void)state;
+    size_t heap = 0, was = 0;
+    enum cudaFuncCache c = cudaFuncCachePreferL1;
+    assert_int_equal(cudaDeviceGetLimit(&was, cudaLimitMallocHeapSize), cudaSuccess);
+    assert_int_equal(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20), cudaSuccess);
+    assert_int_equal(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize), cudaSuccess);
+    assert_int_equal(heap, 64u << 20);
+    assert_int_equal(cudaDeviceSetLimit(cudaLimitMallocHeapSize, was), cudaSuccess);
+    assert_int_equal(cudaDeviceGetLimit(&heap, (enum cudaLimit)99), cudaErrorUnsupportedLimit);
+    assert_int_equal(cudaGetLastError(), cudaErrorUnsupportedLimit);
+    assert_int_equal(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared), cudaSuccess);
+    assert_int_equal(cudaDeviceGetCacheConfig(&c), cudaSuccess);
+    assert_int_equal(c, cudaFuncCachePreferShared);
+    assert_int_equal(cudaDeviceSetCacheConfig((enum cudaFuncCache)9), cudaErrorInvalidValue);
+    assert_int_equal(cudaDeviceSetCacheConfig(cudaFuncCachePreferNone), cudaSuccess);
 }
 
 /* Levels of a mipmapped array (float, 64 x 32, 3 levels: 64x32, 32x16,
@@ -498,6 +520,7 @@ int main(void)
         cmocka_unit_test(host_managed_and_pitched),
         cmocka_unit_test(kernel_launch_fails_cleanly),
         cmocka_unit_test(unmodelled_runtime_call),
+        cmocka_unit_test(limits_and_cache_config),
         cmocka_unit_test(mipmap_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
