@@ -12,6 +12,7 @@
  * prints it. Sites are named by function and file:line with elfutils libdw,
  * dlopened only then (the preload never links it), else dladdr's symbol+off. */
 #include <dlfcn.h>
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -70,6 +71,9 @@ typedef struct dw_api {
     Dwarf_Line *(*getsrc_die)(Dwarf_Die *, Dwarf_Addr);
     const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
     int (*lineno)(Dwarf_Line *, int *);
+    int (*getscopes)(Dwarf_Die *, Dwarf_Addr, Dwarf_Die **); /* optional: inlined names */
+    int (*tag)(Dwarf_Die *);
+    const char *(*diename)(Dwarf_Die *);
     Dwfl_Callbacks cb;
     char *debuginfo_path;
 } dw_api;
@@ -93,6 +97,9 @@ static Dwfl *dw_open(dw_api *a)
     *(void **)&a->getsrc_die = vti_real_dlsym(h, "dwarf_getsrc_die");
     *(void **)&a->linesrc = vti_real_dlsym(h, "dwarf_linesrc");
     *(void **)&a->lineno = vti_real_dlsym(h, "dwarf_lineno");
+    *(void **)&a->getscopes = vti_real_dlsym(h, "dwarf_getscopes");
+    *(void **)&a->tag = vti_real_dlsym(h, "dwarf_tag");
+    *(void **)&a->diename = vti_real_dlsym(h, "dwarf_diename");
     *(void **)&a->cb.find_elf = vti_real_dlsym(h, "dwfl_linux_proc_find_elf");
     *(void **)&a->cb.find_debuginfo = vti_real_dlsym(h, "dwfl_standard_find_debuginfo");
     a->cb.debuginfo_path = &a->debuginfo_path;
@@ -150,13 +157,37 @@ static Dwarf_Die *unit_of(const dw_api *a, Dwfl_Module *m, uint64_t ip, Dwarf_Ad
     return NULL;
 }
 
+/* The function inlined at DWARF address pc of unit cu whose body holds pc's
+ * line: the innermost inlined instance's name (its abstract origin's:
+ * dwarf_diename follows DW_AT_abstract_origin), NULL when pc is in no
+ * inlined instance or libdw cannot say. Without it the line of the inlined
+ * function was named with the function it was inlined into (the report's
+ * frame there: "bn_block_forward (nets.c:167) [inlined]";
+ * report/symbolize.c builds the whole inline chain). */
+static const char *inlined_name(const dw_api *a, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+    Dwarf_Die *scopes = NULL;
+    const char *name = NULL;
+    int n = a->getscopes && a->tag && a->diename ? a->getscopes(cu, pc, &scopes) : -1;
+    for (int i = 0; i < n; i++) {
+        int tag = a->tag(&scopes[i]);
+        if (tag == DW_TAG_inlined_subroutine)
+            name = a->diename(&scopes[i]);
+        if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+            break;
+    }
+    free(scopes);
+    return name;
+}
+
 /* The source file and line of ip in module m: libdwfl's answer when the
  * unit it finds holds ip in its own ranges, else the unit that does. libdwfl
  * (elfutils 0.188, Debian 12) finds units only by .debug_aranges, which
  * clang does not write, and gives an address in a gap between a unit's
  * ranges to that unit (report/symbolize.c, cu_of: the same rule). NULL when
  * no unit holds ip. */
-static const char *source_line(const dw_api *a, Dwfl_Module *m, uint64_t ip, int *line)
+static const char *source_line(const dw_api *a, Dwfl_Module *m, uint64_t ip, int *line,
+                               const char **inlined)
 {
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = a->addrdie(m, ip, &bias);
@@ -166,6 +197,7 @@ static const char *source_line(const dw_api *a, Dwfl_Module *m, uint64_t ip, int
     Dwarf_Line *dl = cu ? a->getsrc_die(cu, ip - bias) : NULL;
     if (!dl || a->lineno(dl, line) != 0)
         return NULL;
+    *inlined = inlined_name(a, cu, ip - bias);
     return a->linesrc(dl, NULL, NULL);
 }
 
@@ -178,7 +210,9 @@ static void frame_name(const dw_api *a, Dwfl *d, uint64_t ip, char *out, size_t 
     Dwfl_Module *m = d ? a->addrmodule(d, ip) : NULL;
     const char *fn = m ? a->addrname(m, ip) : NULL;
     int line = 0;
-    const char *file = m ? source_line(a, m, ip, &line) : NULL;
+    const char *inlined = NULL;
+    const char *file = m ? source_line(a, m, ip, &line, &inlined) : NULL;
+    fn = inlined ? inlined : fn;
     if (fn && file && line > 0) {
         const char *b = strrchr(file, '/');
         snprintf(out, len, "%s (%s:%d)", fn, b ? b + 1 : file, line);

@@ -2,8 +2,8 @@
 # diagnosis_test.sh VRAMTRACE TRAIN README: the preload's OOM diagnosis of
 # the README's quick start (interpose/diagnose.c): one block for the fatal
 # failure (not one per retried attempt), at most 12 lines, the request and
-# every site named as function (file:line); its size is the report's fatal
-# failure's. The checker is also shown rejecting the old output (one block
+# every site named as function (file:line), the request's as the report
+# names that line; its size is the report's fatal failure's. The checker is also shown rejecting the old output (one block
 # per attempt, sites as train+0x1dcbc).
 set -eu
 VT=$1
@@ -26,8 +26,8 @@ print(o[0]["requested_bytes"])' "$D/oom.json")
 
 # check FILE: the diagnosis block of a stderr
 check() {
-    python3 - "$1" "$fatal" <<'EOF'
-import re, sys
+    python3 - "$1" "$fatal" "$D/oom.json" <<'EOF'
+import json, os, re, sys
 lines = open(sys.argv[1]).read().splitlines()
 fatal = int(sys.argv[2])
 heads = [i for i, l in enumerate(lines) if re.match(r"vramtrace: (OUT OF MEMORY: )?\S+ of .* failed", l)]
@@ -49,6 +49,16 @@ named = re.compile(r"(at|allocations? at) \w+ \([\w.-]+\.c:\d+\)")
 bad = [l for l in sites if not named.search(l)]
 if not sites or bad:
     sys.exit(f"sites not named as function (file:line): {bad or 'none'}")
+# the request's site names a line with the function the report names there
+# (an inlined function's line with that function, not the one it was
+# inlined into: "bn_block_forward (nets.c:167)", the report's frame)
+rep = json.load(open(sys.argv[3]))
+o = ([x for x in rep["ooms"] if x.get("fatal")] or rep["ooms"][-1:])[0]
+at = {(os.path.basename(f["file"]), f["line"]): f["function"] for f in o["stack"]}
+req = re.search(r"requested at (\w+) \(([\w.-]+):(\d+)\)", "\n".join(block))
+if not req or at.get((req.group(2), int(req.group(3)))) != req.group(1):
+    sys.exit(f"the request's site {req and req.group(0)}: the report names "
+             f"{req and at.get((req.group(2), int(req.group(3))))} there")
 print(f"diagnosis: ok: {len(block)} lines, {len(sites)} sites")
 print("\n".join(block))
 EOF
