@@ -1,5 +1,5 @@
 /* The entry points the simulated device adds for PyTorch's CUDA build
- * (sim/runtime_torch.c, runtime_unsupported.c, driver_torch.c, nvml.c),
+ * (sim/runtime_torch.c, the generated runtime fallbacks, driver_torch.c, nvml.c),
  * through the toolkit's libcudart on the simulated one (LD_LIBRARY_PATH). */
 #include <setjmp.h>
 #include <stdarg.h>
