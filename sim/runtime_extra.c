@@ -84,38 +84,22 @@ _Static_assert((int)cudaFuncCachePreferEqual == (int)CU_FUNC_CACHE_PREFER_EQUAL,
 
 cudaError_t CUDARTAPI cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
-    CUresult (*set)(CUlimit, size_t) = driver_fn("cuCtxSetLimit");
-    cudaError_t e = rt_ready();
-    if (e)
-        return rt_ret(e);
-    return rt_ret(set ? rt_err(set((CUlimit)limit, value)) : cudaErrorNotSupported);
+    FORWARD(rt_drv.cuCtxSetLimit((CUlimit)limit, value));
 }
 
 cudaError_t CUDARTAPI cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
 {
-    CUresult (*get)(size_t *, CUlimit) = driver_fn("cuCtxGetLimit");
-    cudaError_t e = rt_ready();
-    if (e)
-        return rt_ret(e);
-    return rt_ret(get ? rt_err(get(pValue, (CUlimit)limit)) : cudaErrorNotSupported);
+    FORWARD(rt_drv.cuCtxGetLimit(pValue, (CUlimit)limit));
 }
 
 cudaError_t CUDARTAPI cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
 {
-    CUresult (*set)(CUfunc_cache) = driver_fn("cuCtxSetCacheConfig");
-    cudaError_t e = rt_ready();
-    if (e)
-        return rt_ret(e);
-    return rt_ret(set ? rt_err(set((CUfunc_cache)cacheConfig)) : cudaErrorNotSupported);
+    FORWARD(rt_drv.cuCtxSetCacheConfig((CUfunc_cache)cacheConfig));
 }
 
 cudaError_t CUDARTAPI cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
 {
-    CUresult (*get)(CUfunc_cache *) = driver_fn("cuCtxGetCacheConfig");
-    cudaError_t e = rt_ready();
-    if (e)
-        return rt_ret(e);
-    return rt_ret(get ? rt_err(get((CUfunc_cache *)pCacheConfig)) : cudaErrorNotSupported);
+    FORWARD(rt_drv.cuCtxGetCacheConfig((CUfunc_cache *)pCacheConfig));
 }
 
 cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,

@@ -78,7 +78,11 @@
     X(cuGraphInstantiateWithFlags) \
     X(cuGraphLaunch) \
     X(cuGraphExecDestroy) \
-    X(cuGraphUpload)
+    X(cuGraphUpload) \
+    X(cuCtxSetLimit) \
+    X(cuCtxGetLimit) \
+    X(cuCtxSetCacheConfig) \
+    X(cuCtxGetCacheConfig)
 // clang-format on
 
 #define RT_FIELD(n) __typeof__(&n) n;

@@ -53,14 +53,6 @@ def fallback(name, params):
             "    return rt_ret(cudaErrorNotSupported);\n}\n" % (name, params or "void"))
 
 
-def declaration(text, name):
-    """The parameter list of NAME's first declaration, defaults removed."""
-    m = re.search(r"\bcudaError_t\s+CUDARTAPI\s+%s\s*\((.*?)\)\s*;" % name, text, re.S)
-    if not m:
-        sys.exit("gen_runtime_entry_points: no declaration of %s in cuda_runtime_api.h" % name)
-    return " ".join(DV.sub("", m.group(1)).split())
-
-
 def params_split(params):
     """[(type text, name)] of a parameter list."""
     if params in ("", "void"):
@@ -105,14 +97,17 @@ def main():
          "/* the deprecated copies (cudaMemcpyToArray ...) are served too */",
          "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"",
          ""]
-    for name, params in declarations(text).items():
+    decls = declarations(text)
+    for name, params in decls.items():
         c.append(fallback(name, params))
     for h in INTEROP:
         with open(os.path.join(incdir, h), encoding="utf-8") as f:
             for name in sorted(set(declarations(f.read())) - WINDOWS_ONLY):
                 c.append(fallback(name, "void"))
     for name, suffix in names.items():
-        c.append(wrapper(name, suffix, declaration(text, name)))
+        if name not in decls:
+            sys.exit("gen_runtime_entry_points: no declaration of %s in cuda_runtime_api.h" % name)
+        c.append(wrapper(name, suffix, decls[name]))
     with open(out_c, "w", encoding="utf-8") as f:
         f.write("\n".join(c))
 
