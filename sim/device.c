@@ -192,19 +192,23 @@ static const char *ledger_kind(enum sim_kind k)
                                 : SIM_LK_DEVICE;
 }
 
-static int record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded,
-                  enum sim_kind kind, struct pool_seg *seg)
+static struct sim_alloc *record(struct sim_device *d, uintptr_t p, size_t size, size_t rounded,
+                                enum sim_kind kind, struct pool_seg *seg)
 {
     struct sim_alloc *a = malloc(sizeof *a);
     if (!a)
-        return -1;
+        return NULL;
     static uint64_t serials;
-    *a = (struct sim_alloc){p,    size, rounded,
-                            kind, seg,  d->table[bucket(p)],
-                            0,    0,    __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED)};
+    *a = (struct sim_alloc){.ptr = p,
+                            .size = size,
+                            .rounded = rounded,
+                            .kind = kind,
+                            .seg = seg,
+                            .next = d->table[bucket(p)],
+                            .serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED)};
     d->table[bucket(p)] = a;
     sim_ledger_alloc(ledger_kind(kind), d->ordinal, p, size);
-    return 0;
+    return a;
 }
 
 int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out)
@@ -216,7 +220,7 @@ int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *
     if (!d->ctx.active)
         sim_ctx_activate(d);
     uintptr_t p = device_take(d, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
-    if (p && record(d, p, size, r, kind, NULL) != 0) {
+    if (p && !record(d, p, size, r, kind, NULL)) {
         ra_give(&d->ra, p, r);
         p = 0;
     }
@@ -274,7 +278,10 @@ static void pool_put(struct sim_alloc *a)
         pool_dispose(pool);
 }
 
-/* Give a's range back (to its pool segment, or to the device with its pages); locked. */
+static void gmem_released(struct sim_device *d, struct sim_gmem *g);
+
+/* Give a's range back (to its pool segment, or to the device with its
+ * pages; a graph allocation keeps its address); locked. */
 static void release_alloc(struct sim_device *d, struct sim_alloc *a)
 {
     sim_ledger_free(ledger_kind(a->kind), d->ordinal, a->ptr, a->size);
@@ -282,7 +289,10 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
         pool_put(a);
         return;
     }
-    ra_give(&d->ra, a->ptr, a->rounded);
+    if (a->kind == SIM_GRAPH_MEM)
+        gmem_released(d, a->gmem);
+    else
+        ra_give(&d->ra, a->ptr, a->rounded);
     d->used -= a->rounded;
     release_pages(d, a->ptr, a->rounded);
     device_publish(d);
@@ -439,7 +449,7 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
     }
     if (!p)
         p = pool_take(pool, r, &seg);
-    if (p && record(d, p, size, r, SIM_ASYNC_MEM, seg) != 0) {
+    if (p && !record(d, p, size, r, SIM_ASYNC_MEM, seg)) {
         ra_give(&seg->ra, p, r);
         p = 0;
     }
@@ -504,6 +514,157 @@ void sim_pool_destroy(struct CUmemPoolHandle_st *pool)
     if (pool->used == 0)
         pool_dispose(pool);
     device_publish(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* ---- graph allocations (struct sim_gmem) ---- */
+
+size_t sim_alloc_rounded(size_t size)
+{
+    return sim_round(size);
+}
+
+size_t sim_device_room(struct sim_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    size_t room = device_room(d);
+    pthread_mutex_unlock(&d->lock);
+    return room;
+}
+
+struct sim_gmem *sim_gmem_new(struct sim_device *d, size_t size)
+{
+    size_t r = sim_round(size);
+    struct sim_gmem *g = r ? calloc(1, sizeof *g) : NULL;
+    if (!g)
+        return NULL;
+    pthread_mutex_lock(&d->lock);
+    g->va = ra_take(&d->ra, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
+    if (g->va) {
+        *g = (struct sim_gmem){d, g->va, size, r, 1, false, d->gmems};
+        d->gmems = g;
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (!g->va) {
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void sim_gmem_ref(struct sim_gmem *g)
+{
+    pthread_mutex_lock(&g->d->lock);
+    g->refs++;
+    pthread_mutex_unlock(&g->d->lock);
+}
+
+/* g's address back to the device and g freed, when nothing holds it and
+ * its memory is not live; locked. */
+static void gmem_dispose_if_done(struct sim_device *d, struct sim_gmem *g)
+{
+    if (g->refs || g->live)
+        return;
+    for (struct sim_gmem **pp = &d->gmems; *pp; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    ra_give(&d->ra, g->va, g->rounded);
+    free(g);
+}
+
+void sim_gmem_unref(struct sim_gmem *g)
+{
+    struct sim_device *d = g->d;
+    pthread_mutex_lock(&d->lock);
+    g->refs--;
+    gmem_dispose_if_done(d, g);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* g's memory was freed (release_alloc, which gives back its bytes); locked. */
+static void gmem_released(struct sim_device *d, struct sim_gmem *g)
+{
+    d->graph_used -= g->rounded;
+    g->live = false;
+    gmem_dispose_if_done(d, g);
+}
+
+struct sim_gmem *sim_gmem_find(uintptr_t va)
+{
+    struct sim_device *d = sim_device_of(va);
+    struct sim_gmem *g = NULL;
+    if (!d)
+        return NULL;
+    pthread_mutex_lock(&d->lock);
+    for (g = d->gmems; g && g->va != va; g = g->next)
+        ;
+    pthread_mutex_unlock(&d->lock);
+    return g;
+}
+
+bool sim_gmem_live(struct sim_gmem *g)
+{
+    pthread_mutex_lock(&g->d->lock);
+    bool live = g->live;
+    pthread_mutex_unlock(&g->d->lock);
+    return live;
+}
+
+int sim_gmem_map(struct sim_gmem *g)
+{
+    struct sim_device *d = g->d;
+    int err = CUDA_SUCCESS;
+    pthread_mutex_lock(&d->lock);
+    if (!d->ctx.active)
+        sim_ctx_activate(d);
+    struct sim_alloc *a = NULL;
+    if (g->live)
+        err = CUDA_ERROR_INVALID_VALUE;
+    else if (g->rounded > device_room(d) ||
+             !(a = record(d, g->va, g->size, g->rounded, SIM_GRAPH_MEM, NULL)))
+        err = CUDA_ERROR_OUT_OF_MEMORY;
+    if (a) {
+        a->gmem = g;
+        g->live = true;
+        d->used += g->rounded;
+        d->graph_used += g->rounded;
+        if (d->graph_used > d->graph_used_high)
+            d->graph_used_high = d->graph_used;
+        device_publish(d);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return err;
+}
+
+void sim_gmem_unmap(struct sim_gmem *g)
+{
+    struct sim_device *d = g->d;
+    pthread_mutex_lock(&d->lock);
+    struct sim_alloc **pp = link_of(d, g->va), *a = *pp;
+    if (g->live && a) {
+        *pp = a->next;
+        release_alloc(d, a); /* may free g */
+    } else {
+        a = NULL;
+    }
+    pthread_mutex_unlock(&d->lock);
+    free(a);
+}
+
+void sim_graph_mem_usage(struct sim_device *d, size_t *cur, size_t *high)
+{
+    pthread_mutex_lock(&d->lock);
+    *cur = d->graph_used;
+    *high = d->graph_used_high;
+    pthread_mutex_unlock(&d->lock);
+}
+
+void sim_graph_mem_reset_high(struct sim_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    d->graph_used_high = d->graph_used;
     pthread_mutex_unlock(&d->lock);
 }
 

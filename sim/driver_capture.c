@@ -67,6 +67,11 @@ static bool any_capture(void)
     return __atomic_load_n(&ncaptures, __ATOMIC_ACQUIRE) != 0;
 }
 
+bool sim_capture_any(void)
+{
+    return any_capture();
+}
+
 static bool is_legacy(CUstream s)
 {
     return s == NULL || s == CU_STREAM_LEGACY;
@@ -182,6 +187,8 @@ static CUresult add_node(struct capture *c, struct member *m, const struct sim_n
     CUgraphNode n = sim_graph_add(c->graph, op, m->deps, m->ndeps);
     if (!n || set_deps(m, &n, 1) != 0) {
         c->invalid = true; /* the graph would lack the operation */
+        if (n && (op->kind == SIM_NODE_MEM_ALLOC || op->kind == SIM_NODE_MEM_FREE))
+            sim_gmem_ref(op->u.gmem); /* the node's hold; the caller drops its own */
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     return CUDA_SUCCESS;

@@ -4,8 +4,9 @@
  * the one mutex, sim_graph_lock, that guards them and the captures);
  * driver_capture.c keeps the capture sequences and the rules the entry
  * points of driver_misc.c, driver_copy2d.c, driver_mem.c, driver_pool.c,
- * driver_stream_extra.c and driver_torch.c ask about; driver_graph_launch.c
- * runs executable graphs with those files' eager helpers. */
+ * driver_stream_extra.c and driver_torch.c ask about; driver_graph_mem.c
+ * makes graph memory nodes; driver_graph_launch.c runs executable graphs
+ * with those files' eager helpers. */
 #ifndef SIM_DRIVER_CAPTURE_H
 #define SIM_DRIVER_CAPTURE_H
 #include <stdbool.h>
@@ -22,6 +23,8 @@ enum sim_node_kind {
     SIM_NODE_EVENT_WAIT,   /* u.event: cuStreamWaitEvent(..., CU_EVENT_WAIT_EXTERNAL) */
     SIM_NODE_HOST,         /* u.host: cuLaunchHostFunc */
     SIM_NODE_WRITE32,      /* u.write32: cuStreamWriteValue32 */
+    SIM_NODE_MEM_ALLOC,    /* u.gmem: a graph allocation made live */
+    SIM_NODE_MEM_FREE,     /* u.gmem: a graph allocation freed */
 };
 
 struct sim_node_op {
@@ -50,6 +53,7 @@ struct sim_node_op {
             CUdeviceptr addr;
             cuuint32_t value;
         } write32;
+        struct sim_gmem *gmem; /* held (sim_gmem_ref) by the node and each executable copy */
     } u;
 };
 
@@ -63,7 +67,7 @@ CUgraph sim_graph_new(bool capturing);
 /* The capture of g ended: g is the program's. */
 void sim_graph_captured(CUgraph g);
 /* Appends a node doing op after the ndeps nodes deps; NULL when out of host
- * memory. */
+ * memory. The node takes over op's hold of a graph allocation (u.gmem). */
 CUgraphNode sim_graph_add(CUgraph g, const struct sim_node_op *op, const CUgraphNode *deps,
                           size_t ndeps);
 /* Frees g and its nodes. */
@@ -72,8 +76,25 @@ void sim_graph_free(CUgraph g);
  * kernel node); false when x is none. Executable graphs never change: no
  * lock. */
 bool sim_graph_exec_ops(CUgraphExec x, const struct sim_node_op **ops, size_t *n, bool *has_kernel);
+/* Whether x was instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
+bool sim_graph_exec_auto_free(CUgraphExec x);
+
+/* --- nodes added by the program (driver_graph.c) --- */
+/* cuGraphAdd*Node: a node doing op after the ndeps nodes deps (each a node
+ * of g) in *out; takes over op's hold of u.gmem only on CUDA_SUCCESS.
+ * CUDA_ERROR_INVALID_VALUE for a bad graph, node or argument, and for a
+ * graph still being captured into. */
+CUresult sim_graph_add_node(CUgraph g, const struct sim_node_op *op, const CUgraphNode *deps,
+                            size_t ndeps, CUgraphNode *out);
+/* The operation of node n into *op; false when n is no node. */
+bool sim_graph_node_op(CUgraphNode n, struct sim_node_op *op);
+/* Whether g has a node freeing gm (CUDA_ERROR_INVALID_VALUE for a second
+ * one); the caller holds sim_graph_lock. */
+bool sim_graph_frees(CUgraph g, const struct sim_gmem *gm);
 
 /* --- operations enqueued on a stream (driver_capture.c) --- */
+/* Whether any stream capture is under way (one atomic load). */
+bool sim_capture_any(void);
 /* Called by every capturable operation on stream s after its arguments were
  * checked. false: s is not capturing, the caller runs op now. true: the
  * caller returns *err: CUDA_SUCCESS when op became a node of the capture's
@@ -106,6 +127,19 @@ void sim_capture_stream_gone(CUstream s);
  * while a blocking stream of the current device captures; else CUDA_SUCCESS.
  * One atomic load when no capture is under way. */
 CUresult sim_capture_unsafe(bool sync);
+
+/* --- graph memory nodes made by capture (driver_graph_mem.c) --- */
+/* cuMemAllocAsync / cuMemAllocFromPoolAsync of size bytes for device
+ * ordinal on s: false when no capture is under way or s is not capturing
+ * (the caller allocates now); true: the caller returns *err, CUDA_SUCCESS
+ * when an allocation node was added to the capture's graph (its address in
+ * *dptr), or sim_capture_enqueue's errors. */
+bool sim_gmem_capture_alloc(CUstream s, int ordinal, size_t size, CUdeviceptr *dptr, CUresult *err);
+/* cuMemFreeAsync of dptr on s, as sim_gmem_capture_alloc: a free node when
+ * dptr is an allocation node's allocation; any other address on a capturing
+ * stream is CUDA_ERROR_INVALID_VALUE and invalidates the capture (no free
+ * node can free it: cuGraphAddMemFreeNode). */
+bool sim_gmem_capture_free(CUstream s, CUdeviceptr dptr, CUresult *err);
 
 /* --- events --- */
 /* cuEventRecord(WithFlags) of e on s: as sim_capture_enqueue (true: return

@@ -3,7 +3,9 @@
  * order: a node is added after its dependencies); an executable graph is a
  * copy of their operations, which a launch (driver_graph_launch.c) runs in
  * that order. Nodes come from stream capture (driver_capture.c, above this
- * file). README.md, "Stream capture and graphs". */
+ * file) and, for graph memory nodes, from cuGraphAddMemAllocNode /
+ * cuGraphAddMemFreeNode (driver_graph_mem.c). README.md, "Stream capture
+ * and graphs", "Graph memory nodes". */
 #include "driver_capture.h"
 
 #include <stdlib.h>
@@ -23,6 +25,8 @@ struct CUgraphNode_st {
 struct CUgraph_st {
     unsigned magic;
     bool capturing;     /* a capture's, until it ends: not the program's to destroy */
+    bool has_mem;       /* a graph memory node is one of its nodes */
+    CUgraphExec exec;   /* with has_mem: its one executable graph, or NULL */
     CUgraphNode *nodes; /* in the order they were added */
     size_t n, cap;
 };
@@ -32,6 +36,8 @@ struct CUgraphExec_st {
     struct sim_node_op *ops; /* the graph's nodes' operations at instantiation */
     size_t n;
     bool has_kernel;
+    bool auto_free; /* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH */
+    CUgraph graph;  /* the graph with memory nodes it was made of, while it exists */
 };
 
 #define FLAGS_KNOWN                                                                                \
@@ -70,8 +76,15 @@ void sim_graph_captured(CUgraph g)
     g->capturing = false;
 }
 
+static bool is_mem_op(const struct sim_node_op *op)
+{
+    return op->kind == SIM_NODE_MEM_ALLOC || op->kind == SIM_NODE_MEM_FREE;
+}
+
 static void free_node(CUgraphNode n)
 {
+    if (is_mem_op(&n->op))
+        sim_gmem_unref(n->op.u.gmem);
     n->magic = 0;
     free(n->deps);
     free(n);
@@ -101,6 +114,7 @@ CUgraphNode sim_graph_add(CUgraph g, const struct sim_node_op *op, const CUgraph
         memcpy(n->deps, deps, ndeps * sizeof *deps);
     n->ndeps = ndeps;
     g->nodes[g->n++] = n;
+    g->has_mem |= is_mem_op(op);
     return n;
 }
 
@@ -137,6 +151,8 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
         return sim_check_init();
     pthread_mutex_lock(&sim_graph_lock);
     bool ok = is_graph(hGraph) && !hGraph->capturing;
+    if (ok && hGraph->exec)
+        hGraph->exec->graph = NULL;
     if (ok)
         sim_graph_free(hGraph);
     pthread_mutex_unlock(&sim_graph_lock);
@@ -195,7 +211,7 @@ CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *depe
     return cuGraphNodeGetDependencies_v2(hNode, dependencies, NULL, numDependencies);
 }
 
-static CUgraphExec instantiate(CUgraph g)
+static CUgraphExec instantiate(CUgraph g, bool auto_free)
 {
     CUgraphExec x = calloc(1, sizeof *x);
     if (!x || (g->n && !(x->ops = malloc(g->n * sizeof *x->ops)))) {
@@ -205,16 +221,25 @@ static CUgraphExec instantiate(CUgraph g)
     for (size_t i = 0; i < g->n; i++) {
         x->ops[i] = g->nodes[i]->op;
         x->has_kernel |= x->ops[i].kind == SIM_NODE_KERNEL;
+        if (is_mem_op(&x->ops[i]))
+            sim_gmem_ref(x->ops[i].u.gmem);
     }
     x->n = g->n;
+    x->auto_free = auto_free;
+    if (g->has_mem) {
+        x->graph = g;
+        g->exec = x;
+    }
     x->magic = EXEC_MAGIC;
     return x;
 }
 
 /* An executable copy of hGraph's nodes. flags: CUgraphInstantiate_flags but
  * UPLOAD (cuGraphInstantiateWithParams only); DEVICE_LAUNCH not with
- * AUTO_FREE_ON_LAUNCH; else CUDA_ERROR_INVALID_VALUE. The sim has no graph
- * memory nodes, so AUTO_FREE_ON_LAUNCH has nothing to free. */
+ * AUTO_FREE_ON_LAUNCH; else CUDA_ERROR_INVALID_VALUE. A graph with memory
+ * nodes has one executable graph at a time (cuGraphAddMemAllocNode: "Only
+ * one instantiation of the graph may exist at any point in time"): a
+ * second is CUDA_ERROR_INVALID_VALUE while the first exists. */
 CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                              unsigned long long flags)
 {
@@ -225,8 +250,9 @@ CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph h
     if (!phGraphExec || (flags & ~(unsigned long long)FLAGS_KNOWN) || (flags & both) == both)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim_graph_lock);
-    bool ok = is_graph(hGraph);
-    CUgraphExec x = ok ? instantiate(hGraph) : NULL;
+    bool ok = is_graph(hGraph) && !(hGraph->has_mem && hGraph->exec);
+    CUgraphExec x =
+        ok ? instantiate(hGraph, flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) : NULL;
     pthread_mutex_unlock(&sim_graph_lock);
     if (!x)
         return ok ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
@@ -262,14 +288,95 @@ bool sim_graph_exec_ops(CUgraphExec x, const struct sim_node_op **ops, size_t *n
     return true;
 }
 
+bool sim_graph_exec_auto_free(CUgraphExec x)
+{
+    return is_exec(x) && x->auto_free;
+}
+
+/* Its graph allocations stay as they are (live ones until freed). */
 CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     if (sim_check_init())
         return sim_check_init();
-    if (!is_exec(hGraphExec))
+    pthread_mutex_lock(&sim_graph_lock);
+    bool ok = is_exec(hGraphExec);
+    if (ok) {
+        hGraphExec->magic = 0;
+        if (hGraphExec->graph)
+            hGraphExec->graph->exec = NULL;
+    }
+    pthread_mutex_unlock(&sim_graph_lock);
+    if (!ok)
         return CUDA_ERROR_INVALID_VALUE;
-    hGraphExec->magic = 0;
+    for (size_t i = 0; i < hGraphExec->n; i++)
+        if (is_mem_op(&hGraphExec->ops[i]))
+            sim_gmem_unref(hGraphExec->ops[i].u.gmem);
     free(hGraphExec->ops);
     free(hGraphExec);
+    return CUDA_SUCCESS;
+}
+
+/* ---- nodes added by the program ---- */
+
+CUresult sim_graph_add_node(CUgraph g, const struct sim_node_op *op, const CUgraphNode *deps,
+                            size_t ndeps, CUgraphNode *out)
+{
+    if (!is_graph(g) || g->capturing || !out || (ndeps && !deps))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < ndeps; i++) {
+        bool mine = false;
+        for (size_t k = 0; k < g->n && !mine; k++)
+            mine = g->nodes[k] == deps[i];
+        for (size_t k = 0; k < i && mine; k++)
+            mine = deps[k] != deps[i]; /* no duplicate entries */
+        if (!mine)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    CUgraphNode n = sim_graph_add(g, op, deps, ndeps);
+    if (!n)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = n;
+    return CUDA_SUCCESS;
+}
+
+bool sim_graph_node_op(CUgraphNode n, struct sim_node_op *op)
+{
+    pthread_mutex_lock(&sim_graph_lock);
+    bool ok = is_node(n);
+    if (ok)
+        *op = n->op;
+    pthread_mutex_unlock(&sim_graph_lock);
+    return ok;
+}
+
+bool sim_graph_frees(CUgraph g, const struct sim_gmem *gm)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (g->nodes[i]->op.kind == SIM_NODE_MEM_FREE && g->nodes[i]->op.u.gmem == gm)
+            return true;
+    return false;
+}
+
+/* The node types of cuda.h (CUgraphNodeType) of the sim's operations. */
+CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+    static const CUgraphNodeType types[] = {
+        [SIM_NODE_MEMSET] = CU_GRAPH_NODE_TYPE_MEMSET,
+        [SIM_NODE_MEMCPY] = CU_GRAPH_NODE_TYPE_MEMCPY,
+        [SIM_NODE_MEMCPY2D] = CU_GRAPH_NODE_TYPE_MEMCPY,
+        [SIM_NODE_KERNEL] = CU_GRAPH_NODE_TYPE_KERNEL,
+        [SIM_NODE_EVENT_RECORD] = CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+        [SIM_NODE_EVENT_WAIT] = CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+        [SIM_NODE_HOST] = CU_GRAPH_NODE_TYPE_HOST,
+        [SIM_NODE_WRITE32] = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+        [SIM_NODE_MEM_ALLOC] = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+        [SIM_NODE_MEM_FREE] = CU_GRAPH_NODE_TYPE_MEM_FREE,
+    };
+    struct sim_node_op op;
+    if (sim_check_init())
+        return sim_check_init();
+    if (!type || !sim_graph_node_op(hNode, &op))
+        return CUDA_ERROR_INVALID_VALUE;
+    *type = types[op.kind];
     return CUDA_SUCCESS;
 }

@@ -44,16 +44,6 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream)
     return sim_capture_stream_sync(hStream);
 }
 
-/* On a capturing stream a stream-ordered allocation or free would be a graph
- * memory node, which the sim does not model: CUDA_ERROR_NOT_SUPPORTED, said
- * once, and the capture is invalidated (no graph lacking it is returned). */
-static CUresult no_memory_node(CUstream s)
-{
-    return sim_capture_refuse(s, CUDA_ERROR_NOT_SUPPORTED,
-                              "stream-ordered allocation on a capturing stream (a graph memory "
-                              "node) is not supported by the simulated device");
-}
-
 static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
     CUresult err;
@@ -62,8 +52,8 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool
         return err;
     if (!dptr || !pool || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((err = no_memory_node(hStream)))
-        return err;
+    if (sim_gmem_capture_alloc(hStream, pool->dev->ordinal, bytesize, dptr, &err))
+        return err; /* an allocation node (driver_graph_mem.c) */
     err = (CUresult)sim_pool_alloc(pool, bytesize, &p);
     if (err == CUDA_SUCCESS)
         *dptr = (CUdeviceptr)p;
@@ -96,8 +86,8 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     SIM_LEDGER_SCOPE("cuMemFreeAsync");
     CUresult err;
-    if (!sim_stream_device(hStream, &err) || (err = no_memory_node(hStream)))
-        return err;
+    if (!sim_stream_device(hStream, &err) || sim_gmem_capture_free(hStream, dptr, &err))
+        return err; /* a free node (driver_graph_mem.c) */
     return sim_free_dptr(dptr);
 }
 

@@ -93,3 +93,63 @@ cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
     FORWARD(rt_drv.cuGraphExecDestroy(graphExec));
 }
+
+/* ---- graph memory nodes (the driver's: driver_graph_mem.c). The runtime's
+ * parameter structs have the driver's layout (cudaMemAllocNodeParams is
+ * CUDA_MEM_ALLOC_NODE_PARAMS with a void * address; cudaMemPoolProps is
+ * CUmemPoolProps) and its enums the driver's numbers. ---- */
+
+cudaError_t CUDARTAPI cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t *pDependencies,
+                                               size_t numDependencies,
+                                               struct cudaMemAllocNodeParams *nodeParams)
+{
+    _Static_assert(sizeof(struct cudaMemAllocNodeParams) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS),
+                   "the runtime's allocation node parameters are the driver's");
+    FORWARD(rt_drv.cuGraphAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies,
+                                          (CUDA_MEM_ALLOC_NODE_PARAMS *)nodeParams));
+}
+
+cudaError_t CUDARTAPI cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t *pDependencies,
+                                              size_t numDependencies, void *dptr)
+{
+    FORWARD(rt_drv.cuGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies,
+                                         (CUdeviceptr)(uintptr_t)dptr));
+}
+
+cudaError_t CUDARTAPI cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
+                                                     struct cudaMemAllocNodeParams *params_out)
+{
+    FORWARD(rt_drv.cuGraphMemAllocNodeGetParams(node, (CUDA_MEM_ALLOC_NODE_PARAMS *)params_out));
+}
+
+/* dptr_out: where the address is written (a void ** passed as void *). */
+cudaError_t CUDARTAPI cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)
+{
+    FORWARD(rt_drv.cuGraphMemFreeNodeGetParams(node, (CUdeviceptr *)dptr_out));
+}
+
+cudaError_t CUDARTAPI cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)
+{
+    FORWARD(rt_drv.cuGraphNodeGetType(node, (CUgraphNodeType *)pType));
+}
+
+cudaError_t CUDARTAPI cudaDeviceGraphMemTrim(int device)
+{
+    FORWARD(rt_drv.cuDeviceGraphMemTrim(device));
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int device,
+                                                     enum cudaGraphMemAttributeType attr,
+                                                     void *value)
+{
+    FORWARD(rt_drv.cuDeviceGetGraphMemAttribute(device, (CUgraphMem_attribute)attr, value));
+}
+
+cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int device,
+                                                     enum cudaGraphMemAttributeType attr,
+                                                     void *value)
+{
+    FORWARD(rt_drv.cuDeviceSetGraphMemAttribute(device, (CUgraphMem_attribute)attr, value));
+}

@@ -79,6 +79,14 @@
     X(cuGraphLaunch) \
     X(cuGraphExecDestroy) \
     X(cuGraphUpload) \
+    X(cuGraphAddMemAllocNode) \
+    X(cuGraphAddMemFreeNode) \
+    X(cuGraphMemAllocNodeGetParams) \
+    X(cuGraphMemFreeNodeGetParams) \
+    X(cuGraphNodeGetType) \
+    X(cuDeviceGraphMemTrim) \
+    X(cuDeviceGetGraphMemAttribute) \
+    X(cuDeviceSetGraphMemAttribute) \
     X(cuCtxSetLimit) \
     X(cuCtxGetLimit) \
     X(cuCtxSetCacheConfig) \

@@ -70,36 +70,6 @@ cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
     return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
 }
 
-/* The simulated device has no graph memory nodes (an allocation on a
- * capturing stream is refused), so graph memory is zero and the high
- * watermark reset has nothing to do. */
-cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int device,
-                                                     enum cudaGraphMemAttributeType attr,
-                                                     void *value)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e)
-        return e;
-    if (device < 0 || device >= n)
-        return rt_ret(cudaErrorInvalidDevice);
-    if (!value || attr < cudaGraphMemAttrUsedMemCurrent || attr > cudaGraphMemAttrReservedMemHigh)
-        return rt_ret(cudaErrorInvalidValue);
-    *(cuuint64_t *)value = 0;
-    return cudaSuccess;
-}
-
-cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int device,
-                                                     enum cudaGraphMemAttributeType attr,
-                                                     void *value)
-{
-    if (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh)
-        return rt_ret(cudaErrorInvalidValue);
-    cuuint64_t ignored;
-    cudaError_t e = cudaDeviceGetGraphMemAttribute(device, attr, &ignored);
-    return e ? e : value ? cudaSuccess : rt_ret(cudaErrorInvalidValue);
-}
-
 /* Each pool is accessible from its own device, the only one that exists for
  * it: access descriptors naming that device succeed, others are refused. */
 cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t memPool,

@@ -47,8 +47,54 @@ void sim_shared_init(void);
 size_t sim_shared_others(int device);
 void sim_shared_publish(int device, size_t bytes);
 
-/* SIM_ARRAY_MEM: a CUDA array (driver_array.c), freed by cuArrayDestroy only. */
-enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM, SIM_ARRAY_MEM };
+/* SIM_ARRAY_MEM: a CUDA array (driver_array.c), freed by cuArrayDestroy only.
+ * SIM_GRAPH_MEM: a graph allocation node's memory while a launch made it
+ * live (struct sim_gmem). */
+enum sim_kind { SIM_DEVICE_MEM, SIM_MANAGED_MEM, SIM_ASYNC_MEM, SIM_ARRAY_MEM, SIM_GRAPH_MEM };
+
+struct sim_device;
+
+/* A graph allocation node's allocation (CUDA Programming Guide, "Graph
+ * memory nodes"; cuGraphAddMemAllocNode): its address is fixed when the node
+ * is made and stays reserved across instantiations and launches while a
+ * node or executable graph holds it (refs) or its memory is live. A launch
+ * makes it live (sim_gmem_map); a free node, cuMemFree(Async) or the next
+ * launch of an AUTO_FREE_ON_LAUNCH executable graph frees it. Fields under
+ * the device's lock. */
+struct sim_gmem {
+    struct sim_device *d;
+    uintptr_t va;
+    size_t size, rounded; /* requested; taken from the device while live */
+    unsigned refs;
+    bool live;
+    struct sim_gmem *next; /* the device's list */
+};
+
+/* A new graph allocation of size bytes on d, its address reserved (no
+ * device memory taken), held once (sim_gmem_unref); NULL when the address
+ * space or host memory ran out. */
+struct sim_gmem *sim_gmem_new(struct sim_device *d, size_t size);
+void sim_gmem_ref(struct sim_gmem *g);
+/* Drops a hold; the address is given back with the last one once the
+ * memory is not live. */
+void sim_gmem_unref(struct sim_gmem *g);
+/* The graph allocation whose address is va (its start), or NULL. */
+struct sim_gmem *sim_gmem_find(uintptr_t va);
+bool sim_gmem_live(struct sim_gmem *g);
+/* Makes g's memory live (a launch): the sim's ledger records an allocation
+ * of g->size bytes at g->va. CUDA_ERROR_OUT_OF_MEMORY when the device lacks
+ * the room, CUDA_ERROR_INVALID_VALUE when it is live already. */
+int sim_gmem_map(struct sim_gmem *g);
+/* Frees g's memory when live (the ledger records the free). */
+void sim_gmem_unmap(struct sim_gmem *g);
+/* Bytes d can still give (its capacity less what is taken). */
+size_t sim_device_room(struct sim_device *d);
+/* The device memory d's live graph allocations take, now and at most since
+ * the last sim_graph_mem_reset_high (cudaGraphMemAttrUsedMemHigh). */
+void sim_graph_mem_usage(struct sim_device *d, size_t *cur, size_t *high);
+void sim_graph_mem_reset_high(struct sim_device *d);
+/* The bytes an allocation of size takes on a device (the sim's rounding). */
+size_t sim_alloc_rounded(size_t size);
 
 struct CUmemPoolHandle_st;
 
@@ -64,7 +110,8 @@ struct sim_alloc {
     uintptr_t ptr;
     size_t size, rounded;
     enum sim_kind kind;
-    struct pool_seg *seg; /* for SIM_ASYNC_MEM */
+    struct pool_seg *seg;  /* for SIM_ASYNC_MEM */
+    struct sim_gmem *gmem; /* for SIM_GRAPH_MEM */
     struct sim_alloc *next;
     /* SIM_ARRAY_MEM of one level: its first layer's rows of row_bytes each
      * (of 4x4 blocks for a block-compressed format), for 2D copies
@@ -72,8 +119,6 @@ struct sim_alloc {
     size_t row_bytes, rows;
     uint64_t serial; /* unique to this allocation (a reused address gets another) */
 };
-
-struct sim_device;
 
 /* A memory pool of a device (CUmemoryPool / cudaMemPool_t): its default
  * pool, or one made by cuMemPoolCreate. */
@@ -111,6 +156,8 @@ struct sim_device {
     struct CUmemPoolHandle_st pool;     /* the default pool */
     struct CUmemPoolHandle_st *current; /* cuDeviceSetMemPool's; NULL: the default pool */
     struct CUmemPoolHandle_st *created; /* cuMemPoolCreate's, not yet freed */
+    struct sim_gmem *gmems;             /* graph allocations (struct sim_gmem) */
+    size_t graph_used, graph_used_high; /* rounded bytes of the live ones */
     size_t pools_reserved;              /* bytes reserved by all its pools */
     struct CUctx_st ctx;
     /* Physical memory of the virtual memory management API (cuMemCreate):

@@ -532,28 +532,6 @@ static void kernel_node(void **state)
     cudaGetLastError();
 }
 
-/* cudaMallocAsync/cudaFreeAsync on a capturing stream would be graph memory
- * nodes, which the sim does not model. */
-static void malloc_async_not_supported(void **state)
-{
-    (void)state;
-    void *p = NULL;
-    size_t free0, free1, total;
-    assert_int_equal(cudaMallocAsync(&p, 4096, s2), cudaSuccess); /* not capturing */
-    assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
-    assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
-    void *q = &q;
-    assert_int_equal(cudaMallocAsync(&q, 4096, s1), cudaErrorNotSupported);
-    assert_ptr_equal(q, &q);
-    expect_invalidated_end(s1);
-    assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
-    assert_int_equal(cudaFreeAsync(p, s1), cudaErrorNotSupported);
-    expect_invalidated_end(s1);
-    assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
-    assert_int_equal(free1, free0);
-    assert_int_equal(cudaFreeAsync(p, s2), cudaSuccess);
-}
-
 /* A refused cudaMalloc is a failed allocation call in the sim's ledger: one
  * "fail" line with error 900 and no "alloc" line. */
 static void ledger_of_refused_malloc(void **state)
@@ -602,7 +580,6 @@ int main(void)
         cmocka_unit_test_teardown(event_rules, end_leftovers),
         cmocka_unit_test_teardown(legacy_stream_implicit, end_leftovers),
         cmocka_unit_test_teardown(kernel_node, end_leftovers),
-        cmocka_unit_test_teardown(malloc_async_not_supported, end_leftovers),
         cmocka_unit_test_teardown(ledger_of_refused_malloc, end_leftovers),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -1,0 +1,284 @@
+/* Graph memory nodes on the simulated device (sim/README.md, "Graph memory
+ * nodes"), through the toolkit's libcudart on the simulated one: the rules
+ * of the CUDA Programming Guide ("Graph memory nodes") and of
+ * cuGraphAddMemAllocNode / cuGraphAddMemFreeNode / cudaGraphInstantiate,
+ * held against the device's free memory (cudaMemGetInfo), the graph memory
+ * attributes and the sim's ledger. The device has 1 GiB (CMakeLists.txt). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB ((size_t)1 << 20)
+
+static cudaStream_t s1, s2;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) != cudaSuccess)
+        return -1;
+    return 0;
+}
+
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
+    return f;
+}
+
+static unsigned long long graph_attr(enum cudaGraphMemAttributeType a)
+{
+    unsigned long long v = 12345;
+    assert_int_equal(cudaDeviceGetGraphMemAttribute(0, a, &v), cudaSuccess);
+    return v;
+}
+
+static enum cudaGraphNodeType type_of(cudaGraph_t g, size_t i)
+{
+    cudaGraphNode_t nodes[8];
+    size_t n = 8;
+    enum cudaGraphNodeType t = cudaGraphNodeTypeCount;
+    assert_int_equal(cudaGraphGetNodes(g, nodes, &n), cudaSuccess);
+    assert_true(i < n);
+    assert_int_equal(cudaGraphNodeGetType(nodes[i], &t), cudaSuccess);
+    return t;
+}
+
+static struct cudaMemAllocNodeParams alloc_params(size_t bytes)
+{
+    struct cudaMemAllocNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.poolProps.allocType = cudaMemAllocationTypePinned;
+    p.poolProps.location.type = cudaMemLocationTypeDevice;
+    p.poolProps.location.id = 0;
+    p.bytesize = bytes;
+    return p;
+}
+
+/* The lines of the sim's ledger from byte `from` on that contain `what`. */
+static int ledger_count(long from, const char *what)
+{
+    FILE *f = fopen(getenv("VRAMTRACE_SIM_LEDGER"), "r");
+    char line[1024];
+    int n = 0;
+    assert_non_null(f);
+    fseek(f, from, SEEK_SET);
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, what) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* The ledger's size now (0 before its first line creates it). */
+static long ledger_end(void)
+{
+    FILE *f = fopen(getenv("VRAMTRACE_SIM_LEDGER"), "r");
+    if (!f)
+        return 0;
+    fseek(f, 0, SEEK_END);
+    long end = ftell(f);
+    fclose(f);
+    return end;
+}
+
+/* cudaMallocAsync, a memset and cudaFreeAsync captured: an allocation
+ * node, a memset node and a free node; memory is taken only while a launch
+ * runs them, at the same address each time. */
+static void captured_alloc_and_free(void **state)
+{
+    (void)state;
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    void *p = NULL;
+    size_t before = free_now();
+    long mark = ledger_end();
+    assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
+    assert_int_equal(cudaMallocAsync(&p, MiB, s1), cudaSuccess);
+    assert_non_null(p);
+    assert_int_equal(free_now(), before); /* a node: no memory yet */
+    assert_int_equal(cudaMemsetAsync(p, 7, MiB, s1), cudaSuccess);
+    assert_int_equal(cudaFreeAsync(p, s1), cudaSuccess);
+    assert_int_equal(cudaStreamEndCapture(s1, &g), cudaSuccess);
+    assert_int_equal(type_of(g, 0), cudaGraphNodeTypeMemAlloc);
+    assert_int_equal(type_of(g, 1), cudaGraphNodeTypeMemset);
+    assert_int_equal(type_of(g, 2), cudaGraphNodeTypeMemFree);
+    assert_int_equal(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(cudaGraphLaunch(x, s2), cudaSuccess);
+    assert_int_equal(free_now(), before);
+    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemCurrent), 0);
+    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemHigh), MiB);
+    assert_int_equal(ledger_count(mark, "\"op\":\"alloc\""), 3);
+    assert_int_equal(ledger_count(mark, "\"op\":\"free\""), 3);
+    assert_int_equal(ledger_count(mark, "cuGraphLaunch"), 6);
+    unsigned long long zero = 0;
+    assert_int_equal(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero),
+                     cudaSuccess);
+    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemHigh), 0);
+    assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+}
+
+/* An allocation the graph does not free lives on after the launch; the
+ * graph cannot be launched again until it is freed (here by cudaFree and
+ * by cudaFreeAsync), and it outlives the graph and its executable graph. */
+static void unfreed_allocation(void **state)
+{
+    (void)state;
+    cudaGraph_t g;
+    cudaGraphExec_t x, x2;
+    cudaGraphNode_t a;
+    struct cudaMemAllocNodeParams p = alloc_params(4 * MiB), back;
+    size_t before = free_now();
+    assert_int_equal(cudaGraphCreate(&g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g, NULL, 0, &p), cudaSuccess);
+    assert_non_null(p.dptr);
+    assert_int_equal(cudaGraphMemAllocNodeGetParams(a, &back), cudaSuccess);
+    assert_ptr_equal(back.dptr, p.dptr);
+    assert_int_equal(back.bytesize, 4 * MiB);
+    assert_int_equal(back.poolProps.location.id, 0);
+    assert_int_equal(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    /* one executable graph at a time for a graph with memory nodes */
+    assert_int_equal(cudaGraphInstantiate(&x2, g, 0), cudaErrorInvalidValue);
+    cudaGetLastError();
+    assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
+    assert_int_equal(free_now(), before - 4 * MiB);
+    assert_int_equal(cudaGraphLaunch(x, s1), cudaErrorInvalidValue); /* still live */
+    cudaGetLastError();
+    assert_int_equal(free_now(), before - 4 * MiB);
+    assert_int_equal(cudaFree(p.dptr), cudaSuccess);
+    assert_int_equal(free_now(), before);
+    assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess); /* the same address again */
+    assert_int_equal(cudaFreeAsync(p.dptr, s2), cudaSuccess);
+    assert_int_equal(free_now(), before);
+    assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
+    assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+    assert_int_equal(free_now(), before - 4 * MiB); /* outlives both */
+    assert_int_equal(cudaFree(p.dptr), cudaSuccess);
+    assert_int_equal(free_now(), before);
+    assert_int_equal(cudaFree(p.dptr), cudaErrorInvalidValue); /* gone, address too */
+    cudaGetLastError();
+}
+
+/* AUTO_FREE_ON_LAUNCH: each launch frees what the previous one left. */
+static void auto_free_on_launch(void **state)
+{
+    (void)state;
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    cudaGraphNode_t a;
+    struct cudaMemAllocNodeParams p = alloc_params(3 * MiB);
+    size_t before = free_now();
+    long mark = ledger_end();
+    assert_int_equal(cudaGraphCreate(&g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g, NULL, 0, &p), cudaSuccess);
+    assert_int_equal(cudaGraphInstantiateWithFlags(&x, g, cudaGraphInstantiateFlagAutoFreeOnLaunch),
+                     cudaSuccess);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
+        assert_int_equal(free_now(), before - 4 * MiB); /* 3 MiB in 2 MiB granules */
+    }
+    assert_int_equal(ledger_count(mark, "\"op\":\"alloc\""), 3);
+    assert_int_equal(ledger_count(mark, "\"op\":\"free\""), 2);
+    assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+    assert_int_equal(cudaFree(p.dptr), cudaSuccess);
+    assert_int_equal(free_now(), before);
+}
+
+/* A launch without the room fails with nothing allocated and one failed
+ * allocation in the ledger (the bytes its allocation nodes ask for); memory
+ * freed inside the graph is room for its later nodes. */
+static void out_of_memory_at_launch(void **state)
+{
+    (void)state;
+    cudaGraph_t g, g2;
+    cudaGraphExec_t x, x2;
+    cudaGraphNode_t a, b, fa, fb;
+    size_t room = free_now(), big = (room / 2 + 2 * MiB) & ~(2 * MiB - 1);
+    struct cudaMemAllocNodeParams pa = alloc_params(big), pb = alloc_params(big);
+    long mark = ledger_end();
+    /* two at once do not fit */
+    assert_int_equal(cudaGraphCreate(&g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g, NULL, 0, &pa), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&b, g, &a, 1, &pb), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemFreeNode(&fa, g, &b, 1, pa.dptr), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemFreeNode(&fb, g, &fa, 1, pb.dptr), cudaSuccess);
+    assert_int_equal(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(x, s1), cudaErrorMemoryAllocation);
+    cudaGetLastError();
+    assert_int_equal(free_now(), room);
+    assert_int_equal(ledger_count(mark, "\"op\":\"alloc\""), 0);
+    char want[96];
+    snprintf(want, sizeof want, "\"size\":%zu,\"error\":2", 2 * big);
+    assert_int_equal(ledger_count(mark, want), 1);
+    assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess); /* its addresses go */
+    /* one after the other they do */
+    struct cudaMemAllocNodeParams pc = alloc_params(big), pd = alloc_params(big);
+    assert_int_equal(cudaGraphCreate(&g2, 0), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g2, NULL, 0, &pc), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemFreeNode(&fa, g2, &a, 1, pc.dptr), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&b, g2, &fa, 1, &pd), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemFreeNode(&fb, g2, &b, 1, pd.dptr), cudaSuccess);
+    assert_int_equal(cudaGraphInstantiate(&x2, g2, 0), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(x2, s1), cudaSuccess);
+    assert_int_equal(free_now(), room);
+    assert_int_equal(cudaGraphExecDestroy(x2), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g2), cudaSuccess);
+}
+
+/* What no free node may free (cuGraphAddMemFreeNode), and bad parameters. */
+static void refusals(void **state)
+{
+    (void)state;
+    cudaGraph_t g;
+    cudaGraphNode_t a, f, f2;
+    void *plain = NULL, *out = NULL;
+    struct cudaMemAllocNodeParams p = alloc_params(MiB), zero = alloc_params(0),
+                                  host = alloc_params(MiB);
+    host.poolProps.location.type = cudaMemLocationTypeHost;
+    assert_int_equal(cudaMalloc(&plain, MiB), cudaSuccess);
+    assert_int_equal(cudaGraphCreate(&g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g, NULL, 0, &zero), cudaErrorInvalidValue);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g, NULL, 0, &host), cudaErrorInvalidValue);
+    assert_int_equal(cudaGraphAddMemAllocNode(&a, g, NULL, 0, &p), cudaSuccess);
+    assert_int_equal(cudaGraphAddMemFreeNode(&f, g, &a, 1, plain), cudaErrorInvalidValue);
+    assert_int_equal(cudaGraphAddMemFreeNode(&f, g, &a, 1, p.dptr), cudaSuccess);
+    assert_int_equal(cudaGraphMemFreeNodeGetParams(f, &out), cudaSuccess);
+    assert_ptr_equal(out, p.dptr);
+    assert_int_equal(cudaGraphAddMemFreeNode(&f2, g, &f, 1, p.dptr), cudaErrorInvalidValue);
+    assert_int_equal(cudaGraphMemFreeNodeGetParams(a, &out), cudaErrorInvalidValue);
+    cudaGetLastError();
+    /* a stream-ordered free of ordinary memory on a capturing stream */
+    assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
+    assert_int_equal(cudaFreeAsync(plain, s1), cudaErrorInvalidValue);
+    cudaGraph_t none = (cudaGraph_t)&none;
+    assert_int_equal(cudaStreamEndCapture(s1, &none), cudaErrorStreamCaptureInvalidated);
+    assert_null(none);
+    cudaGetLastError();
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+    assert_int_equal(cudaFree(plain), cudaSuccess);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(captured_alloc_and_free),
+        cmocka_unit_test(unfreed_allocation),
+        cmocka_unit_test(auto_free_on_launch),
+        cmocka_unit_test(out_of_memory_at_launch),
+        cmocka_unit_test(refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
