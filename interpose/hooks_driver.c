@@ -57,12 +57,25 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
  * device's current one); API: the plain or the
  * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_POOL(                                                                           \
-        F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR, SIZE, API,      \
-        STREAM, vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device), \
+    VTI_ALLOC_HOOK_NODE(                                                                           \
+        capturing(F, STREAM), true, F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER,                   \
+        vti_driver_device, CALL, PTR, SIZE, API, STREAM,                                           \
+        vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device),         \
         vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
+/* cuMemFreeAsync: on a capturing stream a free node (not recorded). */
+#define ASYNC_FREE_HOOK(F, PTYPE, CALL, PTR, STREAM)                                               \
+    VTI_FREE_HOOK_NODE(capturing(F, STREAM), F, PTYPE, CUresult, NO_DRIVER, CALL, PTR,             \
+                       VT_SPACE_ADDR)
+
+/* Whether stream s of hook f captures (vti_graph_capturing). */
+static bool capturing(enum vti_fn f, CUstream s)
+{
+    return vti_graph_capturing((uint64_t)(uintptr_t)s, f == F_cuMemAllocAsync_ptsz ||
+                                                           f == F_cuMemFreeAsync_ptsz ||
+                                                           f == F_cuMemAllocFromPoolAsync_ptsz);
+}
 
 typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*free_fn)(CUdeviceptr);
@@ -221,12 +234,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, VT_SPACE_ADDR);
+    ASYNC_FREE_HOOK(F_cuMemFreeAsync, free_async_fn, real(dptr, hStream), dptr, hStream);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-    FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, VT_SPACE_ADDR);
+    ASYNC_FREE_HOOK(F_cuMemFreeAsync_ptsz, free_async_fn, real(dptr, hStream), dptr, hStream);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
@@ -459,8 +472,10 @@ static CUstream ptsz_stream(CUstream s)
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter();                                                                 \
     CUresult rc = real ? (CALL) : NO_DRIVER;                                                       \
-    if (outer && real && rc == CUDA_SUCCESS)                                                       \
+    if (outer && real && rc == CUDA_SUCCESS) {                                                     \
+        vti_graph_capture_count(true);                                                             \
         vti_rec_capture((uint64_t)(uintptr_t)(STREAM), true);                                      \
+    }                                                                                              \
     vti_leave();                                                                                   \
     return rc
 
@@ -523,8 +538,10 @@ static void end_capture_done(CUstream s)
         (CUresult(*)(CUstream, CUstreamCaptureStatus *))vti_real_driver("cuStreamIsCapturing",
                                                                         "cuStreamIsCapturing");
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    if (is && is(s, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE)
+    if (is && is(s, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE) {
+        vti_graph_capture_count(false);
         vti_rec_capture((uint64_t)(uintptr_t)s, false);
+    }
 }
 
 /* Both cuStreamEndCapture hooks: the real f on (s, g), the end recorded for

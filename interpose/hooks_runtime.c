@@ -30,12 +30,25 @@ static int runtime_device(void)
  * device's current one); API: the plain or the
  * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_POOL(                                                                           \
-        F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API,      \
-        STREAM, vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device),     \
+    VTI_ALLOC_HOOK_NODE(                                                                           \
+        capturing(F, STREAM), true, F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME,                \
+        runtime_device, CALL, PTR, SIZE, API, STREAM,                                              \
+        vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device),             \
         vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
+/* cudaFreeAsync: on a capturing stream a free node (not recorded). */
+#define ASYNC_FREE_HOOK(F, PTYPE, CALL, PTR, STREAM)                                               \
+    VTI_FREE_HOOK_NODE(capturing(F, STREAM), F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR,         \
+                       VT_SPACE_ADDR)
+
+/* Whether stream s of hook f captures (vti_graph_capturing). */
+static bool capturing(enum vti_fn f, cudaStream_t s)
+{
+    return vti_graph_capturing((uint64_t)(uintptr_t)s, f == F_cudaMallocAsync_ptsz ||
+                                                           f == F_cudaFreeAsync_ptsz ||
+                                                           f == F_cudaMallocFromPoolAsync_ptsz);
+}
 
 typedef cudaError_t (*malloc_fn)(void **, size_t);
 typedef cudaError_t (*free_fn)(void *);
@@ -193,12 +206,12 @@ VTI_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStre
 
 VTI_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
-    FREE_HOOK(F_cudaFreeAsync, free_async_fn, real(devPtr, hStream), devPtr);
+    ASYNC_FREE_HOOK(F_cudaFreeAsync, free_async_fn, real(devPtr, hStream), devPtr, hStream);
 }
 
 VTI_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
-    FREE_HOOK(F_cudaFreeAsync_ptsz, free_async_fn, real(devPtr, hStream), devPtr);
+    ASYNC_FREE_HOOK(F_cudaFreeAsync_ptsz, free_async_fn, real(devPtr, hStream), devPtr, hStream);
 }
 
 VTI_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,

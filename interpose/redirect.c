@@ -111,9 +111,16 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
         return version >= 11000 ? F_cuDevicePrimaryCtxRelease_v2 : F_cuDevicePrimaryCtxRelease;
     if (strcmp(symbol, "cuCtxDestroy") == 0)
         return version >= 4000 ? F_cuCtxDestroy_v2 : F_cuCtxDestroy;
-    static const char *const ptsz_names[] = {"cuMemAllocAsync", "cuMemFreeAsync",
-                                             "cuMemAllocFromPoolAsync", "cuStreamEndCapture",
-                                             "cuStreamBeginCaptureToGraph"};
+    /* PFN_cuGraphInstantiate_v10000, _v11000 (the same arguments) */
+    if (strcmp(symbol, "cuGraphInstantiate") == 0)
+        return version >= 11000 ? F_cuGraphInstantiate_v2 : F_cuGraphInstantiate;
+    static const char *const ptsz_names[] = {"cuMemAllocAsync",
+                                             "cuMemFreeAsync",
+                                             "cuMemAllocFromPoolAsync",
+                                             "cuStreamEndCapture",
+                                             "cuStreamBeginCaptureToGraph",
+                                             "cuGraphLaunch",
+                                             "cuGraphInstantiateWithParams"};
     char buf[64];
     bool ptds = flags & 2u; /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
     /* cudaTypedefs.h: PFN_cuStreamBeginCapture_v10010 (with a mode) after _v10000 */

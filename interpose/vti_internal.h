@@ -295,6 +295,7 @@ void vti_unwind_fork_reset(void);  /* unwind.c: the cached unwinding rules */
 void vti_record_fork_reset(void);  /* record.c: devices described, sampled */
 void vti_iter_fork_reset(void);    /* iterfit.c: the exit line's iteration fits */
 void vti_diag_fork_reset(void);    /* diagnose.c: the pending OOM diagnosis */
+void vti_graph_fork_reset(void);   /* graphnodes.c: the graph tables' lock */
 void vti_cupti_fork_reset(void);   /* cupti_loader.c: the parent's CUPTI is not run */
 /* (nvtx_inject.c lets go of the parent's ranges, heaps and regions in its own
  * pthread_atfork child handler.) */
@@ -479,17 +480,28 @@ bool vti_cupti_running(void);
     X(cuStreamBeginCaptureToGraph_ptsz)                                                            \
     X(cuStreamEndCapture)                                                                          \
     X(cuStreamEndCapture_ptsz)
+/* Graph memory nodes (graphmem.c, which checks this list). */
+#define VTI_GRAPH_HOOKS(X)                                                                         \
+    X(cuGraphAddMemAllocNode)                                                                      \
+    X(cuGraphInstantiate)                                                                          \
+    X(cuGraphInstantiate_v2)                                                                       \
+    X(cuGraphInstantiateWithFlags)                                                                 \
+    X(cuGraphInstantiateWithParams)                                                                \
+    X(cuGraphInstantiateWithParams_ptsz)                                                           \
+    X(cuGraphLaunch)                                                                               \
+    X(cuGraphLaunch_ptsz)                                                                          \
+    X(cuGraphExecDestroy)
 /* The driver's entry-point table (redirect.c). */
 #define VTI_PROC_HOOKS(X)                                                                          \
     X(cuGetProcAddress)                                                                            \
     X(cuGetProcAddress_v2)
-#define VTI_HOOKS(X) VTI_RUNTIME_HOOKS(X) VTI_DRIVER_HOOKS(X) VTI_PROC_HOOKS(X)
+#define VTI_HOOKS(X) VTI_RUNTIME_HOOKS(X) VTI_DRIVER_HOOKS(X) VTI_GRAPH_HOOKS(X) VTI_PROC_HOOKS(X)
 
 #define VTI_FN_ENUM(n) F_##n,
 enum vti_fn {
     VTI_RUNTIME_HOOKS(VTI_FN_ENUM) F_RUNTIME_END_,
     F_DRIVER_START_ = F_RUNTIME_END_ - 1,
-    VTI_DRIVER_HOOKS(VTI_FN_ENUM) VTI_PROC_HOOKS(VTI_FN_ENUM) F_COUNT_
+    VTI_DRIVER_HOOKS(VTI_FN_ENUM) VTI_GRAPH_HOOKS(VTI_FN_ENUM) VTI_PROC_HOOKS(VTI_FN_ENUM) F_COUNT_
 };
 #undef VTI_FN_ENUM
 
@@ -765,13 +777,24 @@ void vti_order_unlock(void);
  * calls made inside it are not recorded either. */
 #define VTI_ALLOC_HOOK_WHEN(WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,  \
                             ON_DONE, ON_OK)                                                        \
+    VTI_ALLOC_HOOK_NODE(false, WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API,       \
+                        STREAM, ON_DONE, ON_OK)
+/* The same, where a success while NODE (asked before the call) made a
+ * graph allocation node, not memory: its address and call stack go to
+ * vti_graph_node_made and nothing else is recorded (a failure is recorded
+ * as any). */
+#define VTI_ALLOC_HOOK_NODE(NODE, WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API,    \
+                            STREAM, ON_DONE, ON_OK)                                                \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real && (WHEN);                                               \
+    bool node = outer && (NODE);                                                                   \
     uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
     if (outer)                                                                                     \
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
-    if (outer) {                                                                                   \
+    if (outer && node && rc == OK) {                                                               \
+        vti_graph_node_made((uint64_t)(uintptr_t)(PTR), stack);                                    \
+    } else if (outer) {                                                                            \
         uint64_t ts = vti_stamp();                                                                 \
         vti_exit_arm((F) < F_RUNTIME_END_ ? 1u : 2u);                                              \
         ON_DONE;                                                                                   \
@@ -781,8 +804,9 @@ void vti_order_unlock(void);
         if (rc == OK)                                                                              \
             ON_OK;                                                                                 \
         (void)done_device;                                                                         \
-        vti_order_unlock();                                                                        \
     }                                                                                              \
+    if (outer)                                                                                     \
+        vti_order_unlock();                                                                        \
     vti_leave();                                                                                   \
     return rc
 
@@ -803,14 +827,19 @@ static inline bool vti_free_took_effect(int rc)
  * that no allocation reusing the address is recorded first (the allocation
  * hooks take the order lock before they allocate). */
 #define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
+    VTI_FREE_HOOK_NODE(false, F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)
+/* The same, where a free while NODE (asked before the call) made a graph
+ * free node, which frees nothing until a launch runs it: not recorded. */
+#define VTI_FREE_HOOK_NODE(NODE, F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                           \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real;                                                         \
+    bool node = outer && (NODE);                                                                   \
     if (outer)                                                                                     \
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
         uint64_t ts = vti_stamp();                                                                 \
-        if (vti_free_took_effect((int)rc))                                                         \
+        if (!node && vti_free_took_effect((int)rc))                                                \
             vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE), ts);                                 \
         vti_order_unlock();                                                                        \
     }                                                                                              \
@@ -859,6 +888,29 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
 /* Record a memory-info sample taken by the application (cudaMemGetInfo,
  * cuMemGetInfo). */
 void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
+/* ---- graph memory nodes: the tables (graphnodes.c; the hooks: graphmem.c) - */
+
+/* A stream capture began (began) or ended, on any thread:
+ * vti_graph_capturing asks the driver only while one is open. */
+void vti_graph_capture_count(bool began);
+/* Whether stream (a CUstream or cudaStream_t; ptsz: a _ptsz hook's, whose
+ * NULL is the per-thread stream) is capturing: a stream-ordered allocation
+ * or free on it then makes a graph memory node, not memory or a free (the
+ * CUDA Programming Guide, "Graph memory nodes"). One atomic load while no
+ * capture is open, else a call of the real cuStreamIsCapturing. */
+bool vti_graph_capturing(uint64_t stream, bool ptsz);
+/* A graph allocation node with address addr was made at call stack stack:
+ * each launch that takes its memory records it with that stack. */
+void vti_graph_node_made(uint64_t addr, uint32_t stack);
+/* The stack vti_graph_node_made gave the node at addr; 0 when none. */
+uint32_t vti_graph_node_stack(uint64_t addr);
+/* Executable graph exec's plan of memory nodes (graphmem.c's, opaque here)
+ * becomes plan (NULL: none); returns the one it had, for the caller to
+ * free. Out of memory for the table stops the recording (vti_stop). */
+void *vti_graph_plan_swap(uint64_t exec, void *plan);
+/* exec's plan; NULL when it has none (no memory nodes). */
+void *vti_graph_plan_find(uint64_t exec);
+
 /* Record that a CUDA stream capture began on stream (began: the calling
  * thread's cuStreamBeginCapture succeeded) or ended (the calling thread's
  * cuStreamEndCapture left the stream no longer capturing): a VT_REC_CAPTURE

@@ -48,6 +48,7 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
                                             VT_SPACE_ARRAY},
     [VT_API_CU_MIPMAPPED_ARRAY_CREATE] = {"cuMipmappedArrayCreate", DRV, VT_KIND_ARRAY, false,
                                           VT_SPACE_ARRAY},
+    [VT_API_CU_GRAPH_LAUNCH] = {"cuGraphLaunch", DRV, VT_KIND_DEVICE, false, ADDR},
 };
 
 #undef RT

@@ -48,9 +48,9 @@ extern "C" {
 /* 2: VMM map/unmap records, host-register apis, Python frames; 3: pool_stat;
  * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
  * 6: cudaHostAlloc and cuMemHostAlloc; 7: CUDA arrays; 8: pool_stat before
- * memory samples; 9: pool_stat before NVTX range ends (docs/trace.md,
- * "Versioning") */
-#define VT_FORMAT_VERSION 10u
+ * memory samples; 9: pool_stat before NVTX range ends; 10: the capture
+ * record; 11: the api cuGraphLaunch (docs/trace.md, "Versioning") */
+#define VT_FORMAT_VERSION 11u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -130,6 +130,8 @@ enum vt_api {
     VT_API_CU_ARRAY_3D_CREATE = 23,           /* cuArray3DCreate_v2 (v7) */
     VT_API_CUDA_MALLOC_MIPMAPPED_ARRAY = 24,  /* cudaMallocMipmappedArray: all levels (v7) */
     VT_API_CU_MIPMAPPED_ARRAY_CREATE = 25,    /* cuMipmappedArrayCreate (v7) */
+    VT_API_CU_GRAPH_LAUNCH = 26,              /* a graph allocation node's memory, made by a
+                                                 launch (v11) */
     VT_API_MAX_
 };
 
