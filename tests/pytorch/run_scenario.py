@@ -113,6 +113,13 @@ SCENARIOS = {
                  ["fits", "reserved", "snapshot", "device_calls", "graph_pools"]),
     "graphs_2": (["sc_graphs.py", "2", "300"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                  ["fits", "reserved", "snapshot", "device_calls", "graph_pools"]),
+    # The same tensor by tensor (backend:cudaMallocAsync): a capture's
+    # cudaMallocAsync makes graph memory nodes, whose memory each replay takes
+    # (PyTorch instantiates with AUTO_FREE_ON_LAUNCH); PyTorch's
+    # allocated_bytes counts a captured tensor from its capture on, the device
+    # only while a replay holds it, so the truth is the device's ledger.
+    "graphs_4_tensors": (["sc_graphs.py", "4", "300"], {}, ["--torch-tensors"],
+                         ["fits", "ledger", "tensors_not_cache"]),
     # ... until an eager tensor runs out while graphs hold their pools
     "graphs_3_oom": (["sc_graphs.py", "3", "400", "oom"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                      ["reserved", "graph_oom"]),
@@ -320,8 +327,12 @@ class Run:
         argv = self.argv() if args is None else self.argv()[:4] + args
         cmd = [self.o.vramtrace, "run", *sim, *self.vt_opts, "-o", trace, "--"] + argv
         stats = self.base + (".torch.json" if args is None else ".other.json")
-        return subprocess.run(cmd, env=self.env(stats), capture_output=True, text=True,
-                              timeout=600)
+        e = self.env(stats)
+        if "ledger" in self.checks and not self.o.real and args is None:
+            e["VRAMTRACE_SIM_LEDGER"] = self.base + ".ledger.jsonl"
+            if os.path.exists(e["VRAMTRACE_SIM_LEDGER"]):
+                os.remove(e["VRAMTRACE_SIM_LEDGER"])
+        return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=600)
 
     def load(self, trace, stats):
         """The report of trace (self.rep) and PyTorch's numbers (self.torch)."""
@@ -496,6 +507,18 @@ def check(r, what, tq):
         return ("oom_message" in tq or fail("PyTorch raised no out-of-memory error")) and (
             t["failed_allocations"] == 0 or fail("a CUDA call failed: not PyTorch's own cap")) and (
             kind == "exited" or fail(f"headline {kind} for a run that died of out of memory"))
+    if what == "ledger":
+        # the simulated device's own ledger of the traced run: every device
+        # allocation and free, peaks, leaks (tests/ledger/check_ledger.py)
+        ledger = r.base + ".ledger.jsonl"
+        if not os.path.exists(ledger):
+            return fail(f"no ledger {ledger} (the simulated device's only)")
+        q = subprocess.run([sys.executable, os.path.join(HERE, "..", "ledger", "check_ledger.py"),
+                            "--ledger", ledger, "--report", r.base + ".report.json", "--devices",
+                            "--pid", str(rep["program"]["pid"])],
+                           capture_output=True, text=True, timeout=600)
+        print(q.stdout.strip()[-1500:], q.stderr.strip()[-500:])
+        return q.returncode == 0 or fail("the report does not match the simulated device's ledger")
     if what == "device_calls":
         # every cudaMalloc and cudaFree of the allocator: memory_stats()'s
         # num_device_alloc / num_device_free against the device kind's
