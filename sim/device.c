@@ -28,11 +28,16 @@ static size_t sim_round(size_t size)
 
 /* Reserve twice the capacity of address space, never backed until touched
  * (MAP_NORESERVE), 2 MiB aligned. Placement never limits what fits: the
- * byte accounting alone decides out-of-memory, as physical pages do. */
+ * byte accounting alone decides out-of-memory, as physical pages do. Right
+ * after it, SIM_GRAPH_VA_TIMES the capacity for graph allocation nodes'
+ * addresses, which are reserved while their graphs live whether or not
+ * their memory is (struct sim_gmem): a program may hold graphs whose
+ * allocations add up to many times the device. */
 static int device_init(struct sim_device *d, int ordinal)
 {
     size_t len = (2 * sim_cfg.capacity + SIM_LARGE_ALIGN - 1) / SIM_LARGE_ALIGN * SIM_LARGE_ALIGN;
-    void *p = mmap(NULL, len + SIM_LARGE_ALIGN, PROT_READ | PROT_WRITE,
+    size_t glen = len / 2 * SIM_GRAPH_VA_TIMES;
+    void *p = mmap(NULL, len + glen + SIM_LARGE_ALIGN, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return -1;
@@ -41,9 +46,10 @@ static int device_init(struct sim_device *d, int ordinal)
     d->ordinal = ordinal;
     d->va_base = base;
     d->va_len = len;
+    d->gva_len = glen;
     d->pool.dev = d;
     d->ctx.ordinal = ordinal;
-    return ra_init(&d->ra, base, len);
+    return ra_init(&d->ra, base, len) || ra_init(&d->gra, base + len, glen) ? -1 : 0;
 }
 
 /* A forked child has one thread: a device lock its parent's other threads
@@ -76,7 +82,7 @@ struct sim_device *sim_device_of(uintptr_t addr)
 {
     for (int i = 0; i < sim_cfg.ndevices; i++) {
         struct sim_device *d = &sim_devices[i];
-        if (addr >= d->va_base && addr < d->va_base + d->va_len)
+        if (addr >= d->va_base && addr - d->va_base < d->va_len + d->gva_len)
             return d;
     }
     return NULL;
@@ -290,7 +296,7 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
         return;
     }
     if (a->kind == SIM_GRAPH_MEM)
-        gmem_released(d, a->gmem);
+        gmem_released(d, a->gmem); /* its range is past keep_end: released */
     else
         ra_give(&d->ra, a->ptr, a->rounded);
     d->used -= a->rounded;
@@ -550,7 +556,7 @@ struct sim_gmem *sim_gmem_new(struct sim_device *d, size_t size)
     if (!g)
         return NULL;
     pthread_mutex_lock(&d->lock);
-    g->va = ra_take(&d->ra, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
+    g->va = ra_take(&d->gra, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
     if (g->va) {
         *g = (struct sim_gmem){d, g->va, size, r, 1, false, d->gmems};
         d->gmems = g;
@@ -581,7 +587,7 @@ static void gmem_dispose_if_done(struct sim_device *d, struct sim_gmem *g)
             *pp = g->next;
             break;
         }
-    ra_give(&d->ra, g->va, g->rounded);
+    ra_give(&d->gra, g->va, g->rounded);
     free(g);
 }
 

@@ -12,6 +12,7 @@
 #define SIM_MiB ((size_t)1 << 20)
 #define SIM_SMALL_ALIGN ((size_t)512)       /* rounding of allocations under 2 MiB */
 #define SIM_LARGE_ALIGN ((size_t)2 << 20)   /* rounding of allocations of 2 MiB and more */
+#define SIM_GRAPH_VA_TIMES 16               /* graph nodes' address space, in device capacities */
 #define SIM_POOL_SEGMENT ((size_t)32 << 20) /* a stream-ordered pool's reserve step (device.c) */
 #define SIM_MAX_DEVICES 16
 
@@ -150,6 +151,9 @@ struct sim_device {
     int ordinal;
     uintptr_t va_base;
     size_t va_len;
+    /* graph allocation nodes' addresses: [va_base + va_len, + gva_len) */
+    size_t gva_len;
+    struct range_alloc gra;
     struct range_alloc ra;
     size_t used; /* rounded bytes of live non-pool allocations */
     struct sim_alloc *table[SIM_TABLE_SIZE];
