@@ -26,30 +26,57 @@ static size_t sim_round(size_t size)
     return (size + a - 1) / a * a;
 }
 
-/* Reserve twice the capacity of address space, never backed until touched
- * (MAP_NORESERVE), 2 MiB aligned. Placement never limits what fits: the
- * byte accounting alone decides out-of-memory, as physical pages do. Right
- * after it, SIM_GRAPH_VA_TIMES the capacity for graph allocation nodes'
- * addresses, which are reserved while their graphs live whether or not
- * their memory is (struct sim_gmem): a program may hold graphs whose
- * allocations add up to many times the device. */
+/* len bytes of address space, never backed until touched (MAP_NORESERVE),
+ * 2 MiB aligned; 0 when it cannot be had. */
+static uintptr_t reserve_range(size_t len)
+{
+    void *p = mmap(NULL, len + SIM_LARGE_ALIGN, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return 0;
+    return ((uintptr_t)p + SIM_LARGE_ALIGN - 1) & ~(uintptr_t)(SIM_LARGE_ALIGN - 1);
+}
+
+/* Reserve twice the capacity of address space. Placement never limits what
+ * fits: the byte accounting alone decides out-of-memory, as physical pages
+ * do. */
 static int device_init(struct sim_device *d, int ordinal)
 {
     size_t len = (2 * sim_cfg.capacity + SIM_LARGE_ALIGN - 1) / SIM_LARGE_ALIGN * SIM_LARGE_ALIGN;
-    size_t glen = len / 2 * SIM_GRAPH_VA_TIMES;
-    void *p = mmap(NULL, len + glen + SIM_LARGE_ALIGN, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
+    uintptr_t base = reserve_range(len);
+    if (!base)
         return -1;
-    uintptr_t base = ((uintptr_t)p + SIM_LARGE_ALIGN - 1) & ~(uintptr_t)(SIM_LARGE_ALIGN - 1);
     pthread_mutex_init(&d->lock, NULL);
     d->ordinal = ordinal;
     d->va_base = base;
     d->va_len = len;
-    d->gva_len = glen;
     d->pool.dev = d;
     d->ctx.ordinal = ordinal;
-    return ra_init(&d->ra, base, len) || ra_init(&d->gra, base + len, glen) ? -1 : 0;
+    return ra_init(&d->ra, base, len);
+}
+
+/* The range of graph allocation nodes' addresses, reserved at the first
+ * node: SIM_GRAPH_VA_TIMES the capacity, as addresses are held while their
+ * graphs live whether or not their memory is (struct sim_gmem), so graphs
+ * may hold far more of them than the device has memory; halved until the
+ * host grants it (valgrind refuses the largest), down to the capacity.
+ * 0, or -1 when none could be had; locked. */
+static int graph_range(struct sim_device *d)
+{
+    if (d->gva_base)
+        return 0;
+    size_t cap = d->va_len / 2;
+    for (size_t len = cap * SIM_GRAPH_VA_TIMES; len >= cap; len /= 2) {
+        uintptr_t base = reserve_range(len);
+        if (base && ra_init(&d->gra, base, len) == 0) {
+            d->gva_base = base;
+            d->gva_len = len;
+            return 0;
+        }
+        if (base)
+            munmap((void *)base, len);
+    }
+    return -1;
 }
 
 /* A forked child has one thread: a device lock its parent's other threads
@@ -82,7 +109,8 @@ struct sim_device *sim_device_of(uintptr_t addr)
 {
     for (int i = 0; i < sim_cfg.ndevices; i++) {
         struct sim_device *d = &sim_devices[i];
-        if (addr >= d->va_base && addr - d->va_base < d->va_len + d->gva_len)
+        if ((addr >= d->va_base && addr - d->va_base < d->va_len) ||
+            (addr >= d->gva_base && addr - d->gva_base < d->gva_len))
             return d;
     }
     return NULL;
@@ -166,6 +194,14 @@ void sim_phys_free(struct sim_device *d, uint64_t offset, size_t len)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* The whole pages of [start, end) back to the host (from 64 KiB up). */
+static void give_pages(uintptr_t start, uintptr_t end)
+{
+    uintptr_t a = (start + 4095) & ~(uintptr_t)4095, e = end & ~(uintptr_t)4095;
+    if (e > a && e - a >= 65536)
+        madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 /* Give the pages of a freed range back to the host (they read as zeros
  * afterwards), except in the first `capacity` bytes of the device's range:
  * first fit places allocations there, so those pages stay mapped for reuse
@@ -177,9 +213,7 @@ static void release_pages(const struct sim_device *d, uintptr_t start, size_t le
         return;
     if (start < keep_end)
         start = keep_end;
-    uintptr_t a = (start + 4095) & ~(uintptr_t)4095, e = end & ~(uintptr_t)4095;
-    if (e > a && e - a >= 65536)
-        madvise((void *)a, e - a, MADV_DONTNEED);
+    give_pages(start, end);
 }
 
 /* Take `len` bytes of the device's range if the accounting allows; locked. */
@@ -295,12 +329,14 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
         pool_put(a);
         return;
     }
-    if (a->kind == SIM_GRAPH_MEM)
-        gmem_released(d, a->gmem); /* its range is past keep_end: released */
-    else
+    if (a->kind == SIM_GRAPH_MEM) {
+        gmem_released(d, a->gmem);
+        give_pages(a->ptr, a->ptr + a->rounded);
+    } else {
         ra_give(&d->ra, a->ptr, a->rounded);
+        release_pages(d, a->ptr, a->rounded);
+    }
     d->used -= a->rounded;
-    release_pages(d, a->ptr, a->rounded);
     device_publish(d);
 }
 
@@ -556,7 +592,8 @@ struct sim_gmem *sim_gmem_new(struct sim_device *d, size_t size)
     if (!g)
         return NULL;
     pthread_mutex_lock(&d->lock);
-    g->va = ra_take(&d->gra, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
+    if (graph_range(d) == 0)
+        g->va = ra_take(&d->gra, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
     if (g->va) {
         *g = (struct sim_gmem){d, g->va, size, r, 1, false, d->gmems};
         d->gmems = g;

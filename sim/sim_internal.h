@@ -151,7 +151,9 @@ struct sim_device {
     int ordinal;
     uintptr_t va_base;
     size_t va_len;
-    /* graph allocation nodes' addresses: [va_base + va_len, + gva_len) */
+    /* graph allocation nodes' addresses: [gva_base, + gva_len), reserved at
+     * the first node (gva_base 0 before) */
+    uintptr_t gva_base;
     size_t gva_len;
     struct range_alloc gra;
     struct range_alloc ra;
