@@ -17,8 +17,13 @@
 #include "regionmap.h"
 #include "vti_internal.h"
 
-/* The old ABIs (cuda.h maps cuGraphInstantiate to cuGraphInstantiateWithFlags). */
+/* The old ABIs (cuda.h maps cuGraphInstantiate to cuGraphInstantiateWithFlags
+ * and cuGraphAddNode to cuGraphAddNode_v2). */
 #undef cuGraphInstantiate
+#undef cuGraphAddNode
+VTI_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                           const CUgraphNode *dependencies, size_t numDependencies,
+                                           CUgraphNodeParams *nodeParams);
 VTI_EXPORT CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                CUgraphNode *phErrorNode, char *logBuffer,
                                                size_t bufferSize);
@@ -412,6 +417,41 @@ VTI_EXPORT CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUg
         vti_graph_node_made(nodeParams->dptr, stack);
     vti_leave();
     return rc;
+}
+
+typedef CUresult (*add_node_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                CUgraphNodeParams *);
+typedef CUresult (*add_node2_fn)(CUgraphNode *, CUgraph, const CUgraphNode *,
+                                 const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
+
+/* The generic form: an allocation node's address and maker, as above. */
+#define ADD_NODE_HOOK(F, PTYPE, CALL, PARAMS)                                                      \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_hook_enter() && real;                                                         \
+    uint32_t stack = outer ? vti_hook_stack() : 0;                                                 \
+    CUresult rc = real ? (CALL) : NO_DRIVER;                                                       \
+    if (outer && rc == CUDA_SUCCESS && (PARAMS) && (PARAMS)->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) \
+        vti_graph_node_made((PARAMS)->alloc.dptr, stack);                                          \
+    vti_leave();                                                                                   \
+    return rc
+
+VTI_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                           const CUgraphNode *dependencies, size_t numDependencies,
+                                           CUgraphNodeParams *nodeParams)
+{
+    ADD_NODE_HOOK(F_cuGraphAddNode, add_node_fn,
+                  real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams), nodeParams);
+}
+
+VTI_EXPORT CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                              const CUgraphNode *dependencies,
+                                              const CUgraphEdgeData *dependencyData,
+                                              size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+    ADD_NODE_HOOK(
+        F_cuGraphAddNode_v2, add_node2_fn,
+        real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
+        nodeParams);
 }
 
 VTI_CHECK_HOOKS(VTI_GRAPH_HOOKS)

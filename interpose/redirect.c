@@ -114,6 +114,9 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
     /* PFN_cuGraphInstantiate_v10000, _v11000 (the same arguments) */
     if (strcmp(symbol, "cuGraphInstantiate") == 0)
         return version >= 11000 ? F_cuGraphInstantiate_v2 : F_cuGraphInstantiate;
+    /* PFN_cuGraphAddNode_v12020, _v12030 (with edge data) */
+    if (strcmp(symbol, "cuGraphAddNode") == 0)
+        return version >= 12030 ? F_cuGraphAddNode_v2 : F_cuGraphAddNode;
     static const char *const ptsz_names[] = {"cuMemAllocAsync",
                                              "cuMemFreeAsync",
                                              "cuMemAllocFromPoolAsync",

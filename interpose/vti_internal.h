@@ -483,6 +483,8 @@ bool vti_cupti_running(void);
 /* Graph memory nodes (graphmem.c, which checks this list). */
 #define VTI_GRAPH_HOOKS(X)                                                                         \
     X(cuGraphAddMemAllocNode)                                                                      \
+    X(cuGraphAddNode)                                                                              \
+    X(cuGraphAddNode_v2)                                                                           \
     X(cuGraphInstantiate)                                                                          \
     X(cuGraphInstantiate_v2)                                                                       \
     X(cuGraphInstantiateWithFlags)                                                                 \

@@ -8,6 +8,8 @@
  * README.md, "Graph memory nodes". */
 #include "driver_capture.h"
 
+#include <string.h>
+
 /* A new allocation node's allocation of size bytes on device ordinal, held
  * once by the op it is put in; CUDA_ERROR_OUT_OF_MEMORY when no address is
  * left. */
@@ -114,6 +116,43 @@ CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     if (err)
         sim_gmem_unref(g);
     return err;
+}
+
+/* The generic form (CUDA 12.3's cuGraphAddNode, cuda.h's cuGraphAddNode_v2)
+ * for memory nodes only: nodeParams->alloc as cuGraphAddMemAllocNode (its
+ * address in nodeParams->alloc.dptr), ->free as cuGraphAddMemFreeNode.
+ * Edge data must be the default (zeroed) or NULL. Other node types are not
+ * simulated: CUDA_ERROR_NOT_SUPPORTED, as the driver's fallback. */
+CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                   const CUgraphNode *dependencies,
+                                   const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                   CUgraphNodeParams *nodeParams)
+{
+    static const CUgraphEdgeData none;
+    for (size_t i = 0; dependencyData && i < numDependencies; i++)
+        if (memcmp(&dependencyData[i], &none, sizeof none) != 0)
+            return CUDA_ERROR_INVALID_VALUE;
+    if (!nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+        return cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                      (CUDA_MEM_ALLOC_NODE_PARAMS *)&nodeParams->alloc);
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+        return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                     nodeParams->free.dptr);
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* CUDA 12.2's form, without edge data. */
+#undef cuGraphAddNode
+CUresult CUDAAPI cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies, size_t numDependencies,
+                                CUgraphNodeParams *nodeParams);
+CUresult CUDAAPI cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies, size_t numDependencies,
+                                CUgraphNodeParams *nodeParams)
+{
+    return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL, numDependencies, nodeParams);
 }
 
 /* The node's device, size and address; no access descriptors (the sim

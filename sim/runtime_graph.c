@@ -153,3 +153,18 @@ cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int device,
 {
     FORWARD(rt_drv.cuDeviceSetGraphMemAttribute(device, (CUgraphMem_attribute)attr, value));
 }
+
+/* Memory nodes only (the driver's cuGraphAddNode_v2); cudaGraphNodeParams
+ * is CUgraphNodeParams. */
+cudaError_t CUDARTAPI cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                       const cudaGraphNode_t *pDependencies,
+                                       const cudaGraphEdgeData *dependencyData,
+                                       size_t numDependencies,
+                                       struct cudaGraphNodeParams *nodeParams)
+{
+    _Static_assert(sizeof(struct cudaGraphNodeParams) == sizeof(CUgraphNodeParams),
+                   "the runtime's node parameters are the driver's");
+    FORWARD(rt_drv.cuGraphAddNode(pGraphNode, graph, pDependencies,
+                                  (const CUgraphEdgeData *)dependencyData, numDependencies,
+                                  (CUgraphNodeParams *)nodeParams));
+}

@@ -84,6 +84,7 @@
     X(cuGraphMemAllocNodeGetParams) \
     X(cuGraphMemFreeNodeGetParams) \
     X(cuGraphNodeGetType) \
+    X(cuGraphAddNode) \
     X(cuDeviceGraphMemTrim) \
     X(cuDeviceGetGraphMemAttribute) \
     X(cuDeviceSetGraphMemAttribute) \

@@ -15,8 +15,9 @@
  *   - g4: two allocation nodes held at once, each over half the free
  *     memory: the launch runs out of memory (one failed allocation of
  *     both nodes' bytes, nothing allocated; on any device size);
- *   - g5: 300 MiB allocated and freed, then 500 MiB allocated and freed:
- *     its launch is the run's peak, 64 + 8 + 500 MiB.
+ *   - g5: 300 MiB allocated and freed, then 500 MiB allocated (a node made
+ *     by cuGraphAddNode) and freed: its launch is the run's peak, 64 + 8 +
+ *     500 MiB, whose top site is that node's maker, generic_alloc_node.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -64,8 +65,25 @@ static CUgraphNode alloc_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, 
     return n;
 }
 
-/* A graph that allocates a, frees it, then allocates b and frees it (b > 0),
- * or holds a and b at once (at_once). */
+/* The same through the generic cuGraphAddNode (cuda.h's cuGraphAddNode_v2). */
+__attribute__((noinline)) static CUgraphNode generic_alloc_node(CUgraph g, const CUgraphNode *dep,
+                                                                size_t bytes, CUdeviceptr *p)
+{
+    CUgraphNodeParams prm;
+    CUgraphNode n;
+    memset(&prm, 0, sizeof prm);
+    prm.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    prm.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prm.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prm.alloc.poolProps.location.id = 0;
+    prm.alloc.bytesize = bytes;
+    EXPECT(cuGraphAddNode(&n, g, dep, NULL, 1, &prm), CUDA_SUCCESS);
+    *p = prm.alloc.dptr;
+    return n;
+}
+
+/* A graph that allocates a, frees it, then allocates b (by cuGraphAddNode)
+ * and frees it, or holds a and b at once (at_once). */
 static CUgraph two_allocations(size_t a, size_t b, bool at_once)
 {
     CUgraph g;
@@ -74,12 +92,12 @@ static CUgraph two_allocations(size_t a, size_t b, bool at_once)
     EXPECT(cuGraphCreate(&g, 0), CUDA_SUCCESS);
     n1 = alloc_node(g, NULL, 0, a, &pa);
     if (at_once) {
-        n2 = alloc_node(g, &n1, 1, b, &pb);
+        n2 = generic_alloc_node(g, &n1, b, &pb);
         EXPECT(cuGraphAddMemFreeNode(&n3, g, &n2, 1, pa), CUDA_SUCCESS);
         EXPECT(cuGraphAddMemFreeNode(&n1, g, &n3, 1, pb), CUDA_SUCCESS);
     } else {
         EXPECT(cuGraphAddMemFreeNode(&n2, g, &n1, 1, pa), CUDA_SUCCESS);
-        n3 = alloc_node(g, &n2, 1, b, &pb);
+        n3 = generic_alloc_node(g, &n2, b, &pb);
         EXPECT(cuGraphAddMemFreeNode(&n1, g, &n3, 1, pb), CUDA_SUCCESS);
     }
     return g;

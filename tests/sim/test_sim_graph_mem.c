@@ -263,6 +263,20 @@ static void refusals(void **state)
     assert_int_equal(cudaGraphAddMemFreeNode(&f2, g, &f, 1, p.dptr), cudaErrorInvalidValue);
     assert_int_equal(cudaGraphMemFreeNodeGetParams(a, &out), cudaErrorInvalidValue);
     cudaGetLastError();
+    /* the generic form makes memory nodes, nothing else */
+    struct cudaGraphNodeParams gp;
+    cudaGraphNode_t a2;
+    memset(&gp, 0, sizeof gp);
+    gp.type = cudaGraphNodeTypeMemAlloc;
+    gp.alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+    gp.alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+    gp.alloc.bytesize = MiB;
+    assert_int_equal(cudaGraphAddNode(&a2, g, NULL, NULL, 0, &gp), cudaSuccess);
+    assert_non_null(gp.alloc.dptr);
+    assert_int_equal(type_of(g, 2), cudaGraphNodeTypeMemAlloc);
+    gp.type = cudaGraphNodeTypeHost;
+    assert_int_equal(cudaGraphAddNode(&a2, g, NULL, NULL, 0, &gp), cudaErrorNotSupported);
+    cudaGetLastError();
     /* a stream-ordered free of ordinary memory on a capturing stream */
     assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
     assert_int_equal(cudaFreeAsync(plain, s1), cudaErrorInvalidValue);
