@@ -276,22 +276,27 @@ typedef CUresult (*inst_log_fn)(CUgraphExec *, CUgraph, CUgraphNode *, char *, s
 typedef CUresult (*inst_flags_fn)(CUgraphExec *, CUgraph, unsigned long long);
 typedef CUresult (*inst_params_fn)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
 
+/* Both ABIs with an error node and a log (CUDA 10.0, 11.0). */
+static CUresult instantiate_log(enum vti_fn f, CUgraphExec *x, CUgraph g, CUgraphNode *err_node,
+                                char *log, size_t log_size)
+{
+    INSTANTIATE_HOOK(f, inst_log_fn, real(x, g, err_node, log, log_size), x, g, false);
+}
+
 VTI_EXPORT CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                CUgraphNode *phErrorNode, char *logBuffer,
                                                size_t bufferSize)
 {
-    INSTANTIATE_HOOK(F_cuGraphInstantiate, inst_log_fn,
-                     real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), phGraphExec,
-                     hGraph, false);
+    return instantiate_log(F_cuGraphInstantiate, phGraphExec, hGraph, phErrorNode, logBuffer,
+                           bufferSize);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                   CUgraphNode *phErrorNode, char *logBuffer,
                                                   size_t bufferSize)
 {
-    INSTANTIATE_HOOK(F_cuGraphInstantiate_v2, inst_log_fn,
-                     real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), phGraphExec,
-                     hGraph, false);
+    return instantiate_log(F_cuGraphInstantiate_v2, phGraphExec, hGraph, phErrorNode, logBuffer,
+                           bufferSize);
 }
 
 VTI_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
