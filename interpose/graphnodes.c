@@ -33,7 +33,12 @@ bool vti_graph_capturing(uint64_t stream, bool ptsz)
     if (ptsz && !stream)
         stream = (uintptr_t)CU_STREAM_PER_THREAD; /* cudaStreamPerThread too */
     typedef CUresult (*is_fn)(CUstream, CUstreamCaptureStatus *);
-    is_fn is = (is_fn)vti_real_driver("cuStreamIsCapturing", "cuStreamIsCapturing");
+    static _Atomic(is_fn) found; /* the driver's, asked once */
+    is_fn is = atomic_load_explicit(&found, memory_order_acquire);
+    if (!is) {
+        is = (is_fn)vti_real_driver("cuStreamIsCapturing", "cuStreamIsCapturing");
+        atomic_store_explicit(&found, is, memory_order_release);
+    }
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     return is && is((CUstream)(uintptr_t)stream, &st) == CUDA_SUCCESS &&
            st != CU_STREAM_CAPTURE_STATUS_NONE;
