@@ -770,6 +770,8 @@ static void build_device(vr_state *s, vr_devstate *d, vr_device *o)
     o->pool_reserved_peak_t_ns = d->pool_reserved_peak_t;
     o->captured_at_peak = d->captured_at_peak;
     o->captured_at_exit = d->captured;
+    o->graph_at_peak = d->graph_at_peak;
+    o->graph_at_exit = d->graph;
     vr_point *p = vr_alloc(s->arena, (2 * d->nbuckets + 1) * sizeof(vr_point));
     size_t n = 0;
     for (size_t i = 0; i < d->nbuckets; i++) {
@@ -1304,6 +1306,7 @@ static void build_misc(vr_state *s, vr_report *r)
 {
     r->has_end = s->has_end;
     r->had_captures = s->had_captures;
+    r->had_graph_memory = s->had_graph_memory;
     r->exit_status = s->exit_status;
     r->exit_signal = s->exit_signal;
     r->exit_reason = vr_strdup(s->arena, s->exit_reason);

@@ -102,6 +102,7 @@ static inline void vr_device_peak_res(const vr_state *s, vr_devstate *d)
         d->peak_res = r;
         d->peak_res_t = s->t_last;
         d->captured_at_peak = d->captured;
+        d->graph_at_peak = d->graph;
     }
     vr_devgrowth *g = d->growth;
     if (g && r > g->open_min) { /* a new peak of an open range or pattern iteration */
@@ -149,6 +150,10 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
     d->direct += (uint64_t)delta;
     if (l->flags & VR_LIVE_CAPTURED)
         d->captured += (uint64_t)delta;
+    if (l->flags & VR_LIVE_GRAPH) {
+        d->graph += (uint64_t)delta;
+        s->had_graph_memory = true;
+    }
     if (vt_kind_rounded((enum vt_kind)l->kind)) {
         uint64_t slack = vt_driver_slack(l->size);
         d->slack += sign > 0 ? slack : -slack;

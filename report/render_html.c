@@ -720,6 +720,9 @@ static void summary(FILE *f, const vr_report *r)
         if (r->had_captures)
             fprintf(f, VR_CAPTURED_FMT, SZ(r->devices[i].captured_at_peak, b1),
                     SZ(r->devices[i].captured_at_exit, b2));
+        if (r->had_graph_memory)
+            fprintf(f, VR_GRAPH_FMT, SZ(r->devices[i].graph_at_peak, b1),
+                    SZ(r->devices[i].graph_at_exit, b2));
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);

@@ -114,10 +114,11 @@ static void devices(FILE *f, const vr_report *r)
                 ",\"peak_allocated_time_ns\":%" PRIu64 ",\"peak_reserved_bytes\":%" PRIu64
                 ",\"peak_reserved_time_ns\":%" PRIu64 ",\"pool_reserved_peak_bytes\":%" PRIu64
                 ",\"pool_reserved_peak_time_ns\":%" PRIu64 ",\"captured_at_peak_bytes\":%" PRIu64
-                ",\"captured_at_exit_bytes\":%" PRIu64 ",\"timeline\":[",
+                ",\"captured_at_exit_bytes\":%" PRIu64 ",\"graph_memory_at_peak_bytes\":%" PRIu64
+                ",\"graph_memory_at_exit_bytes\":%" PRIu64 ",\"timeline\":[",
                 d->total_bytes, d->peak_allocated, d->peak_allocated_t_ns, d->peak_reserved,
                 d->peak_reserved_t_ns, d->pool_reserved_peak, d->pool_reserved_peak_t_ns,
-                d->captured_at_peak, d->captured_at_exit);
+                d->captured_at_peak, d->captured_at_exit, d->graph_at_peak, d->graph_at_exit);
         for (size_t k = 0; k < d->ntimeline; k++)
             fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", k ? "," : "", d->timeline[k].t_ns,
                     d->timeline[k].allocated, d->timeline[k].reserved);

@@ -112,6 +112,8 @@ static void summary(FILE *f, const vr_report *r)
                     SZ(d->pool_reserved_peak, b1), VR_TIME(d->pool_reserved_peak_t_ns));
         if (r->had_captures)
             fprintf(f, VR_CAPTURED_FMT, SZ(d->captured_at_peak, b1), SZ(d->captured_at_exit, b2));
+        if (r->had_graph_memory)
+            fprintf(f, VR_GRAPH_FMT, SZ(d->graph_at_peak, b1), SZ(d->graph_at_exit, b2));
         fputc('\n', f);
         if (d->ntimeline)
             fprintf(f,

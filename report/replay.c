@@ -339,7 +339,7 @@ static ALWAYS_INLINE void on_alloc(vr_state *s, const vt_event *ev, const vr_fou
                    .stack = ev->u.alloc.stack,
                    .row = row,
                    .kind = vr_api(s, ev->u.alloc.api)->kind,
-                   .flags = (vr_api(s, ev->u.alloc.api)->pooled ? VR_LIVE_POOLED : 0) |
+                   .flags = vr_api(s, ev->u.alloc.api)->live_flags |
                             (t->captures ? VR_LIVE_CAPTURED : 0),
                    .device = vr_kind_device(s, ev->u.alloc.api, ev->u.alloc.device)};
     vr_acct_alloc(s, l->device, (enum vt_kind)l->kind, l->size);

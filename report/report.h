@@ -107,6 +107,10 @@ typedef struct vr_device {
      * that capture's end: PyTorch's CUDA graph private pools' segments), at
      * the peak reserved and at exit (docs/report.md, "CUDA graphs"). */
     uint64_t captured_at_peak, captured_at_exit;
+    /* Of its live direct allocations, the bytes of graph allocation nodes'
+     * memory, taken by graph launches (api cuGraphLaunch), at the peak
+     * reserved and at exit (docs/report.md, "CUDA graphs"). */
+    uint64_t graph_at_peak, graph_at_exit;
     const vr_point *timeline; /* downsampled (<= VR_MAX_POINTS), exact peak kept */
     size_t ntimeline;
 } vr_device;
@@ -297,6 +301,9 @@ typedef struct vr_nvtx_event {
  * (captured_at_peak, captured_at_exit as sizes). */
 #define VR_CAPTURED_FMT                                                                            \
     "; made during CUDA graph captures: %s of the peak reserved, %s live at exit"
+/* The same for graph memory nodes (graph_at_peak, graph_at_exit). */
+#define VR_GRAPH_FMT                                                                               \
+    "; CUDA graph memory nodes (taken by launches): %s of the peak reserved, %s live at exit"
 
 /* Everything one trace says; owns all its memory (free with vr_report_free). */
 typedef struct vr_report {
@@ -313,7 +320,8 @@ typedef struct vr_report {
     uint64_t start_wall_ns, duration_ns;
     /* end of process */
     bool has_end;
-    bool had_captures; /* a CUDA stream capture began (VT_REC_CAPTURE) */
+    bool had_captures;     /* a CUDA stream capture began (VT_REC_CAPTURE) */
+    bool had_graph_memory; /* a graph launch took a graph allocation node's memory */
     int32_t exit_status, exit_signal;
     const char *exit_reason;
     bool truncated; /* the file was cut: the report covers what came before */

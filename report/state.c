@@ -14,10 +14,12 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
     s->hdr = hdr;
     for (unsigned a = 0; a < VT_API_MAX_; a++) {
         const vt_api_info *ai = vt_api_get((enum vt_api)a);
-        s->api[a] = (vr_api_props){.kind = (uint8_t)ai->kind,
-                                   .host = vt_kind_is_host(ai->kind),
-                                   .handle = ai->space != VT_SPACE_ADDR,
-                                   .pooled = ai->stream_ordered};
+        s->api[a] = (vr_api_props){
+            .kind = (uint8_t)ai->kind,
+            .host = vt_kind_is_host(ai->kind),
+            .handle = ai->space != VT_SPACE_ADDR,
+            .live_flags = (uint8_t)((ai->stream_ordered ? VR_LIVE_POOLED : 0) |
+                                    (a == VT_API_CU_GRAPH_LAUNCH ? VR_LIVE_GRAPH : 0))};
     }
     s->t0 = hdr ? hdr->start_mono_ns : 0;
     s->t_last = s->t0;

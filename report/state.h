@@ -102,9 +102,10 @@ typedef struct vr_live {
 /* vr_live.flags: a VMM handle's cuMemRelease was seen (alive while mapped);
  * taken from a stream-ordered pool (its rounding is the pool's:
  * vr_devstate.slack_pool). */
-enum { VR_LIVE_RELEASED = 1, VR_LIVE_POOLED = 2, VR_LIVE_CAPTURED = 4 };
+enum { VR_LIVE_RELEASED = 1, VR_LIVE_POOLED = 2, VR_LIVE_CAPTURED = 4, VR_LIVE_GRAPH = 8 };
 /* VR_LIVE_CAPTURED: made while its thread had a CUDA stream capture open
- * (vr_thread.captures; docs/report.md, "CUDA graphs"). */
+ * (vr_thread.captures; docs/report.md, "CUDA graphs"). VR_LIVE_GRAPH: a
+ * graph allocation node's memory, made by a launch (api cuGraphLaunch). */
 
 /* The rest of a live allocation that is in a heap, a VMM handle, or
  * uncovered (s->live_ext, same key). */
@@ -282,6 +283,9 @@ typedef struct vr_devstate {
     /* live bytes of its direct allocations made during CUDA stream captures
      * (VR_LIVE_CAPTURED), now and when peak_res was last raised */
     uint64_t captured, captured_at_peak;
+    /* live bytes of graph allocation nodes' memory (VR_LIVE_GRAPH), now and
+     * when peak_res was last raised */
+    uint64_t graph, graph_at_peak;
     bool have_baseline;
     uint64_t baseline_used; /* device use outside the recording at the first meminfo */
     /* a pool_stat waiting for its failure or memory sample (the same
@@ -449,7 +453,10 @@ typedef struct vr_api_props {
     uint8_t kind; /* enum vt_kind */
     bool host;    /* vt_kind_is_host(kind): counted on device -1 */
     bool handle;  /* its address field is a handle (a VMM handle or a CUDA array) */
-    bool pooled;  /* stream-ordered: from a pool (vt_api_info.stream_ordered) */
+    /* the VR_LIVE_* flags of its allocations: VR_LIVE_POOLED when
+     * stream-ordered (from a pool: vt_api_info.stream_ordered),
+     * VR_LIVE_GRAPH for cuGraphLaunch */
+    uint8_t live_flags;
 } vr_api_props;
 
 /* CUDA stream captures open at once that the replay follows (a stream has
@@ -558,6 +565,7 @@ typedef struct vr_state {
     } * captures;
     size_t ncaptures, capcaptures;
     bool had_captures;
+    bool had_graph_memory; /* an allocation of api cuGraphLaunch was seen */
 
     char **notes;
     size_t nnotes, capnotes;
