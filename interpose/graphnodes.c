@@ -26,11 +26,11 @@ void vti_graph_capture_count(bool began)
         atomic_fetch_add(&open_captures, 1); /* an end of a capture begun unseen */
 }
 
-bool vti_graph_capturing(uint64_t stream, bool ptsz)
+bool vti_graph_capturing(uint64_t stream, enum vti_fn f)
 {
     if (atomic_load_explicit(&open_captures, memory_order_acquire) <= 0)
         return false;
-    if (ptsz && !stream)
+    if (!stream && vti_fn_per_thread(f))
         stream = (uintptr_t)CU_STREAM_PER_THREAD; /* cudaStreamPerThread too */
     typedef CUresult (*is_fn)(CUstream, CUstreamCaptureStatus *);
     static _Atomic(is_fn) found; /* the driver's, asked once */

@@ -58,24 +58,16 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
  * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
     VTI_ALLOC_HOOK_NODE(                                                                           \
-        capturing(F, STREAM), true, F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER,                   \
-        vti_driver_device, CALL, PTR, SIZE, API, STREAM,                                           \
+        vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), true, F, PTYPE, CUresult,           \
+        CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR, SIZE, API, STREAM,                  \
         vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device),         \
         vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 /* cuMemFreeAsync: on a capturing stream a free node (not recorded). */
 #define ASYNC_FREE_HOOK(F, PTYPE, CALL, PTR, STREAM)                                               \
-    VTI_FREE_HOOK_NODE(capturing(F, STREAM), F, PTYPE, CUresult, NO_DRIVER, CALL, PTR,             \
-                       VT_SPACE_ADDR)
-
-/* Whether stream s of hook f captures (vti_graph_capturing). */
-static bool capturing(enum vti_fn f, CUstream s)
-{
-    return vti_graph_capturing((uint64_t)(uintptr_t)s, f == F_cuMemAllocAsync_ptsz ||
-                                                           f == F_cuMemFreeAsync_ptsz ||
-                                                           f == F_cuMemAllocFromPoolAsync_ptsz);
-}
+    VTI_FREE_HOOK_NODE(vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), F, PTYPE, CUresult,  \
+                       NO_DRIVER, CALL, PTR, VT_SPACE_ADDR)
 
 typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*free_fn)(CUdeviceptr);

@@ -31,24 +31,16 @@ static int runtime_device(void)
  * from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
     VTI_ALLOC_HOOK_NODE(                                                                           \
-        capturing(F, STREAM), true, F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME,                \
-        runtime_device, CALL, PTR, SIZE, API, STREAM,                                              \
+        vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), true, F, PTYPE, cudaError_t,        \
+        cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API, STREAM,                     \
         vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device),             \
         vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 /* cudaFreeAsync: on a capturing stream a free node (not recorded). */
 #define ASYNC_FREE_HOOK(F, PTYPE, CALL, PTR, STREAM)                                               \
-    VTI_FREE_HOOK_NODE(capturing(F, STREAM), F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR,         \
-                       VT_SPACE_ADDR)
-
-/* Whether stream s of hook f captures (vti_graph_capturing). */
-static bool capturing(enum vti_fn f, cudaStream_t s)
-{
-    return vti_graph_capturing((uint64_t)(uintptr_t)s, f == F_cudaMallocAsync_ptsz ||
-                                                           f == F_cudaFreeAsync_ptsz ||
-                                                           f == F_cudaMallocFromPoolAsync_ptsz);
-}
+    VTI_FREE_HOOK_NODE(vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), F, PTYPE,            \
+                       cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 
 typedef cudaError_t (*malloc_fn)(void **, size_t);
 typedef cudaError_t (*free_fn)(void *);

@@ -148,6 +148,12 @@ void *vti_real_find(enum vti_fn f)
 
 typedef int (*getproc_v2_fn)(const char *, void **, int, uint64_t, int *);
 
+bool vti_fn_per_thread(enum vti_fn f)
+{
+    size_t n = strlen(fn_names[f]);
+    return n > 5 && strcmp(fn_names[f] + n - 5, "_ptsz") == 0;
+}
+
 void *vti_real_driver(const char *base, const char *exported)
 {
     getproc_v2_fn gp = (getproc_v2_fn)atomic_load(&vti_fn_real[F_cuGetProcAddress_v2]);

@@ -531,6 +531,9 @@ static inline void *vti_real(enum vti_fn f)
 void vti_real_remember(enum vti_fn f, void *p);
 /* The enum vti_fn of a hooked name, -1 when name is not hooked. */
 int vti_fn_lookup(const char *name);
+/* Whether hook f is a per-thread-default-stream variant (its name ends in
+ * _ptsz, cuda.h's __CUDA_API_PTSZ): its NULL stream is the thread's own. */
+bool vti_fn_per_thread(enum vti_fn f);
 /* A driver function that vramtrace does not hook (cuCtxGetDevice, ...),
  * fetched by base name through the real cuGetProcAddress, else by its
  * exported name from the loaded libcuda.so.1; NULL if none. */
@@ -763,20 +766,15 @@ void vti_order_unlock(void);
  * return the real result untouched. RC_T is the API's error type, OK its
  * success value, NONE what to return when no real function exists. */
 #define VTI_ALLOC_HOOK(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM)             \
-    VTI_ALLOC_HOOK_POOL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM, (void)0,   \
-                        (void)0)
-/* The same, with ON_DONE run after the outermost call (inside the order
- * lock, before its outcome is recorded; `rc` holds its result) and ON_OK
- * when it succeeded (after it is recorded; `done_device` holds the device
- * it was recorded on): the stream-ordered hooks pass vti_pool_done and
- * vti_pool_used. */
-#define VTI_ALLOC_HOOK_POOL(F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,        \
-                            ON_DONE, ON_OK)                                                        \
     VTI_ALLOC_HOOK_WHEN(true, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,      \
-                        ON_DONE, ON_OK)
+                        (void)0, (void)0)
 /* The general form: nothing is recorded when WHEN is false (a call that
  * allocates nothing: a sparse CUDA array), yet it is a hooked call, so the
- * calls made inside it are not recorded either. */
+ * calls made inside it are not recorded either. ON_DONE runs after the
+ * outermost call (inside the order lock, before its outcome is recorded;
+ * `rc` holds its result) and ON_OK when it succeeded (after it is recorded;
+ * `done_device` holds the device it was recorded on): the stream-ordered
+ * hooks pass vti_pool_done and vti_pool_used. */
 #define VTI_ALLOC_HOOK_WHEN(WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API, STREAM,  \
                             ON_DONE, ON_OK)                                                        \
     VTI_ALLOC_HOOK_NODE(false, WHEN, F, PTYPE, RC_T, OK, NONE, DEVICE, CALL, PTR, SIZE, API,       \
@@ -895,12 +893,13 @@ void vti_rec_meminfo(int device, uint64_t free_b, uint64_t total_b);
 /* A stream capture began (began) or ended, on any thread:
  * vti_graph_capturing asks the driver only while one is open. */
 void vti_graph_capture_count(bool began);
-/* Whether stream (a CUstream or cudaStream_t; ptsz: a _ptsz hook's, whose
- * NULL is the per-thread stream) is capturing: a stream-ordered allocation
- * or free on it then makes a graph memory node, not memory or a free (the
- * CUDA Programming Guide, "Graph memory nodes"). One atomic load while no
- * capture is open, else a call of the real cuStreamIsCapturing. */
-bool vti_graph_capturing(uint64_t stream, bool ptsz);
+/* Whether stream (a CUstream or cudaStream_t, as hook f was given it: a
+ * _ptsz hook's NULL is the per-thread stream, vti_fn_per_thread) is
+ * capturing: a stream-ordered allocation or free on it then makes a graph
+ * memory node, not memory or a free (the CUDA Programming Guide, "Graph
+ * memory nodes"). One atomic load while no capture is open, else a call of
+ * the real cuStreamIsCapturing. */
+bool vti_graph_capturing(uint64_t stream, enum vti_fn f);
 /* A graph allocation node with address addr was made at call stack stack:
  * each launch that takes its memory records it with that stack. */
 void vti_graph_node_made(uint64_t addr, uint32_t stack);
