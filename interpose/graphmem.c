@@ -11,6 +11,7 @@
  * allocations of the api cuGraphLaunch and frees, in that order, with the
  * call stack that made the node. interpose/README.md, "Graph memory nodes". */
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,30 +54,21 @@ typedef struct plan {
 
 /* ---- reading a graph's memory nodes ------------------------------------ */
 
-typedef CUresult (*get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
-typedef CUresult (*node_type_fn)(CUgraphNode, CUgraphNodeType *);
-typedef CUresult (*deps_fn)(CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *);
-typedef CUresult (*alloc_params_fn)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
-typedef CUresult (*free_params_fn)(CUgraphNode, CUdeviceptr *);
-
 typedef struct graph_api {
-    get_nodes_fn nodes;
-    node_type_fn type;
-    deps_fn deps;
-    alloc_params_fn alloc;
-    free_params_fn free;
+    PFN_cuGraphGetNodes_v10000 nodes;
+    PFN_cuGraphNodeGetType_v10000 type;
+    PFN_cuGraphNodeGetDependencies_v12030 deps; /* with edge data */
+    PFN_cuGraphMemAllocNodeGetParams_v11040 alloc;
+    PFN_cuGraphMemFreeNodeGetParams_v11040 free;
 } graph_api;
 
 static bool graph_api_get(graph_api *a)
 {
-    a->nodes = (get_nodes_fn)vti_real_driver("cuGraphGetNodes", "cuGraphGetNodes");
-    a->type = (node_type_fn)vti_real_driver("cuGraphNodeGetType", "cuGraphNodeGetType");
-    a->deps =
-        (deps_fn)vti_real_driver("cuGraphNodeGetDependencies", "cuGraphNodeGetDependencies_v2");
-    a->alloc = (alloc_params_fn)vti_real_driver("cuGraphMemAllocNodeGetParams",
-                                                "cuGraphMemAllocNodeGetParams");
-    a->free = (free_params_fn)vti_real_driver("cuGraphMemFreeNodeGetParams",
-                                              "cuGraphMemFreeNodeGetParams");
+    a->nodes = VTI_REAL_DRIVER(cuGraphGetNodes, 10000, "cuGraphGetNodes");
+    a->type = VTI_REAL_DRIVER(cuGraphNodeGetType, 10000, "cuGraphNodeGetType");
+    a->deps = VTI_REAL_DRIVER(cuGraphNodeGetDependencies, 12030, "cuGraphNodeGetDependencies_v2");
+    a->alloc = VTI_REAL_DRIVER(cuGraphMemAllocNodeGetParams, 11040, "cuGraphMemAllocNodeGetParams");
+    a->free = VTI_REAL_DRIVER(cuGraphMemFreeNodeGetParams, 11040, "cuGraphMemFreeNodeGetParams");
     return a->nodes && a->type && a->deps && a->alloc && a->free;
 }
 

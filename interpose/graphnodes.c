@@ -4,6 +4,7 @@
  * makes it anew (vti_graph_fork_reset). interpose/README.md, "Graph memory
  * nodes". */
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -32,11 +33,11 @@ bool vti_graph_capturing(uint64_t stream, enum vti_fn f)
         return false;
     if (!stream && vti_fn_per_thread(f))
         stream = (uintptr_t)CU_STREAM_PER_THREAD; /* cudaStreamPerThread too */
-    typedef CUresult (*is_fn)(CUstream, CUstreamCaptureStatus *);
+    typedef PFN_cuStreamIsCapturing_v10000 is_fn;
     static _Atomic(is_fn) found; /* the driver's, asked once */
     is_fn is = atomic_load_explicit(&found, memory_order_acquire);
     if (!is) {
-        is = (is_fn)vti_real_driver("cuStreamIsCapturing", "cuStreamIsCapturing");
+        is = VTI_REAL_DRIVER(cuStreamIsCapturing, 10000, "cuStreamIsCapturing");
         atomic_store_explicit(&found, is, memory_order_release);
     }
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;

@@ -3,6 +3,7 @@
  * the cuGetProcAddress hooks that hand out these hooks for the hooked names
  * (real pointers for the rest). Results are returned untouched. */
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <stdint.h>
 
 #include "vti_internal.h"
@@ -401,12 +402,10 @@ typedef CUresult (*ctx_fn)(CUcontext);
  * -1 when the driver cannot tell. */
 static int context_device(CUcontext ctx)
 {
-    CUresult (*push)(CUcontext) =
-        (CUresult(*)(CUcontext))vti_real_driver("cuCtxPushCurrent", "cuCtxPushCurrent_v2");
-    CUresult (*pop)(CUcontext *) =
-        (CUresult(*)(CUcontext *))vti_real_driver("cuCtxPopCurrent", "cuCtxPopCurrent_v2");
-    CUresult (*get)(CUdevice *) =
-        (CUresult(*)(CUdevice *))vti_real_driver("cuCtxGetDevice", "cuCtxGetDevice");
+    PFN_cuCtxPushCurrent_v4000 push =
+        VTI_REAL_DRIVER(cuCtxPushCurrent, 4000, "cuCtxPushCurrent_v2");
+    PFN_cuCtxPopCurrent_v4000 pop = VTI_REAL_DRIVER(cuCtxPopCurrent, 4000, "cuCtxPopCurrent_v2");
+    PFN_cuCtxGetDevice_v2000 get = VTI_REAL_DRIVER(cuCtxGetDevice, 2000, "cuCtxGetDevice");
     CUdevice d = -1;
     CUcontext popped;
     if (!ctx || !push || !pop || !get || push(ctx) != CUDA_SUCCESS)
@@ -526,9 +525,8 @@ VTI_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, C
  * it; another stream of the capture) ended nothing. */
 static void end_capture_done(CUstream s)
 {
-    CUresult (*is)(CUstream, CUstreamCaptureStatus *) =
-        (CUresult(*)(CUstream, CUstreamCaptureStatus *))vti_real_driver("cuStreamIsCapturing",
-                                                                        "cuStreamIsCapturing");
+    PFN_cuStreamIsCapturing_v10000 is =
+        VTI_REAL_DRIVER(cuStreamIsCapturing, 10000, "cuStreamIsCapturing");
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
     if (is && is(s, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE) {
         vti_graph_capture_count(false);

@@ -6,14 +6,12 @@
  * (cudaGetLastError), and a cudaMemPool_t is a CUmemoryPool (driver_types.h),
  * so one path serves both levels. */
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "vti_internal.h"
-
-typedef CUresult (*get_pool_fn)(CUmemoryPool *, CUdevice);
-typedef CUresult (*pool_attr_fn)(CUmemoryPool, CUmemPool_attribute, void *);
 
 /* The pool that an allocation without one takes from: the current pool of
  * the device (CUDA Runtime API, cudaDeviceSetMemPool: "Unless a mempool is
@@ -21,7 +19,8 @@ typedef CUresult (*pool_attr_fn)(CUmemoryPool, CUmemPool_attribute, void *);
  * current mempool of the provided stream's device"). 0 when unknown. */
 static uint64_t current_pool(int device)
 {
-    get_pool_fn get = (get_pool_fn)vti_real_driver("cuDeviceGetMemPool", "cuDeviceGetMemPool");
+    PFN_cuDeviceGetMemPool_v11020 get =
+        VTI_REAL_DRIVER(cuDeviceGetMemPool, 11020, "cuDeviceGetMemPool");
     CUmemoryPool pool = NULL;
     if (!get || device < 0 || get(&pool, (CUdevice)device) != CUDA_SUCCESS)
         return 0;
@@ -33,8 +32,8 @@ static uint64_t current_pool(int device)
  * driver cannot answer. */
 static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
 {
-    pool_attr_fn attr =
-        (pool_attr_fn)vti_real_driver("cuMemPoolGetAttribute", "cuMemPoolGetAttribute");
+    PFN_cuMemPoolGetAttribute_v11020 attr =
+        VTI_REAL_DRIVER(cuMemPoolGetAttribute, 11020, "cuMemPoolGetAttribute");
     cuuint64_t r = 0, u = 0;
     CUmemoryPool p = (CUmemoryPool)(uintptr_t)pool;
     if (!attr || attr(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) != CUDA_SUCCESS ||

@@ -154,14 +154,14 @@ bool vti_fn_per_thread(enum vti_fn f)
     return n > 5 && strcmp(fn_names[f] + n - 5, "_ptsz") == 0;
 }
 
-void *vti_real_driver(const char *base, const char *exported)
+void *vti_real_driver(const char *base, int version, const char *exported)
 {
     getproc_v2_fn gp = (getproc_v2_fn)atomic_load(&vti_fn_real[F_cuGetProcAddress_v2]);
     void *p = NULL;
     void *h;
     if (gp) {
         int status = 0;
-        if (gp(base, &p, 13000, 0, &status) != 0)
+        if (gp(base, &p, version, 0, &status) != 0)
             p = NULL;
     }
     if (!p && (h = driver_handle()))

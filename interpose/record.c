@@ -3,6 +3,7 @@
  * (the OOM diagnosis on stderr: diagnose.c). Called by the hooks and the
  * life cycle; calls the live map, stacks, diagnosis and session core. */
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -20,25 +21,15 @@ static _Atomic uint64_t first_sampled;
 
 /* ---- real queries (never recorded as application calls) ---------------- */
 
-/* The real driver function base (exported as `exported`), looked up once
- * into *slot; NULL when the driver has none (looked up again next time). */
-static void *driver_fn(_Atomic(void *) *slot, const char *base, const char *exported)
-{
-    void *f = atomic_load(slot);
-    if (!f) {
-        f = vti_real_driver(base, exported);
-        atomic_store(slot, f);
-    }
-    return f;
-}
-
 int vti_driver_device(void)
 {
-    static _Atomic(void *) fn;
-    void *f = driver_fn(&fn, "cuCtxGetDevice", "cuCtxGetDevice");
+    static _Atomic(PFN_cuCtxGetDevice_v2000) fn; /* looked up once it is found */
+    PFN_cuCtxGetDevice_v2000 f = atomic_load(&fn);
     CUdevice d = 0;
+    if (!f && (f = VTI_REAL_DRIVER(cuCtxGetDevice, 2000, "cuCtxGetDevice")))
+        atomic_store(&fn, f);
     vti_enter();
-    if (!f || ((CUresult(*)(CUdevice *))f)(&d) != CUDA_SUCCESS)
+    if (!f || f(&d) != CUDA_SUCCESS)
         d = 0;
     vti_leave();
     return d;
@@ -92,11 +83,10 @@ bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b
 
 static bool device_info(int device, char *name, int len, uint64_t *total)
 {
-    CUresult (*get)(CUdevice *, int) = vti_real_driver("cuDeviceGet", "cuDeviceGet");
-    CUresult (*gname)(char *, int, CUdevice) =
-        vti_real_driver("cuDeviceGetName", "cuDeviceGetName");
-    CUresult (*gmem)(size_t *, CUdevice) =
-        vti_real_driver("cuDeviceTotalMem", "cuDeviceTotalMem_v2");
+    PFN_cuDeviceGet_v2000 get = VTI_REAL_DRIVER(cuDeviceGet, 2000, "cuDeviceGet");
+    PFN_cuDeviceGetName_v2000 gname = VTI_REAL_DRIVER(cuDeviceGetName, 2000, "cuDeviceGetName");
+    PFN_cuDeviceTotalMem_v3020 gmem =
+        VTI_REAL_DRIVER(cuDeviceTotalMem, 3020, "cuDeviceTotalMem_v2");
     CUdevice d;
     size_t bytes = 0;
     bool ok;
@@ -302,13 +292,14 @@ void vti_rec_device_reset(int device)
  * false when it cannot answer (nothing is then recorded as freed). */
 static bool primary_inactive(int device)
 {
-    static _Atomic(void *) fn;
-    void *f = driver_fn(&fn, "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState");
+    static _Atomic(PFN_cuDevicePrimaryCtxGetState_v7000) fn; /* once found */
+    PFN_cuDevicePrimaryCtxGetState_v7000 f = atomic_load(&fn);
     unsigned flags = 0;
     int active = 1;
+    if (!f && (f = VTI_REAL_DRIVER(cuDevicePrimaryCtxGetState, 7000, "cuDevicePrimaryCtxGetState")))
+        atomic_store(&fn, f);
     vti_enter();
-    CUresult rc = f ? ((CUresult(*)(CUdevice, unsigned *, int *))f)(device, &flags, &active)
-                    : CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = f ? f(device, &flags, &active) : CUDA_ERROR_NOT_INITIALIZED;
     vti_leave();
     return rc == CUDA_SUCCESS && !active;
 }

@@ -534,10 +534,21 @@ int vti_fn_lookup(const char *name);
 /* Whether hook f is a per-thread-default-stream variant (its name ends in
  * _ptsz, cuda.h's __CUDA_API_PTSZ): its NULL stream is the thread's own. */
 bool vti_fn_per_thread(enum vti_fn f);
-/* A driver function that vramtrace does not hook (cuCtxGetDevice, ...),
- * fetched by base name through the real cuGetProcAddress, else by its
- * exported name from the loaded libcuda.so.1; NULL if none. */
-void *vti_real_driver(const char *base, const char *exported);
+/* A driver function that vramtrace does not hook (cuCtxGetDevice, ...) in
+ * the variant cudaTypedefs.h's PFN_<base>_v<version> describes: asked of the
+ * real cuGetProcAddress at that version, which hands out the newest variant
+ * at or before it, else looked up by `exported`, that variant's name in
+ * libcuda.so.1; NULL if none. Never at the toolkit's own version: there a
+ * base name may be a newer variant with other parameters (CUDA 13.0's
+ * "cuCtxGetDevice" is cuCtxGetDevice_v2(CUdevice *, CUcontext), which an
+ * H200's driver 580 crashed in when called with one argument). Call it
+ * through VTI_REAL_DRIVER, which types the result from the same version. */
+void *vti_real_driver(const char *base, int version, const char *exported);
+/* vti_real_driver typed as PFN_<base>_v<version> (the caller includes
+ * <cudaTypedefs.h>), e.g. VTI_REAL_DRIVER(cuCtxGetDevice, 2000,
+ * "cuCtxGetDevice"). */
+#define VTI_REAL_DRIVER(base, version, exported)                                                   \
+    ((PFN_##base##_v##version)vti_real_driver(#base, version, exported))
 /* A runtime function that vramtrace does not hook; NULL if none. */
 void *vti_real_runtime(const char *name);
 /* After the real cuGetProcAddress handed out cuGetExportTable to `caller`:

@@ -30,6 +30,12 @@ CUresult sim_free_dptr(CUdeviceptr dptr);
 CUresult sim_array_data(CUarray h, size_t *row_bytes, size_t *rows, uintptr_t *data);
 /* The current device, or a CUresult error in *err. */
 struct sim_device *sim_need_device(CUresult *err);
+/* The context argument of CUDA 13.0's cuCtxGetDevice_v2 / cuCtxSynchronize_v2
+ * (fn, for the message): CUDA_SUCCESS for NULL or a live context,
+ * CUDA_ERROR_INVALID_CONTEXT for a destroyed one; a value that was never a
+ * context crashed a real driver (driver_ctx.c), so the sim says so on stderr
+ * and raises SIGSEGV. */
+CUresult sim_ctx_check_v13000(const char *fn, CUcontext ctx);
 /* At a synchronization point the default pool keeps at most its release
  * threshold of unused memory (CUDA Programming Guide, stream-ordered
  * allocator, "Physical page caching behavior"). */

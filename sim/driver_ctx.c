@@ -11,6 +11,8 @@
 #include "driver_extra.h"
 #include "ledger.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define CTX_STACK_MAX 64
@@ -195,6 +197,38 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     *device = d->ordinal;
+    return CUDA_SUCCESS;
+}
+
+/* A context argument of CUDA 13.0's variants: NULL or live, else (a value
+ * that was never a context) a real driver crashes; the sim says so and
+ * raises SIGSEGV. An H200's driver 580.159.04 crashed in cuCtxGetDevice_v2
+ * called with one argument (tests/gpu/README.md, session 30), so a caller's
+ * such mistake fails here too. A destroyed context: CUDA_ERROR_INVALID_CONTEXT. */
+CUresult sim_ctx_check_v13000(const char *fn, CUcontext ctx)
+{
+    if (!ctx || is_live(ctx))
+        return CUDA_SUCCESS;
+    if (is_primary(ctx) || find_created(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fprintf(stderr,
+            "vramtrace-sim: %s given %p, which is no context (a caller of the one-argument "
+            "form through cuGetProcAddress at CUDA 13.0?): a real driver crashes here\n",
+            fn, (void *)ctx);
+    raise(SIGSEGV);
+    return CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult CUDAAPI sim_cuCtxGetDevice_v13000(CUdevice *device, CUcontext ctx)
+{
+    CUresult err = sim_check_init();
+    if (err || (err = sim_ctx_check_v13000("cuCtxGetDevice_v2", ctx)))
+        return err;
+    if (!ctx)
+        return cuCtxGetDevice(device);
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = ctx->ordinal;
     return CUDA_SUCCESS;
 }
 

@@ -13,6 +13,15 @@
  * returns CUDA_ERROR_NOT_SUPPORTED (cuda.h: "the attempted operation is not
  * supported on the current system or device"). Thread-safe. */
 CUresult sim_unsupported(const char *name);
+/* CUDA 13.0's cuCtxGetDevice_v2 and cuCtxSynchronize_v2 (cudaTypedefs.h,
+ * PFN_cuCtxGetDevice_v13000, PFN_cuCtxSynchronize_v13000): the context's
+ * device, its synchronisation; NULL is the current context. Handed out by
+ * cuGetProcAddress for "cuCtxGetDevice" and "cuCtxSynchronize" at 13000 and
+ * later, as a real driver does; not exported by these names
+ * (tools/gen_entry_points.py, HIDDEN). A value that is no context: stderr
+ * and SIGSEGV, as a real driver crashed (driver_ctx.c). */
+CUresult sim_cuCtxGetDevice_v13000(CUdevice *device, CUcontext ctx);
+CUresult sim_cuCtxSynchronize_v13000(CUcontext ctx);
 
 /* Each driver entry point that has a per-thread-default-stream variant
  * (cuda.h: cuMemcpy_ptds, cuMemAllocAsync_ptsz, ...) and that variant,

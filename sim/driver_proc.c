@@ -28,6 +28,9 @@ struct proc {
  * generated fallbacks at link time, so each slot is the sim's function. */
 static const struct proc procs[] = {
 #include "driver_procs.inc"
+    /* not exported by their own names (tools/gen_entry_points.py, HIDDEN) */
+    P("cuCtxGetDevice", 13000, sim_cuCtxGetDevice_v13000),
+    P("cuCtxSynchronize", 13000, sim_cuCtxSynchronize_v13000),
 };
 
 static const struct proc *lookup(const char *symbol, int version, int *known)

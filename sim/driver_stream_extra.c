@@ -161,6 +161,21 @@ CUresult CUDAAPI cuCtxSynchronize(void)
     return err;
 }
 
+CUresult CUDAAPI sim_cuCtxSynchronize_v13000(CUcontext ctx)
+{
+    CUcontext popped;
+    CUresult err = sim_check_init();
+    if (err || (err = sim_ctx_check_v13000("cuCtxSynchronize_v2", ctx)))
+        return err;
+    if (!ctx)
+        return cuCtxSynchronize();
+    if ((err = cuCtxPushCurrent_v2(ctx)))
+        return err;
+    err = cuCtxSynchronize();
+    cuCtxPopCurrent_v2(&popped);
+    return err;
+}
+
 /* The simulated device runs no kernels: CUDA_ERROR_NOT_SUPPORTED. On a
  * capturing stream the launch becomes a kernel node (its parameters are not
  * kept: it never runs), which makes every launch of the graph

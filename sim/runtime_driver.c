@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct rt_driver rt_drv_plain, rt_drv_per_thread;
 _Thread_local int rt_per_thread_call;
@@ -15,10 +16,26 @@ static cudaError_t load_err;
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
                            CUdriverProcAddressQueryResult *);
 
+int rt_proto_version(const char *name)
+{
+    static const struct {
+        const char *name;
+        int version;
+    } table[] = {
+#define V(n, v) {n, v},
+#include "driver_proto_versions.inc"
+#undef V
+    };
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return table[i].version;
+    return CUDART_VERSION;
+}
+
 static int fetch(gpa_fn gpa, const char *name, void **slot, cuuint64_t flags)
 {
     CUdriverProcAddressQueryResult st;
-    return gpa(name, slot, CUDART_VERSION, flags, &st) == CUDA_SUCCESS ? 0 : -1;
+    return gpa(name, slot, rt_proto_version(name), flags, &st) == CUDA_SUCCESS ? 0 : -1;
 }
 
 #define RT_FETCH(n)                                                                                \

@@ -31,13 +31,14 @@ static gpa_fn driver_gpa(void)
     return gpa;
 }
 
-/* One driver function by base name at this runtime's version, or NULL. */
+/* One driver function by base name in the variant cuda.h declares under
+ * that name (rt_proto_version), or NULL. */
 static void *driver_fn(const char *name)
 {
     void *fn = NULL;
     gpa_fn g = driver_gpa();
     CUdriverProcAddressQueryResult st;
-    if (g && g(name, &fn, CUDART_VERSION, 0, &st) != CUDA_SUCCESS)
+    if (g && g(name, &fn, rt_proto_version(name), 0, &st) != CUDA_SUCCESS)
         fn = NULL;
     return fn;
 }

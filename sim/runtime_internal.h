@@ -114,6 +114,12 @@ extern _Thread_local int rt_per_thread_call;
 /* Load the driver once (runtime_driver.c); cudaSuccess, or the error every
  * later call returns. */
 cudaError_t rt_load(void);
+/* The CUDA version to ask cuGetProcAddress for driver function `name` at:
+ * that of the variant cuda.h declares under the name (generated from
+ * cudaTypedefs.h, tools/gen_entry_points.py), so that a call through cuda.h's
+ * prototype gets that variant (at 13000 "cuCtxSynchronize" is
+ * cuCtxSynchronize_v2(CUcontext)); CUDART_VERSION for a name not there. */
+int rt_proto_version(const char *name);
 /* rt_load, then make the calling thread's device current (retaining its
  * primary context, which takes the context reserve, on first use). */
 cudaError_t rt_ready(void);

@@ -67,6 +67,32 @@ static void alloc_through_proc_address(void **state)
     assert_int_equal(f0, f1);
 }
 
+/* A real driver hands out CUDA 13.0's two-argument cuCtxGetDevice_v2 for
+ * "cuCtxGetDevice" at 13000 (an H200's driver 580 crashed when the preload
+ * called it with one argument, session 30), the one-argument form below. */
+static void cuda13_variants(void **state)
+{
+    (void)state;
+    CUresult (*old)(CUdevice *) = get("cuCtxGetDevice", 12090);
+    CUresult (*v13)(CUdevice *, CUcontext) = get("cuCtxGetDevice", 13000);
+    CUresult (*sync13)(CUcontext) = get("cuCtxSynchronize", 13000);
+    CUresult (*retain)(CUcontext *, CUdevice) = get("cuDevicePrimaryCtxRetain", 13000);
+    CUdevice d = -1;
+    CUcontext ctx;
+    assert_ptr_equal((void *)old, dlsym(lib, "cuCtxGetDevice"));
+    assert_ptr_not_equal((void *)v13, (void *)old);
+    assert_null(dlsym(lib, "cuCtxGetDevice_v2")); /* not by name (gen_entry_points.py) */
+    assert_int_equal(retain(&ctx, 0), CUDA_SUCCESS);
+    assert_int_equal(v13(&d, NULL), CUDA_SUCCESS); /* the current context's */
+    assert_int_equal(d, 0);
+    d = -1;
+    assert_int_equal(v13(&d, ctx), CUDA_SUCCESS);
+    assert_int_equal(d, 0);
+    assert_int_equal(sync13(NULL), CUDA_SUCCESS);
+    assert_int_equal(sync13(ctx), CUDA_SUCCESS);
+    assert_int_equal(old(&d), CUDA_SUCCESS);
+}
+
 static void proc_address_rules(void **state)
 {
     (void)state;
@@ -124,6 +150,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(alloc_through_proc_address),
+        cmocka_unit_test(cuda13_variants),
         cmocka_unit_test(proc_address_rules),
         cmocka_unit_test(error_strings),
         cmocka_unit_test(exported_names),
