@@ -340,16 +340,6 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
     device_publish(d);
 }
 
-/* Whether p is the address of a graph allocation whose memory is not live
- * (never launched, or freed already); locked. */
-static bool gmem_idle(const struct sim_device *d, uintptr_t p)
-{
-    for (const struct sim_gmem *g = d->gmems; g; g = g->next)
-        if (g->va == p)
-            return !g->live;
-    return false;
-}
-
 int sim_free(struct sim_device *d, uintptr_t p, bool array)
 {
     pthread_mutex_lock(&d->lock);
@@ -360,10 +350,9 @@ int sim_free(struct sim_device *d, uintptr_t p, bool array)
         *pp = a->next;
         release_alloc(d, a);
     }
-    bool idle = !a && !array && gmem_idle(d, p);
     pthread_mutex_unlock(&d->lock);
     free(a);
-    return a || idle ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 void sim_array_set_rows(struct sim_device *d, uintptr_t p, size_t row_bytes, size_t rows)

@@ -437,7 +437,7 @@ bool sim_capture_enqueue(CUstream s, const struct sim_node_op *op, CUresult *err
     return m || *err;
 }
 
-CUresult sim_capture_refuse(CUstream s, CUresult why, const char *note)
+static CUresult refuse(CUstream s, CUresult why, const char *note, bool invalidate)
 {
     static int said;
     struct capture *c;
@@ -446,12 +446,22 @@ CUresult sim_capture_refuse(CUstream s, CUresult why, const char *note)
     pthread_mutex_lock(&sim_graph_lock);
     struct member *m = find_member(s, &c);
     CUresult err = m ? why : implicit(s, true);
-    if (m)
+    if (m && invalidate)
         c->invalid = true;
     pthread_mutex_unlock(&sim_graph_lock);
     if (m && note && !__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
         fprintf(stderr, "vramtrace-sim: %s\n", note);
     return err;
+}
+
+CUresult sim_capture_refuse(CUstream s, CUresult why, const char *note)
+{
+    return refuse(s, why, note, true);
+}
+
+CUresult sim_capture_reject(CUstream s, CUresult why)
+{
+    return refuse(s, why, NULL, false);
 }
 
 CUresult sim_capture_stream_sync(CUstream s)

@@ -109,6 +109,10 @@ bool sim_capture_enqueue(CUstream s, const struct sim_node_op *op, CUresult *err
  * blocking stream captures: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT; otherwise
  * CUDA_SUCCESS (run it). */
 CUresult sim_capture_refuse(CUstream s, CUresult why, const char *note);
+/* The same without invalidating the capture: an argument error the driver
+ * returns while the capture goes on (an H200, driver 580.159.04:
+ * cuMemFreeAsync of cudaMalloc memory in a capture, tests/gpu/README.md). */
+CUresult sim_capture_reject(CUstream s, CUresult why);
 /* cuStreamSynchronize / cuStreamQuery of s: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
  * when s is capturing (the capture is invalidated), ..._IMPLICIT for the
  * legacy stream while a blocking stream captures, else CUDA_SUCCESS. */

@@ -239,7 +239,8 @@ static CUgraphExec instantiate(CUgraph g, bool auto_free)
  * AUTO_FREE_ON_LAUNCH; else CUDA_ERROR_INVALID_VALUE. A graph with memory
  * nodes has one executable graph at a time (cuGraphAddMemAllocNode: "Only
  * one instantiation of the graph may exist at any point in time"): a
- * second is CUDA_ERROR_INVALID_VALUE while the first exists. */
+ * second is CUDA_ERROR_NOT_SUPPORTED while the first exists (what an H200's
+ * driver 580.159.04 answered, tests/gpu/probe_graphmem.c). */
 CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                              unsigned long long flags)
 {
@@ -250,12 +251,14 @@ CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph h
     if (!phGraphExec || (flags & ~(unsigned long long)FLAGS_KNOWN) || (flags & both) == both)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim_graph_lock);
-    bool ok = is_graph(hGraph) && !(hGraph->has_mem && hGraph->exec);
+    bool known = is_graph(hGraph), ok = known && !(hGraph->has_mem && hGraph->exec);
     CUgraphExec x =
         ok ? instantiate(hGraph, flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) : NULL;
     pthread_mutex_unlock(&sim_graph_lock);
     if (!x)
-        return ok ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+        return ok      ? CUDA_ERROR_OUT_OF_MEMORY
+               : known ? CUDA_ERROR_NOT_SUPPORTED
+                       : CUDA_ERROR_INVALID_VALUE;
     *phGraphExec = x;
     return CUDA_SUCCESS;
 }

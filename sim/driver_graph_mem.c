@@ -42,8 +42,8 @@ bool sim_gmem_capture_free(CUstream s, CUdeviceptr dptr, CUresult *err)
     if (!sim_capture_any())
         return false;
     struct sim_gmem *g = sim_gmem_find((uintptr_t)dptr);
-    if (!g) /* not a graph allocation: no free node can free it */
-        return (*err = sim_capture_refuse(s, CUDA_ERROR_INVALID_VALUE, NULL)) != CUDA_SUCCESS;
+    if (!g) /* not a graph allocation: no free node can free it (the capture goes on) */
+        return (*err = sim_capture_reject(s, CUDA_ERROR_INVALID_VALUE)) != CUDA_SUCCESS;
     struct sim_node_op op = {.kind = SIM_NODE_MEM_FREE, .u.gmem = g};
     sim_gmem_ref(g);
     bool captured = sim_capture_enqueue(s, &op, err);

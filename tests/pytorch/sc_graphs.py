@@ -4,7 +4,8 @@ with `torch.cuda.graph` whose captures allocate tensors (some freed inside
 the capture, the others kept as the graph's static outputs), each graph with
 a private memory pool of its own or sharing an earlier graph's
 (`pool=g.pool()`); replays; graphs and their outputs dropped;
-`empty_cache()` now and then. PyTorch's caching allocator serves a capture
+`empty_cache()` now and then. With `backend:cudaMallocAsync` each graph is
+replayed once when it is made (see capture()). PyTorch's caching allocator serves a capture
 from the graph's private pool: its segments are `cudaMalloc`ed during the
 capture (in relaxed capture mode) and stay reserved while the graph lives.
 
@@ -48,6 +49,14 @@ def capture(rng, graphs):
             if rng.random() < 0.6:
                 kept.append(t)
         del made, t
+    if torch.cuda.get_allocator_backend() == "cudaMallocAsync":
+        # Each kept tensor is a graph memory node whose memory only a replay
+        # takes; freeing one that no replay took is CUDA_ERROR_INVALID_VALUE
+        # (an H200's driver 580, tests/gpu/README.md), which PyTorch's
+        # cudaMallocAsync allocator turns into an abort in the tensor's
+        # destructor (PyTorch 2.11 on the H200 and 2.15 on the sim), so with
+        # that allocator a graph is replayed once when it is made.
+        g.replay()
     graphs.append((g, kept))
 
 
