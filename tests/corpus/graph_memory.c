@@ -12,12 +12,12 @@
  *   - g3, driver API: cuGraphAddMemAllocNode of 16 MiB, instantiated with
  *     AUTO_FREE_ON_LAUNCH, launched 3 times (each frees the last one's),
  *     then freed with cuMemFree;
- *   - g4: two allocation nodes held at once, each over half the free
- *     memory: the launch runs out of memory (one failed allocation of
- *     both nodes' bytes, nothing allocated; on any device size);
  *   - g5: 300 MiB allocated and freed, then 500 MiB allocated (a node made
  *     by cuGraphAddNode) and freed: its launch is the run's peak, 64 + 8 +
- *     500 MiB, whose top site is that node's maker, generic_alloc_node.
+ *     500 MiB, whose top site is that node's maker, generic_alloc_node;
+ *   - g4: two allocation nodes held at once, each 5/8 of the free
+ *     memory: last, the launch runs out of memory (one failed allocation of
+ *     both nodes' bytes, nothing allocated; on any device size).
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -136,25 +136,34 @@ int main(void)
     EXPECT(cuGraphDestroy(g3), CUDA_SUCCESS);
     EXPECT(cuMemFree(b), CUDA_SUCCESS);
 
-    size_t f = 0, t = 0, half;
-    EXPECT(cudaMemGetInfo(&f, &t), cudaSuccess);
-    half = (f / 2 + 2 * MiB) & ~(2 * MiB - 1); /* two do not fit */
-    CUgraph g4 = two_allocations(half, half, true), g5;
-    CUgraphExec x4, x5;
-    EXPECT(cuGraphInstantiate(&x4, g4, 0), CUDA_SUCCESS);
-    EXPECT(cuGraphLaunch(x4, (CUstream)s), CUDA_ERROR_OUT_OF_MEMORY);
-    EXPECT(cuGraphExecDestroy(x4), CUDA_SUCCESS);
-    EXPECT(cuGraphDestroy(g4), CUDA_SUCCESS);
-    g5 = two_allocations(300 * MiB, 500 * MiB, false);
+    CUgraph g5 = two_allocations(300 * MiB, 500 * MiB, false);
+    CUgraphExec x5;
     EXPECT(cuGraphInstantiate(&x5, g5, 0), CUDA_SUCCESS);
     EXPECT(cuGraphLaunch(x5, (CUstream)s), CUDA_SUCCESS);
 
     unsigned long long high = 0;
     EXPECT(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &high), cudaSuccess);
-    REQUIRE_EQ(high, 508 * MiB); /* g5's 500 MiB with a's 8 */
+    /* g5's 500 MiB with a's 8, on the simulated device; an H200 said 864 MiB
+     * (its graph pool keeps freed memory, sim/README.md "Graph memory nodes") */
+    if (getenv("VRAMTRACE_SIM_DEVICE"))
+        REQUIRE_EQ(high, 508 * MiB);
+    REQUIRE(high >= 508 * MiB);
 
     EXPECT(cuGraphExecDestroy(x5), CUDA_SUCCESS);
     EXPECT(cuGraphDestroy(g5), CUDA_SUCCESS);
+    size_t f = 0, t = 0, half;
+    EXPECT(cudaMemGetInfo(&f, &t), cudaSuccess);
+    /* two do not fit; by a wide margin, as the H200 granted two of half
+     * the free memory and 2 MiB each (its free figure is not all it has).
+     * Last: on the H200 the failed launch left almost all the device
+     * reserved by the graph pool (sim/README.md, "Graph memory nodes"). */
+    half = (f / 8 * 5) & ~(2 * MiB - 1);
+    CUgraph g4 = two_allocations(half, half, true);
+    CUgraphExec x4;
+    EXPECT(cuGraphInstantiate(&x4, g4, 0), CUDA_SUCCESS);
+    EXPECT(cuGraphLaunch(x4, (CUstream)s), CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT(cuGraphExecDestroy(x4), CUDA_SUCCESS);
+    EXPECT(cuGraphDestroy(g4), CUDA_SUCCESS);
     EXPECT(cudaGraphExecDestroy(x1), cudaSuccess);
     EXPECT(cudaGraphDestroy(g1), cudaSuccess);
     EXPECT(cudaGraphExecDestroy(x2), cudaSuccess);

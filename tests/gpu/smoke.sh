@@ -55,6 +55,8 @@ for c in thread_pool storm first_calls async_streams mempool vmm managed_pitch_3
 done
 # Stream capture (added after the H200 sessions): the programs check the
 # driver's answers against the simulated device's rules (exit 1 on a surprise)
+# (plain too since session 30, whose first run crashed under the preload only)
+step corpus_graphs_random.plain 60 $B/bin/corpus_graphs_random 1 600
 step corpus_graphs_random.traced 60 env VRAMTRACE_OUTPUT=$W/corpus_graphs_random.vtrace \
     CORPUS_CAPTURED=$W/corpus_graphs_random.captured.txt LD_PRELOAD=$P \
     $B/bin/corpus_graphs_random 1 600
@@ -74,7 +76,7 @@ step t_fork.cupti 60 env VRAMTRACE_CUPTI=1 VRAMTRACE_OUTPUT=$W/t_fork.cupti.vtra
     $B/bin/t_fork
 
 log "probes: the driver's answers (tests/gpu/probe_sim.py compares the sim's with them)"
-for p in probe_driver probe_pool probe_context; do
+for p in probe_driver probe_pool probe_context probe_graphmem; do
     timeout 60 $B/bin/$p >$W/$p.txt 2>$W/$p.err; echo "probe rc $?" >>$W/$p.txt
     echo "$p: $(wc -l <$W/$p.txt) lines"
 done
@@ -101,7 +103,9 @@ run2 bench_alloc 60 $B/bin/alloc_touch_free 400 8
 log "PyTorch's allocator on the real GPU (run_scenario.py --real)"
 here=$(cd "$(dirname "$0")/.." && pwd)
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
-for s in dcgan_64_b256 dcgan_64_b256_tensors seed004_linear_b1024 empty_cache stream_dataset \
+# graphs_1 and graphs_4_tensors (CUDA graphs; the second's captures are graph
+# memory nodes) were added in sessions 27 and 29, after the H200 sessions.
+for s in graphs_1 graphs_4_tensors dcgan_64_b256 dcgan_64_b256_tensors seed004_linear_b1024 empty_cache stream_dataset \
          dcgan_256_b16384_oom vary_shapes_expandable; do
     [ $(( $(date +%s) - t0 )) -lt 330 ] || { echo "skipped torch_$s: time"; continue; }
     step torch_$s 120 python3 "$here/pytorch/run_scenario.py" --real --vramtrace $B/bin/vramtrace \
