@@ -622,11 +622,14 @@ bool vti_live_has(uint64_t addr)
  * pools: "Destroy all allocations and reset all state on the current device",
  * CUDA Runtime API, cudaDeviceReset; the simulated device's ledger agrees),
  * but neither host memory nor VMM handles. */
-static bool dies_in_reset(const vti_live *e)
+/* Whether e dies with device's contexts: its device memory (not VMM) and
+ * the host memory made in one of them (VTI_LIVE_HOST_OF). */
+static bool dies_in_reset(const vti_live *e, int device)
 {
     const vt_api_info *info = vt_api_get((enum vt_api)e->api);
-    return (e->space == VT_SPACE_ADDR || e->space == VT_SPACE_ARRAY) &&
-           !vt_kind_is_host(info->kind);
+    if (e->space != VT_SPACE_ADDR && e->space != VT_SPACE_ARRAY)
+        return false;
+    return vt_kind_is_host(info->kind) ? vti_live_host_owner(e) == device : e->device == device;
 }
 
 /* Pop the first live entry of device at or after slot *pos of stripe s into
@@ -641,7 +644,7 @@ static bool pop_device(stripe *s, int device, uint32_t *pos, vti_live *out)
         if (!s->slots[*pos].val)
             continue;
         decode(&s->slots[*pos], out);
-        if (out->device == device && dies_in_reset(out)) {
+        if (dies_in_reset(out, device)) {
             erase(s, *pos);
             found = true;
             break;
@@ -719,7 +722,7 @@ static void stripe_sites(stripe *s, int device, vti_site *list, int *n, int cap)
         if (!s->slots[i].val)
             continue;
         decode(&s->slots[i], &e);
-        if (e.device == device)
+        if (vti_live_device(&e) == device)
             site_add(list, n, cap, e.stack, e.size);
     }
     guard_end(taken);

@@ -157,8 +157,8 @@ uint32_t vti_hook_stack(void)
 /* vti_rec_alloc with api's row (info) looked up by the caller; inlined into
  * its two callers (one call less on every allocation). */
 static inline __attribute__((always_inline)) void
-rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, const vt_api_info *info,
-          uint64_t stream, uint32_t stack, uint64_t ts)
+rec_alloc(uint64_t addr, uint64_t size, int device, int owner, enum vt_api api,
+          const vt_api_info *info, uint64_t stream, uint32_t stack, uint64_t ts)
 {
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC};
@@ -168,7 +168,7 @@ rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, const vt_ap
     e = (vti_live){.addr = addr,
                    .size = size,
                    .stack = stack,
-                   .device = device,
+                   .device = device < 0 && owner >= 0 ? VTI_LIVE_HOST_OF(owner) : device,
                    .api = (uint8_t)api,
                    .space = (uint8_t)info->space};
     note_device(t, device);
@@ -193,16 +193,17 @@ rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, const vt_ap
 void vti_rec_alloc(uint64_t addr, uint64_t size, int device, enum vt_api api, uint64_t stream,
                    uint32_t stack)
 {
-    rec_alloc(addr, size, device, api, vt_api_get(api), stream, stack, vti_stamp());
+    rec_alloc(addr, size, device, -1, api, vt_api_get(api), stream, stack, vti_stamp());
 }
 
 int vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api api, uint64_t stream,
                    int (*device)(void), uint32_t stack, uint64_t ts)
 {
     const vt_api_info *info = vt_api_get(api);
-    int dev = vt_kind_is_host(info->kind) ? -1 : device();
-    if (ok && p)
-        rec_alloc(p, size, dev, api, info, stream, stack, ts);
+    bool host = vt_kind_is_host(info->kind);
+    int dev = host ? -1 : device();
+    if (ok && p) /* host memory keeps the device of its context (VTI_LIVE_HOST_OF) */
+        rec_alloc(p, size, dev, host ? device() : -1, api, info, stream, stack, ts);
     else if (!ok)
         vti_rec_failed(size, error, dev, api, stack);
     return dev;
@@ -235,7 +236,7 @@ static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const
     vt_event ev = {.type = VT_REC_FREE};
     ev.ts_ns = ts;
     ev.u.free.addr = e->addr;
-    ev.u.free.device = e->device;
+    ev.u.free.device = vti_live_device(e);
     ev.u.free.api = (enum vt_api)e->api;
     vti_write(t, &ev);
 }
@@ -306,9 +307,10 @@ static bool primary_inactive(int device)
 
 void vti_rec_context_end(int device)
 {
-    vti_counters c;
+    vti_counters c, h;
     vti_counters_get(device, &c);
-    if (c.live_count && primary_inactive(device))
+    vti_counters_get(-1, &h);
+    if ((c.live_count || h.live_count) && primary_inactive(device))
         vti_rec_device_reset(device);
 }
 

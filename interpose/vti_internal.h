@@ -628,7 +628,8 @@ typedef struct vti_live {
         };
         uint64_t handle; /* mapping: its handle */
     };
-    int16_t device; /* -1: host; INT16_MIN: a mapping */
+    int16_t device; /* -1: host; INT16_MIN: a mapping; host made in a context
+                     * of device d: -2 - d (vti_live_device, vti_live_host_owner) */
     uint8_t api;
     uint8_t space;    /* enum vt_space, or VTI_SPACE_MAPPING */
     uint8_t released; /* VMM handle: cuMemRelease seen, alive while mapped */
@@ -636,6 +637,23 @@ typedef struct vti_live {
     uint16_t retains; /* VMM handle: cuMemRetainAllocationHandle references not yet released */
 } vti_live;
 _Static_assert(sizeof(vti_live) == 32, "a live map overflow record is 32 bytes");
+
+/* The device field of host memory made while a context of device d was
+ * current: the end of that device's contexts frees it (CUDA's
+ * cudaDeviceReset and cuCtxDestroy documentation; an H200 did,
+ * tests/gpu/README.md), so the entry keeps d. */
+#define VTI_LIVE_HOST_OF(d) ((int16_t)(-2 - (d)))
+/* The device e's allocation is on: -1 for host memory. */
+static inline int vti_live_device(const vti_live *e)
+{
+    return e->device < -1 && e->device != INT16_MIN ? -1 : e->device;
+}
+/* For host memory, the device whose context was current when it was made;
+ * else -1. */
+static inline int vti_live_host_owner(const vti_live *e)
+{
+    return e->device < -1 && e->device != INT16_MIN ? -2 - e->device : -1;
+}
 
 /* A VMM mapping's entry (addr = mapped address): not an allocation, never
  * counted; it keeps its handle's memory alive. */

@@ -736,4 +736,5 @@ void sim_ctx_destroy(struct sim_device *d)
     d->pool.reserved_high = d->pool.used_high = 0;
     d->ctx.active = 0;
     device_publish(d);
+    sim_host_context_end(d->ordinal);
 }

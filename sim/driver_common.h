@@ -30,6 +30,29 @@ CUresult sim_free_dptr(CUdeviceptr dptr);
 CUresult sim_array_data(CUarray h, size_t *row_bytes, size_t *rows, uintptr_t *data);
 /* The current device, or a CUresult error in *err. */
 struct sim_device *sim_need_device(CUresult *err);
+
+/* CUDA_ERROR_CONTEXT_IS_DESTROYED when the calling thread's current context
+ * is a primary context that was reset and not retained since, else
+ * CUDA_SUCCESS (no current context included). */
+CUresult sim_ctx_current_destroyed(void);
+
+/* ---- host memory the driver knows (host_track.c) ---- */
+/* A pinned block (cuMemHostAlloc) or a registered range (cuMemHostRegister). */
+struct sim_host {
+    uintptr_t base;
+    size_t size;
+    unsigned flags;
+    int ordinal;     /* the device of the context current when it was made */
+    bool registered; /* the program's memory, registered; else the sim's pinned block */
+};
+/* Track *h, with the ledger's alloc line. A registered range overlapping a
+ * registered one: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED; no memory for
+ * the record: CUDA_ERROR_OUT_OF_MEMORY. */
+CUresult sim_host_add(const struct sim_host *h);
+/* The tracked block containing p (exact: starting at p) that is registered
+ * (1), pinned (0) or either (-1), copied to *out; unlink: no longer tracked,
+ * with the ledger's free line (the caller frees a pinned block's memory). */
+bool sim_host_find(uintptr_t p, bool exact, int registered, bool unlink, struct sim_host *out);
 /* The context argument of CUDA 13.0's cuCtxGetDevice_v2 / cuCtxSynchronize_v2
  * (fn, for the message): CUDA_SUCCESS for NULL or a live context,
  * CUDA_ERROR_INVALID_CONTEXT for a destroyed one; a value that was never a

@@ -188,6 +188,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
     return CUDA_SUCCESS;
 }
 
+CUresult sim_ctx_current_destroyed(void)
+{
+    struct CUctx_st *c = depth ? stack[depth - 1] : NULL;
+    return c && is_primary(c) && !__atomic_load_n(&c->active, __ATOMIC_ACQUIRE)
+               ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+               : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
 {
     CUresult err;

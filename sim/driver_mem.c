@@ -5,15 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct host_alloc {
-    void *p;
-    size_t size;
-    unsigned flags;
-    struct host_alloc *next;
-};
-static struct host_alloc *host_list;
-static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static CUresult dev_alloc(CUdeviceptr *dptr, size_t size, enum sim_kind kind)
 {
     CUresult err;
@@ -133,26 +124,20 @@ static size_t host_ram(void)
 static CUresult host_alloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     CUresult err;
-    struct host_alloc *h;
-    if (!sim_need_device(&err) || (err = sim_capture_unsafe(false)))
+    void *p = NULL;
+    struct sim_device *d = sim_need_device(&err);
+    if (!d || (err = sim_capture_unsafe(false)))
         return err;
     if (!pp || bytesize == 0 || Flags > 0x7)
         return CUDA_ERROR_INVALID_VALUE;
-    if (bytesize > host_ram())
+    if (bytesize > host_ram() || posix_memalign(&p, 4096, bytesize) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    h = malloc(sizeof *h);
-    if (!h || posix_memalign(&h->p, 4096, bytesize) != 0) {
-        free(h);
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct sim_host h = {(uintptr_t)p, bytesize, Flags, d->ordinal, false};
+    if ((err = sim_host_add(&h))) {
+        free(p);
+        return err;
     }
-    h->size = bytesize;
-    h->flags = Flags;
-    pthread_mutex_lock(&host_lock);
-    h->next = host_list;
-    host_list = h;
-    sim_ledger_alloc(SIM_LK_PINNED, -1, (uintptr_t)h->p, bytesize);
-    pthread_mutex_unlock(&host_lock);
-    *pp = h->p;
+    *pp = p;
     return CUDA_SUCCESS;
 }
 
@@ -169,49 +154,28 @@ CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
     return cuMemHostAlloc(pp, bytesize, 0);
 }
 
-/* The pinned block containing p (exact start when exact != 0); copies it. */
-static int host_find(const void *p, int exact, int unlink, struct host_alloc *out)
-{
-    uintptr_t a = (uintptr_t)p;
-    int found = 0;
-    pthread_mutex_lock(&host_lock);
-    for (struct host_alloc **pp = &host_list; *pp; pp = &(*pp)->next) {
-        struct host_alloc *h = *pp;
-        uintptr_t s = (uintptr_t)h->p;
-        if (exact ? a == s : (a >= s && a < s + h->size)) {
-            *out = *h;
-            found = 1;
-            if (unlink) {
-                sim_ledger_free(SIM_LK_PINNED, -1, s, h->size);
-                *pp = h->next;
-                free(h);
-            }
-            break;
-        }
-    }
-    pthread_mutex_unlock(&host_lock);
-    return found;
-}
-
+/* Pinned memory a context's end freed is no longer known (INVALID_VALUE);
+ * with a destroyed primary context current, CUDA_ERROR_CONTEXT_IS_DESTROYED
+ * (an H200, driver 580.159.04: tests/gpu/probe_context.c). */
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
-    struct host_alloc h;
+    struct sim_host h;
     SIM_LEDGER_SCOPE("cuMemFreeHost");
     CUresult err = sim_check_init();
-    if (err || (err = sim_capture_unsafe(false)))
+    if (err || (err = sim_capture_unsafe(false)) || (err = sim_ctx_current_destroyed()))
         return err;
-    if (!host_find(p, 1, 1, &h))
+    if (!sim_host_find((uintptr_t)p, true, 0, true, &h))
         return (CUresult)sim_ledger_bad_free((uintptr_t)p, CUDA_ERROR_INVALID_VALUE);
-    free(h.p);
+    free(p);
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
-    struct host_alloc h;
+    struct sim_host h;
     if (sim_check_init())
         return sim_check_init();
-    if (!pdptr || Flags != 0 || !host_find(p, 0, 0, &h))
+    if (!pdptr || Flags != 0 || !sim_host_find((uintptr_t)p, false, -1, false, &h))
         return CUDA_ERROR_INVALID_VALUE;
     *pdptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;

@@ -215,4 +215,8 @@ void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes)
  * allocation, the pool and the reserve are released. */
 void sim_ctx_activate(struct sim_device *d);
 void sim_ctx_destroy(struct sim_device *d);
+/* The end of device ordinal's contexts (sim_ctx_destroy): the pinned host
+ * memory made while one of them was current is freed and the registrations
+ * made then dropped, with the ledger's free lines (host_track.c). */
+void sim_host_context_end(int ordinal);
 #endif

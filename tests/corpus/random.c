@@ -151,18 +151,22 @@ static int put_back(const entry *e)
 }
 
 /* What a context end on device frees (cudaDeviceReset: "Destroy all
- * allocations", every device kind, stream-ordered and arrays too; not VMM
- * handles, not host memory: sim/README.md, interpose/README.md) leaves the
- * pool, counted as freed. Single-threaded. */
+ * allocations", every device kind, stream-ordered and arrays too, and the
+ * pinned and registered host memory made while its context was current, as
+ * an H200 showed; not VMM handles: sim/README.md, interpose/README.md)
+ * leaves the pool, counted as freed; a registered buffer is the program's
+ * to free. Single-threaded. */
 static void drop_reset(int device)
 {
     pthread_mutex_lock(&pool_lock);
     for (size_t i = 0; i < npool;) {
         const entry *e = &pool[i];
-        if (e->device != device || e->kind == K_VMM || !device_memory(e)) {
+        if (e->device != device || e->kind == K_VMM) {
             i++;
             continue;
         }
+        if (e->kind == K_REGISTERED || e->kind == K_CU_REGISTERED)
+            free(e->p);
         done[e->kind][1]++;
         pool[i] = pool[--npool];
     }

@@ -4,9 +4,9 @@
  * across cudaDeviceReset, cuDevicePrimaryCtxReset and cuCtxDestroy (is it
  * still pinned, can it be freed), the old ABI's cuDevicePrimaryCtxRelease,
  * an allocation with a primary context still current after its last
- * release, and freeing a mipmap level's array. One line per answer; no
- * recorded answers yet: smoke.sh runs it on the next GPU, probe_sim.py then
- * compares the simulated device's. */
+ * release, and freeing a mipmap level's array. One line per answer; an
+ * H200's are in h200-2026-11-30/probe_context.txt (session 30), which
+ * probe_sim.py compares the simulated device's with. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>

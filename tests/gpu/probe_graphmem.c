@@ -6,9 +6,9 @@
  * memory and the graph memory attributes after a launch, a free and a trim
  * (does freed graph memory stay reserved?), two allocations held at once
  * that do not fit, and cudaFreeAsync of ordinary memory inside a capture.
- * Prints one line per answer; returns 0. Not run on a GPU yet when written
- * (session 30); its answers are compared with the sim's by probe_sim.py
- * once recorded. */
+ * Prints one line per answer; returns 0. An H200's answers are in
+ * h200-2026-11-30/probe_graphmem.txt (session 30), which probe_sim.py
+ * compares the simulated device's with. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
