@@ -523,14 +523,28 @@ static CUresult prohibited(void)
     return hit ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
+_Thread_local int sim_per_thread_call;
+
+/* A synchronous call on the thread's per-thread stream while that stream
+ * captures: the capture is invalidated, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+ * Locked. */
+static CUresult own_stream_sync(void)
+{
+    struct capture *c;
+    if (!find_member(CU_STREAM_PER_THREAD, &c))
+        return CUDA_SUCCESS;
+    c->invalid = true;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
 CUresult sim_capture_unsafe(bool sync)
 {
     if (!any_capture())
         return CUDA_SUCCESS;
     pthread_mutex_lock(&sim_graph_lock);
     CUresult err = prohibited();
-    if (!err && sync)
-        err = implicit(CU_STREAM_LEGACY, true);
+    if (!err && sync) /* a per-thread variant's implicit stream is the thread's own */
+        err = sim_per_thread_call ? own_stream_sync() : implicit(CU_STREAM_LEGACY, true);
     pthread_mutex_unlock(&sim_graph_lock);
     return err;
 }

@@ -128,7 +128,10 @@ void sim_capture_stream_gone(CUstream s);
  * true, which also use the legacy stream). CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
  * when the calling thread is prohibited from it, invalidating the captures
  * that prohibit it; CUDA_ERROR_STREAM_CAPTURE_IMPLICIT for a synchronous call
- * while a blocking stream of the current device captures; else CUDA_SUCCESS.
+ * while a blocking stream of the current device captures; for one through a
+ * per-thread variant (sim_per_thread_call: cuMemcpy_ptds ...), whose stream
+ * is the thread's own, UNSUPPORTED (the capture invalidated) while that
+ * stream captures, nothing for other streams' captures; else CUDA_SUCCESS.
  * One atomic load when no capture is under way. */
 CUresult sim_capture_unsafe(bool sync);
 

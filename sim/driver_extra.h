@@ -33,6 +33,10 @@ struct sim_per_thread_entry {
 };
 extern const struct sim_per_thread_entry sim_per_thread[];
 extern const size_t sim_per_thread_count;
+/* Set while a per-thread variant without a stream argument runs
+ * (cuMemcpy_ptds ...): its implicit stream is the thread's own, not the
+ * legacy one (sim_capture_unsafe; driver_capture.c). */
+extern _Thread_local int sim_per_thread_call;
 
 /* The value of device attribute `a` for profile `p` on device ordinal `dev`
  * (the real card's value, table in profile_attrs.c). Returns 0 and sets *out,

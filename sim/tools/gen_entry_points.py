@@ -9,8 +9,9 @@ Outputs (argv: INCLUDE_DIR OUT_C OUT_INC OUT_LIST OUT_PROTO):
            sim implements (a strong definition in driver*.c) replaces its weak
            one at link time; the rest return CUDA_ERROR_NOT_SUPPORTED through
            sim_unsupported(). Per-thread-stream variants (_ptds/_ptsz) forward
-           to the plain entry point, a NULL stream made CU_STREAM_PER_THREAD;
-           sim_per_thread[] pairs each plain entry point with that variant
+           to the plain entry point, a NULL stream made CU_STREAM_PER_THREAD
+           (without a stream argument, as cuMemcpy_ptds: with
+           sim_per_thread_call set for the call); sim_per_thread[] pairs each plain entry point with that variant
            (cuGetProcAddress hands it out for CU_GET_PROC_ADDRESS_PER_THREAD_
            DEFAULT_STREAM).
   OUT_INC  the cuGetProcAddress table: P("base", version, symbol). Of the
@@ -160,8 +161,12 @@ def main():
         names.append(sym)
         if params is None:
             params, body = "void", "return sim_unsupported(\"%s\");" % sym
-        elif target:
+        elif target and "CUstream" in params:
             body = "return %s(%s);" % (target, forward_args(params, sym[len(target):]))
+        elif target:  # no stream argument: the call is on the thread's own stream
+            body = ("int was = sim_per_thread_call;\n    sim_per_thread_call = 1;\n"
+                    "    CUresult r = %s(%s);\n    sim_per_thread_call = was;\n    return r;"
+                    % (target, forward_args(params, sym[len(target):])))
         else:
             body = "return sim_unsupported(\"%s\");" % sym
             if not legacy or ver >= 3020:

@@ -12,6 +12,7 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,6 +504,38 @@ static void legacy_stream_implicit(void **state)
     clear_dev();
 }
 
+/* A synchronous copy through a per-thread variant (cuMemcpy_ptds) is on the
+ * thread's own stream: not refused while a blocking stream captures (the
+ * legacy cuMemcpy is), refused while the thread's per-thread stream does.
+ * Until session 30 the sim took it as the legacy stream's, which failed
+ * corpus.per_thread_stream now and then under the preload's timing. */
+static void per_thread_sync_copy(void **state)
+{
+    (void)state;
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    CUresult (*ptds)(CUdeviceptr, CUdeviceptr, size_t) = drv ? dlsym(drv, "cuMemcpy_ptds") : NULL;
+    CUresult (*legacy)(CUdeviceptr, CUdeviceptr, size_t) = drv ? dlsym(drv, "cuMemcpy") : NULL;
+    unsigned char host[N];
+    cudaGraph_t g = NULL;
+    assert_non_null(ptds);
+    assert_non_null(legacy);
+    assert_int_equal(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeRelaxed), cudaSuccess);
+    assert_int_equal(ptds((CUdeviceptr)host, (CUdeviceptr)dev, N), CUDA_SUCCESS);
+    assert_int_equal(status_of(blocking), cudaStreamCaptureStatusActive);
+    assert_int_equal(legacy((CUdeviceptr)host, (CUdeviceptr)dev, N),
+                     CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    expect_invalidated_end(blocking);
+    assert_int_equal(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeRelaxed),
+                     cudaSuccess);
+    assert_int_equal(ptds((CUdeviceptr)host, (CUdeviceptr)dev, N),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    assert_int_equal(cudaStreamEndCapture(cudaStreamPerThread, &g),
+                     cudaErrorStreamCaptureInvalidated);
+    assert_null(g);
+    cudaGetLastError();
+    dlclose(drv);
+}
+
 static void kernel_fn(void) {}
 
 /* A kernel launch on a capturing stream is a node; a graph with one runs
@@ -568,6 +601,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(capture_and_replay, end_leftovers),
+        cmocka_unit_test_teardown(per_thread_sync_copy, end_leftovers),
         cmocka_unit_test_teardown(nodes_and_dependencies, end_leftovers),
         cmocka_unit_test_teardown(capture_ids_unique, end_leftovers),
         cmocka_unit_test_teardown(begin_and_end_refusals, end_leftovers),
