@@ -617,13 +617,14 @@ bool vti_live_has(uint64_t addr)
     return found;
 }
 
-/* What cudaDeviceReset frees: every device address allocation and CUDA
- * array, stream-ordered ones too (the reset destroys the primary context and with it its memory
- * pools: "Destroy all allocations and reset all state on the current device",
- * CUDA Runtime API, cudaDeviceReset; the simulated device's ledger agrees),
- * but neither host memory nor VMM handles. */
-/* Whether e dies with device's contexts: its device memory (not VMM) and
- * the host memory made in one of them (VTI_LIVE_HOST_OF). */
+/* Whether e dies with device's contexts (cudaDeviceReset and the driver's
+ * context ends): every device address allocation and CUDA array of the
+ * device, stream-ordered ones too (the reset destroys the primary context
+ * and with it its memory pools: "Destroy all allocations and reset all state
+ * on the current device", CUDA Runtime API, cudaDeviceReset), and the pinned
+ * and registered host memory made while one of its contexts was current
+ * (VTI_LIVE_HOST_OF; an H200 freed it, tests/gpu/README.md); not VMM
+ * handles. The simulated device's ledger agrees. */
 static bool dies_in_reset(const vti_live *e, int device)
 {
     const vt_api_info *info = vt_api_get((enum vt_api)e->api);
