@@ -16,20 +16,26 @@ static cudaError_t load_err;
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
                            CUdriverProcAddressQueryResult *);
 
+struct proto_version {
+    const char *name;
+    int version;
+};
+
+static int by_name(const void *key, const void *row)
+{
+    return strcmp(key, ((const struct proto_version *)row)->name);
+}
+
 int rt_proto_version(const char *name)
 {
-    static const struct {
-        const char *name;
-        int version;
-    } table[] = {
+    static const struct proto_version table[] = {
 #define V(n, v) {n, v},
-#include "driver_proto_versions.inc"
+#include "driver_proto_versions.inc" /* sorted by name (gen_entry_points.py) */
 #undef V
     };
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        if (strcmp(table[i].name, name) == 0)
-            return table[i].version;
-    return CUDART_VERSION;
+    const struct proto_version *r =
+        bsearch(name, table, sizeof table / sizeof *table, sizeof *table, by_name);
+    return r ? r->version : CUDART_VERSION;
 }
 
 static int fetch(gpa_fn gpa, const char *name, void **slot, cuuint64_t flags)
