@@ -463,6 +463,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.live_allocated = d->direct + d->region_bytes;
     o->o.live_reserved = d->direct + d->heap_bytes;
     o->o.live_captured = d->captured;
+    o->o.live_graph = d->graph;
     vr_oom_take_pool(d, ev, &o->o);
     if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
         o->o.mapping_bytes = t->unmapped;

@@ -290,16 +290,17 @@ static void ooms(FILE *f, const vr_report *r)
                 "%s{\"time_ns\":%" PRIu64 ",\"device\":%d,\"requested_bytes\":%" PRIu64
                 ",\"error\":%d,\"device_free_bytes\":%" PRIu64 ",\"device_total_bytes\":%" PRIu64
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
-                ",\"live_captured_bytes\":%" PRIu64 ",\"outside_recording_bytes\":%" PRIu64
-                ",\"baseline_bytes\":%" PRIu64 ",\"external_bytes\":%" PRIu64
-                ",\"rounding_bytes\":%" PRIu64 ",\"heap_free_bytes\":%" PRIu64
-                ",\"heap_largest_free_bytes\":%" PRIu64 ",\"batch\":%" PRId64
-                ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
+                ",\"live_captured_bytes\":%" PRIu64 ",\"live_graph_bytes\":%" PRIu64
+                ",\"outside_recording_bytes\":%" PRIu64 ",\"baseline_bytes\":%" PRIu64
+                ",\"external_bytes\":%" PRIu64 ",\"rounding_bytes\":%" PRIu64
+                ",\"heap_free_bytes\":%" PRIu64 ",\"heap_largest_free_bytes\":%" PRIu64
+                ",\"batch\":%" PRId64 ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
                 o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
-                o->live_captured, o->baseline_bytes + o->external_bytes, o->baseline_bytes,
-                o->external_bytes, o->rounding_bytes, o->heap_free, o->heap_largest_free, o->batch,
-                o->max_batch, o->recovered ? "true" : "false", i == fatal ? "true" : "false");
+                o->live_captured, o->live_graph, o->baseline_bytes + o->external_bytes,
+                o->baseline_bytes, o->external_bytes, o->rounding_bytes, o->heap_free,
+                o->heap_largest_free, o->batch, o->max_batch, o->recovered ? "true" : "false",
+                i == fatal ? "true" : "false");
         suggested_batch(f, o);
         vr_pool_json(f, o);
         fprintf(f, "\"mapping_bytes\":%" PRIu64 ",", o->mapping_bytes);

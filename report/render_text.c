@@ -227,6 +227,11 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
                 "  of the %s live then, %s was allocated during CUDA graph captures (kept while "
                 "their graphs live)\n",
                 SZ(o->live_reserved, b1), SZ(o->live_captured, b2));
+    if (o->live_graph)
+        fprintf(f,
+                "  of the %s live then, %s was CUDA graph memory nodes' (taken by launches, "
+                "held until a free node or a free outside the graph)\n",
+                SZ(o->live_reserved, b1), SZ(o->live_graph, b2));
     if (o->range[0])
         fprintf(f, "  in NVTX range %s\n", o->range);
     print_stack(f, &o->stack, "    ", 8);

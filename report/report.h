@@ -195,6 +195,7 @@ typedef struct vr_oom {
     uint64_t device_free_bytes, device_total_bytes; /* meminfo at the failure; 0 if unknown */
     uint64_t live_allocated, live_reserved;         /* recorded, at the failure */
     uint64_t live_captured; /* of live_reserved, made during CUDA stream captures */
+    uint64_t live_graph;    /* of live_reserved, graph memory nodes' (taken by launches) */
     /* Device use outside the recording = baseline_bytes + external_bytes:
      * baseline_bytes was already in use at the first memory-info sample (the
      * CUDA context, other processes), external_bytes appeared since (device
