@@ -67,6 +67,14 @@ uint32_t vti_graph_node_stack(uint64_t addr)
     return stack;
 }
 
+bool vti_graph_node_known(uint64_t addr)
+{
+    pthread_mutex_lock(&graph_lock);
+    bool known = vti_rmap_find(&node_stacks, addr) != NULL;
+    pthread_mutex_unlock(&graph_lock);
+    return known;
+}
+
 void *vti_graph_plan_swap(uint64_t exec, void *plan)
 {
     void *old = NULL;

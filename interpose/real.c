@@ -154,6 +154,11 @@ bool vti_fn_per_thread(enum vti_fn f)
     return n > 5 && strcmp(fn_names[f] + n - 5, "_ptsz") == 0;
 }
 
+const char *vti_fn_name(enum vti_fn f)
+{
+    return (unsigned)f < F_COUNT_ ? fn_names[f] : "";
+}
+
 void *vti_real_driver(const char *base, int version, const char *exported)
 {
     getproc_v2_fn gp = (getproc_v2_fn)atomic_load(&vti_fn_real[F_cuGetProcAddress_v2]);

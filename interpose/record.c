@@ -275,6 +275,22 @@ void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts)
     vti_thread_put(t);
 }
 
+void vti_rec_free_failed(uint64_t addr, int error, enum vti_fn f, uint32_t stack, uint64_t ts)
+{
+    vti_thread *t = vti_thread_get();
+    vt_event ev = {.type = VT_REC_FREE_FAILED};
+    if (!t)
+        return;
+    ev.ts_ns = ts;
+    ev.u.free_failed.addr = addr;
+    ev.u.free_failed.error = error;
+    ev.u.free_failed.stack = stack;
+    ev.u.free_failed.call = vti_intern(t, vti_fn_name(f));
+    ev.u.free_failed.flags = vti_graph_node_known(addr) ? VT_FREE_FAILED_GRAPH_NODE : 0;
+    vti_write(t, &ev);
+    vti_thread_put(t);
+}
+
 static void reset_one(const vti_live *e, void *arg)
 {
     emit_free(arg, e, vti_stamp());

@@ -534,6 +534,8 @@ int vti_fn_lookup(const char *name);
 /* Whether hook f is a per-thread-default-stream variant (its name ends in
  * _ptsz, cuda.h's __CUDA_API_PTSZ): its NULL stream is the thread's own. */
 bool vti_fn_per_thread(enum vti_fn f);
+/* Hook f's function name ("cudaFreeAsync"). */
+const char *vti_fn_name(enum vti_fn f);
 /* A driver function that vramtrace does not hook (cuCtxGetDevice, ...) in
  * the variant cudaTypedefs.h's PFN_<base>_v<version> describes: asked of the
  * real cuGetProcAddress at that version, which hands out the newest variant
@@ -766,6 +768,11 @@ void vti_rec_vmm_unmap(uint64_t addr, uint64_t size);
  * at ts (vti_stamp just after the real free returned). No-op when addr
  * (space) is not live. */
 void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts);
+/* Record free call f that failed with error (not a free: what addr holds
+ * stays live): a VT_REC_FREE_FAILED at ts with the call stack stack, flagged
+ * VT_FREE_FAILED_GRAPH_NODE when addr is a graph allocation node's
+ * (vti_graph_node_known). */
+void vti_rec_free_failed(uint64_t addr, int error, enum vti_fn f, uint32_t stack, uint64_t ts);
 /* The outcome of an outermost allocation call of api: ok with the new
  * pointer p (0: nothing recorded, as for a zero-byte request), or a failure
  * with error. The device is -1 for host kinds, else device() (called only
@@ -858,7 +865,9 @@ static inline bool vti_free_took_effect(int rc)
 #define VTI_FREE_HOOK(F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                                      \
     VTI_FREE_HOOK_NODE(false, F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)
 /* The same, where a free while NODE (asked before the call) made a graph
- * free node, which frees nothing until a launch runs it: not recorded. */
+ * free node, which frees nothing until a launch runs it: not recorded. A
+ * call that failed (not vti_free_took_effect) of a non-NULL pointer is
+ * recorded as failed, with its stack (vti_rec_free_failed). */
 #define VTI_FREE_HOOK_NODE(NODE, F, PTYPE, RC_T, NONE, CALL, PTR, SPACE)                           \
     PTYPE real = (PTYPE)vti_real(F);                                                               \
     bool outer = vti_hook_enter() && real;                                                         \
@@ -868,7 +877,11 @@ static inline bool vti_free_took_effect(int rc)
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
         uint64_t ts = vti_stamp();                                                                 \
-        if (!node && vti_free_took_effect((int)rc))                                                \
+        if (!vti_free_took_effect((int)rc)) {                                                      \
+            if (PTR)                                                                               \
+                vti_rec_free_failed((uint64_t)(uintptr_t)(PTR), (int)rc, (F), vti_hook_stack(),    \
+                                    ts);                                                           \
+        } else if (!node)                                                                          \
             vti_rec_free((uint64_t)(uintptr_t)(PTR), (SPACE), ts);                                 \
         vti_order_unlock();                                                                        \
     }                                                                                              \
@@ -934,6 +947,8 @@ bool vti_graph_capturing(uint64_t stream, enum vti_fn f);
 void vti_graph_node_made(uint64_t addr, uint32_t stack);
 /* The stack vti_graph_node_made gave the node at addr; 0 when none. */
 uint32_t vti_graph_node_stack(uint64_t addr);
+/* Whether addr is a graph allocation node's address vti_graph_node_made saw. */
+bool vti_graph_node_known(uint64_t addr);
 /* Executable graph exec's plan of memory nodes (graphmem.c's, opaque here)
  * becomes plan (NULL: none); returns the one it had, for the caller to
  * free. Out of memory for the table stops the recording (vti_stop). */

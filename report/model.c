@@ -1251,6 +1251,7 @@ static void build_header(vr_state *s, vr_report *r)
     r->host = vr_strdup(s->arena, h->host);
     r->program = vr_strdup(s->arena, h->program);
     r->vramtrace_version = vr_strdup(s->arena, h->vramtrace_version);
+    r->records_failed_frees = h->format_version >= 12; /* VT_REC_FREE_FAILED */
     r->start_wall_ns = h->start_wall_ns;
     size_t argc = h->argv ? h->argc : 0;
     const char **argv = vr_alloc(s->arena, (argc + 1) * sizeof(char *));
@@ -1369,6 +1370,7 @@ void vr_build_model(vr_state *s, vr_report *r, const vr_options *opt)
     vr_acct_build(s, r);
     build_growth(s, sy, r);
     build_ooms(s, sy, r);
+    vr_free_failed_build(s, sy, r);
     build_notes(s, r);
     vr_symbolizer_free(sy);
 }

@@ -886,6 +886,32 @@ static void ooms_table(FILE *f, const vr_report *r, size_t top)
         fprintf(f, "<p class=\"note\">… %zu more</p>", r->nooms - shown);
 }
 
+/* The failed free calls (freefail.c), the first `top`. */
+static void free_failed_table(FILE *f, const vr_report *r, size_t top)
+{
+    fprintf(f, "<summary><h3>Failed frees (%" PRIu64 ")</h3></summary>", r->free_failed_total);
+    fputs("<table id=\"failed_frees\"><tr><th>#, time</th><th>call</th><th>address</th>"
+          "<th>error</th><th>what the address held</th><th>call stack</th></tr>",
+          f);
+    size_t shown = r->nfree_failed < top ? r->nfree_failed : top;
+    for (size_t i = 0; i < shown; i++) {
+        const vr_free_failed *x = &r->free_failed[i];
+        fprintf(f, "<tr><td>#%zu, %s</td><td>", i + 1, VR_TIME(x->t_ns));
+        esc(f, x->call);
+        fprintf(f, "</td><td>0x%" PRIx64 "</td><td>%d", x->addr, x->error);
+        esc(f, x->error_meaning);
+        fputs("</td><td>", f);
+        esc(f, x->what);
+        fputs("</td><td>", f);
+        stack_html(f, &x->stack, 8);
+        fputs("</td></tr>", f);
+    }
+    fputs("</table>", f);
+    if (r->free_failed_total > shown)
+        fprintf(f, "<p class=\"note\">… %" PRIu64 " more (--json lists the first %zu)</p>",
+                r->free_failed_total - shown, r->nfree_failed);
+}
+
 static void leaks_table(FILE *f, const vr_report *r, size_t top)
 {
     char b[32];
@@ -1046,6 +1072,11 @@ static void sections(FILE *f, const vr_report *r, size_t i, size_t top)
     sec_open(f, "ooms", r->nooms > 0);
     ooms_table(f, r, top);
     fputs("</details>", f);
+    if (r->nfree_failed) {
+        sec_open(f, "failed_frees", true);
+        free_failed_table(f, r, top);
+        fputs("</details>", f);
+    }
     sec_open(f, "icicle", true);
     flamegraph(f, r, i);
     fputs("</details>", f);

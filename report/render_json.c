@@ -139,13 +139,13 @@ static void totals(FILE *f, const vr_report *r)
             ",\"host_pinned_peak_bytes\":%" PRIu64 ",\"host_leaked_bytes\":%" PRIu64
             ",\"host_leaked_allocations\":%" PRIu64 ",\"cached_at_exit_bytes\":%" PRIu64
             ",\"cached_at_exit_allocations\":%" PRIu64 ",\"host_cached_at_exit_bytes\":%" PRIu64
-            ",\"host_cached_at_exit_allocations\":%" PRIu64 "}",
+            ",\"host_cached_at_exit_allocations\":%" PRIu64 ",\"failed_frees\":%" PRIu64 "}",
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations,
             r->error_allocations, r->peak_allocated, r->peak_allocated_t_ns, r->peak_reserved,
             r->peak_reserved_t_ns, r->leaked_bytes, r->leaked_count, r->unknown_frees, r->events,
             r->host_pinned_peak, r->host_leaked_bytes, r->host_leaked_count,
             r->cached_at_exit_bytes, r->cached_at_exit_count, r->host_cached_at_exit_bytes,
-            r->host_cached_at_exit_count);
+            r->host_cached_at_exit_count, r->free_failed_total);
 }
 
 /* The "accounting" section: one object per (device, kind), in the model's
@@ -323,6 +323,29 @@ static void ooms(FILE *f, const vr_report *r)
     fputc(']', f);
 }
 
+/* The failed free calls kept (freefail.c), in time order. */
+static void free_failed(FILE *f, const vr_report *r)
+{
+    if (!r->records_failed_frees) { /* a trace before format 12: not recorded */
+        fputs(",\"failed_frees\":null", f);
+        return;
+    }
+    fputs(",\"failed_frees\":[", f);
+    for (size_t i = 0; i < r->nfree_failed; i++) {
+        const vr_free_failed *x = &r->free_failed[i];
+        fprintf(f, "%s{\"time_ns\":%" PRIu64 ",\"call\":", i ? "," : "", x->t_ns);
+        vr_json_str(f, x->call);
+        fprintf(f,
+                ",\"address\":\"0x%" PRIx64 "\",\"error\":%d,\"graph_node\":%s,\"what\":", x->addr,
+                x->error, x->graph_node ? "true" : "false");
+        vr_json_str(f, x->what);
+        fputs(",\"stack\":", f);
+        stack(f, &x->stack);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
 static void frag(FILE *f, const vr_report *r)
 {
     fputs(",\"fragmentation\":[", f);
@@ -428,6 +451,7 @@ static void one(FILE *f, const vr_report *r, size_t top)
     leaks(f, r);
     growth(f, r);
     ooms(f, r);
+    free_failed(f, r);
     sites(f, "sites", r->sites, r->nsites < top ? r->nsites : top, false);
     sites(f, "phases", r->phases, r->nphases, true);
     range_sites(f, r, top);

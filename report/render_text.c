@@ -126,7 +126,10 @@ static void summary(FILE *f, const vr_report *r)
             r->allocations, r->frees, r->failed_allocations, r->recovered_allocations);
     if (r->error_allocations)
         fprintf(f, ", %" PRIu64 " not out of memory", r->error_allocations);
-    fputs(")\n", f);
+    fputs(")", f);
+    if (r->free_failed_total)
+        fprintf(f, ", failed frees: %" PRIu64 " (frees that freed nothing)", r->free_failed_total);
+    fputc('\n', f);
     accounting(f, r);
     for (size_t i = 0; i < r->nnotes; i++)
         fprintf(f, "  note: %s\n", r->notes[i]);
@@ -261,6 +264,24 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
     }
     if (r->nooms > shown)
         fprintf(f, "... %zu more\n", r->nooms - shown);
+}
+
+/* The failed free calls (freefail.c): nothing when none. */
+static void free_failed(FILE *f, const vr_report *r, size_t top)
+{
+    if (!r->nfree_failed)
+        return;
+    fprintf(f, "\n-- Failed frees (%" PRIu64 ") --\n", r->free_failed_total);
+    size_t shown = r->nfree_failed < top ? r->nfree_failed : top;
+    for (size_t i = 0; i < shown; i++) {
+        const vr_free_failed *x = &r->free_failed[i];
+        fprintf(f, "#%zu at %s: %s(0x%" PRIx64 ") failed with error %d%s; %s\n", i + 1,
+                VR_TIME(x->t_ns), x->call, x->addr, x->error, x->error_meaning, x->what);
+        print_stack(f, &x->stack, "    ", 8);
+    }
+    if (r->free_failed_total > shown)
+        fprintf(f, "... %" PRIu64 " more (--json lists the first %zu)\n",
+                r->free_failed_total - shown, r->nfree_failed);
 }
 
 /* "  of which ... is a caching allocator's cache" under a live-at-exit line */
@@ -481,6 +502,7 @@ int vr_render_text(FILE *out, vr_report *const *r, size_t n, const vr_options *o
         summary(out, r[i]);
         peak(out, r[i], top);
         ooms(out, r[i], top);
+        free_failed(out, r[i], top);
         leaks(out, r[i], top);
         growth(out, r[i], top);
         frag(out, r[i], top);

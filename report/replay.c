@@ -187,6 +187,7 @@ static ALWAYS_INLINE enum pend_rule pend_rule(enum vt_rec type)
     case VT_REC_HEAP_REGISTER:
     case VT_REC_VMM_MAP:
     case VT_REC_MARK:
+    case VT_REC_FREE_FAILED: /* frees nothing */
     case VT_REC_RANGE_START:
     case VT_REC_RANGE_END:
     case VT_REC_REGION_NAME:
@@ -499,6 +500,9 @@ static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event
         break;
     case VT_REC_CAPTURE:
         vr_state_capture(s, ev);
+        break;
+    case VT_REC_FREE_FAILED:
+        vr_free_failed_note(s, ev);
         break;
     case VT_REC_HEAP_REGISTER:
         on_heap_register(s, ev);

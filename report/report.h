@@ -186,6 +186,18 @@ enum vr_verdict {
 };
 const char *vr_verdict_name(enum vr_verdict v);
 
+/* A free call that failed (freefail.c; trace format 12): what it freed is
+ * nothing, what the address holds stays live. */
+typedef struct vr_free_failed {
+    uint64_t t_ns, addr;
+    int32_t error;             /* what the call returned */
+    const char *error_meaning; /* " (invalid value: ...)" or "" */
+    const char *call;          /* the function ("cudaFreeAsync") */
+    const char *what;          /* what the recording held at addr then, and its causes */
+    bool graph_node;           /* addr is a CUDA graph allocation node's */
+    vr_stack stack;
+} vr_free_failed;
+
 typedef struct vr_oom {
     uint64_t t_ns;
     int32_t device;
@@ -397,6 +409,10 @@ typedef struct vr_report {
     size_t nfrag;
     const vr_oom *ooms;
     size_t nooms;
+    bool records_failed_frees;         /* the trace's format records them (12 and later) */
+    const vr_free_failed *free_failed; /* the first VR_FREE_FAILED_KEPT, in order */
+    size_t nfree_failed;
+    uint64_t free_failed_total; /* all of them */
     const vr_range_span *spans; /* top-level iteration spans (shading), capped */
     size_t nspans;
     const vr_nvtx_event *nvtx; /* every NVTX range and thread name, capped (a note) */
@@ -437,6 +453,7 @@ typedef struct vr_report {
       VR_MARK_LEFT_OUT, "\"left_out\":", VR_MARK_LEFT_OUT)                                         \
     X(growth, r->ngrowth, "-- Growth --", "\"growth\":", "id=\"growth\"")                          \
     X(ooms, r->nooms, "-- Out of memory", "\"ooms\":", "id=\"ooms\"")                              \
+    X(free_failed, r->nfree_failed, "-- Failed frees", "\"failed_frees\":", "id=\"failed_frees\"") \
     X(fragmentation, r->nfrag, "-- Fragmentation", "\"fragmentation\":", "id=\"fragmentation\"")   \
     X(spans, r->nspans, VR_MARK_SPANS_TEXT, VR_MARK_SPANS_JSON, "class=\"phase\"")                 \
     X(nvtx, r->nnvtx, VR_MARK_NVTX_TEXT, VR_MARK_NVTX_JSON, VR_MARK_NVTX_HTML)

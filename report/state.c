@@ -244,6 +244,7 @@ void vr_state_destroy(vr_state *s)
     for (size_t k = 0; k < s->nooms; k++)
         free(s->ooms[k].all); /* the lists not let go before (oom.c) */
     free(s->ooms);
+    free(s->free_failed);
     free(s->frags);
     free(s->spans);
     free(s->pend);

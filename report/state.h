@@ -394,6 +394,16 @@ typedef struct vr_stem {
 } vr_stem;
 
 /* An OOM before symbolization. */
+/* A free call that failed (VT_REC_FREE_FAILED, freefail.c), with what the
+ * recording held at its address then. */
+typedef struct vr_free_failed_raw {
+    uint64_t ts, addr;
+    int32_t error;
+    uint32_t stack, call, flags; /* call: string id; flags: VT_FREE_FAILED_* */
+    uint64_t live_size;          /* the live allocation starting at addr, 0 if none */
+    uint8_t live_kind;           /* its enum vt_kind */
+} vr_free_failed_raw;
+
 typedef struct vr_oom_raw {
     vr_oom o;
     uint32_t stack, range;
@@ -545,6 +555,10 @@ typedef struct vr_state {
 
     vr_oom_raw *ooms;
     size_t nooms, capooms;
+    /* failed free calls: the first VR_FREE_FAILED_KEPT, and how many in all */
+    vr_free_failed_raw *free_failed;
+    size_t nfree_failed, capfree_failed;
+    uint64_t free_failed_total;
     size_t oom_lists; /* ooms whose all list is held (oom.c, vr_oom_keep_all) */
     /* failed VMM handle creations whose same-size retry made handle key:
      * recovered once it is mapped (replay.c, attempt) */
@@ -877,6 +891,11 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
 void vr_oom_drop_all(vr_state *s, size_t index);
 void vr_oom_meminfo(vr_state *s, const vt_event *ev);
 
+/* freefail.c: a VT_REC_FREE_FAILED, classified by the live map at its time;
+ * the first VR_FREE_FAILED_KEPT are kept, all are counted. */
+#define VR_FREE_FAILED_KEPT 1000
+void vr_free_failed_note(vr_state *s, const vt_event *ev);
+
 /* pool.c: a memory pool's state at a failed stream-ordered allocation. */
 /* A VT_REC_POOL_STAT: held on its device until the same thread's failure,
  * and its free reserve kept as the device's (vr_devstate.pool_spare). */
@@ -955,6 +974,8 @@ void vr_symbolizer_free(vr_symbolizer *sy);
 size_t vr_symbols_records(vr_symbolizer *sy, vt_event **out, vr_embed_result *res);
 /* Symbolize and fold the stack of leaf id (cached per stack). */
 vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
+/* freefail.c: r's failed frees from s, their stacks symbolized by sy. */
+void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r);
 /* A stable key string for merging stacks that symbolize alike. */
 const char *vr_stack_key(vr_arena *a, const vr_stack *st);
 

@@ -352,7 +352,7 @@ CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 static CUresult destroy(uintptr_t p)
 {
     if (sim_check_init())
-        return sim_check_init();
+        return (CUresult)sim_ledger_bad_free(p, sim_check_init());
     struct sim_device *d = p ? sim_device_of(p) : NULL;
     return (CUresult)sim_ledger_bad_free((CUdeviceptr)p, d && sim_free(d, p, true) == CUDA_SUCCESS
                                                              ? CUDA_SUCCESS

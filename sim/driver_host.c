@@ -52,7 +52,7 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
     struct sim_host gone;
     SIM_LEDGER_SCOPE("cuMemHostUnregister");
     if (!sim_need_device(&err))
-        return err;
+        return (CUresult)sim_ledger_bad_free((uintptr_t)p, err);
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     return sim_host_find((uintptr_t)p, true, 1, true, &gone)

@@ -90,7 +90,7 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     SIM_LEDGER_SCOPE("cuMemFree_v2");
     CUresult err = sim_check_init();
     if (err || (err = sim_capture_unsafe(false)))
-        return err;
+        return (CUresult)sim_ledger_bad_free(dptr, err);
     return sim_free_dptr(dptr);
 }
 
@@ -163,7 +163,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     SIM_LEDGER_SCOPE("cuMemFreeHost");
     CUresult err = sim_check_init();
     if (err || (err = sim_capture_unsafe(false)) || (err = sim_ctx_current_destroyed()))
-        return err;
+        return (CUresult)sim_ledger_bad_free((uintptr_t)p, err);
     if (!sim_host_find((uintptr_t)p, true, 0, true, &h))
         return (CUresult)sim_ledger_bad_free((uintptr_t)p, CUDA_ERROR_INVALID_VALUE);
     free(p);

@@ -87,7 +87,7 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     SIM_LEDGER_SCOPE("cuMemFreeAsync");
     CUresult err;
     if (!sim_stream_device(hStream, &err) || sim_gmem_capture_free(hStream, dptr, &err))
-        return err; /* a free node (driver_graph_mem.c) */
+        return (CUresult)sim_ledger_bad_free(dptr, err); /* else a free node */
     return sim_free_dptr(dptr);
 }
 

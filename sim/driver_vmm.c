@@ -138,7 +138,7 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
     struct sim_phys *ph;
     SIM_LEDGER_SCOPE("cuMemRelease");
     if (sim_check_init())
-        return sim_check_init();
+        return (CUresult)sim_ledger_bad_free(handle, sim_check_init());
     pthread_mutex_lock(&vmm_lock);
     ph = phys_find(handle);
     if (ph && --ph->refs == 0) {
@@ -146,7 +146,7 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
         phys_maybe_free(ph);
     }
     pthread_mutex_unlock(&vmm_lock);
-    return ph ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return ph ? CUDA_SUCCESS : (CUresult)sim_ledger_bad_free(handle, CUDA_ERROR_INVALID_VALUE);
 }
 
 /* cuMemRetainAllocationHandle: the handle of the memory mapped at addr, with

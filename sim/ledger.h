@@ -36,8 +36,13 @@ void sim_ledger_free(const char *kind, int device, uintptr_t addr, size_t size);
  * one back (trim, synchronization, context teardown). Not allocations: the
  * pool's reserved bytes are the sum of its segments. */
 void sim_ledger_pool(const char *op, int device, uintptr_t addr, size_t size);
-/* A free that freed nothing (unknown pointer, double free): writes
- * {"op":"bad_free"} when err != 0. Returns err unchanged. */
+/* A free call that failed and freed nothing (an unknown pointer, a double
+ * free, a free refused during a stream capture ...): writes
+ * {"op":"bad_free"} when err != 0, except for the two errors after which
+ * the memory is gone anyway (CUDA_ERROR_DEINITIALIZED,
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED: the preload's vti_free_took_effect).
+ * Every free entry point of the driver passes its failures here. Returns
+ * err unchanged. */
 int sim_ledger_bad_free(uintptr_t addr, int err);
 /* VMM events; op is "vmm_create", "vmm_release" (addr ignored), "vmm_map",
  * "vmm_unmap". */

@@ -96,6 +96,7 @@ static const char *const REC_NAMES[VT_REC_MAX_] = {
     [VT_REC_POOL_STAT] = "pool_stat",
     [VT_REC_SYMBOL] = "symbol",
     [VT_REC_CAPTURE] = "capture",
+    [VT_REC_FREE_FAILED] = "free_failed",
 };
 
 const vt_api_info *vt_api_get(enum vt_api api)
@@ -259,6 +260,9 @@ static const field FIELDS[VT_REC_MAX_][MAX_FIELDS] = {
     [VT_REC_SYMBOL] = {FLD(F_U64, symbol.ip), FLD(F_U32, symbol.index), FLD(F_U32, symbol.function),
                        FLD(F_U32, symbol.file), FLD(F_U32, symbol.line), FLD(F_U32, symbol.flags)},
     [VT_REC_CAPTURE] = {TS, FLD(F_U64, capture.stream), FLD(F_U32, capture.began)},
+    [VT_REC_FREE_FAILED] = {TS, FLD(F_ADDR, free_failed.addr), FLD(F_I32, free_failed.error),
+                            FLD(F_U32, free_failed.stack), FLD(F_U32, free_failed.call),
+                            FLD(F_U32, free_failed.flags)},
 };
 
 static const field *string_field(unsigned type)

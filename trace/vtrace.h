@@ -49,8 +49,9 @@ extern "C" {
  * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
  * 6: cudaHostAlloc and cuMemHostAlloc; 7: CUDA arrays; 8: pool_stat before
  * memory samples; 9: pool_stat before NVTX range ends; 10: the capture
- * record; 11: the api cuGraphLaunch (docs/trace.md, "Versioning") */
-#define VT_FORMAT_VERSION 11u
+ * record; 11: the api cuGraphLaunch; 12: the free_failed record
+ * (docs/trace.md, "Versioning") */
+#define VT_FORMAT_VERSION 12u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -91,18 +92,25 @@ enum vt_rec {
     VT_REC_VMM_UNMAP = 26,         /* cuMemUnmap: ts, address, size (v2) */
     VT_REC_PY_FRAME = 27,      /* (v2) Python frame: id, function string id, file string id, line */
     VT_REC_PY_STACK_NODE = 28, /* (v2) stack trie node holding a Python frame: id, parent, frame */
-    VT_REC_POOL_STAT = 29, /* (v2) memory pool at a failed stream-ordered allocation: ts, device,
-                              pool, reserved, used; precedes that failure's alloc_failed */
-    VT_REC_SYMBOL = 30,    /* a logical frame at a stack_node's ip, named on the recording
-                              machine (vramtrace symbolize): ip, index, function, file, line,
-                              flags */
-    VT_REC_CAPTURE = 31,   /* (v10) a CUDA stream capture began or ended (cuStreamBeginCapture,
-                              cuStreamEndCapture): ts, stream, began; written by the thread
-                              that made the call */
+    VT_REC_POOL_STAT = 29,   /* (v2) memory pool at a failed stream-ordered allocation: ts, device,
+                                pool, reserved, used; precedes that failure's alloc_failed */
+    VT_REC_SYMBOL = 30,      /* a logical frame at a stack_node's ip, named on the recording
+                                machine (vramtrace symbolize): ip, index, function, file, line,
+                                flags */
+    VT_REC_CAPTURE = 31,     /* (v10) a CUDA stream capture began or ended (cuStreamBeginCapture,
+                                cuStreamEndCapture): ts, stream, began; written by the thread
+                                that made the call */
+    VT_REC_FREE_FAILED = 32, /* (v12) a free call that failed (not a free: its memory, if
+                                any, stays live): ts, address, error, stack, call, flags */
     VT_REC_MAX_
 };
 
 /* Which API made an allocation; part of the format: append only. */
+/* free_failed flags: the address is a CUDA graph allocation node's (made by
+ * cuGraphAddMemAllocNode or a captured cudaMallocAsync), as the recorder
+ * knew it at the call. */
+#define VT_FREE_FAILED_GRAPH_NODE 1u
+
 enum vt_api {
     VT_API_UNKNOWN = 0,
     VT_API_CUDA_MALLOC = 1,           /* cudaMalloc */
@@ -383,6 +391,13 @@ typedef struct vt_event {
             uint64_t stream; /* the CUstream handle the capture is on */
             uint32_t began;  /* 1: began on this thread; 0: ended (on any thread) */
         } capture;
+        struct {
+            uint64_t addr;  /* the pointer, handle or array the call was given */
+            int32_t error;  /* what the call returned (cudaError_t or CUresult) */
+            uint32_t stack; /* the call's stack */
+            uint32_t call;  /* string id of the function's name ("cudaFreeAsync") */
+            uint32_t flags; /* VT_FREE_FAILED_* */
+        } free_failed;
         struct {
             uint32_t id, parent; /* same id space as stack_node */
             uint32_t frame;      /* py_frame id; 0 = the thread's Python frames are unknown */

@@ -15,6 +15,9 @@
  *   - g5: 300 MiB allocated and freed, then 500 MiB allocated (a node made
  *     by cuGraphAddNode) and freed: its launch is the run's peak, 64 + 8 +
  *     500 MiB, whose top site is that node's maker, generic_alloc_node;
+ *   - g6: captured and instantiated, never launched: cudaFreeAsync of its
+ *     allocation's address fails (INVALID_VALUE, as on an H200): the
+ *     report's one failed free, at a graph allocation node's address;
  *   - g4: two allocation nodes held at once, each 5/8 of the free
  *     memory: last, the launch runs out of memory (one failed allocation of
  *     both nodes' bytes, nothing allocated; on any device size).
@@ -151,6 +154,16 @@ int main(void)
 
     EXPECT(cuGraphExecDestroy(x5), CUDA_SUCCESS);
     EXPECT(cuGraphDestroy(g5), CUDA_SUCCESS);
+
+    /* g6: never launched, so freeing its allocation's address fails */
+    void *never;
+    cudaGraph_t g6 = capture(4 * MiB, false, &never);
+    cudaGraphExec_t x6;
+    EXPECT(cudaGraphInstantiate(&x6, g6, 0), cudaSuccess);
+    EXPECT(cudaFreeAsync(never, s), cudaErrorInvalidValue);
+    cudaGetLastError();
+    EXPECT(cudaGraphExecDestroy(x6), cudaSuccess);
+    EXPECT(cudaGraphDestroy(g6), cudaSuccess);
     size_t f = 0, t = 0, half;
     EXPECT(cudaMemGetInfo(&f, &t), cudaSuccess);
     /* two do not fit; by a wide margin, as the H200 granted two of half

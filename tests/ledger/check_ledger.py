@@ -31,6 +31,12 @@ device's total then (pinned host memory's for a failure on the host), and its
 "api" the ledger's (report_api). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
 
+Failed frees: a report of a trace that records them (format 12 and later:
+"failed_frees" a list, not null) lists each free call that failed; the
+ledger's "bad_free" lines (address, error) of the process must be the same
+calls: their number is totals.failed_frees, and the (address, error) pairs
+of the listed ones (the first 1000) are the ledger's first ones.
+
 --trace also holds the summary that ends the trace (docs/trace.md, "Summary":
 the recorder's most allocations live at once, all kinds) against the most
 allocations the ledger has live at once by the same rules; a trace that ends
@@ -115,6 +121,7 @@ class Process:
         self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
         self.fail_api = []  # the api of each fail, as the report names it (report_api)
         self.fail_oom = []  # whether each fail is out of memory (error 2)
+        self.bad_frees = []  # (address, error) of each "bad_free": a free call that failed
 
     def total(self, ident, device, kind, delta):
         """A live-bytes change of (device, kind): the watch, the device totals."""
@@ -205,7 +212,9 @@ class Process:
             self.vmm(op, o, where)
         elif op == "exit":
             self.exited = True
-        elif op not in ("bad_free", "pool_grow", "pool_release"):  # a pool's reserve: no allocation
+        elif op == "bad_free":
+            self.bad_frees.append((int(field(o, "addr", where), 16), field(o, "error", where)))
+        elif op not in ("pool_grow", "pool_release"):  # a pool's reserve: no allocation
             raise Unusable(f"{at(where)}: unknown op {op!r}")
 
     def result(self):
@@ -368,6 +377,26 @@ def compare_devices(proc, report):
     return problems
 
 
+def compare_failed_frees(proc, report):
+    """Mismatch messages of the failed frees (a report of a trace of format 12
+    or later; none before: its "failed_frees" is null)."""
+    listed = report.get("failed_frees")
+    if listed is None:
+        return []
+    total = report.get("totals", {}).get("failed_frees")
+    problems = []
+    if total != len(proc.bad_frees):
+        problems.append(f"failed frees: report {total}, ledger {len(proc.bad_frees)}")
+    got = sorted((int(x.get("address", "0"), 16), x.get("error")) for x in listed)
+    want = sorted(proc.bad_frees[:len(listed)])
+    for g, w in zip(got, want):
+        if g != w:
+            problems.append(f"failed free: report (0x{g[0]:x}, error {g[1]}), "
+                            f"ledger (0x{w[0]:x}, error {w[1]})")
+            break
+    return problems
+
+
 # The trace's summary frame (trace/records.h, docs/trace.md "Summary"): the
 # file's last 24 bytes.
 SUMMARY = struct.Struct("<II8sQ")
@@ -425,11 +454,13 @@ def main(argv=None):
         proc = replay(args.ledger, args.pid)
         expected = proc.result()
         reported = read_report(args.report, args.pid)
-        report = load_report(args.report, args.pid) if args.devices else None
+        report = load_report(args.report, args.pid)
     except Unusable as e:
         print(f"check_ledger: {e}", file=sys.stderr)
         return 2
     problems = compare(expected, reported, fields)
+    if not args.fields:  # counts only (--fields): a run other than the ledger's
+        problems += compare_failed_frees(proc, report)
     if args.devices:
         problems += compare_devices(proc, report)
     if args.trace:

@@ -167,6 +167,14 @@ void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free
     vtg_failed_on(g, t, size, stack, VT_ERROR_OUT_OF_MEMORY, 0, VT_API_CUDA_MALLOC, free_b, total);
 }
 
+void vtg_free_failed(vtg *g, uint64_t t, uint64_t addr, int32_t error, uint32_t stack,
+                     uint32_t call, uint32_t flags)
+{
+    put(g, (vt_event){.type = VT_REC_FREE_FAILED,
+                      .ts_ns = g->t0 + t,
+                      .u.free_failed = {addr, error, stack, call, flags}});
+}
+
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total)
 {
     put(g, (vt_event){.type = VT_REC_MEMINFO, .ts_ns = g->t0 + t, .u.meminfo = {0, free_b, total}});
@@ -405,6 +413,8 @@ static void sc_sections(vtg *g)
     vtg_push(g, t++, 1);
     vtg_failed(g, t++, 8 * GiB, 3, 3 * GiB, 4 * GiB);
     vtg_pop(g, t++);
+    vtg_string(g, 40, "cudaFree");
+    vtg_free_failed(g, t++, 0x80000000, 1, 3, 40, 0); /* freed already */
     vtg_end(g, t, 1);
 }
 

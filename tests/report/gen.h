@@ -68,6 +68,10 @@ void vtg_failed(vtg *g, uint64_t t, uint64_t size, uint32_t stack, uint64_t free
 void vtg_failed_on(vtg *g, uint64_t t, uint64_t size, uint32_t stack, int32_t error, int32_t device,
                    enum vt_api api, uint64_t free_b, uint64_t total);
 void vtg_meminfo(vtg *g, uint64_t t, uint64_t free_b, uint64_t total);
+/* A free call that failed (VT_REC_FREE_FAILED): call is a string id
+ * (vtg_string) of the function's name; flags VT_FREE_FAILED_*. */
+void vtg_free_failed(vtg *g, uint64_t t, uint64_t addr, int32_t error, uint32_t stack,
+                     uint32_t call, uint32_t flags);
 /* A stream-ordered pool's state on device 0 (VT_REC_POOL_STAT), bytes. */
 void vtg_pool_stat(vtg *g, uint64_t t, uint64_t pool, uint64_t reserved, uint64_t used);
 void vtg_push(vtg *g, uint64_t t, uint32_t name);

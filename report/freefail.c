@@ -1,0 +1,104 @@
+/* freefail.c: the free calls that failed (VT_REC_FREE_FAILED, trace format
+ * 12). A failed free frees nothing: what the address holds stays live. Each
+ * one is classified by what the recording held at its address at the time
+ * (the live map): an allocation starting there, which this call does not
+ * free (the wrong API's free, or a free refused for the error's reason), or
+ * none (a double free, a pointer inside an allocation, one never allocated
+ * or made before the recording). The recorder flags a CUDA graph allocation
+ * node's address (VT_FREE_FAILED_GRAPH_NODE): its memory exists only while a
+ * launch holds it, and freeing it otherwise fails (CUDA_ERROR_INVALID_VALUE
+ * on an H200, tests/gpu/README.md), which PyTorch's cudaMallocAsync
+ * allocator turns into an abort. docs/report.md, "Failed frees". */
+#include "state.h"
+
+#include <stdlib.h>
+
+void vr_free_failed_note(vr_state *s, const vt_event *ev)
+{
+    s->free_failed_total++;
+    if (s->nfree_failed == VR_FREE_FAILED_KEPT)
+        return;
+    if (s->nfree_failed == s->capfree_failed) {
+        s->capfree_failed = s->capfree_failed ? 2 * s->capfree_failed : 16;
+        s->free_failed = vr_xrealloc(s->free_failed, s->capfree_failed * sizeof *s->free_failed);
+    }
+    uint64_t a = ev->u.free_failed.addr;
+    const vr_live *l = vr_map_find(&s->live, a, NULL);
+    if (!l) /* a VMM handle's key (replay.c, live_key) */
+        l = vr_map_find(&s->live, a | (1ull << 63), NULL);
+    s->free_failed[s->nfree_failed++] = (vr_free_failed_raw){
+        .ts = ev->ts_ns,
+        .addr = a,
+        .error = ev->u.free_failed.error,
+        .stack = ev->u.free_failed.stack,
+        .call = ev->u.free_failed.call,
+        .flags = ev->u.free_failed.flags,
+        .live_size = l ? l->size : 0,
+        .live_kind = l ? l->kind : 0,
+    };
+}
+
+/* What error means for a free call, with a leading " (", or "". */
+static const char *free_error_meaning(int32_t error)
+{
+    switch (error) {
+    case 1:
+        return " (invalid value: the address was refused)";
+    case 400:
+        return " (invalid handle)";
+    case 713:
+        return " (host memory not registered)";
+    case 900:
+        return " (operation not permitted when a stream is capturing: a capture in the global "
+               "or thread-local mode forbids it, and that capture is now invalidated)";
+    case 906:
+        return " (the legacy stream while a blocking stream captures)";
+    default:
+        return "";
+    }
+}
+
+static const char *what_of(vr_arena *a, const vr_free_failed_raw *raw)
+{
+    char b1[32];
+    const char *held =
+        raw->live_size
+            ? vr_sprintf(a,
+                         "a live allocation starts there (%s, %s) and stays live: this call "
+                         "does not free that kind of memory, or it was refused for its error",
+                         vt_kind_name((enum vt_kind)raw->live_kind),
+                         vr_format_size(raw->live_size, b1, sizeof b1))
+            : "no live allocation starts there: freed already, a pointer inside an "
+              "allocation, never allocated, or made before the recording began";
+    if (!(raw->flags & VT_FREE_FAILED_GRAPH_NODE))
+        return held;
+    return vr_sprintf(a,
+                      "a CUDA graph allocation node's address, whose memory exists only while a "
+                      "launch of its graph holds it (%s). PyTorch's backend:cudaMallocAsync "
+                      "aborts here (\"CUDA error: invalid argument\" in a tensor's destructor) "
+                      "when a captured graph's outputs are dropped before any replay: replay the "
+                      "graph, or keep its outputs while it lives",
+                      raw->live_size ? held
+                                     : "the graph never ran, or the memory was freed already");
+}
+
+void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r)
+{
+    vr_free_failed *out = vr_alloc(s->arena, (s->nfree_failed ? s->nfree_failed : 1) * sizeof *out);
+    for (size_t i = 0; i < s->nfree_failed; i++) {
+        const vr_free_failed_raw *raw = &s->free_failed[i];
+        out[i] = (vr_free_failed){
+            .t_ns = vr_rel_ns(s, raw->ts),
+            .addr = raw->addr,
+            .error = raw->error,
+            .error_meaning = free_error_meaning(raw->error),
+            .call = vr_strdup(s->arena, vr_state_string(s, raw->call)),
+            .what = what_of(s->arena, raw),
+            .graph_node = (raw->flags & VT_FREE_FAILED_GRAPH_NODE) != 0,
+            .stack = vr_symbolize(sy, raw->stack),
+        };
+    }
+    r->free_failed = out;
+    r->nfree_failed = s->nfree_failed;
+    r->free_failed_total = s->free_failed_total;
+}
