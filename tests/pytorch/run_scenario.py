@@ -120,6 +120,13 @@ SCENARIOS = {
     # only while a replay holds it, so the truth is the device's ledger.
     "graphs_4_tensors": (["sc_graphs.py", "4", "300"], {}, ["--torch-tensors"],
                          ["fits", "ledger", "tensors_not_cache"]),
+    # The same without the replays: PyTorch aborts in a tensor's destructor
+    # when its graph never ran (as on an H200 with PyTorch 2.11); the report's
+    # last failed free must be the address of PyTorch's last warning
+    # ("Attempting uncaptured free of a captured allocation with address"), at
+    # a graph allocation node's address, with the process killed by SIGABRT.
+    "graphs_5_abort": (["sc_graphs.py", "4", "300", "noreplay"], {}, ["--torch-tensors"],
+                       ["aborted_free", "ledger"]),
     # ... until an eager tensor runs out while graphs hold their pools
     "graphs_3_oom": (["sc_graphs.py", "3", "400", "oom"], {"VRAMTRACE_SIM_MEMORY": "1GiB"}, [],
                      ["reserved", "graph_oom"]),
@@ -344,13 +351,22 @@ class Run:
             raise RuntimeError(f"vramtrace report failed: {q.stderr.strip()}")
         with open(rep) as f:
             self.rep = json.load(f)
+        if "aborted_free" in self.checks and not os.path.exists(stats):
+            self.torch = {}  # the script aborted before writing its numbers
+            return
         with open(stats) as f:
             self.torch = json.load(f)
 
 
+def exit_code(rc):
+    """A subprocess's status as a shell gives it (killed by signal N: 128 + N),
+    the way `vramtrace run` returns a killed child's."""
+    return 128 - rc if rc < 0 else rc
+
+
 def check_same(plain, traced):
     ok = True
-    if plain.returncode != traced.returncode:
+    if exit_code(plain.returncode) != exit_code(traced.returncode):
         ok = fail(f"exit status {plain.returncode} without vramtrace, {traced.returncode} with")
     if plain.stdout != traced.stdout:
         ok = fail(f"stdout differs:\n--- plain\n{plain.stdout}--- traced\n{traced.stdout}")
@@ -507,6 +523,23 @@ def check(r, what, tq):
         return ("oom_message" in tq or fail("PyTorch raised no out-of-memory error")) and (
             t["failed_allocations"] == 0 or fail("a CUDA call failed: not PyTorch's own cap")) and (
             kind == "exited" or fail(f"headline {kind} for a run that died of out of memory"))
+    if what == "aborted_free":
+        # PyTorch's own record: its warning before each uncaptured free of a
+        # captured allocation; the last one is the free that failed and aborted
+        warned = re.findall(r"uncaptured free of a captured allocation with address (0x[0-9a-f]+)",
+                            getattr(r, "traced_stderr", ""))
+        frees = rep.get("failed_frees") or []
+        last = frees[-1] if frees else {}
+        sig = rep["program"]["exit"].get("signal")
+        print(f"PyTorch's last warned address {warned[-1] if warned else None}; vramtrace's last "
+              f"failed free {last.get('call')}({last.get('address')}) error {last.get('error')}, "
+              f"graph node {last.get('graph_node')}; killed by signal {sig}")
+        return (warned or fail("PyTorch warned of no uncaptured free")) and (
+            frees or fail("vramtrace recorded no failed free")) and (
+            int(last.get("address", "0"), 16) == int(warned[-1], 16)
+            or fail("the failed free is not at PyTorch's last warned address")) and (
+            last.get("graph_node") is True or fail("not flagged a graph allocation node's")) and (
+            sig == 6 or fail(f"not killed by SIGABRT ({sig})"))
     if what == "ledger":
         # the simulated device's own ledger of the traced run: every device
         # allocation and free, peaks, leaks (tests/ledger/check_ledger.py)
