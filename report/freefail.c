@@ -24,8 +24,8 @@ void vr_free_failed_note(vr_state *s, const vt_event *ev)
     }
     uint64_t a = ev->u.free_failed.addr;
     const vr_live *l = vr_map_find(&s->live, a, NULL);
-    if (!l) /* a VMM handle's key (replay.c, live_key) */
-        l = vr_map_find(&s->live, a | (1ull << 63), NULL);
+    if (!l) /* a VMM handle (cuMemRelease) */
+        l = vr_map_find(&s->live, vr_handle_key(a), NULL);
     s->free_failed[s->nfree_failed++] = (vr_free_failed_raw){
         .ts = ev->ts_ns,
         .addr = a,

@@ -66,6 +66,15 @@ typedef struct vr_map_hint {
     uint64_t mods;
 } vr_map_hint;
 
+/* The live-map key of a VMM handle (cuMemCreate): handles are not addresses
+ * and may equal a device pointer's value, so they get their own key space,
+ * bit 63, which no device or host virtual address has (x86-64 and CUDA's
+ * unified addressing use at most 57 bits). An address is its own key. */
+static inline uint64_t vr_handle_key(uint64_t handle)
+{
+    return handle | 1ull << 63;
+}
+
 /* The 32-bit hash the map files a key under (MurmurHash3's 64-bit finalizer,
  * fmix64, public domain): for callers that look one key up more than once
  * (prefetch, then find) and hash it once. */

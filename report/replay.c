@@ -152,13 +152,10 @@ static void hold(vr_state *s, vr_live *l, uint8_t kind)
     s->pend[s->npend++] = vr_map_index_sized(&s->live, l, sizeof *l); /* no division */
 }
 
-/* Live-map key of an allocation: VMM handles (cuMemCreate) are not addresses
- * and may equal a device pointer's value, so they get their own key space:
- * bit 63, which no device or host virtual address has (x86-64 and CUDA's
- * unified addressing use at most 57 bits). */
+/* Live-map key of an allocation (vr_handle_key for a VMM handle). */
 static uint64_t live_key(const vr_state *s, uint64_t addr, enum vt_api api)
 {
-    return vr_api(s, api)->handle ? addr | (1ull << 63) : addr;
+    return vr_api(s, api)->handle ? vr_handle_key(addr) : addr;
 }
 
 /* The live-map key of an ALLOC or FREE event, 0 for other events. */

@@ -185,7 +185,7 @@ typedef struct held_site {
 
 static uint64_t alloc_key(uint64_t addr, enum vt_api api)
 {
-    return api == VT_API_CU_MEM_CREATE ? addr | 1ull << 63 : addr;
+    return api == VT_API_CU_MEM_CREATE ? vr_handle_key(addr) : addr;
 }
 
 /* Device memory of device id live in path's trace at time t (CLOCK_MONOTONIC
