@@ -70,7 +70,7 @@ def check_ledger_case(o, trace_name, argv, fields):
     ledger = sim_ledger(o, trace_name, argv)
     rep = os.path.join(o.work, trace_name + ".report.json")
     report_json(o, os.path.join(o.fixtures, trace_name + ".vtrace"), rep)
-    cmd = [sys.executable, CHECK_LEDGER, "--ledger", ledger, "--report", rep]
+    cmd = [sys.executable, CHECK_LEDGER, "--ledger", ledger, "--report", rep, "--other-run"]
     if fields:
         cmd += ["--fields", fields]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
