@@ -359,6 +359,8 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
     bool have;
     if (!t)
         return;
+    if (error == VT_ERROR_OUT_OF_MEMORY)
+        vti_write_graph_pool(t, device);
     ev.ts_ns = vti_stamp();
     ev.u.failed.stack = stack;
     note_device(t, device);

@@ -895,6 +895,12 @@ static inline bool vti_free_took_effect(int rc)
  * Nothing when the driver cannot answer. Written before the failure's
  * alloc_failed record. */
 void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
+/* Before a failed allocation's record on device (out of memory) on thread
+ * t: a VT_REC_POOL_STAT of the device's CUDA graph memory pool (pool
+ * VT_POOL_GRAPH; cuDeviceGetGraphMemAttribute's reserved and used bytes)
+ * when it holds memory: freed graph memory the driver keeps, or what a
+ * graph launch that ran out of memory left there (docs/trace.md). */
+void vti_write_graph_pool(vti_thread *t, int device);
 /* After a stream-ordered allocation from pool (0: the device's current
  * one), before it is recorded: when it failed, vti_rec_pool_stat; when it
  * succeeded from a pool given by name not seen before, that pool is

@@ -302,6 +302,23 @@ bool vr_pool_at_limit(const vr_oom *o);
 const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o);
 void vr_pool_text(FILE *f, const vr_oom *o);
 void vr_pool_json(FILE *f, const vr_oom *o);
+/* graphpool.c: whether failure o's request would have fit in the device's
+ * free memory and what the CUDA graph memory pool kept (graph_pool_kept_bytes). */
+bool vr_graph_pool_would_fit(const vr_oom *o);
+/* For a capacity failure's explanation (arena a): the addend of its sum
+ * (" + what the CUDA graph memory pool kept (...)"; "" when it kept nothing
+ * or the failure is a graph launch's, whose pool afterwards may hold what
+ * the launch itself left) and the closing clause ("; without what the graph
+ * pool kept ..." where the request would have fit; the launch's "; after
+ * it failed ..."; else ""). */
+const char *vr_graph_pool_addend(vr_arena *a, const vr_oom *o);
+const char *vr_graph_pool_clause(vr_arena *a, const vr_oom *o);
+/* The remedy of a failure the graph pool's kept memory would have let fit. */
+const char *vr_graph_pool_remedy(vr_arena *a, const vr_oom *o);
+/* A failure's graph pool line (text) and "graph_pool" member (JSON, with
+ * its comma; null without a sample). */
+void vr_graph_pool_text(FILE *f, const vr_oom *o);
+void vr_graph_pool_json(FILE *f, const vr_oom *o);
 
 /* util.c: length (2..4) of the well-formed UTF-8 sequence at p (a byte >=
  * 0x80), 0 when it is not one (RFC 3629 section 4). */

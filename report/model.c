@@ -1146,9 +1146,10 @@ static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom
         char b7[32];
         const char *e = vr_sprintf(
             a,
-            "live data (%s) + the request (%s) exceed the device (%s, %s of it used outside "
+            "live data (%s) + the request (%s)%s exceed the device (%s, %s of it used outside "
             "the recording: %s in use at the start, %s since%s%s%s); dominated by %s",
             vr_format_size(o->live_allocated, b1, sizeof b1), request_words(a, o),
+            vr_graph_pool_addend(a, o),
             o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
                                   : "size unknown",
             vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
@@ -1160,6 +1161,7 @@ static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom
                                 "granularity"
                               : "",
             dom[0] ? dom : "nothing recorded");
+        e = vr_sprintf(a, "%s%s", e, vr_graph_pool_clause(a, o));
         return batch_advice(a, r, o, e);
     }
     }

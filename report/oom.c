@@ -465,6 +465,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.live_captured = d->captured;
     o->o.live_graph = d->graph;
     vr_oom_take_pool(d, ev, &o->o);
+    vr_oom_take_graph_pool(d, ev, &o->o);
     if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
         o->o.mapping_bytes = t->unmapped;
     o->stack = ev->u.failed.stack;

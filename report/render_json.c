@@ -303,6 +303,7 @@ static void ooms(FILE *f, const vr_report *r)
                 i == fatal ? "true" : "false");
         suggested_batch(f, o);
         vr_pool_json(f, o);
+        vr_graph_pool_json(f, o);
         fprintf(f, "\"mapping_bytes\":%" PRIu64 ",", o->mapping_bytes);
         key(f, "api");
         vr_json_str(f, o->api);

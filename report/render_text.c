@@ -225,6 +225,7 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
     else
         fprintf(f, "  verdict: %s: %s\n", vr_verdict_name(o->verdict), o->explanation);
     vr_pool_text(f, o);
+    vr_graph_pool_text(f, o);
     if (o->live_captured)
         fprintf(f,
                 "  of the %s live then, %s was allocated during CUDA graph captures (kept while "

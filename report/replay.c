@@ -532,7 +532,10 @@ static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event
         on_vmm_unmap(s, ev);
         break;
     case VT_REC_POOL_STAT:
-        vr_pool_stat(s, ev);
+        if (ev->u.pool.pool == VT_POOL_GRAPH)
+            vr_graph_pool_stat(s, ev);
+        else
+            vr_pool_stat(s, ev);
         break;
     default: /* marks, start/end ranges, region names: not needed here */
         break;

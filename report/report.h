@@ -232,6 +232,13 @@ typedef struct vr_oom {
      * free bytes agree that they still do: those bytes, counted in
      * live_reserved and heap_free; else 0. JSON "pools_free_bytes". */
     uint64_t pools_free_bytes;
+    /* The device's CUDA graph memory pool right after the failure (a
+     * pool_stat of VT_POOL_GRAPH; trace format 13, and only when the pool
+     * held memory): its reserved bytes, and the part no live graph
+     * allocation holds (reserved - live_graph), which is counted in
+     * live_reserved. JSON "graph_pool" (null without). */
+    bool has_graph_pool;
+    uint64_t graph_pool_reserved_bytes, graph_pool_kept_bytes;
     /* A failed VMM handle creation (cuMemCreate): the bytes of handles the
      * same thread created since its last mapping, not yet mapped: the pages
      * made for the same mapping before this one failed (PyTorch's expandable

@@ -306,7 +306,12 @@ typedef struct vr_devstate {
      * pool_stat (same entries), and when (ns since the start) */
     uint64_t pool_reserved_peak, pool_reserved_peak_t;
     uint32_t npools;
-    bool pool_sampled;  /* a pool_stat of the device was seen */
+    bool pool_sampled; /* a pool_stat of the device was seen */
+    /* a graph memory pool's pool_stat (VT_POOL_GRAPH) waiting for the same
+     * thread's next failure (graphpool.c): its reserved bytes */
+    bool gpool_pending;
+    uint32_t gpool_tid;
+    uint64_t gpool_reserved;
     bool pool_allocs;   /* a stream-ordered allocation was made on it */
     vr_bucket *buckets; /* grows by doubling up to VR_TIMELINE_BUCKETS */
     size_t nbuckets, capbuckets;
@@ -895,6 +900,17 @@ void vr_oom_meminfo(vr_state *s, const vt_event *ev);
  * the first VR_FREE_FAILED_KEPT are kept, all are counted. */
 #define VR_FREE_FAILED_KEPT 1000
 void vr_free_failed_note(vr_state *s, const vt_event *ev);
+
+/* graphpool.c: a device's CUDA graph memory pool at a failed allocation. */
+/* A VT_REC_POOL_STAT of pool VT_POOL_GRAPH: held on its device until the
+ * same thread's next failure. */
+void vr_graph_pool_stat(vr_state *s, const vt_event *ev);
+/* At failure ev on device d (after o->live_graph is set), when a graph pool
+ * state is held for ev's thread: o->has_graph_pool, its reserved bytes, and
+ * the part no live graph allocation holds (graph_pool_kept_bytes, bytes),
+ * which is added to o->live_reserved: the process's, not use outside the
+ * recording. */
+void vr_oom_take_graph_pool(vr_devstate *d, const vt_event *ev, vr_oom *o);
 
 /* pool.c: a memory pool's state at a failed stream-ordered allocation. */
 /* A VT_REC_POOL_STAT: held on its device until the same thread's failure,

@@ -265,6 +265,8 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
                    "DataLoader pin_memory=False or fewer workers) or give the host more memory";
         if (vr_pool_at_limit(o))
             return vr_pool_limit_remedy(r->arena, o);
+        if (vr_graph_pool_would_fit(o))
+            return vr_graph_pool_remedy(r->arena, o);
         if (o->max_batch > 0 && !strcmp(o->batch_kind, "measured"))
             return vr_sprintf(r->arena,
                               "use --batch %" PRId64 " (measured: the largest batch that fits "

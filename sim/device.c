@@ -88,9 +88,12 @@ static void devices_child(void)
         pthread_mutex_init(&sim_devices[i].lock, NULL);
 }
 
+static size_t graph_pool_reserved(int device);
+
 static void state_init_once(void)
 {
     sim_config_load(&sim_cfg);
+    sim_ledger_graph_pool_source(graph_pool_reserved);
     sim_shared_init();
     for (int i = 0; i < sim_cfg.ndevices; i++)
         if (device_init(&sim_devices[i], i) != 0)
@@ -123,7 +126,8 @@ static size_t bucket(uintptr_t p)
 
 static size_t device_taken(const struct sim_device *d)
 {
-    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pools_reserved + d->phys_used;
+    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pools_reserved + d->phys_used +
+           d->gpool.reserved + d->gpool.base;
 }
 
 /* Bytes still free on the device: this process's and the other processes'
@@ -216,9 +220,13 @@ static void release_pages(const struct sim_device *d, uintptr_t start, size_t le
     give_pages(start, end);
 }
 
-/* Take `len` bytes of the device's range if the accounting allows; locked. */
+/* Take `len` bytes of the device's range if the accounting allows, after
+ * the graph pool released what no graph allocation uses when it must (an
+ * H200's cudaMalloc of more than the free memory succeeded that way); locked. */
 static uintptr_t device_take(struct sim_device *d, size_t len, size_t align)
 {
+    if (len > device_room(d) && sim_gpool_trim(&d->gpool))
+        device_publish(d);
     if (len > device_room(d))
         return 0;
     return ra_take(&d->ra, len, align);
@@ -332,10 +340,10 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
     if (a->kind == SIM_GRAPH_MEM) {
         gmem_released(d, a->gmem);
         give_pages(a->ptr, a->ptr + a->rounded);
-    } else {
-        ra_give(&d->ra, a->ptr, a->rounded);
-        release_pages(d, a->ptr, a->rounded);
+        return;
     }
+    ra_give(&d->ra, a->ptr, a->rounded);
+    release_pages(d, a->ptr, a->rounded);
     d->used -= a->rounded;
     device_publish(d);
 }
@@ -566,14 +574,6 @@ size_t sim_alloc_rounded(size_t size)
     return sim_round(size);
 }
 
-size_t sim_device_room(struct sim_device *d)
-{
-    pthread_mutex_lock(&d->lock);
-    size_t room = device_room(d);
-    pthread_mutex_unlock(&d->lock);
-    return room;
-}
-
 struct sim_gmem *sim_gmem_new(struct sim_device *d, size_t size)
 {
     size_t r = sim_round(size);
@@ -584,7 +584,7 @@ struct sim_gmem *sim_gmem_new(struct sim_device *d, size_t size)
     if (graph_range(d) == 0)
         g->va = ra_take(&d->gra, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
     if (g->va) {
-        *g = (struct sim_gmem){d, g->va, size, r, 1, false, d->gmems};
+        *g = (struct sim_gmem){d, g->va, size, r, 1, false, 0, d->gmems};
         d->gmems = g;
     }
     pthread_mutex_unlock(&d->lock);
@@ -626,10 +626,11 @@ void sim_gmem_unref(struct sim_gmem *g)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* g's memory was freed (release_alloc, which gives back its bytes); locked. */
+/* g's memory was freed (release_alloc): its charge stays in the graph pool,
+ * free for the next graph allocation; locked. */
 static void gmem_released(struct sim_device *d, struct sim_gmem *g)
 {
-    d->graph_used -= g->rounded;
+    d->gpool.live -= g->charge;
     g->live = false;
     gmem_dispose_if_done(d, g);
 }
@@ -663,20 +664,19 @@ int sim_gmem_map(struct sim_gmem *g)
     if (!d->ctx.active)
         sim_ctx_activate(d);
     struct sim_alloc *a = NULL;
+    size_t charge = sim_gpool_charge(g->rounded), room = device_room(d);
     if (g->live)
         err = CUDA_ERROR_INVALID_VALUE;
-    else if (g->rounded > device_room(d) ||
+    else if (!sim_gpool_reserve(&d->gpool, charge, &room) ||
              !(a = record(d, g->va, g->size, g->rounded, SIM_GRAPH_MEM, NULL)))
         err = CUDA_ERROR_OUT_OF_MEMORY;
     if (a) {
         a->gmem = g;
         g->live = true;
-        d->used += g->rounded;
-        d->graph_used += g->rounded;
-        if (d->graph_used > d->graph_used_high)
-            d->graph_used_high = d->graph_used;
-        device_publish(d);
+        g->charge = charge;
+        d->gpool.live += charge;
     }
+    device_publish(d);
     pthread_mutex_unlock(&d->lock);
     return err;
 }
@@ -696,18 +696,62 @@ void sim_gmem_unmap(struct sim_gmem *g)
     free(a);
 }
 
-void sim_graph_mem_usage(struct sim_device *d, size_t *cur, size_t *high)
+bool sim_gmem_launch_reserve(struct sim_device *d, size_t demand, size_t credit)
 {
     pthread_mutex_lock(&d->lock);
-    *cur = d->graph_used;
-    *high = d->graph_used_high;
+    size_t room = device_room(d);
+    bool fits = demand <= credit || sim_gpool_reserve(&d->gpool, demand - credit, &room);
+    device_publish(d);
+    pthread_mutex_unlock(&d->lock);
+    return fits;
+}
+
+void sim_gmem_launch_failed(struct sim_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    sim_gpool_exhaust(&d->gpool, device_room(d));
+    device_publish(d);
     pthread_mutex_unlock(&d->lock);
 }
 
-void sim_graph_mem_reset_high(struct sim_device *d)
+/* The ledger's fail lines (ledger.c): device's graph pool reserve now. */
+static size_t graph_pool_reserved(int device)
+{
+    if (device < 0 || device >= sim_cfg.ndevices)
+        return 0;
+    struct sim_device *d = &sim_devices[device];
+    pthread_mutex_lock(&d->lock);
+    size_t r = d->gpool.reserved;
+    pthread_mutex_unlock(&d->lock);
+    return r;
+}
+
+void sim_graph_mem_trim(struct sim_device *d)
 {
     pthread_mutex_lock(&d->lock);
-    d->graph_used_high = d->graph_used;
+    if (sim_gpool_trim(&d->gpool))
+        device_publish(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void sim_graph_mem_usage(struct sim_device *d, size_t *used, size_t *reserved, size_t *used_high,
+                         size_t *reserved_high)
+{
+    pthread_mutex_lock(&d->lock);
+    *used = d->gpool.reserved - d->gpool.stuck;
+    *reserved = d->gpool.reserved;
+    *used_high = d->gpool.used_high;
+    *reserved_high = d->gpool.reserved_high;
+    pthread_mutex_unlock(&d->lock);
+}
+
+void sim_graph_mem_reset_high(struct sim_device *d, bool reserved)
+{
+    pthread_mutex_lock(&d->lock);
+    if (reserved)
+        d->gpool.reserved_high = d->gpool.reserved;
+    else
+        d->gpool.used_high = d->gpool.reserved - d->gpool.stuck;
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -734,6 +778,8 @@ void sim_ctx_destroy(struct sim_device *d)
         pool_trim_locked(p, 0);
     d->pool.release_threshold = 0;
     d->pool.reserved_high = d->pool.used_high = 0;
+    sim_gpool_clear(&d->gpool);
+    d->gpool.reserved_high = d->gpool.used_high = 0;
     d->ctx.active = 0;
     device_publish(d);
     sim_host_context_end(d->ordinal);

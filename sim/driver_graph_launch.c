@@ -97,30 +97,29 @@ static CUresult mem_valid(const struct sim_node_op *ops, size_t n, bool auto_fre
     return CUDA_SUCCESS;
 }
 
-/* Whether device d has the room for the launch: the most bytes its
- * allocation nodes hold at once, in node order, after the frees of
- * AUTO_FREE_ON_LAUNCH. */
+/* Whether device d has the room for the launch, reserving it in d's graph
+ * pool (sim_gmem_launch_reserve): the charges of all its allocation nodes
+ * on d, less those of the allocations AUTO_FREE_ON_LAUNCH frees first. */
 static bool mem_fits(const struct sim_node_op *ops, size_t n, bool auto_free, struct sim_device *d)
 {
-    long long held = 0, most = 0;
+    size_t demand = 0, credit = 0;
     for (size_t i = 0; i < n; i++) {
-        if (ops[i].kind != SIM_NODE_MEM_ALLOC && ops[i].kind != SIM_NODE_MEM_FREE)
+        if (ops[i].kind != SIM_NODE_MEM_ALLOC || ops[i].u.gmem->d != d)
             continue;
-        const struct sim_gmem *g = ops[i].u.gmem;
-        if (g->d != d)
-            continue;
-        if (freed_first(&ops[i], auto_free))
-            held -= (long long)g->rounded;
+        size_t charge = sim_gpool_charge(ops[i].u.gmem->rounded);
+        demand += charge;
+        credit += freed_first(&ops[i], auto_free) ? charge : 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        if ((ops[i].kind != SIM_NODE_MEM_ALLOC && ops[i].kind != SIM_NODE_MEM_FREE) ||
-            ops[i].u.gmem->d != d)
-            continue;
-        held += ops[i].kind == SIM_NODE_MEM_ALLOC ? (long long)ops[i].u.gmem->rounded
-                                                  : -(long long)ops[i].u.gmem->rounded;
-        most = held > most ? held : most;
-    }
-    return (size_t)most <= sim_device_room(d);
+    return sim_gmem_launch_reserve(d, demand, credit);
+}
+
+/* Whether an allocation node before ops[i] is on ops[i]'s device. */
+static bool seen_before(const struct sim_node_op *ops, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (ops[k].kind == SIM_NODE_MEM_ALLOC && ops[k].u.gmem->d == ops[i].u.gmem->d)
+            return true;
+    return false;
 }
 
 /* A launch without the room records one failed allocation in the sim's
@@ -133,9 +132,13 @@ static CUresult mem_room(const struct sim_node_op *ops, size_t n, bool auto_free
     struct sim_device *first = NULL;
     bool fits = true;
     for (size_t i = 0; i < n; i++)
-        if (ops[i].kind == SIM_NODE_MEM_ALLOC) {
-            first = first ? first : ops[i].u.gmem->d;
-            fits = fits && mem_fits(ops, n, auto_free, ops[i].u.gmem->d);
+        if (ops[i].kind == SIM_NODE_MEM_ALLOC && !seen_before(ops, i)) {
+            struct sim_device *d = ops[i].u.gmem->d;
+            first = first ? first : d;
+            if (!mem_fits(ops, n, auto_free, d)) {
+                fits = false;
+                sim_gmem_launch_failed(d);
+            }
         }
     if (fits)
         return CUDA_SUCCESS;

@@ -185,16 +185,21 @@ CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dpt
     return CUDA_SUCCESS;
 }
 
-/* The sim's graph memory keeps nothing freed in reserve (a free gives the
- * bytes back to the device at once), so there is nothing to trim. */
+/* The device's graph pool releases what no live graph allocation uses
+ * (README.md "Graph memory nodes": not what a launch that ran out of memory
+ * took, as on an H200). */
 CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice device)
 {
     CUresult err = sim_check_init();
-    return err ? err : sim_check_device(device);
+    if (err || (err = sim_check_device(device)))
+        return err;
+    sim_graph_mem_trim(&sim_devices[device]);
+    return CUDA_SUCCESS;
 }
 
-/* Used and reserved are the same: the device memory of the live graph
- * allocations (their rounded bytes), now and at most since the last reset. */
+/* The device's graph pool (sim_graph_mem_usage): reserved, the bytes of its
+ * reserve; used, that less what a launch that ran out of memory took; and
+ * their high watermarks since the last reset. */
 CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,
                                               void *value)
 {
@@ -204,16 +209,16 @@ CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attrib
     if (!value || attr < CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT ||
         attr > CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
         return CUDA_ERROR_INVALID_VALUE;
-    size_t cur, high;
-    sim_graph_mem_usage(&sim_devices[device], &cur, &high);
-    bool is_high =
-        attr == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH || attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH;
-    *(cuuint64_t *)value = is_high ? high : cur;
+    size_t v[4];
+    sim_graph_mem_usage(&sim_devices[device], &v[0], &v[2], &v[1], &v[3]);
+    /* cuda.h's order: USED_MEM_CURRENT, USED_MEM_HIGH, RESERVED_MEM_CURRENT,
+     * RESERVED_MEM_HIGH */
+    *(cuuint64_t *)value = v[attr - CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT];
     return CUDA_SUCCESS;
 }
 
 /* Only a high watermark can be set, and only to 0 (cuda.h): it becomes the
- * current use. */
+ * current value. */
 CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,
                                               void *value)
 {
@@ -223,6 +228,6 @@ CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attrib
     if ((attr != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && attr != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) ||
         !value || *(cuuint64_t *)value != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    sim_graph_mem_reset_high(&sim_devices[device]);
+    sim_graph_mem_reset_high(&sim_devices[device], attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH);
     return CUDA_SUCCESS;
 }

@@ -131,13 +131,28 @@ void sim_ledger_scope_end(int *token)
     vtsim_ledger_leave(*token);
 }
 
+/* The reserved bytes of a device's graph memory pool, for fail lines: told
+ * by the driver's devices (device.c); none in the runtime's copy. */
+static size_t (*graph_pool_of)(int device);
+
+void sim_ledger_graph_pool_source(size_t (*reserved)(int device))
+{
+    graph_pool_of = reserved;
+}
+
 int vtsim_ledger_fail(const char *kind, int device, size_t size, int err)
 {
     if (err == 0 || tl_failed)
         return err;
     tl_failed = tl_depth > 0;
-    ledger_line("fail", ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d", kind, device,
-                size, err);
+    size_t graph = device >= 0 && err == 2 && graph_pool_of ? graph_pool_of(device) : 0; /* OOM */
+    if (graph)
+        ledger_line("fail",
+                    ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d,\"graph_pool\":%zu",
+                    kind, device, size, err, graph);
+    else
+        ledger_line("fail", ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d", kind,
+                    device, size, err);
     return err;
 }
 

@@ -27,6 +27,10 @@ void vtsim_ledger_leave(int token);
  * was written yet in the current outermost scope. size: requested bytes;
  * device -1 for host kinds. Returns err unchanged. */
 int vtsim_ledger_fail(const char *kind, int device, size_t size, int err);
+/* The driver's devices tell the ledger how to read a device's graph memory
+ * pool's reserved bytes (the optional "graph_pool" of out-of-memory fail
+ * lines, README.md "Ledger"). */
+void sim_ledger_graph_pool_source(size_t (*reserved)(int device));
 
 /* Allocation / end of an allocation's life (size: the API's size, bytes). */
 void sim_ledger_alloc(const char *kind, int device, uintptr_t addr, size_t size);

@@ -65,9 +65,10 @@ struct sim_device;
 struct sim_gmem {
     struct sim_device *d;
     uintptr_t va;
-    size_t size, rounded; /* requested; taken from the device while live */
+    size_t size, rounded; /* requested; taken from the graph pool while live */
     unsigned refs;
     bool live;
+    size_t charge;         /* the graph pool's bytes it holds while live (sim_gpool_charge) */
     struct sim_gmem *next; /* the device's list */
 };
 
@@ -82,20 +83,67 @@ void sim_gmem_unref(struct sim_gmem *g);
 /* The graph allocation whose address is va (its start), or NULL. */
 struct sim_gmem *sim_gmem_find(uintptr_t va);
 bool sim_gmem_live(struct sim_gmem *g);
-/* Makes g's memory live (a launch): the sim's ledger records an allocation
- * of g->size bytes at g->va. CUDA_ERROR_OUT_OF_MEMORY when the device lacks
- * the room, CUDA_ERROR_INVALID_VALUE when it is live already. */
+/* Makes g's memory live (a launch) in the device's graph pool: the sim's
+ * ledger records an allocation of g->size bytes at g->va.
+ * CUDA_ERROR_OUT_OF_MEMORY when neither the pool nor the device has the
+ * room, CUDA_ERROR_INVALID_VALUE when it is live already. */
 int sim_gmem_map(struct sim_gmem *g);
-/* Frees g's memory when live (the ledger records the free). */
+/* Frees g's memory when live (the ledger records the free); its bytes stay
+ * in the graph pool. */
 void sim_gmem_unmap(struct sim_gmem *g);
-/* Bytes d can still give (its capacity less what is taken). */
-size_t sim_device_room(struct sim_device *d);
-/* The device memory d's live graph allocations take, now and at most since
- * the last sim_graph_mem_reset_high (cudaGraphMemAttrUsedMemHigh). */
-void sim_graph_mem_usage(struct sim_device *d, size_t *cur, size_t *high);
-void sim_graph_mem_reset_high(struct sim_device *d);
+/* A launch's graph memory on d: reserves the charges (sim_gpool_charge) of
+ * its allocation nodes on d, after `credit` bytes of charges its
+ * AUTO_FREE_ON_LAUNCH frees give back. false when the pool and the
+ * device's free memory cannot hold them (nothing reserved). */
+bool sim_gmem_launch_reserve(struct sim_device *d, size_t demand, size_t credit);
+/* A launch on d ran out of memory: the graph pool keeps what it took (an
+ * H200: all the device's free memory, in 32 MiB steps, to the context's end). */
+void sim_gmem_launch_failed(struct sim_device *d);
+/* cuDeviceGraphMemTrim: d's graph pool releases what no live allocation
+ * uses (not what a failed launch took). */
+void sim_graph_mem_trim(struct sim_device *d);
+/* d's graph pool's CU_GRAPH_MEM_ATTR_* values in bytes: used (reserved less
+ * what a failed launch took), reserved, and their high watermarks since
+ * the last sim_graph_mem_reset_high. */
+void sim_graph_mem_usage(struct sim_device *d, size_t *used, size_t *reserved, size_t *used_high,
+                         size_t *reserved_high);
+/* Resets the used (reserved: false) or reserved high watermark to its
+ * current value. */
+void sim_graph_mem_reset_high(struct sim_device *d, bool reserved);
 /* The bytes an allocation of size takes on a device (the sim's rounding). */
 size_t sim_alloc_rounded(size_t size);
+
+/* The graph memory pool of a device (graph_pool.c; README.md "Graph memory
+ * nodes"), in bytes: what an H200 showed (tests/gpu/probe_graphpool.c). A
+ * live graph allocation holds its rounded bytes rounded up to 32 MiB of the
+ * reserve (its charge); a launch first reserves the charges of all its
+ * allocation nodes at once (memory freed inside the launch is not reused by
+ * its later nodes), growing the reserve by what is missing, rounded up to
+ * 32 MiB (or exactly, when that does not fit). Freed memory stays reserved
+ * until a trim, or a cudaMalloc that needs the room, releases what no live
+ * allocation holds. A launch that ran out of memory leaves the device's
+ * free memory, rounded down to 32 MiB, stuck in the reserve (counted as
+ * reserved, not used) until the context ends. The first reserve also
+ * takes SIM_GRAPH_POOL_BASE of the device, outside the attributes, to the
+ * context's end (both H200 probes: 2 MiB). */
+#define SIM_GRAPH_POOL_BASE ((size_t)2 << 20)
+struct sim_gpool {
+    size_t reserved, stuck, live, base;
+    size_t reserved_high, used_high;
+};
+/* The reserve a live graph allocation of rounded bytes holds. */
+size_t sim_gpool_charge(size_t rounded);
+/* Makes demand bytes free in the pool, taking what is missing from *room
+ * (the device's free bytes, lowered by what is taken); false when it does
+ * not fit (nothing taken). */
+bool sim_gpool_reserve(struct sim_gpool *p, size_t demand, size_t *room);
+/* A launch ran out of memory: room, less the base, rounded down to 32 MiB,
+ * becomes stuck reserve. */
+void sim_gpool_exhaust(struct sim_gpool *p, size_t room);
+/* Releases what no live allocation holds and is not stuck; the bytes released. */
+size_t sim_gpool_trim(struct sim_gpool *p);
+/* Everything released (the context's end). */
+void sim_gpool_clear(struct sim_gpool *p);
 
 struct CUmemPoolHandle_st;
 
@@ -163,7 +211,7 @@ struct sim_device {
     struct CUmemPoolHandle_st *current; /* cuDeviceSetMemPool's; NULL: the default pool */
     struct CUmemPoolHandle_st *created; /* cuMemPoolCreate's, not yet freed */
     struct sim_gmem *gmems;             /* graph allocations (struct sim_gmem) */
-    size_t graph_used, graph_used_high; /* rounded bytes of the live ones */
+    struct sim_gpool gpool;             /* their memory */
     size_t pools_reserved;              /* bytes reserved by all its pools */
     struct CUctx_st ctx;
     /* Physical memory of the virtual memory management API (cuMemCreate):

@@ -49,9 +49,10 @@ extern "C" {
  * 4: the module record's build_id; 5: the from-pool stream-ordered apis;
  * 6: cudaHostAlloc and cuMemHostAlloc; 7: CUDA arrays; 8: pool_stat before
  * memory samples; 9: pool_stat before NVTX range ends; 10: the capture
- * record; 11: the api cuGraphLaunch; 12: the free_failed record
- * (docs/trace.md, "Versioning") */
-#define VT_FORMAT_VERSION 12u
+ * record; 11: the api cuGraphLaunch; 12: the free_failed record; 13: the
+ * pool_stat of a device's graph memory pool (VT_POOL_GRAPH) at a failed
+ * allocation (docs/trace.md, "Versioning") */
+#define VT_FORMAT_VERSION 13u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -105,7 +106,12 @@ enum vt_rec {
     VT_REC_MAX_
 };
 
-/* Which API made an allocation; part of the format: append only. */
+/* pool_stat's pool for a device's CUDA graph memory pool (v13): its
+ * reserved and used bytes are cuDeviceGetGraphMemAttribute's
+ * CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT and USED_MEM_CURRENT
+ * (docs/trace.md, "Graph memory pool at a failed allocation"). */
+#define VT_POOL_GRAPH UINT64_MAX
+
 /* free_failed flags: the address is a CUDA graph allocation node's (made by
  * cuGraphAddMemAllocNode or a captured cudaMallocAsync), as the recorder
  * knew it at the call. */

@@ -12,8 +12,15 @@ recorded one, except:
                 model, as a pool's reserve)
 The recorded file's last line ("probe rc N") is the probe's exit status.
 
+  --memory SIZE, --reserve SIZE
+                the simulated device's capacity and context reserve
+                (VRAMTRACE_SIM_MEMORY, _CONTEXT_RESERVE; default: the
+                h100-80gb profile's), so that free memory compares as the
+                GPU's: its total, and its total less the free memory the
+                probe's first line shows
+
 usage: probe_sim.py --probe BIN --sim-lib DIR --recorded FILE [--skip R]...
-                    [--mask R]... [--wrong]
+                    [--mask R]... [--memory SIZE --reserve SIZE] [--wrong]
 --wrong changes the first compared recorded answer (its first number, plus
 one): exit 0 only if the comparison then fails.
 Exit 0 all compared answers equal, 1 some differ (printed), 2 harness error.
@@ -37,6 +44,10 @@ def load_recorded(path):
 def run_probe(o):
     env = dict(os.environ, LD_LIBRARY_PATH=o.sim_lib, VRAMTRACE_SIM_DEVICE="h100-80gb")
     env.pop("LD_PRELOAD", None)
+    if o.memory:
+        env["VRAMTRACE_SIM_MEMORY"] = o.memory
+    if o.reserve:
+        env["VRAMTRACE_SIM_CONTEXT_RESERVE"] = o.reserve
     q = subprocess.run([o.probe], capture_output=True, text=True, timeout=120, env=env)
     return q.stdout.splitlines(), q.returncode
 
@@ -80,6 +91,8 @@ def main():
     ap.add_argument("--recorded", required=True)
     ap.add_argument("--skip", action="append", default=[])
     ap.add_argument("--mask", action="append", default=[])
+    ap.add_argument("--memory")
+    ap.add_argument("--reserve")
     ap.add_argument("--wrong", action="store_true")
     o = ap.parse_args()
     try:

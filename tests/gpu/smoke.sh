@@ -50,7 +50,7 @@ run2() { # run2 NAME SECONDS PROGRAM ARGS...
 # device's size (640 MiB, to fail at 128 MiB) and its two devices.
 for c in thread_pool storm first_calls async_streams mempool vmm managed_pitch_3d host_memory \
          ctor_atexit device_reset contexts bad_frees wrong_frees tiny arrays graphs \
-         per_thread_stream graph_memory; do
+         per_thread_stream graph_memory graph_pool; do
     run2 corpus_$c 60 $B/bin/corpus_$c
 done
 # Stream capture (added after the H200 sessions): the programs check the

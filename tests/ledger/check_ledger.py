@@ -28,7 +28,11 @@ live bytes of kinds device, managed and vmm on that device and on all devices
 together, in the ledger's order; each failed allocation's
 "live_allocated_bytes" (ooms[]: the first failures and the latest) is its
 device's total then (pinned host memory's for a failure on the host), and its
-"api" the ledger's (report_api). Only for a run without NVTX heaps (the
+"api" the ledger's (report_api), and its "graph_pool" (a report of a trace
+of format 13 and later) the ledger's "graph_pool" bytes of the fail line
+(the device's graph memory pool then; null when the line has none) and, as
+"kept_bytes", those less the bytes of the allocations cuGraphLaunch made
+that are live on that device then. Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
 
 Failed frees: a report of a trace that records them (format 12 and later:
@@ -53,7 +57,7 @@ import sys
 # The sim's own alloc/free lines, parsed without json (a ledger can hold
 # millions); anything else, or any other spelling, goes through json.loads.
 FAST_LINE = re.compile(
-    r'\{"seq":(\d+),"pid":(-?\d+),"tid":-?\d+,"t_ns":\d+,"op":"(alloc|free)","api":"[^"\\]*",'
+    r'\{"seq":(\d+),"pid":(-?\d+),"tid":-?\d+,"t_ns":\d+,"op":"(alloc|free)","api":"([^"\\]*)",'
     r'"error":0,"kind":"([a-z_]+)","device":(-?\d+),"addr":"(0x[0-9a-f]+)","size":(\d+)\}\s*$')
 DEVICE_KINDS = ("device", "managed", "vmm", "array")  # what the report's device totals count
 FIELDS = ("allocations", "frees", "failed", "peak_live_bytes",
@@ -124,6 +128,11 @@ class Process:
         self.fail_api = []  # the api of each fail, as the report names it (report_api)
         self.fail_oom = []  # whether each fail is out of memory (error 2)
         self.bad_frees = []  # (address, error) of each "bad_free": a free call that failed
+        # each fail's graph memory pool: (reserved bytes, those less the live
+        # graph allocations' bytes on its device), None when it held nothing
+        self.fail_graph_pool = []
+        self.graph_live = {}  # device -> bytes of live allocations made by cuGraphLaunch
+        self.graph_addr = {}  # (device, addr) of those -> size
 
     def total(self, ident, device, kind, delta):
         """A live-bytes change of (device, kind): the watch, the device totals."""
@@ -191,18 +200,27 @@ class Process:
                 field(o, "addr", where), field(o, "size", where), where)
             self.total(o["addr"], o["device"], o["kind"], o["size"])
             self.count(1)
+            if o.get("api") == "cuGraphLaunch":
+                self.graph_addr[(o["device"], o["addr"])] = o["size"]
+                self.graph_live[o["device"]] = self.graph_live.get(o["device"], 0) + o["size"]
         elif op == "free":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             size = k.live.get(field(o, "addr", where), 0)
             k.died(o["addr"], where)
             self.total(o["addr"], o["device"], o["kind"], -size)
             self.count(-1)
+            g = self.graph_addr.pop((o["device"], o["addr"]), None)
+            if g is not None:
+                self.graph_live[o["device"]] -= g
         elif op == "fail":
             k = self.key(field(o, "device", where), field(o, "kind", where))
             k.failed += 1
             k.at_failures.append(k.live_bytes)
             self.fail_api.append(report_api(o.get("api", "")))
             self.fail_oom.append(o.get("error") == 2)
+            gp = o.get("graph_pool")
+            self.fail_graph_pool.append(
+                None if gp is None else (gp, max(0, gp - self.graph_live.get(o["device"], 0))))
             if self.watch:
                 self.watch.failed(o)
             if o["device"] >= 0:
@@ -256,8 +274,9 @@ def replay(path, pid, watch=None):
         for n, text in enumerate(f, 1):
             m = FAST_LINE.match(text)
             if m:
-                seq, p, op, kind, dev, addr, size = m.groups()
-                o = {"seq": int(seq), "pid": int(p), "op": op, "kind": kind, "device": int(dev),
+                seq, p, op, api, kind, dev, addr, size = m.groups()
+                o = {"seq": int(seq), "pid": int(p), "op": op, "api": api, "kind": kind,
+                     "device": int(dev),
                      "addr": addr, "size": int(size)}
             elif not text.strip():
                 continue
@@ -376,6 +395,12 @@ def compare_devices(proc, report):
                                 f"{o.get('live_allocated_bytes')}, ledger {want}")
             if o.get("api") != api:
                 problems.append(f"failed allocation {n}: api: report {o.get('api')}, ledger {api}")
+            if "graph_pool" in o:  # trace format 13 and later
+                gp = o["graph_pool"]
+                got = None if gp is None else (gp.get("reserved_bytes"), gp.get("kept_bytes"))
+                if got != proc.fail_graph_pool[k]:
+                    problems.append(f"failed allocation {n}: graph pool (reserved, kept): report "
+                                    f"{got}, ledger {proc.fail_graph_pool[k]}")
     return problems
 
 

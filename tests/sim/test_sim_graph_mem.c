@@ -3,7 +3,12 @@
  * of the CUDA Programming Guide ("Graph memory nodes") and of
  * cuGraphAddMemAllocNode / cuGraphAddMemFreeNode / cudaGraphInstantiate,
  * held against the device's free memory (cudaMemGetInfo), the graph memory
- * attributes and the sim's ledger. The device has 1 GiB (CMakeLists.txt). */
+ * attributes and the sim's ledger; and the graph memory pool as an H200
+ * showed it (tests/gpu/probe_graphpool.c): a live allocation holds its
+ * bytes rounded up to 32 MiB of the pool, freed memory stays reserved until
+ * a trim, a launch reserves all its allocations at once, and one that runs
+ * out of memory leaves the device's free memory stuck in the pool until the
+ * context ends. The device has 1 GiB (CMakeLists.txt). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,23 +21,44 @@
 #include <string.h>
 
 #define MiB ((size_t)1 << 20)
+#define CHUNK (32 * MiB) /* the graph pool's step (sim/README.md) */
 
 static cudaStream_t s1, s2;
-
-static int setup(void **state)
-{
-    (void)state;
-    if (cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) != cudaSuccess)
-        return -1;
-    return 0;
-}
 
 static size_t free_now(void)
 {
     size_t f = 0, t = 0;
     assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
     return f;
+}
+
+/* The device's free memory once the graph pool released what no live
+ * graph allocation holds. */
+static size_t trimmed_free(void)
+{
+    assert_int_equal(cudaDeviceGraphMemTrim(0), cudaSuccess);
+    return free_now();
+}
+
+/* Streams, and a first graph allocation launched, freed and trimmed: the
+ * pool's first reserve takes 2 MiB of the device for good (both H200
+ * probes), so the tests' free figures start after it. */
+static int setup(void **state)
+{
+    (void)state;
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    void *p = NULL;
+    size_t before = free_now();
+    if (cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal) != cudaSuccess ||
+        cudaMallocAsync(&p, 512, s1) != cudaSuccess || cudaFreeAsync(p, s1) != cudaSuccess ||
+        cudaStreamEndCapture(s1, &g) != cudaSuccess || cudaGraphInstantiate(&x, g, 0) ||
+        cudaGraphLaunch(x, s1) != cudaSuccess || cudaGraphExecDestroy(x) != cudaSuccess ||
+        cudaGraphDestroy(g) != cudaSuccess || cudaDeviceGraphMemTrim(0) != cudaSuccess)
+        return -1;
+    return free_now() == before - 2 * MiB ? 0 : -1;
 }
 
 static unsigned long long graph_attr(enum cudaGraphMemAttributeType a)
@@ -114,16 +140,22 @@ static void captured_alloc_and_free(void **state)
     assert_int_equal(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
     for (int i = 0; i < 3; i++)
         assert_int_equal(cudaGraphLaunch(x, s2), cudaSuccess);
-    assert_int_equal(free_now(), before);
-    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemCurrent), 0);
-    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemHigh), MiB);
+    /* freed, and kept by the graph pool: one 32 MiB step, reused by each launch */
+    assert_int_equal(free_now(), before - CHUNK);
+    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemCurrent), CHUNK);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemCurrent), CHUNK);
+    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemHigh), CHUNK);
     assert_int_equal(ledger_count(mark, "\"op\":\"alloc\""), 3);
     assert_int_equal(ledger_count(mark, "\"op\":\"free\""), 3);
     assert_int_equal(ledger_count(mark, "cuGraphLaunch"), 6);
+    assert_int_equal(trimmed_free(), before);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemCurrent), 0);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemHigh), CHUNK);
     unsigned long long zero = 0;
     assert_int_equal(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero),
                      cudaSuccess);
     assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemHigh), 0);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemHigh), CHUNK);
     assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
     assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
 }
@@ -155,22 +187,24 @@ static void unfreed_allocation(void **state)
     assert_int_equal(cudaFreeAsync(p.dptr, s2), cudaErrorInvalidValue);
     cudaGetLastError();
     assert_int_equal(free_now(), before);
+    /* live: a trim cannot release it */
     assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
-    assert_int_equal(free_now(), before - 4 * MiB);
+    assert_int_equal(trimmed_free(), before - CHUNK);
     assert_int_equal(cudaGraphLaunch(x, s1), cudaErrorInvalidValue); /* still live */
     cudaGetLastError();
-    assert_int_equal(free_now(), before - 4 * MiB);
+    assert_int_equal(trimmed_free(), before - CHUNK);
     assert_int_equal(cudaFree(p.dptr), cudaSuccess);
-    assert_int_equal(free_now(), before);
+    assert_int_equal(free_now(), before - CHUNK); /* kept by the pool */
+    assert_int_equal(trimmed_free(), before);
     assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess); /* the same address again */
     assert_int_equal(cudaFreeAsync(p.dptr, s2), cudaSuccess);
-    assert_int_equal(free_now(), before);
+    assert_int_equal(trimmed_free(), before);
     assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
     assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
     assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
-    assert_int_equal(free_now(), before - 4 * MiB); /* outlives both */
+    assert_int_equal(trimmed_free(), before - CHUNK); /* outlives both */
     assert_int_equal(cudaFree(p.dptr), cudaSuccess);
-    assert_int_equal(free_now(), before);
+    assert_int_equal(trimmed_free(), before);
     assert_int_equal(cudaFree(p.dptr), cudaErrorInvalidValue); /* gone, address too */
     cudaGetLastError();
 }
@@ -191,27 +225,31 @@ static void auto_free_on_launch(void **state)
                      cudaSuccess);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
-        assert_int_equal(free_now(), before - 4 * MiB); /* 3 MiB in 2 MiB granules */
+        assert_int_equal(trimmed_free(), before - CHUNK); /* 3 MiB: one 32 MiB step */
     }
     assert_int_equal(ledger_count(mark, "\"op\":\"alloc\""), 3);
     assert_int_equal(ledger_count(mark, "\"op\":\"free\""), 2);
     assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
     assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
     assert_int_equal(cudaFree(p.dptr), cudaSuccess);
-    assert_int_equal(free_now(), before);
+    assert_int_equal(trimmed_free(), before);
 }
 
 /* A launch without the room fails with nothing allocated and one failed
- * allocation in the ledger (the bytes its allocation nodes ask for); memory
- * freed inside the graph is room for its later nodes. */
+ * allocation in the ledger (the bytes its allocation nodes ask for), and
+ * leaves the device's free memory, rounded down to 32 MiB, stuck in the
+ * graph pool, which no trim and no cudaMalloc releases (an H200, twice);
+ * the context's end does. A launch reserves all its allocations at once:
+ * memory freed inside it is not room for its later nodes (the H200: 300
+ * MiB freed before 500 were allocated reserved 832 MiB). */
 static void out_of_memory_at_launch(void **state)
 {
-    (void)state;
     cudaGraph_t g, g2;
     cudaGraphExec_t x, x2;
     cudaGraphNode_t a, b, fa, fb;
-    size_t room = free_now(), big = (room / 2 + 2 * MiB) & ~(2 * MiB - 1);
+    size_t room = trimmed_free(), big = (room / 2 + 2 * MiB) & ~(2 * MiB - 1);
     struct cudaMemAllocNodeParams pa = alloc_params(big), pb = alloc_params(big);
+    void *p = NULL;
     long mark = ledger_end();
     /* two at once do not fit */
     assert_int_equal(cudaGraphCreate(&g, 0), cudaSuccess);
@@ -222,15 +260,25 @@ static void out_of_memory_at_launch(void **state)
     assert_int_equal(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
     assert_int_equal(cudaGraphLaunch(x, s1), cudaErrorMemoryAllocation);
     cudaGetLastError();
-    assert_int_equal(free_now(), room);
     assert_int_equal(ledger_count(mark, "\"op\":\"alloc\""), 0);
     char want[96];
     snprintf(want, sizeof want, "\"size\":%zu,\"error\":2", 2 * big);
     assert_int_equal(ledger_count(mark, want), 1);
+    assert_int_equal(free_now(), room % CHUNK);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemCurrent), room / CHUNK * CHUNK);
+    assert_int_equal(graph_attr(cudaGraphMemAttrUsedMemCurrent), 0);
+    assert_int_equal(trimmed_free(), room % CHUNK);
+    assert_int_equal(cudaMalloc(&p, room / 2), cudaErrorMemoryAllocation);
+    cudaGetLastError();
     assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
     assert_int_equal(cudaGraphDestroy(g), cudaSuccess); /* its addresses go */
-    /* one after the other they do */
-    struct cudaMemAllocNodeParams pc = alloc_params(big), pd = alloc_params(big);
+    /* the context's end gives it back (and the pool's first 2 MiB) */
+    assert_int_equal(cudaDeviceReset(), cudaSuccess);
+    assert_int_equal(setup(state), 0);
+    assert_int_equal(trimmed_free(), room);
+    /* one after the other, two of 2/5 of the room: both reserved */
+    size_t part = (room / 5 * 2) & ~(2 * MiB - 1), charge = (part + CHUNK - 1) / CHUNK * CHUNK;
+    struct cudaMemAllocNodeParams pc = alloc_params(part), pd = alloc_params(part);
     assert_int_equal(cudaGraphCreate(&g2, 0), cudaSuccess);
     assert_int_equal(cudaGraphAddMemAllocNode(&a, g2, NULL, 0, &pc), cudaSuccess);
     assert_int_equal(cudaGraphAddMemFreeNode(&fa, g2, &a, 1, pc.dptr), cudaSuccess);
@@ -238,9 +286,36 @@ static void out_of_memory_at_launch(void **state)
     assert_int_equal(cudaGraphAddMemFreeNode(&fb, g2, &b, 1, pd.dptr), cudaSuccess);
     assert_int_equal(cudaGraphInstantiate(&x2, g2, 0), cudaSuccess);
     assert_int_equal(cudaGraphLaunch(x2, s1), cudaSuccess);
-    assert_int_equal(free_now(), room);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemCurrent), 2 * charge);
+    assert_int_equal(free_now(), room - 2 * charge);
+    assert_int_equal(trimmed_free(), room);
     assert_int_equal(cudaGraphExecDestroy(x2), cudaSuccess);
     assert_int_equal(cudaGraphDestroy(g2), cudaSuccess);
+}
+
+/* A cudaMalloc that needs the memory the graph pool keeps gets it: the pool
+ * releases what no live allocation holds (an H200: a cudaMalloc of the free
+ * memory and 512 MiB more while the pool kept 1024 MiB succeeded). */
+static void malloc_takes_kept_memory(void **state)
+{
+    (void)state;
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    void *p = NULL, *q = NULL;
+    size_t room = trimmed_free();
+    assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
+    assert_int_equal(cudaMallocAsync(&p, 256 * MiB, s1), cudaSuccess);
+    assert_int_equal(cudaFreeAsync(p, s1), cudaSuccess);
+    assert_int_equal(cudaStreamEndCapture(s1, &g), cudaSuccess);
+    assert_int_equal(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(x, s1), cudaSuccess);
+    assert_int_equal(free_now(), room - 256 * MiB);
+    assert_int_equal(cudaMalloc(&q, room - 128 * MiB), cudaSuccess);
+    assert_int_equal(graph_attr(cudaGraphMemAttrReservedMemCurrent), 0);
+    assert_int_equal(free_now(), 128 * MiB);
+    assert_int_equal(cudaFree(q), cudaSuccess);
+    assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
 }
 
 /* What no free node may free (cuGraphAddMemFreeNode), and bad parameters. */
@@ -295,11 +370,9 @@ static void refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(captured_alloc_and_free),
-        cmocka_unit_test(unfreed_allocation),
-        cmocka_unit_test(auto_free_on_launch),
-        cmocka_unit_test(out_of_memory_at_launch),
-        cmocka_unit_test(refusals),
+        cmocka_unit_test(captured_alloc_and_free),  cmocka_unit_test(unfreed_allocation),
+        cmocka_unit_test(auto_free_on_launch),      cmocka_unit_test(out_of_memory_at_launch),
+        cmocka_unit_test(malloc_takes_kept_memory), cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
