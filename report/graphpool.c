@@ -40,17 +40,15 @@ bool vr_graph_pool_would_fit(const vr_oom *o)
            o->device_free_bytes + o->graph_pool_kept_bytes >= o->requested_bytes;
 }
 
-/* Whether o is a graph launch's failure: what the pool held after it may
- * be what the launch itself left there. */
-static bool launch_failed(const vr_oom *o)
+bool vr_graph_launch_failed(const vr_oom *o)
 {
-    return o->api && !strcmp(o->api, "cuGraphLaunch");
+    return o->api && !strcmp(o->api, vt_api_name(VT_API_CU_GRAPH_LAUNCH));
 }
 
 const char *vr_graph_pool_addend(vr_arena *a, const vr_oom *o)
 {
     char b1[32];
-    if (!o->graph_pool_kept_bytes || launch_failed(o))
+    if (!o->graph_pool_kept_bytes || vr_graph_launch_failed(o))
         return "";
     return vr_sprintf(a,
                       " + what the CUDA graph memory pool kept (%s, held by no live graph "
@@ -63,7 +61,7 @@ const char *vr_graph_pool_clause(vr_arena *a, const vr_oom *o)
     char b1[32];
     if (!o->graph_pool_kept_bytes)
         return "";
-    if (launch_failed(o))
+    if (vr_graph_launch_failed(o))
         return vr_sprintf(a,
                           "; after it failed the CUDA graph memory pool held %s that no live "
                           "graph allocation used (a graph launch that runs out of memory can "
@@ -75,17 +73,21 @@ const char *vr_graph_pool_clause(vr_arena *a, const vr_oom *o)
     return "";
 }
 
-const char *vr_graph_pool_remedy(vr_arena *a, const vr_oom *o)
+const char *vr_graph_pool_remedy(vr_arena *a, const vr_oom *o, const vr_oom *launch)
 {
-    char b1[32];
-    return vr_sprintf(
-        a,
-        "the CUDA graph memory pool held %s that no graph allocation used: freed graph memory "
-        "stays there until cudaDeviceGraphMemTrim() (a cudaMalloc takes it back by itself, not "
-        "every call does), and a graph launch that ran out of memory can leave the device's "
-        "free memory there until the context ends (cudaDeviceReset; an H200 did): trim before "
-        "this call, and find an earlier failed cudaGraphLaunch in this report",
-        SZ(o->graph_pool_kept_bytes, b1));
+    char b1[32], b2[32];
+    const char *why =
+        launch ? vr_sprintf(a,
+                            "a graph launch that ran out of memory before it (cuGraphLaunch of "
+                            "%s at %s) left the device's free memory there, where it stays until "
+                            "the context ends (an H200 did): avoid that launch (it asked for "
+                            "more than the device has) or reset the device after it "
+                            "(cudaDeviceReset)",
+                            SZ(launch->requested_bytes, b2), VR_TIME(launch->t_ns))
+               : "freed graph memory stays there until cudaDeviceGraphMemTrim() (a cudaMalloc "
+                 "takes it back by itself, not every call does): trim before this call";
+    return vr_sprintf(a, "the CUDA graph memory pool held %s that no graph allocation used: %s",
+                      SZ(o->graph_pool_kept_bytes, b1), why);
 }
 
 void vr_graph_pool_text(FILE *f, const vr_oom *o)

@@ -313,8 +313,13 @@ bool vr_graph_pool_would_fit(const vr_oom *o);
  * it failed ..."; else ""). */
 const char *vr_graph_pool_addend(vr_arena *a, const vr_oom *o);
 const char *vr_graph_pool_clause(vr_arena *a, const vr_oom *o);
-/* The remedy of a failure the graph pool's kept memory would have let fit. */
-const char *vr_graph_pool_remedy(vr_arena *a, const vr_oom *o);
+/* The remedy of a failure o the graph pool's kept memory would have let
+ * fit; launch: an earlier graph launch's out-of-memory failure on the same
+ * device (what such a launch leaves in the pool stays to the context's
+ * end), or NULL. */
+const char *vr_graph_pool_remedy(vr_arena *a, const vr_oom *o, const vr_oom *launch);
+/* Whether o is a graph launch's failure (cuGraphLaunch). */
+bool vr_graph_launch_failed(const vr_oom *o);
 /* A failure's graph pool line (text) and "graph_pool" member (JSON, with
  * its comma; null without a sample). */
 void vr_graph_pool_text(FILE *f, const vr_oom *o);

@@ -249,6 +249,18 @@ static const char *oom_remedy(const vr_report *r, const vr_oom *o, const vr_head
     return graphs[0] ? vr_sprintf(r->arena, "%s%s", rem, graphs) : rem;
 }
 
+/* The last graph launch's out-of-memory failure on o's device before o, or
+ * NULL. */
+static const vr_oom *launch_before(const vr_report *r, const vr_oom *o)
+{
+    const vr_oom *last = NULL;
+    for (size_t i = 0; i < r->nooms && &r->ooms[i] != o; i++)
+        if (r->ooms[i].device == o->device && vr_graph_launch_failed(&r->ooms[i]) &&
+            r->ooms[i].error == VT_ERROR_OUT_OF_MEMORY)
+            last = &r->ooms[i];
+    return last;
+}
+
 static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_headline *g)
 {
     char b1[32];
@@ -266,7 +278,7 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
         if (vr_pool_at_limit(o))
             return vr_pool_limit_remedy(r->arena, o);
         if (vr_graph_pool_would_fit(o))
-            return vr_graph_pool_remedy(r->arena, o);
+            return vr_graph_pool_remedy(r->arena, o, launch_before(r, o));
         if (o->max_batch > 0 && !strcmp(o->batch_kind, "measured"))
             return vr_sprintf(r->arena,
                               "use --batch %" PRId64 " (measured: the largest batch that fits "
