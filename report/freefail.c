@@ -35,6 +35,7 @@ void vr_free_failed_note(vr_state *s, const vt_event *ev)
         .flags = ev->u.free_failed.flags,
         .live_size = l ? l->size : 0,
         .live_kind = l ? l->kind : 0,
+        .calls_before = s->allocations + s->frees,
     };
 }
 
@@ -96,6 +97,7 @@ void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r)
             .what = what_of(s->arena, raw),
             .graph_node = (raw->flags & VT_FREE_FAILED_GRAPH_NODE) != 0,
             .stack = vr_symbolize(sy, raw->stack),
+            .calls_after = s->allocations + s->frees - raw->calls_before,
         };
     }
     r->free_failed = out;

@@ -195,6 +195,7 @@ typedef struct vr_free_failed {
     const char *call;          /* the function ("cudaFreeAsync") */
     const char *what;          /* what the recording held at addr then, and its causes */
     bool graph_node;           /* addr is a CUDA graph allocation node's */
+    uint64_t calls_after;      /* allocations and frees recorded after it */
     vr_stack stack;
 } vr_free_failed;
 

@@ -407,6 +407,7 @@ typedef struct vr_free_failed_raw {
     uint32_t stack, call, flags; /* call: string id; flags: VT_FREE_FAILED_* */
     uint64_t live_size;          /* the live allocation starting at addr, 0 if none */
     uint8_t live_kind;           /* its enum vt_kind */
+    uint64_t calls_before;       /* allocations and frees recorded before it */
 } vr_free_failed_raw;
 
 typedef struct vr_oom_raw {

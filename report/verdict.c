@@ -613,14 +613,51 @@ static void headline_rest(const vr_report *r, vr_headline *h)
         headline_finished(r, h, failed, leaked);
 }
 
+/* The run's last failed free when the run failed (a signal or a non-zero
+ * status) and no allocation or free was recorded after it: the program's
+ * handling of that failure likely ended it (PyTorch's backend:cudaMallocAsync
+ * aborts on a failed free: torch_graphs_5_abort). NULL otherwise, and when
+ * not every failed free was kept. */
+static const vr_free_failed *fatal_free(const vr_report *r)
+{
+    if (!failed_exit(r) || !r->nfree_failed || r->nfree_failed != r->free_failed_total)
+        return NULL;
+    const vr_free_failed *f = &r->free_failed[r->nfree_failed - 1];
+    return f->calls_after == 0 ? f : NULL;
+}
+
+/* KILLED BY SIGNAL N / EXITED WITH STATUS N AFTER A FAILED FREE. */
+static void headline_free(const vr_report *r, const vr_free_failed *f, vr_headline *h)
+{
+    const vr_stack *st = &f->stack;
+    const char *site = st->n ? frame_name(r->arena, &st->frames[st->lead]) : "(no stack)";
+    uint64_t end = r->duration_ns > f->t_ns ? r->duration_ns - f->t_ns : 0;
+    h->kind = "failed_free";
+    h->text = vr_sprintf(r->arena,
+                         "%s AFTER A FAILED FREE: %s(0x%" PRIx64 ") failed with error %d%s at %s, "
+                         "the run's last memory call (%s before its end); %s",
+                         failed_exit(r), f->call, f->addr, (int)f->error, f->error_meaning, site,
+                         VR_TIME(end), f->what);
+    h->remedy = f->graph_node
+                    ? "keep a captured graph's outputs until the graph has run, or replay it "
+                      "before they are dropped (PyTorch's backend:cudaMallocAsync aborts on this "
+                      "free); every failed free is under Failed frees"
+                    : "free each allocation once, with the call that matches how it was made "
+                      "(the program's handling of this failure likely ended it); every failed "
+                      "free is under Failed frees";
+}
+
 void vr_headline_of(const vr_report *r, vr_headline *h)
 {
     *h = (vr_headline){.cause = "",
                        .projected_oom_iteration = -1,
                        .iteration_name = r->iteration_name[0] ? r->iteration_name : "iteration"};
     size_t fatal = vr_fatal_oom(r);
+    const vr_free_failed *free_end = fatal == SIZE_MAX ? fatal_free(r) : NULL;
     if (fatal != SIZE_MAX)
         headline_oom(r, fatal, h);
+    else if (free_end)
+        headline_free(r, free_end, h);
     else if (growing(r))
         headline_growing(r, h);
     else

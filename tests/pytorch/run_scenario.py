@@ -531,15 +531,17 @@ def check(r, what, tq):
         frees = rep.get("failed_frees") or []
         last = frees[-1] if frees else {}
         sig = rep["program"]["exit"].get("signal")
+        kind = rep["verdict"]["kind"]
         print(f"PyTorch's last warned address {warned[-1] if warned else None}; vramtrace's last "
               f"failed free {last.get('call')}({last.get('address')}) error {last.get('error')}, "
-              f"graph node {last.get('graph_node')}; killed by signal {sig}")
+              f"graph node {last.get('graph_node')}; killed by signal {sig}; headline {kind}")
         return (warned or fail("PyTorch warned of no uncaptured free")) and (
             frees or fail("vramtrace recorded no failed free")) and (
             int(last.get("address", "0"), 16) == int(warned[-1], 16)
             or fail("the failed free is not at PyTorch's last warned address")) and (
             last.get("graph_node") is True or fail("not flagged a graph allocation node's")) and (
-            sig == 6 or fail(f"not killed by SIGABRT ({sig})"))
+            sig == 6 or fail(f"not killed by SIGABRT ({sig})")) and (
+            kind == "failed_free" or fail(f"headline {kind}, not the failed free that ended it"))
     if what == "ledger":
         # the simulated device's own ledger of the traced run: every device
         # allocation and free, peaks, leaks (tests/ledger/check_ledger.py)
