@@ -105,7 +105,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
 # graphs_1 and graphs_4_tensors (CUDA graphs; the second's captures are graph
 # memory nodes) were added in sessions 27 and 29, after the H200 sessions.
-for s in graphs_1 graphs_4_tensors dcgan_64_b256 dcgan_64_b256_tensors seed004_linear_b1024 empty_cache stream_dataset \
+for s in graphs_1 graphs_4_tensors graphs_5_abort dcgan_64_b256 dcgan_64_b256_tensors seed004_linear_b1024 empty_cache stream_dataset \
          dcgan_256_b16384_oom vary_shapes_expandable; do
     [ $(( $(date +%s) - t0 )) -lt 330 ] || { echo "skipped torch_$s: time"; continue; }
     step torch_$s 120 python3 "$here/pytorch/run_scenario.py" --real --vramtrace $B/bin/vramtrace \
