@@ -14,7 +14,9 @@ memory_stats() peaks, the snapshot's segments, the OutOfMemoryError message.
     run_scenario.py ... --real NAME    # on a real GPU: no simulated runtime, no --sim
     run_scenario.py --vramtrace BIN --work DIR --recorded RUNDIR NAME
         # no run: RUNDIR/NAME.vtrace and RUNDIR/NAME.torch.json, kept from a
-        # run elsewhere (tests/gpu: a real GPU's), held to the same checks
+        # run elsewhere (tests/gpu: a real GPU's), held to the same checks;
+        # RUNDIR/NAME.stderr, when kept, is the traced run's stderr (a run
+        # writes it beside its trace: PyTorch's own warnings are a truth)
 
 Exit: 0 all checks held, 1 a check failed, 77 PyTorch is not installed for
 PY (ctest SKIP_RETURN_CODE), 3 the harness could not run.
@@ -1212,10 +1214,16 @@ def run_both(o, r):
         r.load(os.path.join(o.recorded, r.name + ".vtrace"),
                os.path.join(o.recorded, r.name + ".torch.json"))
         print(f"recorded run: {o.recorded}/{r.name}.vtrace (not rerun)")
+        kept = os.path.join(o.recorded, r.name + ".stderr")
+        if os.path.exists(kept):
+            with open(kept, encoding="utf-8", errors="replace") as f:
+                r.traced_stderr = f.read()
         return True, None
     plain = r.run_plain()
     traced = r.run_traced()
     r.traced_stderr = traced.stderr
+    with open(r.base + ".stderr", "w", encoding="utf-8") as f:
+        f.write(traced.stderr)
     if traced.stderr.strip():
         print("stderr (traced):", traced.stderr.strip()[-1500:])
     return check_same(plain, traced), traced
