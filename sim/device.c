@@ -144,6 +144,20 @@ static void device_publish(const struct sim_device *d)
     sim_shared_publish(d->ordinal, device_taken(d));
 }
 
+/* Whether len bytes fit the device; when not, its graph pool releases what
+ * no graph allocation uses, and with retry they fit if that made the room
+ * (an H200: a cudaMalloc of more than the free memory succeeded so, a
+ * stream-ordered pool's growth and a cuMemCreate failed but emptied the
+ * graph pool all the same: tests/gpu/probe_graphgive.c); locked. */
+static bool device_fits(struct sim_device *d, size_t len, bool retry)
+{
+    if (len <= device_room(d))
+        return true;
+    if (sim_gpool_trim(&d->gpool))
+        device_publish(d);
+    return retry && len <= device_room(d);
+}
+
 void sim_mem_info(struct sim_device *d, size_t *free_bytes, size_t *total_bytes)
 {
     pthread_mutex_lock(&d->lock);
@@ -176,7 +190,7 @@ int sim_phys_alloc(struct sim_device *d, size_t len, uint64_t *offset)
     uintptr_t off = 0;
     int err = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&d->lock);
-    if (len <= device_room(d) && phys_init(d) == 0)
+    if (device_fits(d, len, false) && phys_init(d) == 0)
         off = ra_take(&d->phys_ra, len, SIM_LARGE_ALIGN);
     if (off) {
         d->phys_used += len;
@@ -220,14 +234,11 @@ static void release_pages(const struct sim_device *d, uintptr_t start, size_t le
     give_pages(start, end);
 }
 
-/* Take `len` bytes of the device's range if the accounting allows, after
- * the graph pool released what no graph allocation uses when it must (an
- * H200's cudaMalloc of more than the free memory succeeded that way); locked. */
-static uintptr_t device_take(struct sim_device *d, size_t len, size_t align)
+/* Take `len` bytes of the device's range if the accounting allows
+ * (device_fits, retry: a cudaMalloc's); locked. */
+static uintptr_t device_take(struct sim_device *d, size_t len, size_t align, bool retry)
 {
-    if (len > device_room(d) && sim_gpool_trim(&d->gpool))
-        device_publish(d);
-    if (len > device_room(d))
+    if (!device_fits(d, len, retry))
         return 0;
     return ra_take(&d->ra, len, align);
 }
@@ -267,7 +278,7 @@ int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *
     pthread_mutex_lock(&d->lock);
     if (!d->ctx.active)
         sim_ctx_activate(d);
-    uintptr_t p = device_take(d, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN);
+    uintptr_t p = device_take(d, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN, true);
     if (p && !record(d, p, size, r, kind, NULL)) {
         ra_give(&d->ra, p, r);
         p = 0;
@@ -418,7 +429,7 @@ static struct pool_seg *pool_grow(struct CUmemPoolHandle_st *pool, size_t len)
     if (pool->max_size && (len > pool->max_size || pool->reserved > pool->max_size - len))
         return NULL;
     struct pool_seg *s = calloc(1, sizeof *s);
-    uintptr_t p = s ? device_take(d, len, SIM_LARGE_ALIGN) : 0;
+    uintptr_t p = s ? device_take(d, len, SIM_LARGE_ALIGN, false) : 0;
     if (!p || ra_init(&s->ra, p, len) != 0) {
         if (p)
             ra_give(&d->ra, p, len);
@@ -471,11 +482,16 @@ static size_t pool_segment(size_t r)
 /* Grow the pool for an allocation of r bytes: by pool_segment(r), or, when
  * that does not fit (the device or the pool's maxSize), by r rounded to
  * 2 MiB (not observed on a GPU: the sim's earlier rule, kept so that a
- * bounded pool or a nearly full device can still serve). Locked. */
+ * bounded pool or a nearly full device can still serve); not when the
+ * device's graph pool gave way to the first try (an H200 failed that call:
+ * device_fits). Locked. */
 static bool pool_grow_for(struct CUmemPoolHandle_st *pool, size_t r)
 {
     size_t big = pool_segment(r), small = sim_round(r < SIM_LARGE_ALIGN ? SIM_LARGE_ALIGN : r);
-    return (big && pool_grow(pool, big)) || (small && pool_grow(pool, small));
+    size_t graph = pool->dev->gpool.reserved;
+    if (big && pool_grow(pool, big))
+        return true;
+    return pool->dev->gpool.reserved == graph && small && pool_grow(pool, small);
 }
 
 int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
@@ -493,7 +509,8 @@ int sim_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
     if (!d->ctx.active)
         sim_ctx_activate(d);
     uintptr_t p = pool_take(pool, r, &seg);
-    if (!p && !pool_grow_for(pool, r)) {
+    size_t graph = d->gpool.reserved;
+    if (!p && !pool_grow_for(pool, r) && d->gpool.reserved == graph) {
         pool_trim_locked(pool, 0); /* the real pool frees its cache and retries */
         pool_grow_for(pool, r);
     }
@@ -704,6 +721,16 @@ bool sim_gmem_launch_reserve(struct sim_device *d, size_t demand, size_t credit)
     device_publish(d);
     pthread_mutex_unlock(&d->lock);
     return fits;
+}
+
+void sim_graph_memset_ran(struct sim_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    if (!d->gpool.base && SIM_GRAPH_MEMSET_BASE <= device_room(d)) {
+        d->gpool.base = SIM_GRAPH_MEMSET_BASE;
+        device_publish(d);
+    }
+    pthread_mutex_unlock(&d->lock);
 }
 
 void sim_gmem_launch_failed(struct sim_device *d)

@@ -12,9 +12,13 @@
 static CUresult run_op(const struct sim_node_op *op)
 {
     switch (op->kind) {
-    case SIM_NODE_MEMSET:
+    case SIM_NODE_MEMSET: {
+        struct sim_device *d = sim_device_of((uintptr_t)op->u.memset.dst);
+        if (d) /* the 2 MiB an H200 took at the first such launch */
+            sim_graph_memset_ran(d);
         sim_memset_now(op->u.memset.dst, op->u.memset.value, op->u.memset.elem, op->u.memset.count);
         return CUDA_SUCCESS;
+    }
     case SIM_NODE_MEMCPY:
         sim_memcpy_now(op->u.memcpy.dst, op->u.memcpy.src, op->u.memcpy.bytes);
         return CUDA_SUCCESS;

@@ -33,28 +33,23 @@ static size_t pool_free(const struct sim_gpool *p)
 
 bool sim_gpool_reserve(struct sim_gpool *p, size_t demand, size_t *room)
 {
-    size_t have = pool_free(p), first = p->base ? 0 : SIM_GRAPH_POOL_BASE;
+    size_t have = pool_free(p);
     if (demand <= have)
         return true;
     size_t grow = round_up(demand - have, SIM_POOL_SEGMENT);
-    if (grow + first > *room)
+    if (grow > *room)
         grow = demand - have;
-    if (grow + first > *room)
+    if (grow > *room)
         return false;
-    p->base += first;
     p->reserved += grow;
-    *room -= grow + first;
+    *room -= grow;
     note_high(p);
     return true;
 }
 
 void sim_gpool_exhaust(struct sim_gpool *p, size_t room)
 {
-    size_t first = p->base ? 0 : SIM_GRAPH_POOL_BASE;
-    if (room < first)
-        return;
-    size_t len = (room - first) / SIM_POOL_SEGMENT * SIM_POOL_SEGMENT;
-    p->base += first;
+    size_t len = room / SIM_POOL_SEGMENT * SIM_POOL_SEGMENT;
     p->reserved += len;
     p->stuck += len;
     note_high(p);

@@ -99,6 +99,9 @@ bool sim_gmem_launch_reserve(struct sim_device *d, size_t demand, size_t credit)
 /* A launch on d ran out of memory: the graph pool keeps what it took (an
  * H200: all the device's free memory, in 32 MiB steps, to the context's end). */
 void sim_gmem_launch_failed(struct sim_device *d);
+/* A launch on d runs a memset node: the first one takes
+ * SIM_GRAPH_MEMSET_BASE of d (when it has the room). */
+void sim_graph_memset_ran(struct sim_device *d);
 /* cuDeviceGraphMemTrim: d's graph pool releases what no live allocation
  * uses (not what a failed launch took). */
 void sim_graph_mem_trim(struct sim_device *d);
@@ -121,12 +124,16 @@ size_t sim_alloc_rounded(size_t size);
  * its later nodes), growing the reserve by what is missing, rounded up to
  * 32 MiB (or exactly, when that does not fit). Freed memory stays reserved
  * until a trim, or a cudaMalloc that needs the room, releases what no live
- * allocation holds. A launch that ran out of memory leaves the device's
- * free memory, rounded down to 32 MiB, stuck in the reserve (counted as
- * reserved, not used) until the context ends. The first reserve also
- * takes SIM_GRAPH_POOL_BASE of the device, outside the attributes, to the
- * context's end (both H200 probes: 2 MiB). */
-#define SIM_GRAPH_POOL_BASE ((size_t)2 << 20)
+ * allocation holds (a pool's growth or a cuMemCreate that lacks the room
+ * empties it too, and fails all the same: tests/gpu/probe_graphgive.c). A
+ * launch that ran out of memory leaves the device's free memory, rounded
+ * down to 32 MiB, stuck in the reserve (counted as reserved, not used)
+ * until the context ends. base: SIM_GRAPH_MEMSET_BASE once a launch ran a
+ * memset node, to the context's end, outside the attributes (an H200 took
+ * 2 MiB more at the first launch of a graph with a memset node in both
+ * probes whose graphs had one, and nothing in the one whose graphs had
+ * none; the cause is not known). */
+#define SIM_GRAPH_MEMSET_BASE ((size_t)2 << 20)
 struct sim_gpool {
     size_t reserved, stuck, live, base;
     size_t reserved_high, used_high;
@@ -137,8 +144,8 @@ size_t sim_gpool_charge(size_t rounded);
  * (the device's free bytes, lowered by what is taken); false when it does
  * not fit (nothing taken). */
 bool sim_gpool_reserve(struct sim_gpool *p, size_t demand, size_t *room);
-/* A launch ran out of memory: room, less the base, rounded down to 32 MiB,
- * becomes stuck reserve. */
+/* A launch ran out of memory: room, rounded down to 32 MiB, becomes stuck
+ * reserve. */
 void sim_gpool_exhaust(struct sim_gpool *p, size_t room);
 /* Releases what no live allocation holds and is not stuck; the bytes released. */
 size_t sim_gpool_trim(struct sim_gpool *p);

@@ -10,7 +10,7 @@ set -eu
 build=$1 dest=$2
 rm -rf "$dest" && mkdir -p "$dest/bin" "$dest/lib" "$dest/deps"
 for p in vramtrace train alloc_touch_free client_static_cudart client_device_query \
-         client_device_query_drv client_vmm_mmap probe_driver probe_pool probe_context probe_graphmem probe_graphpool t_fork "$build"/bin/corpus_*; do
+         client_device_query_drv client_vmm_mmap probe_driver probe_pool probe_context probe_graphmem probe_graphpool probe_graphgive t_fork "$build"/bin/corpus_*; do
     cp "$build/bin/$(basename "$p")" "$dest/bin/"
 done
 cp "$build/lib/libvramtrace.so" "$build/lib/libvramtrace_cupti.so" "$build/lib/libcorpus_alloc.so" \

@@ -76,7 +76,7 @@ step t_fork.cupti 60 env VRAMTRACE_CUPTI=1 VRAMTRACE_OUTPUT=$W/t_fork.cupti.vtra
     $B/bin/t_fork
 
 log "probes: the driver's answers (tests/gpu/probe_sim.py compares the sim's with them)"
-for p in probe_driver probe_pool probe_context probe_graphmem probe_graphpool; do
+for p in probe_driver probe_pool probe_context probe_graphmem probe_graphpool probe_graphgive; do
     timeout 60 $B/bin/$p >$W/$p.txt 2>$W/$p.err; echo "probe rc $?" >>$W/$p.txt
     echo "$p: $(wc -l <$W/$p.txt) lines"
 done

@@ -40,9 +40,10 @@ static size_t trimmed_free(void)
     return free_now();
 }
 
-/* Streams, and a first graph allocation launched, freed and trimmed: the
- * pool's first reserve takes 2 MiB of the device for good (both H200
- * probes), so the tests' free figures start after it. */
+/* Streams, and a first graph with a memset node launched and trimmed: its
+ * first launch takes 2 MiB of the device for good (both H200 probes whose
+ * graphs had one; tests/gpu/README.md), so the tests' free figures start
+ * after it. */
 static int setup(void **state)
 {
     (void)state;
@@ -53,10 +54,11 @@ static int setup(void **state)
     if (cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess ||
         cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) != cudaSuccess ||
         cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal) != cudaSuccess ||
-        cudaMallocAsync(&p, 512, s1) != cudaSuccess || cudaFreeAsync(p, s1) != cudaSuccess ||
-        cudaStreamEndCapture(s1, &g) != cudaSuccess || cudaGraphInstantiate(&x, g, 0) ||
-        cudaGraphLaunch(x, s1) != cudaSuccess || cudaGraphExecDestroy(x) != cudaSuccess ||
-        cudaGraphDestroy(g) != cudaSuccess || cudaDeviceGraphMemTrim(0) != cudaSuccess)
+        cudaMallocAsync(&p, 512, s1) != cudaSuccess || cudaMemsetAsync(p, 0, 512, s1) ||
+        cudaFreeAsync(p, s1) != cudaSuccess || cudaStreamEndCapture(s1, &g) != cudaSuccess ||
+        cudaGraphInstantiate(&x, g, 0) || cudaGraphLaunch(x, s1) != cudaSuccess ||
+        cudaGraphExecDestroy(x) != cudaSuccess || cudaGraphDestroy(g) != cudaSuccess ||
+        cudaDeviceGraphMemTrim(0) != cudaSuccess)
         return -1;
     return free_now() == before - 2 * MiB ? 0 : -1;
 }
@@ -272,7 +274,7 @@ static void out_of_memory_at_launch(void **state)
     cudaGetLastError();
     assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
     assert_int_equal(cudaGraphDestroy(g), cudaSuccess); /* its addresses go */
-    /* the context's end gives it back (and the pool's first 2 MiB) */
+    /* the context's end gives it back (and the first memset node's 2 MiB) */
     assert_int_equal(cudaDeviceReset(), cudaSuccess);
     assert_int_equal(setup(state), 0);
     assert_int_equal(trimmed_free(), room);
