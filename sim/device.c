@@ -469,17 +469,7 @@ static void pool_trim_locked(struct CUmemPoolHandle_st *pool, size_t keep)
     }
 }
 
-/* The reserve a pool adds for an allocation of r (rounded) bytes: r rounded
- * up to SIM_POOL_SEGMENT bytes, at least one, as an H200 reserved (driver
- * 580.159.04, tests/gpu/h200-2026-11-28b/probe_pool.txt: 32 MiB for 1 byte
- * to 5 MiB, 128 MiB for 100 MiB); 0 on overflow. */
-static size_t pool_segment(size_t r)
-{
-    size_t g = SIM_POOL_SEGMENT;
-    return r > SIZE_MAX - g ? 0 : (r < g ? g : (r + g - 1) / g * g);
-}
-
-/* Grow the pool for an allocation of r bytes: by pool_segment(r), or, when
+/* Grow the pool for an allocation of r bytes: by sim_pool_segment(r), or, when
  * that does not fit (the device or the pool's maxSize), by r rounded to
  * 2 MiB (not observed on a GPU: the sim's earlier rule, kept so that a
  * bounded pool or a nearly full device can still serve); not when the
@@ -487,7 +477,7 @@ static size_t pool_segment(size_t r)
  * device_fits). Locked. */
 static bool pool_grow_for(struct CUmemPoolHandle_st *pool, size_t r)
 {
-    size_t big = pool_segment(r), small = sim_round(r < SIM_LARGE_ALIGN ? SIM_LARGE_ALIGN : r);
+    size_t big = sim_pool_segment(r), small = sim_round(r < SIM_LARGE_ALIGN ? SIM_LARGE_ALIGN : r);
     size_t graph = pool->dev->gpool.reserved;
     if (big && pool_grow(pool, big))
         return true;

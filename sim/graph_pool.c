@@ -6,14 +6,15 @@
  * only; all functions run under the device's lock. */
 #include "sim_internal.h"
 
-static size_t round_up(size_t n, size_t to)
+size_t sim_pool_segment(size_t r)
 {
-    return (n + to - 1) / to * to;
+    size_t g = SIM_POOL_SEGMENT;
+    return r > SIZE_MAX - g ? 0 : (r < g ? g : (r + g - 1) / g * g);
 }
 
 size_t sim_gpool_charge(size_t rounded)
 {
-    return round_up(rounded, SIM_POOL_SEGMENT);
+    return sim_pool_segment(rounded);
 }
 
 /* The reserve grew or shrank: its high watermarks. */
@@ -36,8 +37,8 @@ bool sim_gpool_reserve(struct sim_gpool *p, size_t demand, size_t *room)
     size_t have = pool_free(p);
     if (demand <= have)
         return true;
-    size_t grow = round_up(demand - have, SIM_POOL_SEGMENT);
-    if (grow > *room)
+    size_t grow = sim_pool_segment(demand - have);
+    if (!grow || grow > *room)
         grow = demand - have;
     if (grow > *room)
         return false;

@@ -138,6 +138,13 @@ struct sim_gpool {
     size_t reserved, stuck, live, base;
     size_t reserved_high, used_high;
 };
+/* The reserve a pool (a stream-ordered one, the graph memory pool) adds for
+ * r (rounded) bytes: r rounded up to SIM_POOL_SEGMENT bytes, at least one,
+ * as an H200 reserved (driver 580.159.04,
+ * tests/gpu/h200-2026-11-28b/probe_pool.txt: 32 MiB for 1 byte to 5 MiB,
+ * 128 MiB for 100 MiB; probe_graphpool.txt: 320 MiB for 300); 0 on
+ * overflow. */
+size_t sim_pool_segment(size_t r);
 /* The reserve a live graph allocation of rounded bytes holds. */
 size_t sim_gpool_charge(size_t rounded);
 /* Makes demand bytes free in the pool, taking what is missing from *room
