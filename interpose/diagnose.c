@@ -31,11 +31,7 @@
 typedef struct pending {
     bool set;
     pthread_t thread;
-    uint64_t size, fr, to;
-    int error, device;
-    enum vt_api api;
-    bool have_info;
-    uint32_t stack;
+    vti_failure f;     /* the failed request */
     uint64_t attempts; /* failed attempts of this request (retries included) */
     vti_counters c;
     vti_site sites[DIAG_SITES];
@@ -365,38 +361,48 @@ static void print_sites(const pending *p, const dw_api *a, Dwfl *d, site_ips *s,
         vti_fmt_bytes(p->sites[i].bytes, b, sizeof b);
         site_text(a, d, &s[i + 1], prefix, where, sizeof where);
         vti_msg("vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b,
-                p->sites[i].count, p->sites[i].count == 1 ? "" : "s", where);
+                p->sites[i].count, vsize_plural(p->sites[i].count), where);
     }
 }
 
-/* At most 9 lines: the failure, where, live, up to 5 sites, the pointer. */
+/* At most 10 lines: the failure, where, live, the graph memory pool when it
+ * holds memory, up to 5 sites, the pointer. */
 static void print_pending(const pending *p)
 {
     char req[32], fb[32], tb[32], lb[32], where[600];
     dw_api a = {0};
     Dwfl *d = dw_open(&a);
     site_ips s[DIAG_SITES + 1];
-    user_ips(&a, d, p->stack, &s[0]);
+    user_ips(&a, d, p->f.stack, &s[0]);
     for (int i = 0; i < p->nsites; i++)
         user_ips(&a, d, p->sites[i].stack, &s[i + 1]);
     int prefix = shared_prefix(s, p->nsites + 1);
-    vti_fmt_bytes(p->size, req, sizeof req);
-    vti_fmt_bytes(p->fr, fb, sizeof fb);
-    vti_fmt_bytes(p->to, tb, sizeof tb);
+    vti_fmt_bytes(p->f.size, req, sizeof req);
+    vti_fmt_bytes(p->f.fr, fb, sizeof fb);
+    vti_fmt_bytes(p->f.to, tb, sizeof tb);
     vti_fmt_bytes(p->c.live_bytes, lb, sizeof lb);
-    if (p->device < 0) /* pinned host memory: the device's free bytes say nothing of it */
+    if (p->f.device < 0) /* pinned host memory: the device's free bytes say nothing of it */
         vti_msg("vramtrace: OUT OF MEMORY: %s of %s of pinned host memory failed with error "
                 "%d%s\n",
-                vt_api_name(p->api), req, p->error, p->attempts > 1 ? " (also its retry)" : "");
+                vt_api_name(p->f.api), req, p->f.error, p->attempts > 1 ? " (also its retry)" : "");
     else
         vti_msg("vramtrace: OUT OF MEMORY: %s of %s failed with error %d on device %d%s%s%s%s%s\n",
-                vt_api_name(p->api), req, p->error, p->device, p->have_info ? ", free " : "",
-                p->have_info ? fb : "", p->have_info ? " of " : "", p->have_info ? tb : "",
+                vt_api_name(p->f.api), req, p->f.error, p->f.device,
+                p->f.have_info ? ", free " : "", p->f.have_info ? fb : "",
+                p->f.have_info ? " of " : "", p->f.have_info ? tb : "",
                 p->attempts > 1 ? " (also its retry)" : "");
     site_text(&a, d, &s[0], prefix, where, sizeof where);
     vti_msg("vramtrace:   requested at %s\n", where);
-    vti_msg("vramtrace:   live: %s in %" PRIu64 " allocations%s\n", lb, p->c.live_count,
+    vti_msg("vramtrace:   live: %s in %" PRIu64 " allocation%s%s\n", lb, p->c.live_count,
+            vsize_plural(p->c.live_count),
             earlier ? "; earlier failures were recovered by retries" : "");
+    if (p->f.graph_pool) { /* cuDeviceGetGraphMemAttribute's reserved bytes */
+        char gb[32];
+        vti_fmt_bytes(p->f.graph_pool, gb, sizeof gb);
+        vti_msg("vramtrace:   CUDA graph memory pool reserved: %s (its live graph allocations "
+                "and the freed graph memory the driver keeps)\n",
+                gb);
+    }
     print_sites(p, &a, d, s, prefix);
     vti_msg("vramtrace:   cause and remedy: vramtrace report on this trace\n");
     if (d)
@@ -420,29 +426,19 @@ static void flush_locked(void)
     print_pending(&p);
 }
 
-void vti_diag_failed(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
-                     uint64_t to, bool have_info, uint32_t stack)
+void vti_diag_failed(const vti_failure *f)
 {
     pthread_t self = pthread_self();
     pthread_mutex_lock(&diag_lock);
     uint64_t attempts = 1;
-    if (pend.set && pthread_equal(pend.thread, self) && pend.size == size && pend.device == device)
-        attempts += pend.attempts; /* a failed retry of the same request */
+    if (pend.set && pthread_equal(pend.thread, self) && pend.f.size == f->size &&
+        pend.f.device == f->device && pend.f.api == f->api)
+        attempts += pend.attempts; /* a failed retry of the same request (same call) */
     else
         flush_locked();
-    pend = (pending){.set = true,
-                     .thread = self,
-                     .size = size,
-                     .fr = fr,
-                     .to = to,
-                     .error = error,
-                     .device = device,
-                     .api = api,
-                     .have_info = have_info,
-                     .stack = stack,
-                     .attempts = attempts};
-    vti_counters_get(device, &pend.c);
-    pend.nsites = vti_live_top_sites(device, pend.sites, DIAG_SITES);
+    pend = (pending){.set = true, .thread = self, .f = *f, .attempts = attempts};
+    vti_counters_get(f->device, &pend.c);
+    pend.nsites = vti_live_top_sites(f->device, pend.sites, DIAG_SITES);
     atomic_store(&pend_set, 1);
     pthread_mutex_unlock(&diag_lock);
 }
@@ -454,7 +450,7 @@ void vti_diag_alloc(uint64_t size, int device)
     pthread_t self = pthread_self();
     pthread_mutex_lock(&diag_lock);
     if (pend.set && pthread_equal(pend.thread, self)) {
-        if (pend.size == size && pend.device == device) { /* recovered by a retry */
+        if (pend.f.size == size && pend.f.device == device) { /* recovered by a retry */
             earlier += pend.attempts;
             pend.set = false;
             atomic_store(&pend_set, 0);

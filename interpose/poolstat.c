@@ -165,26 +165,27 @@ static bool pool_stat(uint64_t pool, int dev, vt_event *ev)
     return have;
 }
 
-void vti_write_graph_pool(vti_thread *t, int device)
+uint64_t vti_write_graph_pool(vti_thread *t, int device)
 {
     PFN_cuDeviceGetGraphMemAttribute_v11040 attr =
         VTI_REAL_DRIVER(cuDeviceGetGraphMemAttribute, 11040, "cuDeviceGetGraphMemAttribute");
     cuuint64_t r = 0, u = 0;
     if (!attr || device < 0)
-        return;
+        return 0;
     vti_enter(); /* vramtrace's own calls */
     bool have =
         attr((CUdevice)device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &r) == CUDA_SUCCESS &&
         attr((CUdevice)device, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &u) == CUDA_SUCCESS;
     vti_leave();
     if (!have || !r)
-        return;
+        return 0;
     vt_event ev = {.type = VT_REC_POOL_STAT, .ts_ns = vti_stamp()};
     ev.u.pool.device = device;
     ev.u.pool.pool = VT_POOL_GRAPH;
     ev.u.pool.reserved_bytes = r;
     ev.u.pool.used_bytes = u;
     vti_write(t, &ev);
+    return r;
 }
 
 /* ev (a pool asked as its device's current one when current) onto t, and

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vsize.h"
 #include "vti_internal.h"
 
 static _Atomic uint64_t devices_seen; /* bit d for device d < VTI_MAX_DEVICES */
@@ -355,38 +356,31 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
     enum vt_level level = vt_api_get(api)->level;
     vti_thread *t = vti_thread_get();
     vt_event ev = {.type = VT_REC_ALLOC_FAILED};
-    uint64_t fr = 0, to = 0;
-    bool have;
+    vti_failure f = {.size = size, .error = error, .device = device, .api = api, .stack = stack};
     if (!t)
         return;
     if (error == VT_ERROR_OUT_OF_MEMORY)
-        vti_write_graph_pool(t, device);
+        f.graph_pool = vti_write_graph_pool(t, device);
     ev.ts_ns = vti_stamp();
     ev.u.failed.stack = stack;
     note_device(t, device);
-    have = vti_sample_meminfo(level, &fr, &to);
+    f.have_info = vti_sample_meminfo(level, &f.fr, &f.to);
     ev.u.failed.size = size;
     ev.u.failed.error = error;
     ev.u.failed.device = device;
     ev.u.failed.api = api;
-    ev.u.failed.free_bytes = fr;
-    ev.u.failed.total_bytes = to;
+    ev.u.failed.free_bytes = f.fr;
+    ev.u.failed.total_bytes = f.to;
     vti_write(t, &ev);
-    if (have)
-        emit_meminfo(t, device, fr, to);
+    if (f.have_info)
+        emit_meminfo(t, device, f.fr, f.to);
     vti_count_failure(device);
     vti_thread_put(t);
     if (error == VT_ERROR_OUT_OF_MEMORY) /* an invalid argument is no OOM to diagnose */
-        vti_diag_failed(size, error, device, api, fr, to, have, ev.u.failed.stack);
+        vti_diag_failed(&f);
 }
 
 /* ---- end ------------------------------------------------------------------ */
-
-/* "s" unless n is 1: "1 allocation", "2 allocations". */
-static const char *plural(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
 
 static void summary_device(int device)
 {
@@ -414,8 +408,8 @@ static void summary_device(int device)
      * a caching allocator's cache from a leak (the report can). */
     vti_msg(", %" PRIu64 " allocation%s, live at exit %s in %" PRIu64 " allocation%s, %" PRIu64
             " failed allocation%s\n",
-            c.allocs, plural(c.allocs), leak, c.live_count, plural(c.live_count), c.failures,
-            plural(c.failures));
+            c.allocs, vsize_plural(c.allocs), leak, c.live_count, vsize_plural(c.live_count),
+            c.failures, vsize_plural(c.failures));
 }
 
 void vti_rec_end_summary(void)

@@ -899,8 +899,9 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
  * t: a VT_REC_POOL_STAT of the device's CUDA graph memory pool (pool
  * VT_POOL_GRAPH; cuDeviceGetGraphMemAttribute's reserved and used bytes)
  * when it holds memory: freed graph memory the driver keeps, or what a
- * graph launch that ran out of memory left there (docs/trace.md). */
-void vti_write_graph_pool(vti_thread *t, int device);
+ * graph launch that ran out of memory left there (docs/trace.md).
+ * Returns the reserved bytes written, 0 when none were. */
+uint64_t vti_write_graph_pool(vti_thread *t, int device);
 /* After a stream-ordered allocation from pool (0: the device's current
  * one), before it is recorded: when it failed, vti_rec_pool_stat; when it
  * succeeded from a pool given by name not seen before, that pool is
@@ -982,14 +983,23 @@ bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b
 /* The end of the session: the pending OOM diagnosis and the summary on
  * stderr (unless quiet). No CUDA call (lifecycle.c, "ends"). */
 void vti_rec_end_summary(void);
-/* diagnose.c: the OOM diagnosis (at most 9 lines per fatal failure; the
+/* diagnose.c: the OOM diagnosis (at most 10 lines per fatal failure; the
  * rule in diagnose.c and README.md). vti_diag_failed: a failed allocation
  * (snapshot of the live sites; printed later); vti_diag_alloc: a successful
  * allocation of size on device by the calling thread (a retry that recovers
  * drops the pending failure, anything else prints it); vti_diag_flush: print
  * the pending one (at exit). vti_fmt_bytes: "1.50 GiB" (size/vsize.h). */
-void vti_diag_failed(uint64_t size, int error, int device, enum vt_api api, uint64_t fr,
-                     uint64_t to, bool have_info, uint32_t stack);
+typedef struct vti_failure {
+    uint64_t size;       /* bytes requested */
+    int error;           /* the call's error (VT_ERROR_OUT_OF_MEMORY) */
+    int device;          /* -1: pinned host memory */
+    enum vt_api api;     /* the failed call */
+    bool have_info;      /* fr and to were sampled (vti_sample_meminfo) */
+    uint64_t fr, to;     /* the device's free and total bytes just after the failure */
+    uint64_t graph_pool; /* the CUDA graph memory pool's reserved bytes then, 0: none or unknown */
+    uint32_t stack;      /* the request's call stack id */
+} vti_failure;
+void vti_diag_failed(const vti_failure *f);
 void vti_diag_alloc(uint64_t size, int device);
 void vti_diag_flush(void);
 void vti_fmt_bytes(uint64_t b, char *out, size_t len);

@@ -1,6 +1,7 @@
 /* check.c: CI limits on a report (vramtrace check), in the spirit of
  * pytest-memray's limit_memory / limit_leaks. */
 #include "internal.h"
+#include "vsize.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -55,7 +56,7 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim)
     uint64_t fatal = vr_unrecovered_ooms(r);
     if (lim->no_oom && fatal) {
         fprintf(out, "%llu failed allocation%s not recovered (--no-oom; %llu more recovered)\n",
-                (unsigned long long)fatal, vr_plural(fatal),
+                (unsigned long long)fatal, vsize_plural(fatal),
                 (unsigned long long)r->recovered_allocations);
         n++;
     }

@@ -1021,7 +1021,7 @@ static const char *explain_error(vr_arena *a, const vr_report *r, const vr_oom *
                                "out-of-memory error (2: cudaErrorMemoryAllocation, "
                                "CUDA_ERROR_OUT_OF_MEMORY)%s",
                                o->error, error_meaning(o->error), fork_words(a, r, o->error));
-    if (o->device < 0 || !o->device_total_bytes) /* host memory: the device says nothing */
+    if (o->device < 0 || !o->free_known) /* host memory, or no answer from the device */
         return e;
     return vr_sprintf(a, "%s; the device had %s free", e,
                       vr_format_size(o->device_free_bytes, b1, sizeof b1));

@@ -459,6 +459,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.error = ev->u.failed.error;
     o->o.api = vt_api_name(ev->u.failed.api);
     o->o.device_free_bytes = ev->u.failed.free_bytes;
+    o->o.free_known = ev->u.failed.total_bytes != 0; /* vtrace.h: 0/0 if unknown */
     o->o.device_total_bytes = ev->u.failed.total_bytes ? ev->u.failed.total_bytes : d->total;
     o->o.live_allocated = d->direct + d->region_bytes;
     o->o.live_reserved = d->direct + d->heap_bytes;

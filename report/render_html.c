@@ -10,6 +10,7 @@
  * is HTML-escaped (and JSON strings escape '<' so no </script> can close the
  * data block). */
 #include "internal.h"
+#include "vsize.h"
 
 #include <math.h>
 #include <inttypes.h>
@@ -188,7 +189,7 @@ static void frame_html(FILE *f, const vr_frame *fr)
 static void folded_html(FILE *f, const vr_stack *st, size_t from, size_t to, bool in_modules)
 {
     fprintf(f, "<li><details class=\"more\"><summary>… %zu %sframe%s", to - from,
-            in_modules ? "" : "more ", to - from == 1 ? "" : "s");
+            in_modules ? "" : "more ", vsize_plural(to - from));
     const char *mods[4];
     size_t more, nmods = in_modules ? vr_fold_modules(st, from, to, mods, &more) : 0;
     for (size_t k = 0; k < nmods; k++) {
@@ -708,7 +709,7 @@ static void summary(FILE *f, const vr_report *r)
             " allocation%s</td></tr><tr><th>allocations / frees / failed</th><td>%" PRIu64
             " / %" PRIu64 " / %" PRIu64 "</td></tr>",
             SZ(r->peak_allocated, b1), VR_TIME(r->peak_allocated_t_ns), SZ(r->peak_reserved, b2),
-            SZ(r->leaked_bytes, b3), r->leaked_count, vr_plural(r->leaked_count), r->allocations,
+            SZ(r->leaked_bytes, b3), r->leaked_count, vsize_plural(r->leaked_count), r->allocations,
             r->frees, r->failed_allocations);
     for (size_t i = 0; i < r->ndevices; i++) {
         fprintf(f, "<tr><th>device %d</th><td>", r->devices[i].id);
@@ -845,8 +846,8 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
             : o->recovered ? "recovered"
                            : "failed",
             i + 1, VR_TIME(o->t_ns), SZ(o->requested_bytes, b1),
-            o->device_total_bytes ? SZ(o->device_free_bytes, b2) : "unknown",
-            vr_verdict_name(o->verdict), vr_verdict_name(o->verdict));
+            o->free_known ? SZ(o->device_free_bytes, b2) : "unknown", vr_verdict_name(o->verdict),
+            vr_verdict_name(o->verdict));
     if (fatal && vr_oom_handled(r))
         fputs("<p class=\"fatal-label\">HANDLED: the last failure that was not "
               "recovered; " VR_OOM_HANDLED_TEXT "</p>",
@@ -920,7 +921,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
             "<summary><h3>Leaks: %s of device memory in %" PRIu64
             " allocation%s live at %s; host memory "
             "(pinned, registered): %s in %" PRIu64 "</h3></summary>",
-            SZ(r->leaked_bytes, b), r->leaked_count, vr_plural(r->leaked_count),
+            SZ(r->leaked_bytes, b), r->leaked_count, vsize_plural(r->leaked_count),
             r->has_end ? "exit" : "the end", SZ(r->host_leaked_bytes, h), r->host_leaked_count);
     if (!r->nleaks)
         return;
@@ -930,7 +931,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
                 "the process ends): %s of device memory in %" PRIu64 " allocation%s, %s of host "
                 "memory in %" PRIu64 "</p>",
                 SZ(r->cached_at_exit_bytes, b), r->cached_at_exit_count,
-                vr_plural(r->cached_at_exit_count), SZ(r->host_cached_at_exit_bytes, h),
+                vsize_plural(r->cached_at_exit_count), SZ(r->host_cached_at_exit_bytes, h),
                 r->host_cached_at_exit_count);
     fputs("<table id=\"leaks\"><tr><th>bytes</th><th>allocations</th><th>kind</th>"
           "<th>allocated at</th></tr>",

@@ -279,6 +279,16 @@ static void suggested_batch(FILE *f, const vr_oom *o)
                 o->batch_fixed_bytes, o->batch_per_sample_bytes);
 }
 
+/* A failure's device free bytes as JSON: null when the driver could not
+ * say (vr_oom.free_known). */
+static const char *free_json(const vr_oom *o, char *buf, size_t len)
+{
+    if (!o->free_known)
+        return "null";
+    snprintf(buf, len, "%" PRIu64, o->device_free_bytes);
+    return buf;
+}
+
 static void ooms(FILE *f, const vr_report *r)
 {
     /* the last unrecovered failure, unless the program went on past it */
@@ -286,9 +296,10 @@ static void ooms(FILE *f, const vr_report *r)
     fputs(",\"ooms\":[", f);
     for (size_t i = 0; i < r->nooms; i++) {
         const vr_oom *o = &r->ooms[i];
+        char freeb[24];
         fprintf(f,
                 "%s{\"time_ns\":%" PRIu64 ",\"device\":%d,\"requested_bytes\":%" PRIu64
-                ",\"error\":%d,\"device_free_bytes\":%" PRIu64 ",\"device_total_bytes\":%" PRIu64
+                ",\"error\":%d,\"device_free_bytes\":%s,\"device_total_bytes\":%" PRIu64
                 ",\"live_allocated_bytes\":%" PRIu64 ",\"live_reserved_bytes\":%" PRIu64
                 ",\"live_captured_bytes\":%" PRIu64 ",\"live_graph_bytes\":%" PRIu64
                 ",\"outside_recording_bytes\":%" PRIu64 ",\"baseline_bytes\":%" PRIu64
@@ -296,11 +307,11 @@ static void ooms(FILE *f, const vr_report *r)
                 ",\"heap_free_bytes\":%" PRIu64 ",\"heap_largest_free_bytes\":%" PRIu64
                 ",\"batch\":%" PRId64 ",\"max_batch\":%" PRId64 ",\"recovered\":%s,\"fatal\":%s,",
                 i ? "," : "", o->t_ns, o->device, o->requested_bytes, o->error,
-                o->device_free_bytes, o->device_total_bytes, o->live_allocated, o->live_reserved,
-                o->live_captured, o->live_graph, o->baseline_bytes + o->external_bytes,
-                o->baseline_bytes, o->external_bytes, o->rounding_bytes, o->heap_free,
-                o->heap_largest_free, o->batch, o->max_batch, o->recovered ? "true" : "false",
-                i == fatal ? "true" : "false");
+                free_json(o, freeb, sizeof freeb), o->device_total_bytes, o->live_allocated,
+                o->live_reserved, o->live_captured, o->live_graph,
+                o->baseline_bytes + o->external_bytes, o->baseline_bytes, o->external_bytes,
+                o->rounding_bytes, o->heap_free, o->heap_largest_free, o->batch, o->max_batch,
+                o->recovered ? "true" : "false", i == fatal ? "true" : "false");
         suggested_batch(f, o);
         vr_pool_json(f, o);
         vr_graph_pool_json(f, o);

@@ -2,6 +2,7 @@
  * out of memory, leaks, growth, fragmentation, top sites. Several files:
  * a combined summary table, then one section per file. */
 #include "internal.h"
+#include "vsize.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static void print_skipped(FILE *f, const vr_stack *st, size_t from, size_t to, c
 {
     const char *mods[4];
     size_t more, nmods = vr_fold_modules(st, from, to, mods, &more);
-    fprintf(f, "%s... %zu frame%s", indent, to - from, to - from == 1 ? "" : "s");
+    fprintf(f, "%s... %zu frame%s", indent, to - from, vsize_plural(to - from));
     for (size_t k = 0; k < nmods; k++)
         fprintf(f, "%s%s", k ? ", " : " in ", mods[k]);
     if (more)
@@ -52,7 +53,7 @@ void vr_print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max,
         print_frame(f, &st->frames[i], indent, i == 0, short_files);
     const char *cut = st->n > end ? vr_stack_cut(st, end, st->n) : NULL;
     if (st->n > end)
-        fprintf(f, "%s... %zu more frame%s%s%s\n", indent, st->n - end, st->n - end == 1 ? "" : "s",
+        fprintf(f, "%s... %zu more frame%s%s%s\n", indent, st->n - end, vsize_plural(st->n - end),
                 cut ? " including " : "", cut ? cut : "");
 }
 
@@ -79,8 +80,9 @@ static void accounting(FILE *f, const vr_report *r)
         fprintf(f,
                 " %" PRIu64 " allocation%s, %" PRIu64 " free%s, %" PRIu64 " failed, peak live %s, "
                 "leaked %s in %" PRIu64 "\n",
-                a->allocations, vr_plural(a->allocations), a->frees, vr_plural(a->frees), a->failed,
-                SZ(a->peak_live_bytes, b1), SZ(a->leaked_bytes, b2), a->leaked_allocations);
+                a->allocations, vsize_plural(a->allocations), a->frees, vsize_plural(a->frees),
+                a->failed, SZ(a->peak_live_bytes, b1), SZ(a->leaked_bytes, b2),
+                a->leaked_allocations);
     }
 }
 
@@ -208,7 +210,7 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
         fprintf(f, "%s#%zu at %s: %s of %s of pinned host memory failed (error %d)\n",
                 label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
                 o->error);
-    else if (!o->device_total_bytes) /* cudaMemGetInfo failed too (vtrace.h: 0/0 if unknown) */
+    else if (!o->free_known) /* cudaMemGetInfo failed too (vtrace.h: 0/0 if unknown) */
         fprintf(f, "%s#%zu at %s: %s of %s on device %d failed (error %d); device free unknown\n",
                 label(r, fatal), i + 1, VR_TIME(o->t_ns), o->api, SZ(o->requested_bytes, b1),
                 o->device, o->error);
@@ -293,7 +295,7 @@ static void cached_line(FILE *f, uint64_t bytes, uint64_t count)
         fprintf(f,
                 "  of which %s in %" PRIu64 " allocation%s is a caching allocator's cache at exit "
                 "(freed when the process ends)\n",
-                SZ(bytes, b1), count, vr_plural(count));
+                SZ(bytes, b1), count, vsize_plural(count));
 }
 
 static void leaks(FILE *f, const vr_report *r, size_t top)
@@ -306,14 +308,14 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
     }
     const char *when = r->has_end ? "exit" : "the end of the trace";
     fprintf(f, "device memory: %s in %" PRIu64 " allocation%s %s live at %s\n",
-            SZ(r->leaked_bytes, b1), r->leaked_count, vr_plural(r->leaked_count),
+            SZ(r->leaked_bytes, b1), r->leaked_count, vsize_plural(r->leaked_count),
             r->leaked_count == 1 ? "is" : "are", when);
     cached_line(f, r->cached_at_exit_bytes, r->cached_at_exit_count);
     if (r->host_leaked_count)
         fprintf(f,
                 "host memory (pinned, registered): %s in %" PRIu64 " allocation%s %s live at %s\n",
-                SZ(r->host_leaked_bytes, b1), r->host_leaked_count, vr_plural(r->host_leaked_count),
-                r->host_leaked_count == 1 ? "is" : "are", when);
+                SZ(r->host_leaked_bytes, b1), r->host_leaked_count,
+                vsize_plural(r->host_leaked_count), r->host_leaked_count == 1 ? "is" : "are", when);
     cached_line(f, r->host_cached_at_exit_bytes, r->host_cached_at_exit_count);
     for (size_t i = 0; i < r->nleaks && i < top; i++) {
         const vr_leak *l = &r->leaks[i];
@@ -322,13 +324,13 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
                     "%" PRIu64 " bytes in %" PRIu64
                     " allocation%s %s held at exit by %s as its cache (%s memory), allocated "
                     "at:\n",
-                    l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "is" : "are",
+                    l->bytes, l->count, vsize_plural(l->count), l->count == 1 ? "is" : "are",
                     l->cache_of, l->kind);
         else
             fprintf(f,
                     "%" PRIu64 " bytes in %" PRIu64
                     " allocation%s %s never freed (%s memory), allocated at:\n",
-                    l->bytes, l->count, l->count == 1 ? "" : "s", l->count == 1 ? "was" : "were",
+                    l->bytes, l->count, vsize_plural(l->count), l->count == 1 ? "was" : "were",
                     l->kind);
         print_stack(f, &l->stack, "    ", 12);
     }
@@ -423,7 +425,7 @@ static void sites(FILE *f, const vr_report *r, size_t top)
         const vr_site *s = &r->sites[i];
         fprintf(f, "%s (%.1f%%) in %" PRIu64 " allocation%s\n", SZ(s->bytes, b1),
                 r->peak_allocated ? 100.0 * (double)s->bytes / (double)r->peak_allocated : 0.0,
-                s->count, vr_plural(s->count));
+                s->count, vsize_plural(s->count));
         print_stack(f, &s->stack, "    ", 8);
     }
     more_line(f, "", r->nsites > top ? r->nsites - top : 0, "sites", &r->sites_left_out, false);

@@ -205,10 +205,14 @@ typedef struct vr_oom {
     uint64_t requested_bytes;
     int32_t error;
     const char *api;
-    uint64_t device_free_bytes, device_total_bytes; /* meminfo at the failure; 0 if unknown */
-    uint64_t live_allocated, live_reserved;         /* recorded, at the failure */
-    uint64_t live_captured; /* of live_reserved, made during CUDA stream captures */
-    uint64_t live_graph;    /* of live_reserved, graph memory nodes' (taken by launches) */
+    /* meminfo just after the failure (free 0 and free_known false when the
+     * driver could not say, e.g. without a context; the total then is the
+     * device record's, 0 if none) */
+    uint64_t device_free_bytes, device_total_bytes;
+    bool free_known;
+    uint64_t live_allocated, live_reserved; /* recorded, at the failure */
+    uint64_t live_captured;                 /* of live_reserved, made during CUDA stream captures */
+    uint64_t live_graph; /* of live_reserved, graph memory nodes' (taken by launches) */
     /* Device use outside the recording = baseline_bytes + external_bytes:
      * baseline_bytes was already in use at the first memory-info sample (the
      * CUDA context, other processes), external_bytes appeared since (device
@@ -637,9 +641,6 @@ int vr_check(FILE *out, const vr_report *r, const vr_limits *lim);
  * project (size/vsize.h's vsize_format); the report's sizes are read by the
  * vramtrace command with vsize_parse. */
 const char *vr_format_size(uint64_t bytes, char *buf, size_t len);
-
-/* "s" unless n is 1, for "1 allocation", "2 allocations". */
-const char *vr_plural(uint64_t n);
 
 /* The line under a table that shows only its first entries, into buf:
  * "... N more UNIT" for rest entries not shown and, when the table left

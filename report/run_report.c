@@ -12,6 +12,7 @@
  * pass over their traces, up to the failure's time (same host: one
  * CLOCK_MONOTONIC for every process). */
 #include "internal.h"
+#include "vsize.h"
 #include "run_internal.h"
 
 #include <inttypes.h>
@@ -434,7 +435,7 @@ static void text_site(FILE *f, const vr_report *r, const held_site *s)
     char b1[32], fb[64];
     const vr_stack *st = s->key > 1 ? known_stack(r, (uint32_t)(s->key - 1)) : NULL;
     fprintf(f, "      %s in %" PRIu64 " allocation%s at ", SZ(s->bytes, b1), s->count,
-            s->count == 1 ? "" : "s");
+            vsize_plural(s->count));
     if (!st || !st->n) {
         fprintf(f, "stack #%" PRIu64 "%s\n", s->key - 1, s->key > 1 ? " (not symbolized)" : "");
         return;

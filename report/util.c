@@ -391,11 +391,6 @@ const char *vr_format_size(uint64_t bytes, char *buf, size_t len)
     return vsize_format(bytes, buf, len);
 }
 
-const char *vr_plural(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
 const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
                          const vr_left_out *lo, bool by_range)
 {
@@ -408,7 +403,7 @@ const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
         snprintf(buf + n, len - (size_t)n,
                  "%s%" PRIu64 " smaller %s" VR_MARK_LEFT_OUT "%s in %" PRIu64 " allocation%s)",
                  rest ? "; " : "... ", lo->stacks, by_range ? "NVTX ranges" : "stacks",
-                 vr_format_size(lo->bytes, b, sizeof b), lo->count, vr_plural(lo->count));
+                 vr_format_size(lo->bytes, b, sizeof b), lo->count, vsize_plural(lo->count));
     return buf;
 }
 

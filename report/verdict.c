@@ -4,6 +4,7 @@
  * measured (docs/scenarios.md, rows vary_batch_fragmentation and
  * empty_cache); the capacity remedy is the OOM's suggested batch (oom.c). */
 #include "internal.h"
+#include "vsize.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -370,8 +371,9 @@ static void headline_oom(const vr_report *r, size_t i, vr_headline *h)
     else
         h->text = vr_sprintf(
             r->arena, "%s (%s): %s of %s failed on device %d (free %s of %s) at %s%s%s%s", head,
-            h->cause, o->api, SZ(o->requested_bytes, b1), o->device, SZ(o->device_free_bytes, b2),
-            SZ(o->device_total_bytes, b3), site, o->range[0] ? " in " : "", o->range, went_on);
+            h->cause, o->api, SZ(o->requested_bytes, b1), o->device,
+            o->free_known ? SZ(o->device_free_bytes, b2) : "unknown", SZ(o->device_total_bytes, b3),
+            site, o->range[0] ? " in " : "", o->range, went_on);
     h->remedy = oom_remedy(r, o, &g);
     if (o->verdict == VR_VERDICT_LEAK && g.kind) {
         h->sites = g.sites;
@@ -448,7 +450,7 @@ static const char *healthy_rest(const vr_report *r)
                       "%s, %s, no out-of-memory failure left unrecovered (%" PRIu64
                       " failed allocation%s: %" PRIu64 " recovered, %" PRIu64 " not out of memory)",
                       leaks, growth_clause(r), r->failed_allocations,
-                      r->failed_allocations == 1 ? "" : "s", r->recovered_allocations,
+                      vsize_plural(r->failed_allocations), r->recovered_allocations,
                       r->error_allocations);
 }
 
@@ -495,7 +497,7 @@ static const char *error_remedy(const vr_report *r)
                           "none for memory; but %" PRIu64 " allocation%s failed with another "
                           "error than out of memory, the first with error %d at %s: its "
                           "explanation is in the list of failed allocations",
-                          r->error_allocations, r->error_allocations == 1 ? "" : "s", (int)o->error,
+                          r->error_allocations, vsize_plural(r->error_allocations), (int)o->error,
                           oom_site(r, o));
     }
     return NULL;
@@ -525,7 +527,7 @@ static void headline_no_end(const vr_report *r, vr_headline *h)
                           "%s of device memory in %" PRIu64
                           " allocation%s live when the trace ends, the largest part allocated at "
                           "%s",
-                          SZ(r->leaked_bytes, b1), r->leaked_count, vr_plural(r->leaked_count),
+                          SZ(r->leaked_bytes, b1), r->leaked_count, vsize_plural(r->leaked_count),
                           leak_site(r, true));
     h->text = vr_sprintf(r->arena,
                          "NO END OF PROCESS RECORDED (killed, cut short or still running): peak "
@@ -544,15 +546,15 @@ static void headline_leaked(const vr_report *r, vr_headline *h)
     h->kind = "leaked";
     const char *site = leak_site(r, false);
     const char *holder = cache_holder(r, false);
-    h->text =
-        vr_sprintf(r->arena,
-                   "LEAKED AT EXIT: %s of device memory in %" PRIu64
-                   " allocation%s%s%s%s%s, the largest part allocated at %s",
-                   SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
-                   r->leaked_count - r->cached_at_exit_count,
-                   vr_plural(r->leaked_count - r->cached_at_exit_count), holder ? " (besides " : "",
-                   holder ? SZ(r->cached_at_exit_bytes, b2) : "", holder ? " held by " : "",
-                   holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
+    h->text = vr_sprintf(r->arena,
+                         "LEAKED AT EXIT: %s of device memory in %" PRIu64
+                         " allocation%s%s%s%s%s, the largest part allocated at %s",
+                         SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
+                         r->leaked_count - r->cached_at_exit_count,
+                         vsize_plural(r->leaked_count - r->cached_at_exit_count),
+                         holder ? " (besides " : "", holder ? SZ(r->cached_at_exit_bytes, b2) : "",
+                         holder ? " held by " : "",
+                         holder ? vr_sprintf(r->arena, "%s as its cache)", holder) : "", site);
     h->remedy = vr_sprintf(r->arena, "free what %s allocates before the program exits", site);
 }
 
@@ -575,7 +577,7 @@ static void headline_finished(const vr_report *r, vr_headline *h, const char *fa
                             "left unrecovered",
                             SZ(r->leaked_bytes - r->cached_at_exit_bytes, b1),
                             r->leaked_count - r->cached_at_exit_count,
-                            vr_plural(r->leaked_count - r->cached_at_exit_count),
+                            vsize_plural(r->leaked_count - r->cached_at_exit_count),
                             leak_site(r, false), growth_clause(r))
                : healthy_rest(r);
     if (total)

@@ -88,12 +88,12 @@ static void devices_child(void)
         pthread_mutex_init(&sim_devices[i].lock, NULL);
 }
 
-static size_t graph_pool_reserved(int device);
+static bool ledger_state(int device, struct sim_ledger_device *out);
 
 static void state_init_once(void)
 {
     sim_config_load(&sim_cfg);
-    sim_ledger_graph_pool_source(graph_pool_reserved);
+    sim_ledger_device_source(ledger_state);
     sim_shared_init();
     for (int i = 0; i < sim_cfg.ndevices; i++)
         if (device_init(&sim_devices[i], i) != 0)
@@ -731,16 +731,18 @@ void sim_gmem_launch_failed(struct sim_device *d)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* The ledger's fail lines (ledger.c): device's graph pool reserve now. */
-static size_t graph_pool_reserved(int device)
+/* The ledger's fail lines (ledger.c): device's free and total bytes (as
+ * sim_mem_info answers) and graph pool reserve now. */
+static bool ledger_state(int device, struct sim_ledger_device *out)
 {
     if (device < 0 || device >= sim_cfg.ndevices)
-        return 0;
+        return false;
     struct sim_device *d = &sim_devices[device];
     pthread_mutex_lock(&d->lock);
-    size_t r = d->gpool.reserved;
+    *out = (struct sim_ledger_device){
+        .free = device_room(d), .total = sim_cfg.capacity, .graph_pool = d->gpool.reserved};
     pthread_mutex_unlock(&d->lock);
-    return r;
+    return true;
 }
 
 void sim_graph_mem_trim(struct sim_device *d)

@@ -131,28 +131,34 @@ void sim_ledger_scope_end(int *token)
     vtsim_ledger_leave(*token);
 }
 
-/* The reserved bytes of a device's graph memory pool, for fail lines: told
- * by the driver's devices (device.c); none in the runtime's copy. */
-static size_t (*graph_pool_of)(int device);
+/* A device's state for fail lines: told by the driver's devices
+ * (device.c); none in the runtime's copy. */
+static bool (*device_state)(int device, struct sim_ledger_device *out);
 
-void sim_ledger_graph_pool_source(size_t (*reserved)(int device))
+void sim_ledger_device_source(bool (*state)(int device, struct sim_ledger_device *out))
 {
-    graph_pool_of = reserved;
+    device_state = state;
 }
 
 int vtsim_ledger_fail(const char *kind, int device, size_t size, int err)
 {
+    struct sim_ledger_device st;
     if (err == 0 || tl_failed)
         return err;
     tl_failed = tl_depth > 0;
-    size_t graph = device >= 0 && err == 2 && graph_pool_of ? graph_pool_of(device) : 0; /* OOM */
-    if (graph)
-        ledger_line("fail",
-                    ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d,\"graph_pool\":%zu",
-                    kind, device, size, err, graph);
-    else
+    if (device < 0 || !device_state || !device_state(device, &st))
         ledger_line("fail", ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d", kind,
                     device, size, err);
+    else if (err == 2 && st.graph_pool) /* out of memory while the graph pool holds memory */
+        ledger_line("fail",
+                    ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d,\"free\":%zu,"
+                    "\"total\":%zu,\"graph_pool\":%zu",
+                    kind, device, size, err, st.free, st.total, st.graph_pool);
+    else
+        ledger_line("fail",
+                    ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d,\"free\":%zu,"
+                    "\"total\":%zu",
+                    kind, device, size, err, st.free, st.total);
     return err;
 }
 

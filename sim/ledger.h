@@ -7,6 +7,7 @@
  * entry points) and into libcudart.so.13 (used only when no driver loads). */
 #ifndef SIM_LEDGER_H
 #define SIM_LEDGER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,10 +28,15 @@ void vtsim_ledger_leave(int token);
  * was written yet in the current outermost scope. size: requested bytes;
  * device -1 for host kinds. Returns err unchanged. */
 int vtsim_ledger_fail(const char *kind, int device, size_t size, int err);
-/* The driver's devices tell the ledger how to read a device's graph memory
- * pool's reserved bytes (the optional "graph_pool" of out-of-memory fail
- * lines, README.md "Ledger"). */
-void sim_ledger_graph_pool_source(size_t (*reserved)(int device));
+/* A device's state as a fail line gives it (README.md "Ledger"): its free
+ * and total bytes as cuMemGetInfo answers them then, and its graph memory
+ * pool's reserved bytes. */
+struct sim_ledger_device {
+    size_t free, total, graph_pool;
+};
+/* The driver's devices tell the ledger how to read a device's state:
+ * state(device, out) is false for no such device. */
+void sim_ledger_device_source(bool (*state)(int device, struct sim_ledger_device *out));
 
 /* Allocation / end of an allocation's life (size: the API's size, bytes). */
 void sim_ledger_alloc(const char *kind, int device, uintptr_t addr, size_t size);

@@ -138,3 +138,8 @@ const char *vsize_format(uint64_t bytes, char *buf, size_t len)
     snprintf(buf, len, "%.2f %s", v, u[i]);
     return buf;
 }
+
+const char *vsize_plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}

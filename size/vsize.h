@@ -55,4 +55,9 @@ const char *vsize_strerror(int err);
  * for 1048575, never "1024.00 KiB"). Returns buf. */
 const char *vsize_format(uint64_t bytes, char *buf, size_t len);
 
+/* The plural ending of a count of things printed beside a size: "s" unless
+ * n is 1 ("1 allocation", "2 allocations", "0 frames"). The one rule of the
+ * preload's messages and the report's text. */
+const char *vsize_plural(uint64_t n);
+
 #endif

@@ -57,7 +57,7 @@ import sys
 # The sim's own alloc/free lines, parsed without json (a ledger can hold
 # millions); anything else, or any other spelling, goes through json.loads.
 FAST_LINE = re.compile(
-    r'\{"seq":(\d+),"pid":(-?\d+),"tid":-?\d+,"t_ns":\d+,"op":"(alloc|free)","api":"([^"\\]*)",'
+    r'\{"seq":(\d+),"pid":(-?\d+),"tid":(-?\d+),"t_ns":\d+,"op":"(alloc|free)","api":"([^"\\]*)",'
     r'"error":0,"kind":"([a-z_]+)","device":(-?\d+),"addr":"(0x[0-9a-f]+)","size":(\d+)\}\s*$')
 DEVICE_KINDS = ("device", "managed", "vmm", "array")  # what the report's device totals count
 FIELDS = ("allocations", "frees", "failed", "peak_live_bytes",
@@ -132,6 +132,14 @@ class Process:
         # graph allocations' bytes on its device), None when it held nothing
         self.fail_graph_pool = []
         self.graph_live = {}  # device -> bytes of live allocations made by cuGraphLaunch
+        # each fail's device (free, total) bytes as the sim's cuMemGetInfo
+        # answered at the fail line, None without them (host memory); and
+        # whether no other thread's line came before the failing thread's
+        # next one: then the device was the same when the preload asked
+        # (right after the failed call, before the thread's next call)
+        self.fail_free = []
+        self.fail_alone = []
+        self.open_fail = {}  # tid -> index of its fail whose window is open
         self.graph_addr = {}  # (device, addr) of those -> size
 
     def total(self, ident, device, kind, delta):
@@ -194,6 +202,7 @@ class Process:
         if o["seq"] <= self.last_seq:
             raise Unusable(f"{at(where)}: seq {o['seq']} after {self.last_seq}")
         self.last_seq = o["seq"]
+        self.window(o.get("tid"))
         op = o["op"]
         if op == "alloc":
             self.key(field(o, "device", where), field(o, "kind", where)).born(
@@ -218,6 +227,9 @@ class Process:
             k.at_failures.append(k.live_bytes)
             self.fail_api.append(report_api(o.get("api", "")))
             self.fail_oom.append(o.get("error") == 2)
+            self.fail_free.append((o["free"], o.get("total")) if "free" in o else None)
+            self.fail_alone.append(True)
+            self.open_fail[o.get("tid")] = len(self.fail_free) - 1
             gp = o.get("graph_pool")
             self.fail_graph_pool.append(
                 None if gp is None else (gp, max(0, gp - self.graph_live.get(o["device"], 0))))
@@ -236,6 +248,15 @@ class Process:
             self.bad_frees.append((int(field(o, "addr", where), 16), field(o, "error", where)))
         elif op not in ("pool_grow", "pool_release"):  # a pool's reserve: no allocation
             raise Unusable(f"{at(where)}: unknown op {op!r}")
+
+    def window(self, tid):
+        """A line of thread tid: it closes tid's open fail window and makes
+        every other open one not alone."""
+        if not self.open_fail:
+            return
+        self.open_fail.pop(tid, None)
+        for k in self.open_fail.values():
+            self.fail_alone[k] = False
 
     def result(self):
         return {k: v.result() for k, v in self.keys.items()}
@@ -274,8 +295,9 @@ def replay(path, pid, watch=None):
         for n, text in enumerate(f, 1):
             m = FAST_LINE.match(text)
             if m:
-                seq, p, op, api, kind, dev, addr, size = m.groups()
-                o = {"seq": int(seq), "pid": int(p), "op": op, "api": api, "kind": kind,
+                seq, p, tid, op, api, kind, dev, addr, size = m.groups()
+                o = {"seq": int(seq), "pid": int(p), "tid": int(tid), "op": op, "api": api,
+                     "kind": kind,
                      "device": int(dev),
                      "addr": addr, "size": int(size)}
             elif not text.strip():
@@ -395,6 +417,7 @@ def compare_devices(proc, report):
                                 f"{o.get('live_allocated_bytes')}, ledger {want}")
             if o.get("api") != api:
                 problems.append(f"failed allocation {n}: api: report {o.get('api')}, ledger {api}")
+            problems += compare_free(o, n, proc.fail_free[k], proc.fail_alone[k])
             if "graph_pool" in o:  # trace format 13 and later
                 gp = o["graph_pool"]
                 got = None if gp is None else (gp.get("reserved_bytes"), gp.get("kept_bytes"))
@@ -402,6 +425,21 @@ def compare_devices(proc, report):
                     problems.append(f"failed allocation {n}: graph pool (reserved, kept): report "
                                     f"{got}, ledger {proc.fail_graph_pool[k]}")
     return problems
+
+
+def compare_free(oom, n, want, alone):
+    """Mismatch messages of a listed failure's device free and total bytes
+    against the sim's at its fail line (want, None: not written), when no
+    other thread's line came between the failure and the preload's sample.
+    A failure with another error than out of memory may have free bytes
+    unknown (null: the driver could not say, e.g. without a context; then
+    the sim's cuMemGetInfo could not either); an out-of-memory one may not."""
+    if want is None or not alone:
+        return []
+    got = (oom.get("device_free_bytes"), oom.get("device_total_bytes"))
+    if got == want or (got[0] is None and got[1] == want[1] and oom.get("error") != 2):
+        return []
+    return [f"failed allocation {n}: device (free, total): report {got}, ledger {want}"]
 
 
 def compare_failed_frees(proc, report, other_run=False):

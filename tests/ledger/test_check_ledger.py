@@ -223,6 +223,32 @@ class CheckLedger(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("failed allocation 3: live_allocated_bytes", out)
 
+    def test_device_free_at_failures(self):
+        """A fail line's free and total bytes are held to the report's
+        device_free_bytes and device_total_bytes, unless another thread's
+        line comes before the failing thread's next one (the device may have
+        changed before the preload asked)."""
+        lines = ledger_lines()
+        lines[2].update({"free": 1 << 20, "total": 1 << 30})
+        self.write_ledger(lines)
+        r = self.devices_report()
+        r["ooms"][0].update({"device_free_bytes": 1 << 20, "device_total_bytes": 1 << 30})
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["ooms"][0]["device_free_bytes"] = (1 << 20) + 4096  # sampled after a free
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("failed allocation 1: device (free, total): report (1052672, 1073741824), "
+                      "ledger (1048576, 1073741824)", out)
+        r["ooms"][0].update({"device_free_bytes": 1 << 20, "device_total_bytes": 2 << 30})
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)  # another device's total
+        lines[3]["tid"] = PID + 1  # another thread freed before the failing thread went on
+        self.write_ledger(lines)
+        r["ooms"][0]["device_free_bytes"] = (1 << 20) + 1000
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+
     def test_report_api_names(self):
         sys.path.insert(0, os.path.dirname(CHECKER))
         import check_ledger

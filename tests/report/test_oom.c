@@ -687,6 +687,29 @@ static void test_oom_capture_refused(void **state)
     unlink(tmp_path("capture_refused"));
 }
 
+/* A failure whose memory sample failed too (the record's free and total 0:
+ * cuMemAlloc after cuDevicePrimaryCtxReset, error 709, when cuMemGetInfo has
+ * no context either) on a device the trace knows (15 GiB): its free bytes
+ * are unknown. The report filled the total in from the device and then said
+ * "the device had 0 B free" (corpus.contexts, against the sim's ledger). */
+static void test_oom_free_unknown(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "free_unknown", 0, NULL);
+    vtg_failed_on(&g, 20, MiB, 1, 709, 0, VT_API_CU_MEM_ALLOC, 0, 0);
+    vtg_end(&g, 50, 0);
+    vr_report *r = close_and_analyze(&g, "free_unknown");
+    assert_false(r->ooms[0].free_known);
+    assert_null(strstr(r->ooms[0].explanation, "the device had"));
+    assert_true(r->ooms[0].device_total_bytes > 0); /* the device record's */
+    char *json = render(vr_render_json, r);
+    assert_non_null(strstr(json, "\"device_free_bytes\":null"));
+    free(json);
+    vr_report_free(r);
+    unlink(tmp_path("free_unknown"));
+}
+
 /* A failure of pinned host memory (cudaMallocHost, device -1): host RAM, not
  * the device's. It was explained as live data + the request exceeding the
  * current device (whose free bytes the failure sampled), with a device site
@@ -1155,6 +1178,7 @@ int main(void)
         cmocka_unit_test(test_failed_exit_not_healthy),
         cmocka_unit_test(test_no_end_not_leaked),
         cmocka_unit_test(test_killed_remedy),
+        cmocka_unit_test(test_oom_free_unknown),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Hold the preload's OOM blocks on stderr against the sim's ledger.
+
+usage: check_oom_stderr.py --ledger LEDGER --stderr STDERR [--pid PID] [--perturb]
+
+Each block (interpose/README.md, "The OOM diagnosis and the exit line")
+opens with "vramtrace: OUT OF MEMORY: API of SIZE failed with error E on
+device D, free F of T" and, when the device's CUDA graph memory pool held
+memory, has a line "CUDA graph memory pool reserved: G". Blocks are printed
+in the order of their failures, so each is the next of the ledger's "fail"
+lines (the same process) with the same api (as the report names it), device,
+error and SIZE, leaving out failures a retry recovered (they have no
+block); a block "(also its retry)" is that line and the same thread's
+failed retries of the same request after it, and shows the last one's
+numbers. When failures with the same api, device, error and SIZE come from
+more than one thread, which block is which cannot be told (the blocks are
+printed in the order the preload saw the failures, not the ledger's): those
+blocks are matched but not compared. For each line compared:
+
+* F and T are its "free" and "total" (the device as the sim's cuMemGetInfo
+  answered right after the failure), unless another thread's line came
+  before the failing thread's next one (check_ledger.py's rule: the device
+  may have changed before the preload asked);
+* G is its "graph_pool", and a block of a line without one has no pool line.
+
+Sizes are compared as the preload prints them: a port of size/vsize.c's
+vsize_format (two decimals of the largest 1024-based unit), so a number
+that differs only past its second decimal is not caught.
+--perturb adds 5 % (at least 1 MiB) to the ledger's free bytes of the first block whose
+free bytes are compared (a sample of the wrong moment) and must then fail.
+Exit 0 all hold, 1 a mismatch (each printed), 2 unusable input, 3 with
+--perturb when no block's free bytes were compared (nothing to perturb).
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_ledger import report_api  # noqa: E402  (the report's names of apis)
+
+BLOCK = re.compile(r"^vramtrace: OUT OF MEMORY: (\S+) of (.+?) failed with error (-?\d+) on device "
+                   r"(-?\d+)(?:, free (.+?) of (.+?))?( \(also its retry\))?$")
+POOL = re.compile(r"^vramtrace:   CUDA graph memory pool reserved: (.+?) \(")
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def vsize_format(n):
+    """size/vsize.c's vsize_format."""
+    if n < 1024:
+        return f"{n} B"
+    v, i = n / 1024.0, 1
+    while v >= 1023.995 and i + 1 < len(UNITS):
+        v, i = v / 1024.0, i + 1
+    return f"{v:.2f} {UNITS[i]}"
+
+
+def read_blocks(path):
+    """[{api, size, error, device, free, total, pool}] of stderr's OOM blocks
+    on devices (pinned host memory's have no device free bytes)."""
+    blocks = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            text = text.rstrip("\n")
+            m = BLOCK.match(text)
+            if m:
+                api, size, err, dev, fr, to, retry = m.groups()
+                blocks.append({"api": api, "size": size, "error": int(err), "device": int(dev),
+                               "free": fr, "total": to, "pool": None, "retry": bool(retry)})
+            elif blocks and POOL.match(text):
+                blocks[-1]["pool"] = POOL.match(text).group(1)
+    return blocks
+
+
+def read_fails(path, pid):
+    """The ledger's fail lines of pid (or of the only process), each with
+    diagnose.c's rules applied to the ledger's order (the thread's frees and
+    other lines do not count; its allocations and failures do):
+    "retry_of", the fail it retries (the thread's previous allocation or
+    failure was a fail of the same call, size and device, and no other
+    thread failed since); "recovered", the thread's next allocation was of
+    the same size on the same device (no block); "alone", no other thread's
+    line came before the thread's next line (the device was as the fail line
+    says when the preload asked); "contended", another thread failed while
+    this failure was pending (which the preload saw first may differ)."""
+    fails, pids, open_fail, pending, last, last_fail = [], set(), {}, {}, {}, None
+    with open(path, encoding="utf-8") as f:
+        for n, text in enumerate(f, 1):
+            if not text.strip():
+                continue
+            try:
+                o = json.loads(text)
+            except ValueError as e:
+                raise SystemExit(f"check_oom_stderr: {path}:{n}: not JSON: {e}") from None
+            pids.add(o.get("pid"))
+            if pid is not None and o.get("pid") != pid:
+                continue
+            tid, op = o.get("tid"), o.get("op")
+            open_fail.pop(tid, None)
+            for k in open_fail.values():
+                fails[k]["alone"] = False
+            if op not in ("alloc", "fail"):
+                continue
+            prev = last.get(tid)
+            pending.pop(tid, None)
+            same = prev is not None and prev.get("op") == "fail" and all(
+                o.get(k) == prev.get(k) for k in ("device", "size"))
+            if same and op == "alloc":
+                prev["recovered"] = True
+            if op == "fail":
+                retry = same and last_fail is prev and \
+                    report_api(o.get("api", "")) == report_api(prev.get("api", ""))
+                o.update(alone=True, recovered=False, contended=bool(pending),
+                         retry_of=prev if retry else None)
+                for k in pending.values():
+                    fails[k]["contended"] = True
+                fails.append(o)
+                open_fail[tid] = pending[tid] = len(fails) - 1
+                last_fail = o
+            last[tid] = o
+    if pid is None and len(pids) > 1:
+        raise SystemExit(f"check_oom_stderr: {path} holds pids {sorted(pids)}; pick one with --pid")
+    return fails
+
+
+def key(api, device, error, size_text):
+    return (api, device, error, size_text)
+
+
+def queues(fails):
+    """{key: [request, ...]}: each request the list of a first fail and its
+    failed retries, in ledger order, recovered ones left out; and the keys
+    whose requests came from more than one thread (their blocks' order is
+    not the ledger's: which block is which request cannot be told)."""
+    q, tids = {}, {}
+    for o in fails:
+        k = key(report_api(o.get("api", "")), o.get("device"), o.get("error"),
+                vsize_format(o.get("size", -1)))
+        tids.setdefault(k, set()).add(o.get("tid"))
+        if o["retry_of"] is not None and q.get(k) and q[k][-1][-1] is o["retry_of"]:
+            q[k][-1].append(o)
+        else:
+            q.setdefault(k, []).append([o])
+    for k in q:
+        q[k] = [r for r in q[k] if not r[-1]["recovered"]]
+    return q, {k for k, t in tids.items() if len(t) > 1}
+
+
+def compare(blocks, fails, perturb=False):
+    """(mismatch messages, how many blocks had their free bytes compared)."""
+    problems, compared = [], 0
+    q, ambiguous = queues(fails)
+    for b, blk in enumerate(blocks, 1):
+        k = key(blk["api"], blk["device"], blk["error"], blk["size"])
+        if not q.get(k):
+            problems.append(f"block {b} ({blk['api']} of {blk['size']} on device "
+                            f"{blk['device']}): no such failure left in the ledger")
+            continue
+        request = q[k].pop(0)
+        if k in ambiguous:
+            continue
+        if blk["retry"] != (len(request) > 1) and not any(o["contended"] for o in request):
+            problems.append(f"block {b}: {len(request)} failed attempt(s) in the ledger, "
+                            f"stderr {'says' if blk['retry'] else 'does not say'} "
+                            "\"(also its retry)\"")
+        o = request[-1]  # the block shows the last attempt's numbers
+        if "free" in o and o["alone"]:
+            moved = max(1 << 20, o["free"] // 20) if perturb and not compared else 0
+            want = (vsize_format(o["free"] + moved), vsize_format(o["total"]))
+            compared += 1
+            if (blk["free"], blk["total"]) != want:
+                problems.append(f"block {b}: device free of total: stderr {blk['free']} of "
+                                f"{blk['total']}, ledger {want[0]} of {want[1]}")
+        gp = o.get("graph_pool")
+        want = vsize_format(gp) if gp else None
+        if blk["pool"] != want:
+            problems.append(f"block {b}: graph memory pool reserved: stderr {blk['pool']}, "
+                            f"ledger {want}")
+    return problems, compared
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ledger", required=True)
+    ap.add_argument("--stderr", required=True)
+    ap.add_argument("--pid", type=int)
+    ap.add_argument("--perturb", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid)
+    except OSError as e:
+        print(f"check_oom_stderr: {e}", file=sys.stderr)
+        return 2
+    problems, compared = compare(blocks, fails, args.perturb)
+    if args.perturb and not compared:
+        print("check_oom_stderr: --perturb: no block's free bytes were compared")
+        return 3
+    for p in problems:
+        print(f"check_oom_stderr: mismatch: {p}")
+    if not problems:
+        print(f"check_oom_stderr: {len(blocks)} OOM block(s) match the ledger (free bytes "
+              f"compared in {compared})")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
