@@ -135,14 +135,74 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
     vti_iter_meminfo(device, free_b);
 }
 
-/* The first allocation on device (the current one): a memory sample. */
+/* device's memory through its primary context, pushed for the query when
+ * the driver says it is active (retained and released around it: its
+ * reference count is as before); false when it is not (a sample never
+ * creates a context, which would take device memory) or a call failed. */
+static bool primary_meminfo(int device, uint64_t *free_b, uint64_t *total_b)
+{
+    PFN_cuDeviceGet_v2000 get = VTI_REAL_DRIVER(cuDeviceGet, 2000, "cuDeviceGet");
+    PFN_cuDevicePrimaryCtxGetState_v7000 state =
+        VTI_REAL_DRIVER(cuDevicePrimaryCtxGetState, 7000, "cuDevicePrimaryCtxGetState");
+    PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+        VTI_REAL_DRIVER(cuDevicePrimaryCtxRetain, 7000, "cuDevicePrimaryCtxRetain");
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        VTI_REAL_DRIVER(cuDevicePrimaryCtxRelease, 11000, "cuDevicePrimaryCtxRelease_v2");
+    PFN_cuCtxPushCurrent_v4000 push =
+        VTI_REAL_DRIVER(cuCtxPushCurrent, 4000, "cuCtxPushCurrent_v2");
+    PFN_cuCtxPopCurrent_v4000 pop = VTI_REAL_DRIVER(cuCtxPopCurrent, 4000, "cuCtxPopCurrent_v2");
+    CUdevice dev;
+    CUcontext ctx, popped;
+    unsigned int flags;
+    int active = 0;
+    bool ok = false;
+    if (!get || !state || !retain || !release || !push || !pop)
+        return false;
+    vti_enter();
+    if (get(&dev, device) == CUDA_SUCCESS && state(dev, &flags, &active) == CUDA_SUCCESS &&
+        active && retain(&ctx, dev) == CUDA_SUCCESS) {
+        if (push(ctx) == CUDA_SUCCESS) {
+            ok = driver_meminfo(free_b, total_b);
+            pop(&popped);
+        }
+        release(dev);
+    }
+    vti_leave();
+    return ok;
+}
+
+/* A memory sample of device (cuMemGetInfo answers for the current context's
+ * device only): vti_sample_meminfo when device is the current one (or no
+ * context is current: the runtime's query then makes the runtime's), else
+ * primary_meminfo. A cuMemCreate or a graph launch on another device than
+ * the current one was given the current device's numbers (session 32: "free
+ * 3.70 GiB" of device 0 for a failure on device 1 with 3.20 GiB free). */
+static bool device_meminfo(int device, enum vt_level level, uint64_t *free_b, uint64_t *total_b)
+{
+    CUdevice cur;
+    PFN_cuCtxGetDevice_v2000 current = VTI_REAL_DRIVER(cuCtxGetDevice, 2000, "cuCtxGetDevice");
+    bool other;
+    if (device < 0 || !current)
+        return vti_sample_meminfo(level, free_b, total_b);
+    vti_enter();
+    other = current(&cur) == CUDA_SUCCESS && (int)cur != device;
+    vti_leave();
+    if (!other)
+        return vti_sample_meminfo(level, free_b, total_b);
+    if (primary_meminfo(device, free_b, total_b))
+        return true;
+    *free_b = *total_b = 0;
+    return false;
+}
+
+/* The first allocation on device: a memory sample. */
 static void first_call(vti_thread *t, int device, enum vt_level level)
 {
     uint64_t fr, to, bit = device < VTI_MAX_DEVICES ? 1ull << device : 0;
     if (!bit || (atomic_load_explicit(&first_sampled, memory_order_relaxed) & bit) ||
         (atomic_fetch_or(&first_sampled, bit) & bit))
         return;
-    if (vti_sample_meminfo(level, &fr, &to))
+    if (device_meminfo(device, level, &fr, &to))
         emit_meminfo(t, device, fr, to);
 }
 
@@ -364,7 +424,7 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
     ev.ts_ns = vti_stamp();
     ev.u.failed.stack = stack;
     note_device(t, device);
-    f.have_info = vti_sample_meminfo(level, &f.fr, &f.to);
+    f.have_info = device_meminfo(device, level, &f.fr, &f.to);
     ev.u.failed.size = size;
     ev.u.failed.error = error;
     ev.u.failed.device = device;
