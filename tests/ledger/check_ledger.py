@@ -122,6 +122,7 @@ class Process:
         # device, and of all devices together
         self.dev_live, self.dev_peak = {}, {}
         self.all_live = self.all_peak = 0
+        self.host_live = self.host_peak = 0  # host memory's (device -1) live bytes, and their peak
         # allocations of every kind live at once (the trace's summary)
         self.count_live = self.count_peak = 0
         self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
@@ -146,7 +147,11 @@ class Process:
         """A live-bytes change of (device, kind): the watch, the device totals."""
         if self.watch:
             self.watch.live(ident, device, kind, delta)
-        if kind not in DEVICE_KINDS or device < 0:
+        if device < 0:  # pinned and registered host memory together
+            self.host_live += delta
+            self.host_peak = max(self.host_peak, self.host_live)
+            return
+        if kind not in DEVICE_KINDS:
             return
         live = self.dev_live[device] = self.dev_live.get(device, 0) + delta
         self.dev_peak[device] = max(self.dev_peak.get(device, 0), live)
@@ -408,6 +413,9 @@ def compare_devices(proc, report):
     total = report.get("totals", {}).get("peak_allocated_bytes")
     if total != all_peak:
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
+    host = report.get("totals", {}).get("host_pinned_peak_bytes")
+    if host is not None and host != proc.host_peak:
+        problems.append(f"totals: host_pinned_peak_bytes: report {host}, ledger {proc.host_peak}")
     ooms = report.get("ooms", [])
     if len(ooms) <= len(proc.fail_live):
         for o, k in zip(ooms, listed_failures(len(ooms), proc.fail_oom)):

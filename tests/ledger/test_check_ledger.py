@@ -223,6 +223,18 @@ class CheckLedger(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("failed allocation 3: live_allocated_bytes", out)
 
+    def test_host_pinned_peak(self):
+        """totals.host_pinned_peak_bytes is the peak of the pinned and
+        registered host memory live together (64 bytes here)."""
+        r = self.devices_report()
+        r["totals"]["host_pinned_peak_bytes"] = 64
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["totals"]["host_pinned_peak_bytes"] = 64 + 4096  # device memory counted in
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("totals: host_pinned_peak_bytes: report 4160, ledger 64", out)
+
     def test_device_free_at_failures(self):
         """A fail line's free and total bytes are held to the report's
         device_free_bytes and device_total_bytes, unless another thread's
