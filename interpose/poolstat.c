@@ -270,14 +270,14 @@ static void remember_pool(uint64_t pool, int device)
     pthread_mutex_unlock(&named_lock);
 }
 
-void vti_write_pool_sample(vti_thread *t, int device)
+void vti_write_pool_sample(vti_thread *t, int device, bool empty)
 {
-    write_sample(t, 0, device, false);
+    write_sample(t, 0, device, empty);
     uint64_t pool;
     int dev;
     for (int i = 0; (pool = named_pool(i, &dev)); i++)
         if (dev == device)
-            write_sample(t, pool, device, false);
+            write_sample(t, pool, device, empty);
 }
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))

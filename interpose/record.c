@@ -126,7 +126,7 @@ static inline void note_device(vti_thread *t, int device)
 static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t total_b)
 {
     vt_event ev = {.type = VT_REC_MEMINFO};
-    vti_write_pool_sample(t, device);
+    vti_write_pool_sample(t, device, false);
     ev.ts_ns = vti_stamp();
     ev.u.meminfo.device = device;
     ev.u.meminfo.free_bytes = free_b;
@@ -419,8 +419,14 @@ void vti_rec_failed(uint64_t size, int error, int device, enum vt_api api, uint3
     vti_failure f = {.size = size, .error = error, .device = device, .api = api, .stack = stack};
     if (!t)
         return;
-    if (error == VT_ERROR_OUT_OF_MEMORY)
+    if (error == VT_ERROR_OUT_OF_MEMORY && device >= 0) {
+        /* the pools as they are at the failure, not at their last sample
+         * (an iteration's end, an earlier failure): corpus.random_* held
+         * against the ledger counted up to 50 MB of a pool's old reserve as
+         * use outside the recording */
+        vti_write_pool_sample(t, device, true);
         f.graph_pool = vti_write_graph_pool(t, device);
+    }
     ev.ts_ns = vti_stamp();
     ev.u.failed.stack = stack;
     note_device(t, device);

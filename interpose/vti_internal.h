@@ -915,10 +915,11 @@ void vti_pool_used(uint64_t pool, int device);
 /* Before a memory sample (VT_REC_MEMINFO) of device on thread t: a
  * VT_REC_POOL_STAT of the device's current pool and of each pool of its own
  * that a stream-ordered allocation on it took from (vti_pool_used), each
- * when it holds memory, so that the report does not count their free
- * reserve as use outside the recording (poolstat.c; docs/trace.md,
- * pool_stat). */
-void vti_write_pool_sample(vti_thread *t, int device);
+ * when it holds memory (or with empty, also when it holds none: before a
+ * failure, so that a pool emptied since its last sample is not counted at
+ * its old reserve), so that the report does not count their free reserve
+ * as use outside the recording (poolstat.c; docs/trace.md, pool_stat). */
+void vti_write_pool_sample(vti_thread *t, int device, bool empty);
 /* The free reserve (reserved - used bytes) of device's pools at their
  * latest samples, summed into *spare (the current pool's and those of the
  * program's own it took from, each once): what the exit line's fit counts

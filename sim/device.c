@@ -739,8 +739,11 @@ static bool ledger_state(int device, struct sim_ledger_device *out)
         return false;
     struct sim_device *d = &sim_devices[device];
     pthread_mutex_lock(&d->lock);
-    *out = (struct sim_ledger_device){
-        .free = device_room(d), .total = sim_cfg.capacity, .graph_pool = d->gpool.reserved};
+    *out = (struct sim_ledger_device){.free = device_room(d),
+                                      .total = sim_cfg.capacity,
+                                      .graph_pool = d->gpool.reserved,
+                                      .outside = (d->ctx.active ? sim_cfg.reserve : 0) +
+                                                 d->gpool.base + sim_shared_others(d->ordinal)};
     pthread_mutex_unlock(&d->lock);
     return true;
 }

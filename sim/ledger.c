@@ -152,13 +152,13 @@ int vtsim_ledger_fail(const char *kind, int device, size_t size, int err)
     else if (err == 2 && st.graph_pool) /* out of memory while the graph pool holds memory */
         ledger_line("fail",
                     ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d,\"free\":%zu,"
-                    "\"total\":%zu,\"graph_pool\":%zu",
-                    kind, device, size, err, st.free, st.total, st.graph_pool);
+                    "\"total\":%zu,\"outside\":%zu,\"graph_pool\":%zu",
+                    kind, device, size, err, st.free, st.total, st.outside, st.graph_pool);
     else
         ledger_line("fail",
                     ",\"kind\":\"%s\",\"device\":%d,\"size\":%zu,\"error\":%d,\"free\":%zu,"
-                    "\"total\":%zu",
-                    kind, device, size, err, st.free, st.total);
+                    "\"total\":%zu,\"outside\":%zu",
+                    kind, device, size, err, st.free, st.total, st.outside);
     return err;
 }
 

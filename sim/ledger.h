@@ -29,10 +29,12 @@ void vtsim_ledger_leave(int token);
  * device -1 for host kinds. Returns err unchanged. */
 int vtsim_ledger_fail(const char *kind, int device, size_t size, int err);
 /* A device's state as a fail line gives it (README.md "Ledger"): its free
- * and total bytes as cuMemGetInfo answers them then, and its graph memory
- * pool's reserved bytes. */
+ * and total bytes as cuMemGetInfo answers them then, its graph memory
+ * pool's reserved bytes, and what of it neither an allocation of the
+ * process nor a pool of its own holds (the context's reserve, the graph
+ * launches' memset base, other processes' use). */
 struct sim_ledger_device {
-    size_t free, total, graph_pool;
+    size_t free, total, graph_pool, outside;
 };
 /* The driver's devices tell the ledger how to read a device's state:
  * state(device, out) is false for no such device. */

@@ -667,14 +667,18 @@ static inline uint64_t vt_driver_slack(uint64_t size)
 }
 
 /* Whether allocations of kind are rounded by the driver (vt_driver_slack):
- * device and managed memory. Not VMM physical memory (cuMemCreate takes a
- * multiple of the granularity its caller asked, cuMemGetAllocationGranularity),
- * arrays (laid out by the driver, their bytes estimated: arrays.c) or host
- * memory. The one rule of the report's replay (report/peak_hot.h) and the
- * preload's counters (interpose/livemap.c). */
+ * device and managed memory, and arrays (laid out by the driver and their
+ * bytes estimated, interpose/arrays.c, but taken from the same pages: the
+ * sim charges them whole 512-byte granules, and without them a failure
+ * counted an array's few hundred bytes of rounding as use outside the
+ * recording, corpus.arrays against the ledger). Not VMM physical memory
+ * (cuMemCreate takes a multiple of the granularity its caller asked,
+ * cuMemGetAllocationGranularity) or host memory. The one rule of the
+ * report's replay (report/peak_hot.h) and the preload's counters
+ * (interpose/livemap.c). */
 static inline bool vt_kind_rounded(enum vt_kind kind)
 {
-    return kind == VT_KIND_DEVICE || kind == VT_KIND_MANAGED;
+    return kind == VT_KIND_DEVICE || kind == VT_KIND_MANAGED || kind == VT_KIND_ARRAY;
 }
 
 /* ---- NVTX range names numbered by step ----------------------------------

@@ -261,6 +261,29 @@ class CheckLedger(unittest.TestCase):
         rc, out = self.run_checker(r, "--devices")
         self.assertEqual(rc, 0, out)
 
+    def test_outside_recording_at_failures(self):
+        """An out-of-memory failure's use outside the recording, less the
+        driver's rounding the report counts in it, is the sim's "outside"
+        (its context reserve, other processes); another error's is not
+        worked out and not compared."""
+        lines = ledger_lines()
+        lines[2].update({"free": 1 << 20, "total": 1 << 30, "outside": 300 << 20})
+        self.write_ledger(lines)
+        r = self.devices_report()
+        r["ooms"][0].update({"device_free_bytes": 1 << 20, "device_total_bytes": 1 << 30,
+                             "error": 2, "outside_recording_bytes": (300 << 20) + 512,
+                             "rounding_bytes": 512})
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["ooms"][0]["rounding_bytes"] = 0  # the rounding read as use outside the recording
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("failed allocation 1: outside_recording_bytes less rounding_bytes: report "
+                      "314573312, ledger 314572800", out)
+        r["ooms"][0]["error"] = 1
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+
     def test_report_api_names(self):
         sys.path.insert(0, os.path.dirname(CHECKER))
         import check_ledger
