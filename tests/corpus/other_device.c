@@ -14,7 +14,7 @@
  * allocation) from it: device 0's free bytes were given for the failures on
  * devices 1 and 2, and device 2's first sample made device 0's gigabyte
  * look used outside the recording there. The ledger's fail lines give each
- * device's own free bytes (check_ledger.py, check_oom_stderr.py), and
+ * device's own free bytes (check_ledger.py, check_stderr.py), and
  * nothing but the program uses device 2 (CORPUS_EXPECT: no bytes outside
  * the recording at its failure).
  */

@@ -43,19 +43,22 @@ cat "$outdir/stderr" >&2
 python3 "$checker" --ledger "$ledger" --report "$report" --devices --trace "$trace"
 st=$?
 [ $st -eq 0 ] || fail "the report does not match the ledger (check_ledger exit $st; $outdir)"
-# The preload's OOM blocks on stderr against the ledger too (free of total,
-# the graph memory pool), and the check must catch a block's free bytes
-# sampled at another moment (tests/ledger/check_oom_stderr.py).
-if grep -q "^vramtrace: OUT OF MEMORY: .* on device" "$outdir/stderr"; then
-    stderr_check=$(dirname "$checker")/check_oom_stderr.py
-    python3 "$stderr_check" --ledger "$ledger" --stderr "$outdir/stderr" ||
-        fail "the OOM blocks on stderr do not match the ledger ($outdir)"
-    if grep -q "^vramtrace: OUT OF MEMORY: .* on device .*, free " "$outdir/stderr"; then
-        python3 "$stderr_check" --ledger "$ledger" --stderr "$outdir/stderr" --perturb >/dev/null
-        st=$? # 3: no block alone in its window (threads), nothing compared to move
-        [ $st -eq 1 ] || [ $st -eq 3 ] ||
-            fail "check_oom_stderr.py --perturb did not catch the moved free bytes"
-    fi
+# The preload's stderr against the ledger too: its OOM blocks (free of
+# total, the graph memory pool) and its exit summary; the check must catch
+# a block's free bytes sampled at another moment and one allocation more in
+# the summary (tests/ledger/check_stderr.py).
+stderr_check=$(dirname "$checker")/check_stderr.py
+python3 "$stderr_check" --ledger "$ledger" --stderr "$outdir/stderr" ||
+    fail "the preload's stderr does not match the ledger ($outdir)"
+if grep -q "^vramtrace: OUT OF MEMORY: .* on device .*, free " "$outdir/stderr"; then
+    python3 "$stderr_check" --ledger "$ledger" --stderr "$outdir/stderr" --perturb >/dev/null
+    st=$? # 3: no block alone in its window (threads), nothing compared to move
+    [ $st -eq 1 ] || [ $st -eq 3 ] ||
+        fail "check_stderr.py --perturb did not catch the moved free bytes"
+fi
+if grep -q "^vramtrace: device [0-9]*: peak reserved" "$outdir/stderr"; then
+    python3 "$stderr_check" --ledger "$ledger" --stderr "$outdir/stderr" --perturb-exit >/dev/null
+    [ $? -eq 1 ] || fail "check_stderr.py --perturb-exit did not catch the extra allocation"
 fi
 # CORPUS_MEMVIZ=1 (a run whose failures the report lists all): the
 # --memory-viz snapshot at the fatal failure against the ledger too

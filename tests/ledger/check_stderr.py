@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Hold the preload's OOM blocks on stderr against the sim's ledger.
+"""Hold the preload's OOM blocks and exit summary on stderr against the
+sim's ledger.
 
-usage: check_oom_stderr.py --ledger LEDGER --stderr STDERR [--pid PID] [--perturb]
+usage: check_stderr.py --ledger LEDGER --stderr STDERR [--pid PID]
+                       [--perturb | --perturb-exit]
 
 Each block (interpose/README.md, "The OOM diagnosis and the exit line")
 opens with "vramtrace: OUT OF MEMORY: API of SIZE failed with error E on
@@ -23,10 +25,19 @@ blocks are matched but not compared. For each line compared:
   may have changed before the preload asked);
 * G is its "graph_pool", and a block of a line without one has no pool line.
 
+The exit summary (interpose/README.md; one line per device, and one for
+pinned and registered host memory, that had an allocation or a failure)
+"peak reserved P, N allocations, live at exit L in K allocations, F failed
+allocations" must be the ledger's replay (check_ledger.py's rules): P the
+peak of the device's totals (host: of host memory), N its allocations of
+every kind, L and K what is live at the end, F its failures. A process
+killed before its exit writes no summary: then nothing is compared.
+
 Sizes are compared as the preload prints them: a port of size/vsize.c's
 vsize_format (two decimals of the largest 1024-based unit), so a number
 that differs only past its second decimal is not caught.
---perturb adds 5 % (at least 1 MiB) to the ledger's free bytes of the first block whose
+--perturb-exit counts one allocation more on the ledger's first device and
+must then fail (with a summary). --perturb adds 5 % (at least 1 MiB) to the ledger's free bytes of the first block whose
 free bytes are compared (a sample of the wrong moment) and must then fail.
 Exit 0 all hold, 1 a mismatch (each printed), 2 unusable input, 3 with
 --perturb when no block's free bytes were compared (nothing to perturb).
@@ -38,11 +49,16 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_ledger import report_api  # noqa: E402  (the report's names of apis)
+import check_ledger  # noqa: E402  (its replay and its names of apis)
+from check_ledger import report_api  # noqa: E402
 
 BLOCK = re.compile(r"^vramtrace: OUT OF MEMORY: (\S+) of (.+?) failed with error (-?\d+) on device "
                    r"(-?\d+)(?:, free (.+?) of (.+?))?( \(also its retry\))?$")
 POOL = re.compile(r"^vramtrace:   CUDA graph memory pool reserved: (.+?) \(")
+SUMMARY = re.compile(r"^vramtrace: (?:device (\d+)|host memory \(pinned, registered\)): peak"
+                     r"(?: reserved)? (.+?)(?: \(stream-ordered pools reserved .*? where sampled\))?"
+                     r", (\d+) allocations?, live at exit (.+?) in (\d+) allocations?, (\d+) failed "
+                     r"allocations?$")
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
 
@@ -92,7 +108,7 @@ def read_fails(path, pid):
             try:
                 o = json.loads(text)
             except ValueError as e:
-                raise SystemExit(f"check_oom_stderr: {path}:{n}: not JSON: {e}") from None
+                raise SystemExit(f"check_stderr: {path}:{n}: not JSON: {e}") from None
             pids.add(o.get("pid"))
             if pid is not None and o.get("pid") != pid:
                 continue
@@ -120,7 +136,7 @@ def read_fails(path, pid):
                 last_fail = o
             last[tid] = o
     if pid is None and len(pids) > 1:
-        raise SystemExit(f"check_oom_stderr: {path} holds pids {sorted(pids)}; pick one with --pid")
+        raise SystemExit(f"check_stderr: {path} holds pids {sorted(pids)}; pick one with --pid")
     return fails
 
 
@@ -180,27 +196,69 @@ def compare(blocks, fails, perturb=False):
     return problems, compared
 
 
+def read_summary(path):
+    """{device (-1: host): (peak text, allocations, live text, live count,
+    failures)} of the exit summary's lines."""
+    got = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            m = SUMMARY.match(text.rstrip("\n"))
+            if m:
+                dev = int(m.group(1)) if m.group(1) is not None else -1
+                got[dev] = (m.group(2), int(m.group(3)), m.group(4), int(m.group(5)),
+                            int(m.group(6)))
+    return got
+
+
+def compare_summary(got, ledger, pid, perturb=False):
+    """Mismatch messages of the exit summary against the ledger's replay."""
+    if not got:
+        return []
+    proc = check_ledger.replay(ledger, pid)
+    per = {}
+    for (dev, _kind), r in proc.result().items():
+        w = per.setdefault(dev, [0, 0, 0, 0])
+        for i, k in enumerate(("allocations", "leaked_bytes", "leaked_allocations", "failed")):
+            w[i] += r[k]
+    peaks, _ = proc.device_peaks()
+    if perturb and per:
+        per[min(d for d in per if d >= 0) if any(d >= 0 for d in per) else -1][0] += 1
+    problems = []
+    for dev in sorted(set(got) | {d for d, w in per.items() if w[0] or w[3]}):
+        w = per.get(dev, [0, 0, 0, 0])
+        peak = proc.host_peak if dev < 0 else peaks.get(dev, 0)
+        want = (vsize_format(peak), w[0], vsize_format(w[1]), w[2], w[3])
+        if got.get(dev) != want:
+            problems.append(f"exit summary of {'host memory' if dev < 0 else f'device {dev}'}: "
+                            f"stderr {got.get(dev)}, ledger {want}")
+    return problems
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ledger", required=True)
     ap.add_argument("--stderr", required=True)
     ap.add_argument("--pid", type=int)
     ap.add_argument("--perturb", action="store_true")
+    ap.add_argument("--perturb-exit", action="store_true")
     args = ap.parse_args(argv)
     try:
         blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid)
-    except OSError as e:
-        print(f"check_oom_stderr: {e}", file=sys.stderr)
+        summary = read_summary(args.stderr)
+        problems = compare_summary(summary, args.ledger, args.pid, args.perturb_exit)
+    except (OSError, check_ledger.Unusable) as e:
+        print(f"check_stderr: {e}", file=sys.stderr)
         return 2
-    problems, compared = compare(blocks, fails, args.perturb)
+    more, compared = compare(blocks, fails, args.perturb)
+    problems += more
     if args.perturb and not compared:
-        print("check_oom_stderr: --perturb: no block's free bytes were compared")
+        print("check_stderr: --perturb: no block's free bytes were compared")
         return 3
     for p in problems:
-        print(f"check_oom_stderr: mismatch: {p}")
+        print(f"check_stderr: mismatch: {p}")
     if not problems:
-        print(f"check_oom_stderr: {len(blocks)} OOM block(s) match the ledger (free bytes "
-              f"compared in {compared})")
+        print(f"check_stderr: {len(blocks)} OOM block(s) (free bytes compared in {compared}) "
+              f"and {len(summary)} exit summary line(s) match the ledger")
     return 1 if problems else 0
 
 
