@@ -361,13 +361,14 @@ static int stripe_grow(stripe *s)
     return 0;
 }
 
-/* e's driver rounding (+1) or its end (-1) into c's slack counters: device
- * and managed memory on a device (vt_kind_rounded, the report's rule). */
+/* e's driver rounding (+1) or its end (-1) into c's slack counters: the
+ * allocations on a device whose api takes it (vt_api_rounded, the report's
+ * rule). */
 static inline void count_slack(dev_counters *c, const vti_live *e, int sign)
 {
-    const vt_api_info *a = e->device >= 0 ? vt_api_get((enum vt_api)e->api) : NULL;
-    if (!a || !vt_kind_rounded(a->kind))
+    if (e->device < 0 || !vt_api_rounded((enum vt_api)e->api))
         return;
+    const vt_api_info *a = vt_api_get((enum vt_api)e->api);
     uint64_t slack = sign > 0 ? vt_driver_slack(e->size) : -vt_driver_slack(e->size);
     add(&c->slack_bytes, slack);
     if (a->stream_ordered)

@@ -697,7 +697,7 @@ void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg),
 /* Per-device counters; device -1 is pinned host memory. */
 typedef struct vti_counters {
     uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
-    uint64_t slack_bytes;      /* vt_driver_slack of the live allocations (vt_kind_rounded) */
+    uint64_t slack_bytes;      /* vt_driver_slack of the live allocations (vt_api_rounded) */
     uint64_t slack_pool_bytes; /* the part of slack_bytes of stream-ordered allocations */
 } vti_counters;
 void vti_counters_get(int device, vti_counters *out);

@@ -154,9 +154,7 @@ vr_account_direct_inline(vr_state *s, const vr_live *l, int sign)
         d->graph += (uint64_t)delta;
         s->had_graph_memory = true;
     }
-    /* a graph allocation's rounding is in its graph pool's reserve, which
-     * the failures' pool_stat counts (report/graphpool.c) */
-    if (vt_kind_rounded((enum vt_kind)l->kind) && !(l->flags & VR_LIVE_GRAPH)) {
+    if (l->flags & VR_LIVE_ROUNDED) { /* vt_api_rounded */
         uint64_t slack = vt_driver_slack(l->size);
         d->slack += sign > 0 ? slack : -slack;
         if (l->flags & VR_LIVE_POOLED) {

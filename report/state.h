@@ -102,7 +102,13 @@ typedef struct vr_live {
 /* vr_live.flags: a VMM handle's cuMemRelease was seen (alive while mapped);
  * taken from a stream-ordered pool (its rounding is the pool's:
  * vr_devstate.slack_pool). */
-enum { VR_LIVE_RELEASED = 1, VR_LIVE_POOLED = 2, VR_LIVE_CAPTURED = 4, VR_LIVE_GRAPH = 8 };
+enum {
+    VR_LIVE_RELEASED = 1,
+    VR_LIVE_POOLED = 2,
+    VR_LIVE_CAPTURED = 4,
+    VR_LIVE_GRAPH = 8,
+    VR_LIVE_ROUNDED = 16 /* its api takes the driver's rounding (vt_api_rounded) */
+};
 /* VR_LIVE_CAPTURED: made while its thread had a CUDA stream capture open
  * (vr_thread.captures; docs/report.md, "CUDA graphs"). VR_LIVE_GRAPH: a
  * graph allocation node's memory, made by a launch (api cuGraphLaunch). */
