@@ -22,18 +22,24 @@ static _Atomic uint64_t first_sampled;
 
 /* ---- real queries (never recorded as application calls) ---------------- */
 
-int vti_driver_device(void)
+/* The current context's device into *d; false without one (or a driver). */
+static bool context_device(CUdevice *d)
 {
     static _Atomic(PFN_cuCtxGetDevice_v2000) fn; /* looked up once it is found */
     PFN_cuCtxGetDevice_v2000 f = atomic_load(&fn);
-    CUdevice d = 0;
+    bool ok;
     if (!f && (f = VTI_REAL_DRIVER(cuCtxGetDevice, 2000, "cuCtxGetDevice")))
         atomic_store(&fn, f);
     vti_enter();
-    if (!f || f(&d) != CUDA_SUCCESS)
-        d = 0;
+    ok = f && f(d) == CUDA_SUCCESS;
     vti_leave();
-    return d;
+    return ok;
+}
+
+int vti_driver_device(void)
+{
+    CUdevice d;
+    return context_device(&d) ? d : 0;
 }
 
 static bool driver_meminfo(uint64_t *free_b, uint64_t *total_b)
@@ -180,14 +186,7 @@ static bool primary_meminfo(int device, uint64_t *free_b, uint64_t *total_b)
 static bool device_meminfo(int device, enum vt_level level, uint64_t *free_b, uint64_t *total_b)
 {
     CUdevice cur;
-    PFN_cuCtxGetDevice_v2000 current = VTI_REAL_DRIVER(cuCtxGetDevice, 2000, "cuCtxGetDevice");
-    bool other;
-    if (device < 0 || !current)
-        return vti_sample_meminfo(level, free_b, total_b);
-    vti_enter();
-    other = current(&cur) == CUDA_SUCCESS && (int)cur != device;
-    vti_leave();
-    if (!other)
+    if (device < 0 || !context_device(&cur) || (int)cur == device)
         return vti_sample_meminfo(level, free_b, total_b);
     if (primary_meminfo(device, free_b, total_b))
         return true;
