@@ -240,6 +240,14 @@ def check_shared(a, cwd, traces, stats):
     held = fails[0]["held_by"]
     check(len(held) == 1 and held[0]["rank"] == 0 and held[0]["bytes"] == 700 << 20 and
           held[0]["sites"][0]["function"] == "hold_block", f"shared_oom: JSON held_by {held}")
+    # the failing rank's own report: its device's use outside its recording
+    # is the other rank's 700 MiB (no context reserve; the sim's rounding of
+    # 700 MiB is none), its free bytes what that leaves of 1 GiB
+    oom = report_json(a, cwd, failer)["ooms"][0]
+    got = (oom["outside_recording_bytes"] - oom["rounding_bytes"], oom["device_free_bytes"])
+    check(got == (700 << 20, 324 << 20),
+          f"shared_oom: the failing rank's (outside the recording, free) {got}, expected "
+          f"({700 << 20}, {324 << 20})")
 
 
 def shared_without_ledger(a, cmd, extra):
