@@ -245,9 +245,9 @@ def check_shared(a, cwd, traces, stats):
     # 700 MiB is none), its free bytes what that leaves of 1 GiB
     oom = report_json(a, cwd, failer)["ooms"][0]
     got = (oom["outside_recording_bytes"] - oom["rounding_bytes"], oom["device_free_bytes"])
-    check(got == (700 << 20, 324 << 20),
-          f"shared_oom: the failing rank's (outside the recording, free) {got}, expected "
-          f"({700 << 20}, {324 << 20})")
+    want = (700 << 20, 324 << 20)
+    check(got == want, f"shared_oom: the failing rank's (outside the recording, free) {got}, "
+          f"expected {want}")
 
 
 def shared_without_ledger(a, cmd, extra):
