@@ -243,7 +243,10 @@ def check_shared(a, cwd, traces, stats):
     # the failing rank's own report: its device's use outside its recording
     # is the other rank's 700 MiB (no context reserve; the sim's rounding of
     # 700 MiB is none), its free bytes what that leaves of 1 GiB
-    oom = report_json(a, cwd, failer)["ooms"][0]
+    # (under another name: "run.vtrace", which either rank may have written,
+    # brings the whole run to the report)
+    shutil.copyfile(os.path.join(cwd, failer[0]), os.path.join(cwd, "failing_rank.vtrace"))
+    oom = report_json(a, cwd, ["failing_rank.vtrace"])["ooms"][0]
     got = (oom["outside_recording_bytes"] - oom["rounding_bytes"], oom["device_free_bytes"])
     want = (700 << 20, 324 << 20)
     check(got == want, f"shared_oom: the failing rank's (outside the recording, free) {got}, "
