@@ -366,9 +366,9 @@ static int stripe_grow(stripe *s)
  * rule). */
 static inline void count_slack(dev_counters *c, const vti_live *e, int sign)
 {
-    if (e->device < 0 || !vt_api_rounded((enum vt_api)e->api))
+    const vt_api_info *a = e->device >= 0 ? vt_api_get((enum vt_api)e->api) : NULL;
+    if (!a || !vt_api_rounded((enum vt_api)e->api, a->kind))
         return;
-    const vt_api_info *a = vt_api_get((enum vt_api)e->api);
     uint64_t slack = sign > 0 ? vt_driver_slack(e->size) : -vt_driver_slack(e->size);
     add(&c->slack_bytes, slack);
     if (a->stream_ordered)

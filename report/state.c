@@ -18,9 +18,10 @@ void vr_state_init(vr_state *s, vr_arena *arena, const vt_header *hdr)
             .kind = (uint8_t)ai->kind,
             .host = vt_kind_is_host(ai->kind),
             .handle = ai->space != VT_SPACE_ADDR,
-            .live_flags = (uint8_t)((ai->stream_ordered ? VR_LIVE_POOLED : 0) |
-                                    (a == VT_API_CU_GRAPH_LAUNCH ? VR_LIVE_GRAPH : 0) |
-                                    (vt_api_rounded((enum vt_api)a) ? VR_LIVE_ROUNDED : 0))};
+            .live_flags =
+                (uint8_t)((ai->stream_ordered ? VR_LIVE_POOLED : 0) |
+                          (a == VT_API_CU_GRAPH_LAUNCH ? VR_LIVE_GRAPH : 0) |
+                          (vt_api_rounded((enum vt_api)a, ai->kind) ? VR_LIVE_ROUNDED : 0))};
     }
     s->t0 = hdr ? hdr->start_mono_ns : 0;
     s->t_last = s->t0;

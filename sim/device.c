@@ -124,10 +124,16 @@ static size_t bucket(uintptr_t p)
     return (p >> 9) % SIM_TABLE_SIZE;
 }
 
+/* The context's reserve on d while its context is active; locked. */
+static size_t context_reserve(const struct sim_device *d)
+{
+    return d->ctx.active ? sim_cfg.reserve : 0;
+}
+
 static size_t device_taken(const struct sim_device *d)
 {
-    return (d->ctx.active ? sim_cfg.reserve : 0) + d->used + d->pools_reserved + d->phys_used +
-           d->gpool.reserved + d->gpool.base;
+    return context_reserve(d) + d->used + d->pools_reserved + d->phys_used + d->gpool.reserved +
+           d->gpool.base;
 }
 
 /* Bytes still free on the device: this process's and the other processes'
@@ -742,8 +748,8 @@ static bool ledger_state(int device, struct sim_ledger_device *out)
     *out = (struct sim_ledger_device){.free = device_room(d),
                                       .total = sim_cfg.capacity,
                                       .graph_pool = d->gpool.reserved,
-                                      .outside = (d->ctx.active ? sim_cfg.reserve : 0) +
-                                                 d->gpool.base + sim_shared_others(d->ordinal)};
+                                      .outside = context_reserve(d) + d->gpool.base +
+                                                 sim_shared_others(d->ordinal)};
     pthread_mutex_unlock(&d->lock);
     return true;
 }

@@ -681,7 +681,7 @@ static inline bool vt_kind_rounded(enum vt_kind kind)
     return kind == VT_KIND_DEVICE || kind == VT_KIND_MANAGED || kind == VT_KIND_ARRAY;
 }
 
-/* Whether an allocation made by api takes its driver rounding
+/* Whether an allocation made by api (of kind, its vt_api_get(api)->kind) takes its driver rounding
  * (vt_driver_slack) from the device beyond what a pool holds: its kind is
  * rounded (vt_kind_rounded) and it is not a graph launch's, whose rounding
  * is within the graph memory pool's reserve (a failure's pool_stat of
@@ -690,9 +690,9 @@ static inline bool vt_kind_rounded(enum vt_kind kind)
  * corpus.graph_memory_random_* against the sim's ledger, session 32). The
  * one rule of the report's replay (report/peak_hot.h) and the preload's
  * counters (interpose/livemap.c). */
-static inline bool vt_api_rounded(enum vt_api api)
+static inline bool vt_api_rounded(enum vt_api api, enum vt_kind kind)
 {
-    return api != VT_API_CU_GRAPH_LAUNCH && vt_kind_rounded(vt_api_get(api)->kind);
+    return api != VT_API_CU_GRAPH_LAUNCH && vt_kind_rounded(kind);
 }
 
 /* ---- NVTX range names numbered by step ----------------------------------

@@ -89,33 +89,28 @@ def read_blocks(path):
     return blocks
 
 
-def read_fails(path, pid):
-    """The ledger's fail lines of pid (or of the only process), each with
-    diagnose.c's rules applied to the ledger's order (the thread's frees and
-    other lines do not count; its allocations and failures do):
-    "retry_of", the fail it retries (the thread's previous allocation or
-    failure was a fail of the same call, size and device, and no other
-    thread failed since); "recovered", the thread's next allocation was of
-    the same size on the same device (no block); "alone", no other thread's
-    line came before the thread's next line (the device was as the fail line
-    says when the preload asked); "contended", another thread failed while
-    this failure was pending (which the preload saw first may differ)."""
-    fails, pids, open_fail, pending, last, last_fail = [], set(), {}, {}, {}, None
+def read_fails(path, pid, alone):
+    """The ledger's fail lines of pid (or of the only process) up to its
+    exit, each with diagnose.c's rules applied to the ledger's order (the
+    thread's frees and other lines do not count; its allocations and
+    failures do): "retry_of", the fail it retries (the thread's previous
+    allocation or failure was a fail of the same call, size and device, and
+    no other thread failed since); "recovered", the thread's next allocation
+    was of the same size on the same device (no block); "contended", another
+    thread failed while this failure was pending (which the preload saw
+    first may differ); and "alone" from alone, check_ledger's replay's
+    fail_alone (the same fails in the same order)."""
+    fails, pending, last, last_fail = [], {}, {}, None
     with open(path, encoding="utf-8") as f:
-        for n, text in enumerate(f, 1):
+        for text in f:
             if not text.strip():
                 continue
-            try:
-                o = json.loads(text)
-            except ValueError as e:
-                raise SystemExit(f"check_stderr: {path}:{n}: not JSON: {e}") from None
-            pids.add(o.get("pid"))
+            o = json.loads(text)  # the replay read the same lines
             if pid is not None and o.get("pid") != pid:
                 continue
             tid, op = o.get("tid"), o.get("op")
-            open_fail.pop(tid, None)
-            for k in open_fail.values():
-                fails[k]["alone"] = False
+            if op == "exit":
+                break
             if op not in ("alloc", "fail"):
                 continue
             prev = last.get(tid)
@@ -127,16 +122,14 @@ def read_fails(path, pid):
             if op == "fail":
                 retry = same and last_fail is prev and \
                     report_api(o.get("api", "")) == report_api(prev.get("api", ""))
-                o.update(alone=True, recovered=False, contended=bool(pending),
+                o.update(alone=alone[len(fails)], recovered=False, contended=bool(pending),
                          retry_of=prev if retry else None)
                 for k in pending.values():
                     fails[k]["contended"] = True
                 fails.append(o)
-                open_fail[tid] = pending[tid] = len(fails) - 1
+                pending[tid] = len(fails) - 1
                 last_fail = o
             last[tid] = o
-    if pid is None and len(pids) > 1:
-        raise SystemExit(f"check_stderr: {path} holds pids {sorted(pids)}; pick one with --pid")
     return fails
 
 
@@ -210,11 +203,10 @@ def read_summary(path):
     return got
 
 
-def compare_summary(got, ledger, pid, perturb=False):
+def compare_summary(got, proc, perturb=False):
     """Mismatch messages of the exit summary against the ledger's replay."""
     if not got:
         return []
-    proc = check_ledger.replay(ledger, pid)
     per = {}
     for (dev, _kind), r in proc.result().items():
         w = per.setdefault(dev, [0, 0, 0, 0])
@@ -243,9 +235,10 @@ def main(argv=None):
     ap.add_argument("--perturb-exit", action="store_true")
     args = ap.parse_args(argv)
     try:
-        blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid)
+        proc = check_ledger.replay(args.ledger, args.pid)
+        blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid, proc.fail_alone)
         summary = read_summary(args.stderr)
-        problems = compare_summary(summary, args.ledger, args.pid, args.perturb_exit)
+        problems = compare_summary(summary, proc, args.perturb_exit)
     except (OSError, check_ledger.Unusable) as e:
         print(f"check_stderr: {e}", file=sys.stderr)
         return 2
