@@ -53,16 +53,10 @@ VTI_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
                    SIZE, API, STREAM)
-/* Stream-ordered: a failure also records its pool's state, a success has it
- * sampled at iteration ends (vti_pool_done, vti_pool_used; POOL: the given pool, 0 for the
- * device's current one); API: the plain or the
- * from-pool one. */
+/* Stream-ordered (VTI_ASYNC_HOOK): API is the plain or the from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_NODE(                                                                           \
-        vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), true, F, PTYPE, CUresult,           \
-        CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR, SIZE, API, STREAM,                  \
-        vti_pool_done(rc == CUDA_SUCCESS, (uint64_t)(uintptr_t)(POOL), vti_driver_device),         \
-        vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
+    VTI_ASYNC_HOOK(F, PTYPE, CUresult, CUDA_SUCCESS, NO_DRIVER, vti_driver_device, CALL, PTR,      \
+                   SIZE, STREAM, POOL, API)
 #define FREE_HOOK(F, PTYPE, CALL, PTR, SPACE)                                                      \
     VTI_FREE_HOOK(F, PTYPE, CUresult, NO_DRIVER, CALL, PTR, SPACE)
 /* cuMemFreeAsync: on a capturing stream a free node (not recorded). */
@@ -273,6 +267,24 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
             vti_rec_failed(size, rc, dev, VT_API_CU_MEM_CREATE, stack);
         vti_order_unlock();
     }
+    vti_leave();
+    return rc;
+}
+
+typedef CUresult (*pool_create_fn)(CUmemoryPool *, const CUmemPoolProps *);
+
+/* Not an allocation: a pool located on a device is remembered with it, the
+ * device its allocations take memory on whatever the stream's
+ * (vti_pool_made; asyncdev.c). */
+VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    pool_create_fn real = (pool_create_fn)vti_real(F_cuMemPoolCreate);
+    vti_hook_enter();
+    CUresult rc = real ? real(pool, poolProps) : NO_DRIVER;
+    if (rc == CUDA_SUCCESS && pool && poolProps)
+        vti_pool_made(
+            (uint64_t)(uintptr_t)*pool,
+            poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1);
     vti_leave();
     return rc;
 }

@@ -25,16 +25,10 @@ static int runtime_device(void)
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
     VTI_ALLOC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
                    SIZE, API, STREAM)
-/* Stream-ordered: a failure also records its pool's state, a success has it
- * sampled at iteration ends (vti_pool_done, vti_pool_used; POOL: the given pool, 0 for the
- * device's current one); API: the plain or the
- * from-pool one. */
+/* Stream-ordered (VTI_ASYNC_HOOK): API is the plain or the from-pool one. */
 #define ASYNC_HOOK(F, PTYPE, CALL, PTR, SIZE, STREAM, POOL, API)                                   \
-    VTI_ALLOC_HOOK_NODE(                                                                           \
-        vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), true, F, PTYPE, cudaError_t,        \
-        cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR, SIZE, API, STREAM,                     \
-        vti_pool_done(rc == cudaSuccess, (uint64_t)(uintptr_t)(POOL), runtime_device),             \
-        vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
+    VTI_ASYNC_HOOK(F, PTYPE, cudaError_t, cudaSuccess, NO_RUNTIME, runtime_device, CALL, PTR,      \
+                   SIZE, STREAM, POOL, API)
 #define FREE_HOOK(F, PTYPE, CALL, PTR)                                                             \
     VTI_FREE_HOOK(F, PTYPE, cudaError_t, NO_RUNTIME, CALL, PTR, VT_SPACE_ADDR)
 /* cudaFreeAsync: on a capturing stream a free node (not recorded). */

@@ -461,6 +461,7 @@ bool vti_cupti_running(void);
     X(cuMemAllocFromPoolAsync)                                                                     \
     X(cuMemAllocFromPoolAsync_ptsz)                                                                \
     X(cuMemCreate)                                                                                 \
+    X(cuMemPoolCreate)                                                                             \
     X(cuMemRelease)                                                                                \
     X(cuMemRetainAllocationHandle)                                                                 \
     X(cuMemMap)                                                                                    \
@@ -902,6 +903,37 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void));
  * graph launch that ran out of memory left there (docs/trace.md).
  * Returns the reserved bytes written, 0 when none were. */
 uint64_t vti_write_graph_pool(vti_thread *t, int device);
+/* ---- stream-ordered allocations' device (asyncdev.c) ---------------------- */
+
+/* Before a stream-ordered allocation's outcome is recorded: the device it
+ * took memory on (or failed on), kept for this thread's vti_async_device.
+ * stream: the call's; pool: the one it named (0: the stream's device's
+ * current pool); p: the new pointer (0 for a failure); current: the
+ * thread's current device, what stands where the driver cannot answer.
+ * The device of the stream (cuStreamGetDevice) without a pool, else the
+ * pool's (CUDA Driver API, cuMemAllocFromPoolAsync). */
+void vti_async_target(uint64_t stream, uint64_t pool, uint64_t p, int (*current)(void));
+/* The device vti_async_target found last on this thread: the device
+ * function of the stream-ordered hooks (VTI_ASYNC_HOOK). */
+int vti_async_device(void);
+/* After a successful cuMemPoolCreate of pool whose properties locate it on
+ * device (-1: not on a device, nothing is kept). */
+void vti_pool_made(uint64_t pool, int device);
+
+/* The one shape of a stream-ordered allocation hook (both APIs): an
+ * allocation node while STREAM captures (vti_graph_capturing), else
+ * recorded on the device vti_async_target finds, with its pool's state
+ * (vti_pool_done, vti_pool_used; POOL: the pool named, NULL for the
+ * device's current one). CURRENT: the thread's current device. */
+#define VTI_ASYNC_HOOK(F, PTYPE, RC_T, OK, NONE, CURRENT, CALL, PTR, SIZE, STREAM, POOL, API)      \
+    VTI_ALLOC_HOOK_NODE(                                                                           \
+        vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), true, F, PTYPE, RC_T, OK, NONE,     \
+        vti_async_device, CALL, PTR, SIZE, API, STREAM,                                            \
+        (vti_async_target((uint64_t)(uintptr_t)(STREAM), (uint64_t)(uintptr_t)(POOL),              \
+                          rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, CURRENT),                     \
+         vti_pool_done(rc == OK, (uint64_t)(uintptr_t)(POOL), vti_async_device)),                  \
+        vti_pool_used((uint64_t)(uintptr_t)(POOL), done_device))
+
 /* After a stream-ordered allocation from pool (0: the device's current
  * one), before it is recorded: when it failed, vti_rec_pool_stat; when it
  * succeeded from a pool given by name not seen before, that pool is

@@ -137,6 +137,21 @@ CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
     return CUDA_SUCCESS;
 }
 
+/* The device of hStream (CUDA 12.8): its context's; the special handles
+ * (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the current
+ * context's streams. */
+CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+    CUresult err;
+    struct sim_device *d = sim_stream_device(hStream, &err);
+    if (!d)
+        return err;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = d->ordinal;
+    return CUDA_SUCCESS;
+}
+
 /* Priorities are checked at creation, not kept: every stream has the least
  * priority, 0. */
 CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)

@@ -17,6 +17,20 @@
  * device's own free bytes (check_ledger.py, check_stderr.py), and
  * nothing but the program uses device 2 (CORPUS_EXPECT: no bytes outside
  * the recording at its failure).
+ *
+ * Then stream-ordered allocations with device 0 current, which take memory
+ * on another device (CUDA Driver API, cuMemAllocAsync: "from the memory
+ * pool current to the stream's device"; cuMemAllocFromPoolAsync: "The
+ * specified memory pool may be from a device different than that of the
+ * specified hStream"):
+ *   - on a stream of device 1: 64 MiB, then 16 TiB, which fails (runtime),
+ *     and 32 MiB through the driver (cuMemAllocAsync);
+ *   - from a pool made on device 2, on device 0's stream: 16 TiB, which
+ *     fails, then 32 MiB;
+ *   - from device 1's default pool, on device 0's stream: 16 TiB, which
+ *     fails, then 8 MiB.
+ * The preload recorded them all on device 0, the current one; the ledger
+ * names each allocation's device (check_ledger.py --devices).
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -30,6 +44,42 @@ static CUresult create(int device, size_t bytes, CUmemGenericAllocationHandle *h
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     return cuMemCreate(h, bytes, &prop, 0);
+}
+
+/* The stream-ordered allocations above, device 0 current. */
+static void stream_ordered(void)
+{
+    cudaStream_t on1;
+    cudaMemPool_t pool2, default1;
+    struct cudaMemPoolProps props = {0};
+    void *a, *b, *c, *none;
+    CUdeviceptr d;
+    EXPECT(cudaSetDevice(1), cudaSuccess);
+    EXPECT(cudaStreamCreate(&on1), cudaSuccess);
+    EXPECT(cudaSetDevice(0), cudaSuccess);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 2;
+    EXPECT(cudaMemPoolCreate(&pool2, &props), cudaSuccess);
+    EXPECT(cudaDeviceGetDefaultMemPool(&default1, 1), cudaSuccess);
+
+    EXPECT(cudaMallocAsync(&a, 64 * MiB, on1), cudaSuccess);
+    EXPECT(cudaMallocAsync(&none, MiB << 24, on1), cudaErrorMemoryAllocation);
+    EXPECT(cuMemAllocAsync(&d, 32 * MiB, (CUstream)on1), CUDA_SUCCESS);
+    /* each pool's failure first: its device is known before any pointer */
+    EXPECT(cudaMallocFromPoolAsync(&none, MiB << 24, pool2, NULL), cudaErrorMemoryAllocation);
+    EXPECT(cudaMallocFromPoolAsync(&b, 32 * MiB, pool2, NULL), cudaSuccess);
+    EXPECT(cudaMallocFromPoolAsync(&none, MiB << 24, default1, NULL), cudaErrorMemoryAllocation);
+    EXPECT(cudaMallocFromPoolAsync(&c, 8 * MiB, default1, NULL), cudaSuccess);
+
+    EXPECT(cudaFreeAsync(a, on1), cudaSuccess);
+    EXPECT(cuMemFreeAsync(d, (CUstream)on1), CUDA_SUCCESS);
+    EXPECT(cudaFreeAsync(b, NULL), cudaSuccess);
+    EXPECT(cudaFreeAsync(c, NULL), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(on1), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
+    EXPECT(cudaMemPoolDestroy(pool2), cudaSuccess);
+    EXPECT(cudaStreamDestroy(on1), cudaSuccess);
 }
 
 int main(void)
@@ -49,6 +99,7 @@ int main(void)
     EXPECT(create(2, MiB << 24, &none), CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT(cudaGetDevice(&current), cudaSuccess);
     REQUIRE(current == 0); /* the preload's samples left the current device alone */
+    stream_ordered();
 
     EXPECT(cuMemRelease(small), CUDA_SUCCESS);
     EXPECT(cudaFree(on0), cudaSuccess);

@@ -23,6 +23,7 @@ NOT_MEMORY = {
     "cuMemRetainAllocationHandle", "cuStreamBeginCapture", "cuStreamBeginCapture_ptsz",
     "cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2_ptsz", "cuStreamBeginCaptureToGraph",
     "cuStreamBeginCaptureToGraph_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz",
+    "cuMemPoolCreate",
 }
 
 

@@ -1,0 +1,139 @@
+/* asyncdev.c: the device a stream-ordered allocation takes its memory on.
+ * Not the calling thread's current device (CUDA Driver API):
+ *   - cuMemAllocAsync: "The allocation comes from the memory pool current
+ *     to the stream's device" (cuDeviceSetMemPool);
+ *   - cuMemAllocFromPoolAsync: "The specified memory pool may be from a
+ *     device different than that of the specified hStream": the pool's.
+ * A stream's device is the driver's answer (cuStreamGetDevice, CUDA 12.8);
+ * a pool's is remembered from its creation (cuMemPoolCreate, its
+ * properties' location), else found among the devices' default and current
+ * pools, else read off the new pointer. Where the driver cannot answer, the
+ * current device stands (what was recorded before). interpose/README.md,
+ * "Stream-ordered allocations". */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "vti_internal.h"
+
+/* Pools whose device is known: the first MAX_KNOWN made or found, in
+ * order; walks stop at the first free slot. */
+#define MAX_KNOWN 256
+static struct {
+    _Atomic uint64_t pool; /* 0: free slot */
+    _Atomic int device;
+} known[MAX_KNOWN];
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device of the stream-ordered allocation this thread is recording
+ * (vti_async_target); read by vti_async_device. */
+static VTI_TLS int tl_async_device;
+
+/* The known device of pool, or -1. */
+static int known_device(uint64_t pool)
+{
+    uint64_t seen;
+    for (int i = 0;
+         i < MAX_KNOWN && (seen = atomic_load_explicit(&known[i].pool, memory_order_acquire)); i++)
+        if (seen == pool)
+            return atomic_load_explicit(&known[i].device, memory_order_relaxed);
+    return -1;
+}
+
+/* pool on device from now on (a handle made again replaces its device);
+ * nothing when the table is full (the pool is then looked up each time). */
+static void know_pool(uint64_t pool, int device)
+{
+    pthread_mutex_lock(&known_lock);
+    for (int i = 0; i < MAX_KNOWN; i++) {
+        uint64_t seen = atomic_load_explicit(&known[i].pool, memory_order_relaxed);
+        if (seen && seen != pool)
+            continue;
+        atomic_store_explicit(&known[i].device, device, memory_order_relaxed);
+        if (!seen)
+            atomic_store_explicit(&known[i].pool, pool, memory_order_release);
+        break;
+    }
+    pthread_mutex_unlock(&known_lock);
+}
+
+void vti_pool_made(uint64_t pool, int device)
+{
+    if (pool && device >= 0)
+        know_pool(pool, device);
+}
+
+/* The device whose default or current pool pool is, or -1. */
+static int device_pool_of(uint64_t pool)
+{
+    PFN_cuDeviceGetCount_v2000 count = VTI_REAL_DRIVER(cuDeviceGetCount, 2000, "cuDeviceGetCount");
+    PFN_cuDeviceGetDefaultMemPool_v11020 def =
+        VTI_REAL_DRIVER(cuDeviceGetDefaultMemPool, 11020, "cuDeviceGetDefaultMemPool");
+    PFN_cuDeviceGetMemPool_v11020 cur =
+        VTI_REAL_DRIVER(cuDeviceGetMemPool, 11020, "cuDeviceGetMemPool");
+    int n = 0, found = -1;
+    if (!count || count(&n) != CUDA_SUCCESS)
+        return -1;
+    for (int d = 0; d < n && found < 0; d++) {
+        CUmemoryPool a = NULL, b = NULL;
+        if ((def && def(&a, d) == CUDA_SUCCESS && (uint64_t)(uintptr_t)a == pool) ||
+            (cur && cur(&b, d) == CUDA_SUCCESS && (uint64_t)(uintptr_t)b == pool))
+            found = d;
+    }
+    return found;
+}
+
+/* The device of device memory at p (CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL),
+ * or -1. */
+static int pointer_device(uint64_t p)
+{
+    PFN_cuPointerGetAttribute_v4000 attr =
+        VTI_REAL_DRIVER(cuPointerGetAttribute, 4000, "cuPointerGetAttribute");
+    int d = -1;
+    if (!p || !attr ||
+        attr(&d, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p) != CUDA_SUCCESS)
+        return -1;
+    return d;
+}
+
+/* The device of stream: the current one for the special handles (NULL,
+ * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD: the current context's streams,
+ * the runtime's cudaStreamLegacy and cudaStreamPerThread the same values),
+ * else the driver's answer; -1 when it has none. */
+static int stream_device(uint64_t stream, int (*current)(void))
+{
+    static _Atomic(PFN_cuStreamGetDevice_v12080) fn; /* looked up once it is found */
+    PFN_cuStreamGetDevice_v12080 f = atomic_load(&fn);
+    CUdevice d;
+    if (stream <= (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+        return current();
+    if (!f && (f = VTI_REAL_DRIVER(cuStreamGetDevice, 12080, "cuStreamGetDevice")))
+        atomic_store(&fn, f);
+    return f && f((CUstream)(uintptr_t)stream, &d) == CUDA_SUCCESS ? d : -1;
+}
+
+/* The device of pool (found pools are remembered), or -1. */
+static int pool_device(uint64_t pool, uint64_t p)
+{
+    int d = known_device(pool);
+    if (d < 0 && ((d = device_pool_of(pool)) >= 0 || (d = pointer_device(p)) >= 0))
+        know_pool(pool, d);
+    return d;
+}
+
+void vti_async_target(uint64_t stream, uint64_t pool, uint64_t p, int (*current)(void))
+{
+    vti_enter(); /* the queries are vramtrace's own calls */
+    int d = pool ? pool_device(pool, p) : -1;
+    if (d < 0)
+        d = stream_device(stream, current);
+    vti_leave();
+    tl_async_device = d >= 0 ? d : current();
+}
+
+int vti_async_device(void)
+{
+    return tl_async_device;
+}
