@@ -22,6 +22,14 @@ void vr_graph_pool_stat(vr_state *s, const vt_event *ev)
     d->gpool_reserved = ev->u.pool.reserved_bytes;
 }
 
+uint64_t vr_graph_pool_kept(vr_devstate *d, uint32_t tid)
+{
+    if (!d->gpool_pending || d->gpool_tid != tid)
+        return 0;
+    d->gpool_pending = false;
+    return d->gpool_reserved > d->graph ? d->gpool_reserved - d->graph : 0;
+}
+
 void vr_oom_take_graph_pool(vr_devstate *d, const vt_event *ev, vr_oom *o)
 {
     if (!d->gpool_pending || d->gpool_tid != ev->thread_id)

@@ -38,8 +38,9 @@ static uint64_t rounding_slack(vr_state *s, int32_t device);
  * the recording holds there: its allocations as the driver rounds them
  * (rounding_slack: a failure's use outside the recording counts the
  * rounding of what is live then, so the baseline must not keep that of
- * what was live at the sample), its heaps and the free reserve of a
- * stream-ordered pool sampled with it (pool_spare, bytes). */
+ * what was live at the sample), its heaps and the free reserve of the
+ * pools sampled with it (pool_spare, bytes: stream-ordered pools', and
+ * what the graph memory pool keeps). */
 static void take_baseline(vr_state *s, vr_devstate *d, uint64_t total, uint64_t free_b,
                           uint64_t pool_spare)
 {
@@ -57,7 +58,7 @@ void vr_oom_meminfo(vr_state *s, const vt_event *ev)
 {
     vr_devstate *d = vr_state_device(s, ev->u.meminfo.device);
     take_baseline(s, d, ev->u.meminfo.total_bytes, ev->u.meminfo.free_bytes,
-                  vr_pool_spare(d, ev->thread_id, true));
+                  vr_pool_spare(d, ev->thread_id, true) + vr_graph_pool_kept(d, ev->thread_id));
 }
 
 /* Whether live allocation l counts as allocated on device now: a direct

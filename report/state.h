@@ -918,6 +918,11 @@ void vr_graph_pool_stat(vr_state *s, const vt_event *ev);
  * which is added to o->live_reserved: the process's, not use outside the
  * recording. */
 void vr_oom_take_graph_pool(vr_devstate *d, const vt_event *ev, vr_oom *o);
+/* At a memory sample of device d from thread tid (trace format 14): the
+ * part of the graph memory pool state held for tid that no live graph
+ * allocation holds (bytes; 0 when none is held), taken: the process's
+ * memory, not use outside the recording. */
+uint64_t vr_graph_pool_kept(vr_devstate *d, uint32_t tid);
 
 /* pool.c: a memory pool's state at a failed stream-ordered allocation. */
 /* A VT_REC_POOL_STAT: held on its device until the same thread's failure,

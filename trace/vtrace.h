@@ -51,8 +51,9 @@ extern "C" {
  * memory samples; 9: pool_stat before NVTX range ends; 10: the capture
  * record; 11: the api cuGraphLaunch; 12: the free_failed record; 13: the
  * pool_stat of a device's graph memory pool (VT_POOL_GRAPH) at a failed
- * allocation (docs/trace.md, "Versioning") */
-#define VT_FORMAT_VERSION 13u
+ * allocation; 14: that pool_stat before memory samples too (docs/trace.md,
+ * "Versioning") */
+#define VT_FORMAT_VERSION 14u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
