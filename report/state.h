@@ -714,7 +714,9 @@ void vr_frag_push(vr_state *s, const vr_frag *f);
 vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key);
 /* A capture record (VT_REC_CAPTURE): a begin opens a capture of its thread
  * on its stream; an end closes the capture open on its stream, whichever
- * thread began it (an end of a stream with none open is ignored). */
+ * thread began it, except on the per-thread default stream
+ * (VT_STREAM_PER_THREAD), where only the ending thread's own (an end of a
+ * stream with none open is ignored). */
 void vr_state_capture(vr_state *s, const vt_event *ev);
 
 /* peak.c: every change of allocated/reserved bytes goes through here. */

@@ -112,6 +112,10 @@ enum vt_rec {
  * CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT and USED_MEM_CURRENT
  * (docs/trace.md, "Graph memory pool at a failed allocation"). */
 #define VT_POOL_GRAPH UINT64_MAX
+/* The stream value of the per-thread default stream (CU_STREAM_PER_THREAD,
+ * cudaStreamPerThread; what a _ptsz call's stream 0 names): one handle,
+ * each thread's own stream (docs/trace.md, "CUDA graph captures"). */
+#define VT_STREAM_PER_THREAD 2u
 
 /* free_failed flags: the address is a CUDA graph allocation node's (made by
  * cuGraphAddMemAllocNode or a captured cudaMallocAsync), as the recorder

@@ -128,6 +128,35 @@ static void test_peak_captured(void **state)
     vr_report_free(plain);
 }
 
+/* The per-thread default stream (VT_STREAM_PER_THREAD) is each thread's
+ * own under one value: two threads capture "it" at once, and one thread's
+ * end leaves the other's capture open (corpus.per_thread_stream: the
+ * report counted 12 of its 16 MiB made during captures now and then); on
+ * any other stream the end closes it, whichever thread ends it. */
+static void test_peak_captured_per_thread_stream(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "captured_ptsz", 0, NULL);
+    vt_tbuf *other = vt_writer_attach(g.w, 200);
+    vtg_capture(&g, 100, VT_STREAM_PER_THREAD, 1);
+    vt_event ev = {.type = VT_REC_CAPTURE, .ts_ns = g.t0 + 110};
+    ev.u.capture = (__typeof__(ev.u.capture)){.stream = VT_STREAM_PER_THREAD, .began = 1};
+    assert_int_equal(vt_write(other, &ev), 0); /* the other thread's own capture */
+    ev = (vt_event){.type = VT_REC_CAPTURE, .ts_ns = g.t0 + 120};
+    ev.u.capture.stream = VT_STREAM_PER_THREAD; /* it ends its own */
+    assert_int_equal(vt_write(other, &ev), 0);
+    vtg_alloc(&g, 200, 0x10000000, 4 * MiB, 1); /* still this thread's capture's */
+    vtg_capture(&g, 300, VT_STREAM_PER_THREAD, 0);
+    vtg_alloc(&g, 400, 0x20000000, 1 * MiB, 1); /* after its end */
+    vtg_end(&g, 500, 0);
+    vt_writer_detach(g.w, other);
+    vr_report *r = close_and_analyze(&g, "captured_ptsz");
+    assert_int_equal(r->devices[0].captured_at_exit, 4 * MiB);
+    vr_report_free(r);
+    unlink(tmp_path("captured_ptsz"));
+}
+
 /* The hover point at or before t (the page's rule), NULL if none. */
 static const vr_hover *hover_at(const vr_report *r, uint64_t t)
 {
@@ -293,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_claim_before_alloc),
         cmocka_unit_test(test_range_sites),
         cmocka_unit_test(test_peak_captured),
+        cmocka_unit_test(test_peak_captured_per_thread_stream),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
