@@ -53,11 +53,12 @@ def accounting_file(path, want):
     return path
 
 
-def ledger_check(what, ledger, report):
+def ledger_check(what, ledger, report, extra=()):
     """tests/ledger/check_ledger.py (contract C): the ledger's accounting
-    against a report's; its mismatch lines become problems."""
-    p = subprocess.run([sys.executable, CHECK_LEDGER, "--ledger", ledger, "--report", report],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    against a report's (extra: its --devices and --trace, for a report
+    vramtrace wrote); its mismatch lines become problems."""
+    p = subprocess.run([sys.executable, CHECK_LEDGER, "--ledger", ledger, "--report", report,
+                        *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if p.returncode != 0:
         problems.append(f"{what}: check_ledger exit {p.returncode}")
         problems.extend("  " + line for line in p.stdout.decode().splitlines())
@@ -89,7 +90,7 @@ class Session:
                            {}, self.work)
         if rrc != 0:
             problems.append(f"vramtrace report failed ({rrc}): {rerr.strip()}")
-        return rc, out, err, led, rjson
+        return rc, out, err, led, rjson, trace
 
     def compare(self, argv, want):
         """Plain and traced runs; `want` is the exact accounting the program
@@ -101,13 +102,14 @@ class Session:
             want = {k: dict(v, allocations=v["allocations"] + 1) for k, v in want.items()}
         expected = accounting_file(os.path.join(self.work, "expected.json"), want)
         prc, pout, perr, pled = self.plain(argv)
-        trc, tout, terr, tled, rjson = self.traced(argv)
+        trc, tout, terr, tled, rjson, trace = self.traced(argv)
         expect("exit code with the preload", trc, prc)
         expect("stdout with the preload", tout, pout)
         ledger_check("expected accounting vs the plain run's ledger", pled, expected)
         ledger_check("expected accounting vs the traced run's ledger", tled, expected)
         if os.path.exists(rjson):
-            ledger_check("vramtrace's report vs the traced run's ledger", tled, rjson)
+            ledger_check("vramtrace's report vs the traced run's ledger", tled, rjson,
+                         ("--devices", "--trace", trace))
         return prc, pout, perr
 
 
@@ -211,7 +213,7 @@ def check_static(args):
     prc, pout, perr, _ = s.plain([args.program])
     expect("stderr of the static-cudart program", perr.splitlines(), [STATIC_LINE])
     expect("exit code of the static-cudart program", prc, 1)
-    trc, tout, _, _, rjson = s.traced([args.program])
+    trc, tout, _, _, rjson, _ = s.traced([args.program])
     expect("exit code with the preload", trc, prc)
     expect("stdout with the preload", tout, pout)
     with open(rjson, encoding="utf-8") as f:

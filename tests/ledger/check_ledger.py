@@ -126,6 +126,7 @@ class Process:
         # allocations of every kind live at once (the trace's summary)
         self.count_live = self.count_peak = 0
         self.fail_live = []  # the failing device's total (host: pinned memory) at each fail
+        self.fail_live_count = []  # and how many allocations made it up
         self.fail_api = []  # the api of each fail, as the report names it (report_api)
         self.fail_oom = []  # whether each fail is out of memory (error 2)
         self.bad_frees = []  # (address, error) of each "bad_free": a free call that failed
@@ -157,6 +158,12 @@ class Process:
         self.dev_peak[device] = max(self.dev_peak.get(device, 0), live)
         self.all_live += delta
         self.all_peak = max(self.all_peak, self.all_live)
+
+    @staticmethod
+    def counted(device, kind, failing):
+        """Whether (device, kind) is part of the failing device's total (of
+        host memory's for -1): what dev_live and host_live count."""
+        return device < 0 if failing < 0 else device == failing and kind in DEVICE_KINDS
 
     def count(self, n):
         """n allocations (of any kind) became live (+1) or died (-1)."""
@@ -241,11 +248,9 @@ class Process:
                 None if gp is None else (gp, max(0, gp - self.graph_live.get(o["device"], 0))))
             if self.watch:
                 self.watch.failed(o)
-            if o["device"] >= 0:
-                self.fail_live.append(self.dev_live.get(o["device"], 0))
-            else:
-                self.fail_live.append(sum(v.live_bytes for (d, _), v in self.keys.items()
-                                          if d < 0))
+            mine = [v for (d, k), v in self.keys.items() if self.counted(d, k, o["device"])]
+            self.fail_live.append(sum(v.live_bytes for v in mine))
+            self.fail_live_count.append(sum(len(v.live) for v in mine))
         elif op in ("vmm_create", "vmm_map", "vmm_unmap", "vmm_release", "vmm_retain"):
             self.vmm(op, o, where)
         elif op == "exit":

@@ -3,12 +3,14 @@
 sim's ledger.
 
 usage: check_stderr.py --ledger LEDGER --stderr STDERR [--pid PID]
-                       [--perturb | --perturb-exit]
+                       [--perturb | --perturb-exit | --perturb-live]
 
 Each block (interpose/README.md, "The OOM diagnosis and the exit line")
 opens with "vramtrace: OUT OF MEMORY: API of SIZE failed with error E on
-device D, free F of T" and, when the device's CUDA graph memory pool held
-memory, has a line "CUDA graph memory pool reserved: G". Blocks are printed
+device D, free F of T" (pinned host memory's: "API of SIZE of pinned host
+memory failed with error E", device -1), has a line "live: L in N
+allocations" and, when the device's CUDA graph memory pool held memory, a
+line "CUDA graph memory pool reserved: G". Blocks are printed
 in the order of their failures, so each is the next of the ledger's "fail"
 lines (the same process) with the same api (as the report names it), device,
 error and SIZE, leaving out failures a retry recovered (they have no
@@ -23,6 +25,10 @@ blocks are matched but not compared. For each line compared:
   answered right after the failure), unless another thread's line came
   before the failing thread's next one (check_ledger.py's rule: the device
   may have changed before the preload asked);
+* L and N are the failing device's live bytes and allocations in the
+  ledger's replay at that line (check_ledger.py's fail_live and
+  fail_live_count: the device kinds of the device, host memory for -1);
+  the preload counts them under its order lock, so threads do not move them;
 * G is its "graph_pool", and a block of a line without one has no pool line.
 
 The exit summary (interpose/README.md; one line per device, and one for
@@ -37,10 +43,13 @@ Sizes are compared as the preload prints them: a port of size/vsize.c's
 vsize_format (two decimals of the largest 1024-based unit), so a number
 that differs only past its second decimal is not caught.
 --perturb-exit counts one allocation more on the ledger's first device and
-must then fail (with a summary). --perturb adds 5 % (at least 1 MiB) to the ledger's free bytes of the first block whose
+must then fail (with a summary); --perturb-live counts one more live
+allocation at the first block whose live line is compared and must then
+fail (exit 3 when none is). --perturb adds 5 % (at least 1 MiB) to the ledger's free bytes of the first block whose
 free bytes are compared (a sample of the wrong moment) and must then fail.
 Exit 0 all hold, 1 a mismatch (each printed), 2 unusable input, 3 with
---perturb when no block's free bytes were compared (nothing to perturb).
+--perturb when no block's free bytes were compared (nothing to perturb),
+with --perturb-live when no block's live line was.
 """
 import argparse
 import json
@@ -54,6 +63,9 @@ from check_ledger import report_api  # noqa: E402
 
 BLOCK = re.compile(r"^vramtrace: OUT OF MEMORY: (\S+) of (.+?) failed with error (-?\d+) on device "
                    r"(-?\d+)(?:, free (.+?) of (.+?))?( \(also its retry\))?$")
+HOST_BLOCK = re.compile(r"^vramtrace: OUT OF MEMORY: (\S+) of (.+?) of pinned host memory failed "
+                        r"with error (-?\d+)( \(also its retry\))?$")
+LIVE = re.compile(r"^vramtrace:   live: (.+?) in (\d+) allocations?(?:;|$)")
 POOL = re.compile(r"^vramtrace:   CUDA graph memory pool reserved: (.+?) \(")
 SUMMARY = re.compile(r"^vramtrace: (?:device (\d+)|host memory \(pinned, registered\)): peak"
                      r"(?: reserved)? (.+?)(?: \(stream-ordered pools reserved .*? where sampled\))?"
@@ -73,23 +85,31 @@ def vsize_format(n):
 
 
 def read_blocks(path):
-    """[{api, size, error, device, free, total, pool}] of stderr's OOM blocks
-    on devices (pinned host memory's have no device free bytes)."""
+    """[{api, size, error, device, free, total, pool, live}] of stderr's OOM
+    blocks (pinned host memory's: device -1, no device free bytes); live:
+    (bytes text, allocations) of the block's "live:" line."""
     blocks = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for text in f:
             text = text.rstrip("\n")
-            m = BLOCK.match(text)
+            m, h = BLOCK.match(text), HOST_BLOCK.match(text)
             if m:
                 api, size, err, dev, fr, to, retry = m.groups()
-                blocks.append({"api": api, "size": size, "error": int(err), "device": int(dev),
-                               "free": fr, "total": to, "pool": None, "retry": bool(retry)})
+            elif h:
+                (api, size, err, retry), dev, fr, to = h.groups(), -1, None, None
             elif blocks and POOL.match(text):
                 blocks[-1]["pool"] = POOL.match(text).group(1)
+            elif blocks and LIVE.match(text):
+                lv = LIVE.match(text)
+                blocks[-1]["live"] = (lv.group(1), int(lv.group(2)))
+            if m or h:
+                blocks.append({"api": api, "size": size, "error": int(err), "device": int(dev),
+                               "free": fr, "total": to, "pool": None, "retry": bool(retry),
+                               "live": None})
     return blocks
 
 
-def read_fails(path, pid, alone):
+def read_fails(path, pid, proc):
     """The ledger's fail lines of pid (or of the only process) up to its
     exit, each with diagnose.c's rules applied to the ledger's order (the
     thread's frees and other lines do not count; its allocations and
@@ -98,8 +118,9 @@ def read_fails(path, pid, alone):
     no other thread failed since); "recovered", the thread's next allocation
     was of the same size on the same device (no block); "contended", another
     thread failed while this failure was pending (which the preload saw
-    first may differ); and "alone" from alone, check_ledger's replay's
-    fail_alone (the same fails in the same order)."""
+    first may differ); and from check_ledger's replay proc (the same fails
+    in the same order), "alone" (fail_alone) and "live", the failing
+    device's live bytes and allocations (fail_live, fail_live_count)."""
     fails, pending, last, last_fail = [], {}, {}, None
     with open(path, encoding="utf-8") as f:
         for text in f:
@@ -122,8 +143,10 @@ def read_fails(path, pid, alone):
             if op == "fail":
                 retry = same and last_fail is prev and \
                     report_api(o.get("api", "")) == report_api(prev.get("api", ""))
-                o.update(alone=alone[len(fails)], recovered=False, contended=bool(pending),
-                         retry_of=prev if retry else None)
+                i = len(fails)
+                o.update(alone=proc.fail_alone[i], recovered=False, contended=bool(pending),
+                         retry_of=prev if retry else None,
+                         live=(proc.fail_live[i], proc.fail_live_count[i]))
                 for k in pending.values():
                     fails[k]["contended"] = True
                 fails.append(o)
@@ -156,9 +179,10 @@ def queues(fails):
     return q, {k for k, t in tids.items() if len(t) > 1}
 
 
-def compare(blocks, fails, perturb=False):
-    """(mismatch messages, how many blocks had their free bytes compared)."""
-    problems, compared = [], 0
+def compare(blocks, fails, perturb=False, perturb_live=False):
+    """(mismatch messages, how many blocks had their free bytes compared,
+    how many their live line)."""
+    problems, compared, live_compared = [], 0, 0
     q, ambiguous = queues(fails)
     for b, blk in enumerate(blocks, 1):
         k = key(blk["api"], blk["device"], blk["error"], blk["size"])
@@ -181,12 +205,17 @@ def compare(blocks, fails, perturb=False):
             if (blk["free"], blk["total"]) != want:
                 problems.append(f"block {b}: device free of total: stderr {blk['free']} of "
                                 f"{blk['total']}, ledger {want[0]} of {want[1]}")
+        nbytes, count = o["live"]
+        want = (vsize_format(nbytes), count + (1 if perturb_live and not live_compared else 0))
+        live_compared += 1
+        if blk["live"] != want:
+            problems.append(f"block {b}: live: stderr {blk['live']}, ledger {want}")
         gp = o.get("graph_pool")
         want = vsize_format(gp) if gp else None
         if blk["pool"] != want:
             problems.append(f"block {b}: graph memory pool reserved: stderr {blk['pool']}, "
                             f"ledger {want}")
-    return problems, compared
+    return problems, compared, live_compared
 
 
 def read_summary(path):
@@ -233,24 +262,29 @@ def main(argv=None):
     ap.add_argument("--pid", type=int)
     ap.add_argument("--perturb", action="store_true")
     ap.add_argument("--perturb-exit", action="store_true")
+    ap.add_argument("--perturb-live", action="store_true")
     args = ap.parse_args(argv)
     try:
         proc = check_ledger.replay(args.ledger, args.pid)
-        blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid, proc.fail_alone)
+        blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid, proc)
         summary = read_summary(args.stderr)
         problems = compare_summary(summary, proc, args.perturb_exit)
     except (OSError, check_ledger.Unusable) as e:
         print(f"check_stderr: {e}", file=sys.stderr)
         return 2
-    more, compared = compare(blocks, fails, args.perturb)
+    more, compared, live_compared = compare(blocks, fails, args.perturb, args.perturb_live)
     problems += more
     if args.perturb and not compared:
         print("check_stderr: --perturb: no block's free bytes were compared")
         return 3
+    if args.perturb_live and not live_compared:
+        print("check_stderr: --perturb-live: no block's live line was compared")
+        return 3
     for p in problems:
         print(f"check_stderr: mismatch: {p}")
     if not problems:
-        print(f"check_stderr: {len(blocks)} OOM block(s) (free bytes compared in {compared}) "
+        print(f"check_stderr: {len(blocks)} OOM block(s) (free bytes compared in {compared}, "
+              f"live in {live_compared}) "
               f"and {len(summary)} exit summary line(s) match the ledger")
     return 1 if problems else 0
 
