@@ -7,8 +7,9 @@
  * A stream's device is the driver's answer (cuStreamGetDevice, CUDA 12.8);
  * a pool's is remembered from its creation (cuMemPoolCreate, its
  * properties' location), else found among the devices' default and current
- * pools, else read off the new pointer. Where the driver cannot answer, the
- * current device stands (what was recorded before). interpose/README.md,
+ * pools, else read off the new pointer. Where the driver cannot answer (a
+ * stream's device before driver 12.8), the current device stands (what was
+ * recorded before). interpose/README.md,
  * "Stream-ordered allocations". */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -104,13 +105,19 @@ static int pointer_device(uint64_t p)
  * else the driver's answer; -1 when it has none. */
 static int stream_device(uint64_t stream, int (*current)(void))
 {
-    static _Atomic(PFN_cuStreamGetDevice_v12080) fn; /* looked up once it is found */
-    PFN_cuStreamGetDevice_v12080 f = atomic_load(&fn);
+    /* looked up once, found or not (a driver before 12.8 has none: each
+     * call would ask cuGetProcAddress again); a stream-ordered call made
+     * it through the driver, which is loaded by then */
+    static _Atomic(PFN_cuStreamGetDevice_v12080) fn;
+    static atomic_bool looked;
     CUdevice d;
     if (stream <= (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
         return current();
-    if (!f && (f = VTI_REAL_DRIVER(cuStreamGetDevice, 12080, "cuStreamGetDevice")))
-        atomic_store(&fn, f);
+    if (!atomic_load_explicit(&looked, memory_order_acquire)) {
+        atomic_store(&fn, VTI_REAL_DRIVER(cuStreamGetDevice, 12080, "cuStreamGetDevice"));
+        atomic_store_explicit(&looked, true, memory_order_release);
+    }
+    PFN_cuStreamGetDevice_v12080 f = atomic_load(&fn);
     return f && f((CUstream)(uintptr_t)stream, &d) == CUDA_SUCCESS ? d : -1;
 }
 

@@ -17,9 +17,11 @@ VTI_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cud
 
 #define NO_RUNTIME cudaErrorInitializationError
 
+/* The device a runtime call worked on, asked after it: its current
+ * context's, else the thread's cudaSetDevice device (vti_context_device_or). */
 static int runtime_device(void)
 {
-    return vti_tl_device;
+    return vti_context_device_or(vti_tl_device);
 }
 
 #define ALLOC_HOOK(F, PTYPE, CALL, PTR, SIZE, API, STREAM)                                         \
@@ -221,7 +223,7 @@ VTI_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     bool outer = vti_hook_enter();
     cudaError_t rc = real ? real(free, total) : NO_RUNTIME;
     if (outer && real && rc == cudaSuccess && free && total)
-        vti_rec_meminfo(vti_tl_device, *free, *total);
+        vti_rec_meminfo(runtime_device(), *free, *total);
     vti_leave();
     return rc;
 }
@@ -243,17 +245,19 @@ VTI_EXPORT cudaError_t cudaSetDevice(int device)
 /* Every live device allocation of the current device (stream-ordered ones
  * too: their pools go with the context) is freed by a reset (CUDA docs,
  * cudaDeviceReset): recorded as frees after a reset that took effect
- * (vti_free_took_effect), under the order lock with it, as every free is. */
+ * (vti_free_took_effect), under the order lock with it, as every free is.
+ * The device is asked before the reset (after it, its context is gone). */
 VTI_EXPORT cudaError_t cudaDeviceReset(void)
 {
     cudaError_t (*real)(void) = vti_real(F_cudaDeviceReset);
     bool outer = vti_hook_enter() && real;
+    int device = outer ? runtime_device() : 0;
     if (outer)
         vti_order_lock();
     cudaError_t rc = real ? real() : NO_RUNTIME;
     if (outer) {
         if (vti_free_took_effect((int)rc))
-            vti_rec_device_reset(vti_tl_device);
+            vti_rec_device_reset(device);
         vti_order_unlock();
     }
     vti_leave();

@@ -36,10 +36,15 @@ static bool context_device(CUdevice *d)
     return ok;
 }
 
-int vti_driver_device(void)
+int vti_context_device_or(int fallback)
 {
     CUdevice d;
-    return context_device(&d) ? d : 0;
+    return context_device(&d) ? d : fallback;
+}
+
+int vti_driver_device(void)
+{
+    return vti_context_device_or(0);
 }
 
 static bool driver_meminfo(uint64_t *free_b, uint64_t *total_b)

@@ -1010,6 +1010,13 @@ void vti_rec_device_reset(int device);
 void vti_rec_context_end(int device);
 /* The current device for a driver-level call (cuCtxGetDevice), else 0. */
 int vti_driver_device(void);
+/* The device of the context current to the calling thread (cuCtxGetDevice),
+ * else fallback: a runtime call's device is that context's ("CUDA Runtime
+ * API calls operate on the CUDA Driver API CUcontext which is current to
+ * the calling host thread", CUDA Runtime API, "Interactions with the CUDA
+ * Driver API"), which need not be the thread's cudaSetDevice device when
+ * the program set one with the driver. */
+int vti_context_device_or(int fallback);
 /* Sample free/total of the current device through the real functions;
  * returns false when no sample could be taken. */
 bool vti_sample_meminfo(enum vt_level level, uint64_t *free_b, uint64_t *total_b);

@@ -8,7 +8,6 @@
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext contexts[64];
 static __thread int cur_dev;
-static __thread CUcontext cur_ctx;
 static __thread cudaError_t last_err;
 
 struct rt_err_entry {
@@ -32,9 +31,23 @@ cudaError_t rt_ret(cudaError_t e)
     return e;
 }
 
+/* The device of the live context current to the calling thread, or -1
+ * when there is none (or a reset primary context). */
+static int current_context_device(void)
+{
+    CUdevice d;
+    return rt_drv.cuCtxGetDevice && rt_drv.cuCtxGetDevice(&d) == CUDA_SUCCESS ? (int)d : -1;
+}
+
+/* "CUDA Runtime API calls operate on the CUDA Driver API CUcontext which
+ * is current to the calling host thread" (CUDA Runtime API, "Interactions
+ * with the CUDA Driver API"): a context the program made current with the
+ * driver (cuCtxSetCurrent, cuCtxCreate, cuCtxPushCurrent) is the runtime's
+ * device; without one, the thread's own (cudaSetDevice; 0). */
 int rt_device(void)
 {
-    return cur_dev;
+    int d = current_context_device();
+    return d >= 0 ? d : cur_dev;
 }
 
 /* Forget the retained context of dev (after cudaDeviceReset). */
@@ -57,16 +70,24 @@ static CUresult context_of(int dev, CUcontext *ctx)
     return r;
 }
 
-cudaError_t rt_ready(void)
+/* The primary context of the thread's device made current. */
+static cudaError_t primary_current(void)
 {
     CUcontext ctx;
+    CUresult r = context_of(cur_dev, &ctx);
+    if (r == CUDA_SUCCESS)
+        r = rt_drv.cuCtxSetCurrent(ctx);
+    return rt_err(r);
+}
+
+cudaError_t rt_ready(void)
+{
     cudaError_t e = rt_load();
     if (e)
         return e;
-    CUresult r = context_of(cur_dev, &ctx);
-    if (r == CUDA_SUCCESS && ctx != cur_ctx && (r = rt_drv.cuCtxSetCurrent(ctx)) == CUDA_SUCCESS)
-        cur_ctx = ctx;
-    return rt_err(r);
+    if (current_context_device() >= 0)
+        return cudaSuccess; /* the runtime uses the current context (rt_device) */
+    return primary_current();
 }
 
 /* Per thread, as in the real runtime. An invalid ordinal:
@@ -83,7 +104,7 @@ cudaError_t CUDARTAPI cudaSetDevice(int device)
     if (device < 0 || device >= n || device >= 64)
         return rt_ret(cudaErrorInvalidDevice);
     cur_dev = device;
-    return rt_ret(rt_ready());
+    return rt_ret(primary_current()); /* whatever context was current */
 }
 
 cudaError_t CUDARTAPI cudaGetDevice(int *device)
@@ -93,7 +114,7 @@ cudaError_t CUDARTAPI cudaGetDevice(int *device)
         return rt_ret(e);
     if (!device)
         return rt_ret(cudaErrorInvalidValue);
-    *device = cur_dev;
+    *device = rt_device();
     return cudaSuccess;
 }
 
@@ -168,9 +189,9 @@ cudaError_t CUDARTAPI cudaDeviceReset(void)
     cudaError_t e = rt_load();
     if (e)
         return rt_ret(e);
-    rt_forget_context(cur_dev);
-    cur_ctx = NULL;
-    return rt_ret(rt_err(rt_drv.cuDevicePrimaryCtxReset(cur_dev)));
+    int dev = rt_device();
+    rt_forget_context(dev);
+    return rt_ret(rt_err(rt_drv.cuDevicePrimaryCtxReset(dev)));
 }
 
 cudaError_t CUDARTAPI cudaDeviceSynchronize(void)

@@ -17,6 +17,7 @@
     X(cuDevicePrimaryCtxRetain) \
     X(cuDevicePrimaryCtxReset) \
     X(cuCtxSetCurrent) \
+    X(cuCtxGetDevice) \
     X(cuCtxSynchronize) \
     X(cuMemAlloc) \
     X(cuMemFree) \

@@ -31,6 +31,14 @@
  *     fails, then 8 MiB.
  * The preload recorded them all on device 0, the current one; the ledger
  * names each allocation's device (check_ledger.py --devices).
+ *
+ * Last, device 2's primary context made current through the driver
+ * (cuCtxSetCurrent) while the runtime's device is 0: "CUDA Runtime API
+ * calls operate on the CUDA Driver API CUcontext which is current to the
+ * calling host thread" (CUDA Runtime API, "Interactions with the CUDA
+ * Driver API"), so a cudaMalloc of 16 MiB and one of 16 TiB, which fails,
+ * are device 2's (cudaGetDevice says 2). The preload took the thread's
+ * cudaSetDevice device for them, and the sim's runtime did the same.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -82,6 +90,23 @@ static void stream_ordered(void)
     EXPECT(cudaStreamDestroy(on1), cudaSuccess);
 }
 
+/* Runtime allocations on the context the driver made current. */
+static void driver_context(void)
+{
+    CUcontext ctx;
+    void *p, *none;
+    int current = -1;
+    EXPECT(cuDevicePrimaryCtxRetain(&ctx, 2), CUDA_SUCCESS);
+    EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+    EXPECT(cudaGetDevice(&current), cudaSuccess);
+    REQUIRE(current == 2);
+    EXPECT(cudaMalloc(&p, 16 * MiB), cudaSuccess);
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
+    EXPECT(cudaFree(p), cudaSuccess);
+    EXPECT(cuDevicePrimaryCtxRelease(2), CUDA_SUCCESS);
+    EXPECT(cudaSetDevice(0), cudaSuccess); /* device 0's primary context current again */
+}
+
 int main(void)
 {
     void *on1, *on0;
@@ -100,6 +125,7 @@ int main(void)
     EXPECT(cudaGetDevice(&current), cudaSuccess);
     REQUIRE(current == 0); /* the preload's samples left the current device alone */
     stream_ordered();
+    driver_context();
 
     EXPECT(cuMemRelease(small), CUDA_SUCCESS);
     EXPECT(cudaFree(on0), cudaSuccess);
