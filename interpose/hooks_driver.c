@@ -15,12 +15,28 @@ VTI_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned
 #undef cuDevicePrimaryCtxReset
 #undef cuDevicePrimaryCtxRelease
 #undef cuCtxDestroy
+#undef cuCtxCreate
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
 #undef cuStreamBeginCapture
 #undef cuStreamEndCapture
 #undef cuStreamBeginCaptureToGraph
 VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
 VTI_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx);
+/* Every ABI of the calls that change the thread's current context
+ * (cudaTypedefs.h: cuCtxCreate at 2.0, 3.2, 11.4 and 12.5; the push and
+ * pop at 2.0 and 4.0). */
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+                                           int numParams, unsigned int flags, CUdevice dev);
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                                           unsigned int flags, CUdevice dev);
+VTI_EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
+VTI_EXPORT CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx);
+VTI_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
+VTI_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx);
 /* Stream capture: the CUDA 10.0 ABI of cuStreamBeginCapture (no mode; cuda.h
  * maps the name to _v2) and the per-thread-default-stream variants. */
 VTI_EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream);
@@ -400,6 +416,8 @@ VTI_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
         vti_order_lock();                                                                          \
     CUresult rc = real ? CALL : NO_DRIVER;                                                         \
     if (outer) {                                                                                   \
+        if (rc == CUDA_SUCCESS) /* the current context may have changed */                         \
+            vti_tl_context_switched = true;                                                        \
         if (rc == CUDA_SUCCESS && device >= 0)                                                     \
             vti_rec_context_end(device);                                                           \
         vti_order_unlock();                                                                        \
@@ -457,6 +475,75 @@ VTI_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 VTI_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 {
     CONTEXT_END_HOOK(F_cuCtxDestroy, ctx_fn, real(ctx), context_device(ctx));
+}
+
+/* ---- the thread's current context ------------------------------------------- */
+
+/* The program changed the thread's current context through the driver: a
+ * runtime allocation's device is then asked of the driver (the runtime
+ * works on the current context; hooks_runtime.c, runtime_device) until the
+ * next cudaSetDevice. Not allocations; calls made inside a hooked call (the
+ * runtime's own) leave it alone. */
+#define CONTEXT_SWITCH_HOOK(F, PTYPE, CALL)                                                        \
+    PTYPE real = (PTYPE)vti_real(F);                                                               \
+    bool outer = vti_hook_enter();                                                                 \
+    CUresult rc = real ? (CALL) : NO_DRIVER;                                                       \
+    if (outer && rc == CUDA_SUCCESS)                                                               \
+        vti_tl_context_switched = true;                                                            \
+    vti_leave();                                                                                   \
+    return rc
+
+typedef CUresult (*create2_fn)(CUcontext *, unsigned int, CUdevice);
+typedef CUresult (*create3_fn)(CUcontext *, CUexecAffinityParam *, int, unsigned int, CUdevice);
+typedef CUresult (*create4_fn)(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
+typedef CUresult (*pop_fn)(CUcontext *);
+
+VTI_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxSetCurrent, ctx_fn, real(ctx));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxPushCurrent_v2, ctx_fn, real(ctx));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxPushCurrent, ctx_fn, real(ctx));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxPopCurrent_v2, pop_fn, real(pctx));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxPopCurrent, pop_fn, real(pctx));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                                           unsigned int flags, CUdevice dev)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxCreate_v4, create4_fn, real(pctx, ctxCreateParams, flags, dev));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+                                           int numParams, unsigned int flags, CUdevice dev)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxCreate_v3, create3_fn,
+                        real(pctx, paramsArray, numParams, flags, dev));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxCreate_v2, create2_fn, real(pctx, flags, dev));
+}
+
+VTI_EXPORT CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    CONTEXT_SWITCH_HOOK(F_cuCtxCreate, create2_fn, real(pctx, flags, dev));
 }
 
 /* ---- stream capture (CUDA graphs) ------------------------------------------ */

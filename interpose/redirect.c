@@ -111,6 +111,17 @@ static int proc_lookup(const char *symbol, int version, uint64_t flags)
         return version >= 11000 ? F_cuDevicePrimaryCtxRelease_v2 : F_cuDevicePrimaryCtxRelease;
     if (strcmp(symbol, "cuCtxDestroy") == 0)
         return version >= 4000 ? F_cuCtxDestroy_v2 : F_cuCtxDestroy;
+    /* PFN_cuCtxPushCurrent_v2000, _v4000 (and the pop's) */
+    if (strcmp(symbol, "cuCtxPushCurrent") == 0)
+        return version >= 4000 ? F_cuCtxPushCurrent_v2 : F_cuCtxPushCurrent;
+    if (strcmp(symbol, "cuCtxPopCurrent") == 0)
+        return version >= 4000 ? F_cuCtxPopCurrent_v2 : F_cuCtxPopCurrent;
+    /* PFN_cuCtxCreate_v2000, _v3020, _v11040, _v12050 */
+    if (strcmp(symbol, "cuCtxCreate") == 0)
+        return version >= 12050   ? F_cuCtxCreate_v4
+               : version >= 11040 ? F_cuCtxCreate_v3
+               : version >= 3020  ? F_cuCtxCreate_v2
+                                  : F_cuCtxCreate;
     /* PFN_cuGraphInstantiate_v10000, _v11000 (the same arguments) */
     if (strcmp(symbol, "cuGraphInstantiate") == 0)
         return version >= 11000 ? F_cuGraphInstantiate_v2 : F_cuGraphInstantiate;

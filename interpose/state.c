@@ -11,6 +11,7 @@
 
 VTI_TLS int vti_tl_depth;
 VTI_TLS int vti_tl_device;
+VTI_TLS bool vti_tl_context_switched;
 
 _Atomic int vti_state_word = VTI_S_OFF;
 vt_stamp_clock vti_stamps; /* the event timestamps (vt_clock_stamp) */

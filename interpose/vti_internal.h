@@ -66,6 +66,11 @@ void vti_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern VTI_TLS int vti_tl_depth;
 /* Current device of this thread as set through cudaSetDevice (runtime). */
 extern VTI_TLS int vti_tl_device;
+/* Set when the program changed this thread's current context through the
+ * driver (cuCtxSetCurrent, cuCtxPushCurrent, cuCtxPopCurrent, cuCtxCreate),
+ * cleared by its next cudaSetDevice: while set, vti_tl_device need not be
+ * the runtime's device (hooks_runtime.c, runtime_device). */
+extern VTI_TLS bool vti_tl_context_switched;
 
 /* The one re-entry guard: between vti_enter() and vti_leave() the calling
  * thread's hooked CUDA calls are vramtrace's own and are not recorded.
@@ -473,6 +478,15 @@ bool vti_cupti_running(void);
     X(cuDevicePrimaryCtxRelease_v2)                                                                \
     X(cuCtxDestroy)                                                                                \
     X(cuCtxDestroy_v2)                                                                             \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxPushCurrent)                                                                            \
+    X(cuCtxPushCurrent_v2)                                                                         \
+    X(cuCtxPopCurrent)                                                                             \
+    X(cuCtxPopCurrent_v2)                                                                          \
+    X(cuCtxCreate)                                                                                 \
+    X(cuCtxCreate_v2)                                                                              \
+    X(cuCtxCreate_v3)                                                                              \
+    X(cuCtxCreate_v4)                                                                              \
     X(cuStreamBeginCapture)                                                                        \
     X(cuStreamBeginCapture_ptsz)                                                                   \
     X(cuStreamBeginCapture_v2)                                                                     \
