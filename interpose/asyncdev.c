@@ -66,6 +66,15 @@ void vti_pool_made(uint64_t pool, int device)
         know_pool(pool, device);
 }
 
+void vti_pool_gone(uint64_t pool)
+{
+    pthread_mutex_lock(&known_lock);
+    for (int i = 0; pool && i < MAX_KNOWN; i++)
+        if (atomic_load_explicit(&known[i].pool, memory_order_relaxed) == pool)
+            atomic_store_explicit(&known[i].device, -1, memory_order_relaxed);
+    pthread_mutex_unlock(&known_lock);
+}
+
 /* The device whose default or current pool pool is, or -1. */
 static int device_pool_of(uint64_t pool)
 {

@@ -305,6 +305,23 @@ VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolP
     return rc;
 }
 
+typedef CUresult (*pool_destroy_fn)(CUmemoryPool);
+
+/* Not a free (the pool's memory was never recorded as allocations): the
+ * pool is no longer sampled, nor its device known, from before the real
+ * destroy on (vti_pool_destroy_begin). */
+VTI_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
+{
+    pool_destroy_fn real = (pool_destroy_fn)vti_real(F_cuMemPoolDestroy);
+    vti_hook_enter();
+    vti_pool_gone((uint64_t)(uintptr_t)pool);
+    vti_pool_destroy_begin((uint64_t)(uintptr_t)pool);
+    CUresult rc = real ? real(pool) : NO_DRIVER;
+    vti_pool_destroy_end();
+    vti_leave();
+    return rc;
+}
+
 typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
 /* The handle's release is its free (the memory dies once also unmapped),

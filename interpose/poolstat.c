@@ -51,6 +51,9 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
  * table fills in order and its walks stop at the first free slot, so they
  * cost what the program's pools are. */
 #define MAX_POOLS VT_MAX_POOLS
+/* A destroyed pool's slot (its device -1): walked past, never sampled, never
+ * matched (no pool handle is 1). */
+#define POOL_GONE ((uint64_t)1)
 static _Atomic uint64_t pool_devices;
 static struct {
     _Atomic uint64_t pool; /* 0: free slot */
@@ -272,12 +275,31 @@ static void remember_pool(uint64_t pool, int device)
 
 void vti_write_pool_sample(vti_thread *t, int device, bool empty)
 {
+    pthread_mutex_lock(&named_lock); /* no pool is destroyed meanwhile */
     write_sample(t, 0, device, empty);
     uint64_t pool;
     int dev;
     for (int i = 0; (pool = named_pool(i, &dev)); i++)
         if (dev == device)
             write_sample(t, pool, device, empty);
+    pthread_mutex_unlock(&named_lock);
+}
+
+void vti_pool_destroy_begin(uint64_t pool)
+{
+    pthread_mutex_lock(&named_lock);
+    for (int i = 0; pool && i < MAX_POOLS; i++)
+        if (atomic_load_explicit(&named[i].pool, memory_order_relaxed) == pool) {
+            atomic_store_explicit(&named[i].device, -1, memory_order_relaxed);
+            atomic_store_explicit(&named[i].spare, 0, memory_order_relaxed);
+            atomic_store_explicit(&named[i].reserved, 0, memory_order_relaxed);
+            atomic_store_explicit(&named[i].pool, POOL_GONE, memory_order_release);
+        }
+}
+
+void vti_pool_destroy_end(void)
+{
+    pthread_mutex_unlock(&named_lock);
 }
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
@@ -309,11 +331,13 @@ void vti_pool_iteration_end(const char *name)
     vti_thread *t = (m || first) && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
     if (!t)
         return;
-    for (; m; m &= m - 1) /* a pool trimmed to nothing is a sample too */
+    pthread_mutex_lock(&named_lock); /* no pool is destroyed meanwhile */
+    for (; m; m &= m - 1)            /* a pool trimmed to nothing is a sample too */
         write_sample(t, 0, __builtin_ctzll(m), true);
     uint64_t pool;
     int dev;
     for (int i = 0; (pool = named_pool(i, &dev)); i++)
-        write_sample(t, pool, dev, true);
+        write_sample(t, pool, dev, true); /* a destroyed one's device is -1: none */
+    pthread_mutex_unlock(&named_lock);
     vti_thread_put(t);
 }

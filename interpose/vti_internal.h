@@ -467,6 +467,7 @@ bool vti_cupti_running(void);
     X(cuMemAllocFromPoolAsync_ptsz)                                                                \
     X(cuMemCreate)                                                                                 \
     X(cuMemPoolCreate)                                                                             \
+    X(cuMemPoolDestroy)                                                                            \
     X(cuMemRelease)                                                                                \
     X(cuMemRetainAllocationHandle)                                                                 \
     X(cuMemMap)                                                                                    \
@@ -931,8 +932,16 @@ void vti_async_target(uint64_t stream, uint64_t pool, uint64_t p, int (*current)
  * function of the stream-ordered hooks (VTI_ASYNC_HOOK). */
 int vti_async_device(void);
 /* After a successful cuMemPoolCreate of pool whose properties locate it on
- * device (-1: not on a device, nothing is kept). */
+ * device (-1: not on a device, nothing is kept); before pool is destroyed,
+ * its device forgotten (vti_pool_gone). */
 void vti_pool_made(uint64_t pool, int device);
+void vti_pool_gone(uint64_t pool);
+/* Around the real cuMemPoolDestroy of pool (poolstat.c): from begin on, pool
+ * is no longer sampled, and no sample runs until end (a sample of a
+ * destroyed pool is a use after free in the driver: the sim's crashed in
+ * corpus.other_device, an OOM after its pool's destroy). */
+void vti_pool_destroy_begin(uint64_t pool);
+void vti_pool_destroy_end(void);
 
 /* The one shape of a stream-ordered allocation hook (both APIs): an
  * allocation node while STREAM captures (vti_graph_capturing), else

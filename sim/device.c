@@ -328,7 +328,9 @@ static void pool_dispose(struct CUmemPoolHandle_st *pool)
             *pp = pool->next;
             break;
         }
-    free(pool);
+    /* Not freed: the handle stays a destroyed pool for the process's life,
+     * so that a later use of it is told (driver_pool.c, live_pool), not a
+     * use of freed memory whose outcome depends on the allocator. */
 }
 
 /* Return a pool allocation to its segment (a destroyed pool goes with its

@@ -4,6 +4,8 @@
  * is complete when the call returns. */
 #include "driver_capture.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +168,25 @@ CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
     return CUDA_SUCCESS;
 }
 
+/* A pool handle fn may use: NULL is CUDA_ERROR_INVALID_VALUE; a destroyed
+ * pool's says so on stderr and raises SIGSEGV. The driver's reference
+ * makes such a use undefined (the handle's resources are released); the
+ * preload sampled a pool the program had destroyed at a later failure, a
+ * crash in the sim's CI build and nothing in another, before the handle was
+ * kept to be told. */
+static CUresult live_pool(const char *fn, CUmemoryPool pool)
+{
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (__atomic_load_n(&pool->destroyed, __ATOMIC_ACQUIRE)) {
+        fprintf(stderr,
+                "vramtrace-sim: %s given the destroyed pool %p: a real driver may crash here\n", fn,
+                (void *)pool);
+        raise(SIGSEGV);
+    }
+    return CUDA_SUCCESS;
+}
+
 /* Attributes: release threshold (bytes, cuuint64_t), reserved/used current
  * and high-water marks (cuuint64_t; setting a high mark to 0 resets it),
  * the reuse policies (int, always enabled). */
@@ -173,7 +194,7 @@ CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 {
     if (sim_check_init())
         return sim_check_init();
-    if (!pool || !value)
+    if (live_pool("cuMemPoolSetAttribute", pool) || !value)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&pool->dev->lock);
     CUresult err = CUDA_SUCCESS;
@@ -223,7 +244,7 @@ CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute at
     int ok;
     if (sim_check_init())
         return sim_check_init();
-    if (!pool || !value)
+    if (live_pool("cuMemPoolGetAttribute", pool) || !value)
         return CUDA_ERROR_INVALID_VALUE;
     if (attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
         attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||

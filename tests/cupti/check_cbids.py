@@ -23,7 +23,8 @@ NOT_MEMORY = {
     "cuMemRetainAllocationHandle", "cuStreamBeginCapture", "cuStreamBeginCapture_ptsz",
     "cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2_ptsz", "cuStreamBeginCaptureToGraph",
     "cuStreamBeginCaptureToGraph_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz",
-    "cuMemPoolCreate", "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxPushCurrent_v2",
+    "cuMemPoolCreate", "cuMemPoolDestroy", "cuCtxSetCurrent", "cuCtxPushCurrent",
+    "cuCtxPushCurrent_v2",
     "cuCtxPopCurrent", "cuCtxPopCurrent_v2", "cuCtxCreate", "cuCtxCreate_v2", "cuCtxCreate_v3",
     "cuCtxCreate_v4",
 }
