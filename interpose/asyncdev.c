@@ -13,67 +13,14 @@
  * "Stream-ordered allocations". */
 #include <cuda.h>
 #include <cudaTypedefs.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "vti_internal.h"
 
-/* Pools whose device is known: the first MAX_KNOWN made or found, in
- * order; walks stop at the first free slot. */
-#define MAX_KNOWN 256
-static struct {
-    _Atomic uint64_t pool; /* 0: free slot */
-    _Atomic int device;
-} known[MAX_KNOWN];
-static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* The device of the stream-ordered allocation this thread is recording
  * (vti_async_target); read by vti_async_device. */
 static VTI_TLS int tl_async_device;
-
-/* The known device of pool, or -1. */
-static int known_device(uint64_t pool)
-{
-    uint64_t seen;
-    for (int i = 0;
-         i < MAX_KNOWN && (seen = atomic_load_explicit(&known[i].pool, memory_order_acquire)); i++)
-        if (seen == pool)
-            return atomic_load_explicit(&known[i].device, memory_order_relaxed);
-    return -1;
-}
-
-/* pool on device from now on (a handle made again replaces its device);
- * nothing when the table is full (the pool is then looked up each time). */
-static void know_pool(uint64_t pool, int device)
-{
-    pthread_mutex_lock(&known_lock);
-    for (int i = 0; i < MAX_KNOWN; i++) {
-        uint64_t seen = atomic_load_explicit(&known[i].pool, memory_order_relaxed);
-        if (seen && seen != pool)
-            continue;
-        atomic_store_explicit(&known[i].device, device, memory_order_relaxed);
-        if (!seen)
-            atomic_store_explicit(&known[i].pool, pool, memory_order_release);
-        break;
-    }
-    pthread_mutex_unlock(&known_lock);
-}
-
-void vti_pool_made(uint64_t pool, int device)
-{
-    if (pool && device >= 0)
-        know_pool(pool, device);
-}
-
-void vti_pool_gone(uint64_t pool)
-{
-    pthread_mutex_lock(&known_lock);
-    for (int i = 0; pool && i < MAX_KNOWN; i++)
-        if (atomic_load_explicit(&known[i].pool, memory_order_relaxed) == pool)
-            atomic_store_explicit(&known[i].device, -1, memory_order_relaxed);
-    pthread_mutex_unlock(&known_lock);
-}
 
 /* The device whose default or current pool pool is, or -1. */
 static int device_pool_of(uint64_t pool)
@@ -133,9 +80,9 @@ static int stream_device(uint64_t stream, int (*current)(void))
 /* The device of pool (found pools are remembered), or -1. */
 static int pool_device(uint64_t pool, uint64_t p)
 {
-    int d = known_device(pool);
+    int d = vti_pool_known_device(pool);
     if (d < 0 && ((d = device_pool_of(pool)) >= 0 || (d = pointer_device(p)) >= 0))
-        know_pool(pool, d);
+        vti_pool_know(pool, d);
     return d;
 }
 

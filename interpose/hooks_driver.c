@@ -291,14 +291,14 @@ typedef CUresult (*pool_create_fn)(CUmemoryPool *, const CUmemPoolProps *);
 
 /* Not an allocation: a pool located on a device is remembered with it, the
  * device its allocations take memory on whatever the stream's
- * (vti_pool_made; asyncdev.c). */
+ * (vti_pool_know; asyncdev.c). */
 VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
     pool_create_fn real = (pool_create_fn)vti_real(F_cuMemPoolCreate);
     vti_hook_enter();
     CUresult rc = real ? real(pool, poolProps) : NO_DRIVER;
     if (rc == CUDA_SUCCESS && pool && poolProps)
-        vti_pool_made(
+        vti_pool_know(
             (uint64_t)(uintptr_t)*pool,
             poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1);
     vti_leave();
@@ -314,7 +314,6 @@ VTI_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 {
     pool_destroy_fn real = (pool_destroy_fn)vti_real(F_cuMemPoolDestroy);
     vti_hook_enter();
-    vti_pool_gone((uint64_t)(uintptr_t)pool);
     vti_pool_destroy_begin((uint64_t)(uintptr_t)pool);
     CUresult rc = real ? real(pool) : NO_DRIVER;
     vti_pool_destroy_end();

@@ -44,39 +44,97 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
     return true;
 }
 
-/* The pools stream-ordered allocations took from, sampled at iteration
- * ends: bit d of pool_devices for device d's current pool, and the first
- * MAX_POOLS pools given by name (cudaMallocFromPoolAsync: RAPIDS RMM's
- * cuda_async_memory_resource makes its own), each with its device. The
- * table fills in order and its walks stop at the first free slot, so they
- * cost what the program's pools are. */
-#define MAX_POOLS VT_MAX_POOLS
-/* A destroyed pool's slot (its device -1): walked past, never sampled, never
- * matched (no pool handle is 1). */
-#define POOL_GONE ((uint64_t)1)
+/* The pools of the program that vramtrace knows, in one table: each with
+ * its device (known from its creation, cuMemPoolCreate; or found, asyncdev.c:
+ * a device's default or current pool, or read off an allocation's pointer)
+ * and, once a stream-ordered allocation took from it by name
+ * (cudaMallocFromPoolAsync: RAPIDS RMM's cuda_async_memory_resource makes
+ * its own), sampled at iteration ends and before memory samples (at most
+ * MAX_SAMPLED of them: the report's VR_MAX_POOLS). The devices' current
+ * pools are sampled as such (bit d of pool_devices). The first MAX_POOLS
+ * pools have a slot, in order, for good: a slot's handle is set once, so a
+ * reader that loads it (acquire) then its fields never sees another pool's;
+ * walks stop at the first free slot, so they cost what the program's pools
+ * are. A destroyed pool keeps its slot, its device -1 and not sampled (a
+ * pool made again with the same handle takes it back). */
+#define MAX_POOLS 256
+#define MAX_SAMPLED VT_MAX_POOLS
 static _Atomic uint64_t pool_devices;
 static struct {
     _Atomic uint64_t pool; /* 0: free slot */
-    _Atomic int device;
+    _Atomic int device;    /* -1: unknown, or destroyed */
+    _Atomic bool sampled;
     _Atomic uint64_t spare;    /* free reserve at its latest sample */
     _Atomic uint64_t reserved; /* reserved bytes at its latest sample */
-} named[MAX_POOLS];
+} pools[MAX_POOLS];
+/* Writers of pools[] (a slot taken, a device or the sampled flag set) and
+ * the samplers hold it: no pool is destroyed while sampled. */
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Slots with sampled set, ever (under pools_lock; read without). */
+static _Atomic int nsampled;
 
-/* The pool of named[i] and, unless device is NULL, its device into
- * *device; 0 for a free slot or past the table (slots fill in order: the
- * first 0 ends it). */
-static uint64_t named_pool(int i, int *device)
+/* The pool of pools[i] and, unless device is NULL, its device into
+ * *device (-1 unless sampled is false and the slot is sampled); 0 for a
+ * free slot or past the table (slots fill in order: the first 0 ends it). */
+static uint64_t slot_pool(int i, bool sampled, int *device)
 {
-    uint64_t pool = i < MAX_POOLS ? atomic_load_explicit(&named[i].pool, memory_order_acquire) : 0;
+    uint64_t pool = i < MAX_POOLS ? atomic_load_explicit(&pools[i].pool, memory_order_acquire) : 0;
     if (device)
-        *device = pool ? atomic_load_explicit(&named[i].device, memory_order_relaxed) : -1;
+        *device =
+            pool && (!sampled || atomic_load_explicit(&pools[i].sampled, memory_order_relaxed))
+                ? atomic_load_explicit(&pools[i].device, memory_order_relaxed)
+                : -1;
     return pool;
+}
+
+/* The slot index of pool, or -1. */
+static int slot_of(uint64_t pool)
+{
+    uint64_t seen;
+    for (int i = 0; (seen = slot_pool(i, false, NULL)); i++)
+        if (seen == pool)
+            return i;
+    return -1;
+}
+
+/* The slot of pool, taken now if it has none; -1 when the table is full.
+ * pools_lock held. */
+static int slot_take(uint64_t pool)
+{
+    for (int i = 0; i < MAX_POOLS; i++) {
+        uint64_t seen = atomic_load_explicit(&pools[i].pool, memory_order_relaxed);
+        if (seen == pool)
+            return i;
+        if (!seen) {
+            atomic_store_explicit(&pools[i].device, -1, memory_order_relaxed);
+            atomic_store_explicit(&pools[i].pool, pool, memory_order_release);
+            return i;
+        }
+    }
+    return -1;
+}
+
+int vti_pool_known_device(uint64_t pool)
+{
+    int i = pool ? slot_of(pool) : -1;
+    return i < 0 ? -1 : atomic_load_explicit(&pools[i].device, memory_order_relaxed);
+}
+
+void vti_pool_know(uint64_t pool, int device)
+{
+    if (!pool || device < 0)
+        return;
+    pthread_mutex_lock(&pools_lock);
+    int i = slot_take(pool);
+    if (i >= 0)
+        atomic_store_explicit(&pools[i].device, device, memory_order_relaxed);
+    pthread_mutex_unlock(&pools_lock);
 }
 
 /* Each device's pools' free reserve (reserved - used bytes) at their latest
  * samples, for the exit line's fit (iterfit.c; the report's
  * vr_devstate.pool_spare, report/pool.c): the current pool's (its handle in
- * current_handle) and the named pools' in named[]; bit d of spare_sampled
+ * current_handle) and the sampled ones' in pools[]; bit d of spare_sampled
  * once one of device d's was sampled. */
 static _Atomic uint64_t current_spare[VTI_MAX_DEVICES], current_handle[VTI_MAX_DEVICES];
 static _Atomic uint64_t spare_sampled;
@@ -85,7 +143,7 @@ static _Atomic uint64_t spare_sampled;
 static _Atomic uint64_t current_reserved[VTI_MAX_DEVICES], reserved_peak[VTI_MAX_DEVICES];
 
 /* Device d's pools' free reserve (reserved false) or reserved bytes at
- * their latest samples, summed: the current pool's and the named ones' of
+ * their latest samples, summed: the current pool's and the sampled ones' of
  * d, each pool once. */
 static uint64_t device_sum(int d, bool reserved)
 {
@@ -93,9 +151,9 @@ static uint64_t device_sum(int d, bool reserved)
     uint64_t sum = atomic_load_explicit(reserved ? &current_reserved[d] : &current_spare[d],
                                         memory_order_relaxed);
     int dev;
-    for (int i = 0; (pool = named_pool(i, &dev)); i++)
+    for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
         if (pool != current && dev == d)
-            sum += atomic_load_explicit(reserved ? &named[i].reserved : &named[i].spare,
+            sum += atomic_load_explicit(reserved ? &pools[i].reserved : &pools[i].spare,
                                         memory_order_relaxed);
     return sum;
 }
@@ -112,7 +170,7 @@ static void reserved_sum(int d)
 }
 
 /* The sample ev of a pool kept as its device's latest: the current pool's
- * (current: asked as the device's) or a named one's. */
+ * (current: asked as the device's) or a sampled one's. */
 static void keep_spare(const vt_event *ev, bool current)
 {
     int d = ev->u.pool.device;
@@ -124,12 +182,11 @@ static void keep_spare(const vt_event *ev, bool current)
         atomic_store_explicit(&current_spare[d], spare, memory_order_relaxed);
         atomic_store_explicit(&current_reserved[d], r, memory_order_relaxed);
     }
-    uint64_t pool;
-    for (int i = 0; (pool = named_pool(i, NULL)); i++)
-        if (pool == ev->u.pool.pool) {
-            atomic_store_explicit(&named[i].spare, spare, memory_order_relaxed);
-            atomic_store_explicit(&named[i].reserved, r, memory_order_relaxed);
-        }
+    int i = slot_of(ev->u.pool.pool);
+    if (i >= 0 && atomic_load_explicit(&pools[i].sampled, memory_order_relaxed)) {
+        atomic_store_explicit(&pools[i].spare, spare, memory_order_relaxed);
+        atomic_store_explicit(&pools[i].reserved, r, memory_order_relaxed);
+    }
     reserved_sum(d);
     if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & 1ull << d))
         atomic_fetch_or(&spare_sampled, 1ull << d);
@@ -219,87 +276,75 @@ static void write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
         write_kept(t, &ev, !pool);
 }
 
-static pthread_mutex_t named_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Set once a pool found the table full: one note says so (the report
- * cannot tell what is not sampled). */
-static _Atomic bool named_full;
+/* Set once a pool found no room to be sampled: one note says so (the
+ * report cannot tell what is not sampled). */
+static _Atomic bool sampled_full;
 
 static void note_full(void)
 {
-    if (atomic_load_explicit(&named_full, memory_order_relaxed) ||
-        atomic_exchange_explicit(&named_full, true, memory_order_relaxed))
+    if (atomic_load_explicit(&sampled_full, memory_order_relaxed) ||
+        atomic_exchange_explicit(&sampled_full, true, memory_order_relaxed))
         return;
     char text[160];
     snprintf(text, sizeof text,
              "more than %d stream-ordered pools: the pools past them are sampled only where "
              "their allocations fail",
-             MAX_POOLS);
+             MAX_SAMPLED);
     vt_event ev = {.type = VT_REC_NOTE};
     ev.u.note.text = text;
     vti_session_emit(&ev); /* not vti_emit (api.c): the session is on in every caller */
 }
 
-/* Whether pool is in named[] (or the table is full: nothing more is
- * sampled, said once). */
-static bool named_has(uint64_t pool)
+/* pool sampled from now on, on device unless its device is known, when
+ * there is room (else said once). */
+static void sample_pool(uint64_t pool, int device)
 {
-    uint64_t seen;
-    int i = 0;
-    while ((seen = named_pool(i, NULL)) && seen != pool)
-        i++;
-    if (!seen && i == MAX_POOLS)
-        note_full();
-    return seen || i == MAX_POOLS;
-}
-
-/* pool into named[] (its device stored before it: readers load the pool
- * first), unless there already or full. */
-static void remember_pool(uint64_t pool, int device)
-{
-    if (named_has(pool))
-        return;
-    pthread_mutex_lock(&named_lock);
-    for (int i = 0; i < MAX_POOLS; i++) {
-        uint64_t seen = atomic_load_explicit(&named[i].pool, memory_order_relaxed);
-        if (seen == pool)
-            break;
-        if (!seen) {
-            atomic_store_explicit(&named[i].device, device, memory_order_relaxed);
-            atomic_store_explicit(&named[i].pool, pool, memory_order_release);
-            break;
+    bool full = false;
+    pthread_mutex_lock(&pools_lock);
+    int i = slot_take(pool), n = atomic_load_explicit(&nsampled, memory_order_relaxed);
+    if (i >= 0 && !atomic_load_explicit(&pools[i].sampled, memory_order_relaxed)) {
+        if (atomic_load_explicit(&pools[i].device, memory_order_relaxed) < 0)
+            atomic_store_explicit(&pools[i].device, device, memory_order_relaxed);
+        full = n >= MAX_SAMPLED;
+        if (!full) {
+            atomic_store_explicit(&pools[i].sampled, true, memory_order_relaxed);
+            atomic_store_explicit(&nsampled, n + 1, memory_order_relaxed);
         }
     }
-    pthread_mutex_unlock(&named_lock);
+    pthread_mutex_unlock(&pools_lock);
+    if (full || i < 0)
+        note_full();
 }
 
 void vti_write_pool_sample(vti_thread *t, int device, bool empty)
 {
-    pthread_mutex_lock(&named_lock); /* no pool is destroyed meanwhile */
+    pthread_mutex_lock(&pools_lock); /* no pool is destroyed meanwhile */
     write_sample(t, 0, device, empty);
     uint64_t pool;
     int dev;
-    for (int i = 0; (pool = named_pool(i, &dev)); i++)
+    for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
         if (dev == device)
             write_sample(t, pool, device, empty);
-    pthread_mutex_unlock(&named_lock);
+    pthread_mutex_unlock(&pools_lock);
 }
 
 void vti_pool_destroy_begin(uint64_t pool)
 {
-    pthread_mutex_lock(&named_lock);
-    for (int i = 0; pool && i < MAX_POOLS; i++)
-        if (atomic_load_explicit(&named[i].pool, memory_order_relaxed) == pool) {
-            atomic_store_explicit(&named[i].device, -1, memory_order_relaxed);
-            atomic_store_explicit(&named[i].spare, 0, memory_order_relaxed);
-            atomic_store_explicit(&named[i].reserved, 0, memory_order_relaxed);
-            atomic_store_explicit(&named[i].pool, POOL_GONE, memory_order_release);
-        }
+    pthread_mutex_lock(&pools_lock); /* held until vti_pool_destroy_end, found or not */
+    int i = pool ? slot_of(pool) : -1;
+    if (i < 0)
+        return;
+    if (atomic_load_explicit(&pools[i].sampled, memory_order_relaxed))
+        atomic_store_explicit(&nsampled, atomic_load(&nsampled) - 1, memory_order_relaxed);
+    atomic_store_explicit(&pools[i].sampled, false, memory_order_relaxed);
+    atomic_store_explicit(&pools[i].device, -1, memory_order_relaxed);
+    atomic_store_explicit(&pools[i].spare, 0, memory_order_relaxed);
+    atomic_store_explicit(&pools[i].reserved, 0, memory_order_relaxed);
 }
 
 void vti_pool_destroy_end(void)
 {
-    pthread_mutex_unlock(&named_lock);
+    pthread_mutex_unlock(&pools_lock);
 }
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
@@ -308,11 +353,12 @@ void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
         vti_rec_pool_stat(pool, device);
         return;
     }
-    if (!pool || named_has(pool))
+    int i = pool ? slot_of(pool) : -1;
+    if (!pool || (i >= 0 && atomic_load_explicit(&pools[i].sampled, memory_order_relaxed)))
         return;
     int d = device();
     if (d >= 0)
-        remember_pool(pool, d);
+        sample_pool(pool, d);
 }
 
 void vti_pool_used(uint64_t pool, int device)
@@ -327,17 +373,17 @@ void vti_pool_used(uint64_t pool, int device)
 void vti_pool_iteration_end(const char *name)
 {
     uint64_t m = atomic_load_explicit(&pool_devices, memory_order_relaxed);
-    uint64_t first = atomic_load_explicit(&named[0].pool, memory_order_relaxed);
-    vti_thread *t = (m || first) && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
+    int n = atomic_load_explicit(&nsampled, memory_order_relaxed);
+    vti_thread *t = (m || n) && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
     if (!t)
         return;
-    pthread_mutex_lock(&named_lock); /* no pool is destroyed meanwhile */
+    pthread_mutex_lock(&pools_lock); /* no pool is destroyed meanwhile */
     for (; m; m &= m - 1)            /* a pool trimmed to nothing is a sample too */
         write_sample(t, 0, __builtin_ctzll(m), true);
     uint64_t pool;
     int dev;
-    for (int i = 0; (pool = named_pool(i, &dev)); i++)
-        write_sample(t, pool, dev, true); /* a destroyed one's device is -1: none */
-    pthread_mutex_unlock(&named_lock);
+    for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
+        write_sample(t, pool, dev, true); /* not sampled, or destroyed: device -1, none */
+    pthread_mutex_unlock(&pools_lock);
     vti_thread_put(t);
 }

@@ -931,15 +931,19 @@ void vti_async_target(uint64_t stream, uint64_t pool, uint64_t p, int (*current)
 /* The device vti_async_target found last on this thread: the device
  * function of the stream-ordered hooks (VTI_ASYNC_HOOK). */
 int vti_async_device(void);
-/* After a successful cuMemPoolCreate of pool whose properties locate it on
- * device (-1: not on a device, nothing is kept); before pool is destroyed,
- * its device forgotten (vti_pool_gone). */
-void vti_pool_made(uint64_t pool, int device);
-void vti_pool_gone(uint64_t pool);
+/* pool's device from now on (poolstat.c's one table of the program's
+ * pools): after a successful cuMemPoolCreate of a pool its properties
+ * locate on device, or once asyncdev.c found it. Nothing for pool 0 or
+ * device < 0, or when the table is full (the pool is looked up each time). */
+void vti_pool_know(uint64_t pool, int device);
+/* The device vti_pool_know kept for pool, or -1 (unknown, or destroyed).
+ * Lock-free. */
+int vti_pool_known_device(uint64_t pool);
 /* Around the real cuMemPoolDestroy of pool (poolstat.c): from begin on, pool
- * is no longer sampled, and no sample runs until end (a sample of a
- * destroyed pool is a use after free in the driver: the sim's crashed in
- * corpus.other_device, an OOM after its pool's destroy). */
+ * is no longer sampled and its device is forgotten, and no sample runs
+ * until end (a sample of a destroyed pool is a use after free in the
+ * driver: the sim's crashed in corpus.other_device, an OOM after its pool's
+ * destroy). */
 void vti_pool_destroy_begin(uint64_t pool);
 void vti_pool_destroy_end(void);
 
