@@ -309,14 +309,15 @@ typedef CUresult (*pool_destroy_fn)(CUmemoryPool);
 
 /* Not a free (the pool's memory was never recorded as allocations): the
  * pool is no longer sampled, nor its device known, from before the real
- * destroy on (vti_pool_destroy_begin). */
+ * destroy on, and once destroyed a last pool_stat says it holds nothing
+ * (vti_pool_destroy_begin, _end). */
 VTI_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 {
     pool_destroy_fn real = (pool_destroy_fn)vti_real(F_cuMemPoolDestroy);
     vti_hook_enter();
-    vti_pool_destroy_begin((uint64_t)(uintptr_t)pool);
+    int device = vti_pool_destroy_begin((uint64_t)(uintptr_t)pool);
     CUresult rc = real ? real(pool) : NO_DRIVER;
-    vti_pool_destroy_end();
+    vti_pool_destroy_end((uint64_t)(uintptr_t)pool, device, rc == CUDA_SUCCESS);
     vti_leave();
     return rc;
 }

@@ -328,22 +328,32 @@ void vti_write_pool_sample(vti_thread *t, int device, bool empty)
     pthread_mutex_unlock(&pools_lock);
 }
 
-void vti_pool_destroy_begin(uint64_t pool)
+int vti_pool_destroy_begin(uint64_t pool)
 {
     pthread_mutex_lock(&pools_lock); /* held until vti_pool_destroy_end, found or not */
     int i = pool ? slot_of(pool) : -1;
     if (i < 0)
-        return;
+        return -1;
+    int device = atomic_load_explicit(&pools[i].device, memory_order_relaxed);
     if (atomic_load_explicit(&pools[i].sampled, memory_order_relaxed))
         atomic_store_explicit(&nsampled, atomic_load(&nsampled) - 1, memory_order_relaxed);
     atomic_store_explicit(&pools[i].sampled, false, memory_order_relaxed);
     atomic_store_explicit(&pools[i].device, -1, memory_order_relaxed);
     atomic_store_explicit(&pools[i].spare, 0, memory_order_relaxed);
     atomic_store_explicit(&pools[i].reserved, 0, memory_order_relaxed);
+    return device;
 }
 
-void vti_pool_destroy_end(void)
+void vti_pool_destroy_end(uint64_t pool, int device, bool destroyed)
 {
+    vti_thread *t = destroyed && device >= 0 ? vti_thread_get() : NULL;
+    if (t) {
+        vt_event ev = {.type = VT_REC_POOL_STAT, .ts_ns = vti_stamp()};
+        ev.u.pool.device = device;
+        ev.u.pool.pool = pool;
+        vti_write(t, &ev); /* holds nothing now: reserved and used 0 */
+        vti_thread_put(t);
+    }
     pthread_mutex_unlock(&pools_lock);
 }
 

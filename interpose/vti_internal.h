@@ -943,9 +943,13 @@ int vti_pool_known_device(uint64_t pool);
  * is no longer sampled and its device is forgotten, and no sample runs
  * until end (a sample of a destroyed pool is a use after free in the
  * driver: the sim's crashed in corpus.other_device, an OOM after its pool's
- * destroy). */
-void vti_pool_destroy_begin(uint64_t pool);
-void vti_pool_destroy_end(void);
+ * destroy). begin returns the device the pool was known on (-1: unknown);
+ * end gets it back with whether the real destroy succeeded, and then
+ * writes the pool's last VT_REC_POOL_STAT, reserved and used 0: its memory
+ * went back to the device, which the report must no longer count as the
+ * pool's free reserve (docs/trace.md, "A destroyed pool"). */
+int vti_pool_destroy_begin(uint64_t pool);
+void vti_pool_destroy_end(uint64_t pool, int device, bool destroyed);
 
 /* The one shape of a stream-ordered allocation hook (both APIs): an
  * allocation node while STREAM captures (vti_graph_capturing), else

@@ -9,24 +9,32 @@
 
 /* Pool's free reserve on d is spare now and its reserved bytes reserved
  * (its entry in d->pools, made when new; past VR_MAX_POOLS the last
- * entry's); d->pool_spare their free reserve summed, and the most of their
- * reserved bytes summed kept with its time rel (ns since the start). */
+ * entry's; a pool that holds nothing has none: a destroyed pool's last
+ * record says so, docs/trace.md); d->pool_spare their free reserve summed,
+ * and the most of their reserved bytes summed kept with its time rel (ns
+ * since the start). */
 static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t spare,
                            uint64_t reserved, uint64_t rel)
 {
     uint32_t k = 0;
     while (k < d->npools && d->pools[k].pool != pool && k + 1 < VR_MAX_POOLS)
         k++;
-    if (k == d->npools)
-        d->npools++;
-    else if (d->pools[k].pool != pool)
-        vr_state_note_once(s,
-                           "more than %d stream-ordered pools on one device: the pools' free "
-                           "reserve and reserved bytes count the last ones as one",
-                           VR_MAX_POOLS);
-    d->pools[k].pool = pool;
-    d->pools[k].spare = spare;
-    d->pools[k].reserved = reserved;
+    bool here = k < d->npools && d->pools[k].pool == pool;
+    if (!reserved && !spare && (here || k == d->npools)) {
+        if (here) /* the entry goes: the last one takes its place */
+            d->pools[k] = d->pools[--d->npools];
+    } else {
+        if (k == d->npools)
+            d->npools++;
+        else if (!here)
+            vr_state_note_once(s,
+                               "more than %d stream-ordered pools on one device: the pools' "
+                               "free reserve and reserved bytes count the last ones as one",
+                               VR_MAX_POOLS);
+        d->pools[k].pool = pool;
+        d->pools[k].spare = spare;
+        d->pools[k].reserved = reserved;
+    }
     uint64_t sum = 0;
     d->pool_spare = 0;
     for (uint32_t i = 0; i < d->npools; i++) {

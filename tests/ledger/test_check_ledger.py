@@ -284,6 +284,26 @@ class CheckLedger(unittest.TestCase):
         rc, out = self.run_checker(r, "--devices")
         self.assertEqual(rc, 0, out)
 
+    def test_held_at_failures(self):
+        """What the report says the process holds on the device at an
+        out-of-memory failure (live_reserved_bytes: live data, heaps, pools'
+        free reserve) is at most the device's memory in use less the sim's
+        "outside": a destroyed pool's reserve kept went past it."""
+        lines = ledger_lines()
+        lines[2].update({"free": 700 << 20, "total": 1 << 30, "outside": 200 << 20})
+        self.write_ledger(lines)
+        r = self.devices_report()
+        r["ooms"][0].update({"device_free_bytes": 700 << 20, "device_total_bytes": 1 << 30,
+                             "error": 2, "outside_recording_bytes": 200 << 20,
+                             "device": 0, "live_reserved_bytes": 124 << 20})
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["ooms"][0]["live_reserved_bytes"] = (124 << 20) + 1
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("failed allocation 1: live_reserved_bytes: report 130023425, more than the "
+                      "ledger's device memory in use less outside (130023424)", out)
+
     def test_report_api_names(self):
         sys.path.insert(0, os.path.dirname(CHECKER))
         import check_ledger

@@ -1,0 +1,58 @@
+/* pool_destroy: a pool of the program's own keeps 256 MiB in reserve (its
+ * release threshold the most) after its allocation is freed; a failure
+ * samples it (256 MiB of free reserve: not use outside the recording);
+ * then the program destroys it, which gives the 256 MiB back to the
+ * device, and the next failure must not count the destroyed pool's reserve
+ * either way (the report kept its last sample until session 34: the device
+ * memory it held again counted as the pool's, so the use outside the
+ * recording came out 256 MiB short). Last, a pool made again (the handle
+ * may be the same) and taken from, freed, then a third failure. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "corpus.h"
+
+static cudaMemPool_t pool_make(void)
+{
+    cudaMemPool_t pool;
+    struct cudaMemPoolProps props = {0};
+    cuuint64_t most = UINT64_MAX;
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    EXPECT(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+    EXPECT(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &most), cudaSuccess);
+    return pool;
+}
+
+/* size from pool, freed; the pool keeps it in reserve. */
+static void take_and_free(cudaMemPool_t pool, size_t size)
+{
+    void *p;
+    cuuint64_t reserved = 0;
+    EXPECT(cudaMallocFromPoolAsync(&p, size, pool, NULL), cudaSuccess);
+    EXPECT(cudaFreeAsync(p, NULL), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
+    EXPECT(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved),
+           cudaSuccess);
+    REQUIRE(reserved >= size);
+}
+
+int main(void)
+{
+    void *kept, *none;
+    EXPECT(cudaSetDevice(0), cudaSuccess);
+    EXPECT(cudaMalloc(&kept, 64 * MiB), cudaSuccess);
+    cudaMemPool_t pool = pool_make();
+    take_and_free(pool, 256 * MiB);
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation); /* samples the pool */
+    EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
+    pool = pool_make();
+    take_and_free(pool, 128 * MiB);
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
+    EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
+    EXPECT(cudaFree(kept), cudaSuccess);
+    return 0;
+}
