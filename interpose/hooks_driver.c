@@ -315,9 +315,10 @@ VTI_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 {
     pool_destroy_fn real = (pool_destroy_fn)vti_real(F_cuMemPoolDestroy);
     vti_hook_enter();
-    int device = vti_pool_destroy_begin((uint64_t)(uintptr_t)pool);
+    vt_event last;
+    vti_pool_destroy_begin((uint64_t)(uintptr_t)pool, &last);
     CUresult rc = real ? real(pool) : NO_DRIVER;
-    vti_pool_destroy_end((uint64_t)(uintptr_t)pool, device, rc == CUDA_SUCCESS);
+    vti_pool_destroy_end(&last, rc == CUDA_SUCCESS);
     vti_leave();
     return rc;
 }

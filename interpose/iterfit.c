@@ -6,7 +6,10 @@
  * range name, the total and each device's. The projection is the report's
  * (report/model.c, project_per_device): per device, iterations +
  * floor((room - live) / slope) + 1, room = the device's free bytes at its
- * first memory-info sample + the bytes live then; the first device to run
+ * first memory-info sample + the bytes live then + what the CUDA graph
+ * memory pool keeps then beyond the live graph allocations (as the
+ * report's baseline since trace format 14, report/graphpool.c: 4 steps
+ * early in graph_first_growth.sh without it); the first device to run
  * out. Per device, live bytes are the device memory they take (the
  * driver's rounding, vt_driver_slack, added: a cudaMalloc per tensor
  * projected step 98 for a failure in step 63; a sampled stream-ordered
@@ -81,7 +84,7 @@ static uint64_t live_device_bytes(uint64_t y[VTI_MAX_DEVICES], uint64_t *held)
     return sum;
 }
 
-void vti_iter_meminfo(int device, uint64_t free_b)
+void vti_iter_meminfo(int device, uint64_t free_b, uint64_t graph_b)
 {
     if (device < 0 || device >= VTI_MAX_DEVICES)
         return;
@@ -90,7 +93,7 @@ void vti_iter_meminfo(int device, uint64_t free_b)
     uint64_t taken = device_taken(device, &c);
     pthread_mutex_lock(&iter_lock);
     if (!room[device])
-        room[device] = free_b + taken;
+        room[device] = free_b + taken + (graph_b > c.graph_bytes ? graph_b - c.graph_bytes : 0);
     pthread_mutex_unlock(&iter_lock);
 }
 

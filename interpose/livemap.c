@@ -91,6 +91,7 @@ static struct {
 typedef struct dev_counters {
     _Atomic uint64_t live_bytes, peak_bytes, allocs, frees, failures, slack_bytes;
     _Atomic uint64_t slack_pool_bytes;
+    _Atomic uint64_t graph_bytes; /* live bytes of graph allocations (cuGraphLaunch's) */
 } dev_counters;
 
 static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
@@ -379,6 +380,8 @@ static inline void count_alloc(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
     count_slack(c, e, 1);
+    if (e->api == VT_API_CU_GRAPH_LAUNCH)
+        add(&c->graph_bytes, e->size);
     uint64_t live = atomic_load_explicit(&c->live_bytes, memory_order_relaxed) + e->size;
     atomic_store_explicit(&c->live_bytes, live, memory_order_relaxed);
     if (live > atomic_load_explicit(&c->peak_bytes, memory_order_relaxed))
@@ -461,6 +464,8 @@ static inline void count_free(const vti_live *e)
 {
     dev_counters *c = dev(e->device);
     count_slack(c, e, -1);
+    if (e->api == VT_API_CU_GRAPH_LAUNCH)
+        add(&c->graph_bytes, -e->size);
     add(&c->live_bytes, -e->size);
     add(&c->frees, 1);
     add(&live_all, (uint64_t)-1);
@@ -675,6 +680,7 @@ void vti_counters_get(int device, vti_counters *out)
     out->live_bytes = atomic_load(&c->live_bytes);
     out->slack_bytes = atomic_load(&c->slack_bytes);
     out->slack_pool_bytes = atomic_load(&c->slack_pool_bytes);
+    out->graph_bytes = atomic_load(&c->graph_bytes);
     out->peak_bytes = atomic_load(&c->peak_bytes);
     out->allocs = atomic_load(&c->allocs);
     out->frees = atomic_load(&c->frees);

@@ -328,30 +328,39 @@ void vti_write_pool_sample(vti_thread *t, int device, bool empty)
     pthread_mutex_unlock(&pools_lock);
 }
 
-int vti_pool_destroy_begin(uint64_t pool)
+void vti_pool_destroy_begin(uint64_t pool, vt_event *last)
 {
+    *last = (vt_event){.type = VT_REC_POOL_STAT};
+    last->u.pool.device = -1;
     pthread_mutex_lock(&pools_lock); /* held until vti_pool_destroy_end, found or not */
     int i = pool ? slot_of(pool) : -1;
-    if (i < 0)
-        return -1;
-    int device = atomic_load_explicit(&pools[i].device, memory_order_relaxed);
+    int device = i < 0 ? -1 : atomic_load_explicit(&pools[i].device, memory_order_relaxed);
+    if (device < 0) /* unknown, or destroyed already: not asked (a real driver may crash) */
+        return;
+    /* a pool destroyed with allocations outstanding keeps its reserve until
+     * their frees (CUDA Runtime API, cudaMemPoolDestroy): then its state now
+     * is its last sample; else it holds nothing once destroyed */
+    vti_enter(); /* vramtrace's own calls */
+    bool have = pool_bytes(pool, &last->u.pool.reserved_bytes, &last->u.pool.used_bytes);
+    vti_leave();
+    if (have && !last->u.pool.used_bytes)
+        last->u.pool.reserved_bytes = 0;
+    last->u.pool.device = have ? device : -1;
+    last->u.pool.pool = pool;
     if (atomic_load_explicit(&pools[i].sampled, memory_order_relaxed))
         atomic_store_explicit(&nsampled, atomic_load(&nsampled) - 1, memory_order_relaxed);
     atomic_store_explicit(&pools[i].sampled, false, memory_order_relaxed);
     atomic_store_explicit(&pools[i].device, -1, memory_order_relaxed);
     atomic_store_explicit(&pools[i].spare, 0, memory_order_relaxed);
     atomic_store_explicit(&pools[i].reserved, 0, memory_order_relaxed);
-    return device;
 }
 
-void vti_pool_destroy_end(uint64_t pool, int device, bool destroyed)
+void vti_pool_destroy_end(vt_event *last, bool destroyed)
 {
-    vti_thread *t = destroyed && device >= 0 ? vti_thread_get() : NULL;
+    vti_thread *t = destroyed && last->u.pool.device >= 0 ? vti_thread_get() : NULL;
     if (t) {
-        vt_event ev = {.type = VT_REC_POOL_STAT, .ts_ns = vti_stamp()};
-        ev.u.pool.device = device;
-        ev.u.pool.pool = pool;
-        vti_write(t, &ev); /* holds nothing now: reserved and used 0 */
+        last->ts_ns = vti_stamp();
+        vti_write(t, last);
         vti_thread_put(t);
     }
     pthread_mutex_unlock(&pools_lock);

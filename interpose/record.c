@@ -138,13 +138,13 @@ static void emit_meminfo(vti_thread *t, int device, uint64_t free_b, uint64_t to
 {
     vt_event ev = {.type = VT_REC_MEMINFO};
     vti_write_pool_sample(t, device, false);
-    vti_write_graph_pool(t, device); /* its kept memory is the process's too */
+    uint64_t graph = vti_write_graph_pool(t, device); /* its kept memory is the process's too */
     ev.ts_ns = vti_stamp();
     ev.u.meminfo.device = device;
     ev.u.meminfo.free_bytes = free_b;
     ev.u.meminfo.total_bytes = total_b;
     vti_write(t, &ev);
-    vti_iter_meminfo(device, free_b);
+    vti_iter_meminfo(device, free_b, graph);
 }
 
 /* device's memory through its primary context, pushed for the query when

@@ -715,6 +715,7 @@ typedef struct vti_counters {
     uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
     uint64_t slack_bytes;      /* vt_driver_slack of the live allocations (vt_api_rounded) */
     uint64_t slack_pool_bytes; /* the part of slack_bytes of stream-ordered allocations */
+    uint64_t graph_bytes;      /* live bytes of graph allocations (VT_API_CU_GRAPH_LAUNCH) */
 } vti_counters;
 void vti_counters_get(int device, vti_counters *out);
 /* The most allocations (all devices and host) live at once so far: the
@@ -943,13 +944,14 @@ int vti_pool_known_device(uint64_t pool);
  * is no longer sampled and its device is forgotten, and no sample runs
  * until end (a sample of a destroyed pool is a use after free in the
  * driver: the sim's crashed in corpus.other_device, an OOM after its pool's
- * destroy). begin returns the device the pool was known on (-1: unknown);
- * end gets it back with whether the real destroy succeeded, and then
- * writes the pool's last VT_REC_POOL_STAT, reserved and used 0: its memory
- * went back to the device, which the report must no longer count as the
- * pool's free reserve (docs/trace.md, "A destroyed pool"). */
-int vti_pool_destroy_begin(uint64_t pool);
-void vti_pool_destroy_end(uint64_t pool, int device, bool destroyed);
+ * destroy). begin fills *last with the pool's last VT_REC_POOL_STAT (device
+ * -1: none; a pool whose device is not known is not asked): reserved and
+ * used 0 when no allocation of it is outstanding (its memory goes back to
+ * the device, which the report must no longer count as the pool's free
+ * reserve: docs/trace.md, "A destroyed pool"), else its state before the
+ * destroy; end writes it when the real destroy succeeded. */
+void vti_pool_destroy_begin(uint64_t pool, vt_event *last);
+void vti_pool_destroy_end(vt_event *last, bool destroyed);
 
 /* The one shape of a stream-ordered allocation hook (both APIs): an
  * allocation node while STREAM captures (vti_graph_capturing), else
@@ -1075,11 +1077,14 @@ void vti_diag_alloc(uint64_t size, int device);
 void vti_diag_flush(void);
 void vti_fmt_bytes(uint64_t b, char *out, size_t len);
 /* iterfit.c: growth per iteration for the exit line. vti_iter_end (vti.h);
- * vti_iter_meminfo: a memory-info sample (the first per device gives
- * the room the recording may grow into); vti_iter_headline: one line
+ * vti_iter_meminfo: a memory-info sample, free_b free bytes and graph_b the
+ * CUDA graph memory pool's reserved bytes then (vti_write_graph_pool; the
+ * first sample per device gives the room the recording may grow into:
+ * what the pool keeps beyond the live graph allocations is the process's,
+ * as in the report's baseline, report/oom.c); vti_iter_headline: one line
  * "GROWING: +44.54 MiB per train_step (R^2 1.000 over 20 train_steps): out of
  * memory projected at train_step 338" into out, false when nothing grows. */
-void vti_iter_meminfo(int device, uint64_t free_b);
+void vti_iter_meminfo(int device, uint64_t free_b, uint64_t graph_b);
 bool vti_iter_headline(char *out, size_t len);
 
 #endif

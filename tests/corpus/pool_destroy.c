@@ -5,8 +5,12 @@
  * device, and the next failure must not count the destroyed pool's reserve
  * either way (the report kept its last sample until session 34: the device
  * memory it held again counted as the pool's, so the use outside the
- * recording came out 256 MiB short). Last, a pool made again (the handle
- * may be the same) and taken from, freed, then a third failure. */
+ * recording came out 256 MiB short). Then a pool made again (the handle
+ * may be the same) and taken from, freed, then a third failure; last, a
+ * pool destroyed while one of its allocations is outstanding, which keeps
+ * its memory until that free, and a fourth failure in between (the report
+ * keeps such a pool's state at its destroy from then on: the driver gives
+ * its reserve back at that last free, which vramtrace does not follow). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -53,6 +57,16 @@ int main(void)
     take_and_free(pool, 128 * MiB);
     EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
     EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
+    /* destroyed with an allocation outstanding: the pool lives on until its
+     * free (CUDA Runtime API, cudaMemPoolDestroy), its memory held */
+    void *outstanding;
+    pool = pool_make();
+    EXPECT(cudaMallocFromPoolAsync(&outstanding, 64 * MiB, pool, NULL), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
+    EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
+    EXPECT(cudaFreeAsync(outstanding, NULL), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
     EXPECT(cudaFree(kept), cudaSuccess);
     return 0;
 }
