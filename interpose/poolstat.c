@@ -267,15 +267,6 @@ void vti_rec_pool_stat(uint64_t pool, int (*device)(void))
     vti_thread_put(t);
 }
 
-/* The state of pool (0: device's current one) onto t, when the driver
- * answers and, unless empty, the pool holds memory. */
-static void write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
-{
-    vt_event ev;
-    if (device >= 0 && pool_stat(pool, device, &ev) && (empty || ev.u.pool.reserved_bytes))
-        write_kept(t, &ev, !pool);
-}
-
 /* Set once a pool found no room to be sampled: one note says so (the
  * report cannot tell what is not sampled). */
 static _Atomic bool sampled_full;
@@ -297,10 +288,9 @@ static void note_full(void)
 
 /* pool sampled from now on, on device unless its device is known, when
  * there is room (else said once). */
-static void sample_pool(uint64_t pool, int device)
+static void sample_pool_locked(uint64_t pool, int device)
 {
     bool full = false;
-    pthread_mutex_lock(&pools_lock);
     int i = slot_take(pool), n = atomic_load_explicit(&nsampled, memory_order_relaxed);
     if (i >= 0 && !atomic_load_explicit(&pools[i].sampled, memory_order_relaxed)) {
         if (atomic_load_explicit(&pools[i].device, memory_order_relaxed) < 0)
@@ -311,19 +301,42 @@ static void sample_pool(uint64_t pool, int device)
             atomic_store_explicit(&nsampled, n + 1, memory_order_relaxed);
         }
     }
-    pthread_mutex_unlock(&pools_lock);
     if (full || i < 0)
         note_full();
+}
+
+static void sample_pool(uint64_t pool, int device)
+{
+    pthread_mutex_lock(&pools_lock);
+    sample_pool_locked(pool, device);
+    pthread_mutex_unlock(&pools_lock);
+}
+
+/* The state of pool (0: device's current one) onto t, when the driver
+ * answers and, unless empty, the pool holds memory; a device's current pool
+ * written is sampled by name from then on (pools_lock held): once no longer
+ * current (cudaDeviceSetMemPool), it keeps its reserve and its allocations
+ * (pools_random.c: a default pool made current again left the program's
+ * pool's last sample standing in the report). Returns the pool written, 0
+ * for none. */
+static uint64_t write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
+{
+    vt_event ev;
+    if (device < 0 || !pool_stat(pool, device, &ev) || (!empty && !ev.u.pool.reserved_bytes))
+        return 0;
+    write_kept(t, &ev, !pool);
+    if (!pool)
+        sample_pool_locked(ev.u.pool.pool, device);
+    return ev.u.pool.pool;
 }
 
 void vti_write_pool_sample(vti_thread *t, int device, bool empty)
 {
     pthread_mutex_lock(&pools_lock); /* no pool is destroyed meanwhile */
-    write_sample(t, 0, device, empty);
-    uint64_t pool;
+    uint64_t current = write_sample(t, 0, device, empty), pool;
     int dev;
     for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
-        if (dev == device)
+        if (dev == device && pool != current)
             write_sample(t, pool, device, empty);
     pthread_mutex_unlock(&pools_lock);
 }
@@ -396,13 +409,14 @@ void vti_pool_iteration_end(const char *name)
     vti_thread *t = (m || n) && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
     if (!t)
         return;
+    uint64_t current[VTI_MAX_DEVICES] = {0}, pool;
     pthread_mutex_lock(&pools_lock); /* no pool is destroyed meanwhile */
     for (; m; m &= m - 1)            /* a pool trimmed to nothing is a sample too */
-        write_sample(t, 0, __builtin_ctzll(m), true);
-    uint64_t pool;
+        current[__builtin_ctzll(m)] = write_sample(t, 0, __builtin_ctzll(m), true);
     int dev;
     for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
-        write_sample(t, pool, dev, true); /* not sampled, or destroyed: device -1, none */
+        if (dev < 0 || dev >= VTI_MAX_DEVICES || pool != current[dev])
+            write_sample(t, pool, dev, true); /* not sampled, or destroyed: device -1, none */
     pthread_mutex_unlock(&pools_lock);
     vti_thread_put(t);
 }

@@ -1,0 +1,315 @@
+/* pools_random: seeded random stream-ordered pools on two devices and
+ * several threads, so that what the report says the process holds in pools
+ * (their free reserve, live_reserved_bytes) and uses outside the recording
+ * is held against the sim's ledger on patterns nobody chose. Each thread,
+ * at random:
+ *   - makes a pool on either device (cudaMemPoolCreate) with a release
+ *     threshold of 0, 32 MiB or the most;
+ *   - destroys a pool none of whose allocations is outstanding (one with
+ *     some outstanding keeps its reserve until their last free, which
+ *     vramtrace does not follow: docs/trace.md, "A destroyed pool");
+ *   - makes a pool, or the device's default pool, the device's current pool
+ *     (cudaDeviceSetMemPool), or sets a pool's release threshold;
+ *   - allocates 1 B to 64 MiB from a pool by name (cudaMallocFromPoolAsync,
+ *     cuMemAllocFromPoolAsync) or from a device's current pool
+ *     (cudaMallocAsync, cuMemAllocAsync) on a stream of either device;
+ *     now and then more than the device has (out of memory);
+ *   - frees an allocation (cudaFreeAsync, cuMemFreeAsync; on any stream);
+ *   - synchronizes (pools above their threshold give memory back), trims
+ *     a pool (cudaMemPoolTrimTo), asks cudaMemGetInfo;
+ *   - ends an NVTX range "step" and begins the next (the preload samples
+ *     the pools at iteration ends);
+ *   - fails a cudaMalloc of more than the device (a failure's sample).
+ *
+ *   corpus_pools_random SEED [OPS]    OPS operations per thread (default 300)
+ *
+ * One mutex serializes the operations, so the ledger's order is the
+ * trace's. Allocations, pools and a current pool other than the default are
+ * left at exit. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CORPUS_THREADS
+#include "corpus.h"
+
+#define WORKERS 3
+#define DEVICES 2
+#define POOLS 8
+#define LIVE 256
+
+static pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
+static int ops_per_thread = 300;
+static unsigned long long seed;
+
+/* The pools made and not destroyed, each with its device and outstanding
+ * allocations; the devices' default pools. */
+static struct pool {
+    cudaMemPool_t pool;
+    int device, outstanding;
+} pools[POOLS];
+static int npools;
+static cudaMemPool_t defaults[DEVICES];
+static cudaStream_t streams[DEVICES];
+
+/* Live allocations, each with its pool (-1: a device's default pool, or
+ * another pool no longer in pools[]: none counted). */
+static struct live {
+    void *p;
+    int pool;
+} live[LIVE];
+static int nlive;
+static int oom, made, destroyed;
+
+static struct worker {
+    unsigned long long rng;
+    int depth; /* NVTX ranges open */
+} workers[WORKERS];
+
+static unsigned next_rand(unsigned long long *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(*s >> 33);
+}
+
+static unsigned pick(struct worker *w, unsigned n)
+{
+    return next_rand(&w->rng) % n;
+}
+
+/* 1 B to 64 MiB, log-uniform. */
+static size_t some_size(struct worker *w)
+{
+    size_t size = (size_t)1 << pick(w, 26);
+    return size + pick(w, (unsigned)size);
+}
+
+static cuuint64_t some_threshold(struct worker *w)
+{
+    static const cuuint64_t t[] = {0, 32 * MiB, UINT64_MAX};
+    return t[pick(w, 3)];
+}
+
+static void op_create(struct worker *w)
+{
+    struct cudaMemPoolProps props;
+    cuuint64_t threshold = some_threshold(w);
+    if (npools == POOLS)
+        return;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = (int)pick(w, DEVICES);
+    struct pool *p = &pools[npools];
+    EXPECT(cudaMemPoolCreate(&p->pool, &props), cudaSuccess);
+    EXPECT(cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+           cudaSuccess);
+    p->device = props.location.id;
+    p->outstanding = 0;
+    npools++;
+    made++;
+}
+
+/* A pool without outstanding allocations destroyed (its device's current
+ * pool the default one again first: a destroyed current pool would leave
+ * the device without one). */
+static void op_destroy(struct worker *w)
+{
+    if (!npools)
+        return;
+    int i = (int)pick(w, (unsigned)npools);
+    if (pools[i].outstanding)
+        return;
+    cudaMemPool_t current;
+    EXPECT(cudaDeviceGetMemPool(&current, pools[i].device), cudaSuccess);
+    if (current == pools[i].pool)
+        EXPECT(cudaDeviceSetMemPool(pools[i].device, defaults[pools[i].device]), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(streams[0]), cudaSuccess); /* its frees done */
+    EXPECT(cudaStreamSynchronize(streams[1]), cudaSuccess);
+    EXPECT(cudaMemPoolDestroy(pools[i].pool), cudaSuccess);
+    pools[i] = pools[--npools];
+    for (int k = 0; k < nlive; k++) /* the moved pool's allocations follow it */
+        if (live[k].pool == npools)
+            live[k].pool = i;
+    destroyed++;
+}
+
+/* A device's current pool: one of its own, or its default pool again. */
+static void op_set_current(struct worker *w)
+{
+    int device = (int)pick(w, DEVICES), i = npools ? (int)pick(w, (unsigned)npools) : -1;
+    if (i >= 0 && pools[i].device == device && pick(w, 2))
+        EXPECT(cudaDeviceSetMemPool(device, pools[i].pool), cudaSuccess);
+    else
+        EXPECT(cudaDeviceSetMemPool(device, defaults[device]), cudaSuccess);
+}
+
+static void op_threshold(struct worker *w)
+{
+    cuuint64_t threshold = some_threshold(w);
+    cudaMemPool_t pool =
+        npools && pick(w, 2) ? pools[pick(w, (unsigned)npools)].pool : defaults[pick(w, DEVICES)];
+    EXPECT(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), cudaSuccess);
+}
+
+/* The index in pools[] of the device's current pool, -1 for another. */
+static int current_index(int device)
+{
+    cudaMemPool_t current;
+    EXPECT(cudaDeviceGetMemPool(&current, device), cudaSuccess);
+    for (int i = 0; i < npools; i++)
+        if (pools[i].pool == current)
+            return i;
+    return -1;
+}
+
+static void keep(void *p, int pool)
+{
+    REQUIRE(nlive < LIVE);
+    live[nlive++] = (struct live){p, pool};
+    if (pool >= 0)
+        pools[pool].outstanding++;
+}
+
+/* A driver call's result as the runtime's: success, out of memory, or
+ * another error (-1: a surprise). */
+static int runtime_error(CUresult rc)
+{
+    return rc == CUDA_SUCCESS               ? cudaSuccess
+           : rc == CUDA_ERROR_OUT_OF_MEMORY ? cudaErrorMemoryAllocation
+                                            : -1;
+}
+
+/* From a pool by name (runtime or driver) or from a device's current pool,
+ * on either device's stream; one in ten asks more than the device has. */
+static void op_alloc(struct worker *w)
+{
+    cudaStream_t s = streams[pick(w, DEVICES)];
+    size_t size = pick(w, 10) ? some_size(w) : (size_t)8 << 30;
+    int by_name = npools && pick(w, 2), i = by_name ? (int)pick(w, (unsigned)npools) : -1;
+    int device = (int)pick(w, DEVICES), rc;
+    void *p = NULL;
+    if (nlive == LIVE)
+        return;
+    if (by_name && pick(w, 2))
+        rc = cudaMallocFromPoolAsync(&p, size, pools[i].pool, s);
+    else if (by_name)
+        rc = runtime_error(cuMemAllocFromPoolAsync((CUdeviceptr *)&p, size,
+                                                   (CUmemoryPool)pools[i].pool, (CUstream)s));
+    else if (pick(w, 2))
+        rc = cudaMallocAsync(&p, size, streams[device]);
+    else
+        rc = runtime_error(cuMemAllocAsync((CUdeviceptr *)&p, size, (CUstream)streams[device]));
+    if (rc != cudaSuccess) {
+        REQUIRE(rc == cudaErrorMemoryAllocation);
+        cudaGetLastError();
+        oom++;
+        return;
+    }
+    keep(p, by_name ? i : current_index(device));
+}
+
+static void op_free(struct worker *w)
+{
+    if (!nlive)
+        return;
+    int k = (int)pick(w, (unsigned)nlive);
+    cudaStream_t s = streams[pick(w, DEVICES)];
+    if (pick(w, 2))
+        EXPECT(cudaFreeAsync(live[k].p, s), cudaSuccess);
+    else
+        EXPECT(cuMemFreeAsync((CUdeviceptr)live[k].p, (CUstream)s), CUDA_SUCCESS);
+    if (live[k].pool >= 0)
+        pools[live[k].pool].outstanding--;
+    live[k] = live[--nlive];
+}
+
+static void op_sync(struct worker *w)
+{
+    EXPECT(cudaStreamSynchronize(streams[pick(w, DEVICES)]), cudaSuccess);
+}
+
+static void op_trim(struct worker *w)
+{
+    cudaMemPool_t pool =
+        npools && pick(w, 2) ? pools[pick(w, (unsigned)npools)].pool : defaults[pick(w, DEVICES)];
+    EXPECT(cudaMemPoolTrimTo(pool, pick(w, 2) ? 0 : 16 * MiB), cudaSuccess);
+}
+
+static void op_meminfo(struct worker *w)
+{
+    size_t f, t;
+    EXPECT(cudaSetDevice((int)pick(w, DEVICES)), cudaSuccess);
+    EXPECT(cudaMemGetInfo(&f, &t), cudaSuccess);
+}
+
+static void op_step(struct worker *w)
+{
+    if (w->depth) {
+        nvtxRangePop();
+        w->depth--;
+    }
+    nvtxRangePushA("step");
+    w->depth++;
+}
+
+static void op_fail(struct worker *w)
+{
+    void *p;
+    EXPECT(cudaSetDevice((int)pick(w, DEVICES)), cudaSuccess);
+    EXPECT(cudaMalloc(&p, (size_t)16 << 30), cudaErrorMemoryAllocation);
+    cudaGetLastError();
+    oom++;
+}
+
+static void (*const ops[])(struct worker *) = {
+    op_create, op_destroy, op_set_current, op_threshold, op_alloc, op_alloc,
+    op_alloc,  op_alloc,   op_free,        op_free,      op_free,  op_sync,
+    op_trim,   op_meminfo, op_step,        op_step,      op_fail};
+
+static void *worker(void *arg)
+{
+    struct worker *w = arg;
+    EXPECT(cudaSetDevice(0), cudaSuccess); /* a context current for the driver's calls */
+    for (int i = 0; i < ops_per_thread; i++) {
+        pthread_mutex_lock(&big);
+        ops[pick(w, sizeof ops / sizeof ops[0])](w);
+        pthread_mutex_unlock(&big);
+    }
+    while (w->depth--)
+        nvtxRangePop();
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    pthread_t t[WORKERS];
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: corpus_pools_random SEED [OPS]\n");
+        return 2;
+    }
+    seed = strtoull(argv[1], NULL, 10);
+    if (argc == 3)
+        ops_per_thread = atoi(argv[2]);
+    for (int d = 0; d < DEVICES; d++) {
+        EXPECT(cudaSetDevice(d), cudaSuccess);
+        EXPECT(cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking), cudaSuccess);
+        EXPECT(cudaDeviceGetDefaultMemPool(&defaults[d], d), cudaSuccess);
+    }
+    EXPECT(cudaSetDevice(0), cudaSuccess);
+    for (int i = 0; i < WORKERS; i++) {
+        workers[i].rng = seed * 7919 + (unsigned long long)i;
+        EXPECT(pthread_create(&t[i], NULL, worker, &workers[i]), 0);
+    }
+    for (int i = 0; i < WORKERS; i++)
+        EXPECT(pthread_join(t[i], NULL), 0);
+    for (int d = 0; d < DEVICES; d++)
+        EXPECT(cudaStreamSynchronize(streams[d]), cudaSuccess);
+    printf("pools_random: seed %llu, %d pools made, %d destroyed, %d out of memory, %d live at "
+           "exit\n",
+           seed, made, destroyed, oom, nlive);
+    return 0;
+}
