@@ -4,7 +4,8 @@
  * is held against the sim's ledger on patterns nobody chose. Each thread,
  * at random:
  *   - makes a pool on either device (cudaMemPoolCreate) with a release
- *     threshold of 0, 32 MiB or the most;
+ *     threshold of 0, 32 MiB or the most, one in three with a maxSize of
+ *     64 to 256 MiB (its allocations fail past it, the device not full);
  *   - destroys a pool none of whose allocations is outstanding (one with
  *     some outstanding keeps its reserve until their last free, which
  *     vramtrace does not follow: docs/trace.md, "A destroyed pool");
@@ -103,6 +104,7 @@ static void op_create(struct worker *w)
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = (int)pick(w, DEVICES);
+    props.maxSize = pick(w, 3) ? 0 : (64 + 32 * pick(w, 7)) * MiB; /* its reserve bounded */
     struct pool *p = &pools[npools];
     EXPECT(cudaMemPoolCreate(&p->pool, &props), cudaSuccess);
     EXPECT(cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
