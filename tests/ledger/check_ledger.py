@@ -134,6 +134,9 @@ class Process:
         # graph allocations' bytes on its device), None when it held nothing
         self.fail_graph_pool = []
         self.graph_live = {}  # device -> bytes of live allocations made by cuGraphLaunch
+        # device -> bytes the stream-ordered pools reserve now, and the most
+        # at once (pool_grow, pool_release)
+        self.pool_reserved, self.pool_peak = {}, {}
         # each fail's device (free, total) bytes as the sim's cuMemGetInfo
         # answered at the fail line, None without them (host memory); and
         # whether no other thread's line came before the failing thread's
@@ -257,7 +260,12 @@ class Process:
             self.exited = True
         elif op == "bad_free":
             self.bad_frees.append((int(field(o, "addr", where), 16), field(o, "error", where)))
-        elif op not in ("pool_grow", "pool_release"):  # a pool's reserve: no allocation
+        elif op in ("pool_grow", "pool_release"):  # a pool's reserve: no allocation
+            dev = field(o, "device", where)
+            r = self.pool_reserved[dev] = self.pool_reserved.get(dev, 0) + (
+                field(o, "size", where) * (1 if op == "pool_grow" else -1))
+            self.pool_peak[dev] = max(self.pool_peak.get(dev, 0), r)
+        else:
             raise Unusable(f"{at(where)}: unknown op {op!r}")
 
     def window(self, tid):
@@ -419,6 +427,15 @@ def compare_devices(proc, report):
     total = report.get("totals", {}).get("peak_allocated_bytes")
     if total != all_peak:
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
+    # the most the pools reserved where sampled (iteration ends, memory
+    # samples, failures) is at most the most they reserved at once: a
+    # destroyed pool's last sample kept beside a new pool's went past it
+    for d in report.get("devices", []):
+        got = d.get("pool_reserved_peak_bytes") if isinstance(d, dict) else None
+        want = proc.pool_peak.get(d.get("id"), 0) if got is not None else None
+        if got is not None and got > want:
+            problems.append(f"device {d.get('id')}: pool_reserved_peak_bytes: report {got}, more "
+                            f"than the ledger's pools ever reserved at once ({want})")
     host = report.get("totals", {}).get("host_pinned_peak_bytes")
     if host is not None and host != proc.host_peak:
         problems.append(f"totals: host_pinned_peak_bytes: report {host}, ledger {proc.host_peak}")

@@ -68,7 +68,8 @@ HOST_BLOCK = re.compile(r"^vramtrace: OUT OF MEMORY: (\S+) of (.+?) of pinned ho
 LIVE = re.compile(r"^vramtrace:   live: (.+?) in (\d+) allocations?(?:;|$)")
 POOL = re.compile(r"^vramtrace:   CUDA graph memory pool reserved: (.+?) \(")
 SUMMARY = re.compile(r"^vramtrace: (?:device (\d+)|host memory \(pinned, registered\)): peak"
-                     r"(?: reserved)? (.+?)(?: \(stream-ordered pools reserved .*? where sampled\))?"
+                     r"(?: reserved)? (.+?)"
+                     r"(?: \(stream-ordered pools reserved (?P<pools>.*?) where sampled\))?"
                      r", (\d+) allocations?, live at exit (.+?) in (\d+) allocations?, (\d+) failed "
                      r"allocations?$")
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
@@ -220,16 +221,44 @@ def compare(blocks, fails, perturb=False, perturb_live=False):
 
 def read_summary(path):
     """{device (-1: host): (peak text, allocations, live text, live count,
-    failures)} of the exit summary's lines."""
-    got = {}
+    failures)} of the exit summary's lines, and {device: the stream-ordered
+    pools' reserved text} of those that say it."""
+    got, pools = {}, {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for text in f:
             m = SUMMARY.match(text.rstrip("\n"))
             if m:
                 dev = int(m.group(1)) if m.group(1) is not None else -1
-                got[dev] = (m.group(2), int(m.group(3)), m.group(4), int(m.group(5)),
-                            int(m.group(6)))
-    return got
+                got[dev] = (m.group(2), int(m.group(4)), m.group(5), int(m.group(6)),
+                            int(m.group(7)))
+                if m.group("pools") is not None:
+                    pools[dev] = m.group("pools")
+    return got, pools
+
+
+def size_bytes(text):
+    """Bytes of a vsize_format text ("256.00 MiB"); None if it is none."""
+    m = re.match(r"^([0-9]+(?:\.[0-9]+)?) (\S+)$", text)
+    if not m or m.group(2) not in UNITS:
+        return None
+    return float(m.group(1)) * 1024 ** UNITS.index(m.group(2))
+
+
+def compare_pools(pools, proc, perturb=False):
+    """Mismatch messages of the exit lines' "stream-ordered pools reserved X
+    where sampled": X at most the most the ledger's pools reserved at once
+    on the device (pool_grow, pool_release), within the text's two
+    decimals; perturb: that most taken a tenth smaller."""
+    problems = []
+    for dev, text in sorted(pools.items()):
+        got, peak = size_bytes(text), proc.pool_peak.get(dev, 0)
+        if perturb:
+            peak -= peak // 10
+        if got is None or got > peak * 1.005:
+            problems.append(f"exit summary of device {dev}: stream-ordered pools reserved "
+                            f"{text}, more than the ledger's pools ever reserved at once "
+                            f"({vsize_format(peak)})")
+    return problems
 
 
 def compare_summary(got, proc, perturb=False):
@@ -267,8 +296,9 @@ def main(argv=None):
     try:
         proc = check_ledger.replay(args.ledger, args.pid)
         blocks, fails = read_blocks(args.stderr), read_fails(args.ledger, args.pid, proc)
-        summary = read_summary(args.stderr)
+        summary, pools = read_summary(args.stderr)
         problems = compare_summary(summary, proc, args.perturb_exit)
+        problems += compare_pools(pools, proc, args.perturb_exit)
     except (OSError, check_ledger.Unusable) as e:
         print(f"check_stderr: {e}", file=sys.stderr)
         return 2

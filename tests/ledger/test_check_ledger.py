@@ -284,6 +284,30 @@ class CheckLedger(unittest.TestCase):
         rc, out = self.run_checker(r, "--devices")
         self.assertEqual(rc, 0, out)
 
+    def test_pool_reserved_peak(self):
+        """The most the report says the pools reserved on a device (where
+        sampled) is at most the most the ledger's pool_grow and pool_release
+        lines had them reserve at once."""
+        lines = ledger_lines()
+        lines.insert(1, {"seq": 0, "pid": PID, "tid": PID, "op": "pool_grow", "device": 0,
+                         "addr": "0x100000", "size": 32 << 20})
+        lines.insert(2, {"seq": 0, "pid": PID, "tid": PID, "op": "pool_release", "device": 0,
+                         "addr": "0x100000", "size": 32 << 20})
+        lines.insert(3, {"seq": 0, "pid": PID, "tid": PID, "op": "pool_grow", "device": 0,
+                         "addr": "0x200000", "size": 64 << 20})
+        for i, line in enumerate(lines):
+            line["seq"] = i + 1
+        self.write_ledger(lines)
+        r = self.devices_report()
+        r["devices"][0]["pool_reserved_peak_bytes"] = 64 << 20
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["devices"][0]["pool_reserved_peak_bytes"] = 96 << 20  # the released 32 MiB kept
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("device 0: pool_reserved_peak_bytes: report 100663296, more than the "
+                      "ledger's pools ever reserved at once (67108864)", out)
+
     def test_held_at_failures(self):
         """What the report says the process holds on the device at an
         out-of-memory failure (live_reserved_bytes: live data, heaps, pools'
