@@ -66,15 +66,10 @@ static struct worker {
     int pushed;   /* contexts it pushed (its stack above the bottom) */
 } workers[WORKERS];
 
-static unsigned next_rand(unsigned long long *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (unsigned)(*s >> 33);
-}
-
+/* One of 0 .. n-1, from w's generator. */
 static unsigned pick(struct worker *w, unsigned n)
 {
-    return next_rand(&w->rng) % n;
+    return corpus_pick(&w->rng, n);
 }
 
 /* 1 B to 32 MiB, log-uniform. */
@@ -220,7 +215,7 @@ static void (*const ops[])(struct worker *) = {op_create,  op_current, op_curren
 
 static void *worker(void *arg)
 {
-    struct worker *w = arg;
+    struct worker *w = &workers[(uintptr_t)arg];
     pthread_mutex_lock(&big);
     EXPECT(cuCtxSetCurrent(contexts[0].ctx), CUDA_SUCCESS);
     w->gen = destroyed_gen;
@@ -236,26 +231,16 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    pthread_t t[WORKERS];
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: corpus_contexts_random SEED [OPS]\n");
-        return 2;
-    }
-    seed = strtoull(argv[1], NULL, 10);
-    if (argc == 3)
-        ops_per_thread = atoi(argv[2]);
+    corpus_seed_args(argc, argv, &seed, &ops_per_thread);
     EXPECT(cuInit(0), CUDA_SUCCESS);
     for (int d = 0; d < DEVICES; d++) {
         EXPECT(cuDevicePrimaryCtxRetain(&contexts[d].ctx, d), CUDA_SUCCESS);
         contexts[d].device = d;
         ncontexts++;
     }
-    for (int i = 0; i < WORKERS; i++) {
-        workers[i].rng = seed * 7919 + (unsigned long long)i;
-        EXPECT(pthread_create(&t[i], NULL, worker, &workers[i]), 0);
-    }
     for (int i = 0; i < WORKERS; i++)
-        EXPECT(pthread_join(t[i], NULL), 0);
+        workers[i].rng = seed * 7919 + (unsigned long long)i;
+    corpus_run_threads(WORKERS, worker);
     printf("contexts_random: seed %llu, %d contexts made, %d destroyed, %d out of memory, %d live "
            "at exit\n",
            seed, created, destroyed, oom, nlive);

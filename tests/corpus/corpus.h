@@ -87,5 +87,32 @@ static inline void corpus_run_threads(size_t n, void *(*worker)(void *))
     for (size_t t = 0; t < n; t++)
         REQUIRE(pthread_join(th[t], NULL) == 0);
 }
+
+/* The seeded random programs (*_random.c): "PROG SEED [OPS]" into *seed and
+ * *ops (unchanged without OPS); exit 2 with a usage line otherwise. */
+static inline void corpus_seed_args(int argc, char **argv, unsigned long long *seed, int *ops)
+{
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: %s SEED [OPS]\n", argv[0]);
+        exit(2);
+    }
+    *seed = strtoull(argv[1], NULL, 10);
+    if (argc == 3)
+        *ops = atoi(argv[2]);
+}
+
+/* Their generator: the next 31 bits of state *s (a 64-bit linear
+ * congruential generator, Knuth's MMIX constants). */
+static inline unsigned corpus_rand(unsigned long long *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(*s >> 33);
+}
+
+/* One of 0 .. n-1 (n > 0). */
+static inline unsigned corpus_pick(unsigned long long *s, unsigned n)
+{
+    return corpus_rand(s) % n;
+}
 #endif
 #endif

@@ -70,15 +70,10 @@ static struct worker {
     int depth; /* NVTX ranges open */
 } workers[WORKERS];
 
-static unsigned next_rand(unsigned long long *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (unsigned)(*s >> 33);
-}
-
+/* One of 0 .. n-1, from w's generator. */
 static unsigned pick(struct worker *w, unsigned n)
 {
-    return next_rand(&w->rng) % n;
+    return corpus_pick(&w->rng, n);
 }
 
 /* 1 B to 64 MiB, log-uniform. */
@@ -274,7 +269,7 @@ static void (*const ops[])(struct worker *) = {
 
 static void *worker(void *arg)
 {
-    struct worker *w = arg;
+    struct worker *w = &workers[(uintptr_t)arg];
     EXPECT(cudaSetDevice(0), cudaSuccess); /* a context current for the driver's calls */
     for (int i = 0; i < ops_per_thread; i++) {
         pthread_mutex_lock(&big);
@@ -288,26 +283,16 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    pthread_t t[WORKERS];
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: corpus_pools_random SEED [OPS]\n");
-        return 2;
-    }
-    seed = strtoull(argv[1], NULL, 10);
-    if (argc == 3)
-        ops_per_thread = atoi(argv[2]);
+    corpus_seed_args(argc, argv, &seed, &ops_per_thread);
     for (int d = 0; d < DEVICES; d++) {
         EXPECT(cudaSetDevice(d), cudaSuccess);
         EXPECT(cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking), cudaSuccess);
         EXPECT(cudaDeviceGetDefaultMemPool(&defaults[d], d), cudaSuccess);
     }
     EXPECT(cudaSetDevice(0), cudaSuccess);
-    for (int i = 0; i < WORKERS; i++) {
-        workers[i].rng = seed * 7919 + (unsigned long long)i;
-        EXPECT(pthread_create(&t[i], NULL, worker, &workers[i]), 0);
-    }
     for (int i = 0; i < WORKERS; i++)
-        EXPECT(pthread_join(t[i], NULL), 0);
+        workers[i].rng = seed * 7919 + (unsigned long long)i;
+    corpus_run_threads(WORKERS, worker);
     for (int d = 0; d < DEVICES; d++)
         EXPECT(cudaStreamSynchronize(streams[d]), cudaSuccess);
     printf("pools_random: seed %llu, %d pools made, %d destroyed, %d out of memory, %d live at "

@@ -72,15 +72,10 @@ static struct worker {
     unsigned long long rng;
 } workers[WORKERS];
 
-static unsigned next_rand(unsigned long long *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (unsigned)(*s >> 33);
-}
-
+/* One of 0 .. n-1, from w's generator. */
 static unsigned pick(struct worker *w, unsigned n)
 {
-    return next_rand(&w->rng) % n;
+    return corpus_pick(&w->rng, n);
 }
 
 /* A current context on device (the runtime's primary one). */
@@ -264,7 +259,7 @@ static void (*const ops[])(struct worker *) = {
 
 static void *worker(void *arg)
 {
-    struct worker *w = arg;
+    struct worker *w = &workers[(uintptr_t)arg];
     for (int i = 0; i < ops_per_thread; i++) {
         pthread_mutex_lock(&big);
         ops[pick(w, sizeof ops / sizeof ops[0])](w);
@@ -275,14 +270,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    pthread_t t[WORKERS];
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: corpus_vmm_random SEED [OPS]\n");
-        return 2;
-    }
-    seed = strtoull(argv[1], NULL, 10);
-    if (argc == 3)
-        ops_per_thread = atoi(argv[2]);
+    corpus_seed_args(argc, argv, &seed, &ops_per_thread);
     CUmemAllocationProp prop = corpus_vmm_prop(0);
     on(0);
     EXPECT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
@@ -295,12 +283,9 @@ int main(int argc, char **argv)
         EXPECT(cuMemAddressReserve(&devices[d].places, (size_t)SLOTS * SLOT, 0, 0, 0),
                CUDA_SUCCESS);
     }
-    for (int i = 0; i < WORKERS; i++) {
-        workers[i].rng = seed * 7919 + (unsigned long long)i;
-        EXPECT(pthread_create(&t[i], NULL, worker, &workers[i]), 0);
-    }
     for (int i = 0; i < WORKERS; i++)
-        EXPECT(pthread_join(t[i], NULL), 0);
+        workers[i].rng = seed * 7919 + (unsigned long long)i;
+    corpus_run_threads(WORKERS, worker);
     printf("vmm_random: seed %llu, %d handles and %d + %d segment mappings left, %d out of "
            "memory\n",
            seed, nhandles, devices[0].nmaps, devices[1].nmaps, oom);
