@@ -54,11 +54,12 @@ static void take_baseline(vr_state *s, vr_devstate *d, uint64_t total, uint64_t 
     d->have_baseline = true;
 }
 
-void vr_oom_meminfo(vr_state *s, const vt_event *ev)
+void vr_oom_meminfo(vr_state *s, const vt_event *ev, uint64_t pending)
 {
     vr_devstate *d = vr_state_device(s, ev->u.meminfo.device);
     take_baseline(s, d, ev->u.meminfo.total_bytes, ev->u.meminfo.free_bytes,
-                  vr_pool_spare(d, ev->thread_id, true) + vr_graph_pool_kept(d, ev->thread_id));
+                  vr_pool_spare(d, ev->thread_id, true) + vr_graph_pool_kept(d, ev->thread_id) +
+                      pending);
 }
 
 /* Whether live allocation l counts as allocated on device now: a direct

@@ -189,6 +189,8 @@ static ALWAYS_INLINE enum pend_rule pend_rule(enum vt_rec type)
     case VT_REC_RANGE_END:
     case VT_REC_REGION_NAME:
     case VT_REC_CAPTURE:
+    case VT_REC_MEMINFO:   /* reads the device's use, which holds them (pending_bytes) */
+    case VT_REC_POOL_STAT: /* a pool's state: no allocated bytes */
         return PEND_LEAVES;
     default:
         return PEND_SETTLES;
@@ -219,6 +221,25 @@ static void settle_pending(vr_state *s, uint64_t freed)
         pending_commit(s, l);
     }
     s->npend = 0;
+}
+
+/* The device memory device's pending allocations take (none of them
+ * counted as allocated, nor in a heap, yet: they wait for their heap
+ * registration or their settling): their bytes and the driver's rounding
+ * that vr_device_rounding would count once they are. */
+static uint64_t pending_bytes(vr_state *s, int32_t device)
+{
+    uint64_t sum = 0;
+    bool pooled_in_spare = vr_state_device(s, device)->pool_sampled;
+    for (size_t i = 0; i < s->npend; i++) {
+        const vr_live *l = vr_map_at(&s->live, s->pend[i]);
+        if (!l || !l->pending || l->device != device)
+            continue;
+        sum += l->size;
+        if ((l->flags & VR_LIVE_ROUNDED) && !((l->flags & VR_LIVE_POOLED) && pooled_in_spare))
+            sum += vt_driver_slack(l->size);
+    }
+    return sum;
 }
 
 static void mark_recovered(vr_state *s, size_t index, uint64_t seq)
@@ -485,7 +506,7 @@ static ALWAYS_INLINE void on_timed(vr_state *s, enum vt_rec type, const vt_event
         on_failed(s, ev);
         break;
     case VT_REC_MEMINFO:
-        vr_oom_meminfo(s, ev);
+        vr_oom_meminfo(s, ev, pending_bytes(s, ev->u.meminfo.device));
         break;
     case VT_REC_RANGE_PUSH:
         vr_growth_range_push(s, vr_state_thread(s, ev->thread_id),

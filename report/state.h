@@ -903,7 +903,11 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t);
 /* Let go of failure index's list of every live site (vr_oom_raw.all): it
  * recovered, or its slot is reused (vr_state_destroy frees the rest). */
 void vr_oom_drop_all(vr_state *s, size_t index);
-void vr_oom_meminfo(vr_state *s, const vt_event *ev);
+/* A memory sample (VT_REC_MEMINFO) ev; pending: the bytes of the sampled
+ * device's allocations not counted yet (pending, replay.c: a caching
+ * allocator's cudaMalloc whose heap registration may still claim it), which
+ * the device's use holds all the same. */
+void vr_oom_meminfo(vr_state *s, const vt_event *ev, uint64_t pending);
 
 /* freefail.c: a VT_REC_FREE_FAILED, classified by the live map at its time;
  * the first VR_FREE_FAILED_KEPT are kept, all are counted. */
