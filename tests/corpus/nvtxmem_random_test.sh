@@ -9,6 +9,8 @@
 # without --devices: the ledger knows no heaps, so its device peaks are
 # the reserved ones). The check is also shown failing on a truth one byte
 # off.
+# The preload's stderr (OOM blocks, exit summary) is held against the
+# ledger too (check_stderr.py).
 set -u
 VT=$1 PRELOAD=$2 SIMDIR=$3 CHECKER=$4 PROG=$5 SEED=$6
 D=$(mktemp -d)
@@ -18,7 +20,7 @@ fail() {
     exit 1
 }
 env VRAMTRACE_SIM_DEVICES=2 VRAMTRACE_SIM_MEMORY=1GiB VRAMTRACE_SIM_LEDGER="$D/ledger.jsonl" \
-    VRAMTRACE_OUTPUT="$D/trace.vtrace" VRAMTRACE_QUIET=1 CORPUS_TRUTH="$D/truth.json" \
+    VRAMTRACE_OUTPUT="$D/trace.vtrace" CORPUS_TRUTH="$D/truth.json" \
     LD_PRELOAD="$PRELOAD" LD_LIBRARY_PATH="$SIMDIR" "$PROG" "$SEED" >"$D/stdout" 2>"$D/stderr" ||
     { cat "$D/stderr" >&2; fail "the program failed"; }
 cat "$D/stdout"
@@ -26,6 +28,10 @@ cat "$D/stdout"
     { cat "$D/report.txt" >&2; fail "vramtrace report failed"; }
 python3 "$CHECKER" --ledger "$D/ledger.jsonl" --report "$D/report.json" ||
     fail "the accounting does not match the ledger"
+# the preload's OOM blocks and exit summary (its peak reserved: every
+# cudaMalloc, segments too) against the ledger as in run_corpus.sh
+python3 "$(dirname "$CHECKER")/check_stderr.py" --ledger "$D/ledger.jsonl" --stderr "$D/stderr" ||
+    fail "the preload's stderr does not match the ledger"
 
 # check TRUTH REPORT [PERTURB]: exit 1 with the mismatches
 check() {
