@@ -70,12 +70,13 @@ static struct {
 /* Writers of pools[] (a slot taken, a device or the sampled flag set) and
  * the samplers hold it: no pool is destroyed while sampled. */
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Slots with sampled set, ever (under pools_lock; read without). */
+/* Slots with sampled set now (written under pools_lock; read without). */
 static _Atomic int nsampled;
 
-/* The pool of pools[i] and, unless device is NULL, its device into
- * *device (-1 unless sampled is false and the slot is sampled); 0 for a
- * free slot or past the table (slots fill in order: the first 0 ends it). */
+/* The pool of pools[i] and, unless device is NULL, its device into *device
+ * (-1 for a free slot and, when sampled is true, for a pool not sampled);
+ * 0 for a free slot or past the table (slots fill in order: the first 0
+ * ends it). */
 static uint64_t slot_pool(int i, bool sampled, int *device)
 {
     uint64_t pool = i < MAX_POOLS ? atomic_load_explicit(&pools[i].pool, memory_order_acquire) : 0;
