@@ -975,7 +975,9 @@ void vti_pool_destroy_end(vt_event *last, bool destroyed);
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void));
 /* After a successful allocation from pool recorded on device (the hook's
  * done_device): from the device's current pool (pool 0), that pool is
- * sampled at iteration ends from then on (vti_pool_iteration_end). */
+ * sampled at iteration ends from then on (vti_pool_iteration_end), by name
+ * (its handle asked of the driver, cuDeviceGetMemPool: one query per such
+ * allocation) so that it still is once no longer current. */
 void vti_pool_used(uint64_t pool, int device);
 /* Before a memory sample (VT_REC_MEMINFO) of device on thread t: a
  * VT_REC_POOL_STAT of the device's current pool and of each pool of its own

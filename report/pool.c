@@ -35,17 +35,37 @@ static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t 
         d->pools[k].spare = spare;
         d->pools[k].reserved = reserved;
     }
-    uint64_t sum = 0;
     d->pool_spare = 0;
-    for (uint32_t i = 0; i < d->npools; i++) {
+    for (uint32_t i = 0; i < d->npools; i++)
         d->pool_spare += d->pools[i].spare;
+    d->pool_round = true; /* the peak at the round's end: vr_pool_rounds_end */
+    d->pool_round_t = rel;
+    s->pool_rounds = true;
+    d->pool_sampled = true;
+}
+
+/* d's round ended: its pools' reserved bytes summed, kept when the most. */
+static void round_end(vr_devstate *d)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < d->npools; i++)
         sum += d->pools[i].reserved;
-    }
     if (sum > d->pool_reserved_peak) {
         d->pool_reserved_peak = sum;
-        d->pool_reserved_peak_t = rel;
+        d->pool_reserved_peak_t = d->pool_round_t;
     }
-    d->pool_sampled = true;
+    d->pool_round = false;
+}
+
+void vr_pool_rounds_end(vr_state *s, uint32_t tid)
+{
+    s->pool_rounds = false;
+    size_t i = 0;
+    for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
+        if (d->pool_round && (tid == UINT32_MAX || d->pool_round_tid == tid))
+            round_end(d);
+        s->pool_rounds |= d->pool_round;
+    }
 }
 
 void vr_pool_stat(vr_state *s, const vt_event *ev)
@@ -53,6 +73,9 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
     vr_devstate *d = vr_state_device(s, ev->u.pool.device);
     d->pool_pending = true;
     d->pool_tid = ev->thread_id;
+    if (d->pool_round && d->pool_round_tid != ev->thread_id)
+        round_end(d); /* another thread's round: the rest of it is not this one's */
+    d->pool_round_tid = ev->thread_id;
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
     pool_spare_set(s, d, ev->u.pool.pool,

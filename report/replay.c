@@ -664,6 +664,8 @@ static ALWAYS_INLINE void replay_timed(vr_state *s, enum vt_rec type, const vt_e
         settle_pending(s, type == VT_REC_FREE ? f.key : 0);
     if (s->peak_pending && lowers(type, &f))
         vr_snapshot_peak(s); /* the state is still the peak's: nothing changed yet */
+    if (s->pool_rounds && type != VT_REC_POOL_STAT)
+        vr_pool_rounds_end(s, ev->thread_id);
     vr_tick_time(s, ev->ts_ns);
     on_timed(s, type, ev, &f, next);
 }
@@ -717,6 +719,7 @@ void vr_replay_one(vr_state *s, const vt_event *ev)
 void vr_replay_settle(vr_state *s)
 {
     settle_pending(s, 0);
+    vr_pool_rounds_end(s, UINT32_MAX);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -820,6 +823,7 @@ static int replay_all(vr_state *s, vt_reader *rd, const vr_options *opt, char *e
     while ((n = vt_reader_read(rd, evs, VR_READ)) > 0)
         replay_block(s, evs, (size_t)n, &prog, vt_reader_offset(rd), vt_reader_file_size(rd));
     settle_pending(s, 0);
+    vr_pool_rounds_end(s, UINT32_MAX);
     progress_end(&prog);
     if (n < 0) {
         const char *m = vt_reader_error(rd);

@@ -309,8 +309,14 @@ typedef struct vr_devstate {
         uint64_t pool, spare, reserved;
     } pools[VR_MAX_POOLS];
     /* the most of the pools' reserved bytes summed at their latest
-     * pool_stat (same entries), and when (ns since the start) */
+     * pool_stat (same entries), and when (ns since the start): taken at the
+     * end of a round (pool_round: pool_stats of thread pool_round_tid in a
+     * row, the last at pool_round_t), when the recorder has sampled every
+     * pool of the device it samples, not between two of its samples */
     uint64_t pool_reserved_peak, pool_reserved_peak_t;
+    bool pool_round;
+    uint32_t pool_round_tid;
+    uint64_t pool_round_t;
     uint32_t npools;
     bool pool_sampled; /* a pool_stat of the device was seen */
     /* a graph memory pool's pool_stat (VT_POOL_GRAPH) waiting for the same
@@ -554,6 +560,7 @@ typedef struct vr_state {
     bool pat_freed;                   /* a free happened since the anchor's last allocation */
     uint64_t pat_ooms;                /* as vr_level.cur_ooms, for the pattern's iteration */
     bool pools_pending;               /* a device's pool_pending may be set (vr_pool_stat) */
+    bool pool_rounds;                 /* a device's pool_round may be set (vr_pool_stat) */
     bool pat_clean;                   /* as vr_level.names[].clean, for vr_devgrowth.pat_last_* */
     uint64_t win_ns, win_next, win_n; /* fragmentation samples over time */
 
@@ -934,6 +941,15 @@ uint64_t vr_graph_pool_kept(vr_devstate *d, uint32_t tid);
 /* A VT_REC_POOL_STAT: held on its device until the same thread's failure,
  * and its free reserve kept as the device's (vr_devstate.pool_spare). */
 void vr_pool_stat(vr_state *s, const vt_event *ev);
+/* An event of thread tid other than a pool_stat (tid UINT32_MAX: the
+ * trace's end): the rounds of pool samples it ends are summed into their
+ * devices' pool_reserved_peak. A round is the pool_stats one thread writes
+ * in a row (interpose/poolstat.c: every pool of the device it samples, at
+ * iteration ends, memory samples and failures); a peak taken between two
+ * of them summed one pool's new state with another's old one (a random
+ * program's "288 MiB" where its pools never reserved more than 256 at
+ * once: corpus.pools_random). Inline test first (every event). */
+void vr_pool_rounds_end(vr_state *s, uint32_t tid);
 /* A range of thread tid ended: a pool state it held was the one the
  * recorder writes before an iteration's end (interpose/poolstat.c), no
  * failure's or memory sample's: it is let go. */

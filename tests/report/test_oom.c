@@ -1108,6 +1108,32 @@ static vr_report *pool_any(const char *name, bool held)
     return close_and_analyze(&g, name);
 }
 
+/* Two pools of device 0 sampled in two rounds (the recorder writes every
+ * pool of the device one after the other): 256 MiB and 0 at the first; at
+ * the second the other pool's 32 MiB come first, then the first pool's 0.
+ * The pools never reserved more than 256 MiB at once; a peak taken
+ * between the second round's two records said 288 (corpus.pools_random,
+ * now and then). */
+static void test_pool_peak_per_round(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "rounds", 0, NULL);
+    vtg_pool_stat(&g, 10, 0x5000, 256 * MiB, 0);
+    vtg_pool_stat(&g, 11, 0x6000, 0, 0);
+    vtg_meminfo(&g, 12, GiB - 300 * MiB - 256 * MiB, GiB);
+    vtg_pool_stat(&g, 20, 0x6000, 32 * MiB, 0);
+    vtg_pool_stat(&g, 21, 0x5000, 0, 0);
+    vtg_meminfo(&g, 22, GiB - 300 * MiB - 32 * MiB, GiB);
+    vtg_end(&g, 30, 0);
+    vr_report *r = close_and_analyze(&g, "rounds");
+    assert_int_equal(r->ndevices, 1);
+    assert_int_equal(r->devices[0].pool_reserved_peak, 256 * MiB);
+    assert_int_equal(r->devices[0].pool_reserved_peak_t_ns, 11);
+    vr_report_free(r);
+    unlink(tmp_path("rounds"));
+}
+
 /* A pool's free reserve is the process's memory whatever call fails: 100
  * MiB live from the device's pool, which holds 500 MiB more (its state at
  * the last step's end), and a 450 MiB cudaMalloc fails with 424 MiB free.
@@ -1154,6 +1180,7 @@ int main(void)
         cmocka_unit_test(test_leak_splits_pool),
         cmocka_unit_test(test_pool_rounding_not_external),
         cmocka_unit_test(test_pool_reserve_any_failure),
+        cmocka_unit_test(test_pool_peak_per_round),
         cmocka_unit_test(test_verdict_leak_needs_program_growth),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_split),
