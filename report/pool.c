@@ -62,7 +62,7 @@ void vr_pool_rounds_end(vr_state *s, uint32_t tid)
     s->pool_rounds = false;
     size_t i = 0;
     for (vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
-        if (d->pool_round && (tid == UINT32_MAX || d->pool_round_tid == tid))
+        if (d->pool_round && (tid == UINT32_MAX || d->pool_tid == tid))
             round_end(d);
         s->pool_rounds |= d->pool_round;
     }
@@ -72,10 +72,9 @@ void vr_pool_stat(vr_state *s, const vt_event *ev)
 {
     vr_devstate *d = vr_state_device(s, ev->u.pool.device);
     d->pool_pending = true;
-    d->pool_tid = ev->thread_id;
-    if (d->pool_round && d->pool_round_tid != ev->thread_id)
+    if (d->pool_round && d->pool_tid != ev->thread_id)
         round_end(d); /* another thread's round: the rest of it is not this one's */
-    d->pool_round_tid = ev->thread_id;
+    d->pool_tid = ev->thread_id;
     d->pool_reserved = ev->u.pool.reserved_bytes;
     d->pool_used = ev->u.pool.used_bytes;
     pool_spare_set(s, d, ev->u.pool.pool,

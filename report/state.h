@@ -310,12 +310,11 @@ typedef struct vr_devstate {
     } pools[VR_MAX_POOLS];
     /* the most of the pools' reserved bytes summed at their latest
      * pool_stat (same entries), and when (ns since the start): taken at the
-     * end of a round (pool_round: pool_stats of thread pool_round_tid in a
+     * end of a round (pool_round: pool_stats of thread pool_tid in a
      * row, the last at pool_round_t), when the recorder has sampled every
      * pool of the device it samples, not between two of its samples */
     uint64_t pool_reserved_peak, pool_reserved_peak_t;
     bool pool_round;
-    uint32_t pool_round_tid;
     uint64_t pool_round_t;
     uint32_t npools;
     bool pool_sampled; /* a pool_stat of the device was seen */
