@@ -61,6 +61,7 @@ static bool wait_started(void)
  * session"), and the exit is armed anew. */
 static void fork_reset(void)
 {
+    vti_order_fork_reset();
     vti_live_fork_reset();
     vti_stacks_fork_reset();
     vti_strings_fork_reset();

@@ -16,7 +16,7 @@
  * at any size the map sits between loads 0.57 and 0.85 (19 to 28 bytes per
  * entry) and a resize briefly holds one stripe twice.
  *
- * One lock guards it all: the order lock (vti_internal.h), which the hooks
+ * One lock guards it all: the order lock (orderlock.c), which the hooks
  * already hold around every allocation and free, so the hot path takes no
  * lock of its own and updates the counters without atomic
  * read-modify-writes; the other callers (VMM mappings, device reset, CUPTI,
@@ -99,27 +99,10 @@ static dev_counters counters[VTI_MAX_DEVICES + 1]; /* [0] = host (-1) */
  * (the trace's summary, vt_summary.peak_live); under the order lock. */
 static _Atomic uint64_t live_all, live_all_peak;
 
-/* The order lock (vti_internal.h, vti_order_lock); tl_holds: this thread
- * holds it. */
-static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
-static VTI_TLS bool tl_holds;
-
-void vti_order_lock(void)
-{
-    pthread_mutex_lock(&order_mutex);
-    tl_holds = true;
-}
-
-void vti_order_unlock(void)
-{
-    tl_holds = false;
-    pthread_mutex_unlock(&order_mutex);
-}
-
 /* Take the order lock unless this thread holds it; true when taken. */
 static bool guard_begin(void)
 {
-    if (tl_holds)
+    if (vti_order_held())
         return false;
     vti_order_lock();
     return true;
@@ -779,6 +762,4 @@ void vti_live_fork_reset(void)
     memset(counters, 0, sizeof counters);
     atomic_store(&live_all, 0);
     atomic_store(&live_all_peak, 0);
-    pthread_mutex_init(&order_mutex, NULL);
-    tl_holds = false;
 }

@@ -128,6 +128,13 @@ static inline uint64_t vti_stamp(void)
 {
     return vt_clock_stamp(&vti_stamps);
 }
+/* The same for a caller that holds the order lock (vti_order_lock): no
+ * read-modify-write (vt_clock_stamp_locked; the hooks' allocations and
+ * frees). */
+static inline uint64_t vti_stamp_ordered(void)
+{
+    return vt_clock_stamp_locked(&vti_stamps);
+}
 /* Stop tracing for good (from any layer): print "vramtrace: tracing stopped:
  * <why>" once unless quiet; the session core and life cycle read the state. */
 void vti_stop(const char *why);
@@ -292,7 +299,8 @@ void vti_session_fork_child(void);
  * not exist in the child). The parent's tables are left allocated, not
  * freed: they may have been mid-update. Called once per fork child, by the
  * thread that starts its session (lifecycle.c), in this order. */
-void vti_live_fork_reset(void);    /* livemap.c: live map, counters, order lock */
+void vti_live_fork_reset(void);    /* livemap.c: live map, counters */
+void vti_order_fork_reset(void);   /* orderlock.c: the order lock, free */
 void vti_stacks_fork_reset(void);  /* stacks.c: the stack trie, the module map */
 void vti_strings_fork_reset(void); /* strings.c */
 void vti_py_fork_reset(void);      /* pyframes.c: Python frame ids */
@@ -809,10 +817,13 @@ int vti_alloc_done(bool ok, int error, uint64_t p, uint64_t size, enum vt_api ap
  * set the report sees: the sim's ledger counts the peak in the driver's
  * order, interpose.threads checks it exactly). Timestamps (vti_stamp) are
  * also strictly increasing across threads. Nested hooked calls (depth > 0)
- * never take it. It is defined in livemap.c: it also guards the live map
- * and its counters. */
+ * never take it. It also guards the live map and its counters
+ * (livemap.c). orderlock.c: one compare-and-swap to take, a plain store to
+ * release where membarrier works. Not reentrant: vti_order_held tells a
+ * caller that may already hold it. */
 void vti_order_lock(void);
 void vti_order_unlock(void);
+bool vti_order_held(void);
 
 /* The one shape of an allocation hook, for hooks_runtime.c and
  * hooks_driver.c: resolve F, call, record the outcome of the outermost call,
@@ -848,7 +859,7 @@ void vti_order_unlock(void);
     if (outer && node && rc == OK) {                                                               \
         vti_graph_node_made((uint64_t)(uintptr_t)(PTR), stack);                                    \
     } else if (outer) {                                                                            \
-        uint64_t ts = vti_stamp();                                                                 \
+        uint64_t ts = vti_stamp_ordered();                                                         \
         vti_exit_arm((F) < F_RUNTIME_END_ ? 1u : 2u);                                              \
         ON_DONE;                                                                                   \
         int done_device =                                                                          \
@@ -893,7 +904,7 @@ static inline bool vti_free_took_effect(int rc)
         vti_order_lock();                                                                          \
     RC_T rc = real ? CALL : NONE;                                                                  \
     if (outer) {                                                                                   \
-        uint64_t ts = vti_stamp();                                                                 \
+        uint64_t ts = vti_stamp_ordered();                                                         \
         if (!vti_free_took_effect((int)rc)) {                                                      \
             if (PTR)                                                                               \
                 vti_rec_free_failed((uint64_t)(uintptr_t)(PTR), (int)rc, (F), vti_hook_stack(),    \

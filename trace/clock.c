@@ -173,14 +173,38 @@ static uint64_t stamp_now(vt_stamp_clock *c)
 
 #endif
 
+/* The least stamp of parity (1: odd, vt_clock_stamp's; 0: even,
+ * vt_clock_stamp_locked's) that is at least now and above floor. */
+static uint64_t next_stamp(uint64_t now, uint64_t floor, uint64_t parity)
+{
+    uint64_t n = now > floor ? now : floor + 1;
+    return n + ((n & 1) ^ parity);
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
 uint64_t vt_clock_stamp(vt_stamp_clock *c)
 {
     uint64_t now = stamp_now(c);
     uint64_t prev = atomic_load_explicit(&c->last, memory_order_relaxed), next;
-    do
-        next = now > prev ? now : prev + 1;
-    while (!atomic_compare_exchange_weak_explicit(&c->last, &prev, next, memory_order_acq_rel,
-                                                  memory_order_relaxed));
+    do {
+        uint64_t locked = atomic_load_explicit(&c->last_locked, memory_order_acquire);
+        next = next_stamp(now, max_u64(prev, locked), 1);
+    } while (!atomic_compare_exchange_weak_explicit(&c->last, &prev, next, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    return next;
+}
+
+uint64_t vt_clock_stamp_locked(vt_stamp_clock *c)
+{
+    uint64_t now = stamp_now(c);
+    uint64_t mine = atomic_load_explicit(&c->last_locked, memory_order_relaxed);
+    uint64_t other = atomic_load_explicit(&c->last, memory_order_acquire);
+    uint64_t next = next_stamp(now, max_u64(mine, other), 0);
+    atomic_store_explicit(&c->last_locked, next, memory_order_release);
     return next;
 }
 

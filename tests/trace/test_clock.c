@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,7 +77,61 @@ static void test_stamps_unique_and_increasing(void **state)
     /* on the monotonic clock: not before the start, not far past the end */
     uint64_t after = vt_clock_ns();
     assert_true(s[0].v[0] >= before);
-    assert_true(atomic_load(&shared.last) <= after + (uint64_t)NTHREADS * PER_THREAD);
+    assert_true(atomic_load(&shared.last) <= after + 2 * (uint64_t)NTHREADS * PER_THREAD);
+}
+
+/* vt_clock_stamp_locked under one mutex in half the threads, vt_clock_stamp
+ * in the others, on one state: still unique and increasing per thread, and
+ * a stamp taken after another thread's (handed over through the mutex) is
+ * greater than it. */
+static vt_stamp_clock mixed;
+static pthread_mutex_t mixed_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t last_locked_seen;
+static _Atomic int causal_bad;
+
+static void *locked_taker(void *arg)
+{
+    stamps *s = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        pthread_mutex_lock(&mixed_lock);
+        s->v[i] = vt_clock_stamp_locked(&mixed);
+        if (s->v[i] <= last_locked_seen)
+            atomic_store(&causal_bad, 1);
+        last_locked_seen = s->v[i];
+        pthread_mutex_unlock(&mixed_lock);
+    }
+    return NULL;
+}
+
+static void *unlocked_taker(void *arg)
+{
+    stamps *s = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        pthread_mutex_lock(&mixed_lock);
+        uint64_t before = last_locked_seen;
+        pthread_mutex_unlock(&mixed_lock);
+        s->v[i] = vt_clock_stamp(&mixed);
+        if (s->v[i] <= before)
+            atomic_store(&causal_bad, 1);
+    }
+    return NULL;
+}
+
+static void test_locked_and_unlocked_stamps_meet_never(void **state)
+{
+    (void)state;
+    static stamps s[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, i % 2 ? locked_taker : unlocked_taker, &s[i]),
+                         0);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    const char *why = check(s, NTHREADS);
+    if (why)
+        fail_msg("%s", why);
+    assert_int_equal(atomic_load(&causal_bad), 0);
+    assert_true(s[0].v[0] % 2 == 1 && s[1].v[0] % 2 == 0);
 }
 
 static void test_checker_rejects_bad_sequences(void **state)
@@ -145,6 +200,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stamps_unique_and_increasing),
+        cmocka_unit_test(test_locked_and_unlocked_stamps_meet_never),
         cmocka_unit_test(test_checker_rejects_bad_sequences),
         cmocka_unit_test(test_stamps_follow_monotonic),
         cmocka_unit_test(test_off_clock_rejects),
