@@ -17,7 +17,6 @@
  * (bench/README.md, "Session 35"). */
 #include <errno.h>
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -53,10 +52,7 @@ static int decide_mode(void)
 #ifdef VTI_ORDERLOCK_EXCHANGE_ONLY /* tests/interpose: the fallback's own test */
     return MODE_EXCHANGE;
 #endif
-    int saved = errno;
-    bool ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    errno = saved;
-    return ok ? MODE_BARRIER : MODE_EXCHANGE;
+    return vt_barrier_register() ? MODE_BARRIER : MODE_EXCHANGE;
 }
 
 static int lock_mode(void)
@@ -91,8 +87,8 @@ static void sleep_once(void)
 {
     static const struct timespec ms = {0, 1000000};
     atomic_fetch_add_explicit(&sleepers, 1, memory_order_seq_cst);
-    bool barrier_ok = atomic_load_explicit(&mode, memory_order_relaxed) != MODE_BARRIER ||
-                      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+    bool barrier_ok =
+        atomic_load_explicit(&mode, memory_order_relaxed) != MODE_BARRIER || vt_barrier_all();
     if (atomic_load_explicit(&word, memory_order_seq_cst) != 0)
         sys_futex(FUTEX_WAIT, 1, barrier_ok ? NULL : &ms);
     atomic_fetch_sub_explicit(&sleepers, 1, memory_order_relaxed);

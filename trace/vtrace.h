@@ -322,6 +322,21 @@ uint64_t vt_clock_stamp_locked(vt_stamp_clock *c);
 /* true once c's stamps come from the calibrated time stamp counter. */
 bool vt_clock_stamp_uses_tsc(vt_stamp_clock *c);
 
+/* ---- Asymmetric barrier -----------------------------------------------------
+ * Linux membarrier(2), private expedited (barrier.c): a thread makes every
+ * thread of the process pass a full memory barrier, so the others' fast
+ * paths need only compiler barriers (an asymmetric Dekker handshake; used by
+ * the writer's per-thread buffers and the recorder's order lock). Both
+ * calls keep errno and are async-signal-safe. */
+
+/* Register this process (idempotent); false where the kernel lacks it
+ * (before Linux 4.14, or under valgrind): the callers then use full
+ * barriers of their own. */
+bool vt_barrier_register(void);
+/* Every thread of the process passes a full memory barrier before this
+ * returns true; false when the process is not registered. */
+bool vt_barrier_all(void);
+
 /* ---- Run naming ------------------------------------------------------------
  * The one naming rule of the traces of a run (shared by libvramtrace.so and
  * the vramtrace command; interpose/README.md, "Processes and runs").

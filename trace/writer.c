@@ -35,10 +35,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -513,19 +511,6 @@ static int write_batch(vt_writer *w, vt_chunk *batch, int *errnum)
 
 /* ---- Flush ------------------------------------------------------------------ */
 
-/* ---- The asymmetric barrier -------------------------------------------------- */
-
-static bool barrier_register(void)
-{
-    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
-
-/* Every thread of the process passes a full memory barrier. Async-signal-safe. */
-static void barrier_all(void)
-{
-    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-}
-
 /* list_lock and every tbuf lock held: owners stop writing without the lock;
  * returns when none is inside such a write. */
 static void freeze_all(vt_writer *w)
@@ -534,7 +519,7 @@ static void freeze_all(vt_writer *w)
         return;
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
         atomic_store_explicit(&tb->frozen, 1, memory_order_relaxed);
-    barrier_all();
+    vt_barrier_all();
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next)
         while (atomic_load_explicit(&tb->busy, memory_order_acquire))
             sched_yield();
@@ -715,7 +700,7 @@ static int write_lock_free(vt_tbuf *tb, const vt_event *ev)
 {
     int rc = 1;
     atomic_store_explicit(&tb->busy, 1, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst); /* the barrier is barrier_all's */
+    atomic_signal_fence(memory_order_seq_cst); /* the barrier is vt_barrier_all's */
     if (!atomic_load_explicit(&tb->frozen, memory_order_acquire) &&
         !atomic_load_explicit(&tb->dead, memory_order_relaxed) && tb->cur && has_room(tb->cur, ev))
         rc = encode(tb, ev);
@@ -950,7 +935,7 @@ vt_writer *vt_writer_open(const char *path, const vt_header *hdr, const vt_write
     if (create_file(w, path, hdr, err, errlen) < 0)
         goto fail;
     spill_open(w, hdr->pid);
-    w->asym = barrier_register();
+    w->asym = vt_barrier_register();
     if (!o.no_thread) {
         int rc = start_thread(w);
         if (rc) {
@@ -1058,7 +1043,7 @@ static vt_chunk *signal_collect(vt_writer *w)
             atomic_store_explicit(&tb->frozen, 1, memory_order_relaxed);
     }
     if (w->asym)
-        barrier_all();
+        vt_barrier_all();
     for (vt_tbuf *tb = w->tbufs; tb; tb = tb->next) {
         if (tb->signal_locked && atomic_load_explicit(&tb->busy, memory_order_acquire)) {
             thaw(tb); /* its owner is inside a write (maybe the interrupted thread) */
