@@ -72,6 +72,7 @@ static void fork_reset(void)
     vti_diag_fork_reset();
     vti_graph_fork_reset();
     vti_cupti_fork_reset();
+    vti_pool_fork_reset();
     atomic_store(&vti_exit_armed, 0);
     atomic_store(&early_done, false);
     atomic_store(&opened, false);

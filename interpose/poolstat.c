@@ -444,3 +444,25 @@ void vti_pool_iteration_end(const char *name)
     pthread_mutex_unlock(&pools_lock);
     vti_thread_put(t);
 }
+
+void vti_pool_fork_reset(void)
+{
+    pthread_mutex_init(&pools_lock, NULL);
+    for (int i = 0; i < MAX_POOLS; i++) {
+        atomic_store(&pools[i].pool, 0);
+        atomic_store(&pools[i].device, -1);
+        atomic_store(&pools[i].sampled, false);
+        atomic_store(&pools[i].spare, 0);
+        atomic_store(&pools[i].reserved, 0);
+    }
+    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
+        atomic_store(&current_spare[d], 0);
+        atomic_store(&current_handle[d], 0);
+        atomic_store(&current_reserved[d], 0);
+        atomic_store(&reserved_peak[d], 0);
+    }
+    atomic_store(&nsampled, 0);
+    atomic_store(&pool_devices, 0);
+    atomic_store(&spare_sampled, 0);
+    atomic_store(&sampled_full, false);
+}

@@ -299,8 +299,8 @@ void vti_session_fork_child(void);
  * not exist in the child). The parent's tables are left allocated, not
  * freed: they may have been mid-update. Called once per fork child, by the
  * thread that starts its session (lifecycle.c), in this order. */
-void vti_live_fork_reset(void);    /* livemap.c: live map, counters */
 void vti_order_fork_reset(void);   /* orderlock.c: the order lock, free */
+void vti_live_fork_reset(void);    /* livemap.c: live map, counters */
 void vti_stacks_fork_reset(void);  /* stacks.c: the stack trie, the module map */
 void vti_strings_fork_reset(void); /* strings.c */
 void vti_py_fork_reset(void);      /* pyframes.c: Python frame ids */
@@ -310,6 +310,7 @@ void vti_iter_fork_reset(void);    /* iterfit.c: the exit line's iteration fits 
 void vti_diag_fork_reset(void);    /* diagnose.c: the pending OOM diagnosis */
 void vti_graph_fork_reset(void);   /* graphnodes.c: the graph tables' lock */
 void vti_cupti_fork_reset(void);   /* cupti_loader.c: the parent's CUPTI is not run */
+void vti_pool_fork_reset(void);    /* poolstat.c: the pool table and its lock */
 /* (nvtx_inject.c lets go of the parent's ranges, heaps and regions in its own
  * pthread_atfork child handler.) */
 /* The calling thread's state, attaching it to the writer on first use, and
