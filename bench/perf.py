@@ -33,7 +33,10 @@ below is the one list of them; `info KEY=VALUE` lines say where and when):
   on the simulated device): total instructions (callgrind Ir, all threads)
   with LD_PRELOAD=libvramtrace.so against without, as a percentage; and the
   same with stacks off (VRAMTRACE_STACK_DEPTH=0): what recording the events
-  costs before any call stack.
+  costs before any call stack. Of the instructions added, those in libzstd
+  (the trace's compression) and in ld.so (loading the preload and its
+  libraries) are printed apart, and their share of the plain run: the part
+  that no change to the recording code removes.
 
 Progress goes to stderr. Exit 0, or 1 when a program failed (its command is
 named), 2 on bad usage. Numbers only: nothing here asserts on speed.
@@ -97,6 +100,9 @@ FIGURES = _record_figures() + [
     ("gan.ir_vramtrace", "Ir", None, "gan", None),
     ("gan.overhead", "%", ("<=", 1), "gan", "vramtrace"),
     ("gan.overhead_stacks_off", "%", None, "gan", "floor"),
+    ("gan.ir_zstd", "Ir", None, "gan", None),
+    ("gan.ir_loader", "Ir", None, "gan", None),
+    ("gan.overhead_fixed", "%", None, "gan", None),
     ("gan.step_ir_added", "Ir/step", None, "gan_step", "vramtrace"),
     ("gan.startup_ir_added", "Ir", None, "gan_step", "vramtrace"),
     ("gan.step_overhead", "%", None, "gan_step", "vramtrace"),
@@ -299,30 +305,59 @@ def measure_storm(tools, p, samples):
 
 # ---- GAN training under callgrind --------------------------------------------------
 
-def callgrind_ir(tools, env, steps):
+# The part of the preload's added instructions that no change to its recording
+# code removes: the trace's compression (libzstd, the library's own level 1)
+# and the loader's work for the preload and its libraries (ld.so).
+FIXED_OBJECTS = {"zstd": "libzstd.so", "loader": "ld-linux-x86-64.so"}
+
+
+def callgrind_objects(out):
+    """Self Ir per FIXED_OBJECTS key in a callgrind output (callgrind_annotate)."""
+    annotate = shutil.which("callgrind_annotate")
+    if not annotate:
+        raise Failed("callgrind_annotate is missing (valgrind's package has it)")
+    text = subprocess.run([annotate, "--inclusive=no", "--threshold=100", out], check=True,
+                          capture_output=True, text=True).stdout
+    sums = dict.fromkeys(FIXED_OBJECTS, 0)
+    for m in re.finditer(r"^\s*([\d,]+) \([ \d.]+%\)\s+\S.*\[([^\]]*)\]\s*$", text, re.M):
+        obj = os.path.basename(m.group(2))
+        for key, prefix in FIXED_OBJECTS.items():
+            if obj.startswith(prefix):
+                sums[key] += int(m.group(1).replace(",", ""))
+    return sums
+
+
+def callgrind_ir(tools, env, steps, objects=False):
+    """Total Ir of all threads of the GAN training under callgrind; with
+    objects, also callgrind_objects' sums: (total, sums)."""
     out = os.path.join(tools.tmp, "callgrind.out")
     cmd = [VALGRIND, "--tool=callgrind", f"--callgrind-out-file={out}", tools.train,
            "--synthetic", "--memory-only", "--log-every", "1000", "--steps", str(steps)]
     tools.run(cmd, env, cwd=tools.tmp)
     with open(out) as f:
         m = re.search(r"^totals:\s+(\d+)", f.read(), re.M)
+    sums = callgrind_objects(out) if objects and m else None
     os.unlink(out)
     if not m:
         raise Failed(f"no totals: line in callgrind's output of {' '.join(cmd)}")
-    return int(m.group(1))
+    return (int(m.group(1)), sums) if objects else int(m.group(1))
 
 
 def measure_gan(tools, p, samples):
     if not VALGRIND:
         raise Failed("valgrind is not installed (the README's install command has it)")
-    ir = {}
+    ir, fixed = {}, {}
     for steps in (p["gan_steps_lo"], p["gan_steps"]):
         progress(f"GAN training, {steps} steps, under callgrind without the preload")
-        plain = callgrind_ir(tools, tools.env, steps)
+        plain, fixed["plain"] = callgrind_ir(tools, tools.env, steps, objects=True)
         progress(f"GAN training, {steps} steps, under callgrind with the preload")
-        traced = callgrind_ir(tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace")), steps)
+        traced, fixed["traced"] = callgrind_ir(
+            tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace")), steps, objects=True)
         ir[steps] = (plain, traced)
     plain, traced = ir[p["gan_steps"]]
+    for key in FIXED_OBJECTS:
+        samples[f"gan.ir_{key}"] = [fixed["traced"][key] - fixed["plain"][key]]
+    samples["gan.overhead_fixed"] = [sum(samples[f"gan.ir_{k}"][0] for k in FIXED_OBJECTS) * 100.0 / plain]
     progress(f"GAN training, {p['gan_steps']} steps, under callgrind with the preload, stacks off")
     off = callgrind_ir(tools, tools.vt_env(os.path.join(tools.tmp, "gan.vtrace"), 0), p["gan_steps"])
     samples["gan.overhead_stacks_off"] = [(off - plain) * 100.0 / plain]
@@ -483,6 +518,9 @@ def row_cells(row, figs):
             cells[col].append(cell(key, figs) + cpu)
     if row == "gan":
         cells["plain"] = [f"{figs['gan.ir_plain'][0] / 1e6:.1f} M Ir (with: {figs['gan.ir_vramtrace'][0] / 1e6:.1f} M)"]
+        cells["vramtrace"].append(f"of which {fmt(figs['gan.overhead_fixed'][0])} % is the trace's "
+                                  f"compression ({figs['gan.ir_zstd'][0] / 1e6:.2f} M Ir in zstd) and the "
+                                  f"loader's ({figs['gan.ir_loader'][0] / 1e6:.2f} M Ir in ld.so)")
     if row == "gan_step":
         cells["vramtrace"] = [f"{figs['gan.step_ir_added'][0] / 1e3:.1f} k Ir per step, start-up "
                               f"{figs['gan.startup_ir_added'][0] / 1e6:.2f} M Ir, "
