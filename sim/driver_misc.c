@@ -245,6 +245,7 @@ struct ptr_info {
     int ordinal, managed;
     uintptr_t start;
     size_t size;
+    CUmemoryPool pool; /* a stream-ordered allocation's pool, else NULL */
 };
 
 static void ptr_info(CUdeviceptr p, struct ptr_info *pi)
@@ -258,6 +259,7 @@ static void ptr_info(CUdeviceptr p, struct ptr_info *pi)
         pi->type = pi->managed ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_DEVICE;
         pi->start = a.ptr;
         pi->size = a.size;
+        pi->pool = a.kind == SIM_ASYNC_MEM && a.seg ? a.seg->pool : NULL;
     } else if (cuMemHostGetDevicePointer_v2(&base, (void *)(uintptr_t)p, 0) == CUDA_SUCCESS) {
         pi->type = CU_MEMORYTYPE_HOST;
         pi->ordinal = 0;
@@ -289,6 +291,10 @@ static CUresult ptr_attr(const struct ptr_info *pi, CUpointer_attribute attr, vo
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
         *(size_t *)data = pi->size;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: /* "if it was allocated from a mempool.
+                                                 Otherwise returns NULL" (cuda.h) */
+        *(CUmemoryPool *)data = pi->pool;
         return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;

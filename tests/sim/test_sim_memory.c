@@ -192,6 +192,22 @@ static cudaMemPool_t new_pool(int device, size_t max_size)
  * own release threshold; the current pool of a device serves
  * cudaMallocAsync; a pool destroyed with live allocations goes with the last
  * one's free, and the default pool is current again. */
+/* cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) of p, asked of
+ * the driver the runtime loaded (cuda.h: 17, "the mempool handle for the
+ * allocation if it was allocated from a mempool. Otherwise returns NULL"). */
+static cudaMemPool_t ptr_pool(const void *p)
+{
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(drv);
+    int (*attr)(void *, int, uintptr_t) =
+        (int (*)(void *, int, uintptr_t))dlsym(drv, "cuPointerGetAttribute");
+    assert_non_null(attr);
+    cudaMemPool_t pool = (cudaMemPool_t)&pool;
+    assert_int_equal(attr(&pool, 17, (uintptr_t)p), 0);
+    dlclose(drv);
+    return pool;
+}
+
 static void created_pools(void **state)
 {
     (void)state;
@@ -205,6 +221,9 @@ static void created_pools(void **state)
     assert_true(pool != def && small != def && pool != small);
     assert_int_equal(cudaMallocFromPoolAsync(&a, 3 * MiB, pool, 0), cudaSuccess);
     assert_int_equal(cudaMallocAsync(&b, MiB, 0), cudaSuccess); /* the default pool */
+    assert_ptr_equal(ptr_pool(a), pool);
+    assert_ptr_equal(ptr_pool((char *)a + MiB), pool);
+    assert_ptr_equal(ptr_pool(b), def);
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
     assert_int_equal(pool_attr(pool, cudaMemPoolAttrUsedMemCurrent), 3 * MiB);
     assert_int_equal(pool_attr(def, cudaMemPoolAttrReservedMemCurrent), 32 * MiB);
@@ -247,6 +266,9 @@ static void created_pools(void **state)
     assert_int_equal(free_now(), f0);
     assert_int_equal(cudaMemPoolDestroy(def), cudaErrorInvalidValue); /* not a created pool */
     (void)cudaGetLastError();
+    assert_int_equal(cudaMalloc(&a, MiB), cudaSuccess); /* not a pool's */
+    assert_null(ptr_pool(a));
+    assert_int_equal(cudaFree(a), cudaSuccess);
 }
 
 static void *other_thread_device(void *arg)
