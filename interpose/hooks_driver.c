@@ -309,16 +309,23 @@ typedef CUresult (*pool_destroy_fn)(CUmemoryPool);
 
 /* Not a free (the pool's memory was never recorded as allocations): the
  * pool is no longer sampled, nor its device known, from before the real
- * destroy on, and once destroyed a last pool_stat says it holds nothing
- * (vti_pool_destroy_begin, _end). */
+ * destroy on, and once destroyed a last pool_stat says what it holds
+ * (vti_pool_destroy_begin, _end). Under the order lock, so that no free of
+ * an allocation the pool keeps (vti_pool_freed) runs between its finding
+ * and the destroy. */
 VTI_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 {
     pool_destroy_fn real = (pool_destroy_fn)vti_real(F_cuMemPoolDestroy);
     vti_hook_enter();
+    bool ordered = !vti_order_held();
+    if (ordered)
+        vti_order_lock();
     vt_event last;
     vti_pool_destroy_begin((uint64_t)(uintptr_t)pool, &last);
     CUresult rc = real ? real(pool) : NO_DRIVER;
     vti_pool_destroy_end(&last, rc == CUDA_SUCCESS);
+    if (ordered)
+        vti_order_unlock();
     vti_leave();
     return rc;
 }

@@ -656,6 +656,19 @@ void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg),
     guard_end(taken);
 }
 
+void vti_live_each(void (*fn)(const vti_live *e, void *arg), void *arg)
+{
+    vti_live e;
+    bool taken = guard_begin();
+    for (int k = 0; k < STRIPES; k++)
+        for (uint32_t i = 0; stripes[k].slots != no_slots && i < stripes[k].cap; i++)
+            if (stripes[k].slots[i].val) {
+                decode(&stripes[k].slots[i], &e);
+                fn(&e, arg);
+            }
+    guard_end(taken);
+}
+
 void vti_counters_get(int device, vti_counters *out)
 {
     dev_counters *c = dev(device);

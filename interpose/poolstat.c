@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "vti_internal.h"
 
@@ -348,6 +350,150 @@ void vti_write_pool_sample(vti_thread *t, int device, bool empty)
     pthread_mutex_unlock(&pools_lock);
 }
 
+/* ---- pools destroyed with allocations outstanding ---------------------------
+ * (docs/trace.md, "A destroyed pool's last free".) Their outstanding
+ * allocations, sorted by address, under pools_lock: draining.v[0 .. n) in
+ * force, then `pending` more found by a destroy not yet returned
+ * (vti_pool_destroy_end keeps them when it succeeded). */
+typedef struct draining_alloc {
+    uint64_t addr, pool, size;
+    uint64_t reserved; /* the pool's reserved bytes at its destroy */
+    int device;
+    bool each; /* its reserve stays until the last free: each free is told */
+} draining_alloc;
+static struct {
+    draining_alloc *v;
+    uint32_t n, pending, cap;
+} draining;
+VTI_HIDDEN _Atomic uint32_t vti_pools_draining;
+
+/* What a destroy looks for: the pool, its device, its reserved bytes, the
+ * bytes found outstanding, and whether memory ran out (then the pool is not
+ * followed: its state at the destroy stands). */
+typedef struct drain_find {
+    uint64_t pool, reserved, found;
+    int device;
+    bool each, out_of_memory;
+} drain_find;
+
+/* The pool the driver names for live address addr, 0 when none or unknown. */
+static uint64_t pool_of_pointer(uint64_t addr)
+{
+    PFN_cuPointerGetAttribute_v4000 attr =
+        VTI_REAL_DRIVER(cuPointerGetAttribute, 4000, "cuPointerGetAttribute");
+    CUmemoryPool pool = NULL;
+    if (!attr ||
+        attr(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, (CUdeviceptr)addr) != CUDA_SUCCESS)
+        return 0;
+    return (uint64_t)(uintptr_t)pool;
+}
+
+/* vti_live_each's visitor: e is pending when it is a stream-ordered
+ * allocation of f's pool. */
+static void drain_visit(const vti_live *e, void *arg)
+{
+    drain_find *f = arg;
+    const vt_api_info *a = vt_api_get((enum vt_api)e->api);
+    if (f->out_of_memory || e->space != VT_SPACE_ADDR || vti_live_device(e) != f->device || !a ||
+        !a->stream_ordered || pool_of_pointer(e->addr) != f->pool)
+        return;
+    uint32_t need = draining.n + draining.pending + 1;
+    if (need > draining.cap) {
+        uint32_t cap = draining.cap ? draining.cap * 2 : 16;
+        draining_alloc *v = realloc(draining.v, cap * sizeof *v);
+        if (!v) {
+            f->out_of_memory = true;
+            return;
+        }
+        draining.v = v;
+        draining.cap = cap;
+    }
+    draining.v[need - 1] =
+        (draining_alloc){e->addr, f->pool, e->size, f->reserved, f->device, f->each};
+    draining.pending++;
+    f->found += e->size;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+    uint64_t x = ((const draining_alloc *)a)->addr, y = ((const draining_alloc *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+/* Does pool keep reserved bytes through synchronizations? Its release
+ * threshold ("amount of reserved memory in bytes to hold onto before trying
+ * to release memory back to the OS", CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) is
+ * at least that much. */
+static bool pool_keeps(uint64_t pool, uint64_t reserved)
+{
+    PFN_cuMemPoolGetAttribute_v11020 attr =
+        VTI_REAL_DRIVER(cuMemPoolGetAttribute, 11020, "cuMemPoolGetAttribute");
+    cuuint64_t threshold = 0;
+    return attr &&
+           attr((CUmemoryPool)(uintptr_t)pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) ==
+               CUDA_SUCCESS &&
+           threshold >= reserved;
+}
+
+/* The outstanding allocations of pool (device; reserved and used bytes
+ * before its destroy) as pending; false when they cannot all be found: their
+ * sizes must sum to the pool's used bytes (the requested bytes of its live
+ * allocations, as the driver counts them: sim_internal.h), else some were
+ * made before the recording or memory ran out (none are kept then).
+ * pools_lock and the order lock held. */
+static bool drain_find_all(uint64_t pool, int device, uint64_t reserved, uint64_t used)
+{
+    drain_find f = {.pool = pool, .reserved = reserved, .device = device};
+    draining.pending = 0;
+    vti_enter(); /* the driver queries are vramtrace's own calls */
+    f.each = pool_keeps(pool, reserved);
+    vti_live_each(drain_visit, &f);
+    vti_leave();
+    if (f.out_of_memory || f.found != used)
+        draining.pending = 0;
+    return draining.pending > 0;
+}
+
+/* The pending allocations in force (destroyed) or dropped. pools_lock held. */
+static void drain_commit(bool destroyed)
+{
+    if (destroyed && draining.pending) {
+        draining.n += draining.pending;
+        qsort(draining.v, draining.n, sizeof *draining.v, by_addr);
+        atomic_store_explicit(&vti_pools_draining, draining.n, memory_order_relaxed);
+    }
+    draining.pending = 0;
+}
+
+void vti_pool_freed(vti_thread *t, uint64_t addr)
+{
+    draining_alloc key = {.addr = addr};
+    pthread_mutex_lock(&pools_lock);
+    draining_alloc *hit =
+        draining.n ? bsearch(&key, draining.v, draining.n, sizeof key, by_addr) : NULL;
+    if (hit) {
+        draining_alloc gone = *hit;
+        memmove(hit, hit + 1, (size_t)(draining.v + draining.n - (hit + 1)) * sizeof *hit);
+        draining.n--;
+        atomic_store_explicit(&vti_pools_draining, draining.n, memory_order_relaxed);
+        uint64_t used = 0;
+        for (uint32_t i = 0; i < draining.n; i++)
+            if (draining.v[i].pool == gone.pool)
+                used += draining.v[i].size;
+        /* none left: the driver releases the pool; else, where its reserve
+         * is known to stay, the pool's used bytes less */
+        if (t && (!used || gone.each)) {
+            vt_event ev = {.type = VT_REC_POOL_STAT, .ts_ns = vti_stamp()};
+            ev.u.pool.device = gone.device;
+            ev.u.pool.pool = gone.pool;
+            ev.u.pool.reserved_bytes = used ? gone.reserved : 0;
+            ev.u.pool.used_bytes = used;
+            vti_write(t, &ev);
+        }
+    }
+    pthread_mutex_unlock(&pools_lock);
+}
+
 void vti_pool_destroy_begin(uint64_t pool, vt_event *last)
 {
     *last = (vt_event){.type = VT_REC_POOL_STAT};
@@ -365,6 +511,8 @@ void vti_pool_destroy_begin(uint64_t pool, vt_event *last)
     vti_leave();
     if (have && !last->u.pool.used_bytes)
         last->u.pool.reserved_bytes = 0;
+    else if (have)
+        drain_find_all(pool, device, last->u.pool.reserved_bytes, last->u.pool.used_bytes);
     last->u.pool.device = have ? device : -1;
     last->u.pool.pool = pool;
     if (atomic_load_explicit(&pools[i].sampled, memory_order_relaxed))
@@ -383,6 +531,7 @@ void vti_pool_destroy_end(vt_event *last, bool destroyed)
         vti_write(t, last);
         vti_thread_put(t);
     }
+    drain_commit(destroyed && last->u.pool.device >= 0);
     pthread_mutex_unlock(&pools_lock);
 }
 
@@ -462,6 +611,8 @@ void vti_pool_fork_reset(void)
         atomic_store(&reserved_peak[d], 0);
     }
     atomic_store(&nsampled, 0);
+    draining.n = draining.pending = 0; /* the child's CUDA is not the parent's */
+    atomic_store(&vti_pools_draining, 0);
     atomic_store(&pool_devices, 0);
     atomic_store(&spare_sampled, 0);
     atomic_store(&sampled_full, false);

@@ -336,8 +336,12 @@ void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts)
      * own; one still mapped is written when its last mapping goes
      * (emit_release), unless a retain makes it live again */
     if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e) == VTI_RELEASE_DIED
-                                     : vti_live_remove(addr, space, &e))
+                                     : vti_live_remove(addr, space, &e)) {
         emit_free(t, &e, ts);
+        if (space == VT_SPACE_ADDR &&
+            atomic_load_explicit(&vti_pools_draining, memory_order_relaxed))
+            vti_pool_freed(t, addr);
+    }
     vti_thread_put(t);
 }
 
@@ -360,6 +364,9 @@ void vti_rec_free_failed(uint64_t addr, int error, enum vti_fn f, uint32_t stack
 static void reset_one(const vti_live *e, void *arg)
 {
     emit_free(arg, e, vti_stamp());
+    if (e->space == VT_SPACE_ADDR &&
+        atomic_load_explicit(&vti_pools_draining, memory_order_relaxed))
+        vti_pool_freed(arg, e->addr);
 }
 
 void vti_rec_device_reset(int device)

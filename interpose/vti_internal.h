@@ -719,6 +719,10 @@ bool vti_live_has(uint64_t addr);
 /* Remove every live allocation of device (for cudaDeviceReset), calling fn
  * for each before it goes. */
 void vti_live_drain_device(int device, void (*fn)(const vti_live *e, void *arg), void *arg);
+/* Call fn(entry, arg) for every live entry (allocations, VMM handles and
+ * mappings), the order lock held (taken here unless this thread holds it);
+ * fn must not change the map. */
+void vti_live_each(void (*fn)(const vti_live *e, void *arg), void *arg);
 /* Per-device counters; device -1 is pinned host memory. */
 typedef struct vti_counters {
     uint64_t live_bytes, peak_bytes, live_count, allocs, frees, failures;
@@ -961,9 +965,25 @@ int vti_pool_known_device(uint64_t pool);
  * used 0 when no allocation of it is outstanding (its memory goes back to
  * the device, which the report must no longer count as the pool's free
  * reserve: docs/trace.md, "A destroyed pool"), else its state before the
- * destroy; end writes it when the real destroy succeeded. */
+ * destroy, and finds the allocations that keep the pool (vti_pool_freed);
+ * end writes it when the real destroy succeeded. The order lock held. */
 void vti_pool_destroy_begin(uint64_t pool, vt_event *last);
 void vti_pool_destroy_end(vt_event *last, bool destroyed);
+/* The allocations outstanding at a pool's destroy (vti_pool_destroy_begin
+ * finds them: the live stream-ordered allocations of the pool's device whose
+ * pool the driver names, cuPointerGetAttribute's
+ * CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) keep the pool until their frees
+ * (CUDA Driver API, cuMemPoolDestroy: "the resources associated with the
+ * pool will be released automatically once there are no more outstanding
+ * allocations"); nonzero while any is live. The order lock held around the
+ * destroy orders it against their frees. */
+extern VTI_HIDDEN _Atomic uint32_t vti_pools_draining;
+/* addr (address space) was freed at ts on thread t (vti_rec_free, a device
+ * reset), the order lock held: when it was the last outstanding allocation
+ * of a destroyed pool, a VT_REC_POOL_STAT of reserved and used 0 follows
+ * its free (the driver releases the pool then). Call only while
+ * vti_pools_draining is nonzero. */
+void vti_pool_freed(vti_thread *t, uint64_t addr);
 
 /* The one shape of a stream-ordered allocation hook (both APIs): an
  * allocation node while STREAM captures (vti_graph_capturing), else

@@ -7,10 +7,16 @@
  * memory it held again counted as the pool's, so the use outside the
  * recording came out 256 MiB short). Then a pool made again (the handle
  * may be the same) and taken from, freed, then a third failure; last, a
- * pool destroyed while one of its allocations is outstanding, which keeps
- * its memory until that free, and a fourth failure in between (the report
- * keeps such a pool's state at its destroy from then on: the driver gives
- * its reserve back at that last free, which vramtrace does not follow). */
+ * pool with 128 MiB in reserve destroyed while 64 + 32 MiB of it are
+ * outstanding, which keeps the pool, and its whole reserve (its release
+ * threshold the most), until their last free: a fourth failure after the
+ * destroy (32 MiB of free reserve), a fifth after the 32 MiB free (64 MiB
+ * of free reserve: the pool's state at the destroy no longer holds) and a
+ * sixth after the last free, when the driver has released the pool: none of
+ * its reserve may count (until session 37 the report kept the state at the
+ * destroy for good: live_reserved_bytes 160 MiB where the device had 192
+ * MiB in use less its context reserve at the fifth, 128 where it had 64 at
+ * the sixth). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -59,14 +65,20 @@ int main(void)
     EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
     /* destroyed with an allocation outstanding: the pool lives on until its
      * free (CUDA Runtime API, cudaMemPoolDestroy), its memory held */
-    void *outstanding;
+    void *outstanding, *other;
     pool = pool_make();
+    take_and_free(pool, 128 * MiB);
     EXPECT(cudaMallocFromPoolAsync(&outstanding, 64 * MiB, pool, NULL), cudaSuccess);
+    EXPECT(cudaMallocFromPoolAsync(&other, 32 * MiB, pool, NULL), cudaSuccess);
     EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
     EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
     EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
-    EXPECT(cudaFreeAsync(outstanding, NULL), cudaSuccess);
+    EXPECT(cudaFreeAsync(other, NULL), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess); /* the reserve stays */
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
+    EXPECT(cudaFreeAsync(outstanding, NULL), cudaSuccess); /* the pool goes */
     EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
+    EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
     EXPECT(cudaFree(kept), cudaSuccess);
     return 0;
 }

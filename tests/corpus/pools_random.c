@@ -6,9 +6,15 @@
  *   - makes a pool on either device (cudaMemPoolCreate) with a release
  *     threshold of 0, 32 MiB or the most, one in three with a maxSize of
  *     64 to 256 MiB (its allocations fail past it, the device not full);
- *   - destroys a pool none of whose allocations is outstanding (one with
- *     some outstanding keeps its reserve until their last free, which
- *     vramtrace does not follow: docs/trace.md, "A destroyed pool");
+ *   - destroys a pool, with allocations outstanding or none (the driver
+ *     keeps one with some, and its reserve, until their last free:
+ *     docs/trace.md, "A destroyed pool"; before session 37 only pools
+ *     without were destroyed here, and the report kept such a pool's
+ *     reserve after that free). A pool whose release threshold is not the
+ *     most has its outstanding allocations freed at once: its reserve
+ *     between the destroy and that free follows the synchronizations and
+ *     cannot be asked of the driver (a destroyed handle), so a failure
+ *     there could not be held to the ledger;
  *   - makes a pool, or the device's default pool, the device's current pool
  *     (cudaDeviceSetMemPool), or sets a pool's release threshold;
  *   - allocates 1 B to 64 MiB from a pool by name (cudaMallocFromPoolAsync,
@@ -51,6 +57,7 @@ static unsigned long long seed;
 static struct pool {
     cudaMemPool_t pool;
     int device, outstanding;
+    cuuint64_t threshold; /* its release threshold */
 } pools[POOLS];
 static int npools;
 static cudaMemPool_t defaults[DEVICES];
@@ -63,7 +70,7 @@ static struct live {
     int pool;
 } live[LIVE];
 static int nlive;
-static int oom, made, destroyed;
+static int oom, made, destroyed, destroyed_busy; /* busy: allocations outstanding */
 
 static struct worker {
     unsigned long long rng;
@@ -106,20 +113,19 @@ static void op_create(struct worker *w)
            cudaSuccess);
     p->device = props.location.id;
     p->outstanding = 0;
+    p->threshold = threshold;
     npools++;
     made++;
 }
 
-/* A pool without outstanding allocations destroyed (its device's current
- * pool the default one again first: a destroyed current pool would leave
- * the device without one). */
+/* A pool destroyed (its device's current pool the default one again
+ * first: a destroyed current pool would leave the device without one); its
+ * outstanding allocations stay live, of no pool in pools[]. */
 static void op_destroy(struct worker *w)
 {
     if (!npools)
         return;
     int i = (int)pick(w, (unsigned)npools);
-    if (pools[i].outstanding)
-        return;
     cudaMemPool_t current;
     EXPECT(cudaDeviceGetMemPool(&current, pools[i].device), cudaSuccess);
     if (current == pools[i].pool)
@@ -127,6 +133,16 @@ static void op_destroy(struct worker *w)
     EXPECT(cudaStreamSynchronize(streams[0]), cudaSuccess); /* its frees done */
     EXPECT(cudaStreamSynchronize(streams[1]), cudaSuccess);
     EXPECT(cudaMemPoolDestroy(pools[i].pool), cudaSuccess);
+    destroyed_busy += pools[i].outstanding > 0;
+    for (int k = 0; k < nlive; k++) {
+        if (live[k].pool != i)
+            continue;
+        live[k].pool = -1;
+        if (pools[i].threshold != UINT64_MAX) { /* freed at once (see the top) */
+            EXPECT(cudaFreeAsync(live[k].p, streams[pick(w, DEVICES)]), cudaSuccess);
+            live[k--] = live[--nlive];
+        }
+    }
     pools[i] = pools[--npools];
     for (int k = 0; k < nlive; k++) /* the moved pool's allocations follow it */
         if (live[k].pool == npools)
@@ -147,9 +163,11 @@ static void op_set_current(struct worker *w)
 static void op_threshold(struct worker *w)
 {
     cuuint64_t threshold = some_threshold(w);
-    cudaMemPool_t pool =
-        npools && pick(w, 2) ? pools[pick(w, (unsigned)npools)].pool : defaults[pick(w, DEVICES)];
+    int i = npools && pick(w, 2) ? (int)pick(w, (unsigned)npools) : -1;
+    cudaMemPool_t pool = i >= 0 ? pools[i].pool : defaults[pick(w, DEVICES)];
     EXPECT(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), cudaSuccess);
+    if (i >= 0)
+        pools[i].threshold = threshold;
 }
 
 /* The index in pools[] of the device's current pool, -1 for another. */
@@ -295,8 +313,8 @@ int main(int argc, char **argv)
     corpus_run_threads(WORKERS, worker);
     for (int d = 0; d < DEVICES; d++)
         EXPECT(cudaStreamSynchronize(streams[d]), cudaSuccess);
-    printf("pools_random: seed %llu, %d pools made, %d destroyed, %d out of memory, %d live at "
-           "exit\n",
-           seed, made, destroyed, oom, nlive);
+    printf("pools_random: seed %llu, %d pools made, %d destroyed (%d with allocations "
+           "outstanding), %d out of memory, %d live at exit\n",
+           seed, made, destroyed, destroyed_busy, oom, nlive);
     return 0;
 }
