@@ -436,12 +436,12 @@ static bool pool_keeps(uint64_t pool, uint64_t reserved)
 }
 
 /* The outstanding allocations of pool (device; reserved and used bytes
- * before its destroy) as pending; false when they cannot all be found: their
- * sizes must sum to the pool's used bytes (the requested bytes of its live
+ * before its destroy) as pending, when they can all be found: their sizes
+ * must sum to the pool's used bytes (the requested bytes of its live
  * allocations, as the driver counts them: sim_internal.h), else some were
  * made before the recording or memory ran out (none are kept then).
  * pools_lock and the order lock held. */
-static bool drain_find_all(uint64_t pool, int device, uint64_t reserved, uint64_t used)
+static void drain_find_all(uint64_t pool, int device, uint64_t reserved, uint64_t used)
 {
     drain_find f = {.pool = pool, .reserved = reserved, .device = device};
     draining.pending = 0;
@@ -451,7 +451,6 @@ static bool drain_find_all(uint64_t pool, int device, uint64_t reserved, uint64_
     vti_leave();
     if (f.out_of_memory || f.found != used)
         draining.pending = 0;
-    return draining.pending > 0;
 }
 
 /* The pending allocations in force (destroyed) or dropped. pools_lock held. */

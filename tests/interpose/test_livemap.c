@@ -479,6 +479,47 @@ static void drain_device(void **state)
     remove_all();
 }
 
+/* vti_live_each's visitor: the entry must be a live one of the reference
+ * (ids below *(uint32_t *)arg), not seen before; it is marked seen (used 2). */
+static void visit(const vti_live *e, void *arg)
+{
+    uint32_t n = *(uint32_t *)arg;
+    for (uint32_t id = 0; id < n; id++) {
+        vti_live *r = &ref[e->space == VT_SPACE_VMM_HANDLE][id];
+        if (r->used && r->addr == e->addr && r->space == e->space) {
+            if (r->used != 1)
+                fail_msg("id %u space %d visited twice", id, e->space);
+            expect_entry(r, e);
+            r->used = 2;
+            return;
+        }
+    }
+    fail_msg("visited %#llx (space %d), which is not live", (unsigned long long)e->addr, e->space);
+}
+
+/* vti_live_each visits every live entry once, of both spaces and overflow
+ * records too (sizes of 2^40 and more), and nothing removed. */
+static void each_visits_all(void **state)
+{
+    uint32_t n = 3000;
+    (void)state;
+    for (uint32_t id = 0; id < n; id++) {
+        ref_insert(id, VT_SPACE_ADDR);
+        if (id % 5 == 0)
+            ref_insert(id, VT_SPACE_VMM_HANDLE);
+    }
+    for (uint32_t id = 0; id < n; id += 3)
+        ref_remove(id, VT_SPACE_ADDR);
+    vti_live_each(visit, &n);
+    for (int sp = 0; sp < 2; sp++)
+        for (uint32_t id = 0; id < n; id++) {
+            if (ref[sp][id].used == 1)
+                fail_msg("id %u space %d live but not visited", id, sp);
+            ref[sp][id].used = ref[sp][id].used ? 1 : 0;
+        }
+    remove_all();
+}
+
 /* The entry checker finds each field a caller reads when it differs. */
 static void checker_catches_wrong_entry(void **state)
 {
@@ -542,6 +583,7 @@ int main(void)
         cmocka_unit_test(vmm_mappings),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(drain_device),
+        cmocka_unit_test(each_visits_all),
     };
     const struct CMUnitTest full_tests[] = {cmocka_unit_test(full_stripe)};
 #ifdef LIVEMAP_FULL_ONLY
