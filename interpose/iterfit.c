@@ -9,7 +9,7 @@
  * first memory-info sample + the bytes live then + what the CUDA graph
  * memory pool keeps then beyond the live graph allocations (as the
  * report's baseline since trace format 14, report/graphpool.c: 4 steps
- * early in graph_first_growth.sh without it); the first device to run
+ * early in corpus.graph_first_growth without it); the first device to run
  * out. Per device, live bytes are the device memory they take (the
  * driver's rounding, vt_driver_slack, added: a cudaMalloc per tensor
  * projected step 98 for a failure in step 63; a sampled stream-ordered

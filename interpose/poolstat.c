@@ -74,6 +74,10 @@ static struct {
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Slots with sampled set now (written under pools_lock; read without). */
 static _Atomic int nsampled;
+/* Each device's pools destroyed with allocations outstanding, which the
+ * driver keeps until those are freed: their reserved bytes and free reserve
+ * summed (drain_sums, below; written under pools_lock, read without). */
+static _Atomic uint64_t drain_reserved[VTI_MAX_DEVICES], drain_spare[VTI_MAX_DEVICES];
 
 /* The pool of pools[i] and, unless device is NULL, its device into *device
  * (-1 for a free slot and, when sampled is true, for a pool not sampled);
@@ -158,7 +162,9 @@ static uint64_t device_sum(int d, bool reserved)
         if (pool != current && dev == d)
             sum += atomic_load_explicit(reserved ? &pools[i].reserved : &pools[i].spare,
                                         memory_order_relaxed);
-    return sum;
+    /* and the destroyed pools that outstanding allocations keep */
+    return sum + atomic_load_explicit(reserved ? &drain_reserved[d] : &drain_spare[d],
+                                      memory_order_relaxed);
 }
 
 /* Device d's pools' reserved bytes, summed, kept as its most when above:
@@ -351,15 +357,14 @@ void vti_write_pool_sample(vti_thread *t, int device, bool empty)
 }
 
 /* ---- pools destroyed with allocations outstanding ---------------------------
- * (docs/trace.md, "A destroyed pool's last free".) Their outstanding
- * allocations, sorted by address, under pools_lock: draining.v[0 .. n) in
- * force, then `pending` more found by a destroy not yet returned
- * (vti_pool_destroy_end keeps them when it succeeded). */
+ * (docs/trace.md, "A destroyed pool's last free".) Under pools_lock: their
+ * outstanding allocations, sorted by address (draining.v[0 .. n) in force,
+ * then `pending` more found by a destroy not yet returned, kept by
+ * vti_pool_destroy_end when it succeeded), and the pools themselves
+ * (drain_pools). Each device's sums of their reserved bytes and free
+ * reserve count in device_sum, as the report counts their pool_stat. */
 typedef struct draining_alloc {
     uint64_t addr, pool, size;
-    uint64_t reserved; /* the pool's reserved bytes at its destroy */
-    int device;
-    bool each; /* its reserve stays until the last free: each free is told */
 } draining_alloc;
 static struct {
     draining_alloc *v;
@@ -367,14 +372,39 @@ static struct {
 } draining;
 VTI_HIDDEN _Atomic uint32_t vti_pools_draining;
 
-/* What a destroy looks for: the pool, its device, its reserved bytes, the
- * bytes found outstanding, and whether memory ran out (then the pool is not
- * followed: its state at the destroy stands). */
-typedef struct drain_find {
-    uint64_t pool, reserved, found;
+/* A pool destroyed with allocations outstanding: its reserved and used
+ * bytes at the destroy, its used bytes now; each: its reserve stays until
+ * the last free (release threshold at least its reserve), so each free is
+ * told. The pending one of a destroy not yet returned is drain_next. */
+typedef struct drain_pool {
+    uint64_t pool, reserved, used_destroy, used;
     int device;
-    bool each, out_of_memory;
-} drain_find;
+    bool each;
+} drain_pool;
+static drain_pool drain_pools[MAX_POOLS], drain_next;
+static uint32_t ndrain_pools;
+
+/* The free reserve drain_pools[i] holds now, as its last pool_stat says. */
+static uint64_t drain_pool_spare(const drain_pool *p)
+{
+    uint64_t used = p->each ? p->used : p->used_destroy;
+    return p->reserved > used ? p->reserved - used : 0;
+}
+
+/* drain_reserved and drain_spare from drain_pools. pools_lock held. */
+static void drain_sums(void)
+{
+    uint64_t r[VTI_MAX_DEVICES] = {0}, sp[VTI_MAX_DEVICES] = {0};
+    for (uint32_t i = 0; i < ndrain_pools; i++) {
+        int d = drain_pools[i].device;
+        r[d] += drain_pools[i].reserved;
+        sp[d] += drain_pool_spare(&drain_pools[i]);
+    }
+    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
+        atomic_store_explicit(&drain_reserved[d], r[d], memory_order_relaxed);
+        atomic_store_explicit(&drain_spare[d], sp[d], memory_order_relaxed);
+    }
+}
 
 /* The pool the driver names for live address addr, 0 when none or unknown. */
 static uint64_t pool_of_pointer(uint64_t addr)
@@ -389,29 +419,30 @@ static uint64_t pool_of_pointer(uint64_t addr)
 }
 
 /* vti_live_each's visitor: e is pending when it is a stream-ordered
- * allocation of f's pool. */
+ * allocation of drain_next's pool; *arg: the bytes found so far, or
+ * UINT64_MAX once memory ran out. */
 static void drain_visit(const vti_live *e, void *arg)
 {
-    drain_find *f = arg;
+    uint64_t *found = arg;
     const vt_api_info *a = vt_api_get((enum vt_api)e->api);
-    if (f->out_of_memory || e->space != VT_SPACE_ADDR || vti_live_device(e) != f->device || !a ||
-        !a->stream_ordered || pool_of_pointer(e->addr) != f->pool)
+    if (*found == UINT64_MAX || e->space != VT_SPACE_ADDR ||
+        vti_live_device(e) != drain_next.device || !a || !a->stream_ordered ||
+        pool_of_pointer(e->addr) != drain_next.pool)
         return;
     uint32_t need = draining.n + draining.pending + 1;
     if (need > draining.cap) {
         uint32_t cap = draining.cap ? draining.cap * 2 : 16;
         draining_alloc *v = realloc(draining.v, cap * sizeof *v);
         if (!v) {
-            f->out_of_memory = true;
+            *found = UINT64_MAX;
             return;
         }
         draining.v = v;
         draining.cap = cap;
     }
-    draining.v[need - 1] =
-        (draining_alloc){e->addr, f->pool, e->size, f->reserved, f->device, f->each};
+    draining.v[need - 1] = (draining_alloc){e->addr, drain_next.pool, e->size};
     draining.pending++;
-    f->found += e->size;
+    *found += e->size;
 }
 
 static int by_addr(const void *a, const void *b)
@@ -439,29 +470,47 @@ static bool pool_keeps(uint64_t pool, uint64_t reserved)
  * before its destroy) as pending, when they can all be found: their sizes
  * must sum to the pool's used bytes (the requested bytes of its live
  * allocations, as the driver counts them: sim_internal.h), else some were
- * made before the recording or memory ran out (none are kept then).
- * pools_lock and the order lock held. */
+ * made before the recording or memory ran out, or the pool table is full
+ * (none are kept then). pools_lock and the order lock held. */
 static void drain_find_all(uint64_t pool, int device, uint64_t reserved, uint64_t used)
 {
-    drain_find f = {.pool = pool, .reserved = reserved, .device = device};
+    uint64_t found = 0;
     draining.pending = 0;
+    if (ndrain_pools == MAX_POOLS || device < 0 || device >= VTI_MAX_DEVICES)
+        return;
+    drain_next = (drain_pool){pool, reserved, used, used, device, false};
     vti_enter(); /* the driver queries are vramtrace's own calls */
-    f.each = pool_keeps(pool, reserved);
-    vti_live_each(drain_visit, &f);
+    drain_next.each = pool_keeps(pool, reserved);
+    vti_live_each(drain_visit, &found);
     vti_leave();
-    if (f.out_of_memory || f.found != used)
+    if (found != used)
         draining.pending = 0;
 }
 
-/* The pending allocations in force (destroyed) or dropped. pools_lock held. */
+/* The pending allocations and their pool in force (destroyed) or dropped.
+ * pools_lock held. */
 static void drain_commit(bool destroyed)
 {
     if (destroyed && draining.pending) {
         draining.n += draining.pending;
         qsort(draining.v, draining.n, sizeof *draining.v, by_addr);
         atomic_store_explicit(&vti_pools_draining, draining.n, memory_order_relaxed);
+        drain_pools[ndrain_pools++] = drain_next;
+        drain_sums();
     }
     draining.pending = 0;
+}
+
+/* The pool_stat of p after a free of it (reserved and used 0 once none of
+ * it is outstanding) onto t. */
+static void drain_write(vti_thread *t, const drain_pool *p)
+{
+    vt_event ev = {.type = VT_REC_POOL_STAT, .ts_ns = vti_stamp()};
+    ev.u.pool.device = p->device;
+    ev.u.pool.pool = p->pool;
+    ev.u.pool.reserved_bytes = p->used ? p->reserved : 0;
+    ev.u.pool.used_bytes = p->used;
+    vti_write(t, &ev);
 }
 
 void vti_pool_freed(vti_thread *t, uint64_t addr)
@@ -475,19 +524,19 @@ void vti_pool_freed(vti_thread *t, uint64_t addr)
         memmove(hit, hit + 1, (size_t)(draining.v + draining.n - (hit + 1)) * sizeof *hit);
         draining.n--;
         atomic_store_explicit(&vti_pools_draining, draining.n, memory_order_relaxed);
-        uint64_t used = 0;
-        for (uint32_t i = 0; i < draining.n; i++)
-            if (draining.v[i].pool == gone.pool)
-                used += draining.v[i].size;
-        /* none left: the driver releases the pool; else, where its reserve
-         * is known to stay, the pool's used bytes less */
-        if (t && (!used || gone.each)) {
-            vt_event ev = {.type = VT_REC_POOL_STAT, .ts_ns = vti_stamp()};
-            ev.u.pool.device = gone.device;
-            ev.u.pool.pool = gone.pool;
-            ev.u.pool.reserved_bytes = used ? gone.reserved : 0;
-            ev.u.pool.used_bytes = used;
-            vti_write(t, &ev);
+        uint32_t i = 0;
+        while (i < ndrain_pools && drain_pools[i].pool != gone.pool)
+            i++;
+        if (i < ndrain_pools) {
+            drain_pool *p = &drain_pools[i];
+            p->used = p->used > gone.size ? p->used - gone.size : 0;
+            /* none left: the driver releases the pool; else, where its
+             * reserve is known to stay, the pool's used bytes less */
+            if (t && (!p->used || p->each))
+                drain_write(t, p);
+            if (!p->used)
+                *p = drain_pools[--ndrain_pools];
+            drain_sums();
         }
     }
     pthread_mutex_unlock(&pools_lock);
@@ -612,6 +661,8 @@ void vti_pool_fork_reset(void)
     atomic_store(&nsampled, 0);
     draining.n = draining.pending = 0; /* the child's CUDA is not the parent's */
     atomic_store(&vti_pools_draining, 0);
+    ndrain_pools = 0;
+    drain_sums();
     atomic_store(&pool_devices, 0);
     atomic_store(&spare_sampled, 0);
     atomic_store(&sampled_full, false);

@@ -75,6 +75,28 @@ static inline void corpus_driver_start(void)
 }
 #endif
 
+#ifdef NVTX_VERSION /* the programs that include nvtx3/nvToolsExt.h first */
+/* Up to steps NVTX ranges "step", each keeping 64 MiB more (cudaMalloc); on
+ * the first that fails, "died at step N" on stdout and no more
+ * (growth_projection.sh: the step where the exit line and the report
+ * project the run out of memory). */
+static inline void corpus_grow(int steps)
+{
+    void *p;
+    for (int i = 1; i <= steps; i++) {
+        nvtxRangePushA("step");
+        cudaError_t rc = cudaMalloc(&p, 64 * MiB);
+        nvtxRangePop();
+        if (rc != cudaSuccess) {
+            REQUIRE(rc == cudaErrorMemoryAllocation);
+            cudaGetLastError();
+            printf("died at step %d\n", i);
+            return;
+        }
+    }
+}
+#endif
+
 #ifdef CORPUS_THREADS
 #include <pthread.h>
 /* Run worker(i) on n threads (n <= 64), i = 0..n-1, and join them all. */

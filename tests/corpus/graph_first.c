@@ -18,7 +18,7 @@
  * With CORPUS_GROW_STEPS=N, instead of the failure, N NVTX ranges "step"
  * keep 64 MiB more each (grow): the exit line's projection took the device's
  * room at the same sample and, until session 34, missed the graph pool's
- * kept 257 MiB in it (graph_first_growth.sh).
+ * kept 257 MiB in it (growth_projection.sh).
  */
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -26,26 +26,6 @@
 #include <stdlib.h>
 
 #include "corpus.h"
-
-/* Up to steps NVTX ranges "step", each keeping 64 MiB more; on the first
- * that fails, "died at step N" on stdout and no more (graph_first_growth.sh:
- * the step where the exit line and the report project the run out of
- * memory). */
-static void grow(int steps)
-{
-    void *p;
-    for (int i = 1; i <= steps; i++) {
-        nvtxRangePushA("step");
-        cudaError_t rc = cudaMalloc(&p, 64 * MiB);
-        nvtxRangePop();
-        if (rc != cudaSuccess) {
-            REQUIRE(rc == cudaErrorMemoryAllocation);
-            cudaGetLastError();
-            printf("died at step %d\n", i);
-            return;
-        }
-    }
-}
 
 int main(void)
 {
@@ -66,7 +46,7 @@ int main(void)
     EXPECT(cudaStreamSynchronize(s), cudaSuccess);
 
     if (getenv("CORPUS_GROW_STEPS")) {
-        grow(atoi(getenv("CORPUS_GROW_STEPS")));
+        corpus_grow(atoi(getenv("CORPUS_GROW_STEPS")));
     } else {
         EXPECT(cudaMalloc(&none, 4096 * MiB), cudaErrorMemoryAllocation);
         cudaGetLastError();

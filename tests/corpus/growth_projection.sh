@@ -1,14 +1,18 @@
 #!/bin/sh
-# graph_first_growth.sh VRAMTRACE GRAPH_FIRST: the preload's exit line and
-# the report project a growing run's out of memory at the step it dies at,
-# where the device's first memory sample comes while the CUDA graph memory
-# pool keeps 257 MiB (graph_first.c with CORPUS_GROW_STEPS: a graph launch
-# is the first allocation, then NVTX ranges "step" keep 64 MiB more each,
-# on a 2 GiB simulated device). Ground truth: the step the same program
-# dies at when it runs on. The exit line took the device's room at that
-# sample without the pool's kept memory until session 34 (4 steps early;
-# the report counted it since trace format 14). The check is also shown
-# failing on a projection 2 steps off.
+# growth_projection.sh VRAMTRACE PROGRAM: the preload's exit line and the
+# report project a growing run's out of memory at the step it dies at.
+# PROGRAM, run with CORPUS_GROW_STEPS=N on a 2 GiB simulated device, keeps
+# 64 MiB more in each of N NVTX ranges "step" after a set-up of its own and
+# prints "died at step K" at the first that fails (corpus.h, corpus_grow).
+# Ground truth: the step the same program dies at when it runs on. The
+# check is also shown failing on a projection 2 steps off.
+#   graph_first.c: the device's first memory sample comes while the CUDA
+#     graph memory pool keeps 257 MiB; the exit line took the device's room
+#     at that sample without the pool's kept memory until session 34 (4
+#     steps early; the report counted it since trace format 14).
+#   pool_drain_growth.c: a pool destroyed with memory outstanding keeps 192
+#     MiB of free reserve; the exit line dropped it at the destroy until
+#     session 37 (3 steps late: 27 for 24).
 set -eu
 VT=$1
 PROG=$2
@@ -55,4 +59,4 @@ check "$D/first" "report" "$died" || fail "report"
 if check "$D/exit" "exit line, perturbed" "$((died + 2))" >/dev/null 2>&1; then
     fail "the check passed a projection 2 steps off"
 fi
-echo "graph_first_growth: ok: died at step $died, both projected it"
+echo "growth_projection: ok: died at step $died, both projected it"
