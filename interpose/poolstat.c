@@ -29,17 +29,26 @@ static uint64_t current_pool(int device)
     return (uint64_t)(uintptr_t)pool;
 }
 
-/* Reserved and used bytes of pool (cuMemPoolGetAttribute,
- * CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT / USED_MEM_CURRENT). false when the
+/* Attribute a of pool into *v (cuMemPoolGetAttribute); false when the
  * driver cannot answer. */
-static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
+static bool pool_attr(uint64_t pool, CUmemPool_attribute a, uint64_t *v)
 {
     PFN_cuMemPoolGetAttribute_v11020 attr =
         VTI_REAL_DRIVER(cuMemPoolGetAttribute, 11020, "cuMemPoolGetAttribute");
-    cuuint64_t r = 0, u = 0;
-    CUmemoryPool p = (CUmemoryPool)(uintptr_t)pool;
-    if (!attr || attr(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) != CUDA_SUCCESS ||
-        attr(p, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u) != CUDA_SUCCESS)
+    cuuint64_t x = 0;
+    if (!attr || attr((CUmemoryPool)(uintptr_t)pool, a, &x) != CUDA_SUCCESS)
+        return false;
+    *v = x;
+    return true;
+}
+
+/* Reserved and used bytes of pool (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT /
+ * USED_MEM_CURRENT). false when the driver cannot answer. */
+static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
+{
+    uint64_t r, u;
+    if (!pool_attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) ||
+        !pool_attr(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u))
         return false;
     *reserved = r;
     *used = u;
@@ -457,13 +466,8 @@ static int by_addr(const void *a, const void *b)
  * at least that much. */
 static bool pool_keeps(uint64_t pool, uint64_t reserved)
 {
-    PFN_cuMemPoolGetAttribute_v11020 attr =
-        VTI_REAL_DRIVER(cuMemPoolGetAttribute, 11020, "cuMemPoolGetAttribute");
-    cuuint64_t threshold = 0;
-    return attr &&
-           attr((CUmemoryPool)(uintptr_t)pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) ==
-               CUDA_SUCCESS &&
-           threshold >= reserved;
+    uint64_t threshold;
+    return pool_attr(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) && threshold >= reserved;
 }
 
 /* The outstanding allocations of pool (device; reserved and used bytes

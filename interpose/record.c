@@ -295,7 +295,8 @@ void vti_rec_vmm_map(uint64_t handle, uint64_t addr, uint64_t size)
     emit_vmm(VT_REC_VMM_MAP, handle, addr, size, vti_live_vmm_map(handle, addr, size));
 }
 
-/* ts: the free's time (vti_stamp). */
+/* ts: the free's time (vti_stamp). The free of an allocation that keeps a
+ * destroyed pool is followed by what the pool holds now (vti_pool_freed). */
 static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const vti_live *e,
                                                             uint64_t ts)
 {
@@ -305,6 +306,9 @@ static inline __attribute__((always_inline)) void emit_free(vti_thread *t, const
     ev.u.free.device = vti_live_device(e);
     ev.u.free.api = (enum vt_api)e->api;
     vti_write(t, &ev);
+    if (e->space == VT_SPACE_ADDR &&
+        atomic_load_explicit(&vti_pools_draining, memory_order_relaxed))
+        vti_pool_freed(t, e->addr);
 }
 
 /* A released handle that dies with this unmap: its release, written now,
@@ -336,12 +340,8 @@ void vti_rec_free(uint64_t addr, uint8_t space, uint64_t ts)
      * own; one still mapped is written when its last mapping goes
      * (emit_release), unless a retain makes it live again */
     if (space == VT_SPACE_VMM_HANDLE ? vti_live_release(addr, &e) == VTI_RELEASE_DIED
-                                     : vti_live_remove(addr, space, &e)) {
+                                     : vti_live_remove(addr, space, &e))
         emit_free(t, &e, ts);
-        if (space == VT_SPACE_ADDR &&
-            atomic_load_explicit(&vti_pools_draining, memory_order_relaxed))
-            vti_pool_freed(t, addr);
-    }
     vti_thread_put(t);
 }
 
@@ -364,9 +364,6 @@ void vti_rec_free_failed(uint64_t addr, int error, enum vti_fn f, uint32_t stack
 static void reset_one(const vti_live *e, void *arg)
 {
     emit_free(arg, e, vti_stamp());
-    if (e->space == VT_SPACE_ADDR &&
-        atomic_load_explicit(&vti_pools_draining, memory_order_relaxed))
-        vti_pool_freed(arg, e->addr);
 }
 
 void vti_rec_device_reset(int device)
