@@ -28,7 +28,15 @@ below is the one list of them; `info KEY=VALUE` lines say where and when):
   alloc/free storm (bench_report's trace: 200 sites, 10 k live) of 2 M and
   10 M events, and on the traces of 2^18 and 2^20 allocations never freed
   recorded above: events per second (difference of sizes over difference of
-  times) and bytes of peak RSS per live allocation.
+  times) and bytes of peak RSS per live allocation. Beside them, in the same
+  repetitions, heaptrack_print (`-f FILE`, its default analysis) on
+  heaptrack's traces of the same shapes (bench/preload_overhead.c: `storm`,
+  malloc/free in the storm's shape, tests/report/storm_shape.h; `mlive`,
+  mallocs never freed) at the same sizes, and the ratio of the two speeds
+  per repetition: on a machine slower or faster than the last one the ratio
+  stays comparable where the M events/s do not. heaptrack_print's input
+  holds no addresses (heaptrack_interpret matched frees to allocations while
+  recording), so its figure is the comparison users make, not the same work.
 - GAN training (`train --synthetic --memory-only --log-every 1000 --steps 50`
   on the simulated device): total instructions (callgrind Ir, all threads)
   with LD_PRELOAD=libvramtrace.so against without, as a percentage; and the
@@ -63,8 +71,8 @@ ROWS = [  # row, label ({...} from the output's info lines)
     ("off", "added ns per event, stacks off (`VRAMTRACE_STACK_DEPTH=0`; floor: bare hook, no unwinding)"),
     ("t8", "added ns per event, {threads} threads at depth 20 (each its own pairs)"),
     ("mem", "preload memory per live allocation, {live_lo} → {live_hi} live (without a tool: the simulated device's own)"),
-    ("storm", "`vramtrace report`, alloc/free storm of {storm_lo} → {storm_hi} events"),
-    ("live", "`vramtrace report`, {live_lo} → {live_hi} allocations never freed"),
+    ("storm", "`vramtrace report`, alloc/free storm of {storm_lo} → {storm_hi} events (heaptrack: `heaptrack_print` on malloc/free of the same shape)"),
+    ("live", "`vramtrace report`, {live_lo} → {live_hi} allocations never freed (heaptrack: `heaptrack_print`, mallocs never freed)"),
     ("gan", "GAN training (`train --synthetic --memory-only`, {gan_steps} steps): instructions added (callgrind Ir; floor: vramtrace with stacks off, `VRAMTRACE_STACK_DEPTH=0`)"),
     ("gan_step", "the same per training step: the difference of {gan_steps_lo} and {gan_steps} steps (start-up cancels; vramtrace: Ir added per step, its start-up cost, and the added share of a step's own instructions)"),
 ]
@@ -96,6 +104,12 @@ FIGURES = _record_figures() + [
     ("report.live.events_per_s", "M/s", (">=", 10), "live", "vramtrace"),
     ("report.live.events_per_s_cpu", "M/s", None, "live", None),
     ("report.live.bytes_per_live", "B/live", ("<=", 64), "live", "vramtrace"),
+    ("report.storm.heaptrack", "M/s", None, "storm", "heaptrack"),
+    ("report.storm.heaptrack_cpu", "M/s", None, "storm", None),
+    ("report.storm.vs_heaptrack", "ratio", None, "storm", "vramtrace"),
+    ("report.live.heaptrack", "M/s", None, "live", "heaptrack"),
+    ("report.live.heaptrack_cpu", "M/s", None, "live", None),
+    ("report.live.vs_heaptrack", "ratio", None, "live", "vramtrace"),
     ("gan.ir_plain", "Ir", None, "gan", "plain"),
     ("gan.ir_vramtrace", "Ir", None, "gan", None),
     ("gan.overhead", "%", ("<=", 1), "gan", "vramtrace"),
@@ -115,6 +129,7 @@ QUICK = dict(pairs=(20000, 60000), live=(1 << 12, 1 << 14), storm=(100000, 30000
              gan_steps=2, gan_steps_lo=1, reps=1, mem_reps=1)
 THREADS = 8
 HEAPTRACK = shutil.which("heaptrack")
+HEAPTRACK_PRINT = shutil.which("heaptrack_print")
 VALGRIND = shutil.which("valgrind")
 
 T0 = time.monotonic()
@@ -267,15 +282,40 @@ def report_run(tools, trace):
     return tools.run([tools.vt, "report", "-q", "--json", "/dev/null", trace], tools.env)
 
 
-def report_pair(tools, reps, traces, events, key, samples):
-    """events/s from the difference of two traces' report times; the two
-    traces' max RSS per rep are returned for the caller."""
+def heaptrack_trace(tools, mode, n):
+    """heaptrack's trace of `preload_overhead MODE N 1` (the anchor's input):
+    its path."""
+    out = os.path.join(tools.tmp, f"hprint.{mode}.{n}")  # not ht*: pairs() removes those
+    tools.run([HEAPTRACK, "-o", out, tools.prog, mode, str(n), "1"], tools.env, cwd=tools.tmp)
+    found = [f for f in os.listdir(tools.tmp) if f.startswith(os.path.basename(out) + ".")]
+    if len(found) != 1:
+        raise Failed(f"heaptrack -o {out} left {found or 'no file'}, not one trace")
+    return os.path.join(tools.tmp, found[0])
+
+
+def heaptrack_print_run(tools, trace):
+    if not HEAPTRACK_PRINT:
+        raise Failed("heaptrack_print is missing (heaptrack's package has it)")
+    return tools.run([HEAPTRACK_PRINT, "-f", trace], tools.env)
+
+
+def report_pair(tools, reps, traces, events, key, samples, anchors):
+    """events/s from the difference of two traces' report times, and the same
+    of heaptrack_print on anchors (heaptrack's traces of the same shape and
+    sizes) in the same repetition, and their ratio; the two traces' max RSS
+    per rep are returned for the caller."""
     rss = []
     for rep in range(reps):
         progress(f"report: {key}, repetition {rep + 1}/{reps}")
         lo, hi = report_run(tools, traces[0]), report_run(tools, traces[1])
-        samples.setdefault(f"report.{key}.events_per_s", []).append(events / (hi[0] - lo[0]) / 1e6)
+        hlo, hhi = heaptrack_print_run(tools, anchors[0]), heaptrack_print_run(tools, anchors[1])
+        vt = events / (hi[0] - lo[0]) / 1e6
+        ht = events / (hhi[0] - hlo[0]) / 1e6
+        samples.setdefault(f"report.{key}.events_per_s", []).append(vt)
         samples.setdefault(f"report.{key}.events_per_s_cpu", []).append(events / (hi[1] - lo[1]) / 1e6)
+        samples.setdefault(f"report.{key}.heaptrack", []).append(ht)
+        samples.setdefault(f"report.{key}.heaptrack_cpu", []).append(events / (hhi[1] - hlo[1]) / 1e6)
+        samples.setdefault(f"report.{key}.vs_heaptrack", []).append(vt / ht)
         rss.append((lo[2], hi[2]))
     return rss
 
@@ -287,7 +327,9 @@ def measure_report(tools, p, samples):
         return
     lo, hi = p["live"]
     traces = [os.path.join(tools.tmp, f"live.{n}.vtrace") for n in (lo, hi)]
-    rss = report_pair(tools, p["reps"], traces, hi - lo, "live", samples)
+    progress(f"report: heaptrack's traces of {lo} and {hi} mallocs never freed")
+    anchors = [heaptrack_trace(tools, "mlive", n) for n in (lo, hi)]
+    rss = report_pair(tools, p["reps"], traces, hi - lo, "live", samples, anchors)
     samples["report.live.bytes_per_live"] = [(r[1] - r[0]) * 1024 / (hi - lo) for r in rss]
 
 
@@ -299,7 +341,9 @@ def measure_storm(tools, p, samples):
         tools.run([tools.bench_report, tools.vt, str(n), "--keep", path], tools.env)
         traces.append(path)
     lo, hi = p["storm"]
-    rss = report_pair(tools, p["reps"], traces, hi - lo, "storm", samples)
+    progress(f"report: heaptrack's traces of malloc storms of {lo} and {hi} events")
+    anchors = [heaptrack_trace(tools, "storm", n) for n in (lo, hi)]
+    rss = report_pair(tools, p["reps"], traces, hi - lo, "storm", samples, anchors)
     samples["report.storm.max_rss"] = [r[1] / 1024 for r in rss]
 
 
@@ -500,7 +544,8 @@ def cell(key, figs):
     """One figure as the table shows it: median, the range, the unit."""
     unit = next(u for k, u, *_ in FIGURES if k == key)
     v, rng = figs[key]
-    unit = {"ns/event": " ns", "B/live": " B", "M/s": " M events/s", "MiB": " MiB max RSS", "%": " %"}.get(unit, " " + unit)
+    unit = {"ns/event": " ns", "B/live": " B", "M/s": " M events/s", "MiB": " MiB max RSS", "%": " %",
+            "ratio": " × heaptrack_print's events/s"}.get(unit, " " + unit)
     s = fmt(v) + unit
     return s + (f" ({fmt(rng[0])} to {fmt(rng[1])})" if rng else "")
 

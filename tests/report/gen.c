@@ -1,6 +1,7 @@
 /* gen.c: synthetic traces with known behaviour (see gen.h). */
 #include "gen.h"
 #include "report.h"
+#include "storm_shape.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -529,13 +530,12 @@ int vtg_scenario(const char *name, const char *path)
 
 /* ---- big trace -------------------------------------------------------------- */
 
-#define BIG_SITES 200
-#define BIG_LIVE 10000
+#define BIG_SITES VT_STORM_SITES
+#define BIG_LIVE VT_STORM_LIVE
 
 static uint64_t lcg(uint64_t *s)
 {
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return *s >> 33;
+    return vt_storm_next(s);
 }
 
 static void big_stacks(vtg *g)
@@ -560,12 +560,13 @@ int vtg_big(const char *path, uint64_t events)
     if (vtg_open(&g, path, 1, argv) < 0)
         return -1;
     big_stacks(&g);
-    uint64_t *live = calloc(BIG_LIVE, sizeof(uint64_t)), seed = 42, t = 1000, n = 0, next = 1;
+    uint64_t *live = calloc(BIG_LIVE, sizeof(uint64_t)), seed = VT_STORM_SEED, t = 1000, n = 0,
+             next = 1;
     if (!live)
         return -1;
     while (n < events) {
         vtg_push(&g, t++, 1);
-        for (int k = 0; k < 1000 && n < events; k++, n += 2) {
+        for (int k = 0; k < VT_STORM_BLOCK && n < events; k++, n += 2) {
             uint64_t slot = lcg(&seed) % BIG_LIVE;
             if (live[slot])
                 vtg_free(&g, t++, live[slot]);
