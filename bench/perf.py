@@ -20,6 +20,8 @@ below is the one list of them; `info KEY=VALUE` lines say where and when):
   each of which plain, vramtrace, heaptrack and floor run in turn. The
   `_cpu` figures are the same from user+system CPU time (all threads and
   waited-for children: heaptrack_interpret, vramtrace's writer thread).
+  `vs_heaptrack`: vramtrace's added wall ns over heaptrack's, per
+  repetition (both run in it, minutes apart at most), then the median.
 - preload memory per live allocation: peak RSS difference between 2^18 and
   2^20 live cudaMalloc allocations (never freed), minus the same difference
   without the preload (the simulated device's own memory cancels). Powers of
@@ -89,6 +91,7 @@ def _record_figures():
         if cfg != "off":
             out.append((f"record.{cfg}.heaptrack", "ns/event", None, cfg, "heaptrack"))
             out.append((f"record.{cfg}.heaptrack_cpu", "ns/event", None, cfg, None))
+            out.append((f"record.{cfg}.vs_heaptrack", "x_heaptrack_ns", None, cfg, "vramtrace"))
         out.append((f"record.{cfg}.floor", "ns/event", None, cfg, "floor"))
         out.append((f"record.{cfg}.floor_cpu", "ns/event", None, cfg, None))
     out.append(("record.d20.trace_bytes", "B/event", None, "d20", None))
@@ -246,6 +249,10 @@ def record_rep(tools, sizes, cfg, samples):
             (delta(tool, 0) - delta(base, 0)) / events * 1e9)
         samples.setdefault(f"record.{name}.{tool}_cpu", []).append(
             (delta(tool, 1) - delta(base, 1)) / events * 1e9)
+    ht = samples[f"record.{name}.heaptrack"][-1] if "heaptrack" in tools_here else 0
+    if ht:  # the anchor of the same repetition
+        samples.setdefault(f"record.{name}.vs_heaptrack", []).append(
+            samples[f"record.{name}.vramtrace"][-1] / ht)
     if name == "d20":
         samples.setdefault("record.d20.trace_bytes", []).append(delta("vramtrace", 3) / events)
 
@@ -545,7 +552,8 @@ def cell(key, figs):
     unit = next(u for k, u, *_ in FIGURES if k == key)
     v, rng = figs[key]
     unit = {"ns/event": " ns", "B/live": " B", "M/s": " M events/s", "MiB": " MiB max RSS", "%": " %",
-            "ratio": " × heaptrack_print's events/s"}.get(unit, " " + unit)
+            "ratio": " × heaptrack_print's events/s",
+            "x_heaptrack_ns": " × heaptrack's added ns"}.get(unit, " " + unit)
     s = fmt(v) + unit
     return s + (f" ({fmt(rng[0])} to {fmt(rng[1])})" if rng else "")
 
