@@ -510,7 +510,11 @@ static void core2_initialize(const void *reserved)
  * Hold only regions registered while recording; guarded by region_lock. */
 
 static vti_rmap by_addr, by_handle;
-static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+/* vti_lock, not a pthread mutex: a sub-allocator registers and
+ * unregisters a region per block (the GAN's pool: 175 of each per step),
+ * and the mutex pair took 57 instructions of each, the lock 29
+ * (bench/README.md, "Session 39"). */
+static vti_lock region_lock = VTI_LOCK_INIT;
 
 /* Forget the region in slot s (of by_addr) in both maps. */
 static void region_forget(vti_rmap_slot *s)
@@ -622,14 +626,14 @@ static nvtxMemHeapHandle_t mem_heap_register(nvtxDomainHandle_t d, const nvtxMem
 static void heap_drop(nvtxMemHeapHandle_t heap, enum vt_rec type)
 {
     uint64_t id = (uintptr_t)heap;
-    pthread_mutex_lock(&region_lock);
+    vti_lock_take(&region_lock);
     regions_drop_heap(id);
     if (heap_recorded(heap) && vti_enabled()) {
         vt_event ev = {.type = type};
         ev.u.heap.heap = id;
         emit(&ev);
     }
-    pthread_mutex_unlock(&region_lock);
+    vti_lock_give(&region_lock);
 }
 
 static void mem_heap_unregister(nvtxDomainHandle_t d, nvtxMemHeapHandle_t heap)
@@ -690,7 +694,7 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
     }
     uint32_t stack = rec ? vti_capture_stack(1) : 0;
     if (rec)
-        pthread_mutex_lock(&region_lock);
+        vti_lock_take(&region_lock);
     for (size_t i = 0; i < b->regionCount; i++) {
         uint64_t handle = next_id(&region_counter);
         if (b->regionHandleElementsOut)
@@ -702,7 +706,7 @@ __attribute__((noinline)) static void mem_regions_register(nvtxDomainHandle_t d,
                                 stack);
     }
     if (rec)
-        pthread_mutex_unlock(&region_lock);
+        vti_lock_give(&region_lock);
 }
 
 static void emit_region(enum vt_rec type, const vti_rmap_slot *s, uint32_t name)
@@ -722,7 +726,7 @@ static void mem_regions_resize(nvtxDomainHandle_t d, const nvtxMemRegionsResizeB
     (void)d;
     if (!b || b->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS)
         return;
-    pthread_mutex_lock(&region_lock);
+    vti_lock_take(&region_lock);
     for (size_t i = 0; i < b->regionDescCount; i++) {
         const nvtxMemVirtualRangeDesc_t *va =
             batch_elem(b->regionDescElements, b->regionDescElementSize, sizeof *va, i);
@@ -732,7 +736,7 @@ static void mem_regions_resize(nvtxDomainHandle_t d, const nvtxMemRegionsResizeB
         s->a = va->size;
         emit_region(VT_REC_REGION_RESIZE, s, 0);
     }
-    pthread_mutex_unlock(&region_lock);
+    vti_lock_give(&region_lock);
 }
 
 static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnregisterBatch_t *b)
@@ -740,7 +744,7 @@ static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnr
     (void)d;
     if (!b)
         return;
-    pthread_mutex_lock(&region_lock);
+    vti_lock_take(&region_lock);
     for (size_t i = 0; i < b->refCount; i++) {
         const nvtxMemRegionRef_t *ref =
             batch_elem(b->refElements, b->refElementSize, sizeof *ref, i);
@@ -750,7 +754,7 @@ static void mem_regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnr
         emit_region(VT_REC_REGION_UNREGISTER, s, 0);
         region_forget(s);
     }
-    pthread_mutex_unlock(&region_lock);
+    vti_lock_give(&region_lock);
 }
 
 static void region_name_one(const nvtxMemRegionNameDesc_t *e)
@@ -768,14 +772,14 @@ static void mem_regions_name(nvtxDomainHandle_t d, const nvtxMemRegionsNameBatch
     (void)d;
     if (!b)
         return;
-    pthread_mutex_lock(&region_lock);
+    vti_lock_take(&region_lock);
     for (size_t i = 0; i < b->regionCount; i++) {
         const nvtxMemRegionNameDesc_t *e =
             batch_elem(b->regionElements, b->regionElementSize, sizeof *e, i);
         if (e)
             region_name_one(e);
     }
-    pthread_mutex_unlock(&region_lock);
+    vti_lock_give(&region_lock);
 }
 
 /* ---- Fork safety: no lock is held across fork() ---------------------------- */
@@ -783,12 +787,20 @@ static void mem_regions_name(nvtxDomainHandle_t d, const nvtxMemRegionsNameBatch
 static void locks_acquire(void)
 {
     pthread_mutex_lock(&name_lock);
-    pthread_mutex_lock(&region_lock);
+    vti_lock_take(&region_lock);
 }
 
 static void locks_release(void)
 {
-    pthread_mutex_unlock(&region_lock);
+    vti_lock_give(&region_lock);
+    pthread_mutex_unlock(&name_lock);
+}
+
+/* In the child: no thread sleeps on the region lock (a count of the
+ * parent's sleepers would make every release wake nobody). */
+static void child_locks_release(void)
+{
+    vti_lock_reset(&region_lock);
     pthread_mutex_unlock(&name_lock);
 }
 
@@ -806,7 +818,7 @@ static void child_release(void)
     heap_floor = __atomic_load_n(&heap_counter, __ATOMIC_RELAXED);
     by_addr = (vti_rmap){0};
     by_handle = (vti_rmap){0};
-    locks_release();
+    child_locks_release();
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;

@@ -1,5 +1,7 @@
-/* orderlock.c: the order lock (vti_internal.h, vti_order_lock), around
- * every outermost allocation and free of every thread.
+/* orderlock.c: the preload's lock (vti.h, vti_lock), and its instance the
+ * order lock (vti_internal.h, vti_order_lock), around every outermost
+ * allocation and free of every thread. The NVTX Mem region maps take
+ * another instance (nvtx_inject.c).
  *
  * Taken with one compare-and-swap. Released with a plain store where Linux
  * membarrier (private expedited) works: an asymmetric Dekker handshake, the
@@ -35,14 +37,13 @@
 
 enum { MODE_UNKNOWN, MODE_EXCHANGE, MODE_BARRIER };
 
-static _Atomic uint32_t word;     /* 0 free, 1 held */
-static _Atomic uint32_t sleepers; /* threads counted before sleeping */
-static _Atomic int mode;          /* MODE_*: how the lock is released */
-static VTI_TLS bool tl_holds;     /* this thread holds it */
+static _Atomic int mode;               /* MODE_*: how every vti_lock is released */
+static vti_lock order = VTI_LOCK_INIT; /* the order lock */
+static VTI_TLS bool tl_holds;          /* this thread holds the order lock */
 
-static long sys_futex(uint32_t op, uint32_t val, const struct timespec *timeout)
+static long sys_futex(vti_lock *l, uint32_t op, uint32_t val, const struct timespec *timeout)
 {
-    return syscall(SYS_futex, (uint32_t *)&word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
+    return syscall(SYS_futex, (uint32_t *)&l->word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
 }
 
 /* Register this process for membarrier (idempotent; quick once the trace
@@ -66,10 +67,10 @@ static int lock_mode(void)
     return m;
 }
 
-static bool try_take(void)
+static bool try_take(vti_lock *l)
 {
     uint32_t free_word = 0;
-    return atomic_compare_exchange_weak_explicit(&word, &free_word, 1, memory_order_acquire,
+    return atomic_compare_exchange_weak_explicit(&l->word, &free_word, 1, memory_order_acquire,
                                                  memory_order_relaxed);
 }
 
@@ -83,55 +84,71 @@ static inline void cpu_pause(void)
 /* Sleep until the lock may be free. A failed barrier (never expected once
  * registered) sleeps at most a millisecond: the holder may have missed the
  * count, so the lock is looked at again. */
-static void sleep_once(void)
+static void sleep_once(vti_lock *l)
 {
     static const struct timespec ms = {0, 1000000};
-    atomic_fetch_add_explicit(&sleepers, 1, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&l->sleepers, 1, memory_order_seq_cst);
     bool barrier_ok =
         atomic_load_explicit(&mode, memory_order_relaxed) != MODE_BARRIER || vt_barrier_all();
-    if (atomic_load_explicit(&word, memory_order_seq_cst) != 0)
-        sys_futex(FUTEX_WAIT, 1, barrier_ok ? NULL : &ms);
-    atomic_fetch_sub_explicit(&sleepers, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&l->word, memory_order_seq_cst) != 0)
+        sys_futex(l, FUTEX_WAIT, 1, barrier_ok ? NULL : &ms);
+    atomic_fetch_sub_explicit(&l->sleepers, 1, memory_order_relaxed);
 }
 
-static __attribute__((noinline)) void lock_slow(void)
+static __attribute__((noinline)) void lock_slow(vti_lock *l)
 {
     int saved = errno;
     for (unsigned spin = 0;; spin++) {
-        if (atomic_load_explicit(&word, memory_order_relaxed) == 0 && try_take())
+        if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 && try_take(l))
             break;
         if (spin < SPINS)
             cpu_pause();
         else if (spin < SPINS + YIELDS)
             sched_yield();
         else
-            sleep_once();
+            sleep_once(l);
     }
     errno = saved;
 }
 
-void vti_order_lock(void)
+void vti_lock_take(vti_lock *l)
 {
     lock_mode();
-    if (!try_take())
-        lock_slow();
+    if (!try_take(l))
+        lock_slow(l);
+}
+
+void vti_lock_give(vti_lock *l)
+{
+    if (atomic_load_explicit(&mode, memory_order_relaxed) == MODE_BARRIER) {
+        atomic_store_explicit(&l->word, 0, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst); /* the CPU's barrier is the sleeper's */
+    } else {
+        atomic_exchange_explicit(&l->word, 0, memory_order_seq_cst);
+    }
+    if (atomic_load_explicit(&l->sleepers, memory_order_relaxed)) {
+        int saved = errno;
+        sys_futex(l, FUTEX_WAKE, 1, NULL);
+        errno = saved;
+    }
+}
+
+void vti_lock_reset(vti_lock *l)
+{
+    atomic_store(&l->word, 0);
+    atomic_store(&l->sleepers, 0);
+}
+
+void vti_order_lock(void)
+{
+    vti_lock_take(&order);
     tl_holds = true;
 }
 
 void vti_order_unlock(void)
 {
     tl_holds = false;
-    if (atomic_load_explicit(&mode, memory_order_relaxed) == MODE_BARRIER) {
-        atomic_store_explicit(&word, 0, memory_order_release);
-        atomic_signal_fence(memory_order_seq_cst); /* the CPU's barrier is the sleeper's */
-    } else {
-        atomic_exchange_explicit(&word, 0, memory_order_seq_cst);
-    }
-    if (atomic_load_explicit(&sleepers, memory_order_relaxed)) {
-        int saved = errno;
-        sys_futex(FUTEX_WAKE, 1, NULL);
-        errno = saved;
-    }
+    vti_lock_give(&order);
 }
 
 bool vti_order_held(void)
@@ -141,8 +158,7 @@ bool vti_order_held(void)
 
 void vti_order_fork_reset(void)
 {
-    atomic_store(&word, 0);
-    atomic_store(&sleepers, 0);
+    vti_lock_reset(&order);
     atomic_store(&mode, decide_mode());
     tl_holds = false;
 }
