@@ -41,7 +41,10 @@ rc=$?
 spill=$(spill_of t.vtrace)
 [ -n "$spill" ] || fail "the report of the trace as left names no spill file"
 [ -f "$spill" ] || fail "no spill file $spill after the program died"
-"$tool" report t.vtrace --json before.json --quiet >before.txt 2>&1 ||
+# --allow-truncated: the kill may land while the writer is part way through
+# a batch (the report then exits 1 for the cut; recover cuts it off and
+# appends the spill file's records, which still hold that batch).
+"$tool" report t.vtrace --json before.json --quiet --allow-truncated >before.txt 2>&1 ||
     { cat before.txt >&2; fail "vramtrace report failed on the trace as left"; }
 python3 "$checker" --ledger ledger.jsonl --report before.json --devices >before.check 2>&1
 [ $? -eq 1 ] || { cat before.check >&2; fail "the trace as left matches the ledger: nothing was lost, the test proves nothing"; }
