@@ -796,8 +796,9 @@ static void locks_release(void)
     pthread_mutex_unlock(&name_lock);
 }
 
-/* In the child: no thread sleeps on the region lock (a count of the
- * parent's sleepers would make every release wake nobody). */
+/* In the child no thread sleeps on the region lock: reset, not released
+ * (a count of the parent's sleepers, copied, would make every later release
+ * call futex to wake nobody). */
 static void child_locks_release(void)
 {
     vti_lock_reset(&region_lock);
