@@ -530,9 +530,6 @@ int vtg_scenario(const char *name, const char *path)
 
 /* ---- big trace -------------------------------------------------------------- */
 
-#define BIG_SITES VT_STORM_SITES
-#define BIG_LIVE VT_STORM_LIVE
-
 static uint64_t lcg(uint64_t *s)
 {
     return vt_storm_next(s);
@@ -544,7 +541,7 @@ static void big_stacks(vtg *g)
     vtg_string(g, 1, "train_step");
     vtg_device(g, 0, "SimGPU", 80 * GiB);
     uint32_t id = 1;
-    for (uint32_t s = 0; s < BIG_SITES; s++) { /* 8 frames per site, shared root */
+    for (uint32_t s = 0; s < VT_STORM_SITES; s++) { /* 8 frames per site, shared root */
         uint32_t parent = 0;
         for (uint32_t d = 0; d < 8; d++, id++) {
             vtg_stack(g, id, parent, 0x1000 + (d < 3 ? d : (uint64_t)s * 64 + d) * 16);
@@ -560,18 +557,18 @@ int vtg_big(const char *path, uint64_t events)
     if (vtg_open(&g, path, 1, argv) < 0)
         return -1;
     big_stacks(&g);
-    uint64_t *live = calloc(BIG_LIVE, sizeof(uint64_t)), seed = VT_STORM_SEED, t = 1000, n = 0,
+    uint64_t *live = calloc(VT_STORM_LIVE, sizeof(uint64_t)), seed = VT_STORM_SEED, t = 1000, n = 0,
              next = 1;
     if (!live)
         return -1;
     while (n < events) {
         vtg_push(&g, t++, 1);
         for (int k = 0; k < VT_STORM_BLOCK && n < events; k++, n += 2) {
-            uint64_t slot = lcg(&seed) % BIG_LIVE;
+            uint64_t slot = lcg(&seed) % VT_STORM_LIVE;
             if (live[slot])
                 vtg_free(&g, t++, live[slot]);
             live[slot] = (next++) << 12;
-            uint32_t site = (uint32_t)(lcg(&seed) % BIG_SITES);
+            uint32_t site = (uint32_t)(lcg(&seed) % VT_STORM_SITES);
             vtg_alloc(&g, t++, live[slot], 512 + lcg(&seed) % (4 * MiB), site * 8 + 8);
         }
         vtg_alloc(&g, t++, (next++) << 12, 1024, 8); /* a slow leak */
@@ -638,7 +635,8 @@ static void stress_live(vtg *g, uint64_t n, uint64_t *t)
 {
     big_stacks(g);
     for (uint64_t i = 0; i < n; i++)
-        vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+        vtg_alloc(g, (*t)++, 0x100000000ull + (i << 12), 4096,
+                  (uint32_t)(i % VT_STORM_SITES) * 8 + 8);
 }
 
 /* One heap (a sub-allocator's arena registered with the NVTX Mem API)
@@ -653,14 +651,14 @@ static void stress_regions(vtg *g, uint64_t n, uint64_t *t)
     vtg_alloc(g, (*t)++, base, (n + 1) << 12, 8);
     vtg_heap(g, (*t)++, 1, base, (n + 1) << 12);
     for (uint64_t i = 0; i < n; i++) {
-        vtg_region(g, (*t)++, 1, base + (i << 12), 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+        vtg_region(g, (*t)++, 1, base + (i << 12), 4096, (uint32_t)(i % VT_STORM_SITES) * 8 + 8);
         vtg_region(g, (*t)++, 1, base + ((i + 1) << 12), 4096, 8);
         vtg_region_free(g, (*t)++, 1, base + ((i + 1) << 12));
     }
     for (uint64_t i = 0; i < n; i++) {
         uint64_t k = lcg(&seed) % n;
         vtg_region_free(g, (*t)++, 1, base + (k << 12));
-        vtg_region(g, (*t)++, 1, base + (k << 12), 4096, (uint32_t)(k % BIG_SITES) * 8 + 8);
+        vtg_region(g, (*t)++, 1, base + (k << 12), 4096, (uint32_t)(k % VT_STORM_SITES) * 8 + 8);
     }
 }
 
@@ -675,7 +673,7 @@ static void stress_heaps(vtg *g, uint64_t n, uint64_t *t)
         uint64_t a = 0x100000000ull + i * (2 * MiB);
         vtg_alloc(g, (*t)++, a, 2 * MiB, 8);
         vtg_heap(g, (*t)++, i + 1, a, 2 * MiB);
-        vtg_region(g, (*t)++, i + 1, a, 4096, (uint32_t)(i % BIG_SITES) * 8 + 8);
+        vtg_region(g, (*t)++, i + 1, a, 4096, (uint32_t)(i % VT_STORM_SITES) * 8 + 8);
         vtg_region(g, (*t)++, i + 1, a + 4096, 4096, 8);
         vtg_region_free(g, (*t)++, i + 1, a);
     }
