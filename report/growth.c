@@ -223,6 +223,18 @@ void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts
         push_span(s, name, start, ts);
 }
 
+void vr_growth_thread_ended(vr_state *s, vr_thread *t, uint64_t ts)
+{
+    if (!t->depth)
+        return;
+    for (size_t k = 0; k < t->depth && k < VR_LEVELS; k++)
+        if (s->level[k].cur == vr_range_key(s, (uint32_t)t->stack[k]))
+            s->level[k].cur = 0; /* another thread's range there stays current */
+    devices_reopen(s);
+    push_span(s, (uint32_t)t->stack[0], t->stack_ts[0], ts > t->stack_ts[0] ? ts : t->stack_ts[0]);
+    t->depth = 0;
+}
+
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2)
 {
     *slope = 0;

@@ -315,6 +315,24 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
+/* A thread record for an id already seen: the kernel gave the id of a
+ * thread that ended to a new one (ids wrap at pid_max; the recorder writes
+ * this record before any other of a thread). The earlier thread ended
+ * before it, by the latest time replayed: its open ranges end uncounted,
+ * its pending failure is never retried (the new thread's allocations are
+ * no retry of it), its captures and created-but-unmapped VMM bytes are not
+ * the new thread's. The timeline's side: vr_nvtx_record. */
+static void thread_announced(vr_state *s, uint32_t tid)
+{
+    vr_thread *t = vr_map_get(&s->threads, tid);
+    if (!t)
+        return;
+    vr_growth_thread_ended(s, t, s->t_last);
+    t->fail_open = false;
+    t->unmapped = 0;
+    vr_state_captures_drop(s, tid);
+}
+
 /* Events that settle whatever is pending, whatever the state: timed ones
  * of PEND_SETTLES (a definition record is filed, never replayed: it settles
  * nothing). An allocation followed by one of them is counted at once, as it
@@ -642,6 +660,7 @@ static bool on_definition(vr_state *s, const vt_event *ev)
         vr_state_note(s, "%s", ev->u.note.text ? ev->u.note.text : "");
         return true;
     case VT_REC_THREAD:
+        thread_announced(s, ev->u.thread.id);
         return true;
     default:
         return false;

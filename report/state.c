@@ -439,6 +439,16 @@ static void capture_end(vr_state *s, uint64_t stream, uint32_t tid)
         }
 }
 
+void vr_state_captures_drop(vr_state *s, uint32_t tid)
+{
+    vr_thread *t = vr_map_get(&s->threads, tid);
+    for (size_t i = s->ncaptures; i-- > 0;)
+        if (s->captures[i].tid == tid)
+            s->captures[i] = s->captures[--s->ncaptures];
+    if (t)
+        t->captures = 0;
+}
+
 void vr_state_capture(vr_state *s, const vt_event *ev)
 {
     uint64_t stream = ev->u.capture.stream;

@@ -724,6 +724,10 @@ vr_live_ext *vr_live_ext_get(vr_state *s, uint64_t key);
  * (VT_STREAM_PER_THREAD), where only the ending thread's own (an end of a
  * stream with none open is ignored). */
 void vr_state_capture(vr_state *s, const vt_event *ev);
+/* Thread tid ended: the captures it began are no longer counted as its (a
+ * new thread given its id began none; an end of their streams later finds
+ * none open). */
+void vr_state_captures_drop(vr_state *s, uint32_t tid);
 
 /* peak.c: every change of allocated/reserved bytes goes through here. */
 /* The site row (site_ranges item) of allocations at stack inside range,
@@ -843,6 +847,10 @@ static inline int32_t vr_kind_device(const vr_state *s, enum vt_api api, int32_t
 /* growth.c */
 void vr_growth_range_push(vr_state *s, vr_thread *t, uint64_t entry, uint64_t ts);
 void vr_growth_range_pop(vr_state *s, vr_thread *t, uint32_t domain, uint64_t ts);
+/* Thread t ended by ts (its id was given to a new thread): the ranges it
+ * left open end uncounted (never popped: no iteration ends with them), the
+ * top-level one's span shown up to ts. */
+void vr_growth_thread_ended(vr_state *s, vr_thread *t, uint64_t ts);
 /* Least-squares fit of samples (x = (i+1) * stride). */
 void vr_fit(const uint64_t *y, uint32_t n, uint64_t stride, double *slope, double *r2);
 /* Whether live bytes sampled at n iteration ends stride iterations apart
