@@ -77,9 +77,12 @@ static int stream_device(uint64_t stream, int (*current)(void))
     return f && f((CUstream)(uintptr_t)stream, &d) == CUDA_SUCCESS ? d : -1;
 }
 
-/* The device of pool (found pools are remembered), or -1. */
+/* The device of pool (found pools are remembered), or -1 (a host pool's
+ * included). */
 static int pool_device(uint64_t pool, uint64_t p)
 {
+    if (vti_pool_is_host(pool))
+        return -1; /* its memory is the host's: the stream's device is its context's */
     int d = vti_pool_known_device(pool);
     if (d < 0 && ((d = device_pool_of(pool)) >= 0 || (d = pointer_device(p)) >= 0))
         vti_pool_know(pool, d);

@@ -290,17 +290,22 @@ VTI_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
 typedef CUresult (*pool_create_fn)(CUmemoryPool *, const CUmemPoolProps *);
 
 /* Not an allocation: a pool located on a device is remembered with it, the
- * device its allocations take memory on whatever the stream's
- * (vti_pool_know; asyncdev.c). */
+ * device its allocations take memory on whatever the stream's (asyncdev.c);
+ * a pool located on the host (CU_MEM_LOCATION_TYPE_HOST, _HOST_NUMA) as
+ * such, its allocations pinned host memory (vti_pool_created). */
 VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
     pool_create_fn real = (pool_create_fn)vti_real(F_cuMemPoolCreate);
     vti_hook_enter();
     CUresult rc = real ? real(pool, poolProps) : NO_DRIVER;
-    if (rc == CUDA_SUCCESS && pool && poolProps)
-        vti_pool_know(
+    if (rc == CUDA_SUCCESS && pool && poolProps) {
+        CUmemLocationType at = poolProps->location.type;
+        vti_pool_created(
             (uint64_t)(uintptr_t)*pool,
-            poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1);
+            at == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1,
+            poolProps->allocType == CU_MEM_ALLOCATION_TYPE_PINNED &&
+                (at == CU_MEM_LOCATION_TYPE_HOST || at == CU_MEM_LOCATION_TYPE_HOST_NUMA));
+    }
     vti_leave();
     return rc;
 }

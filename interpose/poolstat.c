@@ -67,13 +67,17 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
  * reader that loads it (acquire) then its fields never sees another pool's;
  * walks stop at the first free slot, so they cost what the program's pools
  * are. A destroyed pool keeps its slot, its device -1 and not sampled (a
- * pool made again with the same handle takes it back). */
+ * pool made again with the same handle takes it back). A host pool (its
+ * memory pinned host memory: cuMemPoolCreate's location HOST or HOST_NUMA)
+ * has host set, its device -1, and is never sampled: its bytes are no
+ * device's. */
 #define MAX_POOLS 256
 #define MAX_SAMPLED VT_MAX_POOLS
 static _Atomic uint64_t pool_devices;
 static struct {
     _Atomic uint64_t pool; /* 0: free slot */
     _Atomic int device;    /* -1: unknown, or destroyed */
+    _Atomic bool host;     /* a host pool */
     _Atomic bool sampled;
     _Atomic uint64_t spare;    /* free reserve at its latest sample */
     _Atomic uint64_t reserved; /* reserved bytes at its latest sample */
@@ -134,6 +138,33 @@ int vti_pool_known_device(uint64_t pool)
 {
     int i = pool ? slot_of(pool) : -1;
     return i < 0 ? -1 : atomic_load_explicit(&pools[i].device, memory_order_relaxed);
+}
+
+void vti_pool_created(uint64_t pool, int device, bool host)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pools_lock);
+    int i = slot_take(pool);
+    if (i >= 0) {
+        atomic_store_explicit(&pools[i].device, host ? -1 : device, memory_order_relaxed);
+        atomic_store_explicit(&pools[i].host, host, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&pools_lock);
+}
+
+bool vti_pool_is_host(uint64_t pool)
+{
+    int i = pool ? slot_of(pool) : -1;
+    return i >= 0 && atomic_load_explicit(&pools[i].host, memory_order_relaxed);
+}
+
+enum vt_api vti_pool_api(uint64_t pool, enum vt_api api)
+{
+    if (!pool || !vti_pool_is_host(pool))
+        return api;
+    return api == VT_API_CUDA_MALLOC_FROM_POOL_ASYNC ? VT_API_CUDA_MALLOC_HOST_POOL
+                                                     : VT_API_CU_MEM_ALLOC_HOST_POOL;
 }
 
 void vti_pool_know(uint64_t pool, int device)
@@ -589,6 +620,8 @@ void vti_pool_destroy_end(vt_event *last, bool destroyed)
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
 {
+    if (pool && vti_pool_is_host(pool))
+        return; /* no device's: never sampled */
     if (!ok) {
         vti_rec_pool_stat(pool, device);
         return;
@@ -652,6 +685,7 @@ void vti_pool_fork_reset(void)
     for (int i = 0; i < MAX_POOLS; i++) {
         atomic_store(&pools[i].pool, 0);
         atomic_store(&pools[i].device, -1);
+        atomic_store(&pools[i].host, false);
         atomic_store(&pools[i].sampled, false);
         atomic_store(&pools[i].spare, 0);
         atomic_store(&pools[i].reserved, 0);

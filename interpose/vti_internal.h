@@ -953,6 +953,16 @@ int vti_async_device(void);
  * locate on device, or once asyncdev.c found it. Nothing for pool 0 or
  * device < 0, or when the table is full (the pool is looked up each time). */
 void vti_pool_know(uint64_t pool, int device);
+/* A successful cuMemPoolCreate of pool, located on device (-1: not a
+ * device) or on the host (host: its location HOST or HOST_NUMA, its
+ * allocations pinned host memory). */
+void vti_pool_created(uint64_t pool, int device, bool host);
+/* Whether pool is a host pool (vti_pool_created). Lock-free. */
+bool vti_pool_is_host(uint64_t pool);
+/* The api an allocation from pool by name records: api (a from-pool one),
+ * or its host-pool twin for a host pool (VT_API_..._HOST_POOL:
+ * pinned host memory, docs/trace.md). pool 0: api. Lock-free. */
+enum vt_api vti_pool_api(uint64_t pool, enum vt_api api);
 /* The device vti_pool_know kept for pool, or -1 (unknown, or destroyed).
  * Lock-free. */
 int vti_pool_known_device(uint64_t pool);
@@ -993,7 +1003,7 @@ void vti_pool_freed(vti_thread *t, uint64_t addr);
 #define VTI_ASYNC_HOOK(F, PTYPE, RC_T, OK, NONE, CURRENT, CALL, PTR, SIZE, STREAM, POOL, API)      \
     VTI_ALLOC_HOOK_NODE(                                                                           \
         vti_graph_capturing((uint64_t)(uintptr_t)(STREAM), F), true, F, PTYPE, RC_T, OK, NONE,     \
-        vti_async_device, CALL, PTR, SIZE, API, STREAM,                                            \
+        vti_async_device, CALL, PTR, SIZE, vti_pool_api((uint64_t)(uintptr_t)(POOL), API), STREAM, \
         (vti_async_target((uint64_t)(uintptr_t)(STREAM), (uint64_t)(uintptr_t)(POOL),              \
                           rc == OK ? (uint64_t)(uintptr_t)(PTR) : 0, CURRENT),                     \
          vti_pool_done(rc == OK, (uint64_t)(uintptr_t)(POOL), vti_async_device)),                  \

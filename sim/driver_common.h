@@ -37,22 +37,46 @@ struct sim_device *sim_need_device(CUresult *err);
 CUresult sim_ctx_current_destroyed(void);
 
 /* ---- host memory the driver knows (host_track.c) ---- */
-/* A pinned block (cuMemHostAlloc) or a registered range (cuMemHostRegister). */
+/* A pinned block (cuMemHostAlloc, or an allocation of a host pool) or a
+ * registered range (cuMemHostRegister). */
 struct sim_host {
     uintptr_t base;
     size_t size;
     unsigned flags;
     int ordinal;     /* the device of the context current when it was made */
     bool registered; /* the program's memory, registered; else the sim's pinned block */
+    struct CUmemPoolHandle_st *pool; /* the host pool it was allocated from, or NULL */
+};
+/* What sim_host_find looks for. */
+enum sim_host_want {
+    SIM_HOST_ANY = -1,
+    SIM_HOST_PINNED = 0,     /* a pinned block of cuMemHostAlloc (not a pool's) */
+    SIM_HOST_REGISTERED = 1, /* a registered range */
+    SIM_HOST_POOLED = 2,     /* a host pool's allocation */
 };
 /* Track *h, with the ledger's alloc line. A registered range overlapping a
  * registered one: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED; no memory for
  * the record: CUDA_ERROR_OUT_OF_MEMORY. */
 CUresult sim_host_add(const struct sim_host *h);
-/* The tracked block containing p (exact: starting at p) that is registered
- * (1), pinned (0) or either (-1), copied to *out; unlink: no longer tracked,
- * with the ledger's free line (the caller frees a pinned block's memory). */
-bool sim_host_find(uintptr_t p, bool exact, int registered, bool unlink, struct sim_host *out);
+/* The tracked block containing p (exact: starting at p) of the kind want,
+ * copied to *out; unlink: no longer tracked, with the ledger's free line
+ * (the caller frees a pinned block's memory). */
+bool sim_host_find(uintptr_t p, bool exact, enum sim_host_want want, bool unlink,
+                   struct sim_host *out);
+/* The host's RAM (bytes): more cannot be page-locked. */
+size_t sim_host_ram(void);
+/* Host pools (host_track.c): a pool of pinned host memory
+ * (CU_MEM_LOCATION_TYPE_HOST or _HOST_NUMA) made with d current, each
+ * allocation its own pinned block, so the pool reserves nothing beyond its
+ * allocations; maxSize (0: none) bounds them. */
+struct CUmemPoolHandle_st *sim_host_pool_create(struct sim_device *d, size_t max_size);
+/* An allocation of size bytes from host pool pool into *out:
+ * CUDA_ERROR_OUT_OF_MEMORY past its maxSize or the host's RAM,
+ * CUDA_ERROR_INVALID_VALUE for a destroyed pool. */
+CUresult sim_host_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out);
+/* Frees p when it is a host pool's allocation: true, with the result in
+ * *err; false when it is not one. */
+bool sim_host_pool_free(uintptr_t p, CUresult *err);
 /* The context argument of CUDA 13.0's cuCtxGetDevice_v2 / cuCtxSynchronize_v2
  * (fn, for the message): CUDA_SUCCESS for NULL or a live context,
  * CUDA_ERROR_INVALID_CONTEXT for a destroyed one; a value that was never a

@@ -26,7 +26,7 @@ static CUresult host_register(void *p, size_t bytesize, unsigned int Flags)
         return err;
     if (!p || bytesize == 0 || (Flags & ~(unsigned)REGISTER_FLAGS) || a + bytesize < a)
         return CUDA_ERROR_INVALID_VALUE;
-    struct sim_host h = {a, bytesize, Flags, d->ordinal, true};
+    struct sim_host h = {a, bytesize, Flags, d->ordinal, true, NULL};
     return sim_host_add(&h);
 }
 
@@ -55,7 +55,7 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
         return (CUresult)sim_ledger_bad_free((uintptr_t)p, err);
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    return sim_host_find((uintptr_t)p, true, 1, true, &gone)
+    return sim_host_find((uintptr_t)p, true, SIM_HOST_REGISTERED, true, &gone)
                ? CUDA_SUCCESS
                : (CUresult)sim_ledger_bad_free((uintptr_t)p, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }

@@ -109,15 +109,6 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
     return CUDA_SUCCESS;
 }
 
-/* The host's RAM (bytes): more cannot be page-locked. */
-static size_t host_ram(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return SIZE_MAX;
-    return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
-}
-
 /* Pinned host memory: host RAM, not device memory; page aligned. A request
  * larger than the host's RAM is out of memory without asking the C library
  * (which a sanitizer's allocator would treat as a bug). */
@@ -130,9 +121,9 @@ static CUresult host_alloc(void **pp, size_t bytesize, unsigned int Flags)
         return err;
     if (!pp || bytesize == 0 || Flags > 0x7)
         return CUDA_ERROR_INVALID_VALUE;
-    if (bytesize > host_ram() || posix_memalign(&p, 4096, bytesize) != 0)
+    if (bytesize > sim_host_ram() || posix_memalign(&p, 4096, bytesize) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    struct sim_host h = {(uintptr_t)p, bytesize, Flags, d->ordinal, false};
+    struct sim_host h = {(uintptr_t)p, bytesize, Flags, d->ordinal, false, NULL};
     if ((err = sim_host_add(&h))) {
         free(p);
         return err;
@@ -164,7 +155,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     CUresult err = sim_check_init();
     if (err || (err = sim_capture_unsafe(false)) || (err = sim_ctx_current_destroyed()))
         return (CUresult)sim_ledger_bad_free((uintptr_t)p, err);
-    if (!sim_host_find((uintptr_t)p, true, 0, true, &h))
+    if (!sim_host_find((uintptr_t)p, true, SIM_HOST_PINNED, true, &h))
         return (CUresult)sim_ledger_bad_free((uintptr_t)p, CUDA_ERROR_INVALID_VALUE);
     free(p);
     return CUDA_SUCCESS;
@@ -175,7 +166,7 @@ CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsig
     struct sim_host h;
     if (sim_check_init())
         return sim_check_init();
-    if (!pdptr || Flags != 0 || !sim_host_find((uintptr_t)p, false, -1, false, &h))
+    if (!pdptr || Flags != 0 || !sim_host_find((uintptr_t)p, false, SIM_HOST_ANY, false, &h))
         return CUDA_ERROR_INVALID_VALUE;
     *pdptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;

@@ -54,6 +54,14 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool
         return err;
     if (!dptr || !pool || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (pool->host) { /* not captured: the sim's graphs hold device memory only */
+        if ((err = sim_capture_refuse(hStream, CUDA_ERROR_NOT_SUPPORTED,
+                                      "a host pool's allocation on a capturing stream")) ||
+            (err = sim_host_pool_alloc(pool, bytesize, &p)))
+            return err;
+        *dptr = (CUdeviceptr)p;
+        return CUDA_SUCCESS;
+    }
     if (sim_gmem_capture_alloc(hStream, pool->dev->ordinal, bytesize, dptr, &err))
         return err; /* an allocation node (driver_graph_mem.c) */
     err = (CUresult)sim_pool_alloc(pool, bytesize, &p);
@@ -66,9 +74,12 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUm
                                          CUstream hStream)
 {
     SIM_LEDGER_SCOPE("cuMemAllocFromPoolAsync");
-    return (CUresult)vtsim_ledger_fail(SIM_LK_DEVICE,
-                                       pool ? pool->dev->ordinal : sim_current_ordinal(), bytesize,
-                                       pool_alloc(dptr, bytesize, pool, hStream));
+    bool host = pool && pool->host;
+    return (CUresult)vtsim_ledger_fail(host ? SIM_LK_PINNED : SIM_LK_DEVICE,
+                                       host   ? -1
+                                       : pool ? pool->dev->ordinal
+                                              : sim_current_ordinal(),
+                                       bytesize, pool_alloc(dptr, bytesize, pool, hStream));
 }
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
@@ -90,6 +101,8 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     CUresult err;
     if (!sim_stream_device(hStream, &err) || sim_gmem_capture_free(hStream, dptr, &err))
         return (CUresult)sim_ledger_bad_free(dptr, err); /* else a free node */
+    if (sim_host_pool_free((uintptr_t)dptr, &err))
+        return err;
     return sim_free_dptr(dptr);
 }
 
@@ -125,7 +138,7 @@ CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
     if (err)
         return err;
     struct sim_device *d = &sim_devices[dev];
-    if (!pool || pool->dev != d || pool->destroyed)
+    if (!pool || pool->dev != d || pool->destroyed || pool->host)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&d->lock);
     d->current = pool == &d->pool ? NULL : pool;
@@ -133,17 +146,41 @@ CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
     return CUDA_SUCCESS;
 }
 
+/* A host pool (host_track.c): CU_MEM_LOCATION_TYPE_HOST (id ignored), or
+ * _HOST_NUMA of node 0, the sim's one; handle types must be none ("any
+ * other values will result in CUDA_ERROR_INVALID_VALUE"). */
+static CUresult host_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    if ((props->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && props->location.id != 0) ||
+        props->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult err;
+    struct sim_device *d = sim_need_device(&err);
+    if (!d)
+        return err;
+    struct CUmemPoolHandle_st *p = sim_host_pool_create(d, props->maxSize);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pool = p;
+    return CUDA_SUCCESS;
+}
+
 /* A pool of pinned device memory on one device (CUDA Driver API,
  * cuMemPoolCreate): its allocations, reserve, release threshold and trims
  * behave as the default pool's; maxSize (0: the device) bounds its reserve.
+ * A pool of pinned host memory (location HOST or HOST_NUMA): host_track.c.
  * Other allocation types, locations and handle types that export memory are
  * refused as not supported. */
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
     if (sim_check_init())
         return sim_check_init();
-    if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
-        poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST ||
+        poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA)
+        return host_pool_create(pool, poolProps);
+    if (poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult err = sim_check_device(poolProps->location.id);
     if (err)

@@ -1,5 +1,6 @@
 /* host_track.c: the host memory the simulated driver knows, pinned
- * (cuMemHostAlloc, cuMemAllocHost: the sim's own page-aligned blocks) and
+ * (cuMemHostAlloc, cuMemAllocHost: the sim's own page-aligned blocks; a host
+ * pool's allocations, below) and
  * registered (cuMemHostRegister: the program's memory), each with the device
  * of the context current when it was made. The end of that device's
  * contexts (sim_ctx_destroy: a primary context reset, its last release,
@@ -13,6 +14,7 @@
 #include "ledger.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 struct node {
     struct sim_host h;
@@ -55,20 +57,23 @@ CUresult sim_host_add(const struct sim_host *h)
     return err;
 }
 
-static bool matches(const struct sim_host *h, uintptr_t p, bool exact, int registered)
+static bool matches(const struct sim_host *h, uintptr_t p, bool exact, enum sim_host_want want)
 {
-    if (registered >= 0 && h->registered != (registered != 0))
+    if (want != SIM_HOST_ANY && want != (h->registered ? SIM_HOST_REGISTERED
+                                         : h->pool     ? SIM_HOST_POOLED
+                                                       : SIM_HOST_PINNED))
         return false;
     return exact ? p == h->base : (p >= h->base && p < h->base + h->size);
 }
 
-bool sim_host_find(uintptr_t p, bool exact, int registered, bool unlink, struct sim_host *out)
+bool sim_host_find(uintptr_t p, bool exact, enum sim_host_want want, bool unlink,
+                   struct sim_host *out)
 {
     struct node *gone = NULL;
     bool found = false;
     pthread_mutex_lock(&hosts_lock);
     for (struct node **pp = &hosts; *pp; pp = &(*pp)->next) {
-        if (!matches(&(*pp)->h, p, exact, registered))
+        if (!matches(&(*pp)->h, p, exact, want))
             continue;
         *out = (*pp)->h;
         found = true;
@@ -83,6 +88,8 @@ bool sim_host_find(uintptr_t p, bool exact, int registered, bool unlink, struct 
     free(gone);
     return found;
 }
+
+static bool count(struct CUmemPoolHandle_st *pool, size_t size, bool add, CUresult *err);
 
 void sim_host_context_end(int ordinal)
 {
@@ -103,8 +110,101 @@ void sim_host_context_end(int ordinal)
     while (ended) {
         struct node *n = ended;
         ended = n->next;
+        CUresult unused;
+        if (n->h.pool) /* a host pool's allocation */
+            count(n->h.pool, n->h.size, false, &unused);
         if (!n->h.registered)
             free((void *)n->h.base);
         free(n);
     }
+}
+
+/* The host's RAM (bytes). */
+size_t sim_host_ram(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return SIZE_MAX;
+    return (size_t)pages > SIZE_MAX / (size_t)page ? SIZE_MAX : (size_t)pages * (size_t)page;
+}
+
+/* ---- host pools ----------------------------------------------------------
+ * Memory pools of pinned host memory (CUDA Driver API,
+ * cuMemPoolCreate: a CUmemPoolProps location of type
+ * CU_MEM_LOCATION_TYPE_HOST, id ignored, or CU_MEM_LOCATION_TYPE_HOST_NUMA,
+ * id a NUMA node; "their default accessibility will be from the host
+ * CPU"). The sim's host has one NUMA node, 0. Each allocation is its own
+ * page-aligned pinned block, tracked with the others (above: the ledger's
+ * host_pinned kind, freed by its context's end), so such a pool
+ * reserves nothing beyond its allocations: its reserved and used bytes are
+ * both the requested bytes of its live allocations, whatever its release
+ * threshold or a trim. Its maxSize (0: none) bounds them, as a device
+ * pool's bounds its reserve. Counters under the lock of the device that
+ * was current at its creation (pool->dev), as a device pool's. */
+
+struct CUmemPoolHandle_st *sim_host_pool_create(struct sim_device *d, size_t max_size)
+{
+    struct CUmemPoolHandle_st *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->dev = d;
+    pool->created = 1;
+    pool->host = 1;
+    pool->max_size = max_size;
+    return pool;
+}
+
+/* size more bytes of pool's counted (add) or size fewer; false when a
+ * destroyed pool or its maxSize refuse them. */
+static bool count(struct CUmemPoolHandle_st *pool, size_t size, bool add, CUresult *err)
+{
+    bool ok = true;
+    pthread_mutex_lock(&pool->dev->lock);
+    if (add && pool->destroyed)
+        ok = false, *err = CUDA_ERROR_INVALID_VALUE;
+    else if (add && pool->max_size && size > pool->max_size - pool->used)
+        ok = false, *err = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (add) {
+        pool->used += size;
+        pool->reserved = pool->used;
+        pool->used_high = pool->used > pool->used_high ? pool->used : pool->used_high;
+        pool->reserved_high = pool->used_high;
+    } else {
+        pool->used -= size < pool->used ? size : pool->used;
+        pool->reserved = pool->used;
+    }
+    pthread_mutex_unlock(&pool->dev->lock);
+    return ok;
+}
+
+CUresult sim_host_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)
+{
+    CUresult err = CUDA_SUCCESS;
+    void *p = NULL;
+    if (!count(pool, size, true, &err))
+        return err;
+    if (size > sim_host_ram() || posix_memalign(&p, 4096, size) != 0) {
+        count(pool, size, false, &err);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    struct sim_host h = {(uintptr_t)p, size, 0, pool->dev->ordinal, false, pool};
+    if ((err = sim_host_add(&h)) != CUDA_SUCCESS) {
+        free(p);
+        count(pool, size, false, &err);
+        return err;
+    }
+    *out = (uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+bool sim_host_pool_free(uintptr_t p, CUresult *err)
+{
+    struct sim_host h;
+    if (!p || !sim_host_find(p, true, SIM_HOST_POOLED, true, &h))
+        return false;
+    CUresult unused;
+    count(h.pool, h.size, false, &unused);
+    free((void *)h.base);
+    *err = CUDA_SUCCESS;
+    return true;
 }

@@ -195,8 +195,9 @@ struct CUmemPoolHandle_st {
     uint64_t release_threshold;
     size_t max_size; /* CUmemPoolProps.maxSize: most bytes reserved, 0 = the device's */
     struct pool_seg *segs;
-    int created;                     /* made by cuMemPoolCreate */
-    int destroyed;                   /* cuMemPoolDestroy called: freed with its last allocation */
+    int created;   /* made by cuMemPoolCreate */
+    int host;      /* a host pool (host_track.c): dev is the device current at its creation */
+    int destroyed; /* cuMemPoolDestroy called: freed with its last allocation */
     struct CUmemPoolHandle_st *next; /* the device's next created pool */
 };
 

@@ -49,6 +49,11 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
     [VT_API_CU_MIPMAPPED_ARRAY_CREATE] = {"cuMipmappedArrayCreate", DRV, VT_KIND_ARRAY, false,
                                           VT_SPACE_ARRAY},
     [VT_API_CU_GRAPH_LAUNCH] = {"cuGraphLaunch", DRV, VT_KIND_DEVICE, false, ADDR},
+    /* the same calls as 16 and 17, named alike (a report names the call) */
+    [VT_API_CUDA_MALLOC_HOST_POOL] = {"cudaMallocFromPoolAsync", RT, VT_KIND_HOST_PINNED, true,
+                                      ADDR},
+    [VT_API_CU_MEM_ALLOC_HOST_POOL] = {"cuMemAllocFromPoolAsync", DRV, VT_KIND_HOST_PINNED, true,
+                                       ADDR},
 };
 
 #undef RT

@@ -51,9 +51,9 @@ extern "C" {
  * memory samples; 9: pool_stat before NVTX range ends; 10: the capture
  * record; 11: the api cuGraphLaunch; 12: the free_failed record; 13: the
  * pool_stat of a device's graph memory pool (VT_POOL_GRAPH) at a failed
- * allocation; 14: that pool_stat before memory samples too (docs/trace.md,
- * "Versioning") */
-#define VT_FORMAT_VERSION 14u
+ * allocation; 14: that pool_stat before memory samples too; 15: the apis of
+ * host pools (docs/trace.md, "Versioning") */
+#define VT_FORMAT_VERSION 15u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
 /* Longest string a record or header field keeps (bytes, without the NUL);
@@ -151,6 +151,9 @@ enum vt_api {
     VT_API_CU_MIPMAPPED_ARRAY_CREATE = 25,    /* cuMipmappedArrayCreate (v7) */
     VT_API_CU_GRAPH_LAUNCH = 26,              /* a graph allocation node's memory, made by a
                                                  launch (v11) */
+    VT_API_CUDA_MALLOC_HOST_POOL = 27,        /* cudaMallocFromPoolAsync of a host pool:
+                                                 pinned host memory (v15) */
+    VT_API_CU_MEM_ALLOC_HOST_POOL = 28,       /* cuMemAllocFromPoolAsync of a host pool (v15) */
     VT_API_MAX_
 };
 

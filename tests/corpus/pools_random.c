@@ -6,6 +6,9 @@
  *   - makes a pool on either device (cudaMemPoolCreate) with a release
  *     threshold of 0, 32 MiB or the most, one in three with a maxSize of
  *     64 to 256 MiB (its allocations fail past it, the device not full);
+ *     one in four on the host instead (location host, or host NUMA node
+ *     0): its allocations are pinned host memory, none of a device's
+ *     (before session 40 vramtrace counted them as device memory);
  *   - destroys a pool, with allocations outstanding or none (the driver
  *     keeps one with some, and its reserve, until their last free:
  *     docs/trace.md, "A destroyed pool"; before session 37 only pools
@@ -37,6 +40,7 @@
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,8 +60,8 @@ static unsigned long long seed;
  * allocations; the devices' default pools. */
 static struct pool {
     cudaMemPool_t pool;
-    int device, outstanding;
-    cuuint64_t threshold; /* its release threshold */
+    int device, outstanding; /* device -1: a host pool */
+    cuuint64_t threshold;    /* its release threshold */
 } pools[POOLS];
 static int npools;
 static cudaMemPool_t defaults[DEVICES];
@@ -70,7 +74,7 @@ static struct live {
     int pool;
 } live[LIVE];
 static int nlive;
-static int oom, made, destroyed, destroyed_busy; /* busy: allocations outstanding */
+static int oom, made, made_host, destroyed, destroyed_busy; /* busy: allocations outstanding */
 
 static struct worker {
     unsigned long long rng;
@@ -106,16 +110,22 @@ static void op_create(struct worker *w)
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = (int)pick(w, DEVICES);
+    bool host = !pick(w, 4);
+    if (host) {
+        props.location.type = pick(w, 2) ? cudaMemLocationTypeHost : cudaMemLocationTypeHostNuma;
+        props.location.id = 0;
+    }
     props.maxSize = pick(w, 3) ? 0 : (64 + 32 * pick(w, 7)) * MiB; /* its reserve bounded */
     struct pool *p = &pools[npools];
     EXPECT(cudaMemPoolCreate(&p->pool, &props), cudaSuccess);
     EXPECT(cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
            cudaSuccess);
-    p->device = props.location.id;
+    p->device = host ? -1 : props.location.id;
     p->outstanding = 0;
     p->threshold = threshold;
     npools++;
     made++;
+    made_host += host;
 }
 
 /* A pool destroyed (its device's current pool the default one again
@@ -126,8 +136,9 @@ static void op_destroy(struct worker *w)
     if (!npools)
         return;
     int i = (int)pick(w, (unsigned)npools);
-    cudaMemPool_t current;
-    EXPECT(cudaDeviceGetMemPool(&current, pools[i].device), cudaSuccess);
+    cudaMemPool_t current = NULL;
+    if (pools[i].device >= 0) /* a host pool is no device's current one */
+        EXPECT(cudaDeviceGetMemPool(&current, pools[i].device), cudaSuccess);
     if (current == pools[i].pool)
         EXPECT(cudaDeviceSetMemPool(pools[i].device, defaults[pools[i].device]), cudaSuccess);
     EXPECT(cudaStreamSynchronize(streams[0]), cudaSuccess); /* its frees done */
@@ -199,12 +210,15 @@ static int runtime_error(CUresult rc)
 }
 
 /* From a pool by name (runtime or driver) or from a device's current pool,
- * on either device's stream; one in ten asks more than the device has. */
+ * on either device's stream; one in ten asks more than the device has (not
+ * of a host pool: the host has more). */
 static void op_alloc(struct worker *w)
 {
     cudaStream_t s = streams[pick(w, DEVICES)];
     size_t size = pick(w, 10) ? some_size(w) : (size_t)8 << 30;
     int by_name = npools && pick(w, 2), i = by_name ? (int)pick(w, (unsigned)npools) : -1;
+    if (by_name && pools[i].device < 0 && size > 64 * MiB)
+        size = some_size(w);
     int device = (int)pick(w, DEVICES), rc;
     void *p = NULL;
     if (nlive == LIVE)
@@ -313,8 +327,8 @@ int main(int argc, char **argv)
     corpus_run_threads(WORKERS, worker);
     for (int d = 0; d < DEVICES; d++)
         EXPECT(cudaStreamSynchronize(streams[d]), cudaSuccess);
-    printf("pools_random: seed %llu, %d pools made, %d destroyed (%d with allocations "
-           "outstanding), %d out of memory, %d live at exit\n",
-           seed, made, destroyed, destroyed_busy, oom, nlive);
+    printf("pools_random: seed %llu, %d pools made (%d on the host), %d destroyed (%d with "
+           "allocations outstanding), %d out of memory, %d live at exit\n",
+           seed, made, made_host, destroyed, destroyed_busy, oom, nlive);
     return 0;
 }

@@ -426,7 +426,8 @@ static void test_names(void **state)
         assert_non_null(vt_api_name((enum vt_api)a));
         bool host = a == VT_API_CUDA_MALLOC_HOST || a == VT_API_CU_MEM_ALLOC_HOST ||
                     a == VT_API_CUDA_HOST_ALLOC || a == VT_API_CU_MEM_HOST_ALLOC ||
-                    a == VT_API_CUDA_HOST_REGISTER || a == VT_API_CU_MEM_HOST_REGISTER;
+                    a == VT_API_CUDA_HOST_REGISTER || a == VT_API_CU_MEM_HOST_REGISTER ||
+                    a == VT_API_CUDA_MALLOC_HOST_POOL || a == VT_API_CU_MEM_ALLOC_HOST_POOL;
         assert_int_equal(vt_kind_is_host(vt_api_get((enum vt_api)a)->kind), host);
         assert_string_not_equal(vt_api_name((enum vt_api)a), "");
     }
