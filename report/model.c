@@ -1135,11 +1135,15 @@ static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom
         if (o->device < 0)
             return vr_sprintf(a,
                               "pinned host memory: %s of it live (recorded) and the request (%s) "
-                              "could not be page-locked: pinned memory is host RAM, and the host "
-                              "(its free memory, a container's limit) refused more; the device "
-                              "has no part in it; dominated by %s",
+                              "could not be page-locked: pinned memory is host RAM, and %s "
+                              "refused more; the device has no part in it; dominated by %s",
                               vr_format_size(o->live_allocated, b1, sizeof b1),
                               vr_format_size(o->requested_bytes, b2, sizeof b2),
+                              o->host_pool ? "the host pool's maximum size "
+                                             "(cudaMemPoolProps.maxSize, which the driver does "
+                                             "not report) or the host (its free memory, a "
+                                             "container's limit)"
+                                           : "the host (its free memory, a container's limit)",
                               dom[0] ? dom : "nothing recorded");
         if (vr_pool_at_limit(o))
             return vr_pool_limit_explain(a, o, dom);

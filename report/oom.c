@@ -460,6 +460,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.requested_bytes = ev->u.failed.size;
     o->o.error = ev->u.failed.error;
     o->o.api = vt_api_name(ev->u.failed.api);
+    o->o.host_pool = vt_api_get(ev->u.failed.api)->stream_ordered &&
+                     vt_kind_is_host(vt_api_get(ev->u.failed.api)->kind);
     o->o.device_free_bytes = ev->u.failed.free_bytes;
     o->o.free_known = ev->u.failed.total_bytes != 0; /* vtrace.h: 0/0 if unknown */
     o->o.device_total_bytes = ev->u.failed.total_bytes ? ev->u.failed.total_bytes : d->total;

@@ -273,6 +273,9 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
                               "computed wrong (a negative or overflowed size, an uninitialized "
                               "length); check the size passed to %s",
                               SZ(o->requested_bytes, b1), o->api);
+        if (o->device < 0 && o->host_pool)
+            return "raise the host pool's maximum size (cudaMemPoolProps.maxSize) if it has "
+                   "one, else pin less host memory at once or give the host more memory";
         if (o->device < 0)
             return "pin less host memory at once (fewer or smaller pinned buffers; PyTorch: "
                    "DataLoader pin_memory=False or fewer workers) or give the host more memory";

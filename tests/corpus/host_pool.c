@@ -1,0 +1,56 @@
+/* host_pool: pools of pinned host memory (cudaMemPoolCreate at
+ * cudaMemLocationTypeHost, and at cudaMemLocationTypeHostNuma node 0): their
+ * allocations by name (runtime and driver) are host memory, none of the
+ * device's. One fails past the pool's maxSize (out of memory, its api the
+ * from-pool call's), a smaller one then succeeds (no retry of it); one is
+ * left at exit (a host leak). Before session 40 vramtrace recorded them as
+ * device memory. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <string.h>
+
+#include "corpus.h"
+
+static cudaMemPool_t host_pool(enum cudaMemLocationType at, size_t max_size)
+{
+    struct cudaMemPoolProps props;
+    cudaMemPool_t pool;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = at;
+    props.location.id = 0;
+    props.maxSize = max_size;
+    EXPECT(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+    return pool;
+}
+
+int main(void)
+{
+    cudaStream_t s;
+    void *a, *b, *c, *d, *dev;
+    cuuint64_t used = 0, reserved = 0;
+    EXPECT(cudaStreamCreate(&s), cudaSuccess);
+    cudaMemPool_t host = host_pool(cudaMemLocationTypeHost, 4 * MiB);
+    cudaMemPool_t numa = host_pool(cudaMemLocationTypeHostNuma, 0);
+    EXPECT(cudaMallocAsync(&dev, 8 * MiB, s), cudaSuccess); /* the device's own */
+    EXPECT(cudaMallocFromPoolAsync(&a, 3 * MiB, host, s), cudaSuccess);
+    EXPECT(cuMemAllocFromPoolAsync((CUdeviceptr *)&b, 2 * MiB, (CUmemoryPool)host, (CUstream)s),
+           CUDA_ERROR_OUT_OF_MEMORY); /* past its maxSize */
+    EXPECT(cuMemAllocFromPoolAsync((CUdeviceptr *)&b, MiB, (CUmemoryPool)host, (CUstream)s),
+           CUDA_SUCCESS);
+    EXPECT(cudaMemPoolGetAttribute(host, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
+    EXPECT(cudaMemPoolGetAttribute(host, cudaMemPoolAttrReservedMemCurrent, &reserved),
+           cudaSuccess);
+    REQUIRE_EQ(used, 4 * MiB);
+    REQUIRE_EQ(reserved, 4 * MiB); /* nothing reserved beyond its allocations */
+    memset(a, 1, 3 * MiB);         /* host memory: the CPU can touch it */
+    EXPECT(cudaMallocFromPoolAsync(&c, 16 * MiB, numa, s), cudaSuccess);
+    EXPECT(cudaMallocFromPoolAsync(&d, 5 * MiB, numa, s), cudaSuccess);
+    EXPECT(cudaFreeAsync(c, s), cudaSuccess);
+    EXPECT(cuMemFreeAsync((CUdeviceptr)a, (CUstream)s), CUDA_SUCCESS);
+    EXPECT(cudaFreeAsync(d, s), cudaSuccess);
+    EXPECT(cudaFreeAsync(dev, s), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT(cudaMemPoolDestroy(numa), cudaSuccess);
+    return 0; /* b (1 MiB of the host pool) left at exit */
+}
