@@ -395,7 +395,8 @@ static void core_name_category_w(uint32_t category, const wchar_t *name)
     (void)category, (void)name;
 }
 
-/* nvtxNameOsThread: a VT_REC_THREAD definition for that OS thread id. */
+/* nvtxNameOsThread: a VT_REC_THREAD definition for that OS thread id (a
+ * name, start 0: not a thread's start). */
 static void name_thread(uint32_t tid, const char *name)
 {
     if (!name || !vti_recording())

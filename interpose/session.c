@@ -102,6 +102,7 @@ static void emit_thread_record(vti_thread *t)
     pthread_getname_np(pthread_self(), name, sizeof name);
     ev.u.thread.id = t->tid;
     ev.u.thread.name = name;
+    ev.u.thread.start = 1;
     vti_write(t, &ev);
 }
 

@@ -315,9 +315,9 @@ static void on_failed(vr_state *s, const vt_event *ev)
     t->fail_seq = s->failed;
 }
 
-/* A thread record for an id already seen: the kernel gave the id of a
- * thread that ended to a new one (ids wrap at pid_max; the recorder writes
- * this record before any other of a thread). The earlier thread ended
+/* A thread's start record (trace format 15) for an id already seen: the
+ * kernel gave the id of a thread that ended to a new one (ids wrap at
+ * pid_max; the recorder writes this record before any other of a thread). The earlier thread ended
  * before it, by the latest time replayed: its open ranges end uncounted,
  * its pending failure is never retried (the new thread's allocations are
  * no retry of it), its captures and created-but-unmapped VMM bytes are not
@@ -660,7 +660,8 @@ static bool on_definition(vr_state *s, const vt_event *ev)
         vr_state_note(s, "%s", ev->u.note.text ? ev->u.note.text : "");
         return true;
     case VT_REC_THREAD:
-        thread_announced(s, ev->u.thread.id);
+        if (ev->u.thread.start) /* not a name given later (nvtxNameOsThread) */
+            thread_announced(s, ev->u.thread.id);
         return true;
     default:
         return false;

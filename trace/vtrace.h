@@ -448,6 +448,11 @@ typedef struct vt_event {
         struct {
             uint32_t id;
             const char *name;
+            /* 1: written before the thread's first other record (the
+             * thread started, as the recorder saw it; a new thread given an
+             * id seen before means the earlier one ended); 0: a name given
+             * later (nvtxNameOsThread). v15; 0 in older traces. */
+            uint32_t start;
         } thread;
         struct {
             int32_t id;

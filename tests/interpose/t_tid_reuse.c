@@ -4,10 +4,13 @@
  * exits without closing the range or retrying. The main thread frees its
  * block. Empty threads are then started and joined until one gets A's
  * thread id (the kernel's ids wrap at pid_max); that thread B allocates
- * 2 GiB, A's failed size, then the rest of the device but 2 MiB (both kept
- * live: the peak) outside any range, and exits. By this source, then: B's
- * bytes are in no range, A's failure is never retried (B's 2 GiB is no
- * retry of it). Prints "expect: no_range=B's bytes dead_range=1048576
+ * 2 GiB, A's failed size, then the rest of the device but 8 MiB (both kept
+ * live: the peak) outside any range, and exits. Last the main thread opens
+ * the range "named_range", names itself (nvtxNameOsThread: a thread record
+ * too, but no new thread) and allocates 1 MiB (kept live). By this source,
+ * then: B's bytes are in no range, A's failure is never retried (B's 2 GiB
+ * is no retry of it), the main thread's 1 MiB is in its range. Prints
+ * "expect: no_range=B's bytes dead_range=1048576 named_range=1048576
  * recovered=0" and "reused TID after N threads" or, when no id came back
  * within the limit, "no reuse" and exits 77 (the caller skips).
  * usage: t_tid_reuse [LIMIT] */
@@ -52,7 +55,7 @@ static void *thread_b(void *arg)
     if ((*tid = my_tid()) != tid_a)
         return NULL;
     if (cudaMalloc(&p, 2 * GiB) != cudaSuccess ||
-        cudaMalloc(&q, free_at_start - 2 * GiB - 2 * MiB) != cudaSuccess)
+        cudaMalloc(&q, free_at_start - 2 * GiB - 8 * MiB) != cudaSuccess)
         return (void *)1;
     return NULL;
 }
@@ -91,7 +94,14 @@ int main(int argc, char **argv)
         printf("no reuse within %ld threads\n", limit);
         return 77;
     }
-    printf("expect: no_range=%zu dead_range=%zu recovered=0\n", free_at_start - 2 * MiB, MiB);
+    void *named = NULL;
+    nvtxRangePushA("named_range");
+    nvtxNameOsThreadA((uint32_t)my_tid(), "renamed_main");
+    if (cudaMalloc(&named, MiB) != cudaSuccess)
+        return 1;
+    nvtxRangePop();
+    printf("expect: no_range=%zu dead_range=%zu named_range=%zu recovered=0\n",
+           free_at_start - 8 * MiB, MiB, MiB);
     printf("reused TID after %ld threads\n", n);
     return 0;
 }

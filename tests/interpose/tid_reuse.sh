@@ -3,7 +3,8 @@
 # in a PID namespace of its own whose thread ids wrap at 1000, so that a
 # thread id comes back within the run; the report's range of each byte at
 # the peak and its recovered failures are held against what the program's
-# source says ("expect:" line). --wrong holds them against what the report
+# source says ("expect:" line), a thread that names itself
+# (nvtxNameOsThread) with a range open included. --wrong holds them against what the report
 # said before it knew of reused ids (the new thread's bytes in the dead
 # thread's range, its allocation a retry of the dead thread's failure): that
 # check must fail. Exit 77 (skipped) where no such namespace can be made
@@ -30,9 +31,11 @@ rep = json.load(open(sys.argv[1]))
 want = dict(re.findall(r"(\w+)=(\d+)", next(l for l in open(sys.argv[2]) if l.startswith("expect:"))))
 want = {k: int(v) for k, v in want.items()}
 if sys.argv[3] == "--wrong":  # what the report said before it knew of reused ids
-    want = {"no_range": 0, "dead_range": want["no_range"] + want["dead_range"], "recovered": 1}
+    want = {"no_range": 0, "dead_range": want["no_range"] + want["dead_range"],
+            "named_range": want["named_range"], "recovered": 1}
 phases = {p["range"]: p["bytes"] for p in rep["phases"]}
 got = {"no_range": phases.get("(no range)", 0), "dead_range": phases.get("dead_range", 0),
+       "named_range": phases.get("named_range", 0),
        "recovered": rep["totals"]["recovered_failed_allocations"]}
 bad = [f"{k}: report {got[k]}, source {want[k]}" for k in want if got[k] != want[k]]
 print("\n".join(bad) or f"as the source says: {got}")

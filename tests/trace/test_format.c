@@ -54,7 +54,7 @@ static int describe_fields(const vt_event *e, char *o, size_t n)
     case VT_REC_STRING:
         return snprintf(o, n, "id=%u", u->string.id);
     case VT_REC_THREAD:
-        return snprintf(o, n, "id=%u", u->thread.id);
+        return snprintf(o, n, "id=%u start=%u", u->thread.id, u->thread.start);
     case VT_REC_DEVICE:
         return snprintf(o, n, "id=%d total=%llu", u->device.id, U64(u->device.total_bytes));
     case VT_REC_ALLOC:
@@ -166,8 +166,11 @@ static void fill_all(vt_event *e, uint64_t a, uint64_t b, uint32_t u, int32_t i,
         e->u.stack_node = (__typeof__(e->u.stack_node)){u, u / 2, a};
         break;
     case VT_REC_STRING:
-    case VT_REC_THREAD:
         e->u.string.id = u;
+        break;
+    case VT_REC_THREAD:
+        e->u.thread.id = u;
+        e->u.thread.start = u & 1;
         break;
     case VT_REC_DEVICE:
         e->u.device = (__typeof__(e->u.device)){i, NULL, b};

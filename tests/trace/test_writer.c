@@ -36,7 +36,7 @@ static void *mt_main(void *p)
     pthread_barrier_wait(a->start);
     if (!tb)
         return (void *)1;
-    vt_event name = {.type = VT_REC_THREAD, .u.thread = {a->tid, "worker"}};
+    vt_event name = {.type = VT_REC_THREAD, .u.thread = {a->tid, "worker", 1}};
     intptr_t bad = vt_write(tb, &name) != 0;
     for (uint32_t seq = 0; seq < PER_THREAD && !bad; seq++) {
         vt_event e = {.type = VT_REC_ALLOC, .ts_ns = vtt_mono_ns()};
