@@ -554,14 +554,17 @@ void sim_pools_sync(struct sim_device *d)
     pthread_mutex_unlock(&d->lock);
 }
 
-struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size)
+struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size, bool host)
 {
     struct CUmemPoolHandle_st *pool = calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
     pool->dev = d;
     pool->created = 1;
+    pool->host = host;
     pool->max_size = max_size;
+    if (host) /* none of the device's memory: not among its pools */
+        return pool;
     pthread_mutex_lock(&d->lock);
     pool->next = d->created;
     d->created = pool;

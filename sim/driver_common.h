@@ -65,11 +65,10 @@ bool sim_host_find(uintptr_t p, bool exact, enum sim_host_want want, bool unlink
                    struct sim_host *out);
 /* The host's RAM (bytes): more cannot be page-locked. */
 size_t sim_host_ram(void);
-/* Host pools (host_track.c): a pool of pinned host memory
- * (CU_MEM_LOCATION_TYPE_HOST or _HOST_NUMA) made with d current, each
- * allocation its own pinned block, so the pool reserves nothing beyond its
- * allocations; maxSize (0: none) bounds them. */
-struct CUmemPoolHandle_st *sim_host_pool_create(struct sim_device *d, size_t max_size);
+/* Host pools (host_track.c; made by sim_pool_create): a pool of pinned host
+ * memory (CU_MEM_LOCATION_TYPE_HOST or _HOST_NUMA), each allocation its own
+ * pinned block, so the pool reserves nothing beyond its allocations; maxSize
+ * (0: none) bounds them. */
 /* An allocation of size bytes from host pool pool into *out:
  * CUDA_ERROR_OUT_OF_MEMORY past its maxSize or the host's RAM,
  * CUDA_ERROR_INVALID_VALUE for a destroyed pool. */

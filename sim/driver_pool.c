@@ -158,7 +158,7 @@ static CUresult host_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props
     struct sim_device *d = sim_need_device(&err);
     if (!d)
         return err;
-    struct CUmemPoolHandle_st *p = sim_host_pool_create(d, props->maxSize);
+    struct CUmemPoolHandle_st *p = sim_pool_create(d, props->maxSize, true);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *pool = p;
@@ -188,7 +188,7 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
     if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
         return CUDA_ERROR_NOT_SUPPORTED;
     struct CUmemPoolHandle_st *p =
-        sim_pool_create(&sim_devices[poolProps->location.id], poolProps->maxSize);
+        sim_pool_create(&sim_devices[poolProps->location.id], poolProps->maxSize, false);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *pool = p;

@@ -142,18 +142,6 @@ size_t sim_host_ram(void)
  * pool's bounds its reserve. Counters under the lock of the device that
  * was current at its creation (pool->dev), as a device pool's. */
 
-struct CUmemPoolHandle_st *sim_host_pool_create(struct sim_device *d, size_t max_size)
-{
-    struct CUmemPoolHandle_st *pool = calloc(1, sizeof *pool);
-    if (!pool)
-        return NULL;
-    pool->dev = d;
-    pool->created = 1;
-    pool->host = 1;
-    pool->max_size = max_size;
-    return pool;
-}
-
 /* size more bytes of pool's counted (add) or size fewer; false when a
  * destroyed pool or its maxSize refuse them. */
 static bool count(struct CUmemPoolHandle_st *pool, size_t size, bool add, CUresult *err)

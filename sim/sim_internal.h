@@ -256,8 +256,10 @@ void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep);
 /* A synchronization of d: each of its pools releases unused segments while
  * it reserves more than its release threshold. */
 void sim_pools_sync(struct sim_device *d);
-/* A new pool of d (cuMemPoolCreate); NULL when out of host memory. */
-struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size);
+/* A new pool of d (cuMemPoolCreate); NULL when out of host memory. host: a
+ * pool of pinned host memory (host_track.c), made with d current and not
+ * among d's pools. */
+struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size, bool host);
 /* cuMemPoolDestroy: the pool goes now when nothing of it is allocated, else
  * with its last allocation's free; the device's current pool becomes its
  * default pool if it was this one. */
