@@ -81,8 +81,11 @@ static int stream_device(uint64_t stream, int (*current)(void))
  * included). */
 static int pool_device(uint64_t pool, uint64_t p)
 {
-    if (vti_pool_is_host(pool))
+    enum vt_kind kind = vti_pool_kind(pool);
+    if (kind == VT_KIND_HOST_PINNED)
         return -1; /* its memory is the host's: the stream's device is its context's */
+    if (kind == VT_KIND_MANAGED)
+        return pointer_device(p); /* wherever the driver put it; not kept */
     int d = vti_pool_known_device(pool);
     if (d < 0 && ((d = device_pool_of(pool)) >= 0 || (d = pointer_device(p)) >= 0))
         vti_pool_know(pool, d);

@@ -292,7 +292,9 @@ typedef CUresult (*pool_create_fn)(CUmemoryPool *, const CUmemPoolProps *);
 /* Not an allocation: a pool located on a device is remembered with it, the
  * device its allocations take memory on whatever the stream's (asyncdev.c);
  * a pool located on the host (CU_MEM_LOCATION_TYPE_HOST, _HOST_NUMA) as
- * such, its allocations pinned host memory (vti_pool_created). */
+ * such, its allocations pinned host memory, and a managed pool
+ * (CU_MEM_ALLOCATION_TYPE_MANAGED), its allocations managed memory
+ * (vti_pool_created). */
 VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
     pool_create_fn real = (pool_create_fn)vti_real(F_cuMemPoolCreate);
@@ -300,11 +302,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolP
     CUresult rc = real ? real(pool, poolProps) : NO_DRIVER;
     if (rc == CUDA_SUCCESS && pool && poolProps) {
         CUmemLocationType at = poolProps->location.type;
-        vti_pool_created(
-            (uint64_t)(uintptr_t)*pool,
-            at == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1,
-            poolProps->allocType == CU_MEM_ALLOCATION_TYPE_PINNED &&
-                (at == CU_MEM_LOCATION_TYPE_HOST || at == CU_MEM_LOCATION_TYPE_HOST_NUMA));
+        bool on_host = at == CU_MEM_LOCATION_TYPE_HOST || at == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+        vti_pool_created((uint64_t)(uintptr_t)*pool,
+                         at == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1,
+                         poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED ? VT_KIND_MANAGED
+                         : on_host ? VT_KIND_HOST_PINNED
+                                   : VT_KIND_DEVICE);
     }
     vti_leave();
     return rc;

@@ -69,15 +69,16 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
  * are. A destroyed pool keeps its slot, its device -1 and not sampled (a
  * pool made again with the same handle takes it back). A host pool (its
  * memory pinned host memory: cuMemPoolCreate's location HOST or HOST_NUMA)
- * has host set, its device -1, and is never sampled: its bytes are no
- * device's. */
+ * or a managed one (CU_MEM_ALLOCATION_TYPE_MANAGED) has that kind, its
+ * device -1 for good, and is never sampled: no device's pool holds its
+ * bytes. */
 #define MAX_POOLS 256
 #define MAX_SAMPLED VT_MAX_POOLS
 static _Atomic uint64_t pool_devices;
 static struct {
     _Atomic uint64_t pool; /* 0: free slot */
     _Atomic int device;    /* -1: unknown, or destroyed */
-    _Atomic bool host;     /* a host pool */
+    _Atomic int kind;      /* enum vt_kind of its memory: device, host_pinned, managed */
     _Atomic bool sampled;
     _Atomic uint64_t spare;    /* free reserve at its latest sample */
     _Atomic uint64_t reserved; /* reserved bytes at its latest sample */
@@ -140,31 +141,36 @@ int vti_pool_known_device(uint64_t pool)
     return i < 0 ? -1 : atomic_load_explicit(&pools[i].device, memory_order_relaxed);
 }
 
-void vti_pool_created(uint64_t pool, int device, bool host)
+void vti_pool_created(uint64_t pool, int device, enum vt_kind kind)
 {
     if (!pool)
         return;
     pthread_mutex_lock(&pools_lock);
     int i = slot_take(pool);
     if (i >= 0) {
-        atomic_store_explicit(&pools[i].device, host ? -1 : device, memory_order_relaxed);
-        atomic_store_explicit(&pools[i].host, host, memory_order_relaxed);
+        atomic_store_explicit(&pools[i].device, kind == VT_KIND_DEVICE ? device : -1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&pools[i].kind, (int)kind, memory_order_relaxed);
     }
     pthread_mutex_unlock(&pools_lock);
 }
 
-bool vti_pool_is_host(uint64_t pool)
+enum vt_kind vti_pool_kind(uint64_t pool)
 {
     int i = pool ? slot_of(pool) : -1;
-    return i >= 0 && atomic_load_explicit(&pools[i].host, memory_order_relaxed);
+    return i < 0 ? VT_KIND_DEVICE
+                 : (enum vt_kind)atomic_load_explicit(&pools[i].kind, memory_order_relaxed);
 }
 
 enum vt_api vti_pool_api(uint64_t pool, enum vt_api api)
 {
-    if (!pool || !vti_pool_is_host(pool))
-        return api;
-    return api == VT_API_CUDA_MALLOC_FROM_POOL_ASYNC ? VT_API_CUDA_MALLOC_HOST_POOL
-                                                     : VT_API_CU_MEM_ALLOC_HOST_POOL;
+    enum vt_kind kind = pool ? vti_pool_kind(pool) : VT_KIND_DEVICE;
+    bool runtime = api == VT_API_CUDA_MALLOC_FROM_POOL_ASYNC;
+    if (kind == VT_KIND_HOST_PINNED)
+        return runtime ? VT_API_CUDA_MALLOC_HOST_POOL : VT_API_CU_MEM_ALLOC_HOST_POOL;
+    if (kind == VT_KIND_MANAGED)
+        return runtime ? VT_API_CUDA_MALLOC_MANAGED_POOL : VT_API_CU_MEM_ALLOC_MANAGED_POOL;
+    return api;
 }
 
 void vti_pool_know(uint64_t pool, int device)
@@ -173,7 +179,7 @@ void vti_pool_know(uint64_t pool, int device)
         return;
     pthread_mutex_lock(&pools_lock);
     int i = slot_take(pool);
-    if (i >= 0)
+    if (i >= 0 && atomic_load_explicit(&pools[i].kind, memory_order_relaxed) == VT_KIND_DEVICE)
         atomic_store_explicit(&pools[i].device, device, memory_order_relaxed);
     pthread_mutex_unlock(&pools_lock);
 }
@@ -620,8 +626,8 @@ void vti_pool_destroy_end(vt_event *last, bool destroyed)
 
 void vti_pool_done(bool ok, uint64_t pool, int (*device)(void))
 {
-    if (pool && vti_pool_is_host(pool))
-        return; /* no device's: never sampled */
+    if (pool && vti_pool_kind(pool) != VT_KIND_DEVICE)
+        return; /* no device's pool: never sampled */
     if (!ok) {
         vti_rec_pool_stat(pool, device);
         return;
@@ -685,7 +691,7 @@ void vti_pool_fork_reset(void)
     for (int i = 0; i < MAX_POOLS; i++) {
         atomic_store(&pools[i].pool, 0);
         atomic_store(&pools[i].device, -1);
-        atomic_store(&pools[i].host, false);
+        atomic_store(&pools[i].kind, VT_KIND_DEVICE);
         atomic_store(&pools[i].sampled, false);
         atomic_store(&pools[i].spare, 0);
         atomic_store(&pools[i].reserved, 0);

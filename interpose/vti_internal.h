@@ -954,14 +954,16 @@ int vti_async_device(void);
  * device < 0, or when the table is full (the pool is looked up each time). */
 void vti_pool_know(uint64_t pool, int device);
 /* A successful cuMemPoolCreate of pool, located on device (-1: not a
- * device) or on the host (host: its location HOST or HOST_NUMA, its
- * allocations pinned host memory). */
-void vti_pool_created(uint64_t pool, int device, bool host);
-/* Whether pool is a host pool (vti_pool_created). Lock-free. */
-bool vti_pool_is_host(uint64_t pool);
+ * device), its allocations of kind: VT_KIND_DEVICE, VT_KIND_HOST_PINNED (a
+ * host pool: pinned memory at location HOST or HOST_NUMA) or
+ * VT_KIND_MANAGED (a managed pool, CUDA 13). */
+void vti_pool_created(uint64_t pool, int device, enum vt_kind kind);
+/* The kind of pool's allocations (vti_pool_created; VT_KIND_DEVICE for a
+ * pool not seen made). Lock-free. */
+enum vt_kind vti_pool_kind(uint64_t pool);
 /* The api an allocation from pool by name records: api (a from-pool one),
- * or its host-pool twin for a host pool (VT_API_..._HOST_POOL:
- * pinned host memory, docs/trace.md). pool 0: api. Lock-free. */
+ * or its twin for a host or managed pool (VT_API_..._HOST_POOL,
+ * _MANAGED_POOL: docs/trace.md). pool 0: api. Lock-free. */
 enum vt_api vti_pool_api(uint64_t pool, enum vt_api api);
 /* The device vti_pool_know kept for pool, or -1 (unknown, or destroyed).
  * Lock-free. */

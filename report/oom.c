@@ -462,6 +462,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.api = vt_api_name(ev->u.failed.api);
     o->o.host_pool = vt_api_get(ev->u.failed.api)->stream_ordered &&
                      vt_kind_is_host(vt_api_get(ev->u.failed.api)->kind);
+    o->o.managed_pool = ev->u.failed.api == VT_API_CUDA_MALLOC_MANAGED_POOL ||
+                        ev->u.failed.api == VT_API_CU_MEM_ALLOC_MANAGED_POOL;
     o->o.device_free_bytes = ev->u.failed.free_bytes;
     o->o.free_known = ev->u.failed.total_bytes != 0; /* vtrace.h: 0/0 if unknown */
     o->o.device_total_bytes = ev->u.failed.total_bytes ? ev->u.failed.total_bytes : d->total;
@@ -470,6 +472,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.live_captured = d->captured;
     o->o.live_graph = d->graph;
     vr_oom_take_pool(d, ev, &o->o);
+    if (o->o.host_pool || o->o.managed_pool)
+        o->o.has_pool = false; /* the pools sampled are the device's, not the one that failed */
     vr_oom_take_graph_pool(d, ev, &o->o);
     if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
         o->o.mapping_bytes = t->unmapped;

@@ -159,6 +159,14 @@ const char *vr_pools_held_explain(vr_arena *a, const vr_oom *o, const char *live
 const char *vr_pool_limit_explain(vr_arena *a, const vr_oom *o, const char *live)
 {
     char b1[32], b2[32], b3[32], b4[32];
+    if (o->managed_pool)
+        return vr_sprintf(a,
+                          "the device had %s free, room for the %s requested, but the managed "
+                          "pool it was asked of did not take it: the pool is at a limit of its "
+                          "own (its maximum size, which the driver does not report), not the "
+                          "device's; live data: %s",
+                          SZ(o->device_free_bytes, b1), SZ(o->requested_bytes, b2),
+                          live[0] ? live : "nothing recorded");
     return vr_sprintf(
         a,
         "the device had %s free, room for the %s requested, but the memory pool (%s reserved, "

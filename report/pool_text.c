@@ -23,7 +23,7 @@ const char *vr_pool_remedy(vr_arena *a, const vr_oom *o)
 bool vr_pool_at_limit(const vr_oom *o)
 {
     uint64_t r = o->requested_bytes, seg = VR_POOL_SEGMENT;
-    if (!o->has_pool || !o->device_total_bytes || r > UINT64_MAX - seg)
+    if ((!o->has_pool && !o->managed_pool) || !o->device_total_bytes || r > UINT64_MAX - seg)
         return false;
     return o->device_free_bytes >= (r + seg - 1) / seg * seg;
 }
@@ -31,6 +31,10 @@ bool vr_pool_at_limit(const vr_oom *o)
 const char *vr_pool_limit_remedy(vr_arena *a, const vr_oom *o)
 {
     char b1[32];
+    if (o->managed_pool)
+        return "the managed pool is at its limit while the device has room: raise its maximum "
+               "size (cudaMemPoolProps.maxSize, fixed when the pool is made) or allocate from a "
+               "pool without one";
     return vr_sprintf(a,
                       "the pool is full at %s reserved while the device has room: raise its "
                       "maximum size (cudaMemPoolProps.maxSize, fixed when the pool is made) or "

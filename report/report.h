@@ -205,7 +205,8 @@ typedef struct vr_oom {
     uint64_t requested_bytes;
     int32_t error;
     const char *api;
-    bool host_pool; /* from a host pool (pinned host memory): its maxSize may have refused it */
+    bool host_pool;    /* from a host pool (pinned host memory): its maxSize may have refused it */
+    bool managed_pool; /* from a managed pool: has_pool false (no pool_stat is taken of one) */
     /* meminfo just after the failure (free 0 and free_known false when the
      * driver could not say, e.g. without a context; the total then is the
      * device record's, 0 if none) */

@@ -278,19 +278,33 @@ static struct sim_alloc *record(struct sim_device *d, uintptr_t p, size_t size, 
 
 int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out)
 {
+    return sim_alloc_of(d, size, kind, NULL, out);
+}
+
+int sim_alloc_of(struct sim_device *d, size_t size, enum sim_kind kind,
+                 struct CUmemPoolHandle_st *pool, uintptr_t *out)
+{
     size_t r = sim_round(size);
+    struct sim_alloc *a = NULL;
     if (r == 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&d->lock);
+    int refused = pool ? sim_pool_admit(pool, size) : CUDA_SUCCESS;
+    if (refused) {
+        pthread_mutex_unlock(&d->lock);
+        return refused;
+    }
     if (!d->ctx.active)
         sim_ctx_activate(d);
     uintptr_t p = device_take(d, r, r < SIM_LARGE_ALIGN ? SIM_SMALL_ALIGN : SIM_LARGE_ALIGN, true);
-    if (p && !record(d, p, size, r, kind, NULL)) {
+    if (p && !(a = record(d, p, size, r, kind, NULL))) {
         ra_give(&d->ra, p, r);
         p = 0;
     }
     if (p) {
         d->used += r;
+        if ((a->pool = pool))
+            sim_pool_count(pool, size, 1);
         device_publish(d);
     }
     pthread_mutex_unlock(&d->lock);
@@ -361,6 +375,8 @@ static void release_alloc(struct sim_device *d, struct sim_alloc *a)
         give_pages(a->ptr, a->ptr + a->rounded);
         return;
     }
+    if (a->pool) /* a managed pool's */
+        sim_pool_count(a->pool, a->size, -1);
     ra_give(&d->ra, a->ptr, a->rounded);
     release_pages(d, a->ptr, a->rounded);
     d->used -= a->rounded;
@@ -554,16 +570,17 @@ void sim_pools_sync(struct sim_device *d)
     pthread_mutex_unlock(&d->lock);
 }
 
-struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size, bool host)
+struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size,
+                                           enum sim_pool_kind kind)
 {
     struct CUmemPoolHandle_st *pool = calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
     pool->dev = d;
     pool->created = 1;
-    pool->host = host;
+    pool->kind = kind;
     pool->max_size = max_size;
-    if (host) /* none of the device's memory: not among its pools */
+    if (kind != SIM_POOL_DEVICE) /* each allocation its own block: not among its pools */
         return pool;
     pthread_mutex_lock(&d->lock);
     pool->next = d->created;

@@ -54,10 +54,13 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool
         return err;
     if (!dptr || !pool || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (pool->host) { /* not captured: the sim's graphs hold device memory only */
+    if (pool->kind != SIM_POOL_DEVICE) { /* not captured: the sim's graphs hold device memory */
         if ((err = sim_capture_refuse(hStream, CUDA_ERROR_NOT_SUPPORTED,
-                                      "a host pool's allocation on a capturing stream")) ||
-            (err = sim_host_pool_alloc(pool, bytesize, &p)))
+                                      "a host or managed pool's allocation on a capturing "
+                                      "stream")) ||
+            (err = pool->kind == SIM_POOL_HOST
+                       ? sim_host_pool_alloc(pool, bytesize, &p)
+                       : (CUresult)sim_alloc_of(pool->dev, bytesize, SIM_MANAGED_MEM, pool, &p)))
             return err;
         *dptr = (CUdeviceptr)p;
         return CUDA_SUCCESS;
@@ -74,11 +77,13 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUm
                                          CUstream hStream)
 {
     SIM_LEDGER_SCOPE("cuMemAllocFromPoolAsync");
-    bool host = pool && pool->host;
-    return (CUresult)vtsim_ledger_fail(host ? SIM_LK_PINNED : SIM_LK_DEVICE,
-                                       host   ? -1
-                                       : pool ? pool->dev->ordinal
-                                              : sim_current_ordinal(),
+    enum sim_pool_kind kind = pool ? pool->kind : SIM_POOL_DEVICE;
+    return (CUresult)vtsim_ledger_fail(kind == SIM_POOL_HOST      ? SIM_LK_PINNED
+                                       : kind == SIM_POOL_MANAGED ? SIM_LK_MANAGED
+                                                                  : SIM_LK_DEVICE,
+                                       kind == SIM_POOL_HOST ? -1
+                                       : pool                ? pool->dev->ordinal
+                                                             : sim_current_ordinal(),
                                        bytesize, pool_alloc(dptr, bytesize, pool, hStream));
 }
 
@@ -138,7 +143,7 @@ CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
     if (err)
         return err;
     struct sim_device *d = &sim_devices[dev];
-    if (!pool || pool->dev != d || pool->destroyed || pool->host)
+    if (!pool || pool->dev != d || pool->destroyed || pool->kind != SIM_POOL_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&d->lock);
     d->current = pool == &d->pool ? NULL : pool;
@@ -146,19 +151,27 @@ CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
     return CUDA_SUCCESS;
 }
 
-/* A host pool (host_track.c): CU_MEM_LOCATION_TYPE_HOST (id ignored), or
- * _HOST_NUMA of node 0, the sim's one; handle types must be none ("any
- * other values will result in CUDA_ERROR_INVALID_VALUE"). */
-static CUresult host_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props)
+/* A host pool (host_track.c): pinned, at CU_MEM_LOCATION_TYPE_HOST (id
+ * ignored) or _HOST_NUMA of node 0, the sim's one; or a managed pool
+ * (CU_MEM_ALLOCATION_TYPE_MANAGED, CUDA 13) at no location (NONE), the host
+ * or a device: its memory on that device, else on the current one. Handle
+ * types must be none ("any other values will result in
+ * CUDA_ERROR_INVALID_VALUE"). */
+static CUresult other_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props,
+                                  enum sim_pool_kind kind)
 {
-    if ((props->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && props->location.id != 0) ||
+    const CUmemLocation *at = &props->location;
+    CUresult err;
+    if ((at->type == CU_MEM_LOCATION_TYPE_HOST_NUMA && at->id != 0) ||
         props->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult err;
-    struct sim_device *d = sim_need_device(&err);
+    if (at->type == CU_MEM_LOCATION_TYPE_DEVICE && (err = sim_check_device(at->id)))
+        return err;
+    struct sim_device *d =
+        at->type == CU_MEM_LOCATION_TYPE_DEVICE ? &sim_devices[at->id] : sim_need_device(&err);
     if (!d)
         return err;
-    struct CUmemPoolHandle_st *p = sim_pool_create(d, props->maxSize, true);
+    struct CUmemPoolHandle_st *p = sim_pool_create(d, props->maxSize, kind);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *pool = p;
@@ -168,19 +181,25 @@ static CUresult host_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props
 /* A pool of pinned device memory on one device (CUDA Driver API,
  * cuMemPoolCreate): its allocations, reserve, release threshold and trims
  * behave as the default pool's; maxSize (0: the device) bounds its reserve.
- * A pool of pinned host memory (location HOST or HOST_NUMA): host_track.c.
- * Other allocation types, locations and handle types that export memory are
- * refused as not supported. */
+ * A pool of pinned host memory (location HOST or HOST_NUMA) and a managed
+ * pool: other_pool_create. Other locations and handle types that export
+ * memory are refused as not supported. */
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
     if (sim_check_init())
         return sim_check_init();
-    if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+    if (!pool || !poolProps)
         return CUDA_ERROR_INVALID_VALUE;
-    if (poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST ||
-        poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA)
-        return host_pool_create(pool, poolProps);
-    if (poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    CUmemLocationType at = poolProps->location.type;
+    bool on_host = at == CU_MEM_LOCATION_TYPE_HOST || at == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    if (poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED &&
+        (on_host || at == CU_MEM_LOCATION_TYPE_NONE || at == CU_MEM_LOCATION_TYPE_DEVICE))
+        return other_pool_create(pool, poolProps, SIM_POOL_MANAGED);
+    if (poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (on_host)
+        return other_pool_create(pool, poolProps, SIM_POOL_HOST);
+    if (at != CU_MEM_LOCATION_TYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult err = sim_check_device(poolProps->location.id);
     if (err)
@@ -188,7 +207,7 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
     if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
         return CUDA_ERROR_NOT_SUPPORTED;
     struct CUmemPoolHandle_st *p =
-        sim_pool_create(&sim_devices[poolProps->location.id], poolProps->maxSize, false);
+        sim_pool_create(&sim_devices[poolProps->location.id], poolProps->maxSize, SIM_POOL_DEVICE);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *pool = p;

@@ -142,27 +142,33 @@ size_t sim_host_ram(void)
  * pool's bounds its reserve. Counters under the lock of the device that
  * was current at its creation (pool->dev), as a device pool's. */
 
-/* size more bytes of pool's counted (add) or size fewer; false when a
- * destroyed pool or its maxSize refuse them. */
+int sim_pool_admit(const struct CUmemPoolHandle_st *pool, size_t size)
+{
+    if (pool->destroyed)
+        return CUDA_ERROR_INVALID_VALUE;
+    return pool->max_size && size > pool->max_size - pool->used ? CUDA_ERROR_OUT_OF_MEMORY
+                                                                : CUDA_SUCCESS;
+}
+
+void sim_pool_count(struct CUmemPoolHandle_st *pool, size_t size, int sign)
+{
+    pool->used = sign > 0 ? pool->used + size : pool->used - size;
+    pool->reserved = pool->used;
+    if (pool->used > pool->used_high)
+        pool->used_high = pool->reserved_high = pool->used;
+}
+
+/* size more bytes of pool's counted (add) or size fewer; false, with the
+ * error in *err, when a destroyed pool or its maxSize refuse them. */
 static bool count(struct CUmemPoolHandle_st *pool, size_t size, bool add, CUresult *err)
 {
-    bool ok = true;
     pthread_mutex_lock(&pool->dev->lock);
-    if (add && pool->destroyed)
-        ok = false, *err = CUDA_ERROR_INVALID_VALUE;
-    else if (add && pool->max_size && size > pool->max_size - pool->used)
-        ok = false, *err = CUDA_ERROR_OUT_OF_MEMORY;
-    else if (add) {
-        pool->used += size;
-        pool->reserved = pool->used;
-        pool->used_high = pool->used > pool->used_high ? pool->used : pool->used_high;
-        pool->reserved_high = pool->used_high;
-    } else {
-        pool->used -= size < pool->used ? size : pool->used;
-        pool->reserved = pool->used;
-    }
+    CUresult refused = add ? (CUresult)sim_pool_admit(pool, size) : CUDA_SUCCESS;
+    if (!refused)
+        sim_pool_count(pool, size, add ? 1 : -1);
     pthread_mutex_unlock(&pool->dev->lock);
-    return ok;
+    *err = refused;
+    return !refused;
 }
 
 CUresult sim_host_pool_alloc(struct CUmemPoolHandle_st *pool, size_t size, uintptr_t *out)

@@ -173,14 +173,25 @@ struct sim_alloc {
     uintptr_t ptr;
     size_t size, rounded;
     enum sim_kind kind;
-    struct pool_seg *seg;  /* for SIM_ASYNC_MEM */
-    struct sim_gmem *gmem; /* for SIM_GRAPH_MEM */
+    struct pool_seg *seg;            /* for SIM_ASYNC_MEM */
+    struct sim_gmem *gmem;           /* for SIM_GRAPH_MEM */
+    struct CUmemPoolHandle_st *pool; /* a managed pool's allocation: its pool */
     struct sim_alloc *next;
     /* SIM_ARRAY_MEM of one level: its first layer's rows of row_bytes each
      * (of 4x4 blocks for a block-compressed format), for 2D copies
      * (sim_array_data); 0 for a mipmapped array */
     size_t row_bytes, rows;
     uint64_t serial; /* unique to this allocation (a reused address gets another) */
+};
+
+/* What a pool's allocations are (cuMemPoolCreate's properties). A host or
+ * managed pool is none of its device's pools (not synchronized, trimmed or
+ * current): each allocation is its own block, so it reserves nothing
+ * beyond them (reserved = used), and its maxSize bounds them. */
+enum sim_pool_kind {
+    SIM_POOL_DEVICE = 0, /* pinned device memory, from its segments */
+    SIM_POOL_HOST,       /* pinned host memory (host_track.c); dev: current at its creation */
+    SIM_POOL_MANAGED,    /* managed memory on dev (CU_MEM_ALLOCATION_TYPE_MANAGED, CUDA 13) */
 };
 
 /* A memory pool of a device (CUmemoryPool / cudaMemPool_t): its default
@@ -195,9 +206,9 @@ struct CUmemPoolHandle_st {
     uint64_t release_threshold;
     size_t max_size; /* CUmemPoolProps.maxSize: most bytes reserved, 0 = the device's */
     struct pool_seg *segs;
-    int created;   /* made by cuMemPoolCreate */
-    int host;      /* a host pool (host_track.c): dev is the device current at its creation */
-    int destroyed; /* cuMemPoolDestroy called: freed with its last allocation */
+    int created; /* made by cuMemPoolCreate */
+    enum sim_pool_kind kind;
+    int destroyed;                   /* cuMemPoolDestroy called: freed with its last allocation */
     struct CUmemPoolHandle_st *next; /* the device's next created pool */
 };
 
@@ -247,6 +258,18 @@ struct sim_device *sim_device_of(uintptr_t addr);
 
 /* Device memory; all lock the device. Return a CUresult. */
 int sim_alloc(struct sim_device *d, size_t size, enum sim_kind kind, uintptr_t *out);
+/* The same for an allocation of managed pool pool (NULL: none) of d: past
+ * its maxSize CUDA_ERROR_OUT_OF_MEMORY, destroyed CUDA_ERROR_INVALID_VALUE;
+ * counted in its used and reserved bytes until freed. */
+int sim_alloc_of(struct sim_device *d, size_t size, enum sim_kind kind,
+                 struct CUmemPoolHandle_st *pool, uintptr_t *out);
+/* Of a host or managed pool (host_track.c), under its device's lock:
+ * whether it takes an allocation of size more bytes (CUDA_SUCCESS;
+ * CUDA_ERROR_INVALID_VALUE once destroyed, CUDA_ERROR_OUT_OF_MEMORY past
+ * its maxSize), and its used and reserved bytes changed by size, up (sign
+ * 1) or down (-1). */
+int sim_pool_admit(const struct CUmemPoolHandle_st *pool, size_t size);
+void sim_pool_count(struct CUmemPoolHandle_st *pool, size_t size, int sign);
 /* Free the allocation at ptr: an array (SIM_ARRAY_MEM) only when array, any
  * other kind only when not (cuMemFree cannot free an array, nor
  * cuArrayDestroy a buffer). CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE. */
@@ -256,10 +279,10 @@ void sim_pool_trim(struct CUmemPoolHandle_st *pool, size_t keep);
 /* A synchronization of d: each of its pools releases unused segments while
  * it reserves more than its release threshold. */
 void sim_pools_sync(struct sim_device *d);
-/* A new pool of d (cuMemPoolCreate); NULL when out of host memory. host: a
- * pool of pinned host memory (host_track.c), made with d current and not
- * among d's pools. */
-struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size, bool host);
+/* A new pool of d of kind (cuMemPoolCreate); NULL when out of host memory. A
+ * host or managed pool is not among d's pools (enum sim_pool_kind). */
+struct CUmemPoolHandle_st *sim_pool_create(struct sim_device *d, size_t max_size,
+                                           enum sim_pool_kind kind);
 /* cuMemPoolDestroy: the pool goes now when nothing of it is allocated, else
  * with its last allocation's free; the device's current pool becomes its
  * default pool if it was this one. */

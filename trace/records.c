@@ -54,6 +54,12 @@ static const vt_api_info API_INFO[VT_API_MAX_] = {
                                       ADDR},
     [VT_API_CU_MEM_ALLOC_HOST_POOL] = {"cuMemAllocFromPoolAsync", DRV, VT_KIND_HOST_PINNED, true,
                                        ADDR},
+    /* not stream-ordered here: no pool_stat is taken of a managed pool, so
+     * no sampled reserve holds their driver rounding */
+    [VT_API_CUDA_MALLOC_MANAGED_POOL] = {"cudaMallocFromPoolAsync", RT, VT_KIND_MANAGED, false,
+                                         ADDR},
+    [VT_API_CU_MEM_ALLOC_MANAGED_POOL] = {"cuMemAllocFromPoolAsync", DRV, VT_KIND_MANAGED, false,
+                                          ADDR},
 };
 
 #undef RT

@@ -52,7 +52,8 @@ extern "C" {
  * record; 11: the api cuGraphLaunch; 12: the free_failed record; 13: the
  * pool_stat of a device's graph memory pool (VT_POOL_GRAPH) at a failed
  * allocation; 14: that pool_stat before memory samples too; 15: the apis of
- * host pools (docs/trace.md, "Versioning") */
+ * host and managed pools, the thread record's start (docs/trace.md,
+ * "Versioning") */
 #define VT_FORMAT_VERSION 15u
 /* The writer flushes a batch at least this often (ns). */
 #define VT_FLUSH_INTERVAL_NS 100000000ull
@@ -154,6 +155,9 @@ enum vt_api {
     VT_API_CUDA_MALLOC_HOST_POOL = 27,        /* cudaMallocFromPoolAsync of a host pool:
                                                  pinned host memory (v15) */
     VT_API_CU_MEM_ALLOC_HOST_POOL = 28,       /* cuMemAllocFromPoolAsync of a host pool (v15) */
+    VT_API_CUDA_MALLOC_MANAGED_POOL = 29,     /* cudaMallocFromPoolAsync of a managed pool
+                                                 (CUDA 13): managed memory (v15) */
+    VT_API_CU_MEM_ALLOC_MANAGED_POOL = 30,    /* cuMemAllocFromPoolAsync of a managed pool (v15) */
     VT_API_MAX_
 };
 

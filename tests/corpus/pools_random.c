@@ -7,8 +7,10 @@
  *     threshold of 0, 32 MiB or the most, one in three with a maxSize of
  *     64 to 256 MiB (its allocations fail past it, the device not full);
  *     one in four on the host instead (location host, or host NUMA node
- *     0): its allocations are pinned host memory, none of a device's
- *     (before session 40 vramtrace counted them as device memory);
+ *     0): its allocations are pinned host memory, none of a device's; one
+ *     in eight a managed pool (CUDA 13; preferred location none, the host
+ *     or a device): its allocations are managed memory (before session 40
+ *     vramtrace counted both as device memory of a device pool);
  *   - destroys a pool, with allocations outstanding or none (the driver
  *     keeps one with some, and its reserve, until their last free:
  *     docs/trace.md, "A destroyed pool"; before session 37 only pools
@@ -60,7 +62,7 @@ static unsigned long long seed;
  * allocations; the devices' default pools. */
 static struct pool {
     cudaMemPool_t pool;
-    int device, outstanding; /* device -1: a host pool */
+    int device, outstanding; /* device -1: a host or managed pool */
     cuuint64_t threshold;    /* its release threshold */
 } pools[POOLS];
 static int npools;
@@ -74,7 +76,8 @@ static struct live {
     int pool;
 } live[LIVE];
 static int nlive;
-static int oom, made, made_host, destroyed, destroyed_busy; /* busy: allocations outstanding */
+static int oom, made, made_host, made_managed, destroyed;
+static int destroyed_busy; /* with allocations outstanding */
 
 static struct worker {
     unsigned long long rng;
@@ -110,22 +113,30 @@ static void op_create(struct worker *w)
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = (int)pick(w, DEVICES);
-    bool host = !pick(w, 4);
+    unsigned where = pick(w, 8);
+    bool host = where < 2, managed = where == 2;
     if (host) {
         props.location.type = pick(w, 2) ? cudaMemLocationTypeHost : cudaMemLocationTypeHostNuma;
         props.location.id = 0;
+    }
+    if (managed) { /* preferred location: none, the host or the device picked */
+        static const enum cudaMemLocationType at[] = {
+            cudaMemLocationTypeNone, cudaMemLocationTypeHost, cudaMemLocationTypeDevice};
+        props.allocType = cudaMemAllocationTypeManaged;
+        props.location.type = at[pick(w, 3)];
     }
     props.maxSize = pick(w, 3) ? 0 : (64 + 32 * pick(w, 7)) * MiB; /* its reserve bounded */
     struct pool *p = &pools[npools];
     EXPECT(cudaMemPoolCreate(&p->pool, &props), cudaSuccess);
     EXPECT(cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
            cudaSuccess);
-    p->device = host ? -1 : props.location.id;
+    p->device = host || managed ? -1 : props.location.id;
     p->outstanding = 0;
     p->threshold = threshold;
     npools++;
     made++;
     made_host += host;
+    made_managed += managed;
 }
 
 /* A pool destroyed (its device's current pool the default one again
@@ -327,8 +338,8 @@ int main(int argc, char **argv)
     corpus_run_threads(WORKERS, worker);
     for (int d = 0; d < DEVICES; d++)
         EXPECT(cudaStreamSynchronize(streams[d]), cudaSuccess);
-    printf("pools_random: seed %llu, %d pools made (%d on the host), %d destroyed (%d with "
-           "allocations outstanding), %d out of memory, %d live at exit\n",
-           seed, made, made_host, destroyed, destroyed_busy, oom, nlive);
+    printf("pools_random: seed %llu, %d pools made (%d on the host, %d managed), %d destroyed "
+           "(%d with allocations outstanding), %d out of memory, %d live at exit\n",
+           seed, made, made_host, made_managed, destroyed, destroyed_busy, oom, nlive);
     return 0;
 }

@@ -438,6 +438,7 @@ static void test_names(void **state)
     assert_int_equal(vt_api_get(VT_API_CU_MEM_CREATE)->space, VT_SPACE_VMM_HANDLE);
     assert_int_equal(vt_api_get(VT_API_CU_MEM_ALLOC)->level, VT_LEVEL_DRIVER);
     assert_true(vt_api_get(VT_API_CUDA_MALLOC_ASYNC)->stream_ordered);
+    assert_int_equal(vt_api_get(VT_API_CU_MEM_ALLOC_MANAGED_POOL)->kind, VT_KIND_MANAGED);
     assert_string_equal(vt_kind_name(VT_KIND_MAX_), "unknown");
     for (int t = 1; t < VT_REC_MAX_; t++) /* every token has its own name */
         for (int u = t + 1; u < VT_REC_MAX_; u++)

@@ -1,9 +1,12 @@
-/* host_pool: pools of pinned host memory (cudaMemPoolCreate at
+/* pool_kinds: pools of pinned host memory (cudaMemPoolCreate at
  * cudaMemLocationTypeHost, and at cudaMemLocationTypeHostNuma node 0): their
  * allocations by name (runtime and driver) are host memory, none of the
  * device's. One fails past the pool's maxSize (out of memory, its api the
  * from-pool call's), a smaller one then succeeds (no retry of it); one is
- * left at exit (a host leak). Before session 40 vramtrace recorded them as
+ * left at exit (a host leak). Then a managed pool (CUDA 13,
+ * cudaMemAllocationTypeManaged, preferred location device 0): its
+ * allocations are managed memory of device 0, one past its maxSize fails,
+ * one is left at exit. Before session 40 vramtrace recorded all of them as
  * device memory. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -11,12 +14,13 @@
 
 #include "corpus.h"
 
-static cudaMemPool_t host_pool(enum cudaMemLocationType at, size_t max_size)
+static cudaMemPool_t make_pool(enum cudaMemAllocationType type, enum cudaMemLocationType at,
+                               size_t max_size)
 {
     struct cudaMemPoolProps props;
     cudaMemPool_t pool;
     memset(&props, 0, sizeof props);
-    props.allocType = cudaMemAllocationTypePinned;
+    props.allocType = type;
     props.location.type = at;
     props.location.id = 0;
     props.maxSize = max_size;
@@ -30,8 +34,8 @@ int main(void)
     void *a, *b, *c, *d, *dev;
     cuuint64_t used = 0, reserved = 0;
     EXPECT(cudaStreamCreate(&s), cudaSuccess);
-    cudaMemPool_t host = host_pool(cudaMemLocationTypeHost, 4 * MiB);
-    cudaMemPool_t numa = host_pool(cudaMemLocationTypeHostNuma, 0);
+    cudaMemPool_t host = make_pool(cudaMemAllocationTypePinned, cudaMemLocationTypeHost, 4 * MiB);
+    cudaMemPool_t numa = make_pool(cudaMemAllocationTypePinned, cudaMemLocationTypeHostNuma, 0);
     EXPECT(cudaMallocAsync(&dev, 8 * MiB, s), cudaSuccess); /* the device's own */
     EXPECT(cudaMallocFromPoolAsync(&a, 3 * MiB, host, s), cudaSuccess);
     EXPECT(cuMemAllocFromPoolAsync((CUdeviceptr *)&b, 2 * MiB, (CUmemoryPool)host, (CUstream)s),
@@ -52,5 +56,19 @@ int main(void)
     EXPECT(cudaFreeAsync(dev, s), cudaSuccess);
     EXPECT(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT(cudaMemPoolDestroy(numa), cudaSuccess);
-    return 0; /* b (1 MiB of the host pool) left at exit */
+    cudaMemPool_t managed =
+        make_pool(cudaMemAllocationTypeManaged, cudaMemLocationTypeDevice, 16 * MiB);
+    void *m1, *m2, *m3;
+    EXPECT(cudaMallocFromPoolAsync(&m1, 6 * MiB, managed, s), cudaSuccess);
+    EXPECT(cudaMallocFromPoolAsync(&m2, 12 * MiB, managed, s), cudaErrorMemoryAllocation);
+    cudaGetLastError();
+    EXPECT(cuMemAllocFromPoolAsync((CUdeviceptr *)&m2, 3 * MiB, (CUmemoryPool)managed, (CUstream)s),
+           CUDA_SUCCESS);
+    EXPECT(cudaMallocFromPoolAsync(&m3, 5 * MiB, managed, s), cudaSuccess);
+    EXPECT(cudaMemPoolGetAttribute(managed, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
+    REQUIRE_EQ(used, 14 * MiB);
+    EXPECT(cudaFreeAsync(m1, s), cudaSuccess);
+    EXPECT(cuMemFreeAsync((CUdeviceptr)m3, (CUstream)s), CUDA_SUCCESS);
+    EXPECT(cudaStreamSynchronize(s), cudaSuccess);
+    return 0; /* b (1 MiB of the host pool) and m2 (3 MiB, managed) left at exit */
 }
