@@ -84,8 +84,10 @@ static int pool_device(uint64_t pool, uint64_t p)
     enum vt_kind kind = vti_pool_kind(pool);
     if (kind == VT_KIND_HOST_PINNED)
         return -1; /* its memory is the host's: the stream's device is its context's */
-    if (kind == VT_KIND_MANAGED)
-        return pointer_device(p); /* wherever the driver put it; not kept */
+    if (kind == VT_KIND_MANAGED) { /* wherever the driver put it, else the pool's device */
+        int d = pointer_device(p);
+        return d >= 0 ? d : vti_pool_known_device(pool);
+    }
     int d = vti_pool_known_device(pool);
     if (d < 0 && ((d = device_pool_of(pool)) >= 0 || (d = pointer_device(p)) >= 0))
         vti_pool_know(pool, d);

@@ -303,9 +303,12 @@ VTI_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolP
     if (rc == CUDA_SUCCESS && pool && poolProps) {
         CUmemLocationType at = poolProps->location.type;
         bool on_host = at == CU_MEM_LOCATION_TYPE_HOST || at == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+        bool managed = poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED;
         vti_pool_created((uint64_t)(uintptr_t)*pool,
-                         at == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id : -1,
-                         poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED ? VT_KIND_MANAGED
+                         at == CU_MEM_LOCATION_TYPE_DEVICE ? poolProps->location.id
+                         : managed                         ? vti_context_device_or(-1)
+                                                           : -1,
+                         managed   ? VT_KIND_MANAGED
                          : on_host ? VT_KIND_HOST_PINNED
                                    : VT_KIND_DEVICE);
     }

@@ -69,9 +69,10 @@ static bool pool_bytes(uint64_t pool, uint64_t *reserved, uint64_t *used)
  * are. A destroyed pool keeps its slot, its device -1 and not sampled (a
  * pool made again with the same handle takes it back). A host pool (its
  * memory pinned host memory: cuMemPoolCreate's location HOST or HOST_NUMA)
- * or a managed one (CU_MEM_ALLOCATION_TYPE_MANAGED) has that kind, its
- * device -1 for good, and is never sampled: no device's pool holds its
- * bytes. */
+ * or a managed one (CU_MEM_ALLOCATION_TYPE_MANAGED) has that kind and is
+ * never sampled nor asked at its destroy: no device's pool holds its bytes
+ * (a managed pool keeps the device of its creation, where its failures are
+ * recorded: vti_pool_created). */
 #define MAX_POOLS 256
 #define MAX_SAMPLED VT_MAX_POOLS
 static _Atomic uint64_t pool_devices;
@@ -148,7 +149,7 @@ void vti_pool_created(uint64_t pool, int device, enum vt_kind kind)
     pthread_mutex_lock(&pools_lock);
     int i = slot_take(pool);
     if (i >= 0) {
-        atomic_store_explicit(&pools[i].device, kind == VT_KIND_DEVICE ? device : -1,
+        atomic_store_explicit(&pools[i].device, kind == VT_KIND_HOST_PINNED ? -1 : device,
                               memory_order_relaxed);
         atomic_store_explicit(&pools[i].kind, (int)kind, memory_order_relaxed);
     }
@@ -589,7 +590,10 @@ void vti_pool_destroy_begin(uint64_t pool, vt_event *last)
     last->u.pool.device = -1;
     pthread_mutex_lock(&pools_lock); /* held until vti_pool_destroy_end, found or not */
     int i = pool ? slot_of(pool) : -1;
-    int device = i < 0 ? -1 : atomic_load_explicit(&pools[i].device, memory_order_relaxed);
+    int device =
+        i < 0 || atomic_load_explicit(&pools[i].kind, memory_order_relaxed) != VT_KIND_DEVICE
+            ? -1
+            : atomic_load_explicit(&pools[i].device, memory_order_relaxed);
     if (device < 0) /* unknown, or destroyed already: not asked (a real driver may crash) */
         return;
     /* a pool destroyed with allocations outstanding keeps its reserve until

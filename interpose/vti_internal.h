@@ -954,9 +954,10 @@ int vti_async_device(void);
  * device < 0, or when the table is full (the pool is looked up each time). */
 void vti_pool_know(uint64_t pool, int device);
 /* A successful cuMemPoolCreate of pool, located on device (-1: not a
- * device), its allocations of kind: VT_KIND_DEVICE, VT_KIND_HOST_PINNED (a
- * host pool: pinned memory at location HOST or HOST_NUMA) or
- * VT_KIND_MANAGED (a managed pool, CUDA 13). */
+ * device; for a managed pool at no device location, the device current at
+ * its creation), its allocations of kind: VT_KIND_DEVICE,
+ * VT_KIND_HOST_PINNED (a host pool: pinned memory at location HOST or
+ * HOST_NUMA) or VT_KIND_MANAGED (a managed pool, CUDA 13). */
 void vti_pool_created(uint64_t pool, int device, enum vt_kind kind);
 /* The kind of pool's allocations (vti_pool_created; VT_KIND_DEVICE for a
  * pool not seen made). Lock-free. */

@@ -471,9 +471,10 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.live_reserved = d->direct + d->heap_bytes;
     o->o.live_captured = d->captured;
     o->o.live_graph = d->graph;
-    vr_oom_take_pool(d, ev, &o->o);
-    if (o->o.host_pool || o->o.managed_pool)
-        o->o.has_pool = false; /* the pools sampled are the device's, not the one that failed */
+    if (o->o.host_pool || o->o.managed_pool) /* the pools sampled are the device's, not the */
+        (void)vr_pool_spare(d, ev->thread_id, true); /* one that failed: as for cudaMalloc's */
+    else
+        vr_oom_take_pool(d, ev, &o->o);
     vr_oom_take_graph_pool(d, ev, &o->o);
     if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
         o->o.mapping_bytes = t->unmapped;

@@ -10,7 +10,9 @@
  *     0): its allocations are pinned host memory, none of a device's; one
  *     in eight a managed pool (CUDA 13; preferred location none, the host
  *     or a device): its allocations are managed memory (before session 40
- *     vramtrace counted both as device memory of a device pool);
+ *     vramtrace counted both as device memory of a device pool); half of
+ *     those with a maxSize of 4 to 16 MiB, so that some of their
+ *     allocations fail;
  *   - destroys a pool, with allocations outstanding or none (the driver
  *     keeps one with some, and its reserve, until their last free:
  *     docs/trace.md, "A destroyed pool"; before session 37 only pools
@@ -126,6 +128,8 @@ static void op_create(struct worker *w)
         props.location.type = at[pick(w, 3)];
     }
     props.maxSize = pick(w, 3) ? 0 : (64 + 32 * pick(w, 7)) * MiB; /* its reserve bounded */
+    if ((host || managed) && pick(w, 2)) /* its allocations bounded: some fail */
+        props.maxSize = (4 + 4 * pick(w, 4)) * MiB;
     struct pool *p = &pools[npools];
     EXPECT(cudaMemPoolCreate(&p->pool, &props), cudaSuccess);
     EXPECT(cudaMemPoolSetAttribute(p->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
