@@ -57,10 +57,7 @@ static char nvtx_phase(vr_state *s, const vt_event *ev)
     }
 }
 
-/* A thread's start record for an id already seen (replay.c, thread_announced): the
- * push ranges the earlier thread left open end by the latest time
- * replayed, so the new thread's ranges do not nest inside them. */
-static void nvtx_thread_ended(vr_state *s, uint32_t tid)
+void vr_nvtx_thread_ended(vr_state *s, uint32_t tid)
 {
     vr_thread *t = vr_map_get(&s->threads, tid);
     for (vr_nvtx_event *e; t && t->nvtx_open && (e = nvtx_push(s)); t->nvtx_open--) {
@@ -72,8 +69,6 @@ static void nvtx_thread_ended(vr_state *s, uint32_t tid)
 
 void vr_nvtx_record(vr_state *s, const vt_event *ev)
 {
-    if (ev->type == VT_REC_THREAD && ev->u.thread.start)
-        nvtx_thread_ended(s, ev->u.thread.id);
     char ph = nvtx_phase(s, ev);
     vr_nvtx_event *e = ph ? nvtx_push(s) : NULL;
     if (!e)

@@ -460,8 +460,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->o.requested_bytes = ev->u.failed.size;
     o->o.error = ev->u.failed.error;
     o->o.api = vt_api_name(ev->u.failed.api);
-    o->o.host_pool = vt_api_get(ev->u.failed.api)->stream_ordered &&
-                     vt_kind_is_host(vt_api_get(ev->u.failed.api)->kind);
+    o->o.host_pool = ev->u.failed.api == VT_API_CUDA_MALLOC_HOST_POOL ||
+                     ev->u.failed.api == VT_API_CU_MEM_ALLOC_HOST_POOL;
     o->o.managed_pool = ev->u.failed.api == VT_API_CUDA_MALLOC_MANAGED_POOL ||
                         ev->u.failed.api == VT_API_CU_MEM_ALLOC_MANAGED_POOL;
     o->o.device_free_bytes = ev->u.failed.free_bytes;

@@ -321,12 +321,13 @@ static void on_failed(vr_state *s, const vt_event *ev)
  * before it, by the latest time replayed: its open ranges end uncounted,
  * its pending failure is never retried (the new thread's allocations are
  * no retry of it), its captures and created-but-unmapped VMM bytes are not
- * the new thread's. The timeline's side: vr_nvtx_record. */
+ * the new thread's, and on the timeline its ranges end before its name. */
 static void thread_announced(vr_state *s, uint32_t tid)
 {
     vr_thread *t = vr_map_get(&s->threads, tid);
     if (!t)
         return;
+    vr_nvtx_thread_ended(s, tid);
     vr_growth_thread_ended(s, t, s->t_last);
     t->fail_open = false;
     t->unmapped = 0;
@@ -660,8 +661,6 @@ static bool on_definition(vr_state *s, const vt_event *ev)
         vr_state_note(s, "%s", ev->u.note.text ? ev->u.note.text : "");
         return true;
     case VT_REC_THREAD:
-        if (ev->u.thread.start) /* not a name given later (nvtxNameOsThread) */
-            thread_announced(s, ev->u.thread.id);
         return true;
     default:
         return false;
@@ -706,6 +705,8 @@ static void replay_keyed(vr_state *s, const vt_event *ev, uint64_t key, uint32_t
     default:
         break;
     }
+    if (ev->type == VT_REC_THREAD && ev->u.thread.start) /* not a name given later */
+        thread_announced(s, ev->u.thread.id);
     if (is_nvtx(ev->type))
         vr_nvtx_record(s, ev);
     if (!on_definition(s, ev))

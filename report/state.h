@@ -710,6 +710,10 @@ size_t vr_level_find(const vr_level *lv, uint32_t name);
  * names, push/pop and start/end ranges); vr_nvtx_build puts them in the
  * model with their names (arena copies). vr_state_destroy frees them. */
 void vr_nvtx_record(vr_state *s, const vt_event *ev);
+/* Thread tid ended (replay.c, thread_announced): the push ranges it left
+ * open end by the latest time replayed, so that a new thread's ranges under
+ * its id do not nest inside them. */
+void vr_nvtx_thread_ended(vr_state *s, uint32_t tid);
 void vr_nvtx_build(vr_state *s, vr_report *r);
 
 /* frag_measure.c: fragmentation of the device's heaps now (reads heaps). */
