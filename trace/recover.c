@@ -33,6 +33,7 @@ typedef struct recovery {
     uint32_t pid;      /* the trace header's */
     uint64_t good_end; /* end of the last complete frame */
     bool has_summary;  /* the file ends with its summary: it was closed */
+    bool unfinished;   /* the spill file's head was never completed: it holds nothing */
     salvaged *chunks;
     size_t n, cap;
     char *err;
@@ -60,11 +61,20 @@ static int read_layout(recovery *rc)
     return 0;
 }
 
-/* The spill file's head, checked against the trace (dev, ino, pid). */
-static int read_head(recovery *rc, const struct stat *tst)
+/* The spill file's head, checked against the trace (dev, ino, pid). A file
+ * of at most one head whose magic is not there (0, or short of it) is one
+ * its process was killed while making: the writer stores the magic last
+ * and maps no slot before, so it holds nothing (rc->unfinished). */
+static int read_head(recovery *rc, const struct stat *tst, const struct stat *sst)
 {
     vt_spill_head *h = &rc->head;
-    if (pread(rc->sfd, h, sizeof *h, 0) != (ssize_t)sizeof *h || h->magic != VT_SPILL_MAGIC)
+    ssize_t got = pread(rc->sfd, h, sizeof *h, 0);
+    bool no_magic = got < (ssize_t)sizeof h->magic || h->magic == 0;
+    if (no_magic && sst->st_size <= (off_t)VT_SPILL_HEAD_BYTES) {
+        rc->unfinished = true;
+        return 0;
+    }
+    if (got != (ssize_t)sizeof *h || h->magic != VT_SPILL_MAGIC)
         return fail(rc, "%s: not a vramtrace spill file", rc->spill);
     if (h->trace_dev != (uint64_t)tst->st_dev || h->trace_ino != (uint64_t)tst->st_ino ||
         h->pid != rc->pid)
@@ -241,7 +251,7 @@ static int open_both(recovery *rc)
     struct stat sst;
     if (fstat(rc->sfd, &sst) < 0 || sst.st_uid != st.st_uid)
         return fail(rc, "%s is not owned by the owner of %s: left as it is", rc->spill, rc->trace);
-    return read_head(rc, &st) < 0 ? -1 : 1;
+    return read_head(rc, &st, &sst) < 0 ? -1 : 1;
 }
 
 /* Does process pid still map the spill file (it is alive and recording:
@@ -270,7 +280,7 @@ static int recover(recovery *rc, const vt_recover_end *end, vt_recover_result *r
                     "%s: its process (pid %u) is still running and writing it: recover it "
                     "after that process has ended",
                     rc->trace, rc->pid);
-    if (collect(rc) < 0)
+    if (!rc->unfinished && collect(rc) < 0)
         return -1;
     if (rc->has_summary && rc->n)
         return fail(rc, "%s was closed, yet %s holds records: left as they are", rc->trace,

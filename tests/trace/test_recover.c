@@ -320,6 +320,41 @@ static void test_foreign_spill_refused(void **state)
     killed_close(&k);
 }
 
+/* A spill file its process was killed while making (a SIGKILL between its
+ * creation and the head's magic, which the writer stores last): a head of
+ * zeros, or an empty file, holds nothing, so recover takes the trace as it
+ * is and removes it (test_kill_at_random_moments once met one: "not a
+ * vramtrace spill file"). Past one head's size, a missing magic is still
+ * refused. */
+static void test_unfinished_spill(void **state)
+{
+    (void)state;
+    static const off_t sizes[] = {0, 4, VT_SPILL_HEAD_BYTES};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        killed k;
+        killed_open(&k, "u.vtrace", 5, 5);
+        int fd = open(k.spill, O_RDWR | O_TRUNC);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, sizes[i]), 0);
+        close(fd);
+        int sig;
+        assert_int_equal(vt_recover(k.path, NULL, NULL, k.err, sizeof k.err), 1);
+        assert_int_equal(access(k.spill, F_OK), -1);
+        expect_allocs(k.path, 5, &sig); /* the written ones; the spill held none */
+        killed_close(&k);
+    }
+    killed k;
+    killed_open(&k, "v.vtrace", 5, 5);
+    int fd = open(k.spill, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, &(uint64_t){0}, sizeof(uint64_t), 0), sizeof(uint64_t));
+    close(fd);
+    assert_int_equal(vt_recover(k.path, NULL, NULL, k.err, sizeof k.err), -1);
+    assert_non_null(strstr(k.err, "not a vramtrace spill file"));
+    assert_int_equal(access(k.spill, F_OK), 0);
+    killed_close(&k);
+}
+
 /* The process still runs and records: recover refuses (its writer would
  * append to the same file) and leaves everything as it is; once it is
  * killed, recover works. */
@@ -491,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_cut_frame_replaced),
         cmocka_unit_test(test_damaged_chunk_cut),
         cmocka_unit_test(test_foreign_spill_refused),
+        cmocka_unit_test(test_unfinished_spill),
         cmocka_unit_test(test_live_process_refused),
         cmocka_unit_test(test_closed_untouched),
         cmocka_unit_test(test_kill_at_random_moments),
