@@ -38,15 +38,26 @@ static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t 
     d->pool_spare = 0;
     for (uint32_t i = 0; i < d->npools; i++)
         d->pool_spare += d->pools[i].spare;
+    d->pool_round_n = d->pool_round ? d->pool_round_n + 1 : 1;
     d->pool_round = true; /* the peak at the round's end: vr_pool_rounds_end */
     d->pool_round_t = rel;
     s->pool_rounds = true;
     d->pool_sampled = true;
 }
 
-/* d's round ended: its pools' reserved bytes summed, kept when the most. */
+/* d's round ended: its pools' reserved bytes summed, kept when the most;
+ * not after a lone pool_stat of one of several pools: the recorder writes
+ * every pool of the device in a row (iteration ends, memory samples,
+ * failures) and one alone only for a pool destroyed or drained since
+ * (interpose/poolstat.c, the recorder's rule too), whose new state beside
+ * the others' old ones summed to more than the pools ever reserved at once
+ * (corpus.pools_random: "288 MiB" where the ledger's pools held 224; the
+ * others' free reserve had gone back to the device at a synchronization). */
 static void round_end(vr_devstate *d)
 {
+    d->pool_round = false;
+    if (d->pool_round_n < 2 && d->npools > 1)
+        return;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < d->npools; i++)
         sum += d->pools[i].reserved;
@@ -54,7 +65,6 @@ static void round_end(vr_devstate *d)
         d->pool_reserved_peak = sum;
         d->pool_reserved_peak_t = d->pool_round_t;
     }
-    d->pool_round = false;
 }
 
 void vr_pool_rounds_end(vr_state *s, uint32_t tid)

@@ -311,10 +311,13 @@ typedef struct vr_devstate {
     /* the most of the pools' reserved bytes summed at their latest
      * pool_stat (same entries), and when (ns since the start): taken at the
      * end of a round (pool_round: pool_stats of thread pool_tid in a
-     * row, the last at pool_round_t), when the recorder has sampled every
-     * pool of the device it samples, not between two of its samples */
+     * row, pool_round_n of them, the last at pool_round_t), when the
+     * recorder has sampled every pool of the device it samples, not between
+     * two of its samples; not at a lone pool_stat of one pool among several
+     * (a destroyed pool's, docs/trace.md) */
     uint64_t pool_reserved_peak, pool_reserved_peak_t;
     bool pool_round;
+    uint32_t pool_round_n;
     uint64_t pool_round_t;
     uint32_t npools;
     bool pool_sampled; /* a pool_stat of the device was seen */

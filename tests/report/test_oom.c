@@ -1134,6 +1134,34 @@ static void test_pool_peak_per_round(void **state)
     unlink(tmp_path("rounds"));
 }
 
+/* Two pools sampled at a step's end, 160 and 32 MiB (192); then the
+ * second is destroyed with allocations outstanding and its lone record
+ * (docs/trace.md, "A destroyed pool") says 96 MiB: it grew into what the
+ * first gave back at a synchronization, unseen. A peak taken there summed
+ * the first's old 160 with it, 256 MiB the pools never held at once
+ * (corpus.pools_random: "288 MiB" against the ledger's 224); the next
+ * round (32 + 96) is below the first. */
+static void test_pool_peak_lone_record(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "lone", 0, NULL);
+    vtg_pool_stat(&g, 10, 0x5000, 160 * MiB, 0);
+    vtg_pool_stat(&g, 11, 0x6000, 32 * MiB, MiB);
+    vtg_alloc(&g, 12, 0x7000, MiB, 0);
+    vtg_pool_stat(&g, 20, 0x6000, 96 * MiB, 64 * MiB);
+    vtg_free(&g, 21, 0x7000);
+    vtg_pool_stat(&g, 30, 0x5000, 32 * MiB, 0);
+    vtg_pool_stat(&g, 31, 0x6000, 96 * MiB, 64 * MiB);
+    vtg_end(&g, 40, 0);
+    vr_report *r = close_and_analyze(&g, "lone");
+    assert_int_equal(r->ndevices, 1);
+    assert_int_equal(r->devices[0].pool_reserved_peak, 192 * MiB);
+    assert_int_equal(r->devices[0].pool_reserved_peak_t_ns, 11);
+    vr_report_free(r);
+    unlink(tmp_path("lone"));
+}
+
 /* A pool's free reserve is the process's memory whatever call fails: 100
  * MiB live from the device's pool, which holds 500 MiB more (its state at
  * the last step's end), and a 450 MiB cudaMalloc fails with 424 MiB free.
@@ -1181,6 +1209,7 @@ int main(void)
         cmocka_unit_test(test_pool_rounding_not_external),
         cmocka_unit_test(test_pool_reserve_any_failure),
         cmocka_unit_test(test_pool_peak_per_round),
+        cmocka_unit_test(test_pool_peak_lone_record),
         cmocka_unit_test(test_verdict_leak_needs_program_growth),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_split),
