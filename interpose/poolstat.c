@@ -81,8 +81,7 @@ static struct {
     _Atomic int device;    /* -1: unknown, or destroyed */
     _Atomic int kind;      /* enum vt_kind of its memory: device, host_pinned, managed */
     _Atomic bool sampled;
-    _Atomic uint64_t spare;    /* free reserve at its latest sample */
-    _Atomic uint64_t reserved; /* reserved bytes at its latest sample */
+    _Atomic uint64_t spare; /* free reserve at its latest sample */
 } pools[MAX_POOLS];
 /* Writers of pools[] (a slot taken, a device or the sampled flag set) and
  * the samplers hold it: no pool is destroyed while sampled. */
@@ -90,9 +89,9 @@ static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Slots with sampled set now (written under pools_lock; read without). */
 static _Atomic int nsampled;
 /* Each device's pools destroyed with allocations outstanding, which the
- * driver keeps until those are freed: their reserved bytes and free reserve
- * summed (drain_sums, below; written under pools_lock, read without). */
-static _Atomic uint64_t drain_reserved[VTI_MAX_DEVICES], drain_spare[VTI_MAX_DEVICES];
+ * driver keeps until those are freed: their free reserve summed
+ * (drain_sums, below; written under pools_lock, read without). */
+static _Atomic uint64_t drain_spare[VTI_MAX_DEVICES];
 
 /* The pool of pools[i] and, unless device is NULL, its device into *device
  * (-1 for a free slot and, when sampled is true, for a pool not sampled);
@@ -192,39 +191,37 @@ void vti_pool_know(uint64_t pool, int device)
  * once one of device d's was sampled. */
 static _Atomic uint64_t current_spare[VTI_MAX_DEVICES], current_handle[VTI_MAX_DEVICES];
 static _Atomic uint64_t spare_sampled;
-/* The same for the pools' reserved bytes, and the most of each device's
- * sum (vti_pool_reserved_peak). */
-static _Atomic uint64_t current_reserved[VTI_MAX_DEVICES], reserved_peak[VTI_MAX_DEVICES];
+/* The most of each device's pools' reserved bytes written in one round
+ * (vti_pool_reserved_peak). */
+static _Atomic uint64_t reserved_peak[VTI_MAX_DEVICES];
 
-/* Device d's pools' free reserve (reserved false) or reserved bytes at
- * their latest samples, summed: the current pool's and the sampled ones' of
- * d, each pool once. */
-static uint64_t device_sum(int d, bool reserved)
+/* Device d's pools' free reserve at their latest samples, summed: the
+ * current pool's and the sampled ones' of d, each pool once, and the
+ * destroyed ones' that outstanding allocations keep. */
+static uint64_t device_spare(int d)
 {
     uint64_t current = atomic_load_explicit(&current_handle[d], memory_order_relaxed), pool;
-    uint64_t sum = atomic_load_explicit(reserved ? &current_reserved[d] : &current_spare[d],
-                                        memory_order_relaxed);
+    uint64_t sum = atomic_load_explicit(&current_spare[d], memory_order_relaxed);
     int dev;
     for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
         if (pool != current && dev == d)
-            sum += atomic_load_explicit(reserved ? &pools[i].reserved : &pools[i].spare,
-                                        memory_order_relaxed);
-    /* and the destroyed pools that outstanding allocations keep */
-    return sum + atomic_load_explicit(reserved ? &drain_reserved[d] : &drain_spare[d],
-                                      memory_order_relaxed);
+            sum += atomic_load_explicit(&pools[i].spare, memory_order_relaxed);
+    return sum + atomic_load_explicit(&drain_spare[d], memory_order_relaxed);
 }
 
-/* Device d's pools' reserved bytes, summed, kept as its most when above:
- * at the end of a round that sampled every pool of d it samples, never
- * between two samples (one pool's new state beside another's old one
- * summed to more than the pools ever reserved at once: pools_random.c; the
- * report's rule, report/pool.c, vr_pool_rounds_end). */
-static void reserved_sum(int d)
+/* sum, the reserved bytes of the pools of device d one round wrote (every
+ * pool of d it samples, one after the other), kept as d's most when above:
+ * never a sum with a state older than the round (one pool's new state
+ * beside another's old one summed to more than the pools ever reserved at
+ * once: pools_random.c; so too a destroyed pool's reserve, which the
+ * driver may give back at synchronizations before its last free, unseen:
+ * docs/trace.md, "A destroyed pool's last free"). The report's rule,
+ * report/pool.c, vr_pool_rounds_end. */
+static void reserved_keep(int d, uint64_t sum)
 {
     if (d < 0 || d >= VTI_MAX_DEVICES)
         return;
-    uint64_t sum = device_sum(d, true),
-             peak = atomic_load_explicit(&reserved_peak[d], memory_order_relaxed);
+    uint64_t peak = atomic_load_explicit(&reserved_peak[d], memory_order_relaxed);
     while (sum > peak &&
            !atomic_compare_exchange_weak_explicit(&reserved_peak[d], &peak, sum,
                                                   memory_order_relaxed, memory_order_relaxed))
@@ -242,13 +239,10 @@ static void keep_spare(const vt_event *ev, bool current)
     if (current) {
         atomic_store_explicit(&current_handle[d], ev->u.pool.pool, memory_order_relaxed);
         atomic_store_explicit(&current_spare[d], spare, memory_order_relaxed);
-        atomic_store_explicit(&current_reserved[d], r, memory_order_relaxed);
     }
     int i = slot_of(ev->u.pool.pool);
-    if (i >= 0 && atomic_load_explicit(&pools[i].sampled, memory_order_relaxed)) {
+    if (i >= 0 && atomic_load_explicit(&pools[i].sampled, memory_order_relaxed))
         atomic_store_explicit(&pools[i].spare, spare, memory_order_relaxed);
-        atomic_store_explicit(&pools[i].reserved, r, memory_order_relaxed);
-    }
     if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & 1ull << d))
         atomic_fetch_or(&spare_sampled, 1ull << d);
 }
@@ -266,7 +260,7 @@ bool vti_pool_spare(int device, uint64_t *spare)
     uint64_t bit = device >= 0 && device < VTI_MAX_DEVICES ? 1ull << device : 0;
     if (!(atomic_load_explicit(&spare_sampled, memory_order_relaxed) & bit))
         return false;
-    *spare = device_sum(device, false);
+    *spare = device_spare(device);
     return true;
 }
 
@@ -379,13 +373,15 @@ static void sample_pool(uint64_t pool, int device)
  * current (cudaDeviceSetMemPool), it keeps its reserve and its allocations
  * (pools_random.c: a default pool made current again left the program's
  * pool's last sample standing in the report). Returns the pool written, 0
- * for none. */
-static uint64_t write_sample(vti_thread *t, uint64_t pool, int device, bool empty)
+ * for none; its reserved bytes added to *reserved. */
+static uint64_t write_sample(vti_thread *t, uint64_t pool, int device, bool empty,
+                             uint64_t *reserved)
 {
     vt_event ev;
     if (device < 0 || !pool_stat(pool, device, &ev) || (!empty && !ev.u.pool.reserved_bytes))
         return 0;
     write_kept(t, &ev, !pool);
+    *reserved += ev.u.pool.reserved_bytes;
     if (!pool)
         sample_pool_locked(ev.u.pool.pool, device);
     return ev.u.pool.pool;
@@ -394,12 +390,12 @@ static uint64_t write_sample(vti_thread *t, uint64_t pool, int device, bool empt
 void vti_write_pool_sample(vti_thread *t, int device, bool empty)
 {
     pthread_mutex_lock(&pools_lock); /* no pool is destroyed meanwhile */
-    uint64_t current = write_sample(t, 0, device, empty), pool;
+    uint64_t sum = 0, current = write_sample(t, 0, device, empty, &sum), pool;
     int dev;
     for (int i = 0; (pool = slot_pool(i, true, &dev)); i++)
         if (dev == device && pool != current)
-            write_sample(t, pool, device, empty);
-    reserved_sum(device); /* the round's end */
+            write_sample(t, pool, device, empty, &sum);
+    reserved_keep(device, sum); /* the round's end */
     pthread_mutex_unlock(&pools_lock);
 }
 
@@ -409,7 +405,7 @@ void vti_write_pool_sample(vti_thread *t, int device, bool empty)
  * then `pending` more found by a destroy not yet returned, kept by
  * vti_pool_destroy_end when it succeeded), and the pools themselves
  * (drain_pools). Each device's sums of their reserved bytes and free
- * reserve count in device_sum, as the report counts their pool_stat. */
+ * reserve counts in device_spare, as the report counts their pool_stat. */
 typedef struct draining_alloc {
     uint64_t addr, pool, size;
 } draining_alloc;
@@ -438,19 +434,14 @@ static uint64_t drain_pool_spare(const drain_pool *p)
     return p->reserved > used ? p->reserved - used : 0;
 }
 
-/* drain_reserved and drain_spare from drain_pools. pools_lock held. */
+/* drain_spare from drain_pools. pools_lock held. */
 static void drain_sums(void)
 {
-    uint64_t r[VTI_MAX_DEVICES] = {0}, sp[VTI_MAX_DEVICES] = {0};
-    for (uint32_t i = 0; i < ndrain_pools; i++) {
-        int d = drain_pools[i].device;
-        r[d] += drain_pools[i].reserved;
-        sp[d] += drain_pool_spare(&drain_pools[i]);
-    }
-    for (int d = 0; d < VTI_MAX_DEVICES; d++) {
-        atomic_store_explicit(&drain_reserved[d], r[d], memory_order_relaxed);
+    uint64_t sp[VTI_MAX_DEVICES] = {0};
+    for (uint32_t i = 0; i < ndrain_pools; i++)
+        sp[drain_pools[i].device] += drain_pool_spare(&drain_pools[i]);
+    for (int d = 0; d < VTI_MAX_DEVICES; d++)
         atomic_store_explicit(&drain_spare[d], sp[d], memory_order_relaxed);
-    }
 }
 
 /* The pool the driver names for live address addr, 0 when none or unknown. */
@@ -613,7 +604,6 @@ void vti_pool_destroy_begin(uint64_t pool, vt_event *last)
     atomic_store_explicit(&pools[i].sampled, false, memory_order_relaxed);
     atomic_store_explicit(&pools[i].device, -1, memory_order_relaxed);
     atomic_store_explicit(&pools[i].spare, 0, memory_order_relaxed);
-    atomic_store_explicit(&pools[i].reserved, 0, memory_order_relaxed);
 }
 
 void vti_pool_destroy_end(vt_event *last, bool destroyed)
@@ -670,21 +660,24 @@ void vti_pool_iteration_end(const char *name)
     vti_thread *t = (m || n) && !vt_range_is_operator(name) ? vti_thread_get() : NULL;
     if (!t)
         return;
-    uint64_t current[VTI_MAX_DEVICES] = {0}, pool, written = 0;
+    uint64_t current[VTI_MAX_DEVICES] = {0}, sums[VTI_MAX_DEVICES] = {0}, pool, written = 0, other;
     pthread_mutex_lock(&pools_lock); /* no pool is destroyed meanwhile */
     for (; m; m &= m - 1) {          /* a pool trimmed to nothing is a sample too */
         int d = __builtin_ctzll(m);
-        current[d] = write_sample(t, 0, d, true);
+        current[d] = write_sample(t, 0, d, true, &sums[d]);
         written |= current[d] ? 1ull << d : 0;
     }
     int dev;
     for (int i = 0; (pool = slot_pool(i, true, &dev)); i++) {
         bool ours = dev >= 0 && dev < VTI_MAX_DEVICES; /* not sampled, or destroyed: -1, none */
-        if (dev >= 0 && (!ours || pool != current[dev]) && write_sample(t, pool, dev, true) && ours)
+        if (dev >= 0 && (!ours || pool != current[dev]) &&
+            write_sample(t, pool, dev, true, ours ? &sums[dev] : &other) && ours)
             written |= 1ull << dev;
     }
-    for (; written; written &= written - 1) /* the round's end, per device sampled */
-        reserved_sum(__builtin_ctzll(written));
+    for (; written; written &= written - 1) { /* the round's end, per device sampled */
+        int d = __builtin_ctzll(written);
+        reserved_keep(d, sums[d]);
+    }
     pthread_mutex_unlock(&pools_lock);
     vti_thread_put(t);
 }
@@ -698,12 +691,10 @@ void vti_pool_fork_reset(void)
         atomic_store(&pools[i].kind, VT_KIND_DEVICE);
         atomic_store(&pools[i].sampled, false);
         atomic_store(&pools[i].spare, 0);
-        atomic_store(&pools[i].reserved, 0);
     }
     for (int d = 0; d < VTI_MAX_DEVICES; d++) {
         atomic_store(&current_spare[d], 0);
         atomic_store(&current_handle[d], 0);
-        atomic_store(&current_reserved[d], 0);
         atomic_store(&reserved_peak[d], 0);
     }
     atomic_store(&nsampled, 0);

@@ -10,12 +10,14 @@
 /* Pool's free reserve on d is spare now and its reserved bytes reserved
  * (its entry in d->pools, made when new; past VR_MAX_POOLS the last
  * entry's; a pool that holds nothing has none: a destroyed pool's last
- * record says so, docs/trace.md); d->pool_spare their free reserve summed,
- * and the most of their reserved bytes summed kept with its time rel (ns
- * since the start). */
+ * record says so, docs/trace.md), stamped with the round it came in;
+ * d->pool_spare their free reserve summed; rel: its time (ns since the
+ * start), the round's end's so far. */
 static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t spare,
                            uint64_t reserved, uint64_t rel)
 {
+    d->pool_round_id += !d->pool_round; /* a new round */
+    d->pool_round = true;               /* the peak at the round's end: vr_pool_rounds_end */
     uint32_t k = 0;
     while (k < d->npools && d->pools[k].pool != pool && k + 1 < VR_MAX_POOLS)
         k++;
@@ -34,33 +36,31 @@ static void pool_spare_set(vr_state *s, vr_devstate *d, uint64_t pool, uint64_t 
         d->pools[k].pool = pool;
         d->pools[k].spare = spare;
         d->pools[k].reserved = reserved;
+        d->pools[k].round = d->pool_round_id;
     }
     d->pool_spare = 0;
     for (uint32_t i = 0; i < d->npools; i++)
         d->pool_spare += d->pools[i].spare;
-    d->pool_round_n = d->pool_round ? d->pool_round_n + 1 : 1;
-    d->pool_round = true; /* the peak at the round's end: vr_pool_rounds_end */
     d->pool_round_t = rel;
     s->pool_rounds = true;
     d->pool_sampled = true;
 }
 
-/* d's round ended: its pools' reserved bytes summed, kept when the most;
- * not after a lone pool_stat of one of several pools: the recorder writes
- * every pool of the device in a row (iteration ends, memory samples,
- * failures) and one alone only for a pool destroyed or drained since
- * (interpose/poolstat.c, the recorder's rule too), whose new state beside
- * the others' old ones summed to more than the pools ever reserved at once
- * (corpus.pools_random: "288 MiB" where the ledger's pools held 224; the
- * others' free reserve had gone back to the device at a synchronization). */
+/* d's round ended: the reserved bytes of the pools it sampled summed, kept
+ * when the most; no other pool's older state in the sum (the recorder's
+ * rule too, interpose/poolstat.c): a pool's new state beside another's old
+ * one summed to more than the pools ever reserved at once, as did a
+ * destroyed pool's reserve, which the driver may give back at a
+ * synchronization before the last free, unseen (docs/trace.md, "A
+ * destroyed pool's last free"); corpus.pools_random: "288 MiB" where the
+ * ledger's pools held 224, a destroyed pool's lone record beside another's
+ * state older than a synchronization. */
 static void round_end(vr_devstate *d)
 {
     d->pool_round = false;
-    if (d->pool_round_n < 2 && d->npools > 1)
-        return;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < d->npools; i++)
-        sum += d->pools[i].reserved;
+        sum += d->pools[i].round == d->pool_round_id ? d->pools[i].reserved : 0;
     if (sum > d->pool_reserved_peak) {
         d->pool_reserved_peak = sum;
         d->pool_reserved_peak_t = d->pool_round_t;

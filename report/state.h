@@ -307,17 +307,17 @@ typedef struct vr_devstate {
     uint64_t pool_spare;
     struct {
         uint64_t pool, spare, reserved;
+        uint32_t round; /* pool_round_id when its latest pool_stat came */
     } pools[VR_MAX_POOLS];
-    /* the most of the pools' reserved bytes summed at their latest
-     * pool_stat (same entries), and when (ns since the start): taken at the
-     * end of a round (pool_round: pool_stats of thread pool_tid in a
-     * row, pool_round_n of them, the last at pool_round_t), when the
-     * recorder has sampled every pool of the device it samples, not between
-     * two of its samples; not at a lone pool_stat of one pool among several
-     * (a destroyed pool's, docs/trace.md) */
+    /* the most of the pools' reserved bytes summed over one round's
+     * pool_stats (same entries), and when (ns since the start): taken at
+     * the end of a round (pool_round: pool_stats of thread pool_tid in a
+     * row, the round numbered pool_round_id, its last at pool_round_t),
+     * when the recorder has sampled every pool of the device it samples;
+     * no state older than the round in the sum */
     uint64_t pool_reserved_peak, pool_reserved_peak_t;
     bool pool_round;
-    uint32_t pool_round_n;
+    uint32_t pool_round_id;
     uint64_t pool_round_t;
     uint32_t npools;
     bool pool_sampled; /* a pool_stat of the device was seen */
@@ -957,11 +957,10 @@ uint64_t vr_graph_pool_kept(vr_devstate *d, uint32_t tid);
 void vr_pool_stat(vr_state *s, const vt_event *ev);
 /* An event of thread tid other than a pool_stat (tid UINT32_MAX: the
  * trace's end): the rounds of pool samples it ends are summed into their
- * devices' pool_reserved_peak. A round is the pool_stats one thread writes
- * in a row (interpose/poolstat.c: every pool of the device it samples, at
- * iteration ends, memory samples and failures); a peak taken between two
- * of them summed one pool's new state with another's old one (a random
- * program's "288 MiB" where its pools never reserved more than 256 at
+ * devices' pool_reserved_peak, each the pools it sampled only. A round is the pool_stats one thread
+ * writes in a row (interpose/poolstat.c: every pool of the device it samples, at iteration ends,
+ * memory samples and failures); a peak taken between two of them summed one pool's new state with
+ * another's old one (a random program's "288 MiB" where its pools never reserved more than 256 at
  * once: corpus.pools_random). Inline test first (every event). */
 void vr_pool_rounds_end(vr_state *s, uint32_t tid);
 /* A range of thread tid ended: a pool state it held was the one the
