@@ -16,7 +16,15 @@
  * its reserve may count (until session 37 the report kept the state at the
  * destroy for good: live_reserved_bytes 160 MiB where the device had 192
  * MiB in use less its context reserve at the fifth, 128 where it had 64 at
- * the sixth). */
+ * the sixth). Last, a pool that gives its free reserve back at
+ * synchronizations (release threshold 0) destroyed with 32 of its 256 MiB
+ * outstanding: the synchronization after gives the other 224 back, which
+ * the device's current pool then takes; a memory sample's round of pool
+ * samples holds 256 MiB (32 + 224), never the destroyed pool's 256 beside
+ * the current pool's 224 (the recorder's exit line and the report's
+ * pool_reserved_peak_bytes said 480 MiB until session 41, where the pools
+ * never held more than 256 at once: check_stderr.py and check_ledger.py
+ * against the sim's ledger). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -49,6 +57,31 @@ static void take_and_free(cudaMemPool_t pool, size_t size)
     REQUIRE(reserved >= size);
 }
 
+/* A pool with release threshold 0 destroyed with 32 of its 256 MiB
+ * outstanding; the 224 it gives back at the next synchronization the
+ * current pool takes, then a memory sample (its round of pool samples). */
+static void drained_unseen(void)
+{
+    cudaMemPool_t pool;
+    struct cudaMemPoolProps props = {0};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    EXPECT(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+    void *outstanding, *freed, *current;
+    size_t free_b, total;
+    EXPECT(cudaMallocFromPoolAsync(&outstanding, 32 * MiB, pool, NULL), cudaSuccess);
+    EXPECT(cudaMallocFromPoolAsync(&freed, 224 * MiB, pool, NULL), cudaSuccess);
+    EXPECT(cudaFreeAsync(freed, NULL), cudaSuccess);
+    EXPECT(cudaMemPoolDestroy(pool), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess); /* gives the 224 back */
+    EXPECT(cudaMallocAsync(&current, 224 * MiB, NULL), cudaSuccess);
+    EXPECT(cudaMemGetInfo(&free_b, &total), cudaSuccess);
+    EXPECT(cudaFreeAsync(current, NULL), cudaSuccess);
+    EXPECT(cudaFreeAsync(outstanding, NULL), cudaSuccess);
+    EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
+}
+
 int main(void)
 {
     void *kept, *none;
@@ -79,6 +112,7 @@ int main(void)
     EXPECT(cudaFreeAsync(outstanding, NULL), cudaSuccess); /* the pool goes */
     EXPECT(cudaStreamSynchronize(NULL), cudaSuccess);
     EXPECT(cudaMalloc(&none, MiB << 24), cudaErrorMemoryAllocation);
+    drained_unseen();
     EXPECT(cudaFree(kept), cudaSuccess);
     return 0;
 }
