@@ -404,8 +404,8 @@ void vti_write_pool_sample(vti_thread *t, int device, bool empty)
  * outstanding allocations, sorted by address (draining.v[0 .. n) in force,
  * then `pending` more found by a destroy not yet returned, kept by
  * vti_pool_destroy_end when it succeeded), and the pools themselves
- * (drain_pools). Each device's sums of their reserved bytes and free
- * reserve counts in device_spare, as the report counts their pool_stat. */
+ * (drain_pools). Each device's sum of their free reserve
+ * counts in device_spare, as the report counts their pool_stat. */
 typedef struct draining_alloc {
     uint64_t addr, pool, size;
 } draining_alloc;
