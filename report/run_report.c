@@ -106,12 +106,15 @@ typedef struct tpoint {
     uint64_t t;
     size_t proc;
     uint64_t bytes;
+    size_t seq; /* its place in its process's timeline: two at one time keep their order */
 } tpoint;
 
 static int cmp_tpoint(const void *a, const void *b)
 {
     const tpoint *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The end of the run: the latest end of its processes (ns, their clock). */
@@ -142,20 +145,24 @@ static uint64_t peak_of_sum(const proc *p, size_t n, int32_t id, bool held)
     tpoint *pts = vr_xcalloc(np ? np : 1, sizeof *pts);
     for (size_t i = 0; i < n; i++) {
         const vr_device *d = find_device(p[i].r, id);
-        for (size_t j = 0; d && j < d->ntimeline; j++)
-            pts[k++] =
-                (tpoint){p[i].h.start_mono + d->timeline[j].t_ns, i, d->timeline[j].allocated};
-        if (d)
-            pts[k++] = (tpoint){
+        for (size_t j = 0; d && j < d->ntimeline; j++, k++)
+            pts[k] =
+                (tpoint){p[i].h.start_mono + d->timeline[j].t_ns, i, d->timeline[j].allocated, k};
+        if (d) {
+            pts[k] = (tpoint){
                 (held && !p[i].r->has_end ? end : p[i].h.start_mono + p[i].r->duration_ns) + 1, i,
-                0};
+                0, k};
+            k++;
+        }
     }
     qsort(pts, k, sizeof *pts, cmp_tpoint);
     uint64_t *cur = vr_xcalloc(n, sizeof *cur), sum = 0, best = 0;
     for (size_t j = 0; j < k; j++) {
         sum = sum - cur[pts[j].proc] + pts[j].bytes;
         cur[pts[j].proc] = pts[j].bytes;
-        if (j + 1 == k || pts[j + 1].t != pts[j].t)
+        /* at a time's last point, and before a process's second point at
+         * one time (a bucket's max, then its last state: report/model.c) */
+        if (j + 1 == k || pts[j + 1].t != pts[j].t || pts[j + 1].proc == pts[j].proc)
             best = sum > best ? sum : best;
     }
     free(cur);
