@@ -427,6 +427,8 @@ def compare_devices(proc, report):
     total = report.get("totals", {}).get("peak_allocated_bytes")
     if total != all_peak:
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
+    problems += compare_timelines(proc, report)
+    problems += compare_leaks(proc, report)
     # the most the pools reserved where sampled (iteration ends, memory
     # samples, failures) is at most the most they reserved at once: a
     # destroyed pool's last sample kept beside a new pool's went past it
@@ -455,6 +457,55 @@ def compare_devices(proc, report):
                 if got != proc.fail_graph_pool[k]:
                     problems.append(f"failed allocation {n}: graph pool (reserved, kept): report "
                                     f"{got}, ledger {proc.fail_graph_pool[k]}")
+    return problems
+
+
+def compare_timelines(proc, report):
+    """Mismatch messages of each device's timeline ([t_ns, allocated,
+    reserved] points: each bucket's most and last, report/model.c): its
+    most allocated is the device's peak and its last point the device's live
+    bytes at exit (kinds DEVICE_KINDS), both as the ledger has them."""
+    peaks, _ = proc.device_peaks()
+    problems = []
+    for d in report.get("devices", []):
+        dev, points = d.get("id"), d.get("timeline") or []
+        if not isinstance(dev, int) or dev < 0 or not points:
+            continue
+        most, last = max(p[1] for p in points), points[-1][1]
+        if most != peaks.get(dev, 0):
+            problems.append(f"device {dev}: timeline's most allocated {most}, ledger's peak "
+                            f"{peaks.get(dev, 0)}")
+        if last != proc.dev_live.get(dev, 0):
+            problems.append(f"device {dev}: timeline's last allocated {last}, ledger's live at "
+                            f"exit {proc.dev_live.get(dev, 0)}")
+    return problems
+
+
+def compare_leaks(proc, report):
+    """Mismatch messages of the leak list (leaks[], grouped by call stack,
+    and left_out.leaks, the groups past the list's end): its bytes and
+    allocations per kind are the ledger's live ones at exit (leaked_bytes,
+    leaked_allocations), every kind; per kind only when nothing was left out
+    (left_out gives no kinds), else all kinds together."""
+    want_b, want_n = {}, {}
+    for (_, kind), v in proc.result().items():
+        want_b[kind] = want_b.get(kind, 0) + v["leaked_bytes"]
+        want_n[kind] = want_n.get(kind, 0) + v["leaked_allocations"]
+    got_b, got_n = {}, {}
+    for x in report.get("leaks", []):
+        got_b[x.get("kind")] = got_b.get(x.get("kind"), 0) + x.get("bytes", 0)
+        got_n[x.get("kind")] = got_n.get(x.get("kind"), 0) + x.get("count", 0)
+    out = (report.get("left_out") or {}).get("leaks") or {}
+    if out.get("bytes") or out.get("allocations"):
+        got_b = {"all": sum(got_b.values()) + out.get("bytes", 0)}
+        got_n = {"all": sum(got_n.values()) + out.get("allocations", 0)}
+        want_b, want_n = {"all": sum(want_b.values())}, {"all": sum(want_n.values())}
+    problems = []
+    for kind in sorted(set(want_b) | set(got_b), key=str):
+        if got_b.get(kind, 0) != want_b.get(kind, 0) or got_n.get(kind, 0) != want_n.get(kind, 0):
+            problems.append(f"leaks of kind {kind}: report {got_b.get(kind, 0)} bytes in "
+                            f"{got_n.get(kind, 0)}, ledger {want_b.get(kind, 0)} in "
+                            f"{want_n.get(kind, 0)}")
     return problems
 
 

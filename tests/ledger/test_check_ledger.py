@@ -167,12 +167,45 @@ class CheckLedger(unittest.TestCase):
         both allocations, device 1 at its VMM handle, the run when the handle is
         made while 4096 bytes are live on device 0 (host memory never counts)."""
         r = good_report()
-        r["devices"] = [{"id": 0, "peak_allocated_bytes": 5096},
-                        {"id": 1, "peak_allocated_bytes": 2 << 20}]
+        r["devices"] = [{"id": 0, "peak_allocated_bytes": 5096,
+                         "timeline": [[1, 5096, 5096], [2, 4096, 4096]]},
+                        {"id": 1, "peak_allocated_bytes": 2 << 20,
+                         "timeline": [[1, 2 << 20, 2 << 20], [2, 0, 0]]}]
         r["totals"] = {"peak_allocated_bytes": 4096 + (2 << 20)}
         r["ooms"] = [{"live_allocated_bytes": 5096, "api": "x"},
                      {"live_allocated_bytes": 2 << 20, "api": "x"}]
+        r["leaks"] = [{"bytes": 4096, "count": 1, "kind": "device"},
+                      {"bytes": 64, "count": 1, "kind": "host_pinned"}]
         return r
+
+    def test_timelines_and_leaks(self):
+        """The timeline's most and last allocated bytes are the device's peak
+        and live bytes at exit; the leak list's bytes and allocations per kind
+        (all kinds together when some were left out) the ledger's at exit."""
+        r = self.devices_report()
+        r["devices"][0]["timeline"][1][1] = 4096 + 64  # host memory counted in
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("device 0: timeline's last allocated 4160, ledger's live at exit 4096", out)
+        r = self.devices_report()
+        r["devices"][1]["timeline"][0][1] = 1 << 20  # the peak's bucket lost
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("device 1: timeline's most allocated 1048576, ledger's peak 2097152", out)
+        r = self.devices_report()
+        r["leaks"][1]["kind"] = "device"  # host memory listed as device memory
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("leaks of kind device: report 4160 bytes in 2, ledger 4096 in 1", out)
+        r = self.devices_report()
+        r["leaks"].pop()  # left out, and said so: all kinds together
+        r["left_out"] = {"leaks": {"stacks": 1, "bytes": 64, "allocations": 1}}
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["left_out"]["leaks"]["allocations"] = 2
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("leaks of kind all: report 4160 bytes in 3, ledger 4160 in 2", out)
 
     def test_device_peaks(self):
         rc, out = self.run_checker(self.devices_report(), "--devices")
