@@ -32,7 +32,12 @@ device's total then (pinned host memory's for a failure on the host), and its
 of format 13 and later) the ledger's "graph_pool" bytes of the fail line
 (the device's graph memory pool then; null when the line has none) and, as
 "kept_bytes", those less the bytes of the allocations cuGraphLaunch made
-that are live on that device then. Only for a run without NVTX heaps (the
+that are live on that device then. Each device's "timeline" ends at the
+device's live bytes at exit and its most allocated is the device's peak;
+the leak list ("leaks", and "left_out"."leaks" for the groups past its
+end) holds, per kind, the bytes and allocations live at exit (since
+session 41: a VMM unmap that ended several handles left a timeline 12 MiB
+above the device's memory at exit). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
 
 Failed frees: a report of a trace that records them (format 12 and later:
