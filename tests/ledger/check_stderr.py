@@ -117,9 +117,11 @@ def read_fails(path, pid, proc):
     failures do): "retry_of", the fail it retries (the thread's previous
     allocation or failure was a fail of the same call, size and device, and
     no other thread failed since); "recovered", the thread's next allocation
-    was of the same size on the same device (no block); "contended", another
-    thread failed while this failure was pending (which the preload saw
-    first may differ); and from check_ledger's replay proc (the same fails
+    was of the same size on the same device and no other thread failed
+    before it (no block); "racy", the same with another thread's failure
+    before it, which prints the block if the preload saw it first (a block
+    or none); "contended", another thread failed while this failure was
+    pending (which the preload saw first may differ); and from check_ledger's replay proc (the same fails
     in the same order), "alone" (fail_alone) and "live", the failing
     device's live bytes and allocations (fail_live, fail_live_count)."""
     fails, pending, last, last_fail = [], {}, {}, None
@@ -139,8 +141,10 @@ def read_fails(path, pid, proc):
             pending.pop(tid, None)
             same = prev is not None and prev.get("op") == "fail" and all(
                 o.get(k) == prev.get(k) for k in ("device", "size"))
-            if same and op == "alloc":
-                prev["recovered"] = True
+            if same and op == "alloc":  # recovered, unless another thread's failure
+                # printed it first (diagnose.c keeps one failure pending); in
+                # which order the preload saw the two is a race
+                prev["racy" if prev.get("contended") else "recovered"] = True
             if op == "fail":
                 retry = same and last_fail is prev and \
                     report_api(o.get("api", "")) == report_api(prev.get("api", ""))
@@ -177,7 +181,8 @@ def queues(fails):
             q.setdefault(k, []).append([o])
     for k in q:
         q[k] = [r for r in q[k] if not r[-1]["recovered"]]
-    return q, {k for k, t in tids.items() if len(t) > 1}
+    racy = {k for k in q if any(r[-1].get("racy") for r in q[k])}
+    return q, {k for k, t in tids.items() if len(t) > 1} | racy
 
 
 def compare(blocks, fails, perturb=False, perturb_live=False):
