@@ -35,7 +35,9 @@ of format 13 and later) the ledger's "graph_pool" bytes of the fail line
 that are live on that device then. Each device's "timeline" ends at the
 device's live bytes at exit and its most allocated is the device's peak;
 the leak list ("leaks", and "left_out"."leaks" for the groups past its
-end) holds, per kind, the bytes and allocations live at exit (since
+end) holds, per kind, the bytes and allocations live at exit, and the
+peak's lists by call stack and by NVTX range ("sites", "phases", each with
+its "left_out" part) sum to the run's peak (since
 session 41: a VMM unmap that ended several handles left a timeline 12 MiB
 above the device's memory at exit). Only for a run without NVTX heaps (the
 report counts a heap's regions as allocated, not its cudaMalloc).
@@ -434,6 +436,7 @@ def compare_devices(proc, report):
         problems.append(f"totals: peak_allocated_bytes: report {total}, ledger {all_peak}")
     problems += compare_timelines(proc, report)
     problems += compare_leaks(proc, report)
+    problems += compare_peak_lists(all_peak, report)
     # the most the pools reserved where sampled (iteration ends, memory
     # samples, failures) is at most the most they reserved at once: a
     # destroyed pool's last sample kept beside a new pool's went past it
@@ -483,6 +486,22 @@ def compare_timelines(proc, report):
         if last != proc.dev_live.get(dev, 0):
             problems.append(f"device {dev}: timeline's last allocated {last}, ledger's live at "
                             f"exit {proc.dev_live.get(dev, 0)}")
+    return problems
+
+
+def compare_peak_lists(all_peak, report):
+    """Mismatch messages of the peak's composition lists: the call stacks
+    ("sites") and NVTX ranges ("phases") live at the run's peak, each with
+    its "left_out" part, sum to the ledger's peak of all devices (each list
+    only when the report has it)."""
+    problems = []
+    out = report.get("left_out") or {}
+    for name in ("sites", "phases"):
+        if name not in report:
+            continue
+        got = sum(x.get("bytes", 0) for x in report[name]) + (out.get(name) or {}).get("bytes", 0)
+        if got != all_peak:
+            problems.append(f"{name} at the peak: report {got} bytes, ledger's peak {all_peak}")
     return problems
 
 

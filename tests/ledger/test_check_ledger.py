@@ -207,6 +207,22 @@ class CheckLedger(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("leaks of kind all: report 4160 bytes in 3, ledger 4160 in 2", out)
 
+    def test_peak_lists(self):
+        """The peak's lists by call stack and NVTX range, with their left-out
+        parts, sum to the run's peak."""
+        r = self.devices_report()
+        r["sites"] = [{"bytes": 4096 + (1 << 20)}, {"bytes": 1 << 20}]
+        r["phases"] = [{"bytes": 4096 + (2 << 20)}]
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+        r["sites"].pop()  # a site lost, not counted as left out
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("sites at the peak: report 1052672 bytes, ledger's peak 2101248", out)
+        r["left_out"] = {"sites": {"bytes": 1 << 20}}
+        rc, out = self.run_checker(r, "--devices")
+        self.assertEqual(rc, 0, out)
+
     def test_device_peaks(self):
         rc, out = self.run_checker(self.devices_report(), "--devices")
         self.assertEqual(rc, 0, out)
