@@ -106,7 +106,7 @@ typedef struct tpoint {
     uint64_t t;
     size_t proc;
     uint64_t bytes;
-    size_t seq; /* its place in its process's timeline: two at one time keep their order */
+    size_t seq; /* its place before sorting: a process's two points at one time keep it */
 } tpoint;
 
 static int cmp_tpoint(const void *a, const void *b)
