@@ -1070,109 +1070,146 @@ static const char *request_words(vr_arena *a, const vr_oom *o)
                       vr_format_size(taken, b2, sizeof b2));
 }
 
+/* The external verdict's words: the device's free bytes below what the
+ * recording leaves. dom: the dominant sites' words. */
+static const char *explain_external(vr_arena *a, const vr_oom *o, const char *dom)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    return vr_sprintf(a,
+                      "the device reported %s free where the recording leaves %s: %s more "
+                      "are used outside what was recorded than at the start (other "
+                      "processes, untracked libraries; %s outside the recording in all); "
+                      "recorded live data: %s",
+                      vr_format_size(o->device_free_bytes, b1, sizeof b1),
+                      vr_format_size(o->device_free_bytes + o->external_bytes, b2, sizeof b2),
+                      vr_format_size(o->external_bytes, b3, sizeof b3),
+                      vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4), dom);
+}
+
+/* The fragmentation verdict's words: a stream-ordered pool's, the pools'
+ * held reserve, or the registered heaps' free blocks (oom.c decides which). */
+static const char *explain_fragmentation(vr_arena *a, const vr_oom *o, const char *dom)
+{
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    if (o->has_pool)
+        return vr_pool_explain(a, o, dom);
+    if (o->pools_free_bytes)
+        return vr_pools_held_explain(a, o, dom);
+    if (o->heap_largest_free >= o->requested_bytes) /* oom.c: a block not taken */
+        return vr_sprintf(
+            a,
+            "the registered heaps hold %s free, among them a block of %s, no smaller than "
+            "the %s requested, which the allocator did not take for this request (a "
+            "caching allocator keeps pools of its own: PyTorch's small and large requests, "
+            "streams), and the device had %s free: the cache holds free memory this "
+            "request could not use; live data: %s",
+            vr_format_size(o->heap_free, b1, sizeof b1),
+            vr_format_size(o->heap_largest_free, b2, sizeof b2),
+            vr_format_size(o->requested_bytes, b3, sizeof b3),
+            vr_format_size(o->device_free_bytes, b4, sizeof b4), dom);
+    if (o->heap_free < o->requested_bytes) /* oom.c: with the device's free bytes */
+        return vr_sprintf(
+            a,
+            "the device had %s free and the registered heaps %s in free blocks (the "
+            "largest %s): together %s for the %s requested, but no piece is large enough: "
+            "the cache holds free memory the device lacks (PyTorch: reserved but "
+            "unallocated); live data: %s",
+            vr_format_size(o->device_free_bytes, b1, sizeof b1),
+            vr_format_size(o->heap_free, b2, sizeof b2),
+            vr_format_size(o->heap_largest_free, b3, sizeof b3),
+            vr_format_size(o->device_free_bytes + o->heap_free, b4, sizeof b4),
+            vr_format_size(o->requested_bytes, b5, sizeof b5), dom);
+    return vr_sprintf(a,
+                      "the registered heaps hold %s free but the largest free block is %s, "
+                      "smaller than the %s requested: the cache is fragmented; live data: %s",
+                      vr_format_size(o->heap_free, b1, sizeof b1),
+                      vr_format_size(o->heap_largest_free, b2, sizeof b2),
+                      vr_format_size(o->requested_bytes, b3, sizeof b3), dom);
+}
+
+/* The leak verdict's words: the growing site, its slope per iteration and
+ * fit (raw: oom.c's regression), its share of the live bytes. */
+static const char *explain_leak(vr_arena *a, const vr_oom_raw *raw, const vr_oom *o,
+                                const char *dom)
+{
+    char b1[32], b2[32];
+    return vr_sprintf(a,
+                      "%s grows by %s per iteration (R^2 = %.3f) and holds %.0f%% of the %s "
+                      "live: memory is retained across iterations%s; live data: %s",
+                      o->ntop_sites ? site_name(a, &o->top_sites[0].stack, shared_frames(o))
+                                    : "a call site",
+                      vr_format_size(vr_u64_sat(raw->leak_slope), b1, sizeof b1), raw->leak_r2,
+                      o->ntop_sites && o->live_allocated
+                          ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated
+                          : 0.0,
+                      vr_format_size(o->live_allocated, b2, sizeof b2), split_reserve(a, o), dom);
+}
+
+/* The capacity verdict of pinned host memory: the host refused it. */
+static const char *explain_host_capacity(vr_arena *a, const vr_oom *o, const char *dom)
+{
+    char b1[32], b2[32];
+    return vr_sprintf(a,
+                      "pinned host memory: %s of it live (recorded) and the request (%s) "
+                      "could not be page-locked: pinned memory is host RAM, and %s "
+                      "refused more; the device has no part in it; dominated by %s",
+                      vr_format_size(o->live_allocated, b1, sizeof b1),
+                      vr_format_size(o->requested_bytes, b2, sizeof b2),
+                      o->host_pool ? "the host pool's maximum size "
+                                     "(cudaMemPoolProps.maxSize, which the driver does "
+                                     "not report) or the host (its free memory, a "
+                                     "container's limit)"
+                                   : "the host (its free memory, a container's limit)",
+                      dom[0] ? dom : "nothing recorded");
+}
+
+/* The capacity verdict's words: live data, the request and what is used
+ * outside the recording against the device's size, then the batch advice. */
+static const char *explain_capacity(vr_arena *a, const vr_report *r, const vr_oom *o,
+                                    const char *dom)
+{
+    if (o->device < 0)
+        return explain_host_capacity(a, o, dom);
+    if (vr_pool_at_limit(o))
+        return vr_pool_limit_explain(a, o, dom);
+    char b1[32], b3[32], b4[32], b5[32], b6[32], b7[32];
+    const char *e = vr_sprintf(
+        a,
+        "live data (%s) + the request (%s)%s exceed the device (%s, %s of it used outside "
+        "the recording: %s in use at the start, %s since%s%s%s); dominated by %s",
+        vr_format_size(o->live_allocated, b1, sizeof b1), request_words(a, o),
+        vr_graph_pool_addend(a, o),
+        o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
+                              : "size unknown",
+        vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
+        vr_format_size(o->baseline_bytes, b5, sizeof b5),
+        vr_format_size(o->external_bytes, b6, sizeof b6),
+        o->rounding_bytes ? ", of which up to " : "",
+        o->rounding_bytes ? vr_format_size(o->rounding_bytes, b7, sizeof b7) : "",
+        o->rounding_bytes ? " is the driver's rounding of the recorded allocations to its "
+                            "granularity"
+                          : "",
+        dom[0] ? dom : "nothing recorded");
+    e = vr_sprintf(a, "%s%s", e, vr_graph_pool_clause(a, o));
+    return batch_advice(a, r, o, e);
+}
+
 static const char *explain_verdict(vr_arena *a, const vr_report *r, const vr_oom_raw *raw,
                                    const vr_oom *o)
 {
     if (o->verdict == VR_VERDICT_ERROR)
         return explain_error(a, r, o);
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     const char *dom = dominant(a, o);
     switch (o->verdict) {
     case VR_VERDICT_EXTERNAL:
-        return vr_sprintf(a,
-                          "the device reported %s free where the recording leaves %s: %s more "
-                          "are used outside what was recorded than at the start (other "
-                          "processes, untracked libraries; %s outside the recording in all); "
-                          "recorded live data: %s",
-                          vr_format_size(o->device_free_bytes, b1, sizeof b1),
-                          vr_format_size(o->device_free_bytes + o->external_bytes, b2, sizeof b2),
-                          vr_format_size(o->external_bytes, b3, sizeof b3),
-                          vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
-                          dom);
+        return explain_external(a, o, dom);
     case VR_VERDICT_FRAGMENTATION:
-        if (o->has_pool)
-            return vr_pool_explain(a, o, dom);
-        if (o->pools_free_bytes)
-            return vr_pools_held_explain(a, o, dom);
-        if (o->heap_largest_free >= o->requested_bytes) /* oom.c: a block not taken */
-            return vr_sprintf(
-                a,
-                "the registered heaps hold %s free, among them a block of %s, no smaller than "
-                "the %s requested, which the allocator did not take for this request (a "
-                "caching allocator keeps pools of its own: PyTorch's small and large requests, "
-                "streams), and the device had %s free: the cache holds free memory this "
-                "request could not use; live data: %s",
-                vr_format_size(o->heap_free, b1, sizeof b1),
-                vr_format_size(o->heap_largest_free, b2, sizeof b2),
-                vr_format_size(o->requested_bytes, b3, sizeof b3),
-                vr_format_size(o->device_free_bytes, b4, sizeof b4), dom);
-        if (o->heap_free < o->requested_bytes) /* oom.c: with the device's free bytes */
-            return vr_sprintf(
-                a,
-                "the device had %s free and the registered heaps %s in free blocks (the "
-                "largest %s): together %s for the %s requested, but no piece is large enough: "
-                "the cache holds free memory the device lacks (PyTorch: reserved but "
-                "unallocated); live data: %s",
-                vr_format_size(o->device_free_bytes, b1, sizeof b1),
-                vr_format_size(o->heap_free, b2, sizeof b2),
-                vr_format_size(o->heap_largest_free, b3, sizeof b3),
-                vr_format_size(o->device_free_bytes + o->heap_free, b4, sizeof b4),
-                vr_format_size(o->requested_bytes, b5, sizeof b5), dom);
-        return vr_sprintf(a,
-                          "the registered heaps hold %s free but the largest free block is %s, "
-                          "smaller than the %s requested: the cache is fragmented; live data: %s",
-                          vr_format_size(o->heap_free, b1, sizeof b1),
-                          vr_format_size(o->heap_largest_free, b2, sizeof b2),
-                          vr_format_size(o->requested_bytes, b3, sizeof b3), dom);
+        return explain_fragmentation(a, o, dom);
     case VR_VERDICT_LEAK:
-        return vr_sprintf(
-            a,
-            "%s grows by %s per iteration (R^2 = %.3f) and holds %.0f%% of the %s "
-            "live: memory is retained across iterations%s; live data: %s",
-            o->ntop_sites ? site_name(a, &o->top_sites[0].stack, shared_frames(o)) : "a call site",
-            vr_format_size(vr_u64_sat(raw->leak_slope), b1, sizeof b1), raw->leak_r2,
-            o->ntop_sites && o->live_allocated
-                ? 100.0 * (double)o->top_sites[0].bytes / (double)o->live_allocated
-                : 0.0,
-            vr_format_size(o->live_allocated, b2, sizeof b2), split_reserve(a, o), dom);
+        return explain_leak(a, raw, o, dom);
     case VR_VERDICT_CAPACITY:
-    default: {
-        if (o->device < 0)
-            return vr_sprintf(a,
-                              "pinned host memory: %s of it live (recorded) and the request (%s) "
-                              "could not be page-locked: pinned memory is host RAM, and %s "
-                              "refused more; the device has no part in it; dominated by %s",
-                              vr_format_size(o->live_allocated, b1, sizeof b1),
-                              vr_format_size(o->requested_bytes, b2, sizeof b2),
-                              o->host_pool ? "the host pool's maximum size "
-                                             "(cudaMemPoolProps.maxSize, which the driver does "
-                                             "not report) or the host (its free memory, a "
-                                             "container's limit)"
-                                           : "the host (its free memory, a container's limit)",
-                              dom[0] ? dom : "nothing recorded");
-        if (vr_pool_at_limit(o))
-            return vr_pool_limit_explain(a, o, dom);
-        char b7[32];
-        const char *e = vr_sprintf(
-            a,
-            "live data (%s) + the request (%s)%s exceed the device (%s, %s of it used outside "
-            "the recording: %s in use at the start, %s since%s%s%s); dominated by %s",
-            vr_format_size(o->live_allocated, b1, sizeof b1), request_words(a, o),
-            vr_graph_pool_addend(a, o),
-            o->device_total_bytes ? vr_format_size(o->device_total_bytes, b3, sizeof b3)
-                                  : "size unknown",
-            vr_format_size(o->baseline_bytes + o->external_bytes, b4, sizeof b4),
-            vr_format_size(o->baseline_bytes, b5, sizeof b5),
-            vr_format_size(o->external_bytes, b6, sizeof b6),
-            o->rounding_bytes ? ", of which up to " : "",
-            o->rounding_bytes ? vr_format_size(o->rounding_bytes, b7, sizeof b7) : "",
-            o->rounding_bytes ? " is the driver's rounding of the recorded allocations to its "
-                                "granularity"
-                              : "",
-            dom[0] ? dom : "nothing recorded");
-        e = vr_sprintf(a, "%s%s", e, vr_graph_pool_clause(a, o));
-        return batch_advice(a, r, o, e);
-    }
+    default:
+        return explain_capacity(a, r, o, dom);
     }
 }
 

@@ -438,23 +438,11 @@ static uint64_t pools_held(const vr_devstate *d, const vr_oom *o, uint64_t base,
 
 #define VR_MAX_OOMS 1000
 
-/* At most VR_MAX_OOMS failures are kept: the first ones and always the
- * latest (the last slot is reused), so the fatal failure is never lost. */
-void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
+/* The failure's fields that the event and the device's state (d, after
+ * the baseline) give: its request, the device's free bytes, the live
+ * bytes, the pools, its call stack and NVTX range (t: the thread). */
+static void oom_fill(vr_state *s, const vt_event *ev, vr_thread *t, vr_devstate *d, vr_oom_raw *o)
 {
-    bool oom = ev->u.failed.error == VT_ERROR_OUT_OF_MEMORY;
-    if (s->nooms == VR_MAX_OOMS && !oom)
-        return; /* the last slot keeps the latest out-of-memory failure */
-    if (s->nooms == VR_MAX_OOMS)
-        vr_oom_drop_all(s, --s->nooms);
-    vr_oom_raw *o = oom_new(s);
-    o->seq = s->failed;
-    vr_devstate *d = vr_state_device(s, ev->u.failed.device);
-    /* a failure before any memory sample (the program's first call failed):
-     * its own sample is the first, nothing can have appeared since */
-    if (ev->u.failed.device >= 0)
-        take_baseline(s, d, ev->u.failed.total_bytes, ev->u.failed.free_bytes,
-                      vr_pool_spare(d, ev->thread_id, false));
     o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
     o->o.device = ev->u.failed.device;
     o->o.requested_bytes = ev->u.failed.size;
@@ -482,6 +470,93 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     o->range = vr_thread_range(t);
     if (o->o.device < 0) /* pinned host memory: its live bytes are the host's */
         o->o.live_allocated = o->o.live_reserved = s->host_pinned;
+}
+
+/* The device's bytes against the recording at an out-of-memory failure:
+ * the pools' held reserve, the bytes used outside the recording since the
+ * baseline (base, bytes) and the part of them the driver's rounding may
+ * explain. Returns the free bytes the recording leaves (bytes). */
+static uint64_t oom_outside(vr_state *s, const vt_event *ev, vr_devstate *d, vr_oom_raw *o,
+                            uint64_t base)
+{
+    uint64_t total = o->o.device_total_bytes;
+    o->o.pools_free_bytes = pools_held(d, &o->o, base, ev->u.failed.total_bytes != 0);
+    o->o.live_reserved += o->o.pools_free_bytes;
+    uint64_t expected_free =
+        total > o->o.live_reserved + base ? total - o->o.live_reserved - base : 0;
+    if (ev->u.failed.total_bytes && expected_free > o->o.device_free_bytes)
+        o->o.external_bytes = expected_free - o->o.device_free_bytes;
+    /* the part of the use that appeared since the baseline that the driver's
+     * rounding of what is recorded may explain: never "used outside" */
+    uint64_t slack = rounding_slack(s, o->o.device);
+    o->o.rounding_bytes = slack < o->o.external_bytes ? slack : o->o.external_bytes;
+    return expected_free;
+}
+
+/* The registered heaps and pools at the failure: their free bytes and
+ * largest free block, kept as a fragmentation sample. Returns their
+ * reserved bytes. */
+static uint64_t oom_heaps(vr_state *s, vr_oom_raw *o)
+{
+    vr_frag f = vr_frag_now(s, o->o.device, "oom");
+    vr_frag_add_pool(&f, &o->o);
+    f.reserved += o->o.pools_free_bytes;
+    o->o.heap_free = f.reserved - f.allocated;
+    o->o.heap_largest_free = f.largest_free;
+    if (f.reserved)
+        vr_frag_push(s, &f);
+    return f.reserved;
+}
+
+/* The verdict of an out-of-memory failure on a device, in this order:
+ * used outside the recording, a leak (dev: the device's own site counters,
+ * or NULL for the state's), a stream-ordered pool at its limit,
+ * fragmentation, capacity. base: the baseline (bytes). */
+static void oom_verdict(vr_state *s, const vt_event *ev, vr_devstate *d, vr_oom_raw *o, vr_map *dev,
+                        uint64_t base)
+{
+    uint64_t total = o->o.device_total_bytes;
+    uint64_t expected_free = oom_outside(s, ev, d, o, base);
+    uint64_t heaps = oom_heaps(s, o);
+    double slope = 0, r2 = 0;
+    vr_counter *leak = NULL;
+    bool external = ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
+                    o->o.external_bytes - o->o.rounding_bytes > total / 20;
+    if (external) {
+        o->o.verdict = VR_VERDICT_EXTERNAL;
+    } else if ((leak = leaking_site(s, o->o.live_allocated, dev, &slope, &r2))) {
+        o->o.verdict = VR_VERDICT_LEAK;
+        o->sizes_repeat = leak_sizes_repeat(s, leak->key);
+        leak_first(o, leak->key);
+        o->leak_slope = slope;
+        o->leak_r2 = r2;
+    } else if (vr_pool_at_limit(&o->o)) {
+        o->o.verdict = VR_VERDICT_CAPACITY; /* the pool's capacity: vr_pool_limit_explain */
+    } else if (pieces_would_fit(&o->o, heaps != 0, ev->u.failed.total_bytes != 0, total, base)) {
+        o->o.verdict = VR_VERDICT_FRAGMENTATION;
+    } else {
+        o->o.verdict = VR_VERDICT_CAPACITY;
+    }
+}
+
+/* At most VR_MAX_OOMS failures are kept: the first ones and always the
+ * latest (the last slot is reused), so the fatal failure is never lost. */
+void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
+{
+    bool oom = ev->u.failed.error == VT_ERROR_OUT_OF_MEMORY;
+    if (s->nooms == VR_MAX_OOMS && !oom)
+        return; /* the last slot keeps the latest out-of-memory failure */
+    if (s->nooms == VR_MAX_OOMS)
+        vr_oom_drop_all(s, --s->nooms);
+    vr_oom_raw *o = oom_new(s);
+    o->seq = s->failed;
+    vr_devstate *d = vr_state_device(s, ev->u.failed.device);
+    /* a failure before any memory sample (the program's first call failed):
+     * its own sample is the first, nothing can have appeared since */
+    if (ev->u.failed.device >= 0)
+        take_baseline(s, d, ev->u.failed.total_bytes, ev->u.failed.free_bytes,
+                      vr_pool_spare(d, ev->thread_id, false));
+    oom_fill(s, ev, t, d, o);
     /* the site counters are the failing device's own when every live site
      * byte is on it (never for host memory: they hold no host bytes) */
     vr_map dev;
@@ -500,48 +575,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
             vr_map_destroy(&dev);
         return;
     }
-
-    uint64_t total = o->o.device_total_bytes, base = d->have_baseline ? d->baseline_used : 0;
-    o->o.pools_free_bytes = pools_held(d, &o->o, base, ev->u.failed.total_bytes != 0);
-    o->o.live_reserved += o->o.pools_free_bytes;
-    uint64_t expected_free =
-        total > o->o.live_reserved + base ? total - o->o.live_reserved - base : 0;
-    if (ev->u.failed.total_bytes && expected_free > o->o.device_free_bytes)
-        o->o.external_bytes = expected_free - o->o.device_free_bytes;
-
-    vr_frag f = vr_frag_now(s, o->o.device, "oom");
-    vr_frag_add_pool(&f, &o->o);
-    f.reserved += o->o.pools_free_bytes;
-    o->o.heap_free = f.reserved - f.allocated;
-    o->o.heap_largest_free = f.largest_free;
-    if (f.reserved)
-        vr_frag_push(s, &f);
-
-    double slope = 0, r2 = 0;
-    vr_counter *leak = NULL;
-    /* the part of the use that appeared since the baseline that the driver's
-     * rounding of what is recorded may explain: never "used outside" */
-    uint64_t slack = rounding_slack(s, o->o.device);
-    o->o.rounding_bytes = slack < o->o.external_bytes ? slack : o->o.external_bytes;
-    bool external = ev->u.failed.total_bytes && expected_free >= o->o.requested_bytes &&
-                    o->o.external_bytes - o->o.rounding_bytes > total / 20;
-    if (external) {
-        o->o.verdict = VR_VERDICT_EXTERNAL;
-    } else if ((leak =
-                    leaking_site(s, o->o.live_allocated, by_device ? &dev : NULL, &slope, &r2))) {
-        o->o.verdict = VR_VERDICT_LEAK;
-        o->sizes_repeat = leak_sizes_repeat(s, leak->key);
-        leak_first(o, leak->key);
-        o->leak_slope = slope;
-        o->leak_r2 = r2;
-    } else if (vr_pool_at_limit(&o->o)) {
-        o->o.verdict = VR_VERDICT_CAPACITY; /* the pool's capacity: vr_pool_limit_explain */
-    } else if (pieces_would_fit(&o->o, f.reserved != 0, ev->u.failed.total_bytes != 0, total,
-                                base)) {
-        o->o.verdict = VR_VERDICT_FRAGMENTATION;
-    } else {
-        o->o.verdict = VR_VERDICT_CAPACITY;
-    }
+    uint64_t base = d->have_baseline ? d->baseline_used : 0;
+    oom_verdict(s, ev, d, o, by_device ? &dev : NULL, base);
     if (by_device)
         vr_map_destroy(&dev);
     batch_estimate(s, o, t, base);
