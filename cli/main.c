@@ -49,8 +49,14 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
+        if (!strcmp(cmd, commands[i].name)) {
+            /* getopt_long names argv[0] in its messages: "vramtrace report:"
+             * as every other message of the command */
+            char name[32];
+            snprintf(name, sizeof name, "vramtrace %s", commands[i].name);
+            argv[1] = name;
             return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "vramtrace: unknown command '%s'\n", cmd);
     usage_main(stderr);
     return CLI_EXIT_INPUT;

@@ -32,6 +32,9 @@ for cmd in run report diff check; do
     done <"$T/opts"
     # the checker can fail: an option no table has
     taken "$cmd" --no-such-option "" && fail "$cmd: --no-such-option was taken"
+    # getopt's own message carries the command's prefix, as the others do
+    grep -q "^vramtrace $cmd: unrecognized option" "$T/e" ||
+        fail "$cmd: getopt's message lacks 'vramtrace $cmd:': $(head -c 200 "$T/e")"
 done
 
 # The main usage's output options of report and diff are in their --help.
