@@ -626,12 +626,14 @@ static const dev_room *site_room(const vr_map *devs, uint32_t stack, const dev_r
 
 /* A projection that counts a stream-ordered pool's free reserve says how
  * far to trust it: the reserve grows in irregular steps as kept allocations
- * split it (tests/pytorch/projection_random.py). */
+ * split it (tests/pytorch/projection_random.py). Only where a pool held
+ * some: a device's empty pool is sampled too (at every failed cudaMalloc),
+ * and then there is no reserve to count. */
 static void note_pool_projection(vr_state *s)
 {
     size_t i = 0;
     for (const vr_devstate *d; (d = vr_map_next(&s->devices, &i));) {
-        if (!d->pool_sampled || !d->growth)
+        if (!d->pool_sampled || !d->pool_reserved_peak || !d->growth)
             continue;
         vr_state_note(s,
                       "the growth projection counts the free reserve of device %d's "

@@ -472,6 +472,42 @@ static void test_growth_pattern_pool_unprojected(void **state)
     }
 }
 
+/* The note that a projection counts a stream-ordered pool's free reserve
+ * comes only where a pool held some: a program that never allocates from a
+ * pool still gets its device's (empty) pool sampled, e.g. at every failed
+ * cuMemAlloc (numba's arrays: the note appeared on every such report). An
+ * NVTX loop of cudaMalloc that keeps 1 MiB a step, the pool sampled at each
+ * range end with nothing reserved, then with a 64 MiB free reserve. */
+static void test_growth_pool_note_needs_reserve(void **state)
+{
+    (void)state;
+    for (int held = 0; held <= 1; held++) {
+        const char *name = held ? "pool_note_held" : "pool_note_empty";
+        vtg g;
+        open_trace(&g, name, 0, NULL);
+        vtg_string(&g, 1, "step");
+        vtg_stack(&g, 7, 0, 0x7700);
+        vtg_device(&g, 0, "SimGPU", GiB);
+        vtg_meminfo(&g, 10, GiB, GiB);
+        uint64_t t = 1000;
+        for (uint64_t i = 0; i < 12; i++) {
+            vtg_push(&g, t++, 1);
+            vtg_alloc(&g, t++, 0x10000000 + i * MiB, MiB, 7);
+            vtg_pool_stat(&g, t++, 0x900, held ? 64 * MiB : 0, 0);
+            vtg_pop(&g, t++);
+        }
+        vtg_end(&g, t, 0);
+        vr_report *r = close_and_analyze(&g, name);
+        assert_true(r->total_growth.bytes_per_iteration > 0);
+        bool noted = false;
+        for (size_t k = 0; k < r->nnotes; k++)
+            noted |= strstr(r->notes[k], "free reserve of device 0's stream-ordered pool") != NULL;
+        assert_int_equal(noted, held);
+        vr_report_free(r);
+        unlink(tmp_path(name));
+    }
+}
+
 /* An iteration during which an allocation failed for lack of memory is no
  * measure of what one needs: a PyTorch step that raises OutOfMemoryError
  * pops its range while the exception still holds its activations (peak =
@@ -583,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_growth_pattern_words),
         cmocka_unit_test(test_growth_pattern_excess),
         cmocka_unit_test(test_growth_pattern_pool_unprojected),
+        cmocka_unit_test(test_growth_pool_note_needs_reserve),
         cmocka_unit_test(test_growth_failed_last_step),
         cmocka_unit_test(test_growth_pool_reserve),
         cmocka_unit_test(test_growth_per_device),
