@@ -235,9 +235,10 @@ typedef struct vr_oom {
     bool has_pool;
     uint64_t pool_reserved_bytes, pool_used_bytes;
     /* Another failing call (a cudaMalloc) on a device whose stream-ordered
-     * pools hold free reserve (each at its latest state), when the device's
-     * free bytes agree that they still do: those bytes, counted in
-     * live_reserved and heap_free; else 0. JSON "pools_free_bytes". */
+     * pools hold free reserve: those bytes, counted in live_reserved and
+     * heap_free; as sampled at the failure when the recorder did (trace
+     * format 13), else each pool at its latest state when the device's free
+     * bytes agree that they still hold it, else 0. JSON "pools_free_bytes". */
     uint64_t pools_free_bytes;
     /* The device's CUDA graph memory pool right after the failure (a
      * pool_stat of VT_POOL_GRAPH; trace format 13, and only when the pool

@@ -1199,6 +1199,69 @@ static void test_pool_reserve_any_failure(void **state)
     unlink(tmp_path("pool_gone"));
 }
 
+/* The recorder samples the device's pools just before every out-of-memory
+ * failure, an empty pool too (trace format 13). For a cudaMalloc that
+ * sample is the device's pools, not the failing call's own pool: sc_frag's
+ * heap (50 MiB free, largest block 10 MiB) with an empty pool sampled at
+ * the 30 MiB cudaMalloc failure is the cache's fragmentation, explained by
+ * the heaps and remedied by emptying the cache, with no "pool" (until
+ * session 44: "the memory pool holds 0 B reserved ... the pool's reserve is
+ * fragmented", vary_batch_fragmentation's text). The pools' free reserve at
+ * that failure is their sample's, exact (spare: 0 or 64 MiB). A
+ * cudaMallocAsync failure keeps its pool as its own. */
+static vr_report *frag_with_pool(const char *name, enum vt_api api, uint64_t spare)
+{
+    vtg g;
+    open_steps(&g, name);
+    vtg_alloc(&g, 200, 0x200000000, 900 * MiB, 5);
+    vtg_alloc(&g, 300, 0x10000000, 100 * MiB, 7);
+    vtg_heap(&g, 301, 1, 0x10000000, 100 * MiB);
+    for (uint64_t i = 0; i < 10; i++)
+        vtg_region(&g, 400 + i, 1, 0x10000000 + i * 10 * MiB, 10 * MiB, 7);
+    for (uint64_t i = 1; i < 10; i += 2)
+        vtg_region_free(&g, 500 + i, 1, 0x10000000 + i * 10 * MiB);
+    vtg_pool_stat(&g, 599, 0x5000, spare, 0);
+    vtg_failed_on(&g, 600, 30 * MiB, 5, 2, 0, api, 24 * MiB, GiB);
+    vtg_end(&g, 700, 1);
+    return close_and_analyze(&g, name);
+}
+
+static void test_pool_sample_not_the_mallocs(void **state)
+{
+    (void)state;
+    vr_report *r = frag_with_pool("frag_pool_empty", VT_API_CUDA_MALLOC, 0);
+    const vr_oom *o = &r->ooms[0];
+    assert_int_equal(o->verdict, VR_VERDICT_FRAGMENTATION);
+    assert_false(o->has_pool);
+    assert_int_equal(o->pools_free_bytes, 0);
+    assert_int_equal(o->heap_free, 50 * MiB);
+    assert_non_null(strstr(o->explanation, "the registered heaps hold 50.00 MiB free but the "
+                                           "largest free block is 10.00 MiB"));
+    vr_headline h;
+    vr_headline_of(r, &h);
+    assert_non_null(strstr(h.remedy, "free blocks (largest 10.00 MiB) are too small"));
+    char *txt = render(vr_render_text, r);
+    assert_null(strstr(txt, "memory pool:"));
+    free(txt);
+    vr_report_free(r);
+    unlink(tmp_path("frag_pool_empty"));
+
+    r = frag_with_pool("frag_pool_spare", VT_API_CUDA_MALLOC, 64 * MiB);
+    o = &r->ooms[0];
+    assert_false(o->has_pool);
+    assert_int_equal(o->pools_free_bytes, 64 * MiB);
+    assert_int_equal(o->heap_free, 114 * MiB);
+    vr_report_free(r);
+    unlink(tmp_path("frag_pool_spare"));
+
+    r = frag_with_pool("frag_pool_async", VT_API_CUDA_MALLOC_ASYNC, 0);
+    o = &r->ooms[0];
+    assert_true(o->has_pool);
+    assert_int_equal(o->pools_free_bytes, 0);
+    vr_report_free(r);
+    unlink(tmp_path("frag_pool_async"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1208,6 +1271,7 @@ int main(void)
         cmocka_unit_test(test_leak_splits_pool),
         cmocka_unit_test(test_pool_rounding_not_external),
         cmocka_unit_test(test_pool_reserve_any_failure),
+        cmocka_unit_test(test_pool_sample_not_the_mallocs),
         cmocka_unit_test(test_pool_peak_per_round),
         cmocka_unit_test(test_pool_peak_lone_record),
         cmocka_unit_test(test_verdict_leak_needs_program_growth),

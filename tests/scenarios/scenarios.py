@@ -772,6 +772,15 @@ def sc_vary_batch_fragmentation(s):
              f"{fmt_bytes(o.get('heap_largest_free_bytes'))}")
     s.expect(o.get("verdict") == "fragmentation", f"verdict is fragmentation (got {o.get('verdict')})")
     s.wrong_claim(o.get("verdict") == "capacity", "the varying-batch OOM is a capacity OOM")
+    # the cache's fragmentation, not a stream-ordered pool's: a cudaMalloc has
+    # no pool of its own (until session 44 the pools sampled at the failure
+    # were taken as its pool: "the pool's reserve is fragmented")
+    s.expect(o.get("pool") is None and "registered heaps" in o.get("explanation", ""),
+             f"explained by the cache's free blocks, no pool of its own (pool "
+             f"{o.get('pool')}; {o.get('explanation', '')[:80]})")
+    remedy = (frag.report.get("verdict") or {}).get("remedy", "")
+    s.expect("empty the allocator's cache" in remedy,
+             f"the remedy is the one that then runs, emptying the cache (got: {remedy[:80]})")
     fix = s.record("vary_empty_cache", args + vary + ["--empty-cache"], memory=mem)
     s.expect_clean(fix, "--vary-batch --empty-cache")
     s.extra["fixed_batch_run"] = fixed.summary("fixed batch 256")
