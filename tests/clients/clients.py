@@ -199,6 +199,55 @@ def check_numba(args):
         print(perr, file=sys.stderr)
 
 
+def check_numba_random(args):
+    """numba_random.py (a random numba program, seed --seed): the same exit
+    code and stdout with and without the preload; its allocations per kind
+    and its failed device allocations, as its own source counts them, in
+    the sim's ledger of both runs and in vramtrace's report; the report's
+    every number held against the traced run's ledger."""
+    s = Session(args, f"numba_random_{args.seed}", {"VRAMTRACE_SIM_DEVICE": "t4"})
+    argv = [args.python, os.path.join(HERE, "numba_random.py"), str(args.seed), "300"]
+    prc, pout, perr, pled = s.plain(argv)
+    trc, tout, _, tled, rjson, trace = s.traced(argv)
+    expect("numba_random exit", prc, 0)
+    expect("exit code with the preload", trc, prc)
+    expect("stdout with the preload", tout, pout)
+    if prc:
+        print(perr, file=sys.stderr)
+        return
+    truth = json.loads(pout.decode().splitlines()[-1])
+    want = {(0, "device"): {"allocations": truth["allocations"]["device"],
+                            "failed": truth["failed_device"]},
+            (0, "managed"): {"allocations": truth["allocations"]["managed"], "failed": 0},
+            (-1, "host_pinned"): {"allocations": truth["allocations"]["host_pinned"],
+                                  "failed": 0}}
+    if args.wrong_expectation:
+        want = {k: dict(v, allocations=v["allocations"] + 1) for k, v in want.items()}
+    with open(rjson, encoding="utf-8") as f:
+        report = json.load(f)
+    got = {(a["device"], a["kind"]): a for a in report["accounting"]}
+    # numba allocates with cuMemAlloc, never from a stream-ordered pool: no
+    # failure has a pool of its own (the device's empty pool sampled at each
+    # was taken for one until session 44)
+    expect("failed calls", sorted({o["api"] for o in report["ooms"]}),
+           ["cuMemAlloc"] if truth["failed_device"] else [])
+    expect("failures with a pool of their own", sum(o["pool"] is not None for o in report["ooms"]),
+           0)
+    for key, fields in sorted(want.items()):
+        for name, value in fields.items():
+            expect(f"report's {key[1]} on device {key[0]}: {name}",
+                   got.get(key, {}).get(name, 0), value)
+    expected = os.path.join(s.work, "expected.json")
+    acc = [dict(device=d, kind=k, **f) for (d, k), f in sorted(want.items()) if f["allocations"]]
+    with open(expected, "w", encoding="utf-8") as f:
+        json.dump({"accounting": acc}, f)
+    for what, led in (("plain", pled), ("traced", tled)):
+        ledger_check(f"the program's counts vs the {what} run's ledger", led, expected,
+                     ("--fields", "allocations,failed"))
+    ledger_check("vramtrace's report vs the traced run's ledger", tled, rjson,
+                 ("--devices", "--trace", trace))
+
+
 STATIC_LINE = ("vramtrace-sim: this program links the CUDA runtime statically "
                "(cuGetExportTable), which cannot reach the simulated device; "
                "rebuild it with nvcc -cudart shared")
@@ -384,19 +433,20 @@ def main():
     ap.add_argument("--device-query")
     ap.add_argument("--device-query-drv")
     ap.add_argument("--work", default=tempfile.gettempdir())
-    ap.add_argument("check", choices=["ffmpeg", "ffmpeg-oom", "numba", "symbols", "attributes",
-                                          "static"])
+    ap.add_argument("--seed", type=int, default=1, help="numba_random's seed")
+    ap.add_argument("check", choices=["ffmpeg", "ffmpeg-oom", "numba", "numba_random", "symbols",
+                                          "attributes", "static"])
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     needs = [args.ffmpeg] if args.check.startswith("ffmpeg") or args.check == "symbols" else []
-    needs += [args.python] if args.check in ("numba", "symbols") else []
+    needs += [args.python] if args.check in ("numba", "numba_random", "symbols") else []
     for i, tool in enumerate(needs):
         if not shutil.which(tool):
             print(f"clients: {tool} is not installed (README's install command)", file=sys.stderr)
             return 2
     args.ffmpeg = shutil.which(args.ffmpeg) or args.ffmpeg
     {"ffmpeg": check_ffmpeg, "ffmpeg-oom": check_ffmpeg_oom, "numba": check_numba,
-     "symbols": check_symbols, "attributes": check_attributes,
+     "numba_random": check_numba_random, "symbols": check_symbols, "attributes": check_attributes,
      "static": check_static}[args.check](args)
     for p in problems:
         print(f"clients: {args.check}: {p}")
