@@ -463,7 +463,8 @@ static bool own_pool(const vt_event *ev)
  * fragmentation (vary_batch_fragmentation) was explained as a pool's. */
 static bool pools_at_failure(vr_devstate *d, const vt_event *ev, vr_oom_raw *o)
 {
-    bool now = d->pool_pending && d->pool_tid == ev->thread_id;
+    bool now = ev->u.failed.error == VT_ERROR_OUT_OF_MEMORY && d->pool_pending &&
+               d->pool_tid == ev->thread_id; /* the recorder samples them at those only */
     uint64_t spare = vr_pool_spare(d, ev->thread_id, true);
     if (now)
         o->o.pools_free_bytes = spare;
