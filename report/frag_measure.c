@@ -28,11 +28,16 @@ vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when)
         if (h->largest_free > f.largest_free)
             f.largest_free = h->largest_free;
     }
-    uint64_t total_free = f.reserved - f.allocated;
-    f.fragmentation = total_free ? 1.0 - (double)f.largest_free / (double)total_free : 0.0;
-    if (f.fragmentation < 0)
-        f.fragmentation = 0;
+    vr_frag_settle(&f);
     return f;
+}
+
+void vr_frag_settle(vr_frag *f)
+{
+    uint64_t total_free = f->reserved > f->allocated ? f->reserved - f->allocated : 0;
+    f->fragmentation = total_free ? 1.0 - (double)f->largest_free / (double)total_free : 0.0;
+    if (f->fragmentation < 0)
+        f->fragmentation = 0;
 }
 
 #define VR_MAX_FRAGS 1000

@@ -536,7 +536,8 @@ static uint64_t oom_heaps(vr_state *s, vr_oom_raw *o)
 {
     vr_frag f = vr_frag_now(s, o->o.device, "oom");
     vr_frag_add_pool(&f, &o->o);
-    f.reserved += o->o.pools_free_bytes;
+    f.reserved += o->o.pools_free_bytes; /* free, and no block of it for this call */
+    vr_frag_settle(&f);
     o->o.heap_free = f.reserved - f.allocated;
     o->o.heap_largest_free = f.largest_free;
     if (f.reserved)

@@ -131,8 +131,7 @@ void vr_frag_add_pool(vr_frag *f, const vr_oom *o)
         return;
     f->reserved += o->pool_reserved_bytes;
     f->allocated += o->pool_used_bytes;
-    uint64_t total_free = f->reserved - f->allocated;
-    f->fragmentation = total_free ? 1.0 - (double)f->largest_free / (double)total_free : 0.0;
+    vr_frag_settle(f);
 }
 
 #define SZ(v, b) vr_format_size((v), (b), sizeof(b))

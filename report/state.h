@@ -721,6 +721,10 @@ void vr_nvtx_build(vr_state *s, vr_report *r);
 
 /* frag_measure.c: fragmentation of the device's heaps now (reads heaps). */
 vr_frag vr_frag_now(vr_state *s, int32_t device, const char *when);
+/* f's fragmentation from its reserved, allocated and largest free bytes:
+ * 1 - largest free block / bytes free (0 when nothing is free; frag.c's
+ * definition), after bytes were added to them. */
+void vr_frag_settle(vr_frag *f);
 void vr_frag_push(vr_state *s, const vr_frag *f);
 
 /* The live allocation's extension (created zeroed). */

@@ -1251,6 +1251,17 @@ static void test_pool_sample_not_the_mallocs(void **state)
     assert_false(o->has_pool);
     assert_int_equal(o->pools_free_bytes, 64 * MiB);
     assert_int_equal(o->heap_free, 114 * MiB);
+    /* the failure's fragmentation sample holds the pools' free reserve as
+     * free bytes no block of which this call can take (it read 0.8, the
+     * heap's alone, beside a reserved that counted the pools) */
+    size_t oom_frags = 0;
+    for (size_t i = 0; i < r->nfrag; i++)
+        if (!strcmp(r->frag[i].when, "oom")) {
+            oom_frags++;
+            assert_int_equal(r->frag[i].reserved, 164 * MiB);
+            assert_true(fabs(r->frag[i].fragmentation - (1.0 - 10.0 / 114.0)) < 1e-9);
+        }
+    assert_int_equal(oom_frags, 1);
     vr_report_free(r);
     unlink(tmp_path("frag_pool_spare"));
 
