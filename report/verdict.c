@@ -264,7 +264,7 @@ static const vr_oom *launch_before(const vr_report *r, const vr_oom *o)
 
 static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_headline *g)
 {
-    char b1[32];
+    char b1[32], b2[32];
     switch (o->verdict) {
     case VR_VERDICT_CAPACITY:
         if (o->requested_bytes >= VR_IMPOSSIBLE_REQUEST)
@@ -294,6 +294,13 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
                               "step completed at --batch %" PRId64 "); record --batch %" PRId64
                               " and report both traces to measure the largest that fits",
                               o->max_batch, o->batch, o->max_batch / 2 > 0 ? o->max_batch / 2 : 1);
+        if (o->device_total_bytes && o->requested_bytes > o->device_total_bytes)
+            return vr_sprintf(r->arena,
+                              "the request alone (%s) is larger than the whole device (%s): no "
+                              "freeing makes it fit; check the size passed to %s (a shape or "
+                              "length computed wrong), or make it smaller: a smaller batch or "
+                              "model, or the work split into pieces",
+                              SZ(o->requested_bytes, b1), SZ(o->device_total_bytes, b2), o->api);
         return "the working set does not fit: use a smaller batch or model, or a larger device";
     case VR_VERDICT_LEAK:
         if (g && g->nsites)

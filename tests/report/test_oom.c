@@ -61,6 +61,34 @@ static void test_impossible_request(void **state)
     }
 }
 
+/* A request larger than the whole device without a batch to scale (numba's
+ * 1 TiB array on a 15 GiB device): its remedy says no freeing makes it fit,
+ * not "the working set does not fit"; a request below the device keeps
+ * that. */
+static void test_request_above_device(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {2 * GiB, 512 * MiB};
+    for (int k = 0; k < 2; k++) {
+        vtg g;
+        const char *name = k ? "below_device" : "above_device";
+        open_steps(&g, name);
+        vtg_alloc(&g, 2, 0x10000000, 600 * MiB, 5);
+        vtg_failed(&g, 3, sizes[k], 7, GiB - 600 * MiB, GiB);
+        vtg_end(&g, 5, 1);
+        vr_report *r = close_and_analyze(&g, name);
+        assert_int_equal(r->ooms[0].verdict, VR_VERDICT_CAPACITY);
+        vr_headline hl;
+        vr_headline_of(r, &hl);
+        bool alone = strstr(hl.remedy, "the request alone (2.00 GiB) is larger than the whole "
+                                       "device (1.00 GiB): no freeing makes it fit") != NULL;
+        assert_int_equal(alone, k == 0);
+        assert_int_equal(strstr(hl.remedy, "the working set does not fit") != NULL, k == 1);
+        vr_report_free(r);
+        unlink(tmp_path(name));
+    }
+}
+
 static void test_verdict_leak(void **state)
 {
     (void)state;
@@ -1278,6 +1306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdict_capacity),
         cmocka_unit_test(test_impossible_request),
+        cmocka_unit_test(test_request_above_device),
         cmocka_unit_test(test_verdict_leak),
         cmocka_unit_test(test_leak_splits_pool),
         cmocka_unit_test(test_pool_rounding_not_external),
