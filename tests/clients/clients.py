@@ -199,6 +199,41 @@ def check_numba(args):
         print(perr, file=sys.stderr)
 
 
+NUMBA_RANDOM = os.path.join(HERE, "numba_random.py")
+NUMBA_CALLS = {"device": ("to_device", "device_array"), "managed": ("managed_array",),
+               "host_pinned": ("pinned_array", "mapped_array")}
+
+
+def numba_random_lines(report, shift=0):
+    """Each call site the report names leads (its program frame, "lead")
+    with a line of numba_random.py that makes an array of that kind, as its
+    source says (threads included: the lead is found below numba's frames
+    and above threading's); each failure's with the 1 TiB request's line.
+    shift moves every expected line (--wrong-lines: the check must fail)."""
+    with open(NUMBA_RANDOM, encoding="utf-8") as f:
+        src = f.read().splitlines()
+    lines = {k: {i + 1 + shift for i, text in enumerate(src)
+                 if any(f"cuda.{c}(" in text for c in calls) and "1 << 40" not in text}
+             for k, calls in NUMBA_CALLS.items()}
+    failing = {i + 1 + shift for i, text in enumerate(src) if "1 << 40" in text}
+
+    def lead(stack):
+        leads = [fr for fr in stack if fr.get("lead")]
+        if len(leads) != 1 or not leads[0]["file"].endswith("/numba_random.py"):
+            return None
+        return leads[0]["line"]
+
+    any_kind = set().union(*lines.values())
+    for where, entries in (("peak site", report["sites"]), ("leak", report["leaks"])):
+        for e in entries:
+            want = lines.get(e.get("kind"), any_kind)
+            got = lead(e["stack"])
+            if got not in want:  # one of them
+                expect(f"{where} ({e.get('kind', 'any kind')}) lead line", got, sorted(want))
+    for o in report["ooms"]:
+        expect("failure led by the 1 TiB request's line", lead(o["stack"]), min(failing))
+
+
 def check_numba_random(args):
     """numba_random.py (a random numba program, seed --seed): the same exit
     code and stdout with and without the preload; its allocations per kind
@@ -206,14 +241,15 @@ def check_numba_random(args):
     the sim's ledger of both runs and in vramtrace's report; the report's
     every number held against the traced run's ledger."""
     s = Session(args, f"numba_random_{args.seed}", {"VRAMTRACE_SIM_DEVICE": "t4"})
-    argv = [args.python, os.path.join(HERE, "numba_random.py"), str(args.seed), "300"]
+    argv = [args.python, NUMBA_RANDOM, str(args.seed), "300", str(args.threads)]
     prc, pout, perr, pled = s.plain(argv)
-    trc, tout, _, tled, rjson, trace = s.traced(argv)
+    trc, tout, terr, tled, rjson, trace = s.traced(argv)
     expect("numba_random exit", prc, 0)
     expect("exit code with the preload", trc, prc)
     expect("stdout with the preload", tout, pout)
+    if prc or trc or tout != pout:
+        print(f"plain run's stderr:\n{perr}\ntraced run's stderr:\n{terr}", file=sys.stderr)
     if prc:
-        print(perr, file=sys.stderr)
         return
     truth = json.loads(pout.decode().splitlines()[-1])
     want = {(0, "device"): {"allocations": truth["allocations"]["device"],
@@ -233,6 +269,7 @@ def check_numba_random(args):
            ["cuMemAlloc"] if truth["failed_device"] else [])
     expect("failures with a pool of their own", sum(o["pool"] is not None for o in report["ooms"]),
            0)
+    numba_random_lines(report, 1 if args.wrong_lines else 0)
     for key, fields in sorted(want.items()):
         for name, value in fields.items():
             expect(f"report's {key[1]} on device {key[0]}: {name}",
@@ -429,11 +466,14 @@ def main():
                     help="a further name libcuda.so.1 must export (shows the check failing)")
     ap.add_argument("--wrong-expectation", action="store_true",
                     help="expect one allocation too many (shows the check failing)")
+    ap.add_argument("--wrong-lines", action="store_true",
+                    help="numba_random: expect every source line one lower (shows the check failing)")
     ap.add_argument("--program", help="the static-cudart program")
     ap.add_argument("--device-query")
     ap.add_argument("--device-query-drv")
     ap.add_argument("--work", default=tempfile.gettempdir())
     ap.add_argument("--seed", type=int, default=1, help="numba_random's seed")
+    ap.add_argument("--threads", type=int, default=1, help="numba_random's Python threads")
     ap.add_argument("check", choices=["ffmpeg", "ffmpeg-oom", "numba", "numba_random", "symbols",
                                           "attributes", "static"])
     args = ap.parse_args()
