@@ -1,6 +1,7 @@
 """numba_random.py SEED OPS [THREADS]: a random numba program (clients.py numba_random).
 
-Device, pinned, mapped and managed arrays of random sizes and dtypes,
+Device, pinned, mapped and managed arrays of random sizes and dtypes, host
+arrays registered for a copy (numba's pinned and mapped contexts),
 deleted in random order (numba defers the frees: some flushed at once, the
 rest left to its queue and the interpreter's exit), copies both ways,
 streams, deferred-cleanup blocks and 1 TiB requests that must fail, on
@@ -23,7 +24,7 @@ from numba.cuda.cudadrv.driver import CudaAPIError
 seed, ops = int(sys.argv[1]), int(sys.argv[2])
 threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 lock = threading.Lock()  # the counts and the list of live arrays, shared
-made = {"device": 0, "managed": 0, "host_pinned": 0}
+made = {"device": 0, "managed": 0, "host_pinned": 0, "host_registered": 0}
 failed_requests = 0
 live = []
 check = 0.0
@@ -84,8 +85,15 @@ def step(rng, stream):
         except CudaAPIError:
             with lock:
                 failed_requests += 1
-    elif r < 0.95:
+    elif r < 0.935:
         cuda.synchronize()
+    elif r < 0.95:  # a host array registered for a copy (cuMemHostRegister), then let go
+        host = np.full(n, 1.0, dtype=np.float32)
+        with (cuda.pinned if rng.random() < 0.5 else cuda.mapped)(host):
+            count("host_registered")
+            cuda.to_device(host, stream=stream).copy_to_host(host, stream=stream)
+            stream.synchronize()
+        count("device")
     else:
         with cuda.defer_cleanup():
             k = rng.randint(1, 4)
