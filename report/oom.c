@@ -443,40 +443,39 @@ static uint64_t pools_held(const vr_devstate *d, const vr_oom *o, uint64_t base,
  * cuMemAllocFromPoolAsync), whose state the recorder writes just before the
  * failure (docs/trace.md, "Pool state at a failed stream-ordered
  * allocation"): that pool is the failure's own (vr_oom.has_pool). Not a
- * host or managed pool's: the pools sampled are the device's. */
-static bool own_pool(const vt_event *ev)
+ * host or managed pool's (o: its api filled): the pools sampled are the
+ * device's. */
+static bool own_pool(const vt_event *ev, const vr_oom *o)
 {
-    enum vt_api api = ev->u.failed.api;
-    return vt_api_get(api)->stream_ordered && api != VT_API_CUDA_MALLOC_HOST_POOL &&
-           api != VT_API_CU_MEM_ALLOC_HOST_POOL && api != VT_API_CUDA_MALLOC_MANAGED_POOL &&
-           api != VT_API_CU_MEM_ALLOC_MANAGED_POOL;
+    return vt_api_get(ev->u.failed.api)->stream_ordered && !o->host_pool && !o->managed_pool;
 }
 
-/* Another call's failure (a cudaMalloc) on a device whose pools the
- * recorder sampled just before it, from the same thread (every
- * out-of-memory failure on a device since trace format 13, empty pools
- * too): their free reserve as it was then, exact, in
- * o->pools_free_bytes. Returns whether they were sampled there; else
- * pools_held estimates it from their latest state. Until session 44 such
- * a sample was taken as the failing call's own pool: every cudaMalloc
- * failure showed "memory pool: 0 B reserved", and a caching allocator's
- * fragmentation (vary_batch_fragmentation) was explained as a pool's. */
-static bool pools_at_failure(vr_devstate *d, const vt_event *ev, vr_oom_raw *o)
+/* The free reserve of the device's pools at another call's failure (a
+ * cudaMalloc), into o->pools_free_bytes: as the recorder sampled them just
+ * before it, from the same thread (every out-of-memory failure on a device
+ * since trace format 13, empty pools too), exact; else, at an
+ * out-of-memory failure on a device, pools_held's estimate from their
+ * latest state (base: the baseline, bytes). Until session 44 the sample was
+ * taken as the failing call's own pool: every cudaMalloc failure showed
+ * "memory pool: 0 B reserved", and a caching allocator's fragmentation
+ * (vary_batch_fragmentation) was explained as a pool's. */
+static void pools_at_failure(vr_devstate *d, const vt_event *ev, vr_oom_raw *o, uint64_t base)
 {
-    bool now = ev->u.failed.error == VT_ERROR_OUT_OF_MEMORY && d->pool_pending &&
-               d->pool_tid == ev->thread_id; /* the recorder samples them at those only */
+    bool oom = ev->u.failed.error == VT_ERROR_OUT_OF_MEMORY;
+    bool now = oom && d->pool_pending && d->pool_tid == ev->thread_id; /* sampled at those only */
     uint64_t spare = vr_pool_spare(d, ev->thread_id, true);
     if (now)
         o->o.pools_free_bytes = spare;
-    return now;
+    else if (oom && o->o.device >= 0)
+        o->o.pools_free_bytes = pools_held(d, &o->o, base, ev->u.failed.total_bytes != 0);
 }
 
 /* The failure's fields that the event and the device's state (d, after
- * the baseline) give: its request, the device's free bytes, the live
- * bytes, the pools (*pools_now: the device's were sampled at the failure,
- * pools_at_failure), its call stack and NVTX range (t: the thread). */
+ * the baseline: base, bytes) give: its request, the device's free bytes,
+ * the live bytes, the pools, its call stack and NVTX range (t: the
+ * thread). */
 static void oom_fill(vr_state *s, const vt_event *ev, vr_thread *t, vr_devstate *d, vr_oom_raw *o,
-                     bool *pools_now)
+                     uint64_t base)
 {
     o->o.t_ns = vr_rel_ns(s, ev->ts_ns);
     o->o.device = ev->u.failed.device;
@@ -494,11 +493,11 @@ static void oom_fill(vr_state *s, const vt_event *ev, vr_thread *t, vr_devstate 
     o->o.live_reserved = d->direct + d->heap_bytes;
     o->o.live_captured = d->captured;
     o->o.live_graph = d->graph;
-    if (own_pool(ev))
+    vr_oom_take_graph_pool(d, ev, &o->o);
+    if (own_pool(ev, &o->o))
         vr_oom_take_pool(d, ev, &o->o);
     else
-        *pools_now = pools_at_failure(d, ev, o);
-    vr_oom_take_graph_pool(d, ev, &o->o);
+        pools_at_failure(d, ev, o, base);
     if (vr_api(s, ev->u.failed.api)->kind == VT_KIND_VMM)
         o->o.mapping_bytes = t->unmapped;
     o->stack = ev->u.failed.stack;
@@ -508,15 +507,13 @@ static void oom_fill(vr_state *s, const vt_event *ev, vr_thread *t, vr_devstate 
 }
 
 /* The device's bytes against the recording at an out-of-memory failure:
- * the pools' held reserve, the bytes used outside the recording since the
- * baseline (base, bytes) and the part of them the driver's rounding may
- * explain. Returns the free bytes the recording leaves (bytes). */
-static uint64_t oom_outside(vr_state *s, const vt_event *ev, vr_devstate *d, vr_oom_raw *o,
-                            uint64_t base, bool pools_now)
+ * the pools' free reserve counted as the process's (pools_at_failure), the
+ * bytes used outside the recording since the baseline (base, bytes) and
+ * the part of them the driver's rounding may explain. Returns the free bytes the recording leaves
+ * (bytes). */
+static uint64_t oom_outside(vr_state *s, const vt_event *ev, vr_oom_raw *o, uint64_t base)
 {
     uint64_t total = o->o.device_total_bytes;
-    if (!pools_now)
-        o->o.pools_free_bytes = pools_held(d, &o->o, base, ev->u.failed.total_bytes != 0);
     o->o.live_reserved += o->o.pools_free_bytes;
     uint64_t expected_free =
         total > o->o.live_reserved + base ? total - o->o.live_reserved - base : 0;
@@ -549,11 +546,10 @@ static uint64_t oom_heaps(vr_state *s, vr_oom_raw *o)
  * used outside the recording, a leak (dev: the device's own site counters,
  * or NULL for the state's), a stream-ordered pool at its limit,
  * fragmentation, capacity. base: the baseline (bytes). */
-static void oom_verdict(vr_state *s, const vt_event *ev, vr_devstate *d, vr_oom_raw *o, vr_map *dev,
-                        uint64_t base, bool pools_now)
+static void oom_verdict(vr_state *s, const vt_event *ev, vr_oom_raw *o, vr_map *dev, uint64_t base)
 {
     uint64_t total = o->o.device_total_bytes;
-    uint64_t expected_free = oom_outside(s, ev, d, o, base, pools_now);
+    uint64_t expected_free = oom_outside(s, ev, o, base);
     uint64_t heaps = oom_heaps(s, o);
     double slope = 0, r2 = 0;
     vr_counter *leak = NULL;
@@ -593,8 +589,8 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
     if (ev->u.failed.device >= 0)
         take_baseline(s, d, ev->u.failed.total_bytes, ev->u.failed.free_bytes,
                       vr_pool_spare(d, ev->thread_id, false));
-    bool pools_now = false;
-    oom_fill(s, ev, t, d, o, &pools_now);
+    uint64_t base = d->have_baseline ? d->baseline_used : 0;
+    oom_fill(s, ev, t, d, o, base);
     /* the site counters are the failing device's own when every live site
      * byte is on it (never for host memory: they hold no host bytes) */
     vr_map dev;
@@ -613,8 +609,7 @@ void vr_oom_failed(vr_state *s, const vt_event *ev, vr_thread *t)
             vr_map_destroy(&dev);
         return;
     }
-    uint64_t base = d->have_baseline ? d->baseline_used : 0;
-    oom_verdict(s, ev, d, o, by_device ? &dev : NULL, base, pools_now);
+    oom_verdict(s, ev, o, by_device ? &dev : NULL, base);
     if (by_device)
         vr_map_destroy(&dev);
     batch_estimate(s, o, t, base);

@@ -279,10 +279,8 @@ def check_numba_random(args):
         for name, value in fields.items():
             expect(f"report's {key[1]} on device {key[0]}: {name}",
                    got.get(key, {}).get(name, 0), value)
-    expected = os.path.join(s.work, "expected.json")
-    acc = [dict(device=d, kind=k, **f) for (d, k), f in sorted(want.items()) if f["allocations"]]
-    with open(expected, "w", encoding="utf-8") as f:
-        json.dump({"accounting": acc}, f)
+    expected = accounting_file(os.path.join(s.work, "expected.json"),
+                               {k: v for k, v in want.items() if v["allocations"]})
     for what, led in (("plain", pled), ("traced", tled)):
         ledger_check(f"the program's counts vs the {what} run's ledger", led, expected,
                      ("--fields", "allocations,failed"))
