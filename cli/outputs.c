@@ -96,6 +96,19 @@ static int into_dir(cli_out_paths *outs, size_t i, char **inputs, size_t nstem)
 
 static FILE *temp_beside(const char *path, char *tmp, size_t len);
 
+/* Why path cannot be written after temp_beside failed with errno: the
+ * directory that refused the temporary file is named, since mkstemp's errno
+ * alone misleads where the directory exists but takes no new files (ENOENT
+ * in /proc, for a path that exists). */
+static void say_unwritable(const char *cmd, const cli_output *o, const char *path)
+{
+    int err = errno;
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) + (slash == path) : 1;
+    fprintf(stderr, "vramtrace %s: cannot write the %s %s: cannot create a file in %.*s: %s\n", cmd,
+            o->format, path, dirlen, slash ? path : ".", strerror(err));
+}
+
 /* Output i can be written where it goes: a temporary file beside it is
  * created and removed again (the file itself is written only after the
  * report is made, all or nothing), so that a path in a missing or read-only
@@ -110,8 +123,7 @@ static int output_unwritable(const char *cmd, const cli_output *o, const char *p
         return 0;
     FILE *f = temp_beside(path, tmp, sizeof tmp);
     if (!f) {
-        fprintf(stderr, "vramtrace %s: cannot write the %s %s: %s\n", cmd, o->format, path,
-                strerror(errno));
+        say_unwritable(cmd, o, path);
         return -1;
     }
     fclose(f);
@@ -235,6 +247,10 @@ static int write_output(const char *cmd, const char *path, const cli_output *o, 
     bool dash = !strcmp(path, "-");
     bool direct = dash || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
     FILE *f = dash ? stdout : direct ? fopen(path, "w") : temp_beside(path, tmp, sizeof tmp);
+    if (!f && !direct) {
+        say_unwritable(cmd, o, path);
+        return -1;
+    }
     if (!f) {
         fprintf(stderr, "vramtrace %s: cannot write the %s %s: %s\n", cmd, o->format, path,
                 strerror(errno));

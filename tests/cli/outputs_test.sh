@@ -44,5 +44,18 @@ grep -q "already exists" "$T/err" || fail "run -o x%%p: $(cat "$T/err")"
 [ $? -eq 2 ] || fail "run -o with %q was not refused"
 grep -qF "a path with only %p (pid), %h (host) or %% escapes" "$T/err" || fail "run -o %q: $(cat "$T/err")"
 
+# An output that cannot be created is refused before the replay, naming
+# the directory that refused it: a missing one, and /proc, where an existing
+# file's directory takes no new file (mkstemp's ENOENT alone said "No such
+# file or directory" of a file that exists).
+"$VT" report -q "$T/basic.vtrace" --html "$T/nosuch/r.html" 2>"$T/err"
+[ $? -eq 2 ] || fail "an output in a missing directory was not refused"
+grep -qF "cannot create a file in $T/nosuch: No such file" "$T/err" || fail "missing dir: $(cat "$T/err")"
+if [ -r /proc/version ]; then
+    "$VT" report -q "$T/basic.vtrace" --html /proc/version 2>"$T/err"
+    [ $? -eq 2 ] || fail "--html /proc/version was not refused"
+    grep -qF "cannot create a file in /proc:" "$T/err" || fail "/proc/version: $(cat "$T/err")"
+fi
+
 [ "$fails" -eq 0 ] && echo "outputs: ok"
 exit $((fails > 0))
