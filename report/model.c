@@ -1165,6 +1165,22 @@ static const char *explain_host_capacity(vr_arena *a, const vr_oom *o, const cha
                       dom[0] ? dom : "nothing recorded");
 }
 
+/* The capacity verdict of a request larger than the whole device: the live
+ * data is named as what it is, no part of the cause (the sum with it read as
+ * if freeing the dominant sites could help). */
+static const char *explain_above_device(vr_arena *a, const vr_oom *o, const char *dom)
+{
+    char b1[32], b2[32], b3[32];
+    return vr_sprintf(a,
+                      "the request (%s) alone exceeds the whole device (%s): it cannot fit "
+                      "whatever is freed; live data at the failure, no part of the cause: %s, "
+                      "dominated by %s",
+                      vr_format_size(o->requested_bytes, b1, sizeof b1),
+                      vr_format_size(o->device_total_bytes, b2, sizeof b2),
+                      vr_format_size(o->live_allocated, b3, sizeof b3),
+                      dom[0] ? dom : "nothing recorded");
+}
+
 /* The capacity verdict's words: live data, the request and what is used
  * outside the recording against the device's size, then the batch advice. */
 static const char *explain_capacity(vr_arena *a, const vr_report *r, const vr_oom *o,
@@ -1174,6 +1190,8 @@ static const char *explain_capacity(vr_arena *a, const vr_report *r, const vr_oo
         return explain_host_capacity(a, o, dom);
     if (vr_pool_at_limit(o))
         return vr_pool_limit_explain(a, o, dom);
+    if (o->device_total_bytes && o->requested_bytes > o->device_total_bytes)
+        return batch_advice(a, r, o, explain_above_device(a, o, dom));
     char b1[32], b3[32], b4[32], b5[32], b6[32], b7[32];
     const char *e = vr_sprintf(
         a,

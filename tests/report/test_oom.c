@@ -84,6 +84,14 @@ static void test_request_above_device(void **state)
                                        "device (1.00 GiB): no freeing makes it fit") != NULL;
         assert_int_equal(alone, k == 0);
         assert_int_equal(strstr(hl.remedy, "the working set does not fit") != NULL, k == 1);
+        /* The verdict too: above the device the live data is no part of the
+         * cause (it read "live data (600.00 MiB) + the request (2.00 GiB)
+         * exceed the device", as if freeing it could help). */
+        const char *e = r->ooms[0].explanation;
+        assert_int_equal(strstr(e, "the request (2.00 GiB) alone exceeds the whole device "
+                                   "(1.00 GiB): it cannot fit whatever is freed") != NULL,
+                         k == 0);
+        assert_int_equal(strstr(e, "live data (600.00 MiB) + the request") != NULL, k == 1);
         vr_report_free(r);
         unlink(tmp_path(name));
     }
