@@ -913,6 +913,12 @@ static char *dominant(vr_arena *a, const vr_oom *o)
     return out;
 }
 
+/* The dominant sites' words where a verdict's sentence needs a noun. */
+static const char *dominant_or_none(const char *dom)
+{
+    return dom[0] ? dom : "nothing recorded";
+}
+
 /* The capacity explanation's suggested batch (see vr_oom.batch_kind). An
  * upper bound is never worded as a batch that fits: it comes with the
  * commands that measure one (a second run, then vr_batch_advise on both). */
@@ -1162,7 +1168,7 @@ static const char *explain_host_capacity(vr_arena *a, const vr_oom *o, const cha
                                      "not report) or the host (its free memory, a "
                                      "container's limit)"
                                    : "the host (its free memory, a container's limit)",
-                      dom[0] ? dom : "nothing recorded");
+                      dominant_or_none(dom));
 }
 
 /* The capacity verdict of a request larger than the whole device: the live
@@ -1177,8 +1183,7 @@ static const char *explain_above_device(vr_arena *a, const vr_oom *o, const char
                       "dominated by %s",
                       vr_format_size(o->requested_bytes, b1, sizeof b1),
                       vr_format_size(o->device_total_bytes, b2, sizeof b2),
-                      vr_format_size(o->live_allocated, b3, sizeof b3),
-                      dom[0] ? dom : "nothing recorded");
+                      vr_format_size(o->live_allocated, b3, sizeof b3), dominant_or_none(dom));
 }
 
 /* The capacity verdict's words: live data, the request and what is used
@@ -1209,7 +1214,7 @@ static const char *explain_capacity(vr_arena *a, const vr_report *r, const vr_oo
         o->rounding_bytes ? " is the driver's rounding of the recorded allocations to its "
                             "granularity"
                           : "",
-        dom[0] ? dom : "nothing recorded");
+        dominant_or_none(dom));
     e = vr_sprintf(a, "%s%s", e, vr_graph_pool_clause(a, o));
     return batch_advice(a, r, o, e);
 }
