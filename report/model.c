@@ -1177,13 +1177,15 @@ static const char *explain_host_capacity(vr_arena *a, const vr_oom *o, const cha
 static const char *explain_above_device(vr_arena *a, const vr_oom *o, const char *dom)
 {
     char b1[32], b2[32], b3[32];
-    return vr_sprintf(a,
-                      "the request (%s) alone exceeds the whole device (%s): it cannot fit "
-                      "whatever is freed; live data at the failure, no part of the cause: %s, "
-                      "dominated by %s",
-                      vr_format_size(o->requested_bytes, b1, sizeof b1),
-                      vr_format_size(o->device_total_bytes, b2, sizeof b2),
-                      vr_format_size(o->live_allocated, b3, sizeof b3), dominant_or_none(dom));
+    const char *e = vr_sprintf(a,
+                               "the request (%s) alone exceeds the whole device (%s): it cannot "
+                               "fit whatever is freed",
+                               vr_format_size(o->requested_bytes, b1, sizeof b1),
+                               vr_format_size(o->device_total_bytes, b2, sizeof b2));
+    if (!o->live_allocated || !dom[0])
+        return vr_sprintf(a, "%s; no recorded allocation was live", e);
+    return vr_sprintf(a, "%s; live data at the failure, no part of the cause: %s, dominated by %s",
+                      e, vr_format_size(o->live_allocated, b3, sizeof b3), dom);
 }
 
 /* The capacity verdict's words: live data, the request and what is used
