@@ -219,6 +219,14 @@ const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
  * a listing folded up to the lead frame names (render_text, render_html). */
 size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *mods[4],
                        size_t *more);
+/* Whether a listing of at most max frames of st (max >= 2) shows its first
+ * frame, then one line for the frames up to its lead frame (vr_stack.lead:
+ * the program's Python line), then the lead and its callers: when the lead
+ * would fall past the frames shown, or when two or more library frames
+ * stand before it (so that every section names the program's line in the
+ * same few lines; a leak's stack of 12 listed ten of numba's frames first).
+ * The one rule of render_text and render_html. */
+bool vr_stack_folds_to_lead(const vr_stack *st, size_t max);
 /* The function of the frame among [from, to) of st that says the stack's
  * outer frames were not recorded (trace/vtrace.h, VT_CUT_FRAME_PREFIX),
  * e.g. "[outer Python frames not recorded: more than 128]"; NULL when

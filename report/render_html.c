@@ -207,16 +207,16 @@ static void folded_html(FILE *f, const vr_stack *st, size_t from, size_t to, boo
     fputs("</ul></details></li>", f);
 }
 
-/* At most max frames of st shown, the rest folded; a stack whose lead frame
- * (the program's Python line, vr_stack.lead) falls past max folds the
- * frames between its first frame and the lead instead (text: print_stack). */
+/* At most max frames of st shown, the rest folded; a stack with library
+ * frames before its lead frame (vr_stack_folds_to_lead) folds the frames
+ * between its first frame and the lead instead (text: vr_print_stack). */
 static void stack_html(FILE *f, const vr_stack *st, size_t max)
 {
     fputs("<ul class=\"stack\">", f);
     if (!st->n)
         fputs("<li>(no stack recorded)</li>", f);
     size_t at = 0;
-    if (st->lead >= max && max >= 2) {
+    if (vr_stack_folds_to_lead(st, max)) {
         frame_html(f, &st->frames[0]);
         folded_html(f, st, 1, st->lead, true);
         at = st->lead;

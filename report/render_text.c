@@ -42,7 +42,7 @@ void vr_print_stack(FILE *f, const vr_stack *st, const char *indent, size_t max,
         return;
     }
     size_t at = 0;
-    if (st->lead >= max && max >= 2) {
+    if (vr_stack_folds_to_lead(st, max)) {
         print_frame(f, &st->frames[0], indent, true, short_files);
         print_skipped(f, st, 1, st->lead, indent);
         at = st->lead;

@@ -624,6 +624,11 @@ static const char *fold_module(const vr_frame *fr)
     return strcmp(fr->module, VR_PYTHON_MODULE) ? vr_basename(fr->module) : "Python library code";
 }
 
+bool vr_stack_folds_to_lead(const vr_stack *st, size_t max)
+{
+    return max >= 2 && st->lead < st->n && (st->lead >= max || st->lead >= 3);
+}
+
 size_t vr_fold_modules(const vr_stack *st, size_t from, size_t to, const char *mods[4],
                        size_t *more)
 {

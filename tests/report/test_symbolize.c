@@ -546,6 +546,51 @@ static void test_capacity_caveat(void **state)
     free(other);
 }
 
+/* The listing folds the library frames before a stack's lead frame when
+ * two or more stand there, whatever the section's frame budget: a leak
+ * (12 frames listed) of a numba array listed ten of numba's frames before
+ * the program's line; the peak's section (6) folded the same stack. One or
+ * none before the lead, and native stacks (lead 0), are listed as they are. */
+static void test_fold_to_lead(void **state)
+{
+    (void)state;
+    vr_frame fr[6];
+    const char *files[6] = {"/usr/lib/python3/dist-packages/numba/driver.py",
+                            "/usr/lib/python3/dist-packages/numba/api.py",
+                            "/usr/lib/python3/dist-packages/numba/devices.py",
+                            "/home/u/train.py",
+                            "/home/u/train.py",
+                            "/home/u/train.py"};
+    for (int i = 0; i < 6; i++)
+        fr[i] = (vr_frame){.function = "f",
+                           .file = files[i],
+                           .line = (uint32_t)(10 + i),
+                           .module = VR_PYTHON_MODULE};
+    const struct {
+        size_t lead, max;
+        bool folds;
+    } cases[] = {{3, 12, true},  {3, 6, true}, {2, 12, false}, {1, 12, false},
+                 {0, 12, false}, {4, 3, true}, {3, 1, false}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        vr_stack st = {.frames = fr, .n = 6, .lead = cases[k].lead};
+        if (vr_stack_folds_to_lead(&st, cases[k].max) != cases[k].folds)
+            fail_msg("lead %zu, max %zu: folds %d", cases[k].lead, cases[k].max, !cases[k].folds);
+    }
+    vr_stack st = {.frames = fr, .n = 6, .lead = 3};
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    vr_print_stack(f, &st, "", 12, true);
+    fclose(f);
+    assert_string_equal(out, "at f (driver.py:10)\n"
+                             "... 2 frames in Python library code\n"
+                             "by f (train.py:13)\n"
+                             "by f (train.py:14)\n"
+                             "by f (train.py:15)\n");
+    free(out);
+}
+
 /* The program's own Python file against library code (site-packages,
  * dist-packages, the standard library, frozen modules). */
 static void test_python_library_file(void **state)
@@ -572,15 +617,11 @@ static void test_python_library_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symbolize),
-        cmocka_unit_test(test_build_id_differs),
-        cmocka_unit_test(test_module_missing),
-        cmocka_unit_test(test_module_fifo),
-        cmocka_unit_test(test_v3_trace),
-        cmocka_unit_test(test_python_lead_and_cache),
-        cmocka_unit_test(test_python_library_file),
-        cmocka_unit_test(test_host_cache),
-        cmocka_unit_test(test_capacity_caveat),
+        cmocka_unit_test(test_symbolize),      cmocka_unit_test(test_build_id_differs),
+        cmocka_unit_test(test_module_missing), cmocka_unit_test(test_module_fifo),
+        cmocka_unit_test(test_v3_trace),       cmocka_unit_test(test_python_lead_and_cache),
+        cmocka_unit_test(test_fold_to_lead),   cmocka_unit_test(test_python_library_file),
+        cmocka_unit_test(test_host_cache),     cmocka_unit_test(test_capacity_caveat),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
