@@ -142,6 +142,9 @@ typedef struct cli_run_list {
     /* set by the caller: name each trace's frames at the end (vramtrace
      * symbolize), unless --no-symbolize */
     bool symbolize;
+    /* set by the caller when the program could not be executed (said
+     * then): no line about traces or the driver at the end */
+    bool not_started;
     /* set by the caller once the program ended: its pid and wait status */
     pid_t child;
     int child_status;

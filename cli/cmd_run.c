@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -209,6 +210,32 @@ static int wait_program(pid_t pid, const char *prog, cli_run_list *rl)
     return WIFEXITED(st) ? WEXITSTATUS(st) : CLI_EXIT_INPUT;
 }
 
+/* In the child: exec prog[], else say why, send errno up the close-on-exec
+ * pipe fd (which closes unread when the exec succeeds) and exit 127, as a
+ * shell does. */
+static void exec_child(char **prog, int fd)
+{
+    execvp(prog[0], prog);
+    int e = errno;
+    fprintf(stderr, "vramtrace run: cannot run %s: %s\n", prog[0], strerror(e));
+    if (write(fd, &e, sizeof e) < 0)
+        e = 0; /* the parent then only lacks the reason: nothing to do */
+    _exit(127);
+}
+
+/* In the parent: true when the child's exec failed (exec_child's errno came
+ * up the pipe, whose read end fd is closed here). */
+static bool exec_failed(int fd)
+{
+    int e;
+    ssize_t k;
+    do
+        k = read(fd, &e, sizeof e);
+    while (k < 0 && errno == EINTR);
+    close(fd);
+    return k == (ssize_t)sizeof e;
+}
+
 /* Run prog[] (NULL-terminated) in the run's environment. */
 static int run_program(const run_opts *o, char **prog)
 {
@@ -218,18 +245,25 @@ static int run_program(const run_opts *o, char **prog)
         return CLI_EXIT_INPUT;
     rl.no_driver = !o->sim && !cli_cuda_driver_present(); /* then one line naming --sim */
     rl.symbolize = !o->no_symbolize;
+    int pfd[2];
     fflush(NULL);
-    pid_t pid = fork();
+    bool piped = pipe2(pfd, O_CLOEXEC) == 0;
+    pid_t pid = piped ? fork() : -1;
     if (pid < 0) {
-        fprintf(stderr, "vramtrace run: fork: %s\n", strerror(errno));
+        fprintf(stderr, "vramtrace run: cannot start %s: %s\n", prog[0], strerror(errno));
+        if (piped) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
         cli_run_end(&rl);
         return CLI_EXIT_INPUT;
     }
     if (pid == 0) {
-        execvp(prog[0], prog);
-        fprintf(stderr, "vramtrace run: cannot run %s: %s\n", prog[0], strerror(errno));
-        _exit(127);
+        close(pfd[0]);
+        exec_child(prog, pfd[1]);
     }
+    close(pfd[1]);
+    rl.not_started = exec_failed(pfd[0]);
     return wait_program(pid, prog[0], &rl);
 }
 

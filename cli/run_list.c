@@ -101,7 +101,7 @@ void cli_run_end(cli_run_list *rl)
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
     recover_all(rl, f);
-    if (rl->no_driver && !no_driver_end(f)) {
+    if (rl->no_driver && !rl->not_started && !no_driver_end(f)) {
         fclose(f);
         f = NULL;
         n = 1; /* said above */
@@ -124,7 +124,7 @@ void cli_run_end(cli_run_list *rl)
                 fprintf(stderr, "vramtrace run:   %s\n", shown(line, cwd));
         }
     }
-    if (!n)
+    if (!n && !rl->not_started)
         fprintf(stderr, "vramtrace run: no trace written (no process of the run made a CUDA "
                         "call)\n");
     if (f)

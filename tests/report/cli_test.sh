@@ -199,6 +199,15 @@ if [ -e "$lib" ] && [ -z "${VRAMTRACE_CLI_NO_RUN:-}" ]; then
         contains "$T/err" "already names a backend"
     fi
     expect 127 "$VT" run -- /nonexistent/program
+    # One line, the reason; nothing after it about traces or the driver
+    # (it added "no CUDA driver on this machine ... --sim", or "no trace
+    # written", to a program that never started).
+    [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "cannot run /nonexistent/program" "$T/err" ||
+        fail "run of a missing program: $(cat "$T/err")"
+    # A program that ran and exited 127 itself is not taken for one that
+    # could not start.
+    expect 127 "$VT" run -o "$T/run127.vtrace" -- sh -c 'exit 127'
+    contains "$T/err" "no trace written\|no CUDA driver"
     # An existing -o file is refused before the program runs (traces are never overwritten).
     echo keep >"$T/exists.vtrace"
     expect 2 "$VT" run -o "$T/exists.vtrace" -- sh -c 'echo ran >"$0.ran"' "$T/exists"
