@@ -377,7 +377,7 @@ static vt_reader *replay(mv *m, const char *path)
     }
     vt_reader *rd = vt_reader_open(path, err, sizeof err);
     if (!rd) {
-        fprintf(stderr, "vramtrace: --memory-viz: %s\n", err);
+        fprintf(stderr, "vramtrace: --memory-viz: %s: %s\n", path, err);
         return NULL;
     }
     vr_state_init(&m->s, m->r->arena, vt_reader_header(rd));

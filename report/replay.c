@@ -935,8 +935,12 @@ int vr_embed_symbols(const char *path, const vr_options *opt, vr_embed_result *r
 {
     memset(res, 0, sizeof *res);
     vt_reader *rd = vt_reader_open(path, err, errlen);
-    if (!rd)
+    if (!rd) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "%s: %s", path, why); /* like every other error here */
         return -1;
+    }
     vr_arena *arena = vr_arena_new();
     vr_state s;
     vr_state_init(&s, arena, vt_reader_header(rd));

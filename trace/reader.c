@@ -258,7 +258,7 @@ vt_reader *vt_reader_open(const char *path, char *err, size_t errlen)
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (r->fd < 0 || fstat(r->fd, &st) < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
         vt_reader_close(r);
         return NULL;
     }

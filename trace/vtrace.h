@@ -658,7 +658,8 @@ int vt_append_definitions(const char *path, const vt_event *evs, size_t n, char 
 typedef struct vt_reader vt_reader;
 
 /* Open and read the header. NULL with a message in err on failure (not a
- * .vtrace file, unsupported version, I/O error). */
+ * .vtrace file, unsupported version, I/O error), without the path: the
+ * caller's message names it. */
 vt_reader *vt_reader_open(const char *path, char *err, size_t errlen);
 /* The header; strings live as long as the reader. */
 const vt_header *vt_reader_header(const vt_reader *r);

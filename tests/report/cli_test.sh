@@ -28,6 +28,17 @@ expect 2 "$VT" report
 expect 2 "$VT" report --top zero "$T/basic.vtrace"
 expect 2 "$VT" check
 expect 2 "$VT" run
+# An unusable input is named once in its message, by every command that
+# reads traces (symbolize left it out; report, diff and check named a
+# missing file twice).
+echo "not a trace" >"$T/plain.txt"
+for c in report symbolize check; do
+    expect 2 "$VT" $c "$T/plain.txt"
+    contains "$T/err" "$c: $T/plain.txt: not a .vtrace file"
+    expect 2 "$VT" $c "$T/nosuch.vtrace"
+    [ "$(grep -o "$T/nosuch.vtrace" "$T/err" | wc -l)" -eq 1 ] ||
+        fail "$c of a missing file: $(cat "$T/err")"
+done
 
 # A trace on a pipe reads once (the report's run-sibling lookup reads only
 # regular files): the same report as from the file, bar its title line.
