@@ -32,7 +32,9 @@ static const char css[] =
     "font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".stack{font:12px monospace;margin:0;padding-left:1em;list-style:none;"
     "overflow-wrap:anywhere}td.expl{min-width:22em}"
-    ".verdict{font-weight:bold;text-transform:uppercase}.v-error{color:#666}"
+    /* the table's verdict word only: the headline names APIs and files,
+     * which upper case would misspell (cuMemAlloc, numba_random.py) */
+    ".verdict{font-weight:bold}td.verdict{text-transform:uppercase}.v-error{color:#666}"
     ".v-capacity{color:#b35c00}"
     ".v-leak{color:#b00020}.v-fragmentation{color:#6a1b9a}.v-external{color:#00599c}"
     "svg text{font:11px sans-serif}.fg{position:relative;border:1px solid #ddd;"

@@ -228,6 +228,14 @@ def run(page, expected, outdir):
     if not short < full:
         fails.append("no folded section: the page does not open shorter than in full")
 
+    # the headline is shown as written: it names APIs and files, which an
+    # upper-case style misspelled (it was "CUMEMALLOC ... NUMBA_RANDOM.PY")
+    shown = page.js("document.getElementById('verdict').innerText")
+    written = page.js("document.getElementById('verdict').textContent")
+    print(f"headline: {shown[:80]!r}")
+    if shown.split() != written.replace("remedy:", " remedy:").split():
+        fails.append(f"the headline is shown as {shown[:80]!r}, written {written[:80]!r}")
+
     # hover: the pointer just right of the peak dot; the tooltip names the
     # peak's largest sites
     want = [(s, s["bytes"]) for s in expected["sites"][:3]]
