@@ -45,8 +45,10 @@ static const char css[] =
     ".fatal-label{color:#b00020;font-weight:bold;margin:0 0 .3em}"
     "tr.recovered td{color:#888}tr.recovered .verdict{color:#999}"
     ".recovered-label{font-style:italic;margin:0 0 .3em}.batch{margin:.3em 0 0;font-weight:bold}"
-    "details.sec>summary{cursor:pointer}details.sec>summary h3{display:inline-block;margin:1em 0 "
-    ".3em}"
+    /* inline, not inline-block: a heading that wraps stays beside the
+     * summary's marker instead of falling below it */
+    "details.sec>summary{cursor:pointer;margin:1em 0 .3em}details.sec>summary h3{display:inline;"
+    "margin:0}"
     "details.more>summary{cursor:pointer;color:#555}.fg div{cursor:pointer}.fg "
     "div.fg-match{color:#fff}"
     ".tooltip{position:absolute;background:#fff;border:1px solid #888;padding:4px 8px;"
