@@ -212,6 +212,9 @@ const char *vr_frame_label(const vr_frame *fr, char *buf, size_t len);
  * so that lines of one function stay apart. Written into buf when it needs
  * to be (truncated to len). */
 const char *vr_frame_name(const vr_frame *fr, char *buf, size_t len);
+/* Signed human size "+1.50 GiB" / "-512 B" / "0 B" into buf (vr_format_size
+ * of |delta|, saturated); returns buf. Growth per iteration, diffs. */
+const char *vr_format_size_signed(double delta, char *buf, size_t len);
 /* The modules of frames [from, to) of st, in order, each once: the first 4
  * into mods (returned: how many), the count of the others in *more. A
  * module is its file name ("libc10_cuda.so"), a Python frame's "Python

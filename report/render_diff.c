@@ -8,15 +8,7 @@
 
 #define DIFF_FRAMES 8 /* frames shown per site in text and HTML */
 
-/* Signed human size "+1.50 GiB" / "-512 B" into buf. */
-static const char *signed_size(double delta, char *buf, size_t len)
-{
-    char s[32];
-    vr_format_size(vr_u64_sat(fabs(delta)), s, sizeof s);
-    snprintf(buf, len, "%s%s", delta < 0 ? "-" : delta > 0 ? "+" : "", s);
-    return buf;
-}
-#define SSIZE(d) signed_size((d), (char[40]){0}, 40)
+#define SSIZE(d) vr_format_size_signed((d), (char[40]){0}, 40)
 #define USIZE(b) vr_format_size((b), (char[32]){0}, 32)
 
 /* Device memory leaked at exit, a caching allocator's cache aside (the

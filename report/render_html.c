@@ -976,14 +976,15 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
         fputs("no iterations: no growth measured", f);
     }
     const vr_growth *t = &r->total_growth, *h = &r->host_growth;
-    fprintf(f, ", %" PRIu64 " iterations): total %+.0f B/iteration, R² %.3f", r->iterations,
-            t->bytes_per_iteration, t->r2);
+    char g1[40];
+    fprintf(f, ", %" PRIu64 " iterations): total %s/iteration, R² %.3f", r->iterations,
+            vr_format_size_signed(t->bytes_per_iteration, g1, sizeof g1), t->r2);
     if (t->projected_oom_iteration >= 0 && t->projected_oom_device >= 0)
         fprintf(f, ", out of memory at iteration %" PRId64 " on device %d",
                 t->projected_oom_iteration, t->projected_oom_device);
     if (h->bytes_per_iteration >= 1.0 || h->bytes_per_iteration <= -1.0)
-        fprintf(f, "; pinned host memory %+.0f B/iteration, R² %.3f", h->bytes_per_iteration,
-                h->r2);
+        fprintf(f, "; pinned host memory %s/iteration, R² %.3f",
+                vr_format_size_signed(h->bytes_per_iteration, g1, sizeof g1), h->r2);
     fputs("</h3></summary>", f);
     if (!r->ngrowth)
         return;

@@ -361,7 +361,9 @@ static void growth(FILE *f, const vr_report *r, size_t top)
         print_stack(f, &r->iteration_site, "    ", 3);
     }
     const vr_growth *t = &r->total_growth;
-    fprintf(f, "total: %+.0f bytes/iteration (R^2 %.3f)", t->bytes_per_iteration, t->r2);
+    char b3[40];
+    fprintf(f, "total: %s/iteration (R^2 %.3f)",
+            vr_format_size_signed(t->bytes_per_iteration, b3, sizeof b3), t->r2);
     if (t->projected_oom_iteration >= 0)
         fprintf(f, ", projected out of memory at iteration %" PRId64, t->projected_oom_iteration);
     if (t->projected_oom_iteration >= 0 && t->projected_oom_device >= 0)
@@ -369,8 +371,9 @@ static void growth(FILE *f, const vr_report *r, size_t top)
     fputc('\n', f);
     const vr_growth *h = &r->host_growth;
     if (h->bytes_per_iteration >= 1.0 || h->bytes_per_iteration <= -1.0)
-        fprintf(f, "pinned host memory: %+.0f bytes/iteration (R^2 %.3f), live %s\n",
-                h->bytes_per_iteration, h->r2, SZ(h->live_bytes, b2));
+        fprintf(f, "pinned host memory: %s/iteration (R^2 %.3f), live %s\n",
+                vr_format_size_signed(h->bytes_per_iteration, b3, sizeof b3), h->r2,
+                SZ(h->live_bytes, b2));
     for (size_t i = 0; i < r->ngrowth && i < top; i++) {
         const vr_growth *g = &r->growth[i];
         fprintf(f, "  %s/iteration (R^2 %.3f), live %s", SZ(vr_u64_sat(g->bytes_per_iteration), b1),

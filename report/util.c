@@ -391,6 +391,14 @@ const char *vr_format_size(uint64_t bytes, char *buf, size_t len)
     return vsize_format(bytes, buf, len);
 }
 
+const char *vr_format_size_signed(double delta, char *buf, size_t len)
+{
+    char s[32];
+    vr_format_size(vr_u64_sat(fabs(delta)), s, sizeof s);
+    snprintf(buf, len, "%s%s", delta < 0 ? "-" : delta > 0 ? "+" : "", s);
+    return buf;
+}
+
 const char *vr_more_line(char *buf, size_t len, size_t rest, const char *unit,
                          const vr_left_out *lo, bool by_range)
 {

@@ -94,6 +94,11 @@ expect 0 "$VT" check "$T/basic.vtrace" --max-peak 0.2GB
 expect 1 "$VT" check "$T/capacity.vtrace" --no-oom
 expect 1 "$VT" check "$T/growth.vtrace" --max-growth 1000KB
 expect 0 "$VT" check "$T/growth.vtrace" --max-growth 1MiB
+# the growth total in the project's size format, as its sites are (it was
+# "+1048576 bytes/iteration" above "1.00 MiB/iteration"), text and HTML
+expect 0 "$VT" report "$T/growth.vtrace" --html "$T/growth.html"
+contains "$T/out" "^total: +1.00 MiB/iteration (R^2 1.000)"
+contains "$T/growth.html" "total +1.00 MiB/iteration, R² 1.000"
 expect 2 "$VT" check "$T/basic.vtrace" --max-peak 12XB
 expect 2 "$VT" check "$T/nonexistent.vtrace"
 echo "not a trace" >"$T/text.vtrace"
