@@ -54,6 +54,28 @@ static int cmp_culprit(const void *a, const void *b)
  * each step for 32 steps the headline gave 91 % and 9 % to sites that
  * stopped growing in step 16, and said nothing of the half of the growth
  * past them. */
+/* A growing site's stack from its culprit frame on: a Python stack's lead
+ * (the program's line), else past the p frames every growing site shares. */
+static vr_stack culprit_stack(vr_stack st, size_t p)
+{
+    if (st.lead) {
+        st.frames += st.lead;
+        st.n -= st.lead;
+    } else if (st.n > p) {
+        st.frames += p;
+        st.n -= p;
+    }
+    st.lead = 0;
+    return st;
+}
+
+/* The culprit's name of a site's stack (vr_culprit.label). */
+static const char *culprit_label(const vr_report *r, const vr_stack *stack)
+{
+    vr_stack st = culprit_stack(*stack, common_prefix(r));
+    return st.n ? frame_name(r->arena, &st.frames[0]) : "(no stack)";
+}
+
 static vr_culprit *culprits(const vr_report *r, size_t *n, double *unanalysed)
 {
     size_t p = common_prefix(r), m = 0;
@@ -61,15 +83,7 @@ static vr_culprit *culprits(const vr_report *r, size_t *n, double *unanalysed)
     vr_culprit *c = vr_alloc(r->arena, (r->ngrowth ? r->ngrowth : 1) * sizeof *c);
     for (size_t i = 0; i < r->ngrowth; i++) {
         const vr_growth *g = &r->growth[i];
-        vr_stack st = g->stack;
-        if (st.lead) { /* a Python stack: named by the program's line */
-            st.frames += st.lead;
-            st.n -= st.lead;
-        } else if (st.n > p) {
-            st.frames += p;
-            st.n -= p;
-        }
-        st.lead = 0;
+        vr_stack st = culprit_stack(g->stack, p);
         const char *label = st.n ? frame_name(r->arena, &st.frames[0]) : "(no stack)";
         size_t k = 0;
         while (k < m && strcmp(c[k].label, label))
@@ -303,9 +317,14 @@ static const char *oom_remedy_of(const vr_report *r, const vr_oom *o, const vr_h
                               SZ(o->requested_bytes, b1), SZ(o->device_total_bytes, b2), o->api);
         return "the working set does not fit: use a smaller batch or model, or a larger device";
     case VR_VERDICT_LEAK:
+        /* the verdict's growing site (the one holding the most at the
+         * failure), not the fastest of the run: the remedy named another
+         * line than the verdict above it where two sites grew */
         if (g && g->nsites)
-            return vr_sprintf(r->arena, "release what %s keeps alive across iterations",
-                              g->sites[0].label);
+            return vr_sprintf(
+                r->arena, "release what %s keeps alive across iterations%s",
+                o->ntop_sites ? culprit_label(r, &o->top_sites[0].stack) : g->sites[0].label,
+                g->nsites > 1 ? ", and what the other growing sites listed keep" : "");
         return "memory live from earlier iterations was never freed: release it (see Growth)";
     case VR_VERDICT_FRAGMENTATION:
         if (o->has_pool)

@@ -151,6 +151,50 @@ static void test_verdict_leak_needs_program_growth(void **state)
     unlink(tmp_path("kept"));
 }
 
+/* Two sites grow each step: site 2 by 4 MiB (the fastest, first in the
+ * headline's list), site 3 by 2 MiB on top of 300 MiB it holds from the
+ * start (the most at the failure: the leak verdict's site). The remedy
+ * names the verdict's site, and the other growing ones: it named the
+ * fastest alone, another line than the verdict above it. */
+static void test_leak_remedy_names_verdict_site(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "two_growing", 0, NULL);
+    vtg_stack(&g, 2, 0, 0x2200);
+    vtg_stack(&g, 3, 0, 0x3300);
+    vtg_meminfo(&g, 1, GiB, GiB);
+    uint64_t t = 10;
+    vtg_alloc(&g, t++, 0x300000000, 300 * MiB, 3);
+    for (uint64_t i = 0; i < 10; i++) {
+        vtg_push(&g, t++, 1);
+        vtg_alloc(&g, t++, 0x100000000 + i * 4 * MiB, 4 * MiB, 2);
+        vtg_alloc(&g, t++, 0x200000000 + i * 2 * MiB, 2 * MiB, 3);
+        vtg_pop(&g, t++);
+    }
+    vtg_push(&g, t++, 1);
+    vtg_failed_on(&g, t++, 900 * MiB, 2, 2, 0, VT_API_CUDA_MALLOC, 500 * MiB, GiB);
+    vtg_pop(&g, t++);
+    vtg_end(&g, t, 1);
+    vr_report *r = close_and_analyze(&g, "two_growing");
+    assert_int_equal(r->nooms, 1);
+    assert_int_equal(r->ooms[0].verdict, VR_VERDICT_LEAK);
+    assert_int_equal(r->ooms[0].top_sites[0].stack.id, 3);
+    vr_headline hl;
+    vr_headline_of(r, &hl);
+    assert_int_equal(hl.nsites, 2);
+    assert_true(hl.sites[0].bytes_per_iteration > hl.sites[1].bytes_per_iteration);
+    char want[256];
+    snprintf(want, sizeof want,
+             "release what %s keeps alive across iterations, and what the "
+             "other growing sites listed keep",
+             hl.sites[1].label);
+    if (strcmp(hl.remedy, want))
+        fail_msg("remedy \"%s\", wanted \"%s\"", hl.remedy, want);
+    vr_report_free(r);
+    unlink(tmp_path("two_growing"));
+}
+
 static void test_verdict_frag(void **state)
 {
     (void)state;
@@ -1323,6 +1367,7 @@ int main(void)
         cmocka_unit_test(test_pool_peak_per_round),
         cmocka_unit_test(test_pool_peak_lone_record),
         cmocka_unit_test(test_verdict_leak_needs_program_growth),
+        cmocka_unit_test(test_leak_remedy_names_verdict_site),
         cmocka_unit_test(test_verdict_frag),
         cmocka_unit_test(test_verdict_split),
         cmocka_unit_test(test_verdict_external),
