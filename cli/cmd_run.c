@@ -218,8 +218,8 @@ static void exec_child(char **prog, int fd)
     execvp(prog[0], prog);
     int e = errno;
     fprintf(stderr, "vramtrace run: cannot run %s: %s\n", prog[0], strerror(e));
-    if (write(fd, &e, sizeof e) < 0)
-        e = 0; /* the parent then only lacks the reason: nothing to do */
+    ssize_t k = write(fd, &e, sizeof e); /* failed: the parent takes it for a run */
+    (void)k;
     _exit(127);
 }
 

@@ -46,14 +46,6 @@ static int cmp_culprit(const void *a, const void *b)
     return strcmp(x->label, y->label);
 }
 
-/* Every growing site grouped by its culprit frame, fastest first, with
- * their shares: of their sum, or of the total growth when growth per site
- * was not analysed for every call site (growth_sites_capped), the share of
- * the sites not analysed then in *unanalysed (0 to 1). Until session 26 the
- * shares were of the sites analysed only: with 4096 new call sites kept
- * each step for 32 steps the headline gave 91 % and 9 % to sites that
- * stopped growing in step 16, and said nothing of the half of the growth
- * past them. */
 /* A growing site's stack from its culprit frame on: a Python stack's lead
  * (the program's line), else past the p frames every growing site shares. */
 static vr_stack culprit_stack(vr_stack st, size_t p)
@@ -69,13 +61,27 @@ static vr_stack culprit_stack(vr_stack st, size_t p)
     return st;
 }
 
-/* The culprit's name of a site's stack (vr_culprit.label). */
+/* The name of a culprit stack (culprit_stack's): vr_culprit.label. */
+static const char *culprit_name(vr_arena *a, const vr_stack *st)
+{
+    return st->n ? frame_name(a, &st->frames[0]) : "(no stack)";
+}
+
+/* The culprit's name of a site's stack, as the headline lists it. */
 static const char *culprit_label(const vr_report *r, const vr_stack *stack)
 {
     vr_stack st = culprit_stack(*stack, common_prefix(r));
-    return st.n ? frame_name(r->arena, &st.frames[0]) : "(no stack)";
+    return culprit_name(r->arena, &st);
 }
 
+/* Every growing site grouped by its culprit frame, fastest first, with
+ * their shares: of their sum, or of the total growth when growth per site
+ * was not analysed for every call site (growth_sites_capped), the share of
+ * the sites not analysed then in *unanalysed (0 to 1). Until session 26 the
+ * shares were of the sites analysed only: with 4096 new call sites kept
+ * each step for 32 steps the headline gave 91 % and 9 % to sites that
+ * stopped growing in step 16, and said nothing of the half of the growth
+ * past them. */
 static vr_culprit *culprits(const vr_report *r, size_t *n, double *unanalysed)
 {
     size_t p = common_prefix(r), m = 0;
@@ -84,7 +90,7 @@ static vr_culprit *culprits(const vr_report *r, size_t *n, double *unanalysed)
     for (size_t i = 0; i < r->ngrowth; i++) {
         const vr_growth *g = &r->growth[i];
         vr_stack st = culprit_stack(g->stack, p);
-        const char *label = st.n ? frame_name(r->arena, &st.frames[0]) : "(no stack)";
+        const char *label = culprit_name(r->arena, &st);
         size_t k = 0;
         while (k < m && strcmp(c[k].label, label))
             k++;
