@@ -324,44 +324,84 @@ static int py_lead(const site_ips *s)
     return first;
 }
 
-/* "culprit (file:line) <- caller (file:line)" from frame p on, or from the
- * stack's Python lead frame (py_lead) and the Python frame that called it
- * when it has one. */
-static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, char *out, size_t len)
+/* The frame after frame i that a site's text names next: the next one, or
+ * in a stack with Python frames (py) the next Python frame (the
+ * interpreter's own are not named). */
+static int next_named(const site_ips *s, int i, bool py)
 {
-    char f1[256], f2[256];
+    for (i++; py && i < s->n && !(s->ips[i] & VTI_PY_NODE); i++)
+        ;
+    return i;
+}
+
+/* "culprit (file:line) <- caller (file:line)", depth frames (2: the culprit
+ * and its caller) from frame p on, or from the stack's Python lead frame
+ * (py_lead) on through the Python frames that called it. */
+static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, int depth, char *out,
+                      size_t len)
+{
+    char f[256];
     if (!s->n) {
         snprintf(out, len, "<no stack>");
         return;
     }
-    int lead = py_lead(s), caller = p + 1;
-    if (lead >= 0) { /* its caller: the next Python frame (the interpreter's own are not named) */
-        p = lead;
-        for (caller = p + 1; caller < s->n && !(s->ips[caller] & VTI_PY_NODE); caller++)
-            ;
-    }
-    frame_name(a, d, s->ips[p], f1, sizeof f1);
-    if (caller < s->n) {
-        frame_name(a, d, s->ips[caller], f2, sizeof f2);
-        snprintf(out, len, "%s <- %s", f1, f2);
-    } else {
-        snprintf(out, len, "%s", f1);
+    int lead = py_lead(s);
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = lead >= 0 ? lead : p, k = 0; k < depth && i < s->n && at < len;
+         i = next_named(s, i, lead >= 0), k++) {
+        frame_name(a, d, s->ips[i], f, sizeof f);
+        int w = snprintf(out + at, len - at, "%s%s", k ? " <- " : "", f);
+        at += w > 0 ? (size_t)w : 0;
     }
 }
 
 /* ---- printing ------------------------------------------------------------ */
 
+/* Site i's text equals another's (one of n). */
+static bool text_twin(char (*where)[600], int n, int i)
+{
+    for (int j = 0; j < n; j++)
+        if (j != i && !strcmp(where[i], where[j]))
+            return true;
+    return false;
+}
+
+/* Each site's text, named deeper (up to 5 frames) while it reads like
+ * another's: sites that share a culprit and its caller (one scratch buffer
+ * function called from one layer function, that from forward and backward)
+ * were listed as the same line. */
+static void site_texts(const dw_api *a, Dwfl *d, const site_ips *s, int n, int prefix,
+                       char (*where)[600])
+{
+    int depth[DIAG_SITES];
+    for (int i = 0; i < n; i++) {
+        depth[i] = 2;
+        site_text(a, d, &s[i], prefix, depth[i], where[i], sizeof where[i]);
+    }
+    for (int round = 0; round < 3; round++) {
+        bool twin[DIAG_SITES], any = false;
+        for (int i = 0; i < n; i++)
+            any |= twin[i] = text_twin(where, n, i);
+        for (int i = 0; any && i < n; i++)
+            if (twin[i])
+                site_text(a, d, &s[i], prefix, ++depth[i], where[i], sizeof where[i]);
+        if (!any)
+            return;
+    }
+}
+
 static void print_sites(const pending *p, const dw_api *a, Dwfl *d, site_ips *s, int prefix)
 {
-    char b[32], where[600];
+    char b[32], where[DIAG_SITES][600];
     if (p->nsites)
         vti_msg("vramtrace:   largest live call sites (allocation wrappers they share "
                 "skipped):\n");
+    site_texts(a, d, s + 1, p->nsites, prefix, where);
     for (int i = 0; i < p->nsites; i++) {
         vti_fmt_bytes(p->sites[i].bytes, b, sizeof b);
-        site_text(a, d, &s[i + 1], prefix, where, sizeof where);
         vti_msg("vramtrace:   %d. %s in %" PRIu64 " allocation%s at %s\n", i + 1, b,
-                p->sites[i].count, vsize_plural(p->sites[i].count), where);
+                p->sites[i].count, vsize_plural(p->sites[i].count), where[i]);
     }
 }
 
@@ -391,7 +431,7 @@ static void print_pending(const pending *p)
                 p->f.have_info ? ", free " : "", p->f.have_info ? fb : "",
                 p->f.have_info ? " of " : "", p->f.have_info ? tb : "",
                 p->attempts > 1 ? " (also its retry)" : "");
-    site_text(&a, d, &s[0], prefix, where, sizeof where);
+    site_text(&a, d, &s[0], prefix, 2, where, sizeof where);
     vti_msg("vramtrace:   requested at %s\n", where);
     vti_msg("vramtrace:   live: %s in %" PRIu64 " allocation%s%s\n", lb, p->c.live_count,
             vsize_plural(p->c.live_count),

@@ -5,7 +5,8 @@
  * more from 20 nested calls (for VRAMTRACE_STACK_DEPTH); "flat" makes the
  * same three allocations and the failure from main itself, each at its own
  * line (the diagnosis must name main at each line, not a frame every stack
- * shares); "invalid" first makes an allocation call with an invalid argument
+ * shares); "twins" allocates from two callers of one layer function (see
+ * below); "invalid" first makes an allocation call with an invalid argument
  * (its error is not out of memory: no diagnosis); "host" first fails to pin
  * 16 TiB of host memory (a diagnosis of pinned host memory, not a device's). Stdout must be the
  * same with and without the preload (apart from the pid line). */
@@ -49,6 +50,44 @@ __attribute__((noinline)) int nested_alloc(int depth)
     return rc == cudaSuccess ? (int)cudaFree(p) : rc;
 }
 
+/* "twins": one allocating function (layer_alloc) called from one layer
+ * function (conv_pass), that from forward_pass and backward_pass: two live
+ * sites whose culprit and caller are the same; the diagnosis must name
+ * them apart (it listed the same line twice). */
+void *layer_alloc(size_t size);
+void *conv_pass(size_t size);
+void forward_pass(void);
+void backward_pass(void);
+
+__attribute__((noinline)) void *layer_alloc(size_t size)
+{
+    void *p = NULL;
+    int rc = cudaMalloc(&p, size);
+    printf("layer %zu: %d\n", size, rc);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+__attribute__((noinline)) void *conv_pass(size_t size)
+{
+    void *p = layer_alloc(size);
+    __asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
+    return p;
+}
+
+__attribute__((noinline)) void forward_pass(void)
+{
+    conv_pass((size_t)24 << 20);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void backward_pass(void)
+{
+    for (volatile int i = 0; i < 2; i++) /* one call site: one stack */
+        conv_pass((size_t)8 << 20);
+    __asm__ volatile("" ::: "memory");
+}
+
 /* "flat": every allocation in main, at its own line. */
 __attribute__((noinline)) static int flat(void)
 {
@@ -74,6 +113,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "flat") == 0)
             return flat();
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "twins") == 0) {
+            forward_pass();
+            backward_pass();
+            rc = cudaMalloc(&huge, (size_t)48 << 20);
+            printf("too much: %d %s\n", rc, cudaGetErrorName((cudaError_t)rc));
+            return 0;
+        }
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "host") == 0) { /* more pinned host memory than any host has */
             void *h = NULL;
