@@ -334,60 +334,72 @@ static int next_named(const site_ips *s, int i, bool py)
     return i;
 }
 
-/* "culprit (file:line) <- caller (file:line)", depth frames (2: the culprit
- * and its caller) from frame p on, or from the stack's Python lead frame
- * (py_lead) on through the Python frames that called it. */
-static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, int depth, char *out,
-                      size_t len)
+/* Frames a site's text may name (its culprit, caller and those that tell it
+ * from another site), and the length of one frame's name. */
+#define NAMED_MAX 12
+#define NAME_LEN 160
+
+/* The names of the frames of s that a site's text may name, from frame p
+ * on, or from the stack's Python lead frame (py_lead) on through the Python
+ * frames that called it: at most NAMED_MAX; their count. */
+static int named_frames(const dw_api *a, Dwfl *d, const site_ips *s, int p, char (*names)[NAME_LEN])
 {
-    char f[256];
-    if (!s->n) {
-        snprintf(out, len, "<no stack>");
-        return;
-    }
-    int lead = py_lead(s);
+    int lead = py_lead(s), k = 0;
+    for (int i = lead >= 0 ? lead : p; k < NAMED_MAX && i < s->n; i = next_named(s, i, lead >= 0))
+        frame_name(a, d, s->ips[i], names[k++], NAME_LEN);
+    return k;
+}
+
+/* The named frames of a site where show[] is set, " <- " between them and
+ * " <- ..." where frames are left out, into out. */
+static void join_names(char (*names)[NAME_LEN], int n, const bool *show, char *out, size_t len)
+{
     size_t at = 0;
     out[0] = '\0';
-    for (int i = lead >= 0 ? lead : p, k = 0; k < depth && i < s->n && at < len;
-         i = next_named(s, i, lead >= 0), k++) {
-        frame_name(a, d, s->ips[i], f, sizeof f);
-        int w = snprintf(out + at, len - at, "%s%s", k ? " <- " : "", f);
+    for (int k = 0, last = -1; k < n && at < len; k++) {
+        if (!show[k])
+            continue;
+        int w = snprintf(out + at, len - at, "%s%s%s", last >= 0 ? " <- " : "",
+                         last >= 0 && k > last + 1 ? "... <- " : "", names[k]);
         at += w > 0 ? (size_t)w : 0;
+        last = k;
     }
+    if (!n)
+        snprintf(out, len, "<no stack>");
+}
+
+/* "culprit (file:line) <- caller (file:line)" of s from frame p on. */
+static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, char *out, size_t len)
+{
+    char names[NAMED_MAX][NAME_LEN];
+    bool show[NAMED_MAX] = {true, true};
+    join_names(names, named_frames(a, d, s, p, names), show, out, len);
 }
 
 /* ---- printing ------------------------------------------------------------ */
 
-/* Site i's text equals another's (one of n). */
-static bool text_twin(char (*where)[600], int n, int i)
-{
-    for (int j = 0; j < n; j++)
-        if (j != i && !strcmp(where[i], where[j]))
-            return true;
-    return false;
-}
-
-/* Each site's text, named deeper (up to 5 frames) while it reads like
- * another's: sites that share a culprit and its caller (one scratch buffer
- * function called from one layer function, that from forward and backward)
- * were listed as the same line. */
+/* Each of the n sites' texts: its culprit and caller and, where another
+ * site has the same two, the frame at which the two stacks part, past
+ * those they share ("tr_scratch (tensor.c:75) <- conv_pass (nets.c:43) <-
+ * ... <- d_micro_batch (loop.c:257)"): the DCGAN's block listed
+ * "tr_scratch <- conv_pass" for four sites. */
 static void site_texts(const dw_api *a, Dwfl *d, const site_ips *s, int n, int prefix,
                        char (*where)[600])
 {
-    int depth[DIAG_SITES];
+    static char names[DIAG_SITES][NAMED_MAX][NAME_LEN]; /* under diag_lock */
+    int cnt[DIAG_SITES];
+    for (int i = 0; i < n; i++)
+        cnt[i] = s[i].n ? named_frames(a, d, &s[i], prefix, names[i]) : 0;
     for (int i = 0; i < n; i++) {
-        depth[i] = 2;
-        site_text(a, d, &s[i], prefix, depth[i], where[i], sizeof where[i]);
-    }
-    for (int round = 0; round < 3; round++) {
-        bool twin[DIAG_SITES], any = false;
-        for (int i = 0; i < n; i++)
-            any |= twin[i] = text_twin(where, n, i);
-        for (int i = 0; any && i < n; i++)
-            if (twin[i])
-                site_text(a, d, &s[i], prefix, ++depth[i], where[i], sizeof where[i]);
-        if (!any)
-            return;
+        bool show[NAMED_MAX] = {true, true};
+        for (int j = 0; j < n; j++) {
+            int k = 0;
+            while (j != i && k < cnt[i] && k < cnt[j] && !strcmp(names[i][k], names[j][k]))
+                k++;
+            if (j != i && k >= 2 && k < cnt[i])
+                show[k] = true;
+        }
+        join_names(names[i], cnt[i], show, where[i], sizeof where[i]);
     }
 }
 
@@ -431,7 +443,7 @@ static void print_pending(const pending *p)
                 p->f.have_info ? ", free " : "", p->f.have_info ? fb : "",
                 p->f.have_info ? " of " : "", p->f.have_info ? tb : "",
                 p->attempts > 1 ? " (also its retry)" : "");
-    site_text(&a, d, &s[0], prefix, 2, where, sizeof where);
+    site_text(&a, d, &s[0], prefix, where, sizeof where);
     vti_msg("vramtrace:   requested at %s\n", where);
     vti_msg("vramtrace:   live: %s in %" PRIu64 " allocation%s%s\n", lb, p->c.live_count,
             vsize_plural(p->c.live_count),

@@ -65,9 +65,10 @@ has flat "requested at flat (t_oom.c:$h) <- main (t_oom.c:"
 has flat "1. 24.00 MiB in 1 allocation at flat (t_oom.c:$w) <- main (t_oom.c:"
 has flat "2. 16.00 MiB in 2 allocations at flat (t_oom.c:$a) <- main (t_oom.c:"
 
-# twins: two live sites share their culprit and its caller (layer_alloc <-
-# conv_pass), reached from forward_pass and backward_pass: each is named to
-# the frame that tells them apart (both read "layer_alloc <- conv_pass").
+# twins: two live sites share their culprit, its caller and the next frame
+# (layer_alloc <- conv_pass <- block), reached from forward_pass and
+# backward_pass: each is named with the frame where they part, the shared
+# ones between left out (both read "layer_alloc <- conv_pass").
 env LD_LIBRARY_PATH="$libpath" "$program" twins >"$outdir/twins.stdout.plain" 2>/dev/null ||
     fail "twins: the program failed without vramtrace"
 env VRAMTRACE_OUTPUT="$outdir/twins.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
@@ -76,9 +77,9 @@ cmp -s "$outdir/twins.stdout" "$outdir/twins.stdout.plain" || fail "twins: stdou
 cat "$outdir/twins.stderr" >&2
 l=$(grep -n "cudaMalloc(&p, size)" "$(dirname "$0")/t_oom.c" | sed -n 3p | cut -d: -f1) # layer_alloc's
 c=$(line "void \*p = layer_alloc(size);")
-f=$(line "conv_pass((size_t)24 << 20);") b=$(line "conv_pass((size_t)8 << 20);")
-has twins "1. 24.00 MiB in 1 allocation at layer_alloc (t_oom.c:$l) <- conv_pass (t_oom.c:$c) <- forward_pass (t_oom.c:$f)"
-has twins "2. 16.00 MiB in 2 allocations at layer_alloc (t_oom.c:$l) <- conv_pass (t_oom.c:$c) <- backward_pass (t_oom.c:$b)"
+f=$(line "block((size_t)24 << 20);") b=$(line "block((size_t)8 << 20);")
+has twins "1. 24.00 MiB in 1 allocation at layer_alloc (t_oom.c:$l) <- conv_pass (t_oom.c:$c) <- ... <- forward_pass (t_oom.c:$f)"
+has twins "2. 16.00 MiB in 2 allocations at layer_alloc (t_oom.c:$l) <- conv_pass (t_oom.c:$c) <- ... <- backward_pass (t_oom.c:$b)"
 
 # invalid: an allocation call refused for its argument (error 1) before the
 # same run: one diagnosis, the out-of-memory one; the invalid call is no OOM.

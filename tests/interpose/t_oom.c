@@ -51,11 +51,12 @@ __attribute__((noinline)) int nested_alloc(int depth)
 }
 
 /* "twins": one allocating function (layer_alloc) called from one layer
- * function (conv_pass), that from forward_pass and backward_pass: two live
- * sites whose culprit and caller are the same; the diagnosis must name
- * them apart (it listed the same line twice). */
+ * function (conv_pass), that from one block, that from forward_pass and
+ * backward_pass: two live sites whose culprit and caller are the same; the
+ * diagnosis must name them apart (it listed the same line twice). */
 void *layer_alloc(size_t size);
 void *conv_pass(size_t size);
+void *block(size_t size);
 void forward_pass(void);
 void backward_pass(void);
 
@@ -75,16 +76,23 @@ __attribute__((noinline)) void *conv_pass(size_t size)
     return p;
 }
 
+__attribute__((noinline)) void *block(size_t size)
+{
+    void *p = conv_pass(size);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
 __attribute__((noinline)) void forward_pass(void)
 {
-    conv_pass((size_t)24 << 20);
+    block((size_t)24 << 20);
     __asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) void backward_pass(void)
 {
     for (volatile int i = 0; i < 2; i++) /* one call site: one stack */
-        conv_pass((size_t)8 << 20);
+        block((size_t)8 << 20);
     __asm__ volatile("" ::: "memory");
 }
 
