@@ -337,7 +337,7 @@ static int next_named(const site_ips *s, int i, bool py)
 /* Frames a site's text may name (its culprit, caller and those that tell it
  * from another site), and the length of one frame's name. */
 #define NAMED_MAX 12
-#define NAME_LEN 160
+#define NAME_LEN 256
 
 /* The names of the frames of s that a site's text may name, from frame p
  * on, or from the stack's Python lead frame (py_lead) on through the Python
@@ -384,7 +384,7 @@ static void site_text(const dw_api *a, Dwfl *d, const site_ips *s, int p, char *
  * ... <- d_micro_batch (loop.c:257)"): the DCGAN's block listed
  * "tr_scratch <- conv_pass" for four sites. */
 static void site_texts(const dw_api *a, Dwfl *d, const site_ips *s, int n, int prefix,
-                       char (*where)[600])
+                       char (*where)[1024])
 {
     static char names[DIAG_SITES][NAMED_MAX][NAME_LEN]; /* under diag_lock */
     int cnt[DIAG_SITES];
@@ -405,7 +405,7 @@ static void site_texts(const dw_api *a, Dwfl *d, const site_ips *s, int n, int p
 
 static void print_sites(const pending *p, const dw_api *a, Dwfl *d, site_ips *s, int prefix)
 {
-    char b[32], where[DIAG_SITES][600];
+    char b[32], where[DIAG_SITES][1024];
     if (p->nsites)
         vti_msg("vramtrace:   largest live call sites (allocation wrappers they share "
                 "skipped):\n");
