@@ -50,15 +50,21 @@ grep -q "2\. 16\.00 MiB in 2 allocations at alloc_activations (t_oom\.c:[0-9]*)"
     fail "loud: the second site is not alloc_activations"
 has loud "vramtrace: device 0: peak reserved 40.00 MiB"
 
+# run_mode MODE: t_oom MODE without and with the preload (trace and stderr
+# into $outdir/MODE.*); the same stdout both times.
+run_mode() {
+    env LD_LIBRARY_PATH="$libpath" "$program" "$1" >"$outdir/$1.stdout.plain" 2>/dev/null ||
+        fail "$1: the program failed without vramtrace"
+    env VRAMTRACE_OUTPUT="$outdir/$1.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
+        "$program" "$1" >"$outdir/$1.stdout" 2>"$outdir/$1.stderr" || fail "$1: exit status $?"
+    cmp -s "$outdir/$1.stdout" "$outdir/$1.stdout.plain" || fail "$1: stdout differs with vramtrace"
+    cat "$outdir/$1.stderr" >&2
+}
+
 # flat: the allocations and the failure all in one function, each at its
 # own line: the sites are that function at each line, not a frame that every
 # stack shares (once "requested at __libc_start_main" or "__clone3").
-env LD_LIBRARY_PATH="$libpath" "$program" flat >"$outdir/flat.stdout.plain" 2>/dev/null ||
-    fail "flat: the program failed without vramtrace"
-env VRAMTRACE_OUTPUT="$outdir/flat.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
-    "$program" flat >"$outdir/flat.stdout" 2>"$outdir/flat.stderr" || fail "flat: exit status $?"
-cmp -s "$outdir/flat.stdout" "$outdir/flat.stdout.plain" || fail "flat: stdout differs with vramtrace"
-cat "$outdir/flat.stderr" >&2
+run_mode flat
 line() { grep -n "$1" "$(dirname "$0")/t_oom.c" | head -1 | cut -d: -f1; }
 w=$(line "cudaMalloc(&w,") a=$(line "cudaMalloc(&a\[i\],") h=$(line "cudaMalloc(&huge, (size_t)48 << 20);")
 has flat "requested at flat (t_oom.c:$h) <- main (t_oom.c:"
@@ -69,12 +75,7 @@ has flat "2. 16.00 MiB in 2 allocations at flat (t_oom.c:$a) <- main (t_oom.c:"
 # (layer_alloc <- conv_pass <- block), reached from forward_pass and
 # backward_pass: each is named with the frame where they part, the shared
 # ones between left out (both read "layer_alloc <- conv_pass").
-env LD_LIBRARY_PATH="$libpath" "$program" twins >"$outdir/twins.stdout.plain" 2>/dev/null ||
-    fail "twins: the program failed without vramtrace"
-env VRAMTRACE_OUTPUT="$outdir/twins.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
-    "$program" twins >"$outdir/twins.stdout" 2>"$outdir/twins.stderr" || fail "twins: exit status $?"
-cmp -s "$outdir/twins.stdout" "$outdir/twins.stdout.plain" || fail "twins: stdout differs with vramtrace"
-cat "$outdir/twins.stderr" >&2
+run_mode twins
 l=$(grep -n "cudaMalloc(&p, size)" "$(dirname "$0")/t_oom.c" | sed -n 3p | cut -d: -f1) # layer_alloc's
 c=$(line "void \*p = layer_alloc(size);")
 f=$(line "block((size_t)24 << 20);") b=$(line "block((size_t)8 << 20);")
@@ -83,13 +84,7 @@ has twins "2. 16.00 MiB in 2 allocations at layer_alloc (t_oom.c:$l) <- conv_pas
 
 # invalid: an allocation call refused for its argument (error 1) before the
 # same run: one diagnosis, the out-of-memory one; the invalid call is no OOM.
-env LD_LIBRARY_PATH="$libpath" "$program" invalid >"$outdir/invalid.stdout.plain" 2>/dev/null ||
-    fail "invalid: the program failed without vramtrace"
-env VRAMTRACE_OUTPUT="$outdir/invalid.vtrace" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libpath" \
-    "$program" invalid >"$outdir/invalid.stdout" 2>"$outdir/invalid.stderr" ||
-    fail "invalid: exit status $?"
-cmp -s "$outdir/invalid.stdout" "$outdir/invalid.stdout.plain" ||
-    fail "invalid: stdout differs with vramtrace"
+run_mode invalid
 grep -q "invalid: 1" "$outdir/invalid.stdout" || fail "invalid: cudaMallocPitch did not fail with 1"
 [ "$(grep -c "OUT OF MEMORY" "$outdir/invalid.stderr")" = 1 ] ||
     fail "invalid: not exactly one OOM diagnosis: $(grep "OUT OF MEMORY" "$outdir/invalid.stderr")"
