@@ -389,14 +389,15 @@ static void site_texts(const dw_api *a, Dwfl *d, const site_ips *s, int n, int p
     static char names[DIAG_SITES][NAMED_MAX][NAME_LEN]; /* under diag_lock */
     int cnt[DIAG_SITES];
     for (int i = 0; i < n; i++)
-        cnt[i] = s[i].n ? named_frames(a, d, &s[i], prefix, names[i]) : 0;
+        cnt[i] = named_frames(a, d, &s[i], prefix, names[i]);
     for (int i = 0; i < n; i++) {
         bool show[NAMED_MAX] = {true, true};
-        for (int j = 0; j < n; j++) {
-            int k = 0;
-            while (j != i && k < cnt[i] && k < cnt[j] && !strcmp(names[i][k], names[j][k]))
-                k++;
-            if (j != i && k >= 2 && k < cnt[i])
+        for (int j = 0, k; j < n; j++) {
+            if (j == i)
+                continue;
+            for (k = 0; k < cnt[i] && k < cnt[j] && !strcmp(names[i][k], names[j][k]); k++)
+                ;
+            if (k >= 2 && k < cnt[i]) /* the same culprit and caller: where they part */
                 show[k] = true;
         }
         join_names(names[i], cnt[i], show, where[i], sizeof where[i]);
