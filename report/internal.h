@@ -282,11 +282,37 @@ size_t vr_fatal_oom(const vr_report *r);
 bool vr_oom_handled(const vr_report *r);
 /* What the text, the HTML page and the headline say of such a run. */
 #define VR_OOM_HANDLED_TEXT "the program went on and exited with status 0"
-/* The order renderers list failures in: the k-th (0-based) shown is the fatal
- * one (vr_fatal_oom's index, or SIZE_MAX for none) first, then the others in
- * time order, at most top in all (the fatal one always). The index into
- * r->ooms, SIZE_MAX past the last. */
-size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top);
+/* Whether failure b repeats failure a: the same call (the same symbolized
+ * call stack), API, device, request, error, verdict, NVTX range and outcome
+ * (recovered or not). Their explanations may differ in the live bytes they
+ * name: the renderers list a repeat as a count on the failure it repeats. */
+bool vr_oom_same(const vr_oom *a, const vr_oom *b);
+/* Sets every failure's repeat_of, repeats, repeats_first and repeats_last
+ * (report.h) once the verdicts and vr_fatal_oom are final: a failure repeats
+ * the fatal one when vr_oom_same holds, else the earliest failure it repeats.
+ * O(failures x distinct failures); r->ooms holds at most 1000. */
+void vr_oom_group(vr_oom *ooms, size_t nooms, size_t fatal);
+/* The order renderers list failures in: the fatal one (vr_fatal_oom's index,
+ * or SIZE_MAX for none) first, then the others in time order, leaving out
+ * each that repeats another (vr_oom.repeat_of; counted on that one). prev:
+ * the index listed before, SIZE_MAX to start. The next index into r->ooms,
+ * SIZE_MAX past the last. Callers stop at their own count (--top). */
+size_t vr_oom_next(const vr_report *r, size_t fatal, size_t prev);
+/* Whether a listing of at most max frames of st (max >= 2; vr_print_stack,
+ * render_html's stack_html) shows its frame i. */
+bool vr_stack_lists(const vr_stack *st, size_t max, size_t i);
+/* The line the renderers give failure i when a failure listed before it
+ * (vr_oom_next's order) reads the same in a listing of max frames (the same
+ * API, device, request, verdict and outcome, and every listed frame) but
+ * is another call: "not the same call as #70: frame 3 (not listed) is f
+ * (x.py:840) here, f (x.py:852) there" (numba's first attempt and its
+ * retry). "" when none; written into buf (truncated to len). */
+const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,
+                              size_t len);
+/* The line the renderers give a failure that others repeat (o->repeats > 0):
+ * "the same failure (call, request, verdict) 69 more times: #1 at 25.85 ms
+ * to #69 at 296.60 ms", written into buf (truncated to len); returns buf. */
+const char *vr_oom_repeats_text(const vr_report *r, const vr_oom *o, char *buf, size_t len);
 
 /* pool_text.c: a stream-ordered failure's pool (vr_oom.has_pool) for the
  * renderers: the fragmentation remedy naming its free reserve (arena a), one

@@ -1299,6 +1299,7 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
     r->ooms = out;
     r->nooms = s->nooms;
     size_t f = vr_fatal_oom(r);
+    vr_oom_group(out, s->nooms, f);
     if (f != SIZE_MAX && s->ooms[f].all) { /* its every live site, for the diff */
         const vr_oom_raw *raw = &s->ooms[f];
         vr_site *t = vr_alloc(s->arena, (raw->nall ? raw->nall : 1) * sizeof(vr_site));

@@ -862,13 +862,25 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
         fputs("<p class=\"recovered-label\">recovered: the program retried and went on</p>", f);
     esc(f, o->explanation);
     batch_html(f, o);
+    char line[640];
+    if (*vr_oom_alike_text(r, vr_fatal_oom(r), i, STACK_SHOWN, line, sizeof line)) {
+        fputs("<p class=\"alike\">", f);
+        esc(f, line);
+        fputs("</p>", f);
+    }
+    if (o->repeats) {
+        fputs("<p class=\"repeats\">", f);
+        esc(f, vr_oom_repeats_text(r, o, line, sizeof line));
+        fputs("</p>", f);
+    }
     fputs("</td><td>", f);
     stack_html(f, &o->stack, STACK_SHOWN);
     fputs("</td></tr>", f);
 }
 
 /* The fatal failure (vr_fatal_oom) first and marked, then the others in
- * time order, recovered ones muted. */
+ * time order, recovered ones muted, repeats counted on the failure they
+ * repeat (vr_oom_next). */
 static void ooms_table(FILE *f, const vr_report *r, size_t top)
 {
     if (r->error_allocations) /* failures of other errors are listed too */
@@ -883,12 +895,15 @@ static void ooms_table(FILE *f, const vr_report *r, size_t top)
     fputs("<table id=\"ooms\"><tr><th>#, time</th><th>request</th><th>device free</th>"
           "<th>verdict</th><th>explanation</th><th>failing call</th></tr>",
           f);
-    size_t fatal = vr_fatal_oom(r), shown = 0;
-    for (size_t i; (i = vr_oom_shown(r, fatal, shown, top)) != SIZE_MAX; shown++)
+    size_t fatal = vr_fatal_oom(r), covered = 0;
+    for (size_t i = SIZE_MAX, shown = 0; shown < top && (i = vr_oom_next(r, fatal, i)) != SIZE_MAX;
+         shown++) {
         oom_row(f, r, i, i == fatal);
+        covered += 1 + r->ooms[i].repeats;
+    }
     fputs("</table>", f);
-    if (r->nooms > shown)
-        fprintf(f, "<p class=\"note\">… %zu more</p>", r->nooms - shown);
+    if (r->nooms > covered)
+        fprintf(f, "<p class=\"note\">… %zu more</p>", r->nooms - covered);
 }
 
 /* The failed free calls (freefail.c), the first `top`. */

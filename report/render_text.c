@@ -8,6 +8,8 @@
 #include <string.h>
 
 #define SZ(v, b) vr_format_size((v), (b), sizeof(b))
+/* Frames listed of a failed allocation's call. */
+#define OOM_FRAMES 8
 
 static void print_frame(FILE *f, const vr_frame *fr, const char *indent, bool first,
                         bool short_files)
@@ -240,11 +242,17 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
                 SZ(o->live_reserved, b1), SZ(o->live_graph, b2));
     if (o->range[0])
         fprintf(f, "  in NVTX range %s\n", o->range);
-    print_stack(f, &o->stack, "    ", 8);
+    print_stack(f, &o->stack, "    ", OOM_FRAMES);
+    char line[640];
+    if (*vr_oom_alike_text(r, vr_fatal_oom(r), i, OOM_FRAMES, line, sizeof line))
+        fprintf(f, "  %s\n", line);
+    if (o->repeats)
+        fprintf(f, "  %s\n", vr_oom_repeats_text(r, o, line, sizeof line));
 }
 
-/* The fatal failure (vr_fatal_oom) first, then the others in time order;
- * numbers are the failures' order in time. */
+/* The fatal failure (vr_fatal_oom) first, then the others in time order,
+ * repeats counted on the failure they repeat (vr_oom_next); numbers are the
+ * failures' order in time. */
 static void ooms(FILE *f, const vr_report *r, size_t top)
 {
     if (r->error_allocations) /* failures of other errors are listed too */
@@ -259,14 +267,16 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
                 r->nooms, r->failed_allocations);
     if (!r->nooms)
         fputs("no failed allocations\n", f);
-    size_t fatal = vr_fatal_oom(r), shown = 0;
-    for (size_t i; (i = vr_oom_shown(r, fatal, shown, top)) != SIZE_MAX; shown++) {
-        oom_entry(f, r, i, i == fatal);
-        if (i == fatal && r->nooms > 1)
+    size_t fatal = vr_fatal_oom(r), covered = 0;
+    for (size_t i = SIZE_MAX, shown = 0; shown < top && (i = vr_oom_next(r, fatal, i)) != SIZE_MAX;
+         shown++) {
+        if (shown == 1 && fatal != SIZE_MAX)
             fputs("other failed allocations, in time order:\n", f);
+        oom_entry(f, r, i, i == fatal);
+        covered += 1 + r->ooms[i].repeats;
     }
-    if (r->nooms > shown)
-        fprintf(f, "... %zu more\n", r->nooms - shown);
+    if (r->nooms > covered)
+        fprintf(f, "... %zu more\n", r->nooms - covered);
 }
 
 /* The failed free calls (freefail.c): nothing when none. */

@@ -288,6 +288,13 @@ typedef struct vr_oom {
      * retried, as PyTorch does): the program went on. A VMM handle's
      * creation only once the retry's handle is mapped (replay.c, attempt). */
     bool recovered;
+    /* Repeats (vr_oom_group): SIZE_MAX, or the index of the failure this one
+     * repeats (vr_oom_same), which the renderers list in its place: the
+     * fatal one (vr_fatal_oom) when it repeats that, else the earliest. On a
+     * failure that others repeat: how many (0 when none), and the indices of
+     * the earliest and latest of them. */
+    size_t repeat_of;
+    size_t repeats, repeats_first, repeats_last;
 } vr_oom;
 
 /* One (device, kind) of the accounting: the same numbers as the simulated

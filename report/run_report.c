@@ -350,8 +350,9 @@ static void model_failures(run_model *m)
     m->fail = vr_xcalloc(cap ? cap : 1, sizeof *m->fail);
     for (size_t i = 0; i < m->n; i++) {
         size_t fatal = vr_fatal_oom(m->p[i].r);
-        for (size_t k = 0, j;
-             (j = vr_oom_shown(m->p[i].r, fatal, k, MAX_FAILURES_PER_PROCESS)) != SIZE_MAX; k++) {
+        for (size_t k = 0, j = SIZE_MAX;
+             k < MAX_FAILURES_PER_PROCESS && (j = vr_oom_next(m->p[i].r, fatal, j)) != SIZE_MAX;
+             k++) {
             failure *fl = &m->fail[m->nfail++];
             fl->proc = i;
             fl->o = &m->p[i].r->ooms[j];
@@ -465,6 +466,9 @@ static void text_failure(FILE *f, const run_model *m, const failure *fl)
             SZ(o->requested_bytes, b1), o->device, VR_TIME(o->t_ns), vr_verdict_name(o->verdict));
     if (o->external_bytes)
         fprintf(f, "; %s in use outside its recording", SZ(o->external_bytes, b2));
+    char rep[128];
+    if (o->repeats) /* held below: at this failure only */
+        fprintf(f, "; %s", vr_oom_repeats_text(m->p[fl->proc].r, o, rep, sizeof rep));
     fputc('\n', f);
     for (size_t h = 0; h < fl->nheld; h++) {
         const held *x = &fl->held[h];
@@ -570,8 +574,9 @@ static void json_failure(FILE *f, const run_model *m, const failure *fl)
     json_proc_ref(f, &m->p[fl->proc]);
     fprintf(f,
             ",\"device\":%d,\"t_ns\":%" PRIu64 ",\"requested_bytes\":%" PRIu64
-            ",\"external_bytes\":%" PRIu64 ",\"verdict\":\"%s\",\"held_by\":[",
-            o->device, o->t_ns, o->requested_bytes, o->external_bytes, vr_verdict_name(o->verdict));
+            ",\"external_bytes\":%" PRIu64 ",\"verdict\":\"%s\",\"repeats\":%zu,\"held_by\":[",
+            o->device, o->t_ns, o->requested_bytes, o->external_bytes, vr_verdict_name(o->verdict),
+            o->repeats);
     for (size_t h = 0; h < fl->nheld; h++) {
         const held *x = &fl->held[h];
         fputs(h ? ",{" : "{", f);

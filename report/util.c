@@ -714,18 +714,140 @@ bool vr_oom_handled(const vr_report *r)
     return r->has_end && r->exit_signal <= 0 && r->exit_status == 0;
 }
 
-size_t vr_oom_shown(const vr_report *r, size_t fatal, size_t k, size_t top)
+/* Two frames a person reads as one: the same function, file, line and
+ * module, and for a frame without a symbol the same address. */
+static bool same_frame_read(const vr_frame *x, const vr_frame *y)
 {
-    if (fatal != SIZE_MAX) {
-        if (k == 0)
-            return fatal;
-        if (k >= top)
-            return SIZE_MAX;
-        k = k - 1 < fatal ? k - 1 : k; /* the k-th failure after the fatal one, skipping it */
-    } else if (k >= top) {
+    return x->line == y->line && x->inlined == y->inlined && !strcmp(x->function, y->function) &&
+           !strcmp(x->file, y->file) && !strcmp(x->module, y->module) &&
+           (strcmp(x->function, "??") || x->ip == y->ip);
+}
+
+static bool same_call(const vr_stack *a, const vr_stack *b)
+{
+    if (a->id == b->id)
+        return true;
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!same_frame_read(&a->frames[i], &b->frames[i]))
+            return false;
+    return true;
+}
+
+bool vr_oom_same(const vr_oom *a, const vr_oom *b)
+{
+    return a->device == b->device && a->requested_bytes == b->requested_bytes &&
+           a->error == b->error && a->verdict == b->verdict && a->recovered == b->recovered &&
+           a->host_pool == b->host_pool && a->managed_pool == b->managed_pool &&
+           !strcmp(a->api, b->api) && !strcmp(a->range, b->range) &&
+           same_call(&a->stack, &b->stack);
+}
+
+/* The failure that o (index i) repeats, SIZE_MAX when none: the fatal one,
+ * else the earliest listed one before it. */
+static size_t repeated(const vr_oom *ooms, size_t i, size_t fatal)
+{
+    if (i == fatal)
         return SIZE_MAX;
+    if (fatal != SIZE_MAX && vr_oom_same(&ooms[fatal], &ooms[i]))
+        return fatal;
+    for (size_t j = 0; j < i; j++)
+        if (j != fatal && ooms[j].repeat_of == SIZE_MAX && vr_oom_same(&ooms[j], &ooms[i]))
+            return j;
+    return SIZE_MAX;
+}
+
+void vr_oom_group(vr_oom *ooms, size_t nooms, size_t fatal)
+{
+    for (size_t i = 0; i < nooms; i++)
+        ooms[i].repeats = 0;
+    for (size_t i = 0; i < nooms; i++) {
+        ooms[i].repeat_of = repeated(ooms, i, fatal);
+        if (ooms[i].repeat_of == SIZE_MAX)
+            continue;
+        vr_oom *rep = &ooms[ooms[i].repeat_of];
+        if (!rep->repeats++)
+            rep->repeats_first = i;
+        rep->repeats_last = i;
     }
-    return k < r->nooms ? k : SIZE_MAX;
+}
+
+bool vr_stack_lists(const vr_stack *st, size_t max, size_t i)
+{
+    if (vr_stack_folds_to_lead(st, max))
+        return i == 0 || (i >= st->lead && i - st->lead < max - 1);
+    return i < max;
+}
+
+/* Whether the listings of a and b (max frames each) read the same although
+ * the stacks differ: the same depth, and every frame either listing shows
+ * the same in both. The first frame where they part, SIZE_MAX when they
+ * read apart or do not part. */
+static size_t parts_unlisted(const vr_stack *a, const vr_stack *b, size_t max)
+{
+    if (a->n != b->n)
+        return SIZE_MAX;
+    size_t first = SIZE_MAX;
+    for (size_t k = 0; k < a->n; k++) {
+        if (same_frame_read(&a->frames[k], &b->frames[k]))
+            continue;
+        if (vr_stack_lists(a, max, k) || vr_stack_lists(b, max, k))
+            return SIZE_MAX;
+        first = first < k ? first : k;
+    }
+    return first;
+}
+
+/* Failures a and b read alike in a listing of max frames but are not the
+ * same call: where their calls part (parts_unlisted), else SIZE_MAX. */
+static size_t alike_apart(const vr_oom *a, const vr_oom *b, size_t max)
+{
+    if (a->device != b->device || a->requested_bytes != b->requested_bytes ||
+        a->error != b->error || a->verdict != b->verdict || a->recovered != b->recovered ||
+        strcmp(a->api, b->api) || strcmp(a->range, b->range))
+        return SIZE_MAX;
+    return parts_unlisted(&a->stack, &b->stack, max);
+}
+
+const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,
+                              size_t len)
+{
+    buf[0] = 0;
+    for (size_t j = vr_oom_next(r, fatal, SIZE_MAX); j != SIZE_MAX && j != i;
+         j = vr_oom_next(r, fatal, j)) {
+        size_t k = alike_apart(&r->ooms[j], &r->ooms[i], max);
+        if (k == SIZE_MAX)
+            continue;
+        char b1[256], b2[256];
+        snprintf(buf, len, "not the same call as #%zu: frame %zu (not listed) is %s here, %s there",
+                 j + 1, k + 1, vr_frame_name(&r->ooms[i].stack.frames[k], b1, sizeof b1),
+                 vr_frame_name(&r->ooms[j].stack.frames[k], b2, sizeof b2));
+        break;
+    }
+    return buf;
+}
+
+const char *vr_oom_repeats_text(const vr_report *r, const vr_oom *o, char *buf, size_t len)
+{
+    int n =
+        snprintf(buf, len, "the same failure (call, request, verdict) %zu more time%s: #%zu at %s",
+                 o->repeats, o->repeats == 1 ? "" : "s", o->repeats_first + 1,
+                 VR_TIME(r->ooms[o->repeats_first].t_ns));
+    if (o->repeats > 1 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " to #%zu at %s", o->repeats_last + 1,
+                 VR_TIME(r->ooms[o->repeats_last].t_ns));
+    return buf;
+}
+
+size_t vr_oom_next(const vr_report *r, size_t fatal, size_t prev)
+{
+    if (prev == SIZE_MAX && fatal != SIZE_MAX)
+        return fatal;
+    for (size_t i = prev == SIZE_MAX || prev == fatal ? 0 : prev + 1; i < r->nooms; i++)
+        if (i != fatal && r->ooms[i].repeat_of == SIZE_MAX)
+            return i;
+    return SIZE_MAX;
 }
 
 uint64_t vr_unrecovered_ooms(const vr_report *r)

@@ -429,6 +429,99 @@ static void test_oom_fatal_first(void **state)
     vr_report_free(r);
 }
 
+/* Failures that repeat one (the same call, request and verdict) are listed
+ * as a count on it: the fatal one's repeats before it, a first failure's
+ * after it. Another request or another call is listed apart. numba's 1 TiB
+ * request listed 10 near-identical blocks and "... 60 more". */
+static void test_oom_repeats(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "repeats", 0, NULL);
+    vtg_stack(&g, 2, 0, 0x2200);
+    vtg_failed(&g, 10, 600 * MiB, 1, 400 * MiB, GiB); /* #1: repeats #5 */
+    vtg_failed(&g, 20, 300 * MiB, 1, 400 * MiB, GiB); /* #2: another request */
+    vtg_failed(&g, 30, 600 * MiB, 1, 400 * MiB, GiB); /* #3: repeats #5 */
+    vtg_failed(&g, 40, 600 * MiB, 2, 400 * MiB, GiB); /* #4: another call */
+    vtg_failed(&g, 50, 300 * MiB, 1, 400 * MiB, GiB); /* #5 repeats #2 */
+    vtg_failed(&g, 60, 600 * MiB, 1, 400 * MiB, GiB); /* #6: fatal */
+    vtg_end(&g, 70, 1);
+    vr_report *r = close_and_analyze(&g, "repeats");
+    assert_int_equal(r->nooms, 6);
+    assert_int_equal(vr_fatal_oom(r), 5);
+    const size_t of[] = {5, SIZE_MAX, 5, SIZE_MAX, 1, SIZE_MAX};
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(r->ooms[i].repeat_of, of[i]);
+    assert_int_equal(r->ooms[5].repeats, 2);
+    assert_int_equal(r->ooms[1].repeats, 1);
+    assert_int_equal(r->ooms[3].repeats, 0);
+    char *text = render(vr_render_text, r);
+    const char *fatal = strstr(text, "FATAL #6 at");
+    assert_non_null(fatal);
+    assert_non_null(
+        strstr(fatal, "the same failure (call, request, verdict) 2 more times: #1 at 10 ns to #3 "
+                      "at 30 ns\nother failed allocations"));
+    const char *two = strstr(text, "\n#2 at 20 ns: cudaMalloc of 300.00 MiB");
+    assert_non_null(two);
+    assert_non_null(strstr(two, "the same failure (call, request, verdict) 1 more time: #5 at "
+                                "50 ns\n#4 at 40 ns"));
+    assert_null(strstr(text, "\n#1 at"));
+    assert_null(strstr(text, "\n#3 at"));
+    assert_null(strstr(text, "\n#5 at"));
+    assert_null(strstr(text, "more\n")); /* no "... N more": every failure is accounted for */
+    free(text);
+    char *html = render(vr_render_html, r);
+    char *rows = slice(html, "id=\"ooms\"", "</table>");
+    assert_non_null(strstr(rows, "<tr class=\"fatal\"><td class=\"n\">#6"));
+    assert_non_null(strstr(rows, "<p class=\"repeats\">the same failure (call, request, verdict) "
+                                 "2 more times: #1 at 10 ns to #3 at 30 ns</p>"));
+    assert_null(strstr(rows, "<td class=\"n\">#1<br>"));
+    assert_non_null(strstr(rows, "<td class=\"n\">#4<br>"));
+    free(rows);
+    free(html);
+    vr_report_free(r);
+}
+
+/* Two failures whose listings read the same but whose calls part at a frame
+ * the listing leaves out (numba's first attempt and its retry, apart in
+ * a folded library frame) are told apart by that frame; calls that part at
+ * a listed frame need no such line. */
+static void test_oom_alike(void **state)
+{
+    (void)state;
+    for (int listed = 0; listed < 2; listed++) {
+        vtg g;
+        const char *name = listed ? "alike_listed" : "alike";
+        open_trace(&g, name, 0, NULL);
+        /* two call chains of 10 frames that part at their outermost frame
+         * (index 9: past the 8 listed), or at index 2 (listed) */
+        size_t part = listed ? 2 : 9;
+        for (uint32_t c = 0; c < 2; c++)
+            for (uint32_t k = 0; k < 10; k++) {
+                size_t idx = 9 - k; /* frame index of this node: the root is the outermost */
+                uint64_t ip = 0x10000 + 0x100 * idx + (idx == part ? c * 0x10 : 0);
+                vtg_stack(&g, 100 + 10 * c + k, k ? 100 + 10 * c + k - 1 : 0, ip);
+            }
+        vtg_failed(&g, 10, 600 * MiB, 109, 400 * MiB, GiB);
+        vtg_failed(&g, 20, 600 * MiB, 119, 400 * MiB, GiB);
+        vtg_end(&g, 30, 1);
+        vr_report *r = close_and_analyze(&g, name);
+        assert_int_equal(r->nooms, 2);
+        assert_int_equal(r->ooms[0].repeat_of, SIZE_MAX); /* another call: not a repeat */
+        char *text = render(vr_render_text, r);
+        const char *line = strstr(text, "not the same call as #2: frame 10 (not listed) is ");
+        assert_int_equal(line != NULL, !listed);
+        if (line)
+            assert_non_null(strstr(line, "10900 here, 0x10910 there\n"));
+        free(text);
+        char *html = render(vr_render_html, r);
+        assert_int_equal(strstr(html, "<p class=\"alike\">not the same call as #2") != NULL,
+                         !listed);
+        free(html);
+        vr_report_free(r);
+    }
+}
+
 /* A failure on device 0 of a two-device run: its top sites, shares and
  * verdict are the device's own. Device 1's larger site (stack 3), growing
  * over every iteration, was once named first with 2000% of device 0's live
@@ -1376,6 +1469,8 @@ int main(void)
         cmocka_unit_test(test_oom_all_sites),
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_oom_fatal_first),
+        cmocka_unit_test(test_oom_repeats),
+        cmocka_unit_test(test_oom_alike),
         cmocka_unit_test(test_oom_other_device),
         cmocka_unit_test(test_oom_pool_limit),
         cmocka_unit_test(test_oom_rounding_not_external),
