@@ -304,7 +304,7 @@ bool vr_stack_lists(const vr_stack *st, size_t max, size_t i);
 /* The line the renderers give failure i when a failure listed before it
  * (vr_oom_next's order) reads the same in a listing of max frames (the same
  * API, device, request, verdict and outcome, and every listed frame) but
- * is another call: "not the same call as #70: frame 3 (not listed) is f
+ * is another call: "not the same call as #70: frame 3 (folded) is f
  * (x.py:840) here, f (x.py:852) there" (numba's first attempt and its
  * retry). "" when none; written into buf (truncated to len). */
 const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,

@@ -820,7 +820,7 @@ const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t
         if (k == SIZE_MAX)
             continue;
         char b1[256], b2[256];
-        snprintf(buf, len, "not the same call as #%zu: frame %zu (not listed) is %s here, %s there",
+        snprintf(buf, len, "not the same call as #%zu: frame %zu (folded) is %s here, %s there",
                  j + 1, k + 1, vr_frame_name(&r->ooms[i].stack.frames[k], b1, sizeof b1),
                  vr_frame_name(&r->ooms[j].stack.frames[k], b2, sizeof b2));
         break;

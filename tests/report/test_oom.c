@@ -509,7 +509,7 @@ static void test_oom_alike(void **state)
         assert_int_equal(r->nooms, 2);
         assert_int_equal(r->ooms[0].repeat_of, SIZE_MAX); /* another call: not a repeat */
         char *text = render(vr_render_text, r);
-        const char *line = strstr(text, "not the same call as #2: frame 10 (not listed) is ");
+        const char *line = strstr(text, "not the same call as #2: frame 10 (folded) is ");
         assert_int_equal(line != NULL, !listed);
         if (line)
             assert_non_null(strstr(line, "10900 here, 0x10910 there\n"));
