@@ -19,6 +19,8 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -209,6 +211,9 @@ static void note_unusable(vr_symbolizer *sy, const vr_module *vm, const char *he
                              "machine that recorded it makes a trace carry its names)";
     if (!here)
         vr_state_note_once(sy->s, "%s cannot be read here (%s): %s", vm->path, why, then);
+    else if (*why) /* no build-id to compare: file_is_recorded says why */
+        vr_state_note_once(sy->s, "%s here differs from the recorded one (%s): %s",
+                           vr_basename(vm->path), why, then);
     else
         vr_state_note_once(sy->s,
                            "%s here differs from the recorded one (build-id %s recorded, %s "
@@ -262,13 +267,53 @@ static void end_dwfl(modcache *m)
     m->dwfl = NULL;
 }
 
+/* The bytes from the lowest PT_LOAD segment's p_vaddr to the highest
+ * segment's p_vaddr + p_memsz of mod's file: what the recorder writes as a
+ * module's end - start (interpose/stacks.c, module_cb). 0 when unknown. */
+static uint64_t load_span(Dwfl_Module *mod)
+{
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    size_t n = 0;
+    if (!elf || elf_getphdrnum(elf, &n) != 0)
+        return 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        lo = ph.p_vaddr < lo ? ph.p_vaddr : lo;
+        hi = ph.p_vaddr + ph.p_memsz > hi ? ph.p_vaddr + ph.p_memsz : hi;
+    }
+    return hi > lo ? hi - lo : 0;
+}
+
+/* Without a build-id to compare, whether mod's file here is loaded over as
+ * many bytes as the recorded module was: another version of a library
+ * (a trace of another machine's libc) almost always is not. When not, says
+ * so in why (len bytes). */
+static bool same_span(const vr_module *vm, Dwfl_Module *mod, char *why, size_t len)
+{
+    uint64_t here = load_span(mod), then = vm->end > vm->start ? vm->end - vm->start : 0;
+    if (!here || !then || here == then)
+        return true;
+    snprintf(why, len,
+             "no build-id to compare, and its segments span %" PRIu64 " bytes here, %" PRIu64
+             " recorded",
+             here, then);
+    return false;
+}
+
 /* Whether mod, vm's file here, is the recorded object: its build-id (left
  * in here) is the recorded one. Also when the trace (before version 4)
  * records none, or the object has none, recorded and here: then noted once
- * as unchecked. */
+ * as unchecked, unless its segments span another size than recorded
+ * (same_span; why says so). */
 static bool file_is_recorded(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module *mod,
-                             char here[VR_BUILD_ID_HEX])
+                             char here[VR_BUILD_ID_HEX], char *why, size_t len)
 {
+    if (!vm->build_id && !same_span(vm, mod, why, len))
+        return false;
     if (!vm->build_id) {
         vr_state_note_once(sy->s,
                            "module identity could not be checked: this trace (format "
@@ -278,7 +323,7 @@ static bool file_is_recorded(vr_symbolizer *sy, const vr_module *vm, Dwfl_Module
         return true;
     }
     file_build_id(mod, here);
-    if (strcmp(here, vm->build_id))
+    if (strcmp(here, vm->build_id) || (!*here && !same_span(vm, mod, why, len)))
         return false;
     if (!*here && noteworthy(vm))
         vr_state_note_once(sy->s,
@@ -298,7 +343,7 @@ static Dwfl_Module *module_dwfl(vr_symbolizer *sy, modcache *m, const vr_module 
         return NULL;
     char here[VR_BUILD_ID_HEX] = "", why[256] = "";
     Dwfl_Module *mod = report_file(sy, m, vm, why, sizeof why);
-    if (mod && file_is_recorded(sy, vm, mod, here))
+    if (mod && file_is_recorded(sy, vm, mod, here, why, sizeof why))
         return mod;
     bool readable = mod != NULL;
     end_dwfl(m);

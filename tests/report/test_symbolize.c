@@ -28,25 +28,34 @@ typedef struct self_mod {
     char path[512];
 } self_mod;
 
+/* The module holding m->addr, its extent as the recorder writes it
+ * (interpose/stacks.c, module_cb: the lowest PT_LOAD's start to the
+ * highest's end). */
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     self_mod *m = data;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    bool holds = false;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (ph->p_type == PT_LOAD && m->addr >= lo && m->addr < hi) {
-            m->bias = info->dlpi_addr;
-            m->start = lo;
-            m->end = hi;
-            if (info->dlpi_name && info->dlpi_name[0])
-                snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
-            else if (!realpath("/proc/self/exe", m->path))
-                m->path[0] = 0;
-            return 1;
-        }
+        uint64_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+        if (ph->p_type != PT_LOAD)
+            continue;
+        holds = holds || (m->addr >= a && m->addr < b);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
     }
-    return 0;
+    if (!holds)
+        return 0;
+    m->bias = info->dlpi_addr;
+    m->start = lo;
+    m->end = hi;
+    if (info->dlpi_name && info->dlpi_name[0])
+        snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
+    else if (!realpath("/proc/self/exe", m->path))
+        m->path[0] = 0;
+    return 1;
 }
 
 /* The GNU build-id of the file at path (gen.h's reading of it). */
@@ -296,6 +305,24 @@ static void test_v3_trace(void **state)
     assert_int_equal(notes_with(r, "module identity could not be checked"), 1);
     assert_int_equal(notes_with(r, "version 3"), 1);
     assert_int_equal(notes_with(r, "build-id"), 1); /* that note alone */
+    vr_report_free(r);
+    /* The file here spans another size than the recorded module: another
+     * version of it (a trace of another machine's libc). Its frames are
+     * not named from it (they were, wrongly: __gconv_transform_internal_ucs4
+     * below <module> in the H200 traces). */
+    m.end += 0x1000;
+    write_v3_trace(path, &m);
+    r = analyze(path);
+    assert_int_equal(r->nleaks, 1);
+    st = &r->leaks[0].stack;
+    for (size_t i = 0; i < st->n; i++) {
+        assert_null(strstr(st->frames[i].function, "vtt_user_site"));
+        assert_null(strstr(st->frames[i].function, "cxx_site"));
+    }
+    assert_int_equal(notes_with(r, "here differs from the recorded one (no build-id to compare, "
+                                   "and its segments span"),
+                     1);
+    assert_int_equal(notes_with(r, "module identity could not be checked"), 0);
     vr_report_free(r);
 }
 
