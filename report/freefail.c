@@ -12,6 +12,7 @@
 #include "state.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void vr_free_failed_note(vr_state *s, const vt_event *ev)
 {
@@ -83,6 +84,31 @@ static const char *what_of(vr_arena *a, const vr_free_failed_raw *raw)
                                      : "the graph never ran, or the memory was freed already");
 }
 
+bool vr_free_failed_same(const vr_free_failed *a, const vr_free_failed *b)
+{
+    return a->error == b->error && a->graph_node == b->graph_node && a->live_kind == b->live_kind &&
+           !strcmp(a->call, b->call) && vr_same_call(&a->stack, &b->stack);
+}
+
+static vr_repeat *free_failed_repeat(void *items, size_t i)
+{
+    return &((vr_free_failed *)items)[i].repeat;
+}
+
+static bool free_failed_same(const void *items, size_t a, size_t b)
+{
+    const vr_free_failed *x = items;
+    return vr_free_failed_same(&x[a], &x[b]);
+}
+
+const char *vr_free_failed_repeats_text(const vr_report *r, const vr_free_failed *x, char *buf,
+                                        size_t len)
+{
+    return vr_repeats_text(&x->repeat, "failed free (call, error, kind of address)",
+                           r->free_failed[x->repeat.first].t_ns,
+                           r->free_failed[x->repeat.last].t_ns, buf, len);
+}
+
 void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r)
 {
     vr_free_failed *out = vr_alloc(s->arena, (s->nfree_failed ? s->nfree_failed : 1) * sizeof *out);
@@ -96,10 +122,13 @@ void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r)
             .call = vr_strdup(s->arena, vr_state_string(s, raw->call)),
             .what = what_of(s->arena, raw),
             .graph_node = (raw->flags & VT_FREE_FAILED_GRAPH_NODE) != 0,
+            .live_kind = raw->live_size ? (int32_t)raw->live_kind : -1,
             .stack = vr_symbolize(sy, raw->stack),
             .calls_after = s->allocations + s->frees - raw->calls_before,
         };
     }
+    vr_repeats_group(
+        &(vr_repeat_list){out, s->nfree_failed, SIZE_MAX, free_failed_repeat, free_failed_same});
     r->free_failed = out;
     r->nfree_failed = s->nfree_failed;
     r->free_failed_total = s->free_failed_total;

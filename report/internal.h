@@ -287,14 +287,44 @@ bool vr_oom_handled(const vr_report *r);
  * (recovered or not). Their explanations may differ in the live bytes they
  * name: the renderers list a repeat as a count on the failure it repeats. */
 bool vr_oom_same(const vr_oom *a, const vr_oom *b);
-/* Sets every failure's repeat_of, repeats, repeats_first and repeats_last
- * (report.h) once the verdicts and vr_fatal_oom are final: a failure repeats
- * the fatal one when vr_oom_same holds, else the earliest failure it repeats.
- * O(failures x distinct failures); r->ooms holds at most 1000. */
+/* Whether stacks a and b read as the same call: the same recorded stack, or
+ * the same function, file, line and module at every frame (the same
+ * address where a frame has no symbol). */
+bool vr_same_call(const vr_stack *a, const vr_stack *b);
+/* A listing whose repeats vr_repeats_group marks: n items, each one's
+ * vr_repeat found by repeat(items, i); same(items, a, b) says whether item
+ * b repeats item a; lead, the item listed first (SIZE_MAX: none). */
+typedef struct vr_repeat_list {
+    void *items;
+    size_t n, lead;
+    vr_repeat *(*repeat)(void *items, size_t i);
+    bool (*same)(const void *items, size_t a, size_t b);
+} vr_repeat_list;
+/* Sets every item's vr_repeat: an item repeats lead when same holds, else
+ * the earliest item that repeats none and that it repeats. O(items x
+ * distinct items). */
+void vr_repeats_group(const vr_repeat_list *l);
+/* "the same WHAT 69 more times: #1 at 25.85 ms to #69 at 296.60 ms" for an
+ * entry others repeat (x->n > 0), the times of the first and last repeat
+ * given (ns); written into buf (truncated to len); returns buf. */
+const char *vr_repeats_text(const vr_repeat *x, const char *what, uint64_t first_ns,
+                            uint64_t last_ns, char *buf, size_t len);
+/* Whether failed free b repeats a: the same function, error and call (its
+ * symbolized stack), and the same kind of address (a live allocation of
+ * one kind starting there, none, a graph node's); the addresses differ. */
+bool vr_free_failed_same(const vr_free_failed *a, const vr_free_failed *b);
+/* The line the renderers give a failed free others repeat (x->repeat.n >
+ * 0): vr_repeats_text's; written into buf (truncated to len). */
+const char *vr_free_failed_repeats_text(const vr_report *r, const vr_free_failed *x, char *buf,
+                                        size_t len);
+/* Sets every failure's vr_oom.repeat (vr_repeats_group) once the verdicts
+ * and vr_fatal_oom are final: a failure repeats the fatal one when
+ * vr_oom_same holds, else the earliest failure it repeats. r->ooms holds at
+ * most 1000. */
 void vr_oom_group(vr_oom *ooms, size_t nooms, size_t fatal);
 /* The order renderers list failures in: the fatal one (vr_fatal_oom's index,
  * or SIZE_MAX for none) first, then the others in time order, leaving out
- * each that repeats another (vr_oom.repeat_of; counted on that one). prev:
+ * each that repeats another (vr_oom.repeat.of; counted on that one). prev:
  * the index listed before, SIZE_MAX to start. The next index into r->ooms,
  * SIZE_MAX past the last. Callers stop at their own count (--top). */
 size_t vr_oom_next(const vr_report *r, size_t fatal, size_t prev);
@@ -309,7 +339,7 @@ bool vr_stack_lists(const vr_stack *st, size_t max, size_t i);
  * retry). "" when none; written into buf (truncated to len). */
 const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,
                               size_t len);
-/* The line the renderers give a failure that others repeat (o->repeats > 0):
+/* The line the renderers give a failure that others repeat (o->repeat.n > 0):
  * "the same failure (call, request, verdict) 69 more times: #1 at 25.85 ms
  * to #69 at 296.60 ms", written into buf (truncated to len); returns buf. */
 const char *vr_oom_repeats_text(const vr_report *r, const vr_oom *o, char *buf, size_t len);

@@ -868,7 +868,7 @@ static void oom_row(FILE *f, const vr_report *r, size_t i, bool fatal)
         esc(f, line);
         fputs("</p>", f);
     }
-    if (o->repeats) {
+    if (o->repeat.n) {
         fputs("<p class=\"repeats\">", f);
         esc(f, vr_oom_repeats_text(r, o, line, sizeof line));
         fputs("</p>", f);
@@ -899,7 +899,7 @@ static void ooms_table(FILE *f, const vr_report *r, size_t top)
     for (size_t i = SIZE_MAX, shown = 0; shown < top && (i = vr_oom_next(r, fatal, i)) != SIZE_MAX;
          shown++) {
         oom_row(f, r, i, i == fatal);
-        covered += 1 + r->ooms[i].repeats;
+        covered += 1 + r->ooms[i].repeat.n;
     }
     fputs("</table>", f);
     if (r->nooms > covered)
@@ -913,23 +913,33 @@ static void free_failed_table(FILE *f, const vr_report *r, size_t top)
     fputs("<table id=\"failed_frees\"><tr><th>#, time</th><th>call</th><th>address</th>"
           "<th>error</th><th>what the address held</th><th>call stack</th></tr>",
           f);
-    size_t shown = r->nfree_failed < top ? r->nfree_failed : top;
-    for (size_t i = 0; i < shown; i++) {
+    size_t covered = 0;
+    char line[192];
+    for (size_t i = 0, shown = 0; i < r->nfree_failed && shown < top; i++) {
         const vr_free_failed *x = &r->free_failed[i];
+        if (x->repeat.of != SIZE_MAX)
+            continue;
         fprintf(f, "<tr><td>#%zu, %s</td><td>", i + 1, VR_TIME(x->t_ns));
         esc(f, x->call);
         fprintf(f, "</td><td>0x%" PRIx64 "</td><td>%d", x->addr, x->error);
         esc(f, x->error_meaning);
         fputs("</td><td>", f);
         esc(f, x->what);
+        if (x->repeat.n) {
+            fputs("<p class=\"repeats\">", f);
+            esc(f, vr_free_failed_repeats_text(r, x, line, sizeof line));
+            fputs("</p>", f);
+        }
         fputs("</td><td>", f);
         stack_html(f, &x->stack, 8);
         fputs("</td></tr>", f);
+        covered += 1 + x->repeat.n;
+        shown++;
     }
     fputs("</table>", f);
-    if (r->free_failed_total > shown)
+    if (r->free_failed_total > covered)
         fprintf(f, "<p class=\"note\">… %" PRIu64 " more (--json lists the first %zu)</p>",
-                r->free_failed_total - shown, r->nfree_failed);
+                r->free_failed_total - covered, r->nfree_failed);
 }
 
 static void leaks_table(FILE *f, const vr_report *r, size_t top)

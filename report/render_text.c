@@ -246,7 +246,7 @@ static void oom_entry(FILE *f, const vr_report *r, size_t i, bool fatal)
     char line[640];
     if (*vr_oom_alike_text(r, vr_fatal_oom(r), i, OOM_FRAMES, line, sizeof line))
         fprintf(f, "  %s\n", line);
-    if (o->repeats)
+    if (o->repeat.n)
         fprintf(f, "  %s\n", vr_oom_repeats_text(r, o, line, sizeof line));
 }
 
@@ -273,7 +273,7 @@ static void ooms(FILE *f, const vr_report *r, size_t top)
         if (shown == 1 && fatal != SIZE_MAX)
             fputs("other failed allocations, in time order:\n", f);
         oom_entry(f, r, i, i == fatal);
-        covered += 1 + r->ooms[i].repeats;
+        covered += 1 + r->ooms[i].repeat.n;
     }
     if (r->nooms > covered)
         fprintf(f, "... %zu more\n", r->nooms - covered);
@@ -285,16 +285,23 @@ static void free_failed(FILE *f, const vr_report *r, size_t top)
     if (!r->nfree_failed)
         return;
     fprintf(f, "\n-- Failed frees (%" PRIu64 ") --\n", r->free_failed_total);
-    size_t shown = r->nfree_failed < top ? r->nfree_failed : top;
-    for (size_t i = 0; i < shown; i++) {
+    size_t covered = 0;
+    char line[192];
+    for (size_t i = 0, shown = 0; i < r->nfree_failed && shown < top; i++) {
         const vr_free_failed *x = &r->free_failed[i];
+        if (x->repeat.of != SIZE_MAX)
+            continue;
         fprintf(f, "#%zu at %s: %s(0x%" PRIx64 ") failed with error %d%s; %s\n", i + 1,
                 VR_TIME(x->t_ns), x->call, x->addr, x->error, x->error_meaning, x->what);
         print_stack(f, &x->stack, "    ", 8);
+        if (x->repeat.n)
+            fprintf(f, "  %s\n", vr_free_failed_repeats_text(r, x, line, sizeof line));
+        covered += 1 + x->repeat.n;
+        shown++;
     }
-    if (r->free_failed_total > shown)
+    if (r->free_failed_total > covered)
         fprintf(f, "... %" PRIu64 " more (--json lists the first %zu)\n",
-                r->free_failed_total - shown, r->nfree_failed);
+                r->free_failed_total - covered, r->nfree_failed);
 }
 
 /* "  of which ... is a caching allocator's cache" under a live-at-exit line */

@@ -188,6 +188,16 @@ const char *vr_verdict_name(enum vr_verdict v);
 
 /* A free call that failed (freefail.c; trace format 12): what it freed is
  * nothing, what the address holds stays live. */
+/* An entry of a listing that others repeat, or that repeats another
+ * (failed allocations: vr_oom_same; failed frees: vr_free_failed_same): the
+ * renderers list a repeat only as a count on the entry it repeats. */
+typedef struct vr_repeat {
+    size_t of; /* SIZE_MAX, or the index of the entry this one repeats */
+    /* On an entry others repeat: how many (0 when none), and the indices of
+     * the earliest and latest of them. */
+    size_t n, first, last;
+} vr_repeat;
+
 typedef struct vr_free_failed {
     uint64_t t_ns, addr;
     int32_t error;             /* what the call returned */
@@ -195,8 +205,11 @@ typedef struct vr_free_failed {
     const char *call;          /* the function ("cudaFreeAsync") */
     const char *what;          /* what the recording held at addr then, and its causes */
     bool graph_node;           /* addr is a CUDA graph allocation node's */
+    int32_t live_kind;         /* the kind (enum vt_kind) of the live allocation starting at
+                                * addr, -1 when none does (what) */
     uint64_t calls_after;      /* allocations and frees recorded after it */
     vr_stack stack;
+    vr_repeat repeat; /* repeats of the same call, error and kind of address */
 } vr_free_failed;
 
 typedef struct vr_oom {
@@ -288,13 +301,10 @@ typedef struct vr_oom {
      * retried, as PyTorch does): the program went on. A VMM handle's
      * creation only once the retry's handle is mapped (replay.c, attempt). */
     bool recovered;
-    /* Repeats (vr_oom_group): SIZE_MAX, or the index of the failure this one
-     * repeats (vr_oom_same), which the renderers list in its place: the
-     * fatal one (vr_fatal_oom) when it repeats that, else the earliest. On a
-     * failure that others repeat: how many (0 when none), and the indices of
-     * the earliest and latest of them. */
-    size_t repeat_of;
-    size_t repeats, repeats_first, repeats_last;
+    /* Repeats (vr_oom_group): repeat.of is the failure this one repeats
+     * (vr_oom_same), which the renderers list in its place: the fatal one
+     * (vr_fatal_oom) when it repeats that, else the earliest. */
+    vr_repeat repeat;
 } vr_oom;
 
 /* One (device, kind) of the accounting: the same numbers as the simulated

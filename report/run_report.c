@@ -467,7 +467,7 @@ static void text_failure(FILE *f, const run_model *m, const failure *fl)
     if (o->external_bytes)
         fprintf(f, "; %s in use outside its recording", SZ(o->external_bytes, b2));
     char rep[128];
-    if (o->repeats) /* held below: at this failure only */
+    if (o->repeat.n) /* held below: at this failure only */
         fprintf(f, "; %s", vr_oom_repeats_text(m->p[fl->proc].r, o, rep, sizeof rep));
     fputc('\n', f);
     for (size_t h = 0; h < fl->nheld; h++) {
@@ -576,7 +576,7 @@ static void json_failure(FILE *f, const run_model *m, const failure *fl)
             ",\"device\":%d,\"t_ns\":%" PRIu64 ",\"requested_bytes\":%" PRIu64
             ",\"external_bytes\":%" PRIu64 ",\"verdict\":\"%s\",\"repeats\":%zu,\"held_by\":[",
             o->device, o->t_ns, o->requested_bytes, o->external_bytes, vr_verdict_name(o->verdict),
-            o->repeats);
+            o->repeat.n);
     for (size_t h = 0; h < fl->nheld; h++) {
         const held *x = &fl->held[h];
         fputs(h ? ",{" : "{", f);

@@ -723,7 +723,7 @@ static bool same_frame_read(const vr_frame *x, const vr_frame *y)
            (strcmp(x->function, "??") || x->ip == y->ip);
 }
 
-static bool same_call(const vr_stack *a, const vr_stack *b)
+bool vr_same_call(const vr_stack *a, const vr_stack *b)
 {
     if (a->id == b->id)
         return true;
@@ -741,36 +741,62 @@ bool vr_oom_same(const vr_oom *a, const vr_oom *b)
            a->error == b->error && a->verdict == b->verdict && a->recovered == b->recovered &&
            a->host_pool == b->host_pool && a->managed_pool == b->managed_pool &&
            !strcmp(a->api, b->api) && !strcmp(a->range, b->range) &&
-           same_call(&a->stack, &b->stack);
+           vr_same_call(&a->stack, &b->stack);
 }
 
-/* The failure that o (index i) repeats, SIZE_MAX when none: the fatal one,
- * else the earliest listed one before it. */
-static size_t repeated(const vr_oom *ooms, size_t i, size_t fatal)
+/* The entry that entry i repeats, SIZE_MAX when none: lead, else the
+ * earliest entry before it that repeats none. */
+static size_t repeated(const vr_repeat_list *l, size_t i)
 {
-    if (i == fatal)
+    if (i == l->lead)
         return SIZE_MAX;
-    if (fatal != SIZE_MAX && vr_oom_same(&ooms[fatal], &ooms[i]))
-        return fatal;
+    if (l->lead != SIZE_MAX && l->same(l->items, l->lead, i))
+        return l->lead;
     for (size_t j = 0; j < i; j++)
-        if (j != fatal && ooms[j].repeat_of == SIZE_MAX && vr_oom_same(&ooms[j], &ooms[i]))
+        if (j != l->lead && l->repeat(l->items, j)->of == SIZE_MAX && l->same(l->items, j, i))
             return j;
     return SIZE_MAX;
 }
 
+void vr_repeats_group(const vr_repeat_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        l->repeat(l->items, i)->n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        vr_repeat *x = l->repeat(l->items, i);
+        x->of = repeated(l, i);
+        if (x->of == SIZE_MAX)
+            continue;
+        vr_repeat *rep = l->repeat(l->items, x->of);
+        if (!rep->n++)
+            rep->first = i;
+        rep->last = i;
+    }
+}
+
+const char *vr_repeats_text(const vr_repeat *x, const char *what, uint64_t first_ns,
+                            uint64_t last_ns, char *buf, size_t len)
+{
+    int k = snprintf(buf, len, "the same %s %zu more time%s: #%zu at %s", what, x->n,
+                     x->n == 1 ? "" : "s", x->first + 1, VR_TIME(first_ns));
+    if (x->n > 1 && k >= 0 && (size_t)k < len)
+        snprintf(buf + k, len - (size_t)k, " to #%zu at %s", x->last + 1, VR_TIME(last_ns));
+    return buf;
+}
+
+static vr_repeat *oom_repeat(void *items, size_t i)
+{
+    return &((vr_oom *)items)[i].repeat;
+}
+
+static bool oom_same(const void *items, size_t a, size_t b)
+{
+    return vr_oom_same(&((const vr_oom *)items)[a], &((const vr_oom *)items)[b]);
+}
+
 void vr_oom_group(vr_oom *ooms, size_t nooms, size_t fatal)
 {
-    for (size_t i = 0; i < nooms; i++)
-        ooms[i].repeats = 0;
-    for (size_t i = 0; i < nooms; i++) {
-        ooms[i].repeat_of = repeated(ooms, i, fatal);
-        if (ooms[i].repeat_of == SIZE_MAX)
-            continue;
-        vr_oom *rep = &ooms[ooms[i].repeat_of];
-        if (!rep->repeats++)
-            rep->repeats_first = i;
-        rep->repeats_last = i;
-    }
+    vr_repeats_group(&(vr_repeat_list){ooms, nooms, fatal, oom_repeat, oom_same});
 }
 
 bool vr_stack_lists(const vr_stack *st, size_t max, size_t i)
@@ -830,14 +856,8 @@ const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t
 
 const char *vr_oom_repeats_text(const vr_report *r, const vr_oom *o, char *buf, size_t len)
 {
-    int n =
-        snprintf(buf, len, "the same failure (call, request, verdict) %zu more time%s: #%zu at %s",
-                 o->repeats, o->repeats == 1 ? "" : "s", o->repeats_first + 1,
-                 VR_TIME(r->ooms[o->repeats_first].t_ns));
-    if (o->repeats > 1 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " to #%zu at %s", o->repeats_last + 1,
-                 VR_TIME(r->ooms[o->repeats_last].t_ns));
-    return buf;
+    return vr_repeats_text(&o->repeat, "failure (call, request, verdict)",
+                           r->ooms[o->repeat.first].t_ns, r->ooms[o->repeat.last].t_ns, buf, len);
 }
 
 size_t vr_oom_next(const vr_report *r, size_t fatal, size_t prev)
@@ -845,7 +865,7 @@ size_t vr_oom_next(const vr_report *r, size_t fatal, size_t prev)
     if (prev == SIZE_MAX && fatal != SIZE_MAX)
         return fatal;
     for (size_t i = prev == SIZE_MAX || prev == fatal ? 0 : prev + 1; i < r->nooms; i++)
-        if (i != fatal && r->ooms[i].repeat_of == SIZE_MAX)
+        if (i != fatal && r->ooms[i].repeat.of == SIZE_MAX)
             return i;
     return SIZE_MAX;
 }

@@ -1,5 +1,6 @@
 /* test_oom.c: out-of-memory failures (oom.c, verdict.c): the verdicts, the use outside the
- * recording, recovered and fatal failures and how many are kept. */
+ * recording, recovered and fatal failures and how many are kept; repeated
+ * failures (and failed frees) counted on the one listed. */
 #include "internal.h"
 #include "report_test.h"
 
@@ -451,10 +452,10 @@ static void test_oom_repeats(void **state)
     assert_int_equal(vr_fatal_oom(r), 5);
     const size_t of[] = {5, SIZE_MAX, 5, SIZE_MAX, 1, SIZE_MAX};
     for (size_t i = 0; i < 6; i++)
-        assert_int_equal(r->ooms[i].repeat_of, of[i]);
-    assert_int_equal(r->ooms[5].repeats, 2);
-    assert_int_equal(r->ooms[1].repeats, 1);
-    assert_int_equal(r->ooms[3].repeats, 0);
+        assert_int_equal(r->ooms[i].repeat.of, of[i]);
+    assert_int_equal(r->ooms[5].repeat.n, 2);
+    assert_int_equal(r->ooms[1].repeat.n, 1);
+    assert_int_equal(r->ooms[3].repeat.n, 0);
     char *text = render(vr_render_text, r);
     const char *fatal = strstr(text, "FATAL #6 at");
     assert_non_null(fatal);
@@ -507,7 +508,7 @@ static void test_oom_alike(void **state)
         vtg_end(&g, 30, 1);
         vr_report *r = close_and_analyze(&g, name);
         assert_int_equal(r->nooms, 2);
-        assert_int_equal(r->ooms[0].repeat_of, SIZE_MAX); /* another call: not a repeat */
+        assert_int_equal(r->ooms[0].repeat.of, SIZE_MAX); /* another call: not a repeat */
         char *text = render(vr_render_text, r);
         const char *line = strstr(text, "not the same call as #2: frame 10 (folded) is ");
         assert_int_equal(line != NULL, !listed);
@@ -520,6 +521,54 @@ static void test_oom_alike(void **state)
         free(html);
         vr_report_free(r);
     }
+}
+
+/* Failed frees that repeat one (the same function, error, call and kind of
+ * address; the addresses differ) are counted on it, as failed allocations
+ * are: graphs_random listed 10 of its 120 identical frees during a capture
+ * and "... 110 more". A free of a live allocation's address, or from
+ * another call, is listed apart. */
+static void test_free_failed_repeats(void **state)
+{
+    (void)state;
+    vtg g;
+    open_trace(&g, "free_repeats", 0, NULL);
+    vtg_stack(&g, 2, 0, 0x2200);
+    vtg_string(&g, 2, "cudaFree");
+    vtg_alloc(&g, 5, 0x10000000, MiB, 1);
+    vtg_free_failed(&g, 10, 0x20000000, 1, 1, 2, 0); /* #1: nothing live there */
+    vtg_free_failed(&g, 20, 0x20001000, 1, 1, 2, 0); /* #2: repeats #1 */
+    vtg_free_failed(&g, 30, 0x10000000, 1, 1, 2, 0); /* #3: a live allocation there */
+    vtg_free_failed(&g, 40, 0x20002000, 1, 2, 2, 0); /* #4: another call */
+    vtg_free_failed(&g, 50, 0x20003000, 1, 1, 2, 0); /* #5: repeats #1 */
+    vtg_end(&g, 60, 0);
+    vr_report *r = close_and_analyze(&g, "free_repeats");
+    assert_int_equal(r->nfree_failed, 5);
+    const size_t of[] = {SIZE_MAX, 0, SIZE_MAX, SIZE_MAX, 0};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(r->free_failed[i].repeat.of, of[i]);
+    assert_int_equal(r->free_failed[0].repeat.n, 2);
+    assert_int_equal(r->free_failed[2].live_kind, VT_KIND_DEVICE);
+    assert_int_equal(r->free_failed[0].live_kind, -1);
+    char *text = render(vr_render_text, r);
+    const char *one = strstr(text, "\n#1 at 10 ns: cudaFree(0x20000000) failed with error 1");
+    assert_non_null(one);
+    assert_non_null(strstr(one, "the same failed free (call, error, kind of address) 2 more "
+                                "times: #2 at 20 ns to #5 at 50 ns\n#3 at 30 ns"));
+    assert_non_null(strstr(text, "\n#4 at 40 ns"));
+    assert_null(strstr(text, "\n#2 at"));
+    assert_null(strstr(text, "\n#5 at"));
+    assert_null(strstr(text, "more (--json")); /* every failed free is accounted for */
+    free(text);
+    char *html = render(vr_render_html, r);
+    char *rows = slice(html, "id=\"failed_frees\"", "</table>");
+    assert_non_null(strstr(rows, "<p class=\"repeats\">the same failed free (call, error, kind "
+                                 "of address) 2 more times: #2 at 20 ns to #5 at 50 ns</p>"));
+    assert_null(strstr(rows, "<tr><td>#2, "));
+    assert_non_null(strstr(rows, "<tr><td>#3, "));
+    free(rows);
+    free(html);
+    vr_report_free(r);
 }
 
 /* A failure on device 0 of a two-device run: its top sites, shares and
@@ -1471,6 +1520,7 @@ int main(void)
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_oom_repeats),
         cmocka_unit_test(test_oom_alike),
+        cmocka_unit_test(test_free_failed_repeats),
         cmocka_unit_test(test_oom_other_device),
         cmocka_unit_test(test_oom_pool_limit),
         cmocka_unit_test(test_oom_rounding_not_external),
