@@ -40,6 +40,12 @@ below is the one list of them; `info KEY=VALUE` lines say where and when):
   moves both, the ratio less). heaptrack_print's input
   holds no addresses (heaptrack_interpret matched frees to allocations while
   recording), so its figure is the comparison users make, not the same work.
+- the report's memory per distinct call stack: peak RSS of `vramtrace
+  report -q --json /dev/null` on traces of tests/report/many_stacks_prog.c
+  at 2^12 and 2^14 stacks (each allocation its own stack of some 30
+  frames; below VR_MAX_MERGED_SITES, report/report.h, past which a table
+  symbolizes only its largest sites), the difference over the difference of
+  the counts.
 - GAN training (`train --synthetic --memory-only --log-every 1000 --steps 50`
   on the simulated device): total instructions (callgrind Ir, all threads)
   with LD_PRELOAD=libvramtrace.so against without, as a percentage; and the
@@ -76,6 +82,7 @@ ROWS = [  # row, label ({...} from the output's info lines)
     ("mem", "preload memory per live allocation, {live_lo} → {live_hi} live (without a tool: the simulated device's own)"),
     ("storm", "`vramtrace report`, alloc/free storm of {storm_lo} → {storm_hi} events (heaptrack: `heaptrack_print` on malloc/free of the same shape)"),
     ("live", "`vramtrace report`, {live_lo} → {live_hi} allocations never freed (heaptrack: `heaptrack_print`, mallocs never freed)"),
+    ("stacks", "`vramtrace report` memory per distinct call stack, {stacks_lo} → {stacks_hi} stacks (`tests/report/many_stacks_prog.c`: every allocation its own stack)"),
     ("gan", "GAN training (`train --synthetic --memory-only`, {gan_steps} steps): instructions added (callgrind Ir; floor: vramtrace with stacks off, `VRAMTRACE_STACK_DEPTH=0`)"),
     ("gan_step", "the same per training step: the difference of {gan_steps_lo} and {gan_steps} steps (start-up cancels; vramtrace: Ir added per step, its start-up cost, and the added share of a step's own instructions)"),
 ]
@@ -114,6 +121,7 @@ FIGURES = _record_figures() + [
     ("report.live.heaptrack", "M/s", None, "live", "heaptrack"),
     ("report.live.heaptrack_cpu", "M/s", None, "live", None),
     ("report.live.vs_heaptrack", "ratio", None, "live", "vramtrace"),
+    ("report.stacks.bytes_per_stack", "B/stack", None, "stacks", "vramtrace"),
     ("gan.ir_plain", "Ir", None, "gan", "plain"),
     ("gan.ir_vramtrace", "Ir", None, "gan", None),
     ("gan.overhead", "%", ("<=", 1), "gan", "vramtrace"),
@@ -128,8 +136,10 @@ FIGURES = _record_figures() + [
 ]
 
 FULL = dict(pairs=(1000000, 3000000), live=(1 << 18, 1 << 20), storm=(2000000, 10000000),
+            stacks=(1 << 12, 1 << 14),
             gan_steps=50, gan_steps_lo=10, reps=5, mem_reps=3)
 QUICK = dict(pairs=(20000, 60000), live=(1 << 12, 1 << 14), storm=(100000, 300000),
+             stacks=(1 << 10, 1 << 12),
              gan_steps=2, gan_steps_lo=1, reps=1, mem_reps=1)
 THREADS = 8
 HEAPTRACK = shutil.which("heaptrack")
@@ -177,6 +187,7 @@ class Tools:
         self.floor = os.path.join(build, "lib", "libfloor_preload.so")
         self.vt = os.path.join(build, "bin", "vramtrace")
         self.bench_report = os.path.join(build, "bin", "bench_report")
+        self.many_stacks = os.path.join(build, "bin", "report_many_stacks_prog")
         self.train = os.path.join(build, "bin", "train")
         self.rusage_run = os.path.join(build, "bin", "rusage_run")
         for p in (self.rusage_run, self.prog, self.preload, self.floor, self.vt, self.bench_report, self.train):
@@ -328,9 +339,28 @@ def report_pair(tools, reps, traces, events, key, samples, anchors):
     return rss
 
 
+def measure_stacks(tools, p, samples):
+    """Peak RSS of the report per distinct call stack: the difference between
+    traces of lo and hi stacks (many_stacks_prog: 2^k allocations, each from
+    its own stack), over the difference of their counts."""
+    lo, hi = p["stacks"]
+    traces = []
+    for n in (lo, hi):
+        path = os.path.join(tools.tmp, f"stacks.{n}.vtrace")
+        progress(f"report: recording a trace of {n} distinct call stacks")
+        tools.run([tools.many_stacks, str(n.bit_length() - 1)], tools.vt_env(path))
+        traces.append(path)
+    for rep in range(p["mem_reps"]):
+        progress(f"report: stacks, repetition {rep + 1}/{p['mem_reps']}")
+        a, b = report_run(tools, traces[0])[2], report_run(tools, traces[1])[2]
+        samples.setdefault("report.stacks.bytes_per_stack", []).append((b - a) * 1024 / (hi - lo))
+
+
 def measure_report(tools, p, samples):
     if wanted(p, "storm"):
         measure_storm(tools, p, samples)
+    if wanted(p, "stacks"):
+        measure_stacks(tools, p, samples)
     if not wanted(p, "live"):
         return
     lo, hi = p["live"]
@@ -472,7 +502,7 @@ def print_info(p):
     print(f"info mode={p['mode']}" + (f" only={','.join(sorted(p['only']))}" if p["only"] else ""))
     print(f"info reps={p['reps']}\ninfo threads={THREADS}\ninfo gan_steps={p['gan_steps']}")
     print(f"info gan_steps_lo={p['gan_steps_lo']}")
-    for k in ("pairs", "live", "storm"):
+    for k in ("pairs", "live", "storm", "stacks"):
         print(f"info {k}={p[k][0]},{p[k][1]}", flush=True)
     print(f"info heaptrack={heaptrack_version()}", flush=True)
 
@@ -595,7 +625,7 @@ def count(n):
 def labels(info):
     sizes = {"threads": info.get("threads", "?"), "gan_steps": info.get("gan_steps", "?"),
              "gan_steps_lo": info.get("gan_steps_lo", "?")}
-    for k in ("pairs", "live", "storm"):
+    for k in ("pairs", "live", "storm", "stacks"):
         lo, _, hi = info.get(k, "?,?").partition(",")
         sizes[k + "_lo"], sizes[k + "_hi"] = count(lo), count(hi)
     return sizes
@@ -644,7 +674,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build tree (default: build)")
     ap.add_argument("--reps", type=int, help="repetitions (default 5, --quick 1)")
     ap.add_argument("--only", metavar="PARTS",
-                    help="measure only these rows, comma-separated: d5,d20,d60,off,t8,mem,storm,live,gan,gan_step "
+                    help="measure only these rows, comma-separated: d5,d20,d60,off,t8,mem,storm,live,stacks,gan,gan_step "
                          "(default: all); for work on one figure, not for the README")
     ap.add_argument("--check", metavar="OUTPUT", help="check that OUTPUT has every figure, each a number")
     ap.add_argument("--readme", nargs=2, metavar=("README", "OUTPUT"),

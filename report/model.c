@@ -122,7 +122,7 @@ static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by
             r->key = range_label(s, r->range);
         } else {
             r->st = vr_symbolize(sy, r->stack);
-            r->key = vr_stack_key(s->arena, &r->st);
+            r->key = vr_symbolize_key(sy, r->stack);
         }
     }
     if (rv->n)
@@ -499,7 +499,7 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
         if (!any) /* adds nothing to a group: not worth symbolizing */
             continue;
         g[m].st = vr_symbolize(sy, (uint32_t)c->key);
-        g[m].key = vr_stack_key(s->arena, &g[m].st);
+        g[m].key = vr_symbolize_key(sy, (uint32_t)c->key);
         g[m].raw = (uint32_t)c->key;
         memcpy(g[m].samples, smp, sizeof g[m].samples);
         m++;

@@ -1045,6 +1045,11 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
 void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r);
 /* A stable key string for merging stacks that symbolize alike. */
 const char *vr_stack_key(vr_arena *a, const vr_stack *st);
+/* vr_stack_key of vr_symbolize(sy, leaf), made once per leaf and kept by
+ * sy ("" for leaf 0): the tables that merge sites by it (peak, NVTX range,
+ * leaks of each kind, growth) share one copy instead of one each (131 k
+ * stacks took 494 MB in the report, 300 MB of it such keys). */
+const char *vr_symbolize_key(vr_symbolizer *sy, uint32_t leaf);
 
 /* replay.c: replay one event into s (as vr_analyze does); settle what is
  * pending after the last one. */

@@ -62,6 +62,7 @@ typedef struct ipcache {
 typedef struct stackcache {
     uint64_t key; /* leaf id */
     vr_stack st;
+    const char *merge_key; /* vr_stack_key of st, made on first use (vr_symbolize_key) */
 } stackcache;
 
 struct vr_symbolizer {
@@ -832,8 +833,11 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
     if (sc)
         return sc->st;
     const vr_stacknode *nodes[VR_MAX_DEPTH];
-    size_t nn = collect_nodes(sy->s, leaf, nodes), nf = 0, cap = nn * 2 + 4;
+    size_t nn = collect_nodes(sy->s, leaf, nodes), nf = 0, cap = 0;
     bool hide = !sy->native && has_python(nodes, nn);
+    for (size_t i = 0; i < nn; i++) /* the frames' number, so that they take no more */
+        cap += nodes[i]->python ? 1 : symbolize_ip(sy, nodes[i]->ip)->n;
+    cap = cap ? cap : 1;
     vr_frame *frames = vr_alloc(sy->s->arena, cap * sizeof(vr_frame));
     for (size_t i = 0; i < nn; i++) {
         if (nodes[i]->python) {
@@ -861,18 +865,33 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
     return st;
 }
 
+const char *vr_symbolize_key(vr_symbolizer *sy, uint32_t leaf)
+{
+    vr_symbolize(sy, leaf);
+    stackcache *sc = leaf ? vr_map_get(&sy->stacks, leaf) : NULL;
+    if (!sc)
+        return "";
+    if (!sc->merge_key)
+        sc->merge_key = vr_stack_key(sy->s->arena, &sc->st);
+    return sc->merge_key;
+}
+
+/* One frame's part of vr_stack_key into out (len bytes; NULL, 0 to measure):
+ * its length, as snprintf's. */
+static int key_part(char *out, size_t len, const vr_frame *f)
+{
+    return snprintf(out, len, "%s\x1f%s\x1f%u\x1f%s\x1f%llx\x1e", f->function, f->file, f->line,
+                    f->module, strcmp(f->function, "??") ? 0ull : (unsigned long long)f->ip);
+}
+
 const char *vr_stack_key(vr_arena *a, const vr_stack *st)
 {
     size_t len = 1;
     for (size_t i = 0; i < st->n; i++)
-        len += strlen(st->frames[i].function) + strlen(st->frames[i].file) +
-               strlen(st->frames[i].module) + 40;
+        len += (size_t)key_part(NULL, 0, &st->frames[i]);
     char *k = vr_alloc(a, len), *p = k;
-    for (size_t i = 0; i < st->n; i++) {
-        const vr_frame *f = &st->frames[i];
-        p += sprintf(p, "%s\x1f%s\x1f%u\x1f%s\x1f%llx\x1e", f->function, f->file, f->line,
-                     f->module, strcmp(f->function, "??") ? 0ull : (unsigned long long)f->ip);
-    }
+    for (size_t i = 0; i < st->n; i++)
+        p += key_part(p, len - (size_t)(p - k), &st->frames[i]);
     *p = 0;
     return k;
 }
