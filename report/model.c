@@ -38,9 +38,12 @@ static void raw_push(raw_vec *rv, uint32_t stack, uint32_t range, uint64_t bytes
     rv->v[rv->n++] = (raw_site){.stack = stack, .range = range, .bytes = bytes, .count = count};
 }
 
+/* The order sites merge by: their range label (key, by range), else their
+ * symbolized stacks (vr_stack_order). */
 static int cmp_key(const void *a, const void *b)
 {
-    return strcmp(((const raw_site *)a)->key, ((const raw_site *)b)->key);
+    const raw_site *x = a, *y = b;
+    return x->key ? strcmp(x->key, y->key) : vr_stack_order(&x->st, &y->st);
 }
 
 static int cmp_bytes_desc(const void *a, const void *b)
@@ -48,7 +51,7 @@ static int cmp_bytes_desc(const void *a, const void *b)
     const raw_site *x = a, *y = b;
     if (x->bytes != y->bytes)
         return x->bytes < y->bytes ? 1 : -1;
-    return strcmp(x->key, y->key);
+    return cmp_key(x, y);
 }
 
 static int cmp_raw_bytes_desc(const void *a, const void *b)
@@ -118,18 +121,16 @@ static vr_site *merge_sites(vr_state *s, vr_symbolizer *sy, raw_vec *rv, bool by
     cap_sites(s, rv, by_range, table, lo);
     for (size_t i = 0; i < rv->n; i++) {
         raw_site *r = &rv->v[i];
-        if (by_range) {
+        if (by_range)
             r->key = range_label(s, r->range);
-        } else {
+        else
             r->st = vr_symbolize(sy, r->stack);
-            r->key = vr_symbolize_key(sy, r->stack);
-        }
     }
     if (rv->n)
         qsort(rv->v, rv->n, sizeof(raw_site), cmp_key);
     size_t m = 0;
     for (size_t i = 0; i < rv->n; i++) {
-        if (m && !strcmp(rv->v[m - 1].key, rv->v[i].key)) {
+        if (m && !cmp_key(&rv->v[m - 1], &rv->v[i])) {
             rv->v[m - 1].bytes += rv->v[i].bytes;
             rv->v[m - 1].count += rv->v[i].count;
         } else {
@@ -424,9 +425,8 @@ static int cmp_growth(const void *a, const void *b)
 }
 
 /* A growth candidate: the samples of every site whose stack symbolizes alike
- * (vr_stack_key), summed. */
+ * (vr_stack_order), summed. */
 typedef struct growth_group {
-    const char *key;
     vr_stack st;
     uint64_t samples[VR_SAMPLES];
     uint32_t raw;         /* the stack id (before merging) */
@@ -435,7 +435,7 @@ typedef struct growth_group {
 
 static int cmp_group_key(const void *a, const void *b)
 {
-    return strcmp(((const growth_group *)a)->key, ((const growth_group *)b)->key);
+    return vr_stack_order(&((const growth_group *)a)->st, &((const growth_group *)b)->st);
 }
 
 /* cache_of of the groups (g[0..m), sorted by key: a run of one key is one
@@ -447,7 +447,7 @@ static void mark_cache_growth(vr_state *s, const vr_sampler *sp, growth_group *g
     vr_map_init(&sites, sizeof(vr_site_group));
     size_t runs = 0;
     for (size_t j = 0; j < m; j++) {
-        if (j && !strcmp(g[j - 1].key, g[j].key)) {
+        if (j && !vr_stack_order(&g[j - 1].st, &g[j].st)) {
             g[j].cache_of = g[j - 1].cache_of;
         } else {
             g[j].cache_of = vr_cache_holder(&g[j].st);
@@ -460,7 +460,7 @@ static void mark_cache_growth(vr_state *s, const vr_sampler *sp, growth_group *g
     if (repeat)
         vr_sizes_repeat(s, sp, &sites, repeat, runs);
     for (size_t j = 0, run = 0; j < m; j++) {
-        run += j && strcmp(g[j - 1].key, g[j].key);
+        run += j && vr_stack_order(&g[j - 1].st, &g[j].st);
         if (repeat && repeat[run])
             g[j].cache_of = NULL;
     }
@@ -499,7 +499,6 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
         if (!any) /* adds nothing to a group: not worth symbolizing */
             continue;
         g[m].st = vr_symbolize(sy, (uint32_t)c->key);
-        g[m].key = vr_symbolize_key(sy, (uint32_t)c->key);
         g[m].raw = (uint32_t)c->key;
         memcpy(g[m].samples, smp, sizeof g[m].samples);
         m++;
@@ -509,7 +508,7 @@ static growth_group *growth_groups(vr_state *s, vr_symbolizer *sy, const vr_samp
     mark_cache_growth(s, sp, g, m);
     size_t k = 0;
     for (size_t j = 0; j < m; j++) {
-        if (k && !strcmp(g[k - 1].key, g[j].key)) {
+        if (k && !vr_stack_order(&g[k - 1].st, &g[j].st)) {
             for (size_t t = 0; t < VR_SAMPLES; t++)
                 g[k - 1].samples[t] += g[j].samples[t];
         } else {
@@ -1251,21 +1250,18 @@ static int cmp_site_bytes(const void *a, const void *b)
  * first `keep` (the leaking site leads a leak verdict). Returns the new count.
  * Only the raw top sites are merged: a part of a site outside them is not
  * added. */
-static size_t merge_top(vr_arena *a, vr_site *t, size_t n, size_t keep)
+static size_t merge_top(vr_site *t, size_t n, size_t keep)
 {
-    const char *keys[8];
     size_t m = 0;
     for (size_t i = 0; i < n && i < 8; i++) {
-        const char *k = vr_stack_key(a, &t[i].stack);
         size_t j = 0;
-        while (j < m && strcmp(keys[j], k))
+        while (j < m && vr_stack_order(&t[j].stack, &t[i].stack))
             j++;
         if (j < m) {
             t[j].bytes += t[i].bytes;
             t[j].count += t[i].count;
             continue;
         }
-        keys[m] = k;
         t[m++] = t[i];
     }
     if (m > keep)
@@ -1293,7 +1289,7 @@ static void build_ooms(vr_state *s, vr_symbolizer *sy, vr_report *r)
         if (o->verdict == VR_VERDICT_LEAK && !raw->sizes_repeat && raw->ntop &&
             vr_cache_holder(&t[0].stack))
             o->verdict = VR_VERDICT_CAPACITY; /* its growth may be cache: vr_sizes_repeat */
-        o->ntop_sites = merge_top(s->arena, t, raw->ntop, o->verdict == VR_VERDICT_LEAK);
+        o->ntop_sites = merge_top(t, raw->ntop, o->verdict == VR_VERDICT_LEAK);
         o->explanation = explain(s->arena, r, raw, o);
     }
     r->ooms = out;

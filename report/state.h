@@ -1043,13 +1043,16 @@ size_t vr_symbols_records(vr_symbolizer *sy, vt_event **out, vr_embed_result *re
 vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf);
 /* freefail.c: r's failed frees from s, their stacks symbolized by sy. */
 void vr_free_failed_build(vr_state *s, vr_symbolizer *sy, vr_report *r);
-/* A stable key string for merging stacks that symbolize alike. */
+/* A stable key string for merging stacks that symbolize alike: per frame
+ * "function\x1f file\x1f line\x1f module\x1f ip\x1e" (the ip in hex, 0
+ * unless the function is "??"). The definition of vr_stack_order's order;
+ * the report makes no such string (unit test_stack_order holds the two to
+ * agree). */
 const char *vr_stack_key(vr_arena *a, const vr_stack *st);
-/* vr_stack_key of vr_symbolize(sy, leaf), made once per leaf and kept by
- * sy ("" for leaf 0): the tables that merge sites by it (peak, NVTX range,
- * leaks of each kind, growth) share one copy instead of one each (131 k
- * stacks took 494 MB in the report, 300 MB of it such keys). */
-const char *vr_symbolize_key(vr_symbolizer *sy, uint32_t leaf);
+/* strcmp's order of vr_stack_key(a) and vr_stack_key(b) (<0, 0, >0) without
+ * making them: the order and the merging of the sites' tables (131 k stacks
+ * took 494 MB in the report, 300 MB of it such keys, made once per table). */
+int vr_stack_order(const vr_stack *a, const vr_stack *b);
 
 /* replay.c: replay one event into s (as vr_analyze does); settle what is
  * pending after the last one. */

@@ -62,7 +62,6 @@ typedef struct ipcache {
 typedef struct stackcache {
     uint64_t key; /* leaf id */
     vr_stack st;
-    const char *merge_key; /* vr_stack_key of st, made on first use (vr_symbolize_key) */
 } stackcache;
 
 struct vr_symbolizer {
@@ -865,17 +864,6 @@ vr_stack vr_symbolize(vr_symbolizer *sy, uint32_t leaf)
     return st;
 }
 
-const char *vr_symbolize_key(vr_symbolizer *sy, uint32_t leaf)
-{
-    vr_symbolize(sy, leaf);
-    stackcache *sc = leaf ? vr_map_get(&sy->stacks, leaf) : NULL;
-    if (!sc)
-        return "";
-    if (!sc->merge_key)
-        sc->merge_key = vr_stack_key(sy->s->arena, &sc->st);
-    return sc->merge_key;
-}
-
 /* One frame's part of vr_stack_key into out (len bytes; NULL, 0 to measure):
  * its length, as snprintf's. */
 static int key_part(char *out, size_t len, const vr_frame *f)
@@ -894,6 +882,100 @@ const char *vr_stack_key(vr_arena *a, const vr_stack *st)
         p += key_part(p, len - (size_t)(p - k), &st->frames[i]);
     *p = 0;
     return k;
+}
+
+/* The text of field k (0 to 4) of frame f in vr_stack_key: its function,
+ * file, line, module and ip (0 unless the function is "??"), numbers
+ * written into num. */
+static const char *key_field(const vr_frame *f, int k, char num[24])
+{
+    switch (k) {
+    case 0:
+        return f->function;
+    case 1:
+        return f->file;
+    case 2:
+        snprintf(num, 24, "%u", f->line);
+        return num;
+    case 3:
+        return f->module;
+    default:
+        snprintf(num, 24, "%llx", strcmp(f->function, "??") ? 0ull : (unsigned long long)f->ip);
+        return num;
+    }
+}
+
+/* Reads the bytes of a stack's vr_stack_key without making the string. */
+typedef struct key_reader {
+    const vr_stack *st;
+    size_t frame;
+    int field;     /* 0 to 4 */
+    const char *p; /* in the field's text; NULL at its start */
+    char num[24];
+} key_reader;
+
+/* The key's next byte, 0 at its end. */
+static int key_byte(key_reader *r)
+{
+    if (r->frame == r->st->n)
+        return 0;
+    if (!r->p)
+        r->p = key_field(&r->st->frames[r->frame], r->field, r->num);
+    if (*r->p)
+        return (unsigned char)*r->p++;
+    int sep = r->field == 4 ? 0x1e : 0x1f;
+    r->p = NULL;
+    if (++r->field == 5) {
+        r->field = 0;
+        r->frame++;
+    }
+    return sep;
+}
+
+static bool same_field(const vr_frame *x, const vr_frame *y, int k)
+{
+    switch (k) {
+    case 0:
+        return x->function == y->function || !strcmp(x->function, y->function);
+    case 1:
+        return x->file == y->file || !strcmp(x->file, y->file);
+    case 2:
+        return x->line == y->line;
+    case 3:
+        return x->module == y->module || !strcmp(x->module, y->module);
+    default:
+        return (strcmp(x->function, "??") ? 0 : x->ip) == (strcmp(y->function, "??") ? 0 : y->ip);
+    }
+}
+
+/* Both readers at the start of the same field with the same text: steps both
+ * past it and its separator (the bytes they would give are the same). */
+static bool skip_same_field(key_reader *a, key_reader *b)
+{
+    if (a->p || b->p || a->field != b->field || a->frame == a->st->n || b->frame == b->st->n ||
+        !same_field(&a->st->frames[a->frame], &b->st->frames[b->frame], a->field))
+        return false;
+    key_reader *r[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        if (++r[i]->field == 5) {
+            r[i]->field = 0;
+            r[i]->frame++;
+        }
+    return true;
+}
+
+int vr_stack_order(const vr_stack *a, const vr_stack *b)
+{
+    key_reader x = {.st = a}, y = {.st = b};
+    for (;;) {
+        while (skip_same_field(&x, &y))
+            ;
+        int p = key_byte(&x), q = key_byte(&y);
+        if (p != q)
+            return p < q ? -1 : 1;
+        if (!p)
+            return 0;
+    }
 }
 
 /* The records vr_symbols_records builds: an arena array that grows, and the

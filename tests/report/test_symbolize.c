@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "records.h"
+#include "state.h"
 
 #include <link.h>
 #include <sys/stat.h>
@@ -641,14 +642,85 @@ static void test_python_library_file(void **state)
             fail_msg("%s: library code", own[i]);
 }
 
+/* A random frame from few names that are prefixes of each other, hold the
+ * key's separators or sort apart only by a later field, so that orders
+ * decided inside a field, at its end or at a stack's end all occur. */
+static vr_frame random_frame(unsigned *seed)
+{
+    static const char *const names[] = {"a", "ab", "a\x1f", "a\x1e", "b", "??", ""};
+    static const char *const files[] = {"", "x.c", "x.cc", "y.c"};
+    static const char *const mods[] = {"", "/lib/m.so", "/lib/m.so.1"};
+    static const uint32_t lines[] = {0, 5, 40, 400, 41};
+    static const uint64_t ips[] = {0x1, 0x10, 0xf, 0xabc};
+    vr_frame f = {
+        .function = names[rand_r(seed) % 7],
+        .file = files[rand_r(seed) % 4],
+        .line = lines[rand_r(seed) % 5],
+        .module = mods[rand_r(seed) % 3],
+        .ip = ips[rand_r(seed) % 4],
+    };
+    return f;
+}
+
+/* vr_stack_order (the sites' order and merging, without key strings) gives
+ * the sign strcmp gives their vr_stack_key strings, on random stacks of 0 to
+ * 4 frames; a stack is equal to itself and to a copy of its frames. Shown
+ * able to fail: a comparator that compares lines as numbers (400 > 41, but
+ * "400" < "41") disagrees. */
+static int order_by_number(const vr_stack *a, const vr_stack *b)
+{
+    for (size_t i = 0; i < a->n && i < b->n; i++)
+        if (a->frames[i].line != b->frames[i].line)
+            return a->frames[i].line < b->frames[i].line ? -1 : 1;
+    return vr_stack_order(a, b);
+}
+
+static int sign(int x)
+{
+    return (x > 0) - (x < 0);
+}
+
+static void test_stack_order(void **state)
+{
+    (void)state;
+    vr_arena *a = vr_arena_new();
+    unsigned seed = 46;
+    vr_frame fa[4], fb[4], copy[4];
+    size_t wrong_disagrees = 0;
+    for (int k = 0; k < 200000; k++) {
+        vr_stack x = {.frames = fa, .n = (size_t)rand_r(&seed) % 5};
+        vr_stack y = {.frames = fb, .n = (size_t)rand_r(&seed) % 5};
+        for (size_t i = 0; i < 4; i++) {
+            fa[i] = random_frame(&seed);
+            /* y shares a prefix with x, so that later fields decide */
+            fb[i] = rand_r(&seed) % 3 ? fa[i] : random_frame(&seed);
+        }
+        int want = sign(strcmp(vr_stack_key(a, &x), vr_stack_key(a, &y)));
+        assert_int_equal(sign(vr_stack_order(&x, &y)), want);
+        assert_int_equal(sign(vr_stack_order(&y, &x)), -want);
+        wrong_disagrees += sign(order_by_number(&x, &y)) != want;
+        memcpy(copy, fa, sizeof copy);
+        vr_stack c = {.frames = copy, .n = x.n};
+        assert_int_equal(vr_stack_order(&x, &c), 0);
+    }
+    assert_true(wrong_disagrees > 0);
+    vr_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symbolize),      cmocka_unit_test(test_build_id_differs),
-        cmocka_unit_test(test_module_missing), cmocka_unit_test(test_module_fifo),
-        cmocka_unit_test(test_v3_trace),       cmocka_unit_test(test_python_lead_and_cache),
-        cmocka_unit_test(test_fold_to_lead),   cmocka_unit_test(test_python_library_file),
-        cmocka_unit_test(test_host_cache),     cmocka_unit_test(test_capacity_caveat),
+        cmocka_unit_test(test_symbolize),
+        cmocka_unit_test(test_build_id_differs),
+        cmocka_unit_test(test_module_missing),
+        cmocka_unit_test(test_module_fifo),
+        cmocka_unit_test(test_v3_trace),
+        cmocka_unit_test(test_stack_order),
+        cmocka_unit_test(test_python_lead_and_cache),
+        cmocka_unit_test(test_fold_to_lead),
+        cmocka_unit_test(test_python_library_file),
+        cmocka_unit_test(test_host_cache),
+        cmocka_unit_test(test_capacity_caveat),
     };
     return cmocka_run_group_tests(tests, vrt_setup, vrt_teardown);
 }
