@@ -237,6 +237,7 @@ def check_shared(a, cwd, traces, stats):
     check(m.group(3) == "hold_block", f"shared_oom: named {m.group(3)}, expected hold_block")
     fails = report_json(a, cwd, traces)["runs"][0]["failures"]
     check(len(fails) == 1 and fails[0]["rank"] == 1, f"shared_oom: JSON failures {fails}")
+    check(fails[0].get("repeats") == 0, f"shared_oom: its one failure repeats none: {fails[0]}")
     held = fails[0]["held_by"]
     check(len(held) == 1 and held[0]["rank"] == 0 and held[0]["bytes"] == 700 << 20 and
           held[0]["sites"][0]["function"] == "hold_block", f"shared_oom: JSON held_by {held}")
