@@ -3,6 +3,7 @@
  * failures (and failed frees) counted on the one listed. */
 #include "internal.h"
 #include "report_test.h"
+#include "run_internal.h"
 
 static void test_verdict_capacity(void **state)
 {
@@ -481,6 +482,60 @@ static void test_oom_repeats(void **state)
     free(rows);
     free(html);
     vr_report_free(r);
+}
+
+/* The run view (report of a run's processes) lists a process's failures in
+ * the same order, each repeat counted on the failure it repeats: JSON
+ * "repeats", and the line's "the same failure ... 2 more times". */
+static void test_oom_repeats_run(void **state)
+{
+    (void)state;
+    const char *run = "0123456789abcdef";
+    vtg g;
+    assert_int_equal(
+        vtg_open_head(&g, tmp_path("run_holder"), &(vtg_head){.pid = 100, .run_id = run}), 0);
+    vtg_stack(&g, 1, 0, 0x1100);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    vtg_alloc(&g, 5, 0x10000000, 700 * MiB, 1);
+    vtg_end(&g, 100, 0);
+    vr_report *r[2] = {close_and_analyze(&g, "run_holder"), NULL};
+    assert_int_equal(
+        vtg_open_head(&g, tmp_path("run_failer"), &(vtg_head){.pid = 200, .run_id = run}), 0);
+    vtg_stack(&g, 1, 0, 0x1100);
+    vtg_device(&g, 0, "SimGPU", GiB);
+    for (uint64_t t = 10; t <= 30; t += 10)
+        vtg_failed(&g, t, 600 * MiB, 1, 300 * MiB, GiB); /* #1, #2, #3: the same */
+    vtg_failed(&g, 40, 500 * MiB, 1, 300 * MiB, GiB);    /* #4: fatal, another request */
+    vtg_end(&g, 100, 1);
+    r[1] = close_and_analyze(&g, "run_failer");
+    size_t len = 0;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(vr_render_runs(f, r, 2, NULL), 0);
+    fclose(f);
+    const char *first = strstr(text, "cudaMalloc of 600.00 MiB on device 0 failed at 10 ns");
+    assert_non_null(first);
+    assert_non_null(strstr(first, "; the same failure (call, request, verdict) 2 more times: #2 at "
+                                  "20 ns to #3 at 30 ns\n"));
+    assert_null(strstr(text, "failed at 20 ns"));
+    free(text);
+    f = open_memstream(&text, &len);
+    vr_render_runs_json(f, r, 2);
+    fclose(f);
+    const char *fails = strstr(text, "\"failures\":[");
+    assert_non_null(fails);
+    size_t n = 0;
+    for (const char *p = strstr(fails, "\"requested_bytes\""); p;
+         p = strstr(p + 1, "\"requested_bytes\""))
+        n++;
+    assert_int_equal(n, 2); /* the fatal #4 and #1 with its 2 repeats, not 4 */
+    assert_non_null(strstr(fails, "\"requested_bytes\":629145600,\"external_bytes\":0,\"verdict\":"
+                                  "\"capacity\",\"repeats\":2"));
+    free(text);
+    for (int i = 0; i < 2; i++)
+        vr_report_free(r[i]);
+    unlink(tmp_path("run_holder"));
+    unlink(tmp_path("run_failer"));
 }
 
 /* Two failures whose listings read the same but whose calls part at a frame
@@ -1519,6 +1574,7 @@ int main(void)
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_oom_fatal_first),
         cmocka_unit_test(test_oom_repeats),
+        cmocka_unit_test(test_oom_repeats_run),
         cmocka_unit_test(test_oom_alike),
         cmocka_unit_test(test_free_failed_repeats),
         cmocka_unit_test(test_oom_other_device),
