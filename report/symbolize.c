@@ -964,19 +964,6 @@ static bool skip_same_field(key_reader *a, key_reader *b)
     return true;
 }
 
-bool vr_same_key_frame(const vr_frame *x, const vr_frame *y)
-{
-    for (int k = 0; k < 5; k++)
-        if (!same_field(x, y, k))
-            return false;
-    return true;
-}
-
-bool vr_same_call(const vr_stack *a, const vr_stack *b)
-{
-    return a->id == b->id || !vr_stack_order(a, b);
-}
-
 int vr_stack_order(const vr_stack *a, const vr_stack *b)
 {
     key_reader x = {.st = a}, y = {.st = b};

@@ -714,19 +714,34 @@ bool vr_oom_handled(const vr_report *r)
     return r->has_end && r->exit_signal <= 0 && r->exit_status == 0;
 }
 
-/* Failures a and b ask the same: API, device, request, error, verdict,
- * outcome, pool kind and NVTX range (their calls aside). */
-static bool same_request(const vr_oom *a, const vr_oom *b)
+/* Two frames a person reads as one: the same function, file, line and
+ * module, and for a frame without a symbol the same address. */
+static bool same_frame_read(const vr_frame *x, const vr_frame *y)
 {
-    return a->device == b->device && a->requested_bytes == b->requested_bytes &&
-           a->error == b->error && a->verdict == b->verdict && a->recovered == b->recovered &&
-           a->host_pool == b->host_pool && a->managed_pool == b->managed_pool &&
-           !strcmp(a->api, b->api) && !strcmp(a->range, b->range);
+    return x->line == y->line && x->inlined == y->inlined && !strcmp(x->function, y->function) &&
+           !strcmp(x->file, y->file) && !strcmp(x->module, y->module) &&
+           (strcmp(x->function, "??") || x->ip == y->ip);
+}
+
+bool vr_same_call(const vr_stack *a, const vr_stack *b)
+{
+    if (a->id == b->id)
+        return true;
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!same_frame_read(&a->frames[i], &b->frames[i]))
+            return false;
+    return true;
 }
 
 bool vr_oom_same(const vr_oom *a, const vr_oom *b)
 {
-    return same_request(a, b) && vr_same_call(&a->stack, &b->stack);
+    return a->device == b->device && a->requested_bytes == b->requested_bytes &&
+           a->error == b->error && a->verdict == b->verdict && a->recovered == b->recovered &&
+           a->host_pool == b->host_pool && a->managed_pool == b->managed_pool &&
+           !strcmp(a->api, b->api) && !strcmp(a->range, b->range) &&
+           vr_same_call(&a->stack, &b->stack);
 }
 
 /* The entry that entry i repeats, SIZE_MAX when none: lead, else the
@@ -801,7 +816,7 @@ static size_t parts_unlisted(const vr_stack *a, const vr_stack *b, size_t max)
         return SIZE_MAX;
     size_t first = SIZE_MAX;
     for (size_t k = 0; k < a->n; k++) {
-        if (vr_same_key_frame(&a->frames[k], &b->frames[k]))
+        if (same_frame_read(&a->frames[k], &b->frames[k]))
             continue;
         if (vr_stack_lists(a, max, k) || vr_stack_lists(b, max, k))
             return SIZE_MAX;
@@ -814,7 +829,11 @@ static size_t parts_unlisted(const vr_stack *a, const vr_stack *b, size_t max)
  * same call: where their calls part (parts_unlisted), else SIZE_MAX. */
 static size_t alike_apart(const vr_oom *a, const vr_oom *b, size_t max)
 {
-    return same_request(a, b) ? parts_unlisted(&a->stack, &b->stack, max) : SIZE_MAX;
+    if (a->device != b->device || a->requested_bytes != b->requested_bytes ||
+        a->error != b->error || a->verdict != b->verdict || a->recovered != b->recovered ||
+        strcmp(a->api, b->api) || strcmp(a->range, b->range))
+        return SIZE_MAX;
+    return parts_unlisted(&a->stack, &b->stack, max);
 }
 
 const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,
