@@ -287,9 +287,10 @@ bool vr_oom_handled(const vr_report *r);
  * (recovered or not). Their explanations may differ in the live bytes they
  * name: the renderers list a repeat as a count on the failure it repeats. */
 bool vr_oom_same(const vr_oom *a, const vr_oom *b);
-/* Whether stacks a and b read as the same call: the same recorded stack, or
- * the same function, file, line and module at every frame (the same
- * address where a frame has no symbol). */
+/* repeats.c. Whether stacks a and b read as the same call: the same
+ * recorded stack, or stacks the sites merge as one (vr_stack_order 0: the
+ * same function, file, line and module at every frame, the same address
+ * where a frame has no symbol). */
 bool vr_same_call(const vr_stack *a, const vr_stack *b);
 /* A listing whose repeats vr_repeats_group marks: n items, each one's
  * vr_repeat found by repeat(items, i); same(items, a, b) says whether item

@@ -1054,6 +1054,11 @@ const char *vr_stack_key(vr_arena *a, const vr_stack *st);
  * took 494 MB in the report, 300 MB of it such keys, made once per table). */
 int vr_stack_order(const vr_stack *a, const vr_stack *b);
 
+/* Whether frames x and y give the same part of vr_stack_key: the same
+ * function, file, line and module, and the same address where the function
+ * is "??" (so two stacks order 0 when every frame holds this). */
+bool vr_frame_same_key(const vr_frame *x, const vr_frame *y);
+
 /* replay.c: replay one event into s (as vr_analyze does); settle what is
  * pending after the last one. */
 void vr_replay_one(vr_state *s, const vt_event *ev);

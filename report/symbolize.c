@@ -948,6 +948,14 @@ static bool same_field(const vr_frame *x, const vr_frame *y, int k)
     }
 }
 
+bool vr_frame_same_key(const vr_frame *x, const vr_frame *y)
+{
+    for (int k = 0; k < 5; k++)
+        if (!same_field(x, y, k))
+            return false;
+    return true;
+}
+
 /* Both readers at the start of the same field with the same text: steps both
  * past it and its separator (the bytes they would give are the same). */
 static bool skip_same_field(key_reader *a, key_reader *b)

@@ -574,6 +574,13 @@ static void test_oom_alike(void **state)
         assert_int_equal(strstr(html, "<p class=\"alike\">not the same call as #2") != NULL,
                          !listed);
         free(html);
+        /* a failure from a host pool is another request: no line however
+         * alike the calls read */
+        char buf[512];
+        ((vr_oom *)r->ooms)[1].host_pool = true;
+        assert_string_equal(vr_oom_alike_text(r, 1, 0, 8, buf, sizeof buf), "");
+        ((vr_oom *)r->ooms)[1].host_pool = false;
+        assert_int_equal(vr_oom_alike_text(r, 1, 0, 8, buf, sizeof buf)[0] != 0, !listed);
         vr_report_free(r);
     }
 }
