@@ -340,6 +340,21 @@ bool vr_stack_lists(const vr_stack *st, size_t max, size_t i);
  * retry). "" when none; written into buf (truncated to len). */
 const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,
                               size_t len);
+/* The same line for entry i of a listing in which every entry shows max
+ * frames of its stack (sites, leaks, growth, failed frees): when an entry
+ * listed before it reads the same but is another call (PyTorch's first
+ * cudaMalloc and its retry after emptying its cache, apart in a folded
+ * frame of its allocator), "not the same call as entry 1 of this list:
+ * frame 2 (folded) is X here, Y there"; "" when none. Entry j's stack is
+ * at (const char *)first + j * stride (first: entry 0's, e.g.
+ * &r->sites[0].stack, stride sizeof r->sites[0]); other_fmt names the entry
+ * above from its number (from 1) with one %zu: VR_ALIKE_ENTRY, VR_ALIKE_ROW,
+ * or "#%zu" where the listing numbers its entries. Written into buf
+ * (truncated to len); returns buf. O(i x frames). */
+#define VR_ALIKE_ENTRY "entry %zu of this list"
+#define VR_ALIKE_ROW "row %zu of this table"
+const char *vr_listed_alike_text(const vr_stack *first, size_t stride, size_t i, size_t max,
+                                 const char *other_fmt, char *buf, size_t len);
 /* The line the renderers give a failure that others repeat (o->repeat.n > 0):
  * "the same failure (call, request, verdict) 69 more times: #1 at 25.85 ms
  * to #69 at 296.60 ms", written into buf (truncated to len); returns buf. */

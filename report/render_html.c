@@ -234,6 +234,20 @@ static void stack_html(FILE *f, const vr_stack *st, size_t max)
     fputs("</ul>", f);
 }
 
+/* vr_listed_alike_text's line for row i of a table (its stacks from first,
+ * stride bytes apart, max frames each; other_fmt: how it names the row
+ * above), as a paragraph; nothing when none. */
+static void alike_html(FILE *f, const vr_stack *first, size_t stride, size_t i, size_t max,
+                       const char *other_fmt)
+{
+    char line[640];
+    if (!*vr_listed_alike_text(first, stride, i, max, other_fmt, line, sizeof line))
+        return;
+    fputs("<p class=\"alike\">", f);
+    esc(f, line);
+    fputs("</p>", f);
+}
+
 /* ---- timeline --------------------------------------------------------------- */
 
 /* The visible time window [t0, t1] (ns since the trace's start) and the
@@ -781,6 +795,7 @@ static void range_sites_table(FILE *f, const vr_report *r, size_t top)
                 "</td><td>",
                 SZ(s->bytes, b), pct(s->bytes, r->phases[0].bytes), s->count);
         stack_html(f, &s->stack, STACK_SHOWN);
+        alike_html(f, &r->range_sites[0].stack, sizeof *s, i, STACK_SHOWN, VR_ALIKE_ROW);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
@@ -801,6 +816,7 @@ static void sites_table(FILE *f, const vr_report *r, size_t top)
                 SZ(r->sites[i].bytes, b), pct(r->sites[i].bytes, r->peak_allocated),
                 r->sites[i].count);
         stack_html(f, &r->sites[i].stack, STACK_SHOWN);
+        alike_html(f, &r->sites[0].stack, sizeof r->sites[0], i, STACK_SHOWN, VR_ALIKE_ROW);
         names_html(f, r->sites[i].names);
         fputs("</td></tr>", f);
     }
@@ -932,6 +948,7 @@ static void free_failed_table(FILE *f, const vr_report *r, size_t top)
         }
         fputs("</td><td>", f);
         stack_html(f, &x->stack, 8);
+        alike_html(f, &r->free_failed[0].stack, sizeof *x, i, 8, "#%zu");
         fputs("</td></tr>", f);
         covered += 1 + x->repeat.n;
         shown++;
@@ -976,6 +993,7 @@ static void leaks_table(FILE *f, const vr_report *r, size_t top)
         }
         fputs("</td><td>", f);
         stack_html(f, &r->leaks[i].stack, STACK_SHOWN);
+        alike_html(f, &r->leaks[0].stack, sizeof r->leaks[0], i, STACK_SHOWN, VR_ALIKE_ROW);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);
@@ -1026,6 +1044,7 @@ static void growth_table(FILE *f, const vr_report *r, size_t top)
             fprintf(f, "iteration %" PRId64, g->projected_oom_iteration);
         fputs("</td><td>", f);
         stack_html(f, &g->stack, STACK_SHOWN);
+        alike_html(f, &r->growth[0].stack, sizeof *g, i, STACK_SHOWN, VR_ALIKE_ROW);
         fputs("</td></tr>", f);
     }
     fputs("</table>", f);

@@ -139,6 +139,18 @@ static void summary(FILE *f, const vr_report *r)
         fprintf(f, "  note: %s\n", r->notes[i]);
 }
 
+/* vr_listed_alike_text's line for entry i of a listing (its stacks from
+ * first, stride bytes apart, max frames each; other_fmt: how it names
+ * the entry above)
+ * after indent; nothing when none. */
+static void alike(FILE *f, const char *indent, const vr_stack *first, size_t stride, size_t i,
+                  size_t max, const char *other_fmt)
+{
+    char line[640];
+    if (*vr_listed_alike_text(first, stride, i, max, other_fmt, line, sizeof line))
+        fprintf(f, "%s%s\n", indent, line);
+}
+
 /* vr_more_line on a line of its own after indent; nothing when empty. */
 static void more_line(FILE *f, const char *indent, size_t rest, const char *unit,
                       const vr_left_out *lo, bool by_range)
@@ -161,6 +173,7 @@ static void range_sites(FILE *f, const vr_report *r)
                 r->phases[0].bytes ? 100.0 * (double)s->bytes / (double)r->phases[0].bytes : 0.0,
                 s->count);
         print_stack(f, &s->stack, "      ", 6);
+        alike(f, "    ", &r->range_sites[0].stack, sizeof *s, i, 6, VR_ALIKE_ENTRY);
     }
     more_line(f, "  ", r->nrange_sites > 3 ? r->nrange_sites - 3 : 0, "sites",
               &r->range_sites_left_out, false);
@@ -294,6 +307,7 @@ static void free_failed(FILE *f, const vr_report *r, size_t top)
         fprintf(f, "#%zu at %s: %s(0x%" PRIx64 ") failed with error %d%s; %s\n", i + 1,
                 VR_TIME(x->t_ns), x->call, x->addr, x->error, x->error_meaning, x->what);
         print_stack(f, &x->stack, "    ", 8);
+        alike(f, "  ", &r->free_failed[0].stack, sizeof *x, i, 8, "#%zu");
         if (x->repeat.n)
             fprintf(f, "  %s\n", vr_free_failed_repeats_text(r, x, line, sizeof line));
         covered += 1 + x->repeat.n;
@@ -350,6 +364,7 @@ static void leaks(FILE *f, const vr_report *r, size_t top)
                     l->bytes, l->count, vsize_plural(l->count), l->count == 1 ? "was" : "were",
                     l->kind);
         print_stack(f, &l->stack, "    ", 12);
+        alike(f, "  ", &r->leaks[0].stack, sizeof *l, i, 12, VR_ALIKE_ENTRY);
     }
     more_line(f, "", r->nleaks > top ? r->nleaks - top : 0, "stacks", &r->leaks_left_out, false);
 }
@@ -399,6 +414,7 @@ static void growth(FILE *f, const vr_report *r, size_t top)
             fprintf(f, ", out of memory at iteration %" PRId64, g->projected_oom_iteration);
         fputc('\n', f);
         print_stack(f, &g->stack, "    ", 6);
+        alike(f, "  ", &r->growth[0].stack, sizeof *g, i, 6, VR_ALIKE_ENTRY);
     }
 }
 
@@ -447,6 +463,7 @@ static void sites(FILE *f, const vr_report *r, size_t top)
                 r->peak_allocated ? 100.0 * (double)s->bytes / (double)r->peak_allocated : 0.0,
                 s->count, vsize_plural(s->count));
         print_stack(f, &s->stack, "    ", 8);
+        alike(f, "  ", &r->sites[0].stack, sizeof *s, i, 8, VR_ALIKE_ENTRY);
     }
     more_line(f, "", r->nsites > top ? r->nsites - top : 0, "sites", &r->sites_left_out, false);
 }

@@ -108,6 +108,18 @@ static size_t parts_unlisted(const vr_stack *a, const vr_stack *b, size_t max)
     return first;
 }
 
+/* "not the same call as OTHER: frame K (folded) is X here, Y there" into
+ * buf (truncated to len), frame k of here and there parting. */
+static const char *alike_line(char *buf, size_t len, const char *other, size_t k,
+                              const vr_stack *here, const vr_stack *there)
+{
+    char b1[256], b2[256];
+    snprintf(buf, len, "not the same call as %s: frame %zu (folded) is %s here, %s there", other,
+             k + 1, vr_frame_name(&here->frames[k], b1, sizeof b1),
+             vr_frame_name(&there->frames[k], b2, sizeof b2));
+    return buf;
+}
+
 const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t max, char *buf,
                               size_t len)
 {
@@ -119,11 +131,26 @@ const char *vr_oom_alike_text(const vr_report *r, size_t fatal, size_t i, size_t
         size_t k = parts_unlisted(&r->ooms[j].stack, &r->ooms[i].stack, max);
         if (k == SIZE_MAX)
             continue;
-        char b1[256], b2[256];
-        snprintf(buf, len, "not the same call as #%zu: frame %zu (folded) is %s here, %s there",
-                 j + 1, k + 1, vr_frame_name(&r->ooms[i].stack.frames[k], b1, sizeof b1),
-                 vr_frame_name(&r->ooms[j].stack.frames[k], b2, sizeof b2));
-        break;
+        char other[32];
+        snprintf(other, sizeof other, "#%zu", j + 1);
+        return alike_line(buf, len, other, k, &r->ooms[i].stack, &r->ooms[j].stack);
+    }
+    return buf;
+}
+
+const char *vr_listed_alike_text(const vr_stack *first, size_t stride, size_t i, size_t max,
+                                 const char *other_fmt, char *buf, size_t len)
+{
+    buf[0] = 0;
+    const vr_stack *st = (const vr_stack *)((const char *)first + i * stride);
+    for (size_t j = 0; j < i; j++) {
+        const vr_stack *above = (const vr_stack *)((const char *)first + j * stride);
+        size_t k = parts_unlisted(above, st, max);
+        if (k == SIZE_MAX)
+            continue;
+        char other[64];
+        snprintf(other, sizeof other, other_fmt, j + 1);
+        return alike_line(buf, len, other, k, st, above);
     }
     return buf;
 }
