@@ -74,6 +74,17 @@ void open_trace(vtg *g, const char *name, int argc, const char *const *argv)
     vtg_device(g, 0, "SimGPU", GiB);
 }
 
+uint32_t two_chains(vtg *g, uint32_t depth, size_t part)
+{
+    for (uint32_t c = 0; c < 2; c++)
+        for (uint32_t k = 0; k < depth; k++) {
+            size_t idx = depth - 1 - k; /* frame index of this node: the root is the outermost */
+            uint64_t ip = 0x10000 + 0x100 * idx + (idx == part ? c * 0x10 : 0);
+            vtg_stack(g, 100 + 20 * c + k, k ? 100 + 20 * c + k - 1 : 0, ip);
+        }
+    return 100 + depth - 1;
+}
+
 void open_steps(vtg *g, const char *name)
 {
     open_trace(g, name, 0, NULL);

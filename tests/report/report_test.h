@@ -40,6 +40,11 @@ char *render_len(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options 
 /* A new trace `name` (argv in its header), prelude: stack 1 (ip 0x1100),
  * string 1 "train_step", device 0 "SimGPU" of 1 GiB. */
 void open_trace(vtg *g, const char *name, int argc, const char *const *argv);
+/* Two call chains of depth frames (at most 20; ips 0x10000 + 0x100 x frame
+ * index, the innermost frame index 0) that part at frame index part only
+ * (the second chain's ip there 0x10 higher). The first chain's leaf stack
+ * id is returned; the second's is 20 more. */
+uint32_t two_chains(vtg *g, uint32_t depth, size_t part);
 /* open_trace for steps (NVTX ranges named by string 1), with a memory
  * sample of the whole device free (at 1 ns) and stacks 5 (ip 0x5500) and 7
  * (ip 0x7700). */

@@ -551,15 +551,9 @@ static void test_oom_alike(void **state)
         open_trace(&g, name, 0, NULL);
         /* two call chains of 10 frames that part at their outermost frame
          * (index 9: past the 8 listed), or at index 2 (listed) */
-        size_t part = listed ? 2 : 9;
-        for (uint32_t c = 0; c < 2; c++)
-            for (uint32_t k = 0; k < 10; k++) {
-                size_t idx = 9 - k; /* frame index of this node: the root is the outermost */
-                uint64_t ip = 0x10000 + 0x100 * idx + (idx == part ? c * 0x10 : 0);
-                vtg_stack(&g, 100 + 10 * c + k, k ? 100 + 10 * c + k - 1 : 0, ip);
-            }
-        vtg_failed(&g, 10, 600 * MiB, 109, 400 * MiB, GiB);
-        vtg_failed(&g, 20, 600 * MiB, 119, 400 * MiB, GiB);
+        uint32_t leaf = two_chains(&g, 10, listed ? 2 : 9);
+        vtg_failed(&g, 10, 600 * MiB, leaf, 400 * MiB, GiB);
+        vtg_failed(&g, 20, 600 * MiB, leaf + 20, 400 * MiB, GiB);
         vtg_end(&g, 30, 1);
         vr_report *r = close_and_analyze(&g, name);
         assert_int_equal(r->nooms, 2);

@@ -34,15 +34,9 @@ static void test_sites_alike(void **state)
         vtg g;
         const char *name = listed ? "sites_alike_listed" : "sites_alike";
         open_trace(&g, name, 0, NULL);
-        size_t part = listed ? 2 : 9; /* frame index where the chains part */
-        for (uint32_t c = 0; c < 2; c++)
-            for (uint32_t k = 0; k < 14; k++) {
-                size_t idx = 13 - k; /* the root is the outermost frame */
-                uint64_t ip = 0x10000 + 0x100 * idx + (idx == part ? c * 0x10 : 0);
-                vtg_stack(&g, 100 + 20 * c + k, k ? 100 + 20 * c + k - 1 : 0, ip);
-            }
-        vtg_alloc(&g, 10, 0x10000000, 200 * 1048576ull, 113);
-        vtg_alloc(&g, 20, 0x20000000, 100 * 1048576ull, 133);
+        uint32_t leaf = two_chains(&g, 14, listed ? 2 : 9);
+        vtg_alloc(&g, 10, 0x10000000, 200 * 1048576ull, leaf);
+        vtg_alloc(&g, 20, 0x20000000, 100 * 1048576ull, leaf + 20);
         vtg_end(&g, 30, 0);
         vr_report *r = close_and_analyze(&g, name);
         assert_int_equal(r->nsites, 2);
