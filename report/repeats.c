@@ -1,8 +1,9 @@
 /* repeats.c: which failed allocations and failed frees repeat a listed one
- * (counted on it, not listed again), and which listed failures read alike
- * without being the same call. "The same call" is one rule, the sites'
- * merging order (vr_stack_order, symbolize.c). docs/report.md, "Failed
- * allocations" and "Failed frees". */
+ * (counted on it, not listed again), and which listed entries (failures,
+ * sites, leaks, growth, failed frees) read alike without being the same
+ * call. "The same call" is one rule, the sites' merging order
+ * (vr_stack_order, symbolize.c). docs/report.md, "Failed allocations",
+ * "Failed frees" and "Call sites". */
 #include "state.h"
 
 #include <stdio.h>
