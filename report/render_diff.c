@@ -47,8 +47,11 @@ static void text_totals(FILE *f, const vr_diff *d)
             vr_unrecovered_ooms(a), vr_unrecovered_ooms(b));
 }
 
-static void text_site(FILE *f, const vr_diff_site *s)
+/* Site i of d: its changes, its stack and, when a site listed before it
+ * reads the same, the frame where their calls part (vr_listed_alike_text). */
+static void text_site(FILE *f, const vr_diff *d, size_t i)
 {
+    const vr_diff_site *s = &d->sites[i];
     fprintf(f, "  change %s\n", USIZE(vr_u64_sat(s->change)));
     if (s->peak[0] || s->peak[1])
         fprintf(f, "    peak    %s -> %s (%s)\n", USIZE(s->peak[0]), USIZE(s->peak[1]),
@@ -63,6 +66,10 @@ static void text_site(FILE *f, const vr_diff_site *s)
         fprintf(f, "    at OOM  %s -> %s (%s)\n", USIZE(s->oom[0]), USIZE(s->oom[1]),
                 SSIZE(delta(s->oom[0], s->oom[1])));
     vr_print_stack(f, &s->stack, "      ", DIFF_FRAMES, true);
+    char line[640];
+    if (*vr_listed_alike_text(&d->sites[0].stack, sizeof *s, i, DIFF_FRAMES, VR_ALIKE_ENTRY, line,
+                              sizeof line))
+        fprintf(f, "    %s\n", line);
 }
 
 /* One line per run and table that lists only its largest sites
@@ -107,7 +114,7 @@ int vr_render_diff_text(FILE *out, vr_report *const *r, size_t n, const vr_optio
     oom_notes(out, d, "note: ", "\n");
     size_t top = vr_top(opt);
     for (size_t i = 0; i < d->nsites && i < top && d->sites[i].change > 0; i++)
-        text_site(out, &d->sites[i]);
+        text_site(out, d, i);
     vr_diff_free(d);
     return ferror(out) ? -1 : 0;
 }

@@ -65,6 +65,18 @@ char *render(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), 
     return render_len(fn, r, &len);
 }
 
+char *render_pair(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *),
+                  vr_report *const *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(fn(f, r, 2, NULL), 0);
+    fclose(f);
+    return buf;
+}
+
 /* A new trace at path (argv: name, then argv_extra), prelude of stacks. */
 void open_trace(vtg *g, const char *name, int argc, const char *const *argv)
 {

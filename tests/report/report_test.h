@@ -34,6 +34,10 @@ const char *tmp_path(const char *name);
 vr_report *scenario(const char *name);
 /* What renderer fn writes for r alone, as a malloc'ed string. */
 char *render(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r);
+/* What fn writes for the two reports r[0], r[1] (a diff), as a malloc'ed
+ * string. */
+char *render_pair(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *),
+                  vr_report *const *r);
 /* The same with its length in *len (binary outputs may hold NUL bytes). */
 char *render_len(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *), vr_report *r,
                  size_t *len);

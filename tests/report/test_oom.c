@@ -285,18 +285,6 @@ static void test_oom_cap_keeps_fatal(void **state)
 }
 
 /* A diff renderer's output for the pair r (before, after). */
-static char *render_pair(int (*fn)(FILE *, vr_report *const *, size_t, const vr_options *),
-                         vr_report *const *r)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(fn(f, r, 2, NULL), 0);
-    fclose(f);
-    return buf;
-}
-
 /* The fatal failure lists every site live at it, largest first (what the
  * diff's bytes at OOM per site come from), beyond its 5 top sites, up to
  * 4096 (then cut, the largest kept); a recovered failure keeps no list. */
